@@ -1,0 +1,101 @@
+// Command host runs a lockstep co-op session: "host serve" hosts the
+// embedded default world (or content given with --content) for joiners,
+// and "host defs" inspects and compares def databases offline.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/defscli"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/wire"
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, nil))
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "host",
+		Usage: "host a lockstep co-op session",
+		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
+			"same deterministic world; only commands travel once a player has joined.",
+		Commands: []*cli.Command{serveCommand(), defscli.Command()},
+	}
+}
+
+func serveCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
+		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
+		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
+		&cli.IntFlag{Name: "max-players", Value: 8, Usage: "most players online at once"},
+		&cli.IntFlag{Name: "maps", Value: colony.DefaultMaps, Usage: "maps in a new world"},
+		&cli.IntFlag{Name: "map-size", Value: colony.DefaultWidth, Usage: "width and height of each map, in cells"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of a new world"},
+	}
+	flags = append(flags, gamecontent.Flags()...)
+	flags = append(flags, cliutil.LogFlags()...)
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "host a session until interrupted",
+		Description: "Generates a world from the content (the embedded default content unless --content is\n" +
+			"given), runs it headless, and admits players. Ctrl-C tells every player the host is closing.",
+		Flags:  flags,
+		Action: serve,
+	}
+}
+
+func serve(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cliutil.Usagef("serve takes no arguments, got %q", c.Args().First())
+	}
+	log, err := cliutil.Logger(c, os.Stderr)
+	if err != nil {
+		return err
+	}
+	bundle, err := gamecontent.FromFlags(c)
+	if err != nil {
+		return err
+	}
+	side := c.Int("map-size")
+	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed")}
+	if err := wcfg.Validate(); err != nil {
+		return cliutil.Usagef("world: %v", err)
+	}
+	world, err := colony.New(bundle.Content, wcfg)
+	if err != nil {
+		return fmt.Errorf("generate world: %w", err)
+	}
+	cfg := host.Config{
+		GameName:   c.String("game-name"),
+		TickRate:   c.Int("tick-rate"),
+		MaxPlayers: c.Int("max-players"),
+		Logger:     log,
+	}
+	if err := cfg.Defaults().Validate(); err != nil {
+		return cliutil.Usagef("%v", err)
+	}
+	content := host.Content{GameVersion: bundle.GameVersion, Mods: bundle.Mods, Databases: bundle.Summary()}
+	srv, err := host.New(cfg, content, world)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Info("world ready", "maps", wcfg.Maps, "map_size", side, "seed", wcfg.Seed,
+		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
+	if err := srv.ListenAndServe(ctx, c.String("listen")); err != nil {
+		return err
+	}
+	log.Info("host stopped")
+	return nil
+}

@@ -1,0 +1,172 @@
+// Command join joins a lockstep co-op session from another machine: it
+// downloads the host's world with a progress bar, catches up to the host's
+// tick, reports WorldReady and stays in the session. "join defs" inspects
+// and compares def databases offline.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/defscli"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/wire"
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, classify))
+}
+
+// classify maps join errors to exit codes: 3 when the host refused or
+// ended the session, 4 for network failures and timeouts.
+func classify(err error) int {
+	var re *join.RejectedError
+	if errors.As(err, &re) {
+		return cliutil.ExitRejected
+	}
+	var ne net.Error
+	var pe *join.ProtocolError
+	if errors.As(err, &ne) || errors.As(err, &pe) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) || isEOF(err) {
+		return cliutil.ExitNetwork
+	}
+	return cliutil.ExitFailure
+}
+
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func newApp() *cli.App {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "name", Usage: "`USERNAME` to join as: 3 to 15 letters, digits or underscores"},
+		&cli.BoolFlag{Name: "exit-after-ready", Usage: "leave right after WorldReady (for scripts)"},
+		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
+	}
+	flags = append(flags, gamecontent.Flags()...)
+	flags = append(flags, cliutil.LogFlags()...)
+	return &cli.App{
+		Name:      "join",
+		Usage:     "join a lockstep co-op session",
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin defs scan|export|diff ...",
+		Description: fmt.Sprintf("Connects to a host (default port %d), checks that your content matches, downloads the\n"+
+			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
+			"printing notices until Ctrl-C.\n\n"+
+			"Exit codes: 0 success, 2 usage error, 3 refused or ended by the host, 4 network failure\n"+
+			"or timeout.", wire.DefaultPort),
+		Flags:    flags,
+		Action:   run,
+		Commands: []*cli.Command{defscli.Command()},
+	}
+}
+
+// hostAddr adds the default port when addr has none.
+func hostAddr(addr string) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(wire.DefaultPort))
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cliutil.Usagef("give the host to join: join HOST[:PORT] --name NAME")
+	}
+	name := c.String("name")
+	if name == "" {
+		return cliutil.Usagef("give a username with --name")
+	}
+	log, err := cliutil.Logger(c, os.Stderr)
+	if err != nil {
+		return err
+	}
+	bundle, err := gamecontent.FromFlags(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	bar := newProgressBar(os.Stderr, c.Bool("quiet"))
+	cfg := join.Config{
+		Addr:         hostAddr(c.Args().First()),
+		Name:         name,
+		Databases:    bundle.Summary(),
+		Loader:       colony.Loader(bundle.Content),
+		ReadyTimeout: c.Duration("timeout"),
+		Progress:     bar.update,
+		Notice:       func(text string) { bar.clear(); fmt.Println("notice:", text) },
+		Logger:       log,
+	}
+	sess, err := join.Join(ctx, cfg)
+	bar.clear()
+	if err != nil {
+		return explain(err, bundle)
+	}
+	t := sess.Timings()
+	info := sess.Info()
+	fmt.Printf("WorldReady tick=%d game=%q player=%d connect=%s handshake=%s download=%s load=%s catch-up=%s total=%s "+
+		"world=%s compressed/%s raw caught-up=%d ticks (%.0f ticks/s)\n",
+		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
+		size(t.Bytes), size(t.RawBytes), t.CatchUpTicks, t.CatchUpRate())
+	if c.Bool("exit-after-ready") {
+		sess.Close()
+		return nil
+	}
+	if err := sess.Run(ctx); err != nil {
+		return explain(err, bundle)
+	}
+	fmt.Println("left the session")
+	return nil
+}
+
+func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func size(n uint64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// explain turns a join error into the one sentence a user sees.
+func explain(err error, bundle *gamecontent.Bundle) error {
+	var re *join.RejectedError
+	if errors.As(err, &re) {
+		if re.Reason == wire.ReasonDefs {
+			printDefsDetail(re, bundle)
+		}
+		return &refusal{re: re}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("timed out: %w", err)
+	}
+	return err
+}
+
+// refusal is a host's refusal as the user reads it; it keeps the
+// RejectedError for the exit code.
+type refusal struct{ re *join.RejectedError }
+
+func (r *refusal) Error() string {
+	return fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+}
+
+func (r *refusal) Unwrap() error { return r.re }

@@ -1,0 +1,202 @@
+package host
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// conn is one client connection's sending side and its single close.
+// Small packets go through a bounded queue; the world payload is streamed
+// by the writer chunk by chunk, with queued small packets sent first so a
+// downloading client keeps receiving ticks and notices.
+type conn struct {
+	nc           net.Conn
+	log          *slog.Logger
+	writeTimeout time.Duration
+
+	ctrl     chan []byte
+	transfer chan *snapshot.Payload
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed when close starts
+	done      chan struct{} // closed when the writer has exited
+	final     []byte        // disconnect frame to send before closing
+	reason    wire.Reason
+	why       string
+
+	mu       sync.Mutex
+	sentWire uint64 // world payload bytes written
+}
+
+func newConn(nc net.Conn, queue int, writeTimeout time.Duration, log *slog.Logger) *conn {
+	c := &conn{
+		nc:           nc,
+		log:          log,
+		writeTimeout: writeTimeout,
+		ctrl:         make(chan []byte, queue),
+		transfer:     make(chan *snapshot.Payload, 1),
+		closing:      make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+	go c.writeLoop()
+	return c
+}
+
+// send queues a frame without blocking. A full queue means the client
+// cannot keep up: it is disconnected rather than allowed to stall anyone.
+func (c *conn) send(frame []byte) bool {
+	select {
+	case <-c.closing:
+		return false
+	default:
+	}
+	select {
+	case c.ctrl <- frame:
+		return true
+	default:
+		c.close(wire.ReasonSlowClient, "send queue full")
+		return false
+	}
+}
+
+// sendPacket marshals and queues p.
+func (c *conn) sendPacket(p wire.Packet) bool {
+	b, err := wire.Marshal(nil, p)
+	if err != nil {
+		c.log.Error("encode packet", "packet", p.ID(), "err", err)
+		c.close(wire.ReasonGeneric, "internal error")
+		return false
+	}
+	return c.send(b)
+}
+
+// startTransfer hands the world payload to the writer.
+func (c *conn) startTransfer(p *snapshot.Payload) {
+	select {
+	case c.transfer <- p:
+	case <-c.closing:
+	}
+}
+
+// close ends the connection once, sending a disconnect with reason first.
+// Later calls do nothing; the first reason is the one remembered.
+func (c *conn) close(reason wire.Reason, why string) {
+	c.closeOnce.Do(func() {
+		c.reason, c.why = reason, why
+		msg := reason.Sentence()
+		if why != "" && reason != wire.ReasonDefs {
+			msg += " (" + why + ")"
+		}
+		c.final, _ = wire.Marshal(nil, &wire.ServerDisconnect{Reason: reason, Message: msg})
+		close(c.closing)
+	})
+}
+
+// closeWith ends the connection with a prepared disconnect packet.
+func (c *conn) closeWith(d *wire.ServerDisconnect) {
+	c.closeOnce.Do(func() {
+		c.reason, c.why = d.Reason, d.Message
+		c.final, _ = wire.Marshal(nil, d)
+		close(c.closing)
+	})
+}
+
+// closeSilently ends the connection without a disconnect packet (the peer
+// is gone already).
+func (c *conn) closeSilently(why string) {
+	c.closeOnce.Do(func() {
+		c.reason, c.why = wire.ReasonGeneric, why
+		close(c.closing)
+	})
+}
+
+func (c *conn) write(b []byte) error {
+	if c.writeTimeout > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
+	_, err := c.nc.Write(b)
+	return err
+}
+
+func (c *conn) writeLoop() {
+	defer close(c.done)
+	defer c.nc.Close()
+	var (
+		pl     *snapshot.Payload
+		offset uint64
+		frame  []byte
+	)
+	fail := func(err error) {
+		c.closeSilently("write: " + err.Error())
+	}
+	for {
+		// Small packets first.
+		select {
+		case <-c.closing:
+			c.flushFinal()
+			return
+		case b := <-c.ctrl:
+			if err := c.write(b); err != nil {
+				fail(err)
+				return
+			}
+			continue
+		default:
+		}
+		if pl != nil {
+			data := pl.Chunk(offset, wire.MaxChunkData)
+			var err error
+			frame, err = wire.Marshal(frame[:0], &wire.ServerWorldData{Offset: offset, Total: pl.Total(), Data: data})
+			if err == nil {
+				err = c.write(frame)
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			offset += uint64(len(data))
+			c.mu.Lock()
+			c.sentWire = offset
+			c.mu.Unlock()
+			if offset >= pl.Total() {
+				pl = nil
+				frame = nil
+			}
+			continue
+		}
+		select {
+		case <-c.closing:
+			c.flushFinal()
+			return
+		case b := <-c.ctrl:
+			if err := c.write(b); err != nil {
+				fail(err)
+				return
+			}
+		case p := <-c.transfer:
+			pl, offset = p, 0
+		}
+	}
+}
+
+// flushFinal sends the disconnect frame, giving a slow peer a short grace.
+func (c *conn) flushFinal() {
+	if c.final == nil {
+		return
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	_, _ = c.nc.Write(c.final)
+	// Half-close and wait briefly for the peer to hang up: closing a socket
+	// with unread input resets it, and the peer could lose the disconnect.
+	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+		_ = c.nc.SetReadDeadline(time.Now().Add(time.Second))
+		_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, 4<<20))
+	}
+}

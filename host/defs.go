@@ -1,0 +1,32 @@
+package host
+
+import (
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// compareDefs checks the client's databases against the host's. It returns
+// one status per client database (the seed's status array) and the types
+// that differ, including host databases the client did not declare at all.
+func compareDefs(host []defs.Summary, client []wire.DefSummary) (statuses []uint8, bad []string) {
+	cs := make([]defs.Summary, len(client))
+	declared := make(map[string]bool, len(client))
+	for i, d := range client {
+		cs[i] = defs.Summary{Type: d.Type, Count: d.Count, Hash: d.Hash}
+		declared[d.Type] = true
+	}
+	st := defs.Compare(host, cs)
+	statuses = make([]uint8, len(st))
+	for i, s := range st {
+		statuses[i] = uint8(s)
+		if s != defs.StatusOK {
+			bad = append(bad, client[i].Type)
+		}
+	}
+	for _, h := range host {
+		if !declared[h.Type] {
+			bad = append(bad, h.Type)
+		}
+	}
+	return statuses, bad
+}

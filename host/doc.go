@@ -1,0 +1,12 @@
+// Package host runs a lockstep co-op session: it owns the simulation and
+// its tick on one goroutine, admits clients through the handshake in
+// package wire, ships each joiner a compressed join point, and stamps and
+// broadcasts commands.
+//
+// Goroutines: one session goroutine owns the simulation, the roster and the
+// join point; each connection has one reader (which runs the handshake
+// linearly under a deadline, then reads commands) and one writer with a
+// bounded queue. Readers submit work to the session over channels; the
+// session never blocks on a client: a client whose queue is full is
+// disconnected as too slow.
+package host

@@ -1,0 +1,340 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+var testDefs = []defs.Summary{{Type: "ThingDef", Count: 3, Hash: 0xABCDEF}, {Type: "TerrainDef", Count: 2, Hash: 0x1234}}
+
+// hashLog records per-map hashes by tick, from any goroutine.
+type hashLog struct {
+	mu     sync.Mutex
+	hashes map[uint64][]uint64
+	cmds   map[string]uint64 // command identity -> tick applied
+}
+
+func newHashLog() *hashLog {
+	return &hashLog{hashes: map[uint64][]uint64{}, cmds: map[string]uint64{}}
+}
+
+func (h *hashLog) record(sim lockstep.Sim) {
+	var hs []uint64
+	for _, id := range sim.MapIDs() {
+		v, _ := sim.MapHash(id)
+		hs = append(hs, v)
+	}
+	h.mu.Lock()
+	h.hashes[sim.Tick()] = hs
+	h.mu.Unlock()
+}
+
+func cmdKey(c lockstep.Command) string {
+	return fmt.Sprintf("%d/%d/%d/%x", c.Player, c.MapID, c.Kind, c.Payload)
+}
+
+func (h *hashLog) applied(c lockstep.Command) {
+	h.mu.Lock()
+	h.cmds[cmdKey(c)] = c.Tick
+	h.mu.Unlock()
+}
+
+func (h *hashLog) cmdTick(key string) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.cmds[key]
+	return t, ok
+}
+
+func (h *hashLog) at(tick uint64) ([]uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.hashes[tick]
+	return v, ok
+}
+
+type testHost struct {
+	addr   string
+	srv    *host.Server
+	log    *hashLog
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &testHost{addr: ln.Addr().String(), log: newHashLog(), done: make(chan error, 1)}
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger()
+	}
+	if cfg.TickRate == 0 {
+		cfg.TickRate = 200
+	}
+	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
+		for _, c := range res.Accepted {
+			th.log.applied(c)
+		}
+		if res.Stepped {
+			th.log.record(sim)
+		}
+	}
+	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th.srv = srv
+	ctx, cancel := context.WithCancel(context.Background())
+	th.cancel = cancel
+	go func() { th.done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-th.done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("host did not stop")
+		}
+	})
+	return th
+}
+
+type testJoiner struct {
+	sess *join.Session
+	log  *hashLog
+	errc chan error
+}
+
+func joinCfg(addr, name string, log *hashLog) join.Config {
+	return join.Config{
+		Addr: addr, Name: name, Databases: testDefs, Loader: locksteptest.Load,
+		OnStep: log.record, OnApply: log.applied, Logger: quietLogger(),
+	}
+}
+
+func startJoiner(t *testing.T, addr, name string) *testJoiner {
+	t.Helper()
+	tj := &testJoiner{log: newHashLog(), errc: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := join.Join(ctx, joinCfg(addr, name, tj.log))
+	if err != nil {
+		cancel()
+		t.Fatalf("join %s: %v", name, err)
+	}
+	tj.sess = s
+	go func() { tj.errc <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-tj.errc
+	})
+	return tj
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkSameHashes compares every joiner's map hashes with the host's at
+// tick, waiting for all to reach it.
+func checkSameHashes(t *testing.T, h *testHost, tick uint64, js ...*testJoiner) {
+	t.Helper()
+	var want []uint64
+	waitFor(t, fmt.Sprintf("host tick %d", tick), func() bool {
+		var ok bool
+		want, ok = h.log.at(tick)
+		return ok
+	})
+	for i, j := range js {
+		var got []uint64
+		waitFor(t, fmt.Sprintf("joiner %d tick %d", i, tick), func() bool {
+			var ok bool
+			got, ok = j.log.at(tick)
+			return ok
+		})
+		if !slices.Equal(got, want) {
+			t.Fatalf("joiner %d map hashes at tick %d = %x, host %x", i, tick, got, want)
+		}
+	}
+}
+
+func TestTwoJoinersCommandAndHashes(t *testing.T) {
+	h := startHost(t, host.Config{}, locksteptest.New(4, 4096))
+	a := startJoiner(t, h.addr, "Alice")
+	b := startJoiner(t, h.addr, "Bob_2")
+	if a.sess.Info().PlayerID == b.sess.Info().PlayerID {
+		t.Fatal("both joiners got the same player ID")
+	}
+	if err := a.sess.Send(2, locksteptest.KindAdd, []byte{7}); err != nil {
+		t.Fatal(err)
+	}
+	key := cmdKey(lockstep.Command{Player: a.sess.Info().PlayerID, MapID: 2, Kind: locksteptest.KindAdd, Payload: []byte{7}})
+	var hostTick uint64
+	waitFor(t, "host to apply the command", func() bool {
+		var ok bool
+		hostTick, ok = h.log.cmdTick(key)
+		return ok
+	})
+	for name, j := range map[string]*testJoiner{"Alice": a, "Bob": b} {
+		var tk uint64
+		waitFor(t, name+" to apply the command", func() bool {
+			var ok bool
+			tk, ok = j.log.cmdTick(key)
+			return ok
+		})
+		if tk != hostTick {
+			t.Errorf("%s applied the command at tick %d, host at %d", name, tk, hostTick)
+		}
+	}
+	checkSameHashes(t, h, hostTick+5, a, b)
+}
+
+func TestJoinWhileCommandsFlow(t *testing.T) {
+	h := startHost(t, host.Config{JoinPointMaxAge: time.Minute}, locksteptest.New(3, 2048))
+	a := startJoiner(t, h.addr, "Alice")
+	stop := make(chan struct{})
+	var sent sync.WaitGroup
+	sent.Add(1)
+	go func() {
+		defer sent.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if a.sess.Send(int32(i%3), locksteptest.KindAdd, []byte{byte(i)}) != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	// Bob reuses Alice's join point (max age one minute), so he receives the
+	// commands queued since it as well as the live ones.
+	b := startJoiner(t, h.addr, "Bob")
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	sent.Wait()
+	// Catch every tick up to one well past the last command.
+	var last uint64
+	waitFor(t, "a tick after the commands", func() bool {
+		h.log.mu.Lock()
+		defer h.log.mu.Unlock()
+		for _, tk := range h.log.cmds {
+			last = max(last, tk)
+		}
+		return len(h.log.cmds) > 10
+	})
+	checkSameHashes(t, h, last+10, a, b)
+	if b.sess.Timings().SnapshotTick >= b.sess.Timings().ReadyTick {
+		t.Errorf("Bob caught up no ticks: snapshot %d ready %d", b.sess.Timings().SnapshotTick, b.sess.Timings().ReadyTick)
+	}
+}
+
+// rejection joins and expects a refusal with reason.
+func rejection(t *testing.T, cfg join.Config) *join.RejectedError {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := join.Join(ctx, cfg)
+	if err == nil {
+		s.Close()
+		t.Fatalf("join as %q succeeded", cfg.Name)
+	}
+	var re *join.RejectedError
+	if !errors.As(err, &re) {
+		t.Fatalf("join as %q: %v, want a rejection", cfg.Name, err)
+	}
+	return re
+}
+
+func TestUsernameRules(t *testing.T) {
+	h := startHost(t, host.Config{}, locksteptest.New(1, 16))
+	startJoiner(t, h.addr, "Alice")
+	for _, tc := range []struct {
+		name string
+		want wire.Reason
+	}{
+		{"Al", wire.ReasonUsernameLength},
+		{"A234567890123456", wire.ReasonUsernameLength},
+		{"Al ice", wire.ReasonUsernameChars},
+		{"Alé", wire.ReasonUsernameChars},
+		{"alice", wire.ReasonUsernameAlreadyOnline},
+		{"ALICE", wire.ReasonUsernameAlreadyOnline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			re := rejection(t, joinCfg(h.addr, tc.name, newHashLog()))
+			if re.Reason != tc.want {
+				t.Fatalf("reason %s (%q), want %s", re.Reason, re.Message, tc.want)
+			}
+		})
+	}
+	// Names at the limits are fine.
+	startJoiner(t, h.addr, "Bob")
+	startJoiner(t, h.addr, "A23456789012345")
+}
+
+func TestServerFull(t *testing.T) {
+	h := startHost(t, host.Config{MaxPlayers: 1}, locksteptest.New(1, 16))
+	startJoiner(t, h.addr, "Alice")
+	if re := rejection(t, joinCfg(h.addr, "Bob", newHashLog())); re.Reason != wire.ReasonServerFull {
+		t.Fatalf("reason %s, want ServerFull", re.Reason)
+	}
+}
+
+func TestProtocolAndDefsMismatch(t *testing.T) {
+	h := startHost(t, host.Config{}, locksteptest.New(1, 16))
+	cfg := joinCfg(h.addr, "Alice", newHashLog())
+	cfg.Protocol = wire.ProtocolVersion + 1
+	if re := rejection(t, cfg); re.Reason != wire.ReasonProtocol {
+		t.Fatalf("reason %s, want Protocol", re.Reason)
+	}
+	cfg = joinCfg(h.addr, "Alice", newHashLog())
+	cfg.Databases = []defs.Summary{
+		{Type: "ThingDef", Count: 3, Hash: 0xABCDEF},
+		{Type: "TerrainDef", Count: 3, Hash: 0x1234},
+		{Type: "RecipeDef", Count: 1, Hash: 1},
+	}
+	re := rejection(t, cfg)
+	if re.Reason != wire.ReasonDefs {
+		t.Fatalf("reason %s, want Defs", re.Reason)
+	}
+	want := []uint8{uint8(defs.StatusOK), uint8(defs.StatusCountDiff), uint8(defs.StatusNotFound)}
+	if !slices.Equal(re.Statuses, want) {
+		t.Fatalf("statuses %v, want %v", re.Statuses, want)
+	}
+	// A client that lacks a database the host has is refused too.
+	cfg.Databases = testDefs[:1]
+	if re := rejection(t, cfg); re.Reason != wire.ReasonDefs {
+		t.Fatalf("missing database: reason %s, want Defs", re.Reason)
+	}
+}

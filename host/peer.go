@@ -1,0 +1,242 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// protocolError is a reason to end a connection with a disconnect packet.
+type protocolError struct {
+	disc *wire.ServerDisconnect
+}
+
+func (e *protocolError) Error() string {
+	return fmt.Sprintf("%s: %s", e.disc.Reason, e.disc.Message)
+}
+
+func refuse(r wire.Reason, format string, args ...any) error {
+	msg := r.Sentence()
+	if format != "" {
+		msg = fmt.Sprintf(format, args...)
+	}
+	return &protocolError{disc: &wire.ServerDisconnect{Reason: r, Message: msg}}
+}
+
+// peer is the reading side of one connection: it runs the handshake in a
+// straight line, then reads commands.
+type peer struct {
+	srv  *Server
+	nc   net.Conn
+	conn *conn
+	fr   *wire.FrameReader
+	log  *slog.Logger
+	id   int32
+	name string
+}
+
+func (s *Server) handle(ctx context.Context, nc net.Conn) {
+	log := s.cfg.Logger.With("remote", nc.RemoteAddr().String())
+	c := newConn(nc, s.cfg.SendQueue, s.cfg.WriteTimeout, log)
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.close(wire.ReasonServerClosing, "")
+		case <-c.closing:
+		}
+	}()
+	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.MaxFrame), log: log}
+	admitted, err := p.run()
+	var pe *protocolError
+	switch {
+	case err == nil:
+	case errors.As(err, &pe):
+		log.Info("client refused", "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
+		c.closeWith(pe.disc)
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		c.closeSilently("connection closed")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		log.Info("client timed out", "player", p.id, "name", p.name)
+		c.close(wire.ReasonTimeout, "")
+	default:
+		log.Info("client dropped", "player", p.id, "name", p.name, "err", err)
+		c.close(wire.ReasonBadPacket, err.Error())
+	}
+	if admitted {
+		select {
+		case s.sess.leaves <- leaveReq{id: p.id, why: c.why}:
+		case <-s.sess.done:
+		}
+	}
+	<-c.done
+}
+
+// read reads the next frame and decodes it, requiring one of the given IDs.
+func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
+	id, body, err := p.fr.Next()
+	if err != nil {
+		if errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrEmptyFrame) {
+			return nil, refuse(wire.ReasonBadPacket, "%s", err)
+		}
+		if p.isClosing() {
+			return nil, net.ErrClosed
+		}
+		return nil, err
+	}
+	ok := false
+	for _, a := range allowed {
+		ok = ok || id == a
+	}
+	if !ok {
+		return nil, refuse(wire.ReasonBadPacket, "%s is not allowed now", id)
+	}
+	pkt, err := wire.Decode(id, body)
+	if err != nil {
+		if errors.Is(err, wire.ErrTooManyDatabases) {
+			return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
+		}
+		return nil, refuse(wire.ReasonBadPacket, "%s", err)
+	}
+	return pkt, nil
+}
+
+func (p *peer) isClosing() bool {
+	select {
+	case <-p.conn.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// run drives the connection through every phase. admitted reports whether
+// the session knows the player (and so must be told when it leaves).
+func (p *peer) run() (admitted bool, err error) {
+	cfg := p.srv.cfg
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+
+	// 1. Protocol.
+	pkt, err := p.read(wire.IDClientProtocol)
+	if err != nil {
+		return false, err
+	}
+	if v := pkt.(*wire.ClientProtocol).Protocol; v != wire.ProtocolVersion {
+		older := "this client is older than the host: update lockhost on this machine"
+		if v > wire.ProtocolVersion {
+			older = "the host is older than this client: the host needs to update lockhost"
+		}
+		return false, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
+	}
+
+	// 2. Mod list.
+	ct := p.srv.content
+	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods}) {
+		return false, net.ErrClosed
+	}
+
+	// 3. Def databases.
+	if pkt, err = p.read(wire.IDClientDefs); err != nil {
+		return false, err
+	}
+	if err := p.checkDefs(pkt.(*wire.ClientDefs)); err != nil {
+		return false, err
+	}
+
+	// 4. DefsOK with the player's ID.
+	p.id = p.srv.nextID.Add(1)
+	p.log = p.log.With("player", p.id)
+	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
+		return false, net.ErrClosed
+	}
+
+	// 5. Username; an empty one is ignored, under the same deadline.
+	var name string
+	for name == "" {
+		if pkt, err = p.read(wire.IDClientUsername); err != nil {
+			return false, err
+		}
+		name = pkt.(*wire.ClientUsername).Name
+	}
+	p.name = name
+	reply := make(chan joinReply, 1)
+	select {
+	case p.srv.sess.joins <- joinReq{id: p.id, name: name, conn: p.conn, reply: reply}:
+	case <-p.srv.sess.done:
+		return false, refuse(wire.ReasonServerClosing, "")
+	}
+	jr := <-reply
+	if jr.err != nil {
+		r := admissionReason(jr.err)
+		return false, refuse(r, "%s", r.Sentence())
+	}
+	admitted = true
+	start := time.Now()
+
+	// 6-7. World data, then the player list. Small packets already flow.
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.ReadyTimeout))
+	point, err := jr.point.compressed(cfg.GzipLevel)
+	if err != nil {
+		p.log.Error("compress join point", "err", err)
+		return true, refuse(wire.ReasonGeneric, "the host could not prepare the world")
+	}
+	pl, err := snapshot.NewPayload(point, jr.faction, jr.granted, jr.cmds)
+	if err != nil {
+		p.log.Error("lay out join point", "err", err)
+		return true, refuse(wire.ReasonGeneric, "the host could not prepare the world")
+	}
+	p.conn.startTransfer(pl)
+	p.log.Info("sending world", "name", name, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
+
+	// 8. WorldReady.
+	if pkt, err = p.read(wire.IDClientWorldReady); err != nil {
+		return true, err
+	}
+	wr := pkt.(*wire.ClientWorldReady)
+	select {
+	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
+	case <-p.srv.sess.done:
+		return true, net.ErrClosed
+	}
+	p.log.Info("player joined", "name", name, "join_ms", time.Since(start).Milliseconds())
+	_ = p.nc.SetReadDeadline(time.Time{})
+
+	// Playing: commands.
+	for {
+		if pkt, err = p.read(wire.IDClientCommand); err != nil {
+			return true, err
+		}
+		cc := pkt.(*wire.ClientCommand)
+		if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {
+			return true, net.ErrClosed
+		}
+	}
+}
+
+// checkDefs compares the client's databases with the host's.
+func (p *peer) checkDefs(cd *wire.ClientDefs) error {
+	statuses, bad := compareDefs(p.srv.content.Databases, cd.Databases)
+	if len(bad) == 0 {
+		return nil
+	}
+	d := &wire.ServerDisconnect{
+		Reason:      wire.ReasonDefs,
+		Message:     fmt.Sprintf("Your game content does not match the host's: %d of %d def databases differ.", len(bad), len(cd.Databases)),
+		DefStatuses: statuses,
+	}
+	if p.srv.content.Detail != nil {
+		if detail := p.srv.content.Detail(bad); len(detail) <= wire.MaxDetailBytes {
+			d.Detail = detail
+		}
+	}
+	return &protocolError{disc: d}
+}

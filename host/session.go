@@ -1,0 +1,288 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// joinPoint is a cut of the simulation that joiners share. The raw state is
+// cut on the session goroutine; the first joiner that needs the compressed
+// form compresses it, off the session goroutine, and the others wait for
+// that one result.
+type joinPoint struct {
+	raw   *snapshot.Raw
+	cutAt time.Time
+	once  sync.Once
+	point *snapshot.Point
+	err   error
+}
+
+func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
+	j.once.Do(func() {
+		j.point, j.err = j.raw.Compress(level)
+		j.raw = nil // the compressed form is all anyone needs now
+	})
+	return j.point, j.err
+}
+
+// member is an admitted client as the session sees it.
+type member struct {
+	id      int32
+	conn    *conn
+	playing bool
+}
+
+type joinReq struct {
+	id    int32
+	name  string
+	conn  *conn
+	reply chan joinReply
+}
+
+type joinReply struct {
+	err     error
+	point   *joinPoint
+	faction int32
+	granted uint64
+	cmds    []snapshot.MapCommands
+}
+
+type readyReq struct {
+	id        int32
+	tick      uint64
+	worldHash uint64
+}
+
+type leaveReq struct {
+	id  int32
+	why string
+}
+
+// session owns the simulation, the roster and the join point. Only run
+// touches them.
+type session struct {
+	cfg     Config
+	auth    *lockstep.Authority
+	roster  *roster.Roster
+	members map[int32]*member
+	order   []int32 // member IDs in admission order, for stable broadcast
+	point   *joinPoint
+
+	joins   chan joinReq
+	readies chan readyReq
+	leaves  chan leaveReq
+	cmds    chan lockstep.Command
+	done    chan struct{}
+}
+
+func newSession(cfg Config, sim lockstep.Sim) *session {
+	return &session{
+		cfg:     cfg,
+		auth:    lockstep.NewAuthority(sim),
+		roster:  roster.New(cfg.MaxPlayers),
+		members: make(map[int32]*member),
+		joins:   make(chan joinReq),
+		readies: make(chan readyReq, 64),
+		leaves:  make(chan leaveReq, 64),
+		cmds:    make(chan lockstep.Command, 4096),
+		done:    make(chan struct{}),
+	}
+}
+
+// run is the session goroutine: the tick and everything that touches the
+// simulation or the roster.
+func (s *session) run(ctx context.Context) {
+	defer close(s.done)
+	interval := time.Second / time.Duration(s.cfg.TickRate)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, id := range s.order {
+				s.members[id].conn.close(wire.ReasonServerClosing, "")
+			}
+			return
+		case <-ticker.C:
+			s.tick()
+		case r := <-s.joins:
+			r.reply <- s.admit(r)
+		case r := <-s.readies:
+			s.ready(r)
+		case r := <-s.leaves:
+			s.leave(r)
+		case c := <-s.cmds:
+			s.auth.Submit(c)
+		}
+	}
+}
+
+func (s *session) tick() {
+	// Take every command already waiting so it runs at this tick.
+	for drained := false; !drained; {
+		select {
+		case c := <-s.cmds:
+			s.auth.Submit(c)
+		default:
+			drained = true
+		}
+	}
+	if s.point != nil && time.Since(s.point.cutAt) > s.cfg.JoinPointMaxAge {
+		// Nobody may reuse it any more, so the commands kept for it can go.
+		s.point = nil
+		s.auth.Queues().Reset(s.auth.Sim().Tick())
+	}
+	speed := int(s.auth.Speed())
+	steps := max(speed, 1)
+	for i := 0; i < steps; i++ {
+		res := s.auth.Advance(speed > 0)
+		s.publish(res)
+		speed = int(s.auth.Speed()) // a speed command applies from the next tick
+		if speed == 0 {
+			break
+		}
+	}
+}
+
+func (s *session) publish(res lockstep.TickResult) {
+	for _, r := range res.Rejected {
+		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
+		if m := s.members[r.Cmd.Player]; m != nil {
+			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: " + r.Err.Error()})
+		}
+	}
+	if s.cfg.AfterTick != nil {
+		s.cfg.AfterTick(res, s.auth.Sim())
+	}
+	if !res.Stepped && len(res.Accepted) == 0 {
+		return
+	}
+	frame, err := wire.Marshal(nil, &wire.ServerTick{
+		Tick: res.Tick, Commands: res.Accepted, Granted: res.Granted, Speed: s.auth.Speed(),
+	})
+	if err != nil {
+		s.cfg.Logger.Error("encode tick", "err", err)
+		return
+	}
+	s.broadcast(frame)
+}
+
+func (s *session) broadcast(frame []byte) {
+	for _, id := range s.order {
+		s.members[id].conn.send(frame)
+	}
+}
+
+func (s *session) broadcastPacket(p wire.Packet) {
+	frame, err := wire.Marshal(nil, p)
+	if err != nil {
+		s.cfg.Logger.Error("encode packet", "packet", p.ID(), "err", err)
+		return
+	}
+	s.broadcast(frame)
+}
+
+func (s *session) playerList() *wire.ServerPlayerList {
+	list := s.roster.List()
+	out := &wire.ServerPlayerList{Action: wire.PlayerListFull, Players: make([]wire.PlayerInfo, len(list))}
+	for i, p := range list {
+		out.Players[i] = wire.PlayerInfo{ID: p.ID, Name: p.Name, Faction: p.Faction, Status: wire.PlayerStatus(p.Status)}
+	}
+	return out
+}
+
+// admissionReason maps a roster rule to its disconnect reason.
+func admissionReason(err error) wire.Reason {
+	switch {
+	case errors.Is(err, roster.ErrNameLength):
+		return wire.ReasonUsernameLength
+	case errors.Is(err, roster.ErrNameChars):
+		return wire.ReasonUsernameChars
+	case errors.Is(err, roster.ErrNameTaken):
+		return wire.ReasonUsernameAlreadyOnline
+	case errors.Is(err, roster.ErrFull):
+		return wire.ReasonServerFull
+	}
+	return wire.ReasonGeneric
+}
+
+func (s *session) admit(r joinReq) joinReply {
+	p, notices, err := s.roster.Admit(r.id, r.name)
+	if err != nil {
+		return joinReply{err: err}
+	}
+	s.members[r.id] = &member{id: r.id, conn: r.conn}
+	s.order = append(s.order, r.id)
+	for _, n := range notices {
+		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
+	}
+	s.broadcastPacket(s.playerList())
+
+	if s.point == nil {
+		raw, err := snapshot.Cut(s.auth.Sim())
+		if err != nil {
+			s.cfg.Logger.Error("cut join point", "err", err)
+			s.dropMember(r.id)
+			s.roster.Remove(r.id, "")
+			return joinReply{err: fmt.Errorf("cut join point: %w", err)}
+		}
+		s.point = &joinPoint{raw: raw, cutAt: time.Now()}
+		s.auth.Queues().Reset(raw.Tick)
+	}
+	ids, cmds := s.auth.Queues().Snapshot()
+	mc := make([]snapshot.MapCommands, len(ids))
+	for i := range ids {
+		mc[i] = snapshot.MapCommands{MapID: ids[i], Commands: cmds[i]}
+	}
+	return joinReply{point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(), cmds: mc}
+}
+
+func (s *session) ready(r readyReq) {
+	m := s.members[r.id]
+	if m == nil {
+		return
+	}
+	m.playing = true
+	_ = s.roster.SetStatus(r.id, roster.Playing)
+	s.cfg.Logger.Info("player ready", "player", r.id, "tick", r.tick, "host_tick", s.auth.Sim().Tick())
+	s.broadcastPacket(s.playerList())
+}
+
+func (s *session) leave(r leaveReq) {
+	if s.members[r.id] == nil {
+		return
+	}
+	s.dropMember(r.id)
+	if n, ok := s.roster.Remove(r.id, r.why); ok {
+		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
+		s.broadcastPacket(s.playerList())
+	}
+}
+
+func (s *session) dropMember(id int32) {
+	delete(s.members, id)
+	for i, o := range s.order {
+		if o == id {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// submitCommand hands a command from a playing client to the session.
+func (s *session) submitCommand(c lockstep.Command) bool {
+	select {
+	case s.cmds <- c:
+		return true
+	case <-s.done:
+		return false
+	}
+}

@@ -1,0 +1,88 @@
+// Package gamecontent loads the game content both tools run on: the
+// embedded default content of the reference simulation, or mod folders
+// given with --content, scanned into def databases and turned into the
+// simulation's content.
+package gamecontent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/defs"
+	"github.com/urfave/cli/v2"
+)
+
+// DefaultGameVersion is the game version announced and used to pick
+// version folders when --game-version is not given.
+const DefaultGameVersion = "1.5"
+
+// Bundle is loaded content: the def set, what the simulation needs from it,
+// and what the handshake sends.
+type Bundle struct {
+	Set         *defs.Set
+	Content     *colony.Content
+	GameVersion string
+	// Mods are the mods' package IDs in load order.
+	Mods []string
+	// Embedded is true for the built-in default content.
+	Embedded bool
+}
+
+// Summary is the per-database count and hash the handshake compares.
+func (b *Bundle) Summary() []defs.Summary { return b.Set.Summary() }
+
+// Load scans dirs (mod folders in load order), or the embedded default
+// content when dirs is empty. Def errors make the content unusable: a host
+// must not run on content it only half read.
+func Load(dirs []string, gameVersion string) (*Bundle, error) {
+	if gameVersion == "" {
+		gameVersion = DefaultGameVersion
+	}
+	b := &Bundle{GameVersion: gameVersion}
+	var err error
+	if len(dirs) == 0 {
+		b.Content, b.Set, err = colony.DefaultContent()
+		if err != nil {
+			return nil, fmt.Errorf("embedded content: %w", err)
+		}
+		b.Embedded = true
+	} else {
+		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
+		if err != nil {
+			return nil, fmt.Errorf("scan content: %w", err)
+		}
+		if len(b.Set.Errors) > 0 {
+			msgs := make([]string, 0, len(b.Set.Errors))
+			for _, e := range b.Set.Errors {
+				msgs = append(msgs, e.String())
+			}
+			return nil, fmt.Errorf("content has %d def errors:\n  %s", len(msgs), strings.Join(msgs, "\n  "))
+		}
+		b.Content, err = colony.ContentFromDefs(b.Set)
+		if err != nil {
+			return nil, fmt.Errorf("content: %w", err)
+		}
+	}
+	for _, m := range b.Set.Mods {
+		b.Mods = append(b.Mods, m.PackageID)
+	}
+	if len(b.Set.Databases) == 0 {
+		return nil, errors.New("content has no def databases")
+	}
+	return b, nil
+}
+
+// Flags are the content flags of both tools.
+func Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "content", Usage: "mod `DIR` to load, repeatable, in load order (default: the embedded default content)"},
+		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders such as 1.5/Defs"},
+	}
+}
+
+// FromFlags loads the content the flags name.
+func FromFlags(c *cli.Context) (*Bundle, error) {
+	return Load(c.StringSlice("content"), c.String("game-version"))
+}

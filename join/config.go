@@ -1,0 +1,120 @@
+package join
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Phase names a stage of joining, for progress reports.
+type Phase string
+
+// Phases in order.
+const (
+	PhaseConnect   Phase = "connect"
+	PhaseHandshake Phase = "handshake"
+	PhaseDownload  Phase = "download"
+	PhaseLoad      Phase = "load"
+	PhaseCatchUp   Phase = "catch-up"
+)
+
+// Progress is a snapshot of how far a join has come.
+type Progress struct {
+	Phase Phase
+	// Done and Total are bytes during download and ticks during catch-up.
+	Done, Total uint64
+}
+
+// Config configures a join. Its zero value works apart from Addr, Name and
+// Loader.
+type Config struct {
+	// Addr is the host's address, HOST:PORT.
+	Addr string
+	// Name is the username to join as.
+	Name string
+	// Protocol overrides the protocol version sent (default
+	// wire.ProtocolVersion); for tests.
+	Protocol uint32
+	// Databases are the client's def databases.
+	Databases []defs.Summary
+	// Loader rebuilds the simulation from the downloaded state.
+	Loader lockstep.Loader
+	// DialTimeout bounds the TCP connect (default 10 s).
+	DialTimeout time.Duration
+	// HandshakeTimeout bounds connect to DefsOK and the username (default
+	// 15 s).
+	HandshakeTimeout time.Duration
+	// ReadyTimeout bounds download, load and catch-up (default 5 min).
+	ReadyTimeout time.Duration
+	// MaxPayload bounds the world download (default 2 GiB).
+	MaxPayload uint64
+	// MaxRaw bounds each decompressed blob (default 1 GiB).
+	MaxRaw int64
+	// MaxFrame bounds one frame from the host (default wire.DefaultMaxFrame).
+	MaxFrame int
+	// Progress, if set, is called as the join advances (throttled by the
+	// caller as it likes).
+	Progress func(Progress)
+	// Notice, if set, receives notices from the host.
+	Notice func(text string)
+	// Players, if set, receives each player list.
+	Players func([]wire.PlayerInfo)
+	// OnStep, if set, is called on the simulation goroutine after every
+	// simulated tick.
+	OnStep func(sim lockstep.Sim)
+	// OnApply, if set, is called after every command is applied.
+	OnApply func(cmd lockstep.Command)
+	// Logger receives debug logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Defaults returns c with unset fields filled in.
+func (c Config) Defaults() Config {
+	if c.Protocol == 0 {
+		c.Protocol = wire.ProtocolVersion
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = 10 * time.Second
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 15 * time.Second
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = 5 * time.Minute
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = 2 << 30
+	}
+	if c.MaxRaw == 0 {
+		c.MaxRaw = 1 << 30
+	}
+	if c.MaxFrame == 0 {
+		c.MaxFrame = wire.DefaultMaxFrame
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports settings that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("no host address"))
+	}
+	if c.Name == "" {
+		errs = append(errs, errors.New("no username"))
+	}
+	if c.Loader == nil {
+		errs = append(errs, errors.New("no simulation loader"))
+	}
+	if c.MaxFrame < wire.MaxChunkData+1024 {
+		errs = append(errs, errors.New("max frame too small for world chunks"))
+	}
+	return errors.Join(errs...)
+}

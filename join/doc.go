@@ -1,0 +1,8 @@
+// Package join is the joining side of a lockstep session: it runs the
+// client half of the handshake, downloads and verifies the join point,
+// fast-forwards the simulation to the host's tick, reports WorldReady, and
+// then follows the host's ticks and commands.
+//
+// One goroutine reads frames; the goroutine that called Join (and later
+// Run) owns the simulation.
+package join

@@ -1,0 +1,417 @@
+package join
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Timings are how long each phase of a join took.
+type Timings struct {
+	Connect, Handshake, Download, Load, CatchUp, Total time.Duration
+	// Bytes is the size of the downloaded payload; RawBytes the
+	// decompressed state.
+	Bytes, RawBytes uint64
+	// SnapshotTick is the join point's tick; ReadyTick the tick WorldReady
+	// reported; CatchUpTicks the ticks simulated in between.
+	SnapshotTick, ReadyTick, CatchUpTicks uint64
+}
+
+// CatchUpRate is ticks simulated per second during catch-up.
+func (t Timings) CatchUpRate() float64 {
+	if t.CatchUp <= 0 {
+		return 0
+	}
+	return float64(t.CatchUpTicks) / t.CatchUp.Seconds()
+}
+
+// Session is a joined session.
+type Session struct {
+	cfg      Config
+	nc       net.Conn
+	in       chan inbound
+	wmu      sync.Mutex
+	follower *lockstep.Follower
+	info     Info
+	timings  Timings
+	closed   chan struct{}
+	once     sync.Once
+}
+
+// Info is what the host said about the session during the handshake.
+type Info struct {
+	GameVersion string
+	Mods        []string
+	GameName    string
+	PlayerID    int32
+	Faction     int32
+}
+
+type inbound struct {
+	p   wire.Packet
+	err error
+}
+
+// Join connects to the host, runs the handshake, downloads the world,
+// catches up and reports WorldReady. On success the session is live; call
+// Run to follow it and Close when done.
+func Join(ctx context.Context, cfg Config) (*Session, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("join config: %w", err)
+	}
+	start := time.Now()
+	report(cfg, PhaseConnect, 0, 0)
+	d := net.Dialer{Timeout: cfg.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
+	}
+	s := &Session{cfg: cfg, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{})}
+	s.timings.Connect = time.Since(start)
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	if err := s.join(ctx, start); err != nil {
+		s.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func report(cfg Config, ph Phase, done, total uint64) {
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{Phase: ph, Done: done, Total: total})
+	}
+}
+
+// Info returns what the host announced.
+func (s *Session) Info() Info { return s.info }
+
+// Timings returns the phase timings of the join.
+func (s *Session) Timings() Timings { return s.timings }
+
+// Close ends the session.
+func (s *Session) Close() {
+	s.once.Do(func() {
+		close(s.closed)
+		s.nc.Close()
+	})
+}
+
+func (s *Session) write(p wire.Packet) error {
+	b, err := wire.Marshal(nil, p)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_ = s.nc.SetWriteDeadline(time.Now().Add(15 * time.Second))
+	if _, err := s.nc.Write(b); err != nil {
+		return fmt.Errorf("send %s: %w", p.ID(), err)
+	}
+	return nil
+}
+
+// Send asks the host to run a command. It is safe to call from any
+// goroutine.
+func (s *Session) Send(mapID int32, kind uint16, payload []byte) error {
+	return s.write(&wire.ClientCommand{MapID: mapID, Kind: kind, Payload: payload})
+}
+
+// readDirect reads one packet on the calling goroutine (handshake only).
+func readDirect(fr *wire.FrameReader) (wire.Packet, error) {
+	id, body, err := fr.Next()
+	if err != nil {
+		return nil, err
+	}
+	if id.FromClient() {
+		return nil, protoErr("host sent client packet %s", id)
+	}
+	p, err := wire.Decode(id, body)
+	if err != nil {
+		return nil, protoErr("%w", err)
+	}
+	if d, ok := p.(*wire.ServerDisconnect); ok {
+		return nil, &RejectedError{Reason: d.Reason, Message: d.Message, Statuses: d.DefStatuses, Detail: d.Detail}
+	}
+	return p, nil
+}
+
+func (s *Session) join(ctx context.Context, start time.Time) error {
+	cfg := s.cfg
+	report(cfg, PhaseHandshake, 0, 0)
+	hs := time.Now()
+	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	fr := wire.NewFrameReader(bufio.NewReaderSize(s.nc, 64<<10), cfg.MaxFrame)
+
+	if err := s.write(&wire.ClientProtocol{Protocol: cfg.Protocol}); err != nil {
+		return err
+	}
+	p, err := readDirect(fr)
+	if err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	ml, ok := p.(*wire.ServerModList)
+	if !ok {
+		return protoErr("expected Server_ModList, got %s", p.ID())
+	}
+	s.info.GameVersion, s.info.Mods = ml.GameVersion, ml.Mods
+
+	dbs := make([]wire.DefSummary, len(cfg.Databases))
+	for i, d := range cfg.Databases {
+		dbs[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
+	}
+	if err := s.write(&wire.ClientDefs{Databases: dbs}); err != nil {
+		return err
+	}
+	if p, err = readDirect(fr); err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	ok2, ok := p.(*wire.ServerDefsOK)
+	if !ok {
+		return protoErr("expected Server_DefsOK, got %s", p.ID())
+	}
+	s.info.GameName, s.info.PlayerID = ok2.GameName, ok2.PlayerID
+
+	if err := s.write(&wire.ClientUsername{Name: cfg.Name}); err != nil {
+		return err
+	}
+	s.timings.Handshake = time.Since(hs)
+
+	// From here the host streams: read on a goroutine, simulate here.
+	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.ReadyTimeout))
+	go s.readLoop(fr)
+	return s.download(ctx, start)
+}
+
+func (s *Session) readLoop(fr *wire.FrameReader) {
+	for {
+		id, body, err := fr.Next()
+		if err == nil && id.FromClient() {
+			err = protoErr("host sent client packet %s", id)
+		}
+		var p wire.Packet
+		if err == nil {
+			p, err = wire.Decode(id, body)
+			if err != nil {
+				err = protoErr("%w", err)
+			}
+		}
+		if d, ok := p.(*wire.ServerDisconnect); ok {
+			err = &RejectedError{Reason: d.Reason, Message: d.Message, Statuses: d.DefStatuses, Detail: d.Detail}
+		}
+		select {
+		case s.in <- inbound{p: p, err: err}:
+		case <-s.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// handleSmall deals with packets that may arrive in any phase after the
+// handshake. It returns true if it consumed p.
+func (s *Session) handleSmall(p wire.Packet) bool {
+	switch p := p.(type) {
+	case *wire.ServerNotice:
+		if s.cfg.Notice != nil {
+			s.cfg.Notice(p.Text)
+		}
+		return true
+	case *wire.ServerPlayerList:
+		if s.cfg.Players != nil {
+			s.cfg.Players(p.Players)
+		}
+		return true
+	}
+	return false
+}
+
+func (s *Session) download(ctx context.Context, start time.Time) error {
+	cfg := s.cfg
+	dl := time.Now()
+	asm := snapshot.NewAssembler(cfg.MaxPayload)
+	var ticks []*wire.ServerTick // live ticks that arrive before the world is loaded
+	report(cfg, PhaseDownload, 0, 0)
+	for done := false; !done; {
+		in, err := s.recv(ctx)
+		if err != nil {
+			return err
+		}
+		switch p := in.(type) {
+		case *wire.ServerWorldData:
+			if done, err = asm.Add(p.Offset, p.Total, p.Data); err != nil {
+				return protoErr("world data: %w", err)
+			}
+			report(cfg, PhaseDownload, asm.Received(), asm.Total())
+		case *wire.ServerTick:
+			ticks = append(ticks, p)
+		default:
+			if !s.handleSmall(p) {
+				return protoErr("unexpected %s while downloading", p.ID())
+			}
+		}
+	}
+	s.timings.Download = time.Since(dl)
+	s.timings.Bytes = asm.Total()
+
+	report(cfg, PhaseLoad, 0, 0)
+	ld := time.Now()
+	parsed, err := snapshot.Parse(asm.Bytes())
+	if err != nil {
+		return protoErr("world data: %w", err)
+	}
+	sim, err := parsed.Load(cfg.Loader, snapshot.Limits{MaxRaw: cfg.MaxRaw})
+	if err != nil {
+		return protoErr("world data: %w", err)
+	}
+	s.info.Faction = parsed.Header.Faction
+	s.timings.RawBytes = parsed.World.RawSize
+	for _, m := range parsed.Maps {
+		s.timings.RawBytes += m.RawSize
+	}
+	var queued []lockstep.Command
+	for _, mc := range parsed.Header.Commands {
+		queued = append(queued, mc.Commands...)
+	}
+	f, err := lockstep.NewFollower(sim, queued)
+	if err != nil {
+		return protoErr("queued commands: %w", err)
+	}
+	if cfg.OnStep != nil {
+		f.OnStep(cfg.OnStep)
+	}
+	if cfg.OnApply != nil {
+		f.OnApply(cfg.OnApply)
+	}
+	f.Grant(parsed.Header.Granted)
+	s.follower = f
+	for _, t := range ticks {
+		if err := s.applyTick(t); err != nil {
+			return err
+		}
+	}
+	s.timings.Load = time.Since(ld)
+	s.timings.SnapshotTick = parsed.Header.Tick
+
+	// Catch up: simulate as fast as possible toward a moving grant, taking
+	// in new ticks between batches.
+	cu := time.Now()
+	for {
+		n, err := f.Run(256)
+		if err != nil {
+			return err
+		}
+		s.timings.CatchUpTicks += uint64(n)
+		report(cfg, PhaseCatchUp, sim.Tick()-parsed.Header.Tick, f.Granted()-parsed.Header.Tick)
+		if err := s.drain(); err != nil {
+			return err
+		}
+		if f.Behind() == 0 {
+			break
+		}
+	}
+	s.timings.CatchUp = time.Since(cu)
+	s.timings.ReadyTick = sim.Tick()
+	if err := s.write(&wire.ClientWorldReady{Tick: sim.Tick(), WorldHash: sim.WorldHash()}); err != nil {
+		return err
+	}
+	_ = s.nc.SetReadDeadline(time.Time{})
+	s.timings.Total = time.Since(start)
+	return nil
+}
+
+// recv waits for the next packet.
+func (s *Session) recv(ctx context.Context) (wire.Packet, error) {
+	select {
+	case in := <-s.in:
+		if in.err != nil {
+			return nil, in.err
+		}
+		return in.p, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// drain handles every packet already received, without waiting.
+func (s *Session) drain() error {
+	for {
+		select {
+		case in := <-s.in:
+			if in.err != nil {
+				return in.err
+			}
+			if err := s.handle(in.p); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+func (s *Session) handle(p wire.Packet) error {
+	if t, ok := p.(*wire.ServerTick); ok {
+		return s.applyTick(t)
+	}
+	if !s.handleSmall(p) {
+		return protoErr("unexpected %s", p.ID())
+	}
+	return nil
+}
+
+func (s *Session) applyTick(t *wire.ServerTick) error {
+	if err := s.follower.Add(t.Commands...); err != nil {
+		return protoErr("%w", err)
+	}
+	s.follower.Grant(t.Granted)
+	return nil
+}
+
+// Run follows the session: it applies the host's ticks as they are granted
+// until ctx is done (returning nil) or the host ends the session (returning
+// a *RejectedError, for example with reason ServerClosing) or the
+// connection fails.
+func (s *Session) Run(ctx context.Context) error {
+	defer s.Close()
+	for {
+		p, err := s.recv(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if err := s.handle(p); err != nil {
+			return err
+		}
+		if err := s.drain(); err != nil {
+			return err
+		}
+		if _, err := s.follower.Run(1 << 30); err != nil {
+			return err
+		}
+	}
+}
+
+// Tick is the simulation's tick. Only safe on the goroutine running Join
+// or Run, or after they return.
+func (s *Session) Tick() uint64 { return s.follower.Sim().Tick() }
+
+// Sim returns the simulation, with the same restriction as Tick.
+func (s *Session) Sim() lockstep.Sim { return s.follower.Sim() }

@@ -1,0 +1,116 @@
+package lockstep
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxSpeed is the highest speed multiplier.
+const MaxSpeed = 3
+
+// ErrBadSpeed reports a KindSetSpeed command with a bad payload.
+var ErrBadSpeed = errors.New("speed must be one byte from 0 to 3")
+
+// Rejection is a submitted command the simulation refused.
+type Rejection struct {
+	Cmd Command
+	Err error
+}
+
+// TickResult is what one Advance did: the commands stamped Tick in the
+// order applied, the ones refused, and the new grant.
+type TickResult struct {
+	Tick     uint64
+	Accepted []Command
+	Rejected []Rejection
+	Granted  uint64
+	Stepped  bool
+}
+
+// Authority is the host's side of lockstep: it stamps submitted commands
+// with the tick they run at, applies them, keeps them per map since the
+// join point, and steps the simulation. It is owned by one goroutine.
+type Authority struct {
+	sim     Sim
+	pending []Command
+	queues  *Queues
+	speed   uint8
+	seqTick uint64 // tick that seq counts within
+	seq     uint32 // next sequence number at seqTick
+}
+
+// NewAuthority wraps sim at normal speed.
+func NewAuthority(sim Sim) *Authority {
+	return &Authority{sim: sim, queues: NewQueues(sim.Tick()), speed: 1}
+}
+
+// Sim returns the simulation. Only the owning goroutine may use it.
+func (a *Authority) Sim() Sim { return a.sim }
+
+// Queues returns the commands since the current join point.
+func (a *Authority) Queues() *Queues { return a.queues }
+
+// Speed is the current speed multiplier (0 = paused).
+func (a *Authority) Speed() uint8 { return a.speed }
+
+// Submit queues a command for the next Advance. Tick is overwritten there.
+func (a *Authority) Submit(c Command) { a.pending = append(a.pending, c) }
+
+// Pending is the number of submitted commands not yet stamped.
+func (a *Authority) Pending() int { return len(a.pending) }
+
+// Advance stamps and applies every pending command at the current tick, in
+// the order submitted, and, if step is true, simulates that tick. Applied commands are queued per
+// map. The grant in the result covers every command applied so far.
+func (a *Authority) Advance(step bool) TickResult {
+	t := a.sim.Tick()
+	res := TickResult{Tick: t}
+	if len(a.pending) > 0 {
+		cmds := a.pending
+		a.pending = nil
+		if a.seqTick != t {
+			a.seqTick, a.seq = t, 0
+		}
+		for _, c := range cmds {
+			c.Tick, c.Seq = t, a.seq
+			if err := a.apply(c); err != nil {
+				res.Rejected = append(res.Rejected, Rejection{Cmd: c, Err: err})
+				continue
+			}
+			a.seq++
+			res.Accepted = append(res.Accepted, c)
+			a.queues.Append(c)
+		}
+	}
+	if step {
+		a.sim.Step()
+		res.Stepped = true
+	}
+	res.Granted = a.sim.Tick()
+	return res
+}
+
+func (a *Authority) apply(c Command) error {
+	if c.Kind >= KindReserved {
+		return applyEngine(c, &a.speed)
+	}
+	return a.sim.Apply(c)
+}
+
+// applyEngine runs an engine-owned command against the engine state.
+func applyEngine(c Command, speed *uint8) error {
+	switch c.Kind {
+	case KindSetSpeed:
+		if c.MapID != WorldScope || len(c.Payload) != 1 || c.Payload[0] > MaxSpeed {
+			return ErrBadSpeed
+		}
+		*speed = c.Payload[0]
+		return nil
+	}
+	return fmt.Errorf("unknown engine command kind %#x", c.Kind)
+}
+
+// SetSpeed builds a KindSetSpeed command.
+func SetSpeed(speed uint8) Command {
+	return Command{MapID: WorldScope, Kind: KindSetSpeed, Payload: []byte{speed}}
+}

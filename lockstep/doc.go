@@ -1,0 +1,17 @@
+// Package lockstep is the deterministic-simulation engine shared by the host
+// and the join tool: the small Sim interface a game implements, command
+// stamping and per-map command queues on the host side (Authority), and the
+// catch-up driver on the joining side (Follower).
+//
+// Timing contract. A command stamped with tick T is applied when the
+// simulation's Tick() equals T, before the Step that moves it to T+1.
+// Commands of one tick are applied in the order the host accepted them.
+// A grant G means "you may Step until Tick() == G"; the host only sends a
+// grant after every command stamped below G has been sent on the same
+// ordered stream, so a follower that holds grant G holds every command it
+// needs to reach G.
+//
+// A snapshot ("join point") cut at tick S holds the state with Tick() == S
+// before any command stamped S was applied; the commands queued since the
+// join point are therefore exactly those stamped >= S.
+package lockstep

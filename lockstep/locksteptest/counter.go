@@ -1,0 +1,169 @@
+package locksteptest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// KindAdd adds the payload's one signed byte to a map's value.
+const KindAdd uint16 = 1
+
+// Counters is a world of maps that each hold a value and a little state
+// that changes every tick.
+type Counters struct {
+	tick uint64
+	maps []counterMap
+}
+
+type counterMap struct {
+	id    int32
+	value int64
+	acc   uint64
+	cells []byte
+}
+
+// New returns n maps, each with size bytes of state.
+func New(n, size int) *Counters {
+	c := &Counters{}
+	for i := 0; i < n; i++ {
+		c.maps = append(c.maps, counterMap{id: int32(i), cells: make([]byte, size)})
+	}
+	return c
+}
+
+// Tick implements lockstep.Sim.
+func (c *Counters) Tick() uint64 { return c.tick }
+
+// Apply implements lockstep.Sim.
+func (c *Counters) Apply(cmd lockstep.Command) error {
+	if cmd.Kind != KindAdd {
+		return fmt.Errorf("unknown command kind %d", cmd.Kind)
+	}
+	if len(cmd.Payload) != 1 {
+		return errors.New("add takes one byte")
+	}
+	m := c.find(cmd.MapID)
+	if m == nil {
+		return fmt.Errorf("no map %d", cmd.MapID)
+	}
+	m.value += int64(int8(cmd.Payload[0]))
+	return nil
+}
+
+// Step implements lockstep.Sim.
+func (c *Counters) Step() {
+	for i := range c.maps {
+		m := &c.maps[i]
+		m.acc = m.acc*6364136223846793005 + 1442695040888963407 + uint64(m.value)
+		if len(m.cells) > 0 {
+			m.cells[c.tick%uint64(len(m.cells))] ^= byte(m.acc >> 56)
+		}
+	}
+	c.tick++
+}
+
+func (c *Counters) find(id int32) *counterMap {
+	for i := range c.maps {
+		if c.maps[i].id == id {
+			return &c.maps[i]
+		}
+	}
+	return nil
+}
+
+// MapIDs implements lockstep.Sim.
+func (c *Counters) MapIDs() []int32 {
+	ids := make([]int32, len(c.maps))
+	for i, m := range c.maps {
+		ids[i] = m.id
+	}
+	return ids
+}
+
+// Value returns a map's value.
+func (c *Counters) Value(id int32) int64 {
+	if m := c.find(id); m != nil {
+		return m.value
+	}
+	return 0
+}
+
+// MapHash implements lockstep.Sim.
+func (c *Counters) MapHash(id int32) (uint64, bool) {
+	m := c.find(id)
+	if m == nil {
+		return 0, false
+	}
+	return xxhash.Sum64(m.encode()), true
+}
+
+// WorldHash implements lockstep.Sim.
+func (c *Counters) WorldHash() uint64 {
+	d := xxhash.New()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], c.tick)
+	d.Write(b[:])
+	for _, m := range c.maps {
+		h, _ := c.MapHash(m.id)
+		binary.LittleEndian.PutUint64(b[:], h)
+		d.Write(b[:])
+	}
+	return d.Sum64()
+}
+
+// MarshalWorld implements lockstep.Sim.
+func (c *Counters) MarshalWorld() ([]byte, error) {
+	return binary.LittleEndian.AppendUint64(nil, c.tick), nil
+}
+
+func (m *counterMap) encode() []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(m.id))
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.value))
+	b = binary.LittleEndian.AppendUint64(b, m.acc)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.cells)))
+	return append(b, m.cells...)
+}
+
+// MarshalMap implements lockstep.Sim.
+func (c *Counters) MarshalMap(id int32) ([]byte, error) {
+	m := c.find(id)
+	if m == nil {
+		return nil, fmt.Errorf("no map %d", id)
+	}
+	return m.encode(), nil
+}
+
+// MaxCells bounds a loaded map's state.
+const MaxCells = 64 << 20
+
+// Load is a lockstep.Loader for Counters.
+func Load(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
+	if len(world) != 8 {
+		return nil, errors.New("world state must be 8 bytes")
+	}
+	c := &Counters{tick: binary.LittleEndian.Uint64(world)}
+	for _, mb := range maps {
+		b := mb.Data
+		if len(b) < 24 {
+			return nil, fmt.Errorf("map %d: short", mb.ID)
+		}
+		m := counterMap{
+			id:    int32(binary.LittleEndian.Uint32(b)),
+			value: int64(binary.LittleEndian.Uint64(b[4:])),
+			acc:   binary.LittleEndian.Uint64(b[12:]),
+		}
+		n := binary.LittleEndian.Uint32(b[20:])
+		if n > MaxCells || uint64(n) != uint64(len(b)-24) || m.id != mb.ID {
+			return nil, fmt.Errorf("map %d: bad layout", mb.ID)
+		}
+		m.cells = append([]byte(nil), b[24:]...)
+		c.maps = append(c.maps, m)
+	}
+	return c, nil
+}
+
+var _ lockstep.Sim = (*Counters)(nil)

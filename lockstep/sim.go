@@ -1,0 +1,60 @@
+package lockstep
+
+// WorldScope is the MapID of commands that are not about one map.
+const WorldScope int32 = -1
+
+// Command is one player action. The host fills Tick, Seq and Player; a
+// client only chooses MapID, Kind and Payload.
+type Command struct {
+	Tick    uint64 `codec:"t"`
+	Seq     uint32 `codec:"q"` // order of application within Tick
+	MapID   int32  `codec:"m"`
+	Kind    uint16 `codec:"k"`
+	Player  int32  `codec:"p"`
+	Payload []byte `codec:"d"`
+}
+
+// Command kinds at and above KindReserved belong to the engine; a Sim never
+// sees them.
+const (
+	// KindReserved is the first engine-owned command kind.
+	KindReserved uint16 = 0xFF00
+	// KindSetSpeed changes the host's tick rate. Its payload is one byte:
+	// the speed multiplier (0 = paused, 1 = normal, 2, 3 = fast).
+	KindSetSpeed uint16 = 0xFF00
+)
+
+// Sim is what a deterministic game implements to be hosted. All methods are
+// called from one goroutine at a time. Given the same starting state and the
+// same commands at the same ticks, every machine must reach the same hashes.
+type Sim interface {
+	// Tick is the number of the next tick to be simulated.
+	Tick() uint64
+	// Apply applies one command at the current tick. It must validate the
+	// command fully and leave the state untouched when it returns an error.
+	Apply(cmd Command) error
+	// Step simulates one tick.
+	Step()
+	// MapIDs lists the maps in ascending order.
+	MapIDs() []int32
+	// MapHash is a stable hash of one map's state; ok is false for an
+	// unknown map.
+	MapHash(id int32) (h uint64, ok bool)
+	// WorldHash is a stable hash of the world-level state and every map.
+	WorldHash() uint64
+	// MarshalWorld encodes the world-level state (everything that is not a
+	// map, the tick included).
+	MarshalWorld() ([]byte, error)
+	// MarshalMap encodes one map.
+	MarshalMap(id int32) ([]byte, error)
+}
+
+// MapBlob is one encoded map, as produced by Sim.MarshalMap.
+type MapBlob struct {
+	ID   int32
+	Data []byte
+}
+
+// Loader rebuilds a Sim from the output of MarshalWorld and MarshalMap. It
+// must treat its input as untrusted and fail cleanly on anything malformed.
+type Loader func(world []byte, maps []MapBlob) (Sim, error)

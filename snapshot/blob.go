@@ -1,0 +1,115 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/gzip"
+)
+
+// DefaultLevel is the gzip level used for snapshots.
+const DefaultLevel = gzip.DefaultCompression
+
+// Blob is one compressed piece of state.
+type Blob struct {
+	// Data is the gzip stream.
+	Data []byte
+	// RawSize is the size of the decompressed state.
+	RawSize uint64
+	// Hash is the xxhash64 of Data.
+	Hash uint64
+}
+
+var writerPools sync.Map // level -> *sync.Pool of *gzip.Writer
+
+func getWriter(level int, w io.Writer) (*gzip.Writer, error) {
+	p, _ := writerPools.LoadOrStore(level, &sync.Pool{})
+	if zw, ok := p.(*sync.Pool).Get().(*gzip.Writer); ok {
+		zw.Reset(w)
+		return zw, nil
+	}
+	return gzip.NewWriterLevel(w, level)
+}
+
+func putWriter(level int, zw *gzip.Writer) {
+	p, _ := writerPools.Load(level)
+	p.(*sync.Pool).Put(zw)
+}
+
+// Compress gzips raw at the given level (DefaultLevel when 0 is not wanted:
+// pass gzip.NoCompression explicitly for none).
+func Compress(raw []byte, level int) (Blob, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(raw)/4 + 64)
+	zw, err := getWriter(level, &buf)
+	if err != nil {
+		return Blob{}, fmt.Errorf("gzip level %d: %w", level, err)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return Blob{}, fmt.Errorf("compress: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return Blob{}, fmt.Errorf("compress: %w", err)
+	}
+	putWriter(level, zw)
+	data := buf.Bytes()
+	return Blob{Data: data, RawSize: uint64(len(raw)), Hash: xxhash.Sum64(data)}, nil
+}
+
+// ErrHashMismatch reports a blob whose bytes do not match its hash.
+var ErrHashMismatch = errors.New("blob hash mismatch")
+
+// ErrTooLarge reports data beyond a size limit.
+var ErrTooLarge = errors.New("exceeds size limit")
+
+var readerPool sync.Pool // *gzip.Reader
+
+// initialInflateCap bounds the buffer allocated up front for inflating.
+const initialInflateCap = 16 << 20
+
+// Decompress checks b's hash, then inflates it, refusing more than
+// min(b.RawSize, limit) bytes of output. limit <= 0 means b.RawSize.
+func Decompress(b Blob, limit int64) ([]byte, error) {
+	if xxhash.Sum64(b.Data) != b.Hash {
+		return nil, ErrHashMismatch
+	}
+	if limit <= 0 || uint64(limit) > b.RawSize {
+		if b.RawSize > 1<<62 {
+			return nil, fmt.Errorf("raw size %d: %w", b.RawSize, ErrTooLarge)
+		}
+		limit = int64(b.RawSize)
+	}
+	if b.RawSize > uint64(limit) {
+		return nil, fmt.Errorf("raw size %d over %d: %w", b.RawSize, limit, ErrTooLarge)
+	}
+	zr, _ := readerPool.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(b.Data))
+	} else {
+		err = zr.Reset(bytes.NewReader(b.Data))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	defer readerPool.Put(zr)
+	zr.Multistream(false)
+	// The declared size is only a claim: start modest and let the buffer
+	// grow with what really arrives, up to the limit.
+	w := bytes.NewBuffer(make([]byte, 0, min(limit, initialInflateCap)))
+	n, err := io.Copy(w, io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
+	}
+	if uint64(n) != b.RawSize {
+		return nil, fmt.Errorf("decompress: got %d bytes, header says %d", n, b.RawSize)
+	}
+	return w.Bytes(), nil
+}

@@ -1,0 +1,271 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// MaxHeader bounds the encoded Header of a payload.
+const MaxHeader = 64 << 20
+
+// BlobInfo describes one blob in a payload.
+type BlobInfo struct {
+	Size    uint64 `codec:"s"`
+	RawSize uint64 `codec:"r"`
+	Hash    uint64 `codec:"h"`
+}
+
+// MapInfo describes one map in a payload.
+type MapInfo struct {
+	ID        int32    `codec:"i"`
+	Blob      BlobInfo `codec:"b"`
+	StateHash uint64   `codec:"x"`
+}
+
+// MapCommands are the commands of one map (or lockstep.WorldScope) queued
+// since the join point, in the order they were applied.
+type MapCommands struct {
+	MapID    int32              `codec:"m"`
+	Commands []lockstep.Command `codec:"c"`
+}
+
+// Header is the msgpack part of a payload.
+type Header struct {
+	Faction int32 `codec:"f"`
+	// Tick is the join point's tick: the state's tick.
+	Tick uint64 `codec:"t"`
+	// Granted is the host's grant when the joiner was admitted: every
+	// command below it is in Commands, and the joiner may simulate up to
+	// it.
+	Granted   uint64        `codec:"g"`
+	WorldHash uint64        `codec:"h"`
+	World     BlobInfo      `codec:"w"`
+	Maps      []MapInfo     `codec:"m"`
+	Commands  []MapCommands `codec:"c"`
+}
+
+// Payload is a join point laid out for sending: a header followed by the
+// shared blobs. It refers to the Point's bytes without copying them.
+type Payload struct {
+	segs  [][]byte
+	total uint64
+}
+
+// NewPayload lays out p for one joiner of the given faction with the
+// commands queued since p was cut and the grant at admission.
+func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*Payload, error) {
+	if granted < p.Tick {
+		return nil, fmt.Errorf("grant %d before join point tick %d", granted, p.Tick)
+	}
+	h := Header{
+		Faction:   faction,
+		Tick:      p.Tick,
+		Granted:   granted,
+		WorldHash: p.WorldHash,
+		World:     info(p.World),
+		Maps:      make([]MapInfo, len(p.Maps)),
+		Commands:  cmds,
+	}
+	segs := make([][]byte, 0, 2+len(p.Maps))
+	segs = append(segs, nil, p.World.Data)
+	for i, m := range p.Maps {
+		h.Maps[i] = MapInfo{ID: m.ID, Blob: info(m.Blob), StateHash: m.StateHash}
+		segs = append(segs, m.Blob.Data)
+	}
+	hb, err := wire.EncodeValue(&h)
+	if err != nil {
+		return nil, fmt.Errorf("encode header: %w", err)
+	}
+	if len(hb) > MaxHeader {
+		return nil, fmt.Errorf("header of %d bytes: %w", len(hb), ErrTooLarge)
+	}
+	segs[0] = binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(hb)), uint32(len(hb)))
+	segs[0] = append(segs[0], hb...)
+	pl := &Payload{segs: segs}
+	for _, s := range segs {
+		pl.total += uint64(len(s))
+	}
+	return pl, nil
+}
+
+func info(b Blob) BlobInfo {
+	return BlobInfo{Size: uint64(len(b.Data)), RawSize: b.RawSize, Hash: b.Hash}
+}
+
+// Total is the payload's size in bytes.
+func (p *Payload) Total() uint64 { return p.total }
+
+// Chunk returns up to max bytes starting at offset. Within one blob the
+// result aliases the shared bytes (do not modify it); across a boundary it
+// is a fresh copy.
+func (p *Payload) Chunk(offset uint64, max int) []byte {
+	if offset >= p.total || max <= 0 {
+		return nil
+	}
+	want := min(uint64(max), p.total-offset)
+	var out []byte
+	pos := uint64(0)
+	for _, s := range p.segs {
+		end := pos + uint64(len(s))
+		if offset < end {
+			part := s[offset-pos:]
+			if out == nil && uint64(len(part)) >= want {
+				return part[:want]
+			}
+			if out == nil {
+				out = make([]byte, 0, want)
+			}
+			part = part[:min(uint64(len(part)), want-uint64(len(out)))]
+			out = append(out, part...)
+			offset += uint64(len(part))
+			if uint64(len(out)) == want {
+				return out
+			}
+		}
+		pos = end
+	}
+	return out
+}
+
+// Errors of reassembly and parsing.
+var (
+	ErrOutOfOrder = errors.New("chunk out of order")
+	ErrMalformed  = errors.New("malformed payload")
+)
+
+// Assembler rebuilds a payload from chunks under a size limit.
+type Assembler struct {
+	limit uint64
+	total uint64
+	buf   []byte
+	begun bool
+}
+
+// NewAssembler returns an assembler that refuses payloads over limit bytes.
+func NewAssembler(limit uint64) *Assembler { return &Assembler{limit: limit} }
+
+// Add appends one chunk. It reports done when the whole payload arrived.
+func (a *Assembler) Add(offset, total uint64, data []byte) (done bool, err error) {
+	if !a.begun {
+		if total > a.limit {
+			return false, fmt.Errorf("payload of %d bytes over limit %d: %w", total, a.limit, ErrTooLarge)
+		}
+		if total < 4 {
+			return false, fmt.Errorf("payload of %d bytes: %w", total, ErrMalformed)
+		}
+		a.total, a.begun = total, true
+		a.buf = make([]byte, 0, min(total, 1<<20))
+	}
+	if total != a.total {
+		return false, fmt.Errorf("chunk says total %d, first said %d: %w", total, a.total, ErrMalformed)
+	}
+	if offset != uint64(len(a.buf)) {
+		return false, fmt.Errorf("chunk at %d, expected %d: %w", offset, len(a.buf), ErrOutOfOrder)
+	}
+	if uint64(len(data)) > a.total-offset {
+		return false, fmt.Errorf("chunk runs past total %d: %w", a.total, ErrMalformed)
+	}
+	a.buf = append(a.buf, data...)
+	return uint64(len(a.buf)) == a.total, nil
+}
+
+// Received is how many bytes arrived so far.
+func (a *Assembler) Received() uint64 { return uint64(len(a.buf)) }
+
+// Total is the declared payload size (0 before the first chunk).
+func (a *Assembler) Total() uint64 { return a.total }
+
+// Bytes is the payload so far.
+func (a *Assembler) Bytes() []byte { return a.buf }
+
+// Parsed is a payload split into its parts. Blob data aliases the payload.
+type Parsed struct {
+	Header Header
+	World  Blob
+	Maps   []Blob // in Header.Maps order
+}
+
+// Parse splits a complete payload and checks that its sizes add up. Blob
+// hashes are checked by Decompress.
+func Parse(b []byte) (*Parsed, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(b))
+	}
+	n := uint64(binary.BigEndian.Uint32(b))
+	if n > MaxHeader || n > uint64(len(b)-4) {
+		return nil, fmt.Errorf("%w: header of %d bytes in %d", ErrMalformed, n, len(b))
+	}
+	p := &Parsed{}
+	if err := wire.DecodeValue(b[4:4+n], &p.Header); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	rest := b[4+n:]
+	take := func(bi BlobInfo) (Blob, error) {
+		if bi.Size > uint64(len(rest)) {
+			return Blob{}, fmt.Errorf("%w: blob of %d bytes, %d left", ErrMalformed, bi.Size, len(rest))
+		}
+		blob := Blob{Data: rest[:bi.Size], RawSize: bi.RawSize, Hash: bi.Hash}
+		rest = rest[bi.Size:]
+		return blob, nil
+	}
+	var err error
+	if p.World, err = take(p.Header.World); err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	p.Maps = make([]Blob, 0, len(p.Header.Maps))
+	for _, m := range p.Header.Maps {
+		blob, err := take(m.Blob)
+		if err != nil {
+			return nil, fmt.Errorf("map %d: %w", m.ID, err)
+		}
+		p.Maps = append(p.Maps, blob)
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(rest))
+	}
+	return p, nil
+}
+
+// Limits bound what Load accepts.
+type Limits struct {
+	// MaxRaw bounds the decompressed size of the world and of each map.
+	MaxRaw int64
+}
+
+// Load decompresses every blob of a parsed payload and rebuilds the
+// simulation with load. It verifies the rebuilt state against the header's
+// hashes.
+func (p *Parsed) Load(load lockstep.Loader, lim Limits) (lockstep.Sim, error) {
+	world, err := Decompress(p.World, lim.MaxRaw)
+	if err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	maps := make([]lockstep.MapBlob, len(p.Maps))
+	for i, b := range p.Maps {
+		raw, err := Decompress(b, lim.MaxRaw)
+		if err != nil {
+			return nil, fmt.Errorf("map %d: %w", p.Header.Maps[i].ID, err)
+		}
+		maps[i] = lockstep.MapBlob{ID: p.Header.Maps[i].ID, Data: raw}
+	}
+	sim, err := load(world, maps)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	if sim.Tick() != p.Header.Tick {
+		return nil, fmt.Errorf("loaded world is at tick %d, header says %d", sim.Tick(), p.Header.Tick)
+	}
+	for _, m := range p.Header.Maps {
+		if h, ok := sim.MapHash(m.ID); !ok || h != m.StateHash {
+			return nil, fmt.Errorf("map %d: state hash %016x, host had %016x", m.ID, h, m.StateHash)
+		}
+	}
+	if h := sim.WorldHash(); h != p.Header.WorldHash {
+		return nil, fmt.Errorf("world state hash %016x, host had %016x", h, p.Header.WorldHash)
+	}
+	return sim, nil
+}

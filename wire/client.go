@@ -1,0 +1,112 @@
+package wire
+
+import "fmt"
+
+// Field limits for client packets.
+const (
+	// MaxNameBytes bounds a username on the wire; the roster applies the
+	// stricter game rule.
+	MaxNameBytes = 64
+	// MaxProofBytes bounds a password proof.
+	MaxProofBytes = 64
+	// MaxTypeNameBytes bounds a def database type name.
+	MaxTypeNameBytes = 128
+)
+
+// ClientProtocol opens the handshake with the client's protocol version.
+type ClientProtocol struct {
+	Protocol uint32 `codec:"v"`
+}
+
+// ID implements Packet.
+func (*ClientProtocol) ID() ID { return IDClientProtocol }
+
+// Validate implements Packet.
+func (*ClientProtocol) Validate() error { return nil }
+
+// DefSummary is one def database as the handshake compares it.
+type DefSummary struct {
+	Type  string `codec:"t"`
+	Count int32  `codec:"c"`
+	Hash  uint64 `codec:"h"`
+}
+
+// ClientDefs declares the client's def databases.
+type ClientDefs struct {
+	Databases []DefSummary `codec:"d"`
+}
+
+// ID implements Packet.
+func (*ClientDefs) ID() ID { return IDClientDefs }
+
+// ErrTooManyDatabases reports a Client_Defs with more than MaxDatabases
+// entries.
+var ErrTooManyDatabases = fmt.Errorf("more than %d def databases", MaxDatabases)
+
+// Validate implements Packet.
+func (p *ClientDefs) Validate() error {
+	if len(p.Databases) > MaxDatabases {
+		return ErrTooManyDatabases
+	}
+	for _, d := range p.Databases {
+		if len(d.Type) == 0 || len(d.Type) > MaxTypeNameBytes {
+			return fmt.Errorf("database type name of %d bytes", len(d.Type))
+		}
+		if d.Count < 0 {
+			return fmt.Errorf("database %q: negative count", d.Type)
+		}
+	}
+	return nil
+}
+
+// ClientUsername asks to join under a name. An empty name is ignored by the
+// host.
+type ClientUsername struct {
+	Name          string `codec:"n"`
+	PasswordProof []byte `codec:"p"`
+}
+
+// ID implements Packet.
+func (*ClientUsername) ID() ID { return IDClientUsername }
+
+// Validate implements Packet.
+func (p *ClientUsername) Validate() error {
+	if len(p.Name) > MaxNameBytes {
+		return fmt.Errorf("name of %d bytes", len(p.Name))
+	}
+	if len(p.PasswordProof) > MaxProofBytes {
+		return fmt.Errorf("password proof of %d bytes", len(p.PasswordProof))
+	}
+	return nil
+}
+
+// ClientWorldReady says the client has loaded the world and caught up to
+// Tick, where its world hash was WorldHash.
+type ClientWorldReady struct {
+	Tick      uint64 `codec:"t"`
+	WorldHash uint64 `codec:"h"`
+}
+
+// ID implements Packet.
+func (*ClientWorldReady) ID() ID { return IDClientWorldReady }
+
+// Validate implements Packet.
+func (*ClientWorldReady) Validate() error { return nil }
+
+// ClientCommand asks the host to run a command.
+type ClientCommand struct {
+	MapID   int32  `codec:"m"`
+	Kind    uint16 `codec:"k"`
+	Payload []byte `codec:"d"`
+}
+
+// ID implements Packet.
+func (*ClientCommand) ID() ID { return IDClientCommand }
+
+// Validate implements Packet.
+func (p *ClientCommand) Validate() error {
+	if len(p.Payload) > MaxCommandPayload {
+		return fmt.Errorf("command payload of %d bytes exceeds %d", len(p.Payload), MaxCommandPayload)
+	}
+	return nil
+}

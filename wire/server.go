@@ -1,0 +1,220 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// Field limits for server packets.
+const (
+	// MaxMods bounds the mod list.
+	MaxMods = 4096
+	// MaxPlayers bounds a player list.
+	MaxPlayers = 1024
+	// MaxTickCommands bounds the commands of one Server_Tick.
+	MaxTickCommands = 4096
+	// MaxTextBytes bounds free text (notices, disconnect messages).
+	MaxTextBytes = 4096
+	// MaxDetailBytes bounds the detail blob of a disconnect.
+	MaxDetailBytes = 512 << 10
+)
+
+// ServerModList answers a matching protocol with the host's content.
+type ServerModList struct {
+	GameVersion       string   `codec:"v"`
+	Mods              []string `codec:"m"`
+	PasswordChallenge []byte   `codec:"c"`
+}
+
+// ID implements Packet.
+func (*ServerModList) ID() ID { return IDServerModList }
+
+// Validate implements Packet.
+func (p *ServerModList) Validate() error {
+	if len(p.Mods) > MaxMods {
+		return fmt.Errorf("%d mods exceeds %d", len(p.Mods), MaxMods)
+	}
+	if len(p.PasswordChallenge) > MaxProofBytes {
+		return fmt.Errorf("password challenge of %d bytes", len(p.PasswordChallenge))
+	}
+	return nil
+}
+
+// ServerDefsOK accepts the client's defs.
+type ServerDefsOK struct {
+	GameName string `codec:"g"`
+	PlayerID int32  `codec:"p"`
+}
+
+// ID implements Packet.
+func (*ServerDefsOK) ID() ID { return IDServerDefsOK }
+
+// Validate implements Packet.
+func (*ServerDefsOK) Validate() error { return nil }
+
+// ServerWorldData is one chunk of the world payload (see the package doc).
+type ServerWorldData struct {
+	Offset uint64 `codec:"o"`
+	Total  uint64 `codec:"t"`
+	Data   []byte `codec:"d"`
+}
+
+// ID implements Packet.
+func (*ServerWorldData) ID() ID { return IDServerWorldData }
+
+// Validate implements Packet.
+func (p *ServerWorldData) Validate() error {
+	if len(p.Data) > MaxChunkData {
+		return fmt.Errorf("chunk of %d bytes exceeds %d", len(p.Data), MaxChunkData)
+	}
+	if p.Offset > p.Total || uint64(len(p.Data)) > p.Total-p.Offset {
+		return fmt.Errorf("chunk %d+%d runs past total %d", p.Offset, len(p.Data), p.Total)
+	}
+	return nil
+}
+
+// PlayerStatus is where a player is in the session.
+type PlayerStatus uint8
+
+// Player statuses.
+const (
+	StatusJoining     PlayerStatus = 0
+	StatusDownloading PlayerStatus = 1
+	StatusPlaying     PlayerStatus = 2
+)
+
+// String names the status.
+func (s PlayerStatus) String() string {
+	switch s {
+	case StatusJoining:
+		return "joining"
+	case StatusDownloading:
+		return "downloading"
+	case StatusPlaying:
+		return "playing"
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// PlayerInfo is one row of the player list.
+type PlayerInfo struct {
+	ID      int32        `codec:"i"`
+	Name    string       `codec:"n"`
+	Faction int32        `codec:"f"`
+	Status  PlayerStatus `codec:"s"`
+}
+
+// PlayerListAction says how a player list applies.
+type PlayerListAction uint8
+
+// Player list actions.
+const (
+	// PlayerListFull replaces the whole list.
+	PlayerListFull PlayerListAction = 0
+)
+
+// ServerPlayerList carries the player list.
+type ServerPlayerList struct {
+	Action  PlayerListAction `codec:"a"`
+	Players []PlayerInfo     `codec:"p"`
+}
+
+// ID implements Packet.
+func (*ServerPlayerList) ID() ID { return IDServerPlayerList }
+
+// Validate implements Packet.
+func (p *ServerPlayerList) Validate() error {
+	if len(p.Players) > MaxPlayers {
+		return fmt.Errorf("%d players exceeds %d", len(p.Players), MaxPlayers)
+	}
+	return nil
+}
+
+// ServerDisconnect ends the connection with a reason. DefStatuses holds one
+// status per database the client declared when Reason is ReasonDefs;
+// Detail may carry more (for example the host's def manifest of the
+// differing databases).
+type ServerDisconnect struct {
+	Reason      Reason  `codec:"r"`
+	Message     string  `codec:"m"`
+	DefStatuses []uint8 `codec:"s"`
+	Detail      []byte  `codec:"d"`
+}
+
+// ID implements Packet.
+func (*ServerDisconnect) ID() ID { return IDServerDisconnect }
+
+// Validate implements Packet.
+func (p *ServerDisconnect) Validate() error {
+	if len(p.Message) > MaxTextBytes {
+		return fmt.Errorf("message of %d bytes", len(p.Message))
+	}
+	if len(p.DefStatuses) > MaxDatabases {
+		return ErrTooManyDatabases
+	}
+	if len(p.Detail) > MaxDetailBytes {
+		return fmt.Errorf("detail of %d bytes", len(p.Detail))
+	}
+	return nil
+}
+
+// NoticeKind classifies a notice.
+type NoticeKind uint8
+
+// Notice kinds.
+const (
+	NoticeInfo          NoticeKind = 0
+	NoticeJoined        NoticeKind = 1
+	NoticeLeft          NoticeKind = 2
+	NoticeFactionOnline NoticeKind = 3
+)
+
+// ServerNotice is a line of text for players.
+type ServerNotice struct {
+	Kind NoticeKind `codec:"k"`
+	Text string     `codec:"t"`
+}
+
+// ID implements Packet.
+func (*ServerNotice) ID() ID { return IDServerNotice }
+
+// Validate implements Packet.
+func (p *ServerNotice) Validate() error {
+	if len(p.Text) > MaxTextBytes {
+		return fmt.Errorf("notice of %d bytes", len(p.Text))
+	}
+	return nil
+}
+
+// ServerTick carries the commands stamped with Tick, in the order the host
+// applied them, and grants simulation up to Granted (Tick() may reach
+// Granted). Speed is the host's current speed multiplier.
+type ServerTick struct {
+	Tick     uint64             `codec:"t"`
+	Commands []lockstep.Command `codec:"c"`
+	Granted  uint64             `codec:"g"`
+	Speed    uint8              `codec:"s"`
+}
+
+// ID implements Packet.
+func (*ServerTick) ID() ID { return IDServerTick }
+
+// Validate implements Packet.
+func (p *ServerTick) Validate() error {
+	if len(p.Commands) > MaxTickCommands {
+		return fmt.Errorf("%d commands exceeds %d", len(p.Commands), MaxTickCommands)
+	}
+	for _, c := range p.Commands {
+		if c.Tick != p.Tick {
+			return fmt.Errorf("command stamped %d in tick %d", c.Tick, p.Tick)
+		}
+		if len(c.Payload) > MaxCommandPayload {
+			return fmt.Errorf("command payload of %d bytes", len(c.Payload))
+		}
+	}
+	if p.Granted < p.Tick {
+		return fmt.Errorf("grant %d is before tick %d", p.Granted, p.Tick)
+	}
+	return nil
+}
