@@ -1,0 +1,236 @@
+package defs
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Report is the exact difference between two manifests, A and B.
+type Report struct {
+	GameVersionA string `json:"gameVersionA"`
+	GameVersionB string `json:"gameVersionB"`
+
+	ModsOnlyA []ManifestMod `json:"modsOnlyA,omitempty"` // in A, not in B
+	ModsOnlyB []ManifestMod `json:"modsOnlyB,omitempty"` // in B, not in A
+	// ModsChanged lists mods present on both sides whose name or version
+	// differs.
+	ModsChanged []ModChange `json:"modsChanged,omitempty"`
+	// OrderA and OrderB are set when the mods present on both sides are
+	// loaded in a different order: they hold those mods' package IDs in
+	// each side's order.
+	OrderA []string `json:"orderA,omitempty"`
+	OrderB []string `json:"orderB,omitempty"`
+
+	Databases []DatabaseDiff `json:"databases,omitempty"` // differing databases, sorted by Type
+}
+
+// ModChange is a mod whose metadata differs between the sides.
+type ModChange struct {
+	A ManifestMod `json:"a"`
+	B ManifestMod `json:"b"`
+}
+
+// DatabaseDiff is one database that differs.
+type DatabaseDiff struct {
+	Type   string `json:"type"`
+	InA    bool   `json:"inA"`
+	InB    bool   `json:"inB"`
+	CountA int    `json:"countA"`
+	CountB int    `json:"countB"`
+	HashA  Hash64 `json:"hashA"`
+	HashB  Hash64 `json:"hashB"`
+	// NoDetail is set when a side lists no defs for the database (a
+	// summary-only manifest), so the defs below may be incomplete.
+	NoDetail bool          `json:"noDetail,omitempty"`
+	OnlyA    []ManifestDef `json:"onlyA,omitempty"`   // defs only in A
+	OnlyB    []ManifestDef `json:"onlyB,omitempty"`   // defs only in B
+	Changed  []DefChange   `json:"changed,omitempty"` // same name, different content
+}
+
+// DefChange is a def present on both sides with different content.
+type DefChange struct {
+	Name  string `json:"name"`
+	ModA  string `json:"modA"`
+	ModB  string `json:"modB"`
+	HashA Hash64 `json:"hashA"`
+	HashB Hash64 `json:"hashB"`
+}
+
+// Same reports whether the manifests are equivalent: same game version,
+// same mods in the same order with the same metadata, same databases.
+func (r *Report) Same() bool {
+	return r.GameVersionA == r.GameVersionB && len(r.ModsOnlyA) == 0 && len(r.ModsOnlyB) == 0 &&
+		len(r.ModsChanged) == 0 && len(r.OrderA) == 0 && len(r.Databases) == 0
+}
+
+// Diff compares two manifests exactly.
+func Diff(a, b *Manifest) *Report {
+	r := &Report{GameVersionA: a.GameVersion, GameVersionB: b.GameVersion}
+
+	inB := map[string]ManifestMod{}
+	for _, m := range b.Mods {
+		inB[strings.ToLower(m.PackageID)] = m
+	}
+	inA := map[string]bool{}
+	var commonA, commonB []string
+	for _, m := range a.Mods {
+		id := strings.ToLower(m.PackageID)
+		inA[id] = true
+		bm, ok := inB[id]
+		if !ok {
+			r.ModsOnlyA = append(r.ModsOnlyA, m)
+			continue
+		}
+		commonA = append(commonA, m.PackageID)
+		if m.Name != bm.Name || m.Version != bm.Version {
+			r.ModsChanged = append(r.ModsChanged, ModChange{A: m, B: bm})
+		}
+	}
+	for _, m := range b.Mods {
+		if !inA[strings.ToLower(m.PackageID)] {
+			r.ModsOnlyB = append(r.ModsOnlyB, m)
+		} else {
+			commonB = append(commonB, m.PackageID)
+		}
+	}
+	for i := range commonA {
+		if !strings.EqualFold(commonA[i], commonB[i]) {
+			r.OrderA, r.OrderB = commonA, commonB
+			break
+		}
+	}
+
+	i, j := 0, 0
+	for i < len(a.Databases) || j < len(b.Databases) {
+		switch {
+		case j >= len(b.Databases) || i < len(a.Databases) && a.Databases[i].Type < b.Databases[j].Type:
+			da := &a.Databases[i]
+			r.Databases = append(r.Databases, diffDB(da, nil))
+			i++
+		case i >= len(a.Databases) || b.Databases[j].Type < a.Databases[i].Type:
+			db := &b.Databases[j]
+			r.Databases = append(r.Databases, diffDB(nil, db))
+			j++
+		default:
+			da, db := &a.Databases[i], &b.Databases[j]
+			if da.Count != db.Count || da.Hash != db.Hash {
+				r.Databases = append(r.Databases, diffDB(da, db))
+			}
+			i++
+			j++
+		}
+	}
+	return r
+}
+
+func diffDB(a, b *ManifestDatabase) DatabaseDiff {
+	d := DatabaseDiff{InA: a != nil, InB: b != nil}
+	var da, db []ManifestDef
+	if a != nil {
+		d.Type, d.CountA, d.HashA, da = a.Type, a.Count, a.Hash, a.Defs
+		if len(a.Defs) == 0 && a.Count > 0 {
+			d.NoDetail = true
+		}
+	}
+	if b != nil {
+		d.Type, d.CountB, d.HashB, db = b.Type, b.Count, b.Hash, b.Defs
+		if len(b.Defs) == 0 && b.Count > 0 {
+			d.NoDetail = true
+		}
+	}
+	i, j := 0, 0
+	for i < len(da) || j < len(db) {
+		switch {
+		case j >= len(db) || i < len(da) && da[i].Name < db[j].Name:
+			d.OnlyA = append(d.OnlyA, da[i])
+			i++
+		case i >= len(da) || db[j].Name < da[i].Name:
+			d.OnlyB = append(d.OnlyB, db[j])
+			j++
+		default:
+			if da[i].Hash != db[j].Hash {
+				d.Changed = append(d.Changed, DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash})
+			}
+			i++
+			j++
+		}
+	}
+	return d
+}
+
+// WriteText writes a human-readable report, calling the sides aLabel and
+// bLabel. Write errors are ignored (the first one stops the output).
+func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
+	ew := &errWriter{w: w}
+	if r.Same() {
+		ew.printf("%s and %s have the same mods and def databases.\n", aLabel, bLabel)
+		return
+	}
+	if r.GameVersionA != r.GameVersionB {
+		ew.printf("Game version: %s has %q, %s has %q.\n", aLabel, r.GameVersionA, bLabel, r.GameVersionB)
+	}
+	for _, m := range r.ModsOnlyA {
+		ew.printf("Mod %s is only in %s.\n", modText(m), aLabel)
+	}
+	for _, m := range r.ModsOnlyB {
+		ew.printf("Mod %s is only in %s.\n", modText(m), bLabel)
+	}
+	for _, c := range r.ModsChanged {
+		ew.printf("Mod %s differs: %s has %s, %s has %s.\n", c.A.PackageID, aLabel, modText(c.A), bLabel, modText(c.B))
+	}
+	if len(r.OrderA) > 0 {
+		ew.printf("Mods are loaded in a different order:\n  %s: %s\n  %s: %s\n", aLabel, strings.Join(r.OrderA, ", "), bLabel, strings.Join(r.OrderB, ", "))
+	}
+	for _, d := range r.Databases {
+		switch {
+		case !d.InB:
+			ew.printf("Database %s (%d defs) is only in %s.\n", d.Type, d.CountA, aLabel)
+		case !d.InA:
+			ew.printf("Database %s (%d defs) is only in %s.\n", d.Type, d.CountB, bLabel)
+		default:
+			ew.printf("Database %s differs: %s has %d defs (hash %s), %s has %d defs (hash %s).\n", d.Type, aLabel, d.CountA, d.HashA, bLabel, d.CountB, d.HashB)
+		}
+		if d.NoDetail {
+			ew.printf("  (one side lists no defs for %s; details are incomplete)\n", d.Type)
+		}
+		for _, x := range d.OnlyA {
+			ew.printf("  %s %s (mod %s) is only in %s.\n", d.Type, x.Name, x.Mod, aLabel)
+		}
+		for _, x := range d.OnlyB {
+			ew.printf("  %s %s (mod %s) is only in %s.\n", d.Type, x.Name, x.Mod, bLabel)
+		}
+		for _, x := range d.Changed {
+			if x.ModA == x.ModB {
+				ew.printf("  %s %s (mod %s) has different content.\n", d.Type, x.Name, x.ModA)
+			} else {
+				ew.printf("  %s %s has different content: from mod %s in %s, from mod %s in %s.\n", d.Type, x.Name, x.ModA, aLabel, x.ModB, bLabel)
+			}
+		}
+	}
+}
+
+func modText(m ManifestMod) string {
+	s := m.PackageID
+	if m.Name != "" {
+		s += " (" + m.Name
+		if m.Version != "" {
+			s += " " + m.Version
+		}
+		s += ")"
+	} else if m.Version != "" {
+		s += " (" + m.Version + ")"
+	}
+	return s
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

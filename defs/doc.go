@@ -1,0 +1,137 @@
+// Package defs scans RimWorld-style content folders, builds the def
+// databases a lockstep session must agree on, hashes them, exports and
+// imports manifests, compares summaries the way the host does during the
+// join handshake, and explains exactly which mods and defs differ.
+//
+// It does no networking: the host and the joiner exchange []Summary and
+// *Manifest values over their own wire. The host checks a client's
+// summaries with [Compare]; on a mismatch it can send
+// hostManifest.Only(differingTypes) so that the client can run [Diff] and
+// print which defs differ.
+//
+// # Content sets
+//
+// A content set is an ordered list of mod folders (the load order). Each
+// mod folder holds About/About.xml, whose <packageId> is required and whose
+// <name> and <modVersion> are recorded. Package IDs are compared case
+// insensitively and must be unique within a set. [LoadOrder] turns a
+// ModsConfig.xml (<activeMods><li>packageId</li>…) and a list of folders
+// to search into such a list.
+//
+// # Folder selection rule
+//
+// Each mod contributes the files *.xml (extension matched case
+// insensitively) found at any depth under <F>/Defs for each of its load
+// folders F. The load folders are chosen as follows, given
+// Options.GameVersion V:
+//
+//  1. V empty: only the mod root. LoadFolders.xml and version folders are
+//     ignored.
+//  2. Otherwise, if LoadFolders.xml exists at the mod root and has a child
+//     element named "v"+V (or V), its <li> entries are the load folders, in
+//     order. If there is no such element, the element with the highest
+//     version not above V is used (versions compare numerically part by
+//     part, so 1.10 > 1.9). An <li> of "/" (or empty) is the mod root;
+//     other entries are paths relative to the mod root (backslashes are
+//     accepted, ".." cannot leave the mod). An <li> with
+//     IfModActive="id1, id2" is used only if one of those package IDs is
+//     in the set; IfModNotActive="…" only if none is. Folders that do not
+//     exist are skipped silently.
+//  3. Otherwise (no LoadFolders.xml, or no element usable for V): the mod
+//     root, then "Common" if it exists, then the version folder: "V" or
+//     "vV" if one exists, else the existing folder named N or vN (N a
+//     dotted version such as 1.4) with the highest N not above V.
+//
+// Load folders are listed in increasing priority: when two load folders
+// hold a file with the same path relative to the folder (compared case
+// insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
+// the file from the later folder is loaded. Files are then read in load
+// folder order, and within a folder in lexical path order. Def.File is the
+// path within the mod (e.g. "1.5/Defs/WorkTypeDefs/Work.xml"). Patches/
+// folders are not applied.
+//
+// # Defs and inheritance
+//
+// A def file has a root element (normally <Defs>; another name is accepted
+// with a warning); each child element is one def whose element name is
+// its database type and whose <defName> text names it. A def element with
+// Abstract="True" belongs to no database. A def element with Name="X" can
+// be a parent; one with ParentName="X" inherits from it. When several mods
+// define a parent named X, the one in the child's own mod is used, else the
+// one from the latest mod loaded before the child's mod, else the one from
+// the earliest mod loaded after it; a second parent of the same name in
+// one mod is ignored with a warning.
+//
+// Inheritance follows RimWorld's merge rule, applied recursively from the
+// def element down, child over resolved parent:
+//
+//   - an element with Inherit="False" replaces the parent's element
+//     entirely;
+//   - otherwise attributes are merged (the child's value wins);
+//   - if the child element has text, it replaces the parent's text and
+//     children;
+//   - if the child element is empty (no text, no child elements), the
+//     parent's text and children are kept;
+//   - otherwise each child element <li> is appended after the parent's
+//     children, and each other child element is merged into the first
+//     element of the same name (appended if there is none).
+//
+// The attributes Name, ParentName and Abstract of a def element and
+// Inherit on any element are consumed by inheritance: they do not appear
+// in the resolved Node and do not affect hashes.
+//
+// A later def with the same type and defName replaces an earlier one (a
+// later mod over an earlier mod, or a later file of the same mod), with a
+// warning naming both. A def without defName, with an unknown parent or
+// an inheritance cycle, and a file that is not well-formed XML (only UTF-8
+// is accepted; a byte-order mark is skipped) are errors naming the file
+// and line; the def (or the whole file) is dropped and everything else is
+// still scanned.
+//
+// # XML
+//
+// Def files are parsed by a small strict XML 1.0 parser: elements,
+// attributes, character data, CDATA sections, comments, processing
+// instructions, a DOCTYPE (skipped; it may not declare entities), the five
+// predefined entities and numeric character references. Input must be
+// UTF-8 (an encoding declaration naming anything else is an error);
+// nesting deeper than 256 elements and files above 64 MiB are rejected.
+//
+// # Scanning
+//
+// Files are read and parsed in parallel by at most Options.Workers
+// goroutines; everything after parsing (inheritance, overrides, issue
+// order) runs in load order, so a Set is the same whatever the number of
+// workers. Errors and warnings are ordered by mod, file and line. Resolved
+// Nodes share unchanged subtrees with their parents and must not be
+// modified.
+//
+// # Hashes
+//
+// All hashes are XXH64 with seed 0 (github.com/cespare/xxhash/v2) over a
+// canonical byte string, so they are equal on every machine. In the
+// encoding, str(s) is uvarint(len(s)) followed by the UTF-8 bytes of s,
+// and counts are uvarints (encoding/binary).
+//
+// The canonical form of a resolved element n is
+//
+//	node(n) = str(name) uvarint(#attrs) {str(attrName) str(attrValue)}…
+//	          str(text) uvarint(#children) node(child)…
+//
+// with attributes sorted by name (then value), children in document order
+// (after inheritance), and text being all character data and CDATA
+// directly inside the element concatenated, entity references decoded,
+// CR LF and lone CR turned into LF, then trimmed of leading and trailing
+// XML white space (space, tab, CR, LF). White space inside a text value is
+// kept. Attribute values have tab, CR and LF replaced by spaces (XML
+// attribute normalisation). Comments, processing instructions, white space
+// between elements and attribute order therefore never change a hash;
+// any change of an element name, attribute, text or child order does.
+//
+// Def.Hash = XXH64(str(type) str(defName) node(resolved def element)).
+//
+// Database.Hash = XXH64(str(type) uvarint(count) {str(defName)
+// uint64le(Def.Hash)}… ) over the database's defs sorted by defName (byte
+// order). [DatabaseHash] computes it, which lets a manifest be checked
+// against its per-def entries.
+package defs

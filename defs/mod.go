@@ -1,0 +1,349 @@
+package defs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Mod identifies one mod of a content set.
+type Mod struct {
+	PackageID string // from About.xml <packageId>, as written
+	Name      string // from About.xml <name>
+	Version   string // from About.xml <modVersion>, may be empty
+	Dir       string // display path of the mod folder, may be empty
+}
+
+// readAbout reads About/About.xml of a mod.
+func readAbout(fsys fs.FS) (Mod, []string, error) {
+	data, err := fs.ReadFile(fsys, "About/About.xml")
+	if err != nil {
+		return Mod{}, nil, fmt.Errorf("reading About/About.xml: %w", err)
+	}
+	root, err := parseXML(data)
+	if err != nil {
+		return Mod{}, nil, fmt.Errorf("About/About.xml: %w", err)
+	}
+	var m Mod
+	m.PackageID, _ = root.Value("packageId")
+	m.Name, _ = root.Value("name")
+	m.Version, _ = root.Value("modVersion")
+	if m.PackageID == "" {
+		return Mod{}, nil, errors.New("About/About.xml: no <packageId>")
+	}
+	var supported []string
+	if sv := root.Child("supportedVersions"); sv != nil {
+		for _, li := range sv.Children {
+			if li.Name == "li" && li.Text != "" {
+				supported = append(supported, li.Text)
+			}
+		}
+	}
+	return m, supported, nil
+}
+
+// parseVersion parses "1.5" or "v1.5" into its numeric parts.
+func parseVersion(s string) ([]int, bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	if s == "" {
+		return nil, false
+	}
+	parts := strings.Split(s, ".")
+	out := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || strings.HasPrefix(p, "+") {
+			return nil, false
+		}
+		out[i] = n
+	}
+	return out, true
+}
+
+func cmpVersion(a, b []int) int {
+	for i := 0; i < len(a) || i < len(b); i++ {
+		var x, y int
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// folderIssue is a problem with a mod's folder layout (LoadFolders.xml).
+type folderIssue struct {
+	File  string
+	Line  int
+	Msg   string
+	Fatal bool
+}
+
+// selectFolders returns the mod's load folders in increasing priority
+// ("." is the mod root), following the rule in doc.go.
+func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]string, []folderIssue) {
+	if gameVersion == "" {
+		return []string{"."}, nil
+	}
+	want, wantOK := parseVersion(gameVersion)
+	var issues []folderIssue
+	if data, err := fs.ReadFile(fsys, "LoadFolders.xml"); err == nil {
+		folders, ok, iss := loadFoldersXML(data, gameVersion, want, wantOK, active)
+		issues = append(issues, iss...)
+		if ok {
+			return folders, issues
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		issues = append(issues, folderIssue{File: "LoadFolders.xml", Msg: "cannot read: " + err.Error(), Fatal: true})
+	}
+	folders := []string{"."}
+	if isDir(fsys, "Common") {
+		folders = append(folders, "Common")
+	}
+	entries, _ := fs.ReadDir(fsys, ".")
+	best, bestName := []int(nil), ""
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		n := e.Name()
+		if n == gameVersion || n == "v"+gameVersion {
+			best, bestName = want, n
+			break
+		}
+		if !wantOK {
+			continue
+		}
+		v, ok := parseVersion(n)
+		if !ok || !strings.ContainsRune(n, '.') || cmpVersion(v, want) > 0 {
+			continue
+		}
+		if best == nil || cmpVersion(v, best) > 0 || (cmpVersion(v, best) == 0 && n < bestName) {
+			best, bestName = v, n
+		}
+	}
+	if bestName != "" {
+		folders = append(folders, bestName)
+	}
+	return folders, issues
+}
+
+func isDir(fsys fs.FS, name string) bool {
+	st, err := fs.Stat(fsys, name)
+	return err == nil && st.IsDir()
+}
+
+// loadFoldersXML applies LoadFolders.xml. ok is false when the file has no
+// entry usable for the game version.
+func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, active func(string) bool) ([]string, bool, []folderIssue) {
+	root, err := parseXML(data)
+	if err != nil {
+		line := 1
+		var se *syntaxError
+		if errors.As(err, &se) {
+			line = se.Line
+		}
+		return nil, false, []folderIssue{{File: "LoadFolders.xml", Line: line, Msg: "XML syntax error: " + errMsg(err), Fatal: true}}
+	}
+	var pick *Node
+	var best []int
+	for _, c := range root.Children {
+		name := strings.TrimPrefix(strings.TrimPrefix(c.Name, "v"), "V")
+		if name == gameVersion {
+			pick = c
+			break
+		}
+		if !wantOK {
+			continue
+		}
+		v, ok := parseVersion(name)
+		if !ok || cmpVersion(v, want) > 0 {
+			continue
+		}
+		if best == nil || cmpVersion(v, best) > 0 {
+			best, pick = v, c
+		}
+	}
+	if pick == nil {
+		return nil, false, nil
+	}
+	var issues []folderIssue
+	var folders []string
+	for _, li := range pick.Children {
+		if li.Name != "li" {
+			continue
+		}
+		if cond, ok := li.Attr("IfModActive"); ok && !anyActive(cond, active) {
+			continue
+		}
+		if cond, ok := li.Attr("IfModNotActive"); ok && anyActive(cond, active) {
+			continue
+		}
+		dir := strings.ReplaceAll(strings.TrimSpace(li.Text), `\`, "/")
+		dir = path.Clean("/" + dir)[1:]
+		if dir == "" {
+			dir = "."
+		}
+		if !fs.ValidPath(dir) {
+			issues = append(issues, folderIssue{File: "LoadFolders.xml", Line: li.Line, Msg: fmt.Sprintf("invalid folder %q", li.Text)})
+			continue
+		}
+		if !slices.Contains(folders, dir) {
+			folders = append(folders, dir)
+		}
+	}
+	return folders, true, issues
+}
+
+func anyActive(list string, active func(string) bool) bool {
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id != "" && active(id) {
+			return true
+		}
+	}
+	return false
+}
+
+func errMsg(err error) string {
+	var se *syntaxError
+	if errors.As(err, &se) {
+		return se.Msg
+	}
+	return err.Error()
+}
+
+// defFile is one def file selected for loading.
+type defFile struct {
+	Path   string // slash path within the mod
+	folder int    // index of its load folder
+}
+
+// listDefFiles lists the *.xml files under <folder>/Defs for every load
+// folder; a file whose path relative to its load folder matches (case
+// insensitively) a file of a later folder is hidden by it.
+func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
+	winner := map[string]defFile{}
+	for fi, folder := range folders {
+		base := path.Join(folder, "Defs")
+		if !isDir(fsys, base) {
+			continue
+		}
+		err := fs.WalkDir(fsys, base, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !strings.EqualFold(path.Ext(p), ".xml") {
+				return nil
+			}
+			rel := p
+			if folder != "." {
+				rel = strings.TrimPrefix(p, folder+"/")
+			}
+			winner[strings.ToLower(rel)] = defFile{Path: p, folder: fi}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", base, err)
+		}
+	}
+	out := make([]defFile, 0, len(winner))
+	for _, f := range winner {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b defFile) int {
+		if a.folder != b.folder {
+			return a.folder - b.folder
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out, nil
+}
+
+// LoadOrder reads a RimWorld ModsConfig.xml and returns the folders of its
+// active mods in load order. Each search directory is a folder whose
+// immediate subfolders are mods (a subfolder with About/About.xml); a
+// search directory that is itself a mod folder also counts. Package IDs
+// match case-insensitively, and an ID ending in "_steam" also matches the
+// ID without that suffix. When an ID is found in several places, the first
+// search directory (then the lexically first subfolder) wins. If some
+// active mods are not found, LoadOrder returns the folders it did find
+// together with an error naming the missing IDs.
+func LoadOrder(modsConfig string, searchDirs []string) ([]string, error) {
+	data, err := os.ReadFile(modsConfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading mods config: %w", err)
+	}
+	root, err := parseXML(data)
+	if err != nil {
+		return nil, fmt.Errorf("mods config %s: %w", modsConfig, err)
+	}
+	active := root.Child("activeMods")
+	if active == nil {
+		return nil, fmt.Errorf("mods config %s: no <activeMods>", modsConfig)
+	}
+	found := map[string]string{} // lower-case package ID -> folder
+	add := func(dir string) {
+		m, _, err := readAbout(os.DirFS(dir))
+		if err != nil {
+			return
+		}
+		id := strings.ToLower(m.PackageID)
+		if _, dup := found[id]; !dup {
+			found[id] = dir
+		}
+	}
+	for _, sd := range searchDirs {
+		if _, err := os.Stat(filepath.Join(sd, "About", "About.xml")); err == nil {
+			add(sd)
+			continue
+		}
+		entries, err := os.ReadDir(sd)
+		if err != nil {
+			return nil, fmt.Errorf("mod search folder: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				add(filepath.Join(sd, e.Name()))
+			}
+		}
+	}
+	var out, missing []string
+	seen := map[string]bool{}
+	for _, li := range active.Children {
+		if li.Name != "li" || li.Text == "" {
+			continue
+		}
+		id := strings.ToLower(li.Text)
+		dir, ok := found[id]
+		if !ok {
+			dir, ok = found[strings.TrimSuffix(id, "_steam")]
+		}
+		if !ok {
+			missing = append(missing, li.Text)
+			continue
+		}
+		if !seen[dir] {
+			seen[dir] = true
+			out = append(out, dir)
+		}
+	}
+	if len(missing) > 0 {
+		return out, fmt.Errorf("mods config %s: %d active mod(s) not found in the search folders: %s", modsConfig, len(missing), strings.Join(missing, ", "))
+	}
+	return out, nil
+}

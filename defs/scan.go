@@ -1,0 +1,542 @@
+package defs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Def is one def of a database, with its content resolved.
+type Def struct {
+	Type, Name string
+	Mod        string // packageId of the mod that provides it
+	File       string // path within the mod
+	Line       int
+	Node       *Node  // resolved content
+	Hash       uint64 // content hash of this def
+}
+
+// Database is every def of one type.
+type Database struct {
+	Type string
+	Defs []*Def // sorted by Name
+	Hash uint64
+}
+
+// Count returns the number of defs in the database.
+func (d *Database) Count() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.Defs)
+}
+
+// Def returns the def with the given name, or nil.
+func (d *Database) Def(name string) *Def {
+	if d == nil {
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(d.Defs, name, func(x *Def, n string) int { return strings.Compare(x.Name, n) })
+	if !ok {
+		return nil
+	}
+	return d.Defs[i]
+}
+
+// Issue is a warning or error found while scanning, located by mod, file
+// and line where known.
+type Issue struct {
+	Mod, File string
+	Line      int
+	Msg       string
+}
+
+// String formats the issue as "[mod] file:line: message", omitting the
+// parts that are unknown.
+func (i Issue) String() string {
+	var b strings.Builder
+	if i.Mod != "" {
+		b.WriteString("[" + i.Mod + "] ")
+	}
+	if i.File != "" {
+		b.WriteString(i.File)
+		if i.Line > 0 {
+			fmt.Fprintf(&b, ":%d", i.Line)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(i.Msg)
+	return b.String()
+}
+
+// Set is a scanned content set: its mods in load order and the def
+// databases they build.
+type Set struct {
+	GameVersion string
+	Mods        []Mod
+	Databases   []*Database // sorted by Type
+	Warnings    []Issue
+	Errors      []Issue
+}
+
+// Database returns the database of the given type, or nil.
+func (s *Set) Database(typ string) *Database {
+	i, ok := slices.BinarySearchFunc(s.Databases, typ, func(d *Database, t string) int { return strings.Compare(d.Type, t) })
+	if !ok {
+		return nil
+	}
+	return s.Databases[i]
+}
+
+// ModSource is one mod folder to scan.
+type ModSource struct {
+	FS  fs.FS  // rooted at the mod folder (the one holding About/)
+	Dir string // display path, may be empty
+}
+
+// Options control a scan.
+type Options struct {
+	// GameVersion selects version folders, e.g. "1.5". The zero value
+	// loads only each mod's root folder.
+	GameVersion string
+	// Workers bounds the number of files parsed at once; 0 means
+	// GOMAXPROCS.
+	Workers int
+}
+
+// ScanDirs scans mod folders on disk, in load order.
+func ScanDirs(dirs []string, opts Options) (*Set, error) {
+	mods := make([]ModSource, len(dirs))
+	for i, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			return nil, fmt.Errorf("mod folder: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("mod folder %s: not a directory", d)
+		}
+		mods[i] = ModSource{FS: os.DirFS(d), Dir: d}
+	}
+	return ScanFS(mods, opts)
+}
+
+// fileJob is one def file to parse.
+type fileJob struct {
+	idx  int // position in load order
+	mod  int
+	fsys fs.FS
+	path string
+	defs []rawDef
+	iss  []fileIssue
+}
+
+// entry is one def element in load order.
+type entry struct {
+	raw  *rawDef
+	job  *fileJob
+	mod  int
+	node *Node // resolved content (named entries: memoised)
+	// defName is the resolved def's name (it may be inherited).
+	defName string
+
+	state uint8 // 0 unresolved, 1 resolving, 2 done, 3 failed
+}
+
+// ScanFS scans mods in load order and builds their def databases. It fails
+// only when the input is unusable (a mod without a readable About.xml or
+// packageId, a package ID used twice, an unreadable folder); problems
+// inside def files are reported in Set.Errors and Set.Warnings.
+func ScanFS(mods []ModSource, opts Options) (*Set, error) {
+	s := &Set{GameVersion: opts.GameVersion}
+	log := &issueLog{set: s}
+	ids := map[string]int{}
+	for i, src := range mods {
+		if src.FS == nil {
+			return nil, fmt.Errorf("mod %d (%s): no file system", i, src.Dir)
+		}
+		m, _, err := readAbout(src.FS)
+		if err != nil {
+			return nil, fmt.Errorf("mod %s: %w", modLabel(src, i), err)
+		}
+		m.Dir = src.Dir
+		id := strings.ToLower(m.PackageID)
+		if j, dup := ids[id]; dup {
+			return nil, fmt.Errorf("mod %s: packageId %s is also used by %s", modLabel(src, i), m.PackageID, modLabel(mods[j], j))
+		}
+		ids[id] = i
+		s.Mods = append(s.Mods, m)
+	}
+	active := func(id string) bool { _, ok := ids[strings.ToLower(id)]; return ok }
+
+	var jobs []*fileJob
+	for i, src := range mods {
+		folders, fiss := selectFolders(src.FS, opts.GameVersion, active)
+		for _, fi := range fiss {
+			log.add(fi.Fatal, i, -1, Issue{Mod: s.Mods[i].PackageID, File: fi.File, Line: fi.Line, Msg: fi.Msg})
+		}
+		files, err := listDefFiles(src.FS, folders)
+		if err != nil {
+			return nil, fmt.Errorf("mod %s: %w", modLabel(src, i), err)
+		}
+		for _, f := range files {
+			jobs = append(jobs, &fileJob{idx: len(jobs), mod: i, fsys: src.FS, path: f.Path})
+		}
+	}
+
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	parallel(len(jobs), workers, func(i int) {
+		j := jobs[i]
+		data, err := fs.ReadFile(j.fsys, j.path)
+		if err != nil {
+			j.iss = []fileIssue{{Msg: "cannot read: " + err.Error(), Fatal: true}}
+			return
+		}
+		j.defs, j.iss = parseDefXML(data)
+	})
+
+	// Everything below runs in load order, so results are deterministic.
+	var entries []*entry
+	named := map[string][]*entry{}
+	for _, j := range jobs {
+		for _, fi := range j.iss {
+			log.add(fi.Fatal, j.mod, j.idx, Issue{Mod: s.Mods[j.mod].PackageID, File: j.path, Line: fi.Line, Msg: fi.Msg})
+		}
+		for k := range j.defs {
+			e := &entry{raw: &j.defs[k], job: j, mod: j.mod}
+			entries = append(entries, e)
+			if name := e.raw.Name; name != "" {
+				prev := named[name]
+				if k := slices.IndexFunc(prev, func(p *entry) bool { return p.mod == e.mod }); k >= 0 {
+					log.warn(e, fmt.Sprintf("parent name %q is already used at %s:%d in this mod; that one is kept", name, prev[k].job.path, prev[k].raw.Line))
+					continue
+				}
+				named[name] = append(prev, e)
+			}
+		}
+	}
+
+	r := &resolver{log: log, named: named}
+	for _, e := range entries {
+		if e.raw.Name != "" {
+			r.resolve(e)
+		}
+	}
+	var concrete []*entry
+	for _, e := range entries {
+		if e.raw.Abstract {
+			continue
+		}
+		if e.raw.Name == "" {
+			r.resolve(e)
+		}
+		if e.state != 2 {
+			continue
+		}
+		if e.defName, _ = e.node.Value("defName"); e.defName == "" {
+			log.fail(e, fmt.Sprintf("%s has no defName", e.raw.Type))
+			continue
+		}
+		concrete = append(concrete, e)
+	}
+
+	// Later definitions of the same type and defName replace earlier ones.
+	type key struct{ typ, name string }
+	winner := map[key]*entry{}
+	var final []*entry
+	for _, e := range concrete {
+		k := key{e.raw.Type, e.defName}
+		if prev, ok := winner[k]; ok {
+			var msg string
+			if prev.mod == e.mod {
+				msg = fmt.Sprintf("%s %s is defined twice in this mod; this definition replaces the one at %s:%d", k.typ, k.name, prev.job.path, prev.raw.Line)
+			} else {
+				msg = fmt.Sprintf("%s %s from mod %s replaces the one from mod %s (%s:%d)", k.typ, k.name, s.Mods[e.mod].PackageID, s.Mods[prev.mod].PackageID, prev.job.path, prev.raw.Line)
+			}
+			log.warn(e, msg)
+		}
+		winner[k] = e
+	}
+	for _, e := range concrete {
+		if winner[key{e.raw.Type, e.defName}] == e {
+			final = append(final, e)
+		}
+	}
+
+	out := make([]*Def, len(final))
+	for i, e := range final {
+		out[i] = &Def{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Node: e.node}
+	}
+	hashDefs(out, workers)
+
+	byType := map[string]*Database{}
+	for _, d := range out {
+		db := byType[d.Type]
+		if db == nil {
+			db = &Database{Type: d.Type}
+			byType[d.Type] = db
+			s.Databases = append(s.Databases, db)
+		}
+		db.Defs = append(db.Defs, d)
+	}
+	slices.SortFunc(s.Databases, func(a, b *Database) int { return strings.Compare(a.Type, b.Type) })
+	for _, db := range s.Databases {
+		slices.SortFunc(db.Defs, func(a, b *Def) int { return strings.Compare(a.Name, b.Name) })
+		db.rehash()
+	}
+	log.finish()
+	return s, nil
+}
+
+func (db *Database) rehash() {
+	names := make([]string, len(db.Defs))
+	hashes := make([]uint64, len(db.Defs))
+	for i, d := range db.Defs {
+		names[i], hashes[i] = d.Name, d.Hash
+	}
+	db.Hash = DatabaseHash(db.Type, names, hashes)
+}
+
+// hashDefs computes Def.Hash for every def, in parallel.
+func hashDefs(out []*Def, workers int) {
+	if workers > len(out) {
+		workers = len(out)
+	}
+	if workers < 1 {
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (len(out) + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(out))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func(part []*Def) {
+			defer wg.Done()
+			var buf []byte
+			for _, d := range part {
+				d.Hash, buf = defHash(buf, d.Type, d.Name, d.Node)
+			}
+		}(out[lo:hi])
+	}
+	wg.Wait()
+}
+
+// parallel runs fn(0..n-1) on at most workers goroutines.
+func parallel(n, workers int, fn func(int)) {
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func modLabel(src ModSource, i int) string {
+	if src.Dir != "" {
+		return src.Dir
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+// issueLog collects issues and orders them by mod, file and line.
+type issueLog struct {
+	set  *Set
+	list []loggedIssue
+}
+
+type loggedIssue struct {
+	fatal     bool
+	mod, file int
+	Issue
+}
+
+func (l *issueLog) add(fatal bool, mod, file int, is Issue) {
+	l.list = append(l.list, loggedIssue{fatal: fatal, mod: mod, file: file, Issue: is})
+}
+
+func (l *issueLog) warn(e *entry, msg string) {
+	l.add(false, e.mod, e.job.idx, Issue{Mod: l.set.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Msg: msg})
+}
+
+func (l *issueLog) fail(e *entry, msg string) {
+	l.add(true, e.mod, e.job.idx, Issue{Mod: l.set.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Msg: msg})
+}
+
+// finish sorts the issues (stably) into Set.Errors and Set.Warnings.
+func (l *issueLog) finish() {
+	slices.SortStableFunc(l.list, func(a, b loggedIssue) int {
+		if a.mod != b.mod {
+			return a.mod - b.mod
+		}
+		if a.file != b.file {
+			return a.file - b.file
+		}
+		return a.Line - b.Line
+	})
+	for _, is := range l.list {
+		if is.fatal {
+			l.set.Errors = append(l.set.Errors, is.Issue)
+		} else {
+			l.set.Warnings = append(l.set.Warnings, is.Issue)
+		}
+	}
+}
+
+// resolver applies inheritance.
+type resolver struct {
+	log   *issueLog
+	named map[string][]*entry
+}
+
+// parentFor picks the parent named name for e: one in the same mod, else
+// the one from the latest mod loaded before e's mod, else the one from the
+// earliest mod loaded after it.
+func (r *resolver) parentFor(e *entry, name string) *entry {
+	var before, after *entry
+	for _, c := range r.named[name] {
+		switch {
+		case c.mod == e.mod:
+			return c
+		case c.mod < e.mod:
+			before = c
+		case after == nil:
+			after = c
+		}
+	}
+	if before != nil {
+		return before
+	}
+	return after
+}
+
+// resolve computes e.node; on failure it records an error and marks e.
+func (r *resolver) resolve(e *entry) {
+	switch e.state {
+	case 2, 3:
+		return
+	case 1:
+		r.log.fail(e, fmt.Sprintf("%s %s: inheritance cycle through parent %q", e.raw.Type, displayName(e.raw), e.raw.Name))
+		e.state = 3
+		return
+	}
+	if e.raw.ParentName == "" {
+		e.node = e.raw.Node
+		e.state = 2
+		return
+	}
+	p := r.parentFor(e, e.raw.ParentName)
+	if p == nil {
+		r.log.fail(e, fmt.Sprintf("%s %s: unknown parent %q", e.raw.Type, displayName(e.raw), e.raw.ParentName))
+		e.state = 3
+		return
+	}
+	e.state = 1
+	r.resolve(p)
+	if e.state == 3 { // failed through a cycle back to e
+		return
+	}
+	if p.state != 2 {
+		r.log.fail(e, fmt.Sprintf("%s %s: parent %q has errors", e.raw.Type, displayName(e.raw), e.raw.ParentName))
+		e.state = 3
+		return
+	}
+	e.node = merge(p.node, e.raw.Node)
+	e.state = 2
+}
+
+func displayName(d *rawDef) string {
+	if d.DefName != "" {
+		return d.DefName
+	}
+	if d.Name != "" {
+		return "(Name=" + d.Name + ")"
+	}
+	return "(unnamed)"
+}
+
+// merge returns child c resolved against its resolved parent p, following
+// RimWorld's rule (see doc.go). Neither input is modified; unchanged
+// subtrees are shared.
+func merge(p, c *Node) *Node {
+	if c.noInherit {
+		return c
+	}
+	out := &Node{Name: c.Name, Line: c.Line, Attrs: mergeAttrs(p.Attrs, c.Attrs)}
+	if c.Text != "" {
+		out.Text = c.Text
+		out.Children = c.Children
+		return out
+	}
+	if len(c.Children) == 0 {
+		out.Text = p.Text
+		out.Children = p.Children
+		return out
+	}
+	out.Children = make([]*Node, len(p.Children), len(p.Children)+len(c.Children))
+	copy(out.Children, p.Children)
+	for _, e := range c.Children {
+		if e.Name == "li" {
+			out.Children = append(out.Children, e)
+			continue
+		}
+		i := slices.IndexFunc(out.Children, func(x *Node) bool { return x.Name == e.Name })
+		if i < 0 {
+			out.Children = append(out.Children, e)
+			continue
+		}
+		out.Children[i] = merge(out.Children[i], e)
+	}
+	return out
+}
+
+// mergeAttrs returns parent attributes overridden by child attributes,
+// sorted by name.
+func mergeAttrs(p, c []Attr) []Attr {
+	if len(p) == 0 {
+		return c
+	}
+	if len(c) == 0 {
+		return p
+	}
+	out := make([]Attr, 0, len(p)+len(c))
+	out = append(out, c...)
+	for _, a := range p {
+		if !slices.ContainsFunc(c, func(x Attr) bool { return x.Name == a.Name }) {
+			out = append(out, a)
+		}
+	}
+	sortAttrs(out)
+	return out
+}

@@ -1,0 +1,399 @@
+// Package defscli is the "defs" command: scan content folders, export
+// manifests and show exactly how two content sets differ, offline.
+package defscli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/lockhost/lockhost/defs"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes of the defs subcommands.
+const (
+	ExitOK        = 0 // scan/export: no errors; diff: same
+	ExitDifferent = 1 // scan/export: content has errors; diff: different
+	ExitError     = 2 // the command could not run
+)
+
+const contentHelp = `CONTENT is a mod folder (one holding About/About.xml) or a folder whose
+subfolders are mods, loaded in lexical order of their names. Several CONTENT
+arguments are loaded in the order given. With --mods-config, the load order
+comes from that ModsConfig.xml and the CONTENT arguments are the folders to
+find the mods in (each a mod folder or a folder of mods).
+
+Flags must come before the positional arguments.`
+
+func gameVersionFlag() cli.Flag {
+	return &cli.StringFlag{Name: "game-version", Aliases: []string{"g"}, Usage: "game version selecting version folders and LoadFolders.xml entries, e.g. 1.5 (default: mod roots only)"}
+}
+
+func modsConfigFlag() cli.Flag {
+	return &cli.StringFlag{Name: "mods-config", Usage: "take the load order from this ModsConfig.xml; CONTENT arguments are the folders to search for mods"}
+}
+
+func warningsFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "warnings", Aliases: []string{"w"}, Usage: "list every warning (overridden defs, …) instead of counting them"}
+}
+
+// Command returns the "defs" command with its subcommands scan, export and
+// diff. Errors are returned as cli.Exit errors carrying the exit codes
+// documented in each subcommand's help.
+func Command() *cli.Command {
+	return &cli.Command{
+		Name:  "defs",
+		Usage: "scan, export and compare def databases offline",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "scan",
+				Usage:     "scan content and print each def database's type, count and hash",
+				ArgsUsage: "CONTENT...",
+				Description: contentHelp + `
+
+Errors and warnings in def files go to standard error. Exit status: 0 no
+errors, 1 the content has errors (the table is still printed), 2 the
+command failed.`,
+				Flags: []cli.Flag{
+					gameVersionFlag(), modsConfigFlag(), warningsFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "print JSON (hashes as 16 hex digits) instead of a table"},
+				},
+				Action: scanAction,
+			},
+			{
+				Name:      "export",
+				Usage:     "scan content and write its manifest (JSON) for a later diff",
+				ArgsUsage: "CONTENT...",
+				Description: contentHelp + `
+
+Exit status: 0 no errors, 1 the content has errors (the manifest is still
+written), 2 the command failed.`,
+				Flags: []cli.Flag{
+					gameVersionFlag(), modsConfigFlag(), warningsFlag(),
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "manifest file to write (- for standard output)", Required: true},
+				},
+				Action: exportAction,
+			},
+			{
+				Name:      "diff",
+				Usage:     "show which mods and defs differ between two content sets",
+				ArgsUsage: "A B",
+				Description: `Each of A and B is either a manifest file written by "defs export" (any
+regular file is read as a manifest) or content: a mod folder, a folder whose
+subfolders are mods (lexical order), or several such folders joined with
+"` + string(os.PathListSeparator) + `" (like PATH), loaded in that order.
+
+Content sides are scanned with --game-version; if it is not given and the
+other side is a manifest, the manifest's game version is used.
+
+Flags must come before A and B. Exit status: 0 same, 1 different, 2 the
+command failed.`,
+				Flags: []cli.Flag{
+					gameVersionFlag(), warningsFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+				},
+				Action: diffAction,
+			},
+		},
+	}
+}
+
+func fail(format string, args ...any) error {
+	return cli.Exit("defs: "+fmt.Sprintf(format, args...), ExitError)
+}
+
+// expandContent turns CONTENT arguments into mod folders in load order.
+func expandContent(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a folder", a)
+		}
+		if isMod(a) {
+			out = append(out, a)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, e := range entries { // ReadDir sorts by name
+			p := filepath.Join(a, e.Name())
+			if isDirPath(p) && isMod(p) {
+				out = append(out, p)
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s is neither a mod folder (no About/About.xml) nor a folder of mods", a)
+		}
+	}
+	return out, nil
+}
+
+func isMod(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "About", "About.xml"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+func isDirPath(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// loadContent scans CONTENT arguments (or a mods config plus search
+// folders).
+func loadContent(c *cli.Context, args []string, gameVersion string) (*defs.Set, error) {
+	if len(args) == 0 {
+		return nil, errors.New("no CONTENT given")
+	}
+	var dirs []string
+	var err error
+	if cfg := c.String("mods-config"); cfg != "" {
+		dirs, err = defs.LoadOrder(cfg, args)
+	} else {
+		dirs, err = expandContent(args)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
+}
+
+// reportIssues prints errors (and warnings, or their count) to ErrWriter.
+func reportIssues(c *cli.Context, label string, s *defs.Set) {
+	w := c.App.ErrWriter
+	if w == nil {
+		w = os.Stderr
+	}
+	prefix := ""
+	if label != "" {
+		prefix = label + ": "
+	}
+	for _, is := range s.Errors {
+		fmt.Fprintf(w, "%serror: %s\n", prefix, is)
+	}
+	if c.Bool("warnings") {
+		for _, is := range s.Warnings {
+			fmt.Fprintf(w, "%swarning: %s\n", prefix, is)
+		}
+	} else if n := len(s.Warnings); n > 0 {
+		fmt.Fprintf(w, "%s%d warning(s); use --warnings to list them\n", prefix, n)
+	}
+}
+
+func out(c *cli.Context) io.Writer {
+	if c.App.Writer != nil {
+		return c.App.Writer
+	}
+	return os.Stdout
+}
+
+type scanJSON struct {
+	GameVersion string             `json:"gameVersion"`
+	Mods        []defs.ManifestMod `json:"mods"`
+	Databases   []summaryJSON      `json:"databases"`
+	Errors      []string           `json:"errors"`
+	Warnings    []string           `json:"warnings"`
+}
+
+type summaryJSON struct {
+	Type  string      `json:"type"`
+	Count int32       `json:"count"`
+	Hash  defs.Hash64 `json:"hash"`
+}
+
+func scanAction(c *cli.Context) error {
+	s, err := loadContent(c, c.Args().Slice(), c.String("game-version"))
+	if err != nil {
+		return fail("scan: %v", err)
+	}
+	w := out(c)
+	if c.Bool("json") {
+		m := s.Manifest()
+		j := scanJSON{GameVersion: s.GameVersion, Mods: m.Mods, Databases: []summaryJSON{}, Errors: []string{}, Warnings: []string{}}
+		for _, x := range s.Summary() {
+			j.Databases = append(j.Databases, summaryJSON{Type: x.Type, Count: x.Count, Hash: defs.Hash64(x.Hash)})
+		}
+		for _, is := range s.Errors {
+			j.Errors = append(j.Errors, is.String())
+		}
+		for _, is := range s.Warnings {
+			j.Warnings = append(j.Warnings, is.String())
+		}
+		b, err := json.MarshalIndent(j, "", "  ")
+		if err != nil {
+			return fail("scan: %v", err)
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return fail("scan: %v", err)
+		}
+	} else {
+		reportIssues(c, "", s)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "TYPE\tCOUNT\tHASH\n")
+		total := 0
+		for _, x := range s.Summary() {
+			fmt.Fprintf(tw, "%s\t%d\t%016x\n", x.Type, x.Count, x.Hash)
+			total += int(x.Count)
+		}
+		if err := tw.Flush(); err != nil {
+			return fail("scan: %v", err)
+		}
+		fmt.Fprintf(w, "%d mods, %d databases, %d defs, %d errors, %d warnings\n", len(s.Mods), len(s.Databases), total, len(s.Errors), len(s.Warnings))
+	}
+	if len(s.Errors) > 0 {
+		return cli.Exit("", ExitDifferent)
+	}
+	return nil
+}
+
+func exportAction(c *cli.Context) error {
+	s, err := loadContent(c, c.Args().Slice(), c.String("game-version"))
+	if err != nil {
+		return fail("export: %v", err)
+	}
+	reportIssues(c, "", s)
+	dest := c.String("output")
+	if dest == "-" {
+		if err := defs.WriteManifest(out(c), s.Manifest()); err != nil {
+			return fail("export: %v", err)
+		}
+	} else if err := writeFileAtomic(dest, s.Manifest()); err != nil {
+		return fail("export: %v", err)
+	}
+	if len(s.Errors) > 0 {
+		return cli.Exit("", ExitDifferent)
+	}
+	return nil
+}
+
+// writeFileAtomic writes the manifest to a temporary file and renames it
+// into place, so a failed export never leaves a half-written manifest.
+func writeFileAtomic(dest string, m *defs.Manifest) error {
+	f, err := os.CreateTemp(filepath.Dir(dest), ".manifest-*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := defs.WriteManifest(f, m); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dest)
+}
+
+// side is one side of a diff.
+type side struct {
+	arg      string
+	manifest *defs.Manifest // set when the side is a manifest file
+	dirs     []string       // else the content folders
+}
+
+func openSide(arg string) (*side, error) {
+	if arg == "" {
+		return nil, errors.New("empty argument")
+	}
+	st, err := os.Stat(arg)
+	if err == nil && st.Mode().IsRegular() {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		m, err := defs.ReadManifest(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", arg, err)
+		}
+		return &side{arg: arg, manifest: m}, nil
+	}
+	parts := filepath.SplitList(arg)
+	parts = slices.DeleteFunc(parts, func(s string) bool { return s == "" })
+	dirs, err := expandContent(parts)
+	if err != nil {
+		return nil, err
+	}
+	return &side{arg: arg, dirs: dirs}, nil
+}
+
+func (s *side) load(c *cli.Context, label, gameVersion string) (*defs.Manifest, error) {
+	if s.manifest != nil {
+		return s.manifest, nil
+	}
+	set, err := defs.ScanDirs(s.dirs, defs.Options{GameVersion: gameVersion})
+	if err != nil {
+		return nil, err
+	}
+	reportIssues(c, label, set)
+	return set.Manifest(), nil
+}
+
+func diffAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return fail("diff: want exactly two arguments A and B, got %d", c.NArg())
+	}
+	a, err := openSide(c.Args().Get(0))
+	if err != nil {
+		return fail("diff: A: %v", err)
+	}
+	b, err := openSide(c.Args().Get(1))
+	if err != nil {
+		return fail("diff: B: %v", err)
+	}
+	gv := c.String("game-version")
+	if !c.IsSet("game-version") {
+		if a.manifest != nil {
+			gv = a.manifest.GameVersion
+		} else if b.manifest != nil {
+			gv = b.manifest.GameVersion
+		}
+	}
+	la, lb := "A ("+a.arg+")", "B ("+b.arg+")"
+	ma, err := a.load(c, "A", gv)
+	if err != nil {
+		return fail("diff: A: %v", err)
+	}
+	mb, err := b.load(c, "B", gv)
+	if err != nil {
+		return fail("diff: B: %v", err)
+	}
+	r := defs.Diff(ma, mb)
+	w := out(c)
+	if c.Bool("json") {
+		bs, err := json.MarshalIndent(struct {
+			Same bool `json:"same"`
+			*defs.Report
+		}{r.Same(), r}, "", "  ")
+		if err != nil {
+			return fail("diff: %v", err)
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", bs); err != nil {
+			return fail("diff: %v", err)
+		}
+	} else {
+		r.WriteText(w, la, lb)
+	}
+	if !r.Same() {
+		return cli.Exit("", ExitDifferent)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package defscli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// run runs "app defs args..." in-process and returns the exit code and
+// output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	app := &cli.App{
+		Name:           "app",
+		Commands:       []*cli.Command{Command()},
+		Writer:         &stdout,
+		ErrWriter:      &stderr,
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	err := app.Run(append([]string{"app", "defs"}, args...))
+	code := 0
+	if err != nil {
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			code = ec.ExitCode()
+			if msg := err.Error(); msg != "" {
+				stderr.WriteString(msg + "\n")
+			}
+		} else {
+			code = -1
+			stderr.WriteString(err.Error())
+		}
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, s := range files {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func about(id string) string {
+	return "<ModMetaData><packageId>" + id + "</packageId><name>" + id + "</name></ModMetaData>"
+}
+
+func defsFile(body string) string { return "<Defs>" + body + "</Defs>" }
+
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host")
+	client := filepath.Join(dir, "client")
+	for _, root := range []string{host, client} {
+		writeTree(t, root, map[string]string{
+			"a_core/About/About.xml":  about("test.core"),
+			"a_core/Defs/Things.xml":  defsFile(`<ThingDef Name="B" Abstract="True"><mass>1</mass></ThingDef><ThingDef ParentName="B"><defName>Steel</defName></ThingDef><RecipeDef><defName>Cook</defName></RecipeDef>`),
+			"a_core/1.5/Defs/New.xml": defsFile(`<ThingDef><defName>Plasteel</defName></ThingDef>`),
+			"b_addon/About/About.xml": about("test.addon"),
+			"b_addon/Defs/More.xml":   defsFile(`<ThingDef><defName>Gold</defName></ThingDef>`),
+		})
+	}
+	// The client's addon changes Steel's inherited value and adds a def.
+	writeTree(t, client, map[string]string{
+		"b_addon/Defs/More.xml": defsFile(`<ThingDef><defName>Gold</defName></ThingDef><ThingDef><defName>Steel</defName><mass>2</mass></ThingDef><PawnKindDef><defName>Ghost</defName></PawnKindDef>`),
+	})
+
+	code, out, errOut := run(t, "scan", "--game-version", "1.5", host)
+	if code != 0 || !strings.Contains(out, "ThingDef") || !strings.Contains(out, "2 mods, 2 databases, 4 defs, 0 errors") {
+		t.Fatalf("scan: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "scan", "--json", filepath.Join(host, "a_core"))
+	var sj scanJSON
+	if code != 0 || json.Unmarshal([]byte(out), &sj) != nil || len(sj.Databases) != 2 || sj.Databases[1].Count != 1 {
+		t.Fatalf("scan --json: %d %s", code, out)
+	}
+
+	manifest := filepath.Join(dir, "host.json")
+	if code, _, errOut := run(t, "export", "-g", "1.5", "-o", manifest, host); code != 0 {
+		t.Fatalf("export: %d %s", code, errOut)
+	}
+
+	// Same content: manifest vs folder (game version taken from the
+	// manifest) and folder vs folder.
+	if code, out, errOut := run(t, "diff", manifest, host); code != 0 || !strings.Contains(out, "same") {
+		t.Fatalf("diff same: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := run(t, "diff", host, host); code != 0 {
+		t.Fatalf("diff folder same: %d %s", code, out)
+	}
+	// Without the version the 1.5 folder is not loaded.
+	if code, out, _ := run(t, "diff", "--game-version", "", manifest, host); code != 1 || !strings.Contains(out, "Plasteel") {
+		t.Fatalf("diff version: %d\n%s", code, out)
+	}
+
+	code, out, errOut = run(t, "diff", "--warnings", manifest, client)
+	if code != 1 {
+		t.Fatalf("diff different: code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"PawnKindDef", "ThingDef Steel has different content: from mod test.core", "from mod test.addon"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff report lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "B: warning: [test.addon]") {
+		t.Errorf("override warning not shown: %s", errOut)
+	}
+
+	code, out, _ = run(t, "diff", "--json", manifest, client)
+	var rep struct {
+		Same      bool `json:"same"`
+		Databases []struct {
+			Type string `json:"type"`
+		} `json:"databases"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Same || len(rep.Databases) != 2 {
+		t.Fatalf("diff --json: %d %s", code, out)
+	}
+
+	// Several folders joined like PATH.
+	joined := filepath.Join(host, "a_core") + string(os.PathListSeparator) + filepath.Join(host, "b_addon")
+	if code, out, _ := run(t, "diff", manifest, joined); code != 0 {
+		t.Fatalf("diff joined: %d %s", code, out)
+	}
+
+	// Errors: missing side, bad manifest, wrong arg count, broken content.
+	if code, _, errOut := run(t, "diff", manifest, filepath.Join(dir, "nope")); code != 2 || !strings.Contains(errOut, "nope") {
+		t.Fatalf("diff missing: %d %s", code, errOut)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	writeTree(t, dir, map[string]string{"bad.json": `{"schema": 9}`})
+	if code, _, errOut := run(t, "diff", bad, host); code != 2 || !strings.Contains(errOut, "schema 9") {
+		t.Fatalf("diff bad manifest: %d %s", code, errOut)
+	}
+	if code, _, _ := run(t, "diff", host); code != 2 {
+		t.Fatalf("diff one arg: %d", code)
+	}
+	if code, _, _ := run(t, "scan", dir); code != 2 {
+		t.Fatalf("scan non-content: %d", code)
+	}
+	writeTree(t, client, map[string]string{"b_addon/Defs/Broken.xml": "<Defs><ThingDef>\n</Defs>"})
+	code, out, errOut = run(t, "scan", client)
+	if code != 1 || !strings.Contains(errOut, "b_addon") && !strings.Contains(errOut, "Defs/Broken.xml:2") || !strings.Contains(out, "1 errors") {
+		t.Fatalf("scan broken: %d\n%s\n%s", code, out, errOut)
+	}
+
+	// Load order from ModsConfig.xml.
+	writeTree(t, dir, map[string]string{"ModsConfig.xml": `<ModsConfigData><activeMods><li>test.addon</li><li>test.core</li></activeMods></ModsConfigData>`})
+	code, out, errOut = run(t, "scan", "--mods-config", filepath.Join(dir, "ModsConfig.xml"), host)
+	if code != 0 || !strings.Contains(out, "2 mods") {
+		t.Fatalf("mods-config: %d %s %s", code, out, errOut)
+	}
+}
