@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
@@ -84,7 +85,18 @@ func serve(c *cli.Context) error {
 	if err := cfg.Defaults().Validate(); err != nil {
 		return cliutil.Usagef("%v", err)
 	}
-	content := host.Content{GameVersion: bundle.GameVersion, Mods: bundle.Mods, Databases: bundle.Summary()}
+	manifest := bundle.Set.Manifest()
+	content := host.Content{
+		GameVersion: bundle.GameVersion, Mods: bundle.Mods, Databases: bundle.Summary(),
+		Detail: func(types []string) []byte {
+			b, err := defs.MarshalDetail(manifest.Only(types))
+			if err != nil {
+				log.Error("def detail", "err", err)
+				return nil
+			}
+			return b
+		},
+	}
 	srv, err := host.New(cfg, content, world)
 	if err != nil {
 		return err

@@ -2,26 +2,30 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/join"
 )
 
-// printDefsDetail prints which def databases differ, from the statuses the
-// host sent for each database this client declared.
+// printDefsDetail prints which defs and mods differ from the host's: the
+// same report as "defs diff", from the detail the host sent with the
+// refusal, or the per-database statuses when there is no detail.
 func printDefsDetail(re *join.RejectedError, bundle *gamecontent.Bundle) {
-	sum := bundle.Summary()
-	if len(re.Statuses) != len(sum) {
-		fmt.Fprintln(os.Stderr, "The host reported def differences but not per database.")
+	if rep, err := join.DefsReport(re, bundle.Set); err == nil {
+		rep.WriteText(stderr, "host", "this machine")
 		return
 	}
-	fmt.Fprintln(os.Stderr, "Def databases that differ from the host's:")
+	sum := bundle.Summary()
+	if len(re.Statuses) != len(sum) {
+		fmt.Fprintln(stderr, "The host reported def differences but not per database.")
+		return
+	}
+	fmt.Fprintln(stderr, "Def databases that differ from the host's:")
 	for i, st := range re.Statuses {
 		if defs.Status(st) == defs.StatusOK {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "  %-28s %-10s (this machine: %d defs, hash %016x)\n", sum[i].Type, defs.Status(st), sum[i].Count, sum[i].Hash)
+		fmt.Fprintf(stderr, "  %-28s %-10s (this machine: %d defs, hash %016x)\n", sum[i].Type, defs.Status(st), sum[i].Count, sum[i].Hash)
 	}
 }

@@ -25,8 +25,14 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// Where the tool writes; variables so tests can capture them.
+var (
+	stdout io.Writer = os.Stdout
+	stderr io.Writer = os.Stderr
+)
+
 func main() {
-	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, classify))
+	os.Exit(cliutil.Run(newApp(), os.Args, stderr, classify))
 }
 
 // classify maps join errors to exit codes: 3 when the host refused or
@@ -89,7 +95,7 @@ func run(c *cli.Context) error {
 	if name == "" {
 		return cliutil.Usagef("give a username with --name")
 	}
-	log, err := cliutil.Logger(c, os.Stderr)
+	log, err := cliutil.Logger(c, stderr)
 	if err != nil {
 		return err
 	}
@@ -100,7 +106,7 @@ func run(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	bar := newProgressBar(os.Stderr, c.Bool("quiet"))
+	bar := newProgressBar(stderr, c.Bool("quiet"))
 	cfg := join.Config{
 		Addr:         hostAddr(c.Args().First()),
 		Name:         name,
@@ -108,7 +114,7 @@ func run(c *cli.Context) error {
 		Loader:       colony.Loader(bundle.Content),
 		ReadyTimeout: c.Duration("timeout"),
 		Progress:     bar.update,
-		Notice:       func(text string) { bar.clear(); fmt.Println("notice:", text) },
+		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", text) },
 		Logger:       log,
 	}
 	sess, err := join.Join(ctx, cfg)
@@ -118,7 +124,7 @@ func run(c *cli.Context) error {
 	}
 	t := sess.Timings()
 	info := sess.Info()
-	fmt.Printf("WorldReady tick=%d game=%q player=%d connect=%s handshake=%s download=%s load=%s catch-up=%s total=%s "+
+	fmt.Fprintf(stdout, "WorldReady tick=%d game=%q player=%d connect=%s handshake=%s download=%s load=%s catch-up=%s total=%s "+
 		"world=%s compressed/%s raw caught-up=%d ticks (%.0f ticks/s)\n",
 		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
 		size(t.Bytes), size(t.RawBytes), t.CatchUpTicks, t.CatchUpRate())
@@ -129,7 +135,7 @@ func run(c *cli.Context) error {
 	if err := sess.Run(ctx); err != nil {
 		return explain(err, bundle)
 	}
-	fmt.Println("left the session")
+	fmt.Fprintln(stdout, "left the session")
 	return nil
 }
 

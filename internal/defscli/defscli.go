@@ -27,9 +27,7 @@ const contentHelp = `CONTENT is a mod folder (one holding About/About.xml) or a 
 subfolders are mods, loaded in lexical order of their names. Several CONTENT
 arguments are loaded in the order given. With --mods-config, the load order
 comes from that ModsConfig.xml and the CONTENT arguments are the folders to
-find the mods in (each a mod folder or a folder of mods).
-
-Flags must come before the positional arguments.`
+find the mods in (each a mod folder or a folder of mods).`
 
 func gameVersionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "game-version", Aliases: []string{"g"}, Usage: "game version selecting version folders and LoadFolders.xml entries, e.g. 1.5 (default: mod roots only)"}
@@ -92,7 +90,7 @@ subfolders are mods (lexical order), or several such folders joined with
 Content sides are scanned with --game-version; if it is not given and the
 other side is a manifest, the manifest's game version is used.
 
-Flags must come before A and B. Exit status: 0 same, 1 different, 2 the
+Exit status: 0 same, 1 different, 2 the
 command failed.`,
 				Flags: []cli.Flag{
 					gameVersionFlag(), warningsFlag(),

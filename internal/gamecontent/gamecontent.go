@@ -48,6 +48,9 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 			return nil, fmt.Errorf("embedded content: %w", err)
 		}
 		b.Embedded = true
+		// The embedded content has no version folders; record the version
+		// it is run as, so manifests compare like for like.
+		b.Set.GameVersion = gameVersion
 	} else {
 		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
 		if err != nil {

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+)
+
+// serveBundle hosts a small world of b on loopback for the test's life.
+func serveBundle(t *testing.T, b *gamecontent.Bundle) string {
+	t.Helper()
+	world, err := colony.New(b.Content, colony.Config{Maps: 2, Width: 64, Height: 64, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := b.Set.Manifest()
+	srv, err := host.New(host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		host.Content{GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
+			Detail: func(types []string) []byte {
+				d, err := defs.MarshalDetail(manifest.Only(types))
+				if err != nil {
+					t.Error(err)
+				}
+				return d
+			}}, world)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// runJoin runs the tool in-process and returns its exit code and output.
+func runJoin(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	stdout, stderr = &out, &errOut
+	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
+	code := cliutil.Run(newApp(), append([]string{"join"}, args...), &errOut, classify)
+	return code, out.String(), errOut.String()
+}
+
+func TestJoinExitCodes(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b)
+	free, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := free.Addr().String()
+	free.Close()
+
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"ready", []string{addr, "--name", "Alice", "--exit-after-ready", "-q"}, cliutil.ExitOK, "WorldReady tick=", ""},
+		{"flags first", []string{"--name", "Bob", "--exit-after-ready", "-q", addr}, cliutil.ExitOK, "WorldReady tick=", ""},
+		{"no host", []string{"--name", "Alice"}, cliutil.ExitUsage, "", "give the host"},
+		{"no name", []string{addr}, cliutil.ExitUsage, "", "--name"},
+		{"unknown flag", []string{addr, "--nmae", "x"}, cliutil.ExitUsage, "", "nmae"},
+		{"bad name", []string{addr, "--name", "A b", "-q"}, cliutil.ExitRejected, "", "UsernameChars"},
+		{"nobody listening", []string{closedAddr, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "connect"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runJoin(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
+			}
+			if !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) {
+				t.Fatalf("stdout %q (want %q), stderr %q (want %q)", out, tc.out, errOut, tc.err)
+			}
+		})
+	}
+}
+
+// TestJoinDifferentContentPrintsExactDiff hosts content in which one def
+// value differs from the embedded default, and checks the join tool names
+// that def, its type and its mod, and exits 3.
+func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Core")
+	if err := os.CopyFS(dir, colony.DefaultContentFS()); err != nil {
+		t.Fatal(err)
+	}
+	foods := filepath.Join(dir, "Defs", "ThingDefs", "Foods.xml")
+	xml, err := os.ReadFile(foods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(xml), "<label>rice</label>\n    <nutrition>5</nutrition>", "<label>rice</label>\n    <nutrition>6</nutrition>", 1)
+	if changed == string(xml) {
+		t.Fatal("test content edit did not apply")
+	}
+	if err := os.WriteFile(foods, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hb, err := gamecontent.Load([]string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, hb)
+	code, out, errOut := runJoin(t, addr, "--name", "Alice", "-q")
+	if code != cliutil.ExitRejected {
+		t.Fatalf("exit %d, want 3\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	for _, want := range []string{"RawRice", "ThingDef", "lockhost.core", "Defs"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("report does not mention %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "RawCorn") {
+		t.Errorf("report names an unchanged def:\n%s", errOut)
+	}
+	t.Logf("join output:\n%s", errOut)
+}
