@@ -1,0 +1,119 @@
+package colony
+
+import (
+	"bytes"
+	"compress/gzip"
+	"testing"
+)
+
+// benchWorld is the default world after a warm-up, so pawns are busy.
+func benchWorld(b *testing.B) *World {
+	b.Helper()
+	c := testContent(b)
+	w := mustNew(b, c, Config{})
+	run(b, w, newScript(1, c), 600)
+	return w
+}
+
+// BenchmarkStep measures one tick of the default world (4 maps of
+// 250x250).
+func BenchmarkStep(b *testing.B) {
+	w := benchWorld(b)
+	b.ResetTimer()
+	for b.Loop() {
+		w.Step()
+	}
+}
+
+// BenchmarkCatchUp measures catching up 600 ticks (10 s of play) with
+// the command script, as a joiner does.
+func BenchmarkCatchUp(b *testing.B) {
+	w := benchWorld(b)
+	world, maps := snapshot(b, w)
+	c := testContent(b)
+	for b.Loop() {
+		j, err := Load(c, world, maps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, j, newScript(2, c), 600)
+	}
+}
+
+func BenchmarkMarshalMap(b *testing.B) {
+	w := benchWorld(b)
+	data, _ := w.MarshalMap(0)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := w.MarshalMap(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMapHash(b *testing.B) {
+	w := benchWorld(b)
+	data, _ := w.MarshalMap(0)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		w.MapHash(0)
+	}
+}
+
+func BenchmarkWorldHash(b *testing.B) {
+	w := benchWorld(b)
+	for b.Loop() {
+		w.WorldHash()
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	w := benchWorld(b)
+	world, maps := snapshot(b, w)
+	n := len(world)
+	for _, m := range maps {
+		n += len(m.Data)
+	}
+	b.SetBytes(int64(n))
+	c := testContent(b)
+	load := Loader(c)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := load(world, maps); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestEncodedSizes logs the size of the default world's encoding, raw and
+// gzipped (run with -v).
+func TestEncodedSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	c := testContent(t)
+	w := mustNew(t, c, Config{})
+	run(t, w, newScript(1, c), 600)
+	world, maps := snapshot(t, w)
+	gz := func(b []byte) int {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+		zw.Write(b)
+		zw.Close()
+		return buf.Len()
+	}
+	total, totalGz := len(world), gz(world)
+	t.Logf("world: %d bytes raw, %d gzip", len(world), gz(world))
+	for _, m := range maps {
+		g := gz(m.Data)
+		total += len(m.Data)
+		totalGz += g
+		t.Logf("map %d: %d bytes raw, %d gzip", m.ID, len(m.Data), g)
+	}
+	t.Logf("total: %d bytes raw, %d gzip", total, totalGz)
+	if total < 250_000 {
+		t.Errorf("default world encodes to only %d bytes", total)
+	}
+}

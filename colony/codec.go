@@ -1,0 +1,517 @@
+package colony
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// Encoding. Both blobs start with a 4-byte magic, a version byte and the
+// content fingerprint (8 bytes, little endian). Integers are unsigned
+// varints unless noted; PRNG states and the seed are 8 bytes little endian.
+//
+// World: tick, seed, rng, temperature (zig-zag varint), map count.
+//
+// Map: id, width, height, rng, next ID, wild target, terrain (one byte per
+// cell, row-major), things (count, then per thing: ID delta, def, x, y,
+// count, hit points, growth, flags, reserving pawn ID), pawns (count, then
+// per pawn: ID delta, kind, x, y, hunger, health, cool, move cool, job kind,
+// job target, job x, job y, job progress, ignored thing, carried def+1
+// [count, hit points], path length, path cells).
+//
+// MapHash is xxhash64 of exactly the bytes MarshalMap returns, computed
+// without building them in one buffer.
+const (
+	codecVersion = 1
+	worldMagic   = "LHCW"
+	mapMagic     = "LHCM"
+
+	maxCool = 1 << 20 // bound on encoded cool-downs and progress
+	maxTemp = 100
+
+	minThingBytes = 9  // fewest bytes one encoded thing takes
+	minPawnBytes  = 16 // fewest bytes one encoded pawn takes
+)
+
+// encoder appends to buf; with a digest it flushes buf into the digest
+// every few KB so hashing needs no full-size buffer.
+type encoder struct {
+	buf []byte
+	d   *xxhash.Digest
+}
+
+func (e *encoder) uv(v uint64)  { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *encoder) i32(v int32)  { e.buf = binary.AppendUvarint(e.buf, uint64(uint32(v))) }
+func (e *encoder) sv(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *encoder) u64(v uint64) { e.buf = binary.LittleEndian.AppendUint64(e.buf, v) }
+
+func (e *encoder) flush() {
+	if e.d != nil && len(e.buf) > 0 {
+		_, _ = e.d.Write(e.buf)
+		e.buf = e.buf[:0]
+	}
+}
+
+// record ends one record: flush when the buffer has grown.
+func (e *encoder) record() {
+	if e.d != nil && len(e.buf) >= 4096 {
+		e.flush()
+	}
+}
+
+func (e *encoder) raw(b []byte) {
+	if e.d != nil {
+		e.flush()
+		_, _ = e.d.Write(b)
+		return
+	}
+	e.buf = append(e.buf, b...)
+}
+
+func (w *World) encodeWorld(e *encoder) {
+	e.buf = append(e.buf, worldMagic...)
+	e.buf = append(e.buf, codecVersion)
+	e.u64(w.r.fingerprint)
+	e.uv(w.tick)
+	e.u64(w.seed)
+	e.u64(w.rng.s)
+	e.sv(int64(w.temp))
+	e.uv(uint64(len(w.maps)))
+}
+
+func (w *World) encodeMap(m *gameMap, e *encoder) {
+	e.buf = append(e.buf, mapMagic...)
+	e.buf = append(e.buf, codecVersion)
+	e.u64(w.r.fingerprint)
+	e.i32(m.ID)
+	e.i32(m.W)
+	e.i32(m.H)
+	e.u64(m.RNG.s)
+	e.i32(m.NextID)
+	e.i32(m.WildTarget)
+	e.raw(m.Terrain)
+	live := 0
+	for i := range m.Things {
+		if !m.Things[i].dead {
+			live++
+		}
+	}
+	e.uv(uint64(live))
+	prev := int32(0)
+	for i := range m.Things {
+		t := &m.Things[i]
+		if t.dead {
+			continue
+		}
+		e.i32(t.ID - prev)
+		prev = t.ID
+		e.i32(t.Def)
+		e.i32(t.X)
+		e.i32(t.Y)
+		e.i32(t.Count)
+		e.i32(t.HP)
+		e.i32(t.Growth)
+		e.uv(uint64(t.Flags))
+		e.i32(t.Reserved)
+		e.record()
+	}
+	live = 0
+	for i := range m.Pawns {
+		if !m.Pawns[i].dead {
+			live++
+		}
+	}
+	e.uv(uint64(live))
+	prev = 0
+	for i := range m.Pawns {
+		p := &m.Pawns[i]
+		if p.dead {
+			continue
+		}
+		e.i32(p.ID - prev)
+		prev = p.ID
+		e.i32(p.Kind)
+		e.i32(p.X)
+		e.i32(p.Y)
+		e.i32(p.Hunger)
+		e.i32(p.Health)
+		e.i32(p.Cool)
+		e.i32(p.MoveCool)
+		e.uv(uint64(p.Job.Kind))
+		e.i32(p.Job.Target)
+		e.i32(p.Job.X)
+		e.i32(p.Job.Y)
+		e.i32(p.Job.Progress)
+		e.i32(p.Ignore)
+		e.i32(p.Carry.Def + 1)
+		if p.Carry.Def >= 0 {
+			e.i32(p.Carry.Count)
+			e.i32(p.Carry.HP)
+		}
+		e.uv(uint64(len(p.Path)))
+		for _, c := range p.Path {
+			e.i32(c)
+		}
+		e.record()
+	}
+	e.flush()
+}
+
+// MarshalWorld encodes the world-level state: tick, seed, PRNG,
+// temperature and the number of maps.
+func (w *World) MarshalWorld() ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, 64)}
+	w.encodeWorld(&e)
+	return e.buf, nil
+}
+
+// MarshalMap encodes one map.
+func (w *World) MarshalMap(id int32) ([]byte, error) {
+	m := w.mapByID(id)
+	if m == nil {
+		return nil, fmt.Errorf("colony: unknown map %d", id)
+	}
+	e := encoder{buf: make([]byte, 0, len(m.Terrain)+16*len(m.Things)+64*len(m.Pawns)+64)}
+	w.encodeMap(m, &e)
+	return e.buf, nil
+}
+
+// MapHash is xxhash64 of the map's encoding; ok is false for an unknown map.
+func (w *World) MapHash(id int32) (uint64, bool) {
+	m := w.mapByID(id)
+	if m == nil {
+		return 0, false
+	}
+	return w.mapHash(m), true
+}
+
+func (w *World) mapHash(m *gameMap) uint64 {
+	e := encoder{buf: make([]byte, 0, 8192), d: xxhash.New()}
+	w.encodeMap(m, &e)
+	return e.d.Sum64()
+}
+
+// WorldHash is xxhash64 over the world-level encoding followed by every
+// map's hash (8 bytes little endian) in ID order.
+func (w *World) WorldHash() uint64 {
+	e := encoder{buf: make([]byte, 0, 64+8*len(w.maps))}
+	w.encodeWorld(&e)
+	for _, m := range w.maps {
+		e.u64(w.mapHash(m))
+	}
+	return xxhash.Sum64(e.buf)
+}
+
+// decoder reads untrusted bytes; the first error sticks and later reads
+// return zero values.
+type decoder struct {
+	b    []byte
+	off  int
+	err  error
+	what string // "world" or "map N", for messages
+}
+
+func (d *decoder) failf(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("colony: load %s: %s (at byte %d)", d.what, fmt.Sprintf(format, args...), d.off)
+	}
+}
+
+func (d *decoder) left() int { return len(d.b) - d.off }
+
+func (d *decoder) uv(field string, hi uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.failf("%s: truncated or malformed varint", field)
+		return 0
+	}
+	if v > hi {
+		d.failf("%s = %d, want at most %d", field, v, hi)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// rng32 reads an unsigned varint in lo..hi (hi <= MaxInt32).
+func (d *decoder) rng32(field string, lo, hi int32) int32 {
+	v := d.uv(field, uint64(hi))
+	if d.err == nil && v < uint64(lo) {
+		d.failf("%s = %d, want at least %d", field, v, lo)
+		return 0
+	}
+	return int32(v)
+}
+
+func (d *decoder) sv(field string, lo, hi int64) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.failf("%s: truncated or malformed varint", field)
+		return 0
+	}
+	if v < lo || v > hi {
+		d.failf("%s = %d, want %d..%d", field, v, lo, hi)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) u64(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	if d.left() < 8 {
+		d.failf("%s: truncated", field)
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b[d.off:])
+	d.off += 8
+	return v
+}
+
+func (d *decoder) bytes(field string, n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || d.left() < n {
+		d.failf("%s: %d bytes needed, %d left", field, n, d.left())
+		return nil
+	}
+	b := d.b[d.off : d.off+n]
+	d.off += n
+	return b
+}
+
+func (d *decoder) header(magic string, fp uint64) {
+	h := d.bytes("header", len(magic)+1)
+	if d.err != nil {
+		return
+	}
+	if string(h[:len(magic)]) != magic {
+		d.failf("not a colony %s blob", d.what)
+		return
+	}
+	if h[len(magic)] != codecVersion {
+		d.failf("encoding version %d, want %d", h[len(magic)], codecVersion)
+		return
+	}
+	if got := d.u64("content fingerprint"); d.err == nil && got != fp {
+		d.failf("built for other content (fingerprint %016x, this content is %016x)", got, fp)
+	}
+}
+
+func (d *decoder) end() {
+	if d.err == nil && d.left() != 0 {
+		d.failf("%d trailing bytes", d.left())
+	}
+}
+
+// Loader returns a lockstep.Loader that rebuilds worlds for content. A
+// world encoded for different content is refused.
+func Loader(content *Content) lockstep.Loader {
+	r, err := compile(content)
+	return func(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
+		if err != nil {
+			return nil, err
+		}
+		w, err := load(r, world, maps)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+}
+
+// Load rebuilds a World from the output of MarshalWorld and MarshalMap.
+// The input is untrusted: anything malformed gives an error, never a panic.
+func Load(content *Content, world []byte, maps []lockstep.MapBlob) (*World, error) {
+	r, err := compile(content)
+	if err != nil {
+		return nil, err
+	}
+	return load(r, world, maps)
+}
+
+func load(r *rules, world []byte, maps []lockstep.MapBlob) (*World, error) {
+	d := &decoder{b: world, what: "world"}
+	d.header(worldMagic, r.fingerprint)
+	w := &World{r: r}
+	w.tick = d.uv("tick", 1<<63)
+	w.seed = d.u64("seed")
+	w.rng.s = d.u64("rng")
+	w.temp = int32(d.sv("temperature", -maxTemp, maxTemp))
+	n := int(d.uv("map count", MaxMaps))
+	if d.err == nil && n < 1 {
+		d.failf("no maps")
+	}
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(maps) != n {
+		return nil, fmt.Errorf("colony: load: world has %d maps, %d given", n, len(maps))
+	}
+	blobs := slices.Clone(maps)
+	slices.SortFunc(blobs, func(a, b lockstep.MapBlob) int { return int(a.ID) - int(b.ID) })
+	for i, b := range blobs {
+		if b.ID != int32(i) {
+			return nil, fmt.Errorf("colony: load: map IDs must be 0..%d, got %d", n-1, b.ID)
+		}
+	}
+	w.maps = make([]*gameMap, n)
+	for i, b := range blobs {
+		m, err := decodeMap(r, b.ID, b.Data)
+		if err != nil {
+			return nil, err
+		}
+		w.maps[i] = m
+	}
+	return w, nil
+}
+
+func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
+	d := &decoder{b: data, what: fmt.Sprintf("map %d", id)}
+	d.header(mapMagic, r.fingerprint)
+	m := &gameMap{}
+	m.ID = d.rng32("map ID", 0, MaxMaps-1)
+	if d.err == nil && m.ID != id {
+		d.failf("blob holds map %d", m.ID)
+	}
+	m.W = d.rng32("width", MinSide, MaxSide)
+	m.H = d.rng32("height", MinSide, MaxSide)
+	m.RNG.s = d.u64("rng")
+	m.NextID = d.rng32("next ID", 1, maxID)
+	m.WildTarget = d.rng32("wild target", 0, MaxThingsPerMap)
+	terrain := d.bytes("terrain", int(m.W)*int(m.H))
+	if d.err != nil {
+		return nil, d.err
+	}
+	for i, t := range terrain {
+		if int(t) >= len(r.terrains) {
+			d.off -= len(terrain) - i
+			d.failf("cell %d: terrain %d, content has %d", i, t, len(r.terrains))
+			return nil, d.err
+		}
+	}
+	m.Terrain = slices.Clone(terrain)
+	cells := m.W * m.H
+
+	n := int(d.uv("thing count", MaxThingsPerMap))
+	if d.err == nil && n*minThingBytes > d.left() {
+		d.failf("thing count %d does not fit in %d bytes", n, d.left())
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	m.Things = make([]thing, 0, n)
+	prev := int32(0)
+	for range n {
+		var t thing
+		t.ID = prev + d.rng32("thing ID delta", 1, maxID-prev)
+		prev = t.ID
+		t.Def = d.rng32("thing def", 0, int32(len(r.things)-1))
+		t.X = d.rng32("thing x", 0, m.W-1)
+		t.Y = d.rng32("thing y", 0, m.H-1)
+		if d.err != nil {
+			return nil, d.err
+		}
+		tr := &r.things[t.Def]
+		t.Count = d.rng32("thing count", 1, tr.stackLimit)
+		t.HP = d.rng32("thing hit points", 1, tr.hitPoints)
+		t.Growth = d.rng32("thing growth", 0, tr.growTicks)
+		t.Flags = uint8(d.uv("thing flags", uint64(flagMask)))
+		t.Reserved = d.rng32("thing reserved by", 0, maxID)
+		if d.err == nil && t.Flags&flagUnsown != 0 && (tr.cat != catPlant || !tr.sowable) {
+			d.failf("thing %d: unsown flag on a thing that is not a crop", t.ID)
+		}
+		if d.err == nil && t.ID >= m.NextID {
+			d.failf("thing ID %d not below next ID %d", t.ID, m.NextID)
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		m.Things = append(m.Things, t)
+	}
+
+	n = int(d.uv("pawn count", MaxPawnsPerMap))
+	if d.err == nil && n*minPawnBytes > d.left() {
+		d.failf("pawn count %d does not fit in %d bytes", n, d.left())
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	m.Pawns = make([]pawn, 0, n)
+	prev = 0
+	for range n {
+		var p pawn
+		p.ID = prev + d.rng32("pawn ID delta", 1, maxID-prev)
+		prev = p.ID
+		p.Kind = d.rng32("pawn kind", 0, int32(len(r.kinds)-1))
+		if d.err != nil {
+			return nil, d.err
+		}
+		k := &r.kinds[p.Kind]
+		p.X = d.rng32("pawn x", 0, m.W-1)
+		p.Y = d.rng32("pawn y", 0, m.H-1)
+		p.Hunger = d.rng32("pawn hunger", 0, k.starveAt)
+		p.Health = d.rng32("pawn health", 1, k.maxHealth)
+		p.Cool = d.rng32("pawn cool", 0, maxCool)
+		p.MoveCool = d.rng32("pawn move cool", 0, maxCool)
+		p.Job.Kind = uint8(d.uv("job kind", uint64(jobCount-1)))
+		p.Job.Target = d.rng32("job target", 0, maxID)
+		p.Job.X = d.rng32("job x", 0, m.W-1)
+		p.Job.Y = d.rng32("job y", 0, m.H-1)
+		p.Job.Progress = d.rng32("job progress", 0, maxCool)
+		p.Ignore = d.rng32("ignored thing", 0, maxID)
+		p.Carry.Def = d.rng32("carried def", 0, int32(len(r.things))) - 1
+		if d.err == nil && p.Carry.Def >= 0 {
+			tr := &r.things[p.Carry.Def]
+			if tr.cat != catItem && tr.cat != catFood {
+				d.failf("pawn %d carries a thing that is not an item or food", p.ID)
+			}
+			p.Carry.Count = d.rng32("carried count", 1, tr.stackLimit)
+			p.Carry.HP = d.rng32("carried hit points", 1, tr.hitPoints)
+		}
+		pl := int(d.uv("path length", maxPathLen))
+		if d.err == nil && pl > d.left() {
+			d.failf("path length %d does not fit in %d bytes", pl, d.left())
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		if pl > 0 {
+			p.Path = make([]int32, pl)
+			for j := range p.Path {
+				p.Path[j] = d.rng32("path cell", 0, cells-1)
+			}
+		}
+		if d.err == nil && p.ID >= m.NextID {
+			d.failf("pawn ID %d not below next ID %d", p.ID, m.NextID)
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		m.Pawns = append(m.Pawns, p)
+	}
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	for i := range m.Things {
+		if res := m.Things[i].Reserved; res != 0 && m.findPawn(res) < 0 {
+			return nil, fmt.Errorf("colony: load map %d: thing %d reserved by unknown pawn %d", id, m.Things[i].ID, res)
+		}
+	}
+	m.rebuildDerived(r)
+	return m, nil
+}

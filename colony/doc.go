@@ -1,0 +1,46 @@
+// Package colony is lockhost's reference simulation: a small RimWorld-like
+// colony game that every machine of a session runs in lockstep. It
+// implements lockstep.Sim (World) and provides a lockstep.Loader (Loader),
+// so the host and the join tool can snapshot, transfer, load and replay it.
+//
+// A world holds several maps. Each map has a terrain grid, things (items,
+// food, plants, buildings) and pawns. Every tick pawns get hungry, pick
+// jobs (eat, sow, harvest, haul to storage, wander), find paths with A*
+// and walk them; on a rare tick (every RareTicks, each thing on its own
+// phase) plants grow and things decay; wild plants take root on random
+// fertile cells. The world-level state is the tick, the seed, a PRNG and
+// the temperature, which follows the seasons and drives plant growth.
+//
+// Everything the simulation knows about terrains, things and pawn kinds
+// comes from a Content, normally built from RimWorld-style XML defs by
+// ContentFromDefs. The default content is embedded (DefaultContentFS,
+// DefaultContent).
+//
+// Players act through map-scoped commands (CmdSpawnThing, CmdMovePawn),
+// built with SpawnThing and MovePawn; World.Apply validates them fully and
+// refuses anything else, engine kinds and world-scoped commands included.
+// Game speed belongs to the engine (lockstep.KindSetSpeed).
+//
+// # Determinism rules
+//
+// Given the same Content, the same encoded state and the same commands at
+// the same ticks, every machine computes the same states and hashes. The
+// code keeps that true by these rules:
+//
+//   - integer arithmetic only, on fixed-size types (int32, uint64), with
+//     value ranges bounded by Content validation so nothing overflows;
+//     no floating point anywhere in state or logic;
+//   - randomness comes only from splitmix64 generators whose state is part
+//     of the encoded state: one for the world, one per map;
+//   - iteration order is fixed: slices sorted by ID, maps in ID order,
+//     ties broken by ID or cell index; Go maps are used only for lookups;
+//   - no clocks, no goroutines, no process-seeded hashing (xxhash only);
+//   - everything not encoded (per-cell counters, storage lists, path
+//     search memory) is derived from the encoded state and rebuilt after a
+//     load, so a loaded world evolves exactly like the original.
+//
+// MapHash is xxhash64 of a map's encoding (the bytes MarshalMap returns);
+// WorldHash covers the world-level encoding and every map hash in ID order.
+// The encodings carry a version byte and the Content fingerprint, and the
+// decoder treats its input as untrusted.
+package colony
