@@ -130,6 +130,12 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("diff --json: %d %s", code, out)
 	}
 
+	// A mod present on one side only is named as missing.
+	code, out, _ = run(t, "diff", host, filepath.Join(host, "a_core"))
+	if code != 1 || !strings.Contains(out, "test.addon") || !strings.Contains(out, "Gold") {
+		t.Fatalf("diff missing mod: %d\n%s", code, out)
+	}
+
 	// Several folders joined like PATH.
 	joined := filepath.Join(host, "a_core") + string(os.PathListSeparator) + filepath.Join(host, "b_addon")
 	if code, out, _ := run(t, "diff", manifest, joined); code != 0 {

@@ -82,10 +82,22 @@ func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "content", Usage: "mod `DIR` to load, repeatable, in load order (default: the embedded default content)"},
 		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders such as 1.5/Defs"},
+		&cli.StringFlag{Name: "mods-config", Usage: "take the load order from this ModsConfig.xml `FILE`; --content then names the folders to find the mods in"},
 	}
 }
 
 // FromFlags loads the content the flags name.
 func FromFlags(c *cli.Context) (*Bundle, error) {
-	return Load(c.StringSlice("content"), c.String("game-version"))
+	dirs := c.StringSlice("content")
+	if mc := c.String("mods-config"); mc != "" {
+		if len(dirs) == 0 {
+			return nil, errors.New("--mods-config needs --content folders to find the mods in")
+		}
+		ordered, err := defs.LoadOrder(mc, dirs)
+		if err != nil {
+			return nil, fmt.Errorf("load order: %w", err)
+		}
+		dirs = ordered
+	}
+	return Load(dirs, c.String("game-version"))
 }
