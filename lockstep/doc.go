@@ -11,7 +11,9 @@
 // ordered stream, so a follower that holds grant G holds every command it
 // needs to reach G.
 //
-// A snapshot ("join point") cut at tick S holds the state with Tick() == S
-// before any command stamped S was applied; the commands queued since the
-// join point are therefore exactly those stamped >= S.
+// A snapshot ("join point") is cut between two Advance calls at tick S: it
+// holds the state with Tick() == S, including every command applied before
+// the cut (normally none stamped S; while paused, earlier batches of S).
+// The queues are reset at the cut, so the commands queued since the join
+// point are exactly those applied after it, all stamped >= S.
 package lockstep

@@ -1,6 +1,9 @@
 package roster
 
-import "errors"
+import (
+	"errors"
+	"unicode/utf8"
+)
 
 // Username length limits, inclusive.
 const (
@@ -18,9 +21,10 @@ var (
 )
 
 // ValidateName checks the username rules: 3 to 15 characters, each one of
-// A-Z, a-z, 0-9 or underscore.
+// A-Z, a-z, 0-9 or underscore. Length counts characters, not bytes, so a
+// short name with an accent is refused for its characters.
 func ValidateName(name string) error {
-	if len(name) < MinNameLen || len(name) > MaxNameLen {
+	if n := utf8.RuneCountInString(name); n < MinNameLen || n > MaxNameLen {
 		return ErrNameLength
 	}
 	for i := 0; i < len(name); i++ {

@@ -1,6 +1,7 @@
 package roster
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -90,7 +91,7 @@ func (r *Roster) Admit(id int32, name string) (*Player, []Notice, error) {
 		return nil, nil, fmt.Errorf("player id %d already admitted", id)
 	}
 	p := &Player{ID: id, Name: name, Faction: DefaultFaction, Status: Downloading}
-	i, _ := slices.BinarySearchFunc(r.players, id, func(p *Player, id int32) int { return int(p.ID - id) })
+	i, _ := slices.BinarySearchFunc(r.players, id, func(p *Player, id int32) int { return cmp.Compare(p.ID, id) })
 	r.players = slices.Insert(r.players, i, p)
 	r.byName[foldName(name)] = p
 	notices := []Notice{{Kind: NoticeJoined, Text: name + " joined the session."}}

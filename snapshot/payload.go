@@ -169,6 +169,13 @@ func (a *Assembler) Add(offset, total uint64, data []byte) (done bool, err error
 	if uint64(len(data)) > a.total-offset {
 		return false, fmt.Errorf("chunk runs past total %d: %w", a.total, ErrMalformed)
 	}
+	if need := uint64(len(a.buf) + len(data)); need > uint64(cap(a.buf)) {
+		// Grow by doubling but never past the declared total: append's
+		// own growth would reserve up to a quarter more than the limit.
+		nb := make([]byte, len(a.buf), min(a.total, max(need, 2*uint64(cap(a.buf)))))
+		copy(nb, a.buf)
+		a.buf = nb
+	}
 	a.buf = append(a.buf, data...)
 	return uint64(len(a.buf)) == a.total, nil
 }

@@ -25,8 +25,11 @@ var encPool = sync.Pool{New: func() any {
 }}
 
 var decPool = sync.Pool{New: func() any {
-	return codec.NewDecoderBytes(nil, handle)
+	return codec.NewDecoderBytes(noBytes, handle)
 }}
+
+// noBytes is an empty, non-nil input for resetting decoders.
+var noBytes = []byte{}
 
 // Marshal encodes p and appends it as one frame to dst.
 func Marshal(dst []byte, p Packet) ([]byte, error) {
@@ -65,10 +68,16 @@ func Unmarshal(body []byte, p Packet) error { return DecodeValue(body, p) }
 // DecodeValue decodes msgpack body into v with the protocol's limits. The
 // whole body must be consumed.
 func DecodeValue(body []byte, v any) (err error) {
+	// ResetBytes ignores a nil slice (it would leave the decoder reading
+	// whatever it read last), so always hand it a non-nil one.
+	if body == nil {
+		body = noBytes
+	}
 	dec := decPool.Get().(*codec.Decoder)
 	defer func() {
-		// A fresh ResetBytes clears any sticky error before reuse.
-		dec.ResetBytes(nil)
+		// A fresh ResetBytes clears any sticky error before reuse and
+		// drops the reference to body.
+		dec.ResetBytes(noBytes)
 		decPool.Put(dec)
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decode: %v", r)

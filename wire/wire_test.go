@@ -1,0 +1,510 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// samplePackets returns one fully populated packet of every type, with
+// every field set to a non-zero value so a dropped field shows.
+func samplePackets() []Packet {
+	return []Packet{
+		&ClientProtocol{Protocol: ProtocolVersion},
+		&ClientDefs{Databases: []DefSummary{
+			{Type: "ThingDef", Count: 120, Hash: 0xdeadbeefcafef00d},
+			{Type: "TerrainDef", Count: 7, Hash: 1},
+		}},
+		&ClientUsername{Name: "Alice_01", PasswordProof: []byte{1, 2, 3, 4, 5}},
+		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
+		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
+		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
+		&ServerDefsOK{GameName: "Colony", PlayerID: 42},
+		&ServerWorldData{Offset: 512, Total: 4096, Data: bytes.Repeat([]byte{0xab}, 300)},
+		&ServerPlayerList{Action: PlayerListFull, Players: []PlayerInfo{
+			{ID: 1, Name: "Alice", Faction: 1, Status: StatusPlaying},
+			{ID: 2, Name: "Bob", Faction: 1, Status: StatusDownloading},
+		}},
+		&ServerDisconnect{Reason: ReasonDefs, Message: "defs differ", DefStatuses: []uint8{0, 1, 2, 3}, Detail: []byte("detail")},
+		&ServerNotice{Kind: NoticeJoined, Text: "Alice joined the session."},
+		&ServerTick{Tick: 77, Granted: 78, Speed: 2, Commands: []lockstep.Command{
+			{Tick: 77, Seq: 0, MapID: 0, Kind: 1, Player: 3, Payload: []byte{1}},
+			{Tick: 77, Seq: 1, MapID: -1, Kind: lockstep.KindSetSpeed, Player: 4, Payload: []byte{2}},
+		}},
+	}
+}
+
+func TestSamplesCoverEveryPacketID(t *testing.T) {
+	seen := map[ID]bool{}
+	for _, p := range samplePackets() {
+		seen[p.ID()] = true
+	}
+	for id := range idNames {
+		if !seen[id] {
+			t.Errorf("no sample for %s", id)
+		}
+	}
+}
+
+func TestRoundTripThroughFrames(t *testing.T) {
+	for _, want := range samplePackets() {
+		t.Run(want.ID().String(), func(t *testing.T) {
+			frame, err := Marshal(nil, want)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			fr := NewFrameReader(bytes.NewReader(frame), 0)
+			id, body, err := fr.Next()
+			if err != nil {
+				t.Fatalf("Next: %v", err)
+			}
+			if id != want.ID() {
+				t.Fatalf("id %s, want %s", id, want.ID())
+			}
+			got, err := Decode(id, body)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round trip:\n got %#v\nwant %#v", got, want)
+			}
+			if _, _, err := fr.Next(); err != io.EOF {
+				t.Fatalf("after the only frame: %v, want io.EOF", err)
+			}
+		})
+	}
+}
+
+func TestMarshalAppends(t *testing.T) {
+	prefix := []byte("xyz")
+	p := &ServerDefsOK{GameName: "g", PlayerID: 3}
+	out, err := Marshal(prefix, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(out, []byte("xyz")) {
+		t.Fatalf("prefix lost: %q", out[:3])
+	}
+	frame := out[3:]
+	if n := binary.BigEndian.Uint32(frame); int(n) != len(frame)-4 {
+		t.Fatalf("length field %d, frame holds %d bytes after it", n, len(frame)-4)
+	}
+	if ID(frame[4]) != IDServerDefsOK {
+		t.Fatalf("id byte %d", frame[4])
+	}
+}
+
+// stream concatenates frames of every sample and returns the offsets at
+// which frames end.
+func sampleStream(t testing.TB) (stream []byte, ends []int) {
+	for _, p := range samplePackets() {
+		var err error
+		stream, err = Marshal(stream, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, len(stream))
+	}
+	return stream, ends
+}
+
+func TestTruncatedStream(t *testing.T) {
+	stream, ends := sampleStream(t)
+	samples := samplePackets()
+	boundary := map[int]int{0: 0} // prefix length -> complete frames
+	for i, e := range ends {
+		boundary[e] = i + 1
+	}
+	for n := 0; n <= len(stream); n++ {
+		fr := NewFrameReader(bytes.NewReader(stream[:n]), 0)
+		frames := 0
+		var err error
+		for {
+			var id ID
+			var body []byte
+			id, body, err = fr.Next()
+			if err != nil {
+				break
+			}
+			p, derr := Decode(id, body)
+			if derr != nil {
+				t.Fatalf("prefix %d: frame %d: %v", n, frames, derr)
+			}
+			if !reflect.DeepEqual(p, samples[frames]) {
+				t.Fatalf("prefix %d: frame %d differs", n, frames)
+			}
+			frames++
+		}
+		want, atBoundary := boundary[n]
+		if atBoundary {
+			if err != io.EOF {
+				t.Fatalf("prefix %d (frame boundary): %v, want io.EOF", n, err)
+			}
+			if frames != want {
+				t.Fatalf("prefix %d: %d frames, want %d", n, frames, want)
+			}
+		} else {
+			if err != io.ErrUnexpectedEOF {
+				t.Fatalf("prefix %d (mid-frame): %v, want io.ErrUnexpectedEOF", n, err)
+			}
+			// Every frame that ends inside the prefix was returned.
+			complete := 0
+			for _, e := range ends {
+				if e <= n {
+					complete++
+				}
+			}
+			if frames != complete {
+				t.Fatalf("prefix %d: %d frames, want %d", n, frames, complete)
+			}
+		}
+	}
+}
+
+// countingReader counts the bytes handed out.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func TestFrameTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		max    int
+		length uint32
+	}{
+		{"one over", 1000, 1001},
+		{"huge", 1000, 0xffffffff},
+		{"default limit", 0, DefaultMaxFrame + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The claimed body follows, so a reader that went on reading
+			// would find bytes.
+			in := binary.BigEndian.AppendUint32(nil, tc.length)
+			in = append(in, make([]byte, 4096)...)
+			cr := &countingReader{r: bytes.NewReader(in)}
+			fr := NewFrameReader(cr, tc.max)
+			_, _, err := fr.Next()
+			if !errors.Is(err, ErrFrameTooLarge) {
+				t.Fatalf("Next: %v, want ErrFrameTooLarge", err)
+			}
+			if cr.n != frameHeader {
+				t.Fatalf("read %d bytes, want only the %d header bytes", cr.n, frameHeader)
+			}
+			if cap(fr.buf) != 0 {
+				t.Fatalf("allocated a %d-byte body buffer for a refused frame", cap(fr.buf))
+			}
+		})
+	}
+}
+
+func TestFrameAtLimitAccepted(t *testing.T) {
+	const max = 64
+	body := bytes.Repeat([]byte{0x7f}, max-1)
+	in := AppendFrame(nil, IDClientProtocol, body)
+	fr := NewFrameReader(bytes.NewReader(in), max)
+	id, got, err := fr.Next()
+	if err != nil {
+		t.Fatalf("frame of exactly the limit: %v", err)
+	}
+	if id != IDClientProtocol || !bytes.Equal(got, body) {
+		t.Fatalf("got id %d body %x", id, got)
+	}
+}
+
+func TestEmptyFrame(t *testing.T) {
+	in := []byte{0, 0, 0, 0, 1, 2, 3}
+	cr := &countingReader{r: bytes.NewReader(in)}
+	_, _, err := NewFrameReader(cr, 0).Next()
+	if !errors.Is(err, ErrEmptyFrame) {
+		t.Fatalf("Next: %v, want ErrEmptyFrame", err)
+	}
+	if cr.n != frameHeader {
+		t.Fatalf("read %d bytes past an empty frame header", cr.n-frameHeader)
+	}
+}
+
+func TestFrameWithOnlyID(t *testing.T) {
+	// Length 1: an ID and an empty body. The frame is fine; the body is not
+	// valid msgpack for any packet.
+	in := []byte{0, 0, 0, 1, byte(IDClientProtocol)}
+	id, body, err := NewFrameReader(bytes.NewReader(in), 0).Next()
+	if err != nil || id != IDClientProtocol || len(body) != 0 {
+		t.Fatalf("Next: %d %x %v", id, body, err)
+	}
+	if _, err := Decode(id, body); err == nil {
+		t.Fatal("empty body decoded without error")
+	}
+}
+
+func TestTrailingBytesRejected(t *testing.T) {
+	for _, p := range samplePackets() {
+		frame := MustMarshal(p)
+		body := append(append([]byte(nil), frame[5:]...), 0xc0) // msgpack nil
+		if _, err := Decode(p.ID(), body); err == nil || !strings.Contains(err.Error(), "trailing") {
+			t.Errorf("%s with a trailing byte: %v, want a trailing-bytes error", p.ID(), err)
+		}
+	}
+}
+
+func TestUnknownPacket(t *testing.T) {
+	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
+	for _, id := range []ID{5, 15, 23, 255} {
+		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
+			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
+		}
+	}
+}
+
+func TestValidateLimits(t *testing.T) {
+	dbs := func(n int) []DefSummary {
+		out := make([]DefSummary, n)
+		for i := range out {
+			out[i] = DefSummary{Type: "Def", Count: 1, Hash: uint64(i)}
+		}
+		return out
+	}
+	cmdsAt := func(tick uint64, ticks ...uint64) []lockstep.Command {
+		var out []lockstep.Command
+		for i, ct := range ticks {
+			out = append(out, lockstep.Command{Tick: ct, Seq: uint32(i), Kind: 1, Payload: []byte{1}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		p    Packet
+		ok   bool
+		is   error // when not ok and non-nil: errors.Is target
+	}{
+		{"512 databases", &ClientDefs{Databases: dbs(MaxDatabases)}, true, nil},
+		{"513 databases", &ClientDefs{Databases: dbs(MaxDatabases + 1)}, false, ErrTooManyDatabases},
+		{"empty type name", &ClientDefs{Databases: []DefSummary{{Type: "", Count: 1}}}, false, nil},
+		{"long type name", &ClientDefs{Databases: []DefSummary{{Type: strings.Repeat("x", MaxTypeNameBytes+1)}}}, false, nil},
+		{"negative count", &ClientDefs{Databases: []DefSummary{{Type: "T", Count: -1}}}, false, nil},
+		{"payload at limit", &ClientCommand{Payload: make([]byte, MaxCommandPayload)}, true, nil},
+		{"payload over limit", &ClientCommand{Payload: make([]byte, MaxCommandPayload+1)}, false, nil},
+		{"name over limit", &ClientUsername{Name: strings.Repeat("a", MaxNameBytes+1)}, false, nil},
+		{"proof over limit", &ClientUsername{Name: "abc", PasswordProof: make([]byte, MaxProofBytes+1)}, false, nil},
+		{"chunk fills total", &ServerWorldData{Offset: 10, Total: 20, Data: make([]byte, 10)}, true, nil},
+		{"chunk past total", &ServerWorldData{Offset: 10, Total: 20, Data: make([]byte, 11)}, false, nil},
+		{"offset past total", &ServerWorldData{Offset: 21, Total: 20}, false, nil},
+		{"offset near max uint64", &ServerWorldData{Offset: 1<<64 - 2, Total: 1<<64 - 1, Data: make([]byte, 2)}, false, nil},
+		{"chunk over MaxChunkData", &ServerWorldData{Total: 1 << 30, Data: make([]byte, MaxChunkData+1)}, false, nil},
+		{"tick commands same tick", &ServerTick{Tick: 5, Granted: 6, Commands: cmdsAt(5, 5, 5)}, true, nil},
+		{"tick command of another tick", &ServerTick{Tick: 5, Granted: 6, Commands: cmdsAt(5, 5, 4)}, false, nil},
+		{"tick command of a later tick", &ServerTick{Tick: 5, Granted: 6, Commands: cmdsAt(5, 6)}, false, nil},
+		{"grant before tick", &ServerTick{Tick: 5, Granted: 4}, false, nil},
+		{"too many tick commands", &ServerTick{Tick: 0, Commands: make([]lockstep.Command, MaxTickCommands+1)}, false, nil},
+		{"too many mods", &ServerModList{Mods: make([]string, MaxMods+1)}, false, nil},
+		{"too many players", &ServerPlayerList{Players: make([]PlayerInfo, MaxPlayers+1)}, false, nil},
+		{"too many def statuses", &ServerDisconnect{DefStatuses: make([]uint8, MaxDatabases+1)}, false, ErrTooManyDatabases},
+		{"long notice", &ServerNotice{Text: strings.Repeat("n", MaxTextBytes+1)}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.p.Validate()
+			if tc.ok != (err == nil) {
+				t.Fatalf("Validate: %v, want ok=%v", err, tc.ok)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Fatalf("Validate: %v, want %v", err, tc.is)
+			}
+			// Decode applies the same check to what arrives on the wire.
+			frame, merr := Marshal(nil, tc.p)
+			if merr != nil {
+				t.Fatalf("Marshal: %v", merr)
+			}
+			_, derr := Decode(tc.p.ID(), frame[5:])
+			if tc.ok != (derr == nil) {
+				t.Fatalf("Decode: %v, want ok=%v", derr, tc.ok)
+			}
+			if tc.is != nil && !errors.Is(derr, tc.is) {
+				t.Fatalf("Decode: %v, want %v", derr, tc.is)
+			}
+		})
+	}
+}
+
+// mutate overwrites every byte of b.
+func mutate(b []byte) {
+	for i := range b {
+		b[i] ^= 0xff
+	}
+}
+
+func TestDecodedValuesDoNotAliasInput(t *testing.T) {
+	for _, want := range samplePackets() {
+		frame := MustMarshal(want)
+		body := frame[5:]
+		got, err := Decode(want.ID(), body)
+		if err != nil {
+			t.Fatalf("%s: %v", want.ID(), err)
+		}
+		mutate(body)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s changed when its input was overwritten:\n got %#v\nwant %#v", want.ID(), got, want)
+		}
+	}
+}
+
+func TestFrameReaderReuseDoesNotCorruptDecoded(t *testing.T) {
+	first := &ClientUsername{Name: "first_name", PasswordProof: bytes.Repeat([]byte{1}, 40)}
+	second := &ClientUsername{Name: "secnd_name", PasswordProof: bytes.Repeat([]byte{2}, 40)}
+	stream := MustMarshal(first)
+	stream = append(stream, MustMarshal(second)...)
+	fr := NewFrameReader(bytes.NewReader(stream), 0)
+	id, body, err := fr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := Decode(id, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, body2, err := fr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &body[0] != &body2[0] {
+		t.Log("frame reader did not reuse its buffer; the check below is weaker")
+	}
+	p2, err := Decode(id, body2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p1, first) || !reflect.DeepEqual(p2, second) {
+		t.Fatalf("decoded packets changed when the reader reused its buffer: %#v %#v", p1, p2)
+	}
+}
+
+func TestDecoderRecoversAfterError(t *testing.T) {
+	valid := &ClientDefs{Databases: []DefSummary{{Type: "ThingDef", Count: 3, Hash: 9}}}
+	body := MustMarshal(valid)[5:]
+	garbage := [][]byte{
+		{0xc1},                   // never-used msgpack descriptor
+		{0x81, 0xa1, 'd'},        // map cut short
+		{0xdf, 0xff, 0xff, 0xff}, // map32 with a huge count
+		{0x92, 0x01},             // array where a struct is expected, cut short
+		body[:len(body)-1],       // valid body cut short
+	}
+	// Several rounds so the same pooled decoder is met after an error.
+	for round := 0; round < 3; round++ {
+		for _, g := range garbage {
+			if _, err := Decode(IDClientDefs, g); err == nil {
+				t.Fatalf("garbage %x decoded", g)
+			}
+			got, err := Decode(IDClientDefs, body)
+			if err != nil {
+				t.Fatalf("valid body after garbage %x: %v", g, err)
+			}
+			if !reflect.DeepEqual(got, valid) {
+				t.Fatalf("valid body after garbage %x: %#v", g, got)
+			}
+		}
+	}
+}
+
+func TestEmptyBodyNeverReadsStaleInput(t *testing.T) {
+	one := MustMarshal(&ClientProtocol{Protocol: 7})[5:]
+	// A body followed by a second complete value: the decoder stops after
+	// the first, leaving the second unread.
+	twice := append(append([]byte(nil), one...), one...)
+	for round := 0; round < 3; round++ {
+		var p ClientProtocol
+		if err := Unmarshal(twice, &p); err == nil {
+			t.Fatal("body with a trailing value decoded")
+		}
+		for _, empty := range [][]byte{nil, {}} {
+			var q ClientProtocol
+			if err := Unmarshal(empty, &q); err == nil {
+				t.Fatalf("empty body %#v decoded", empty)
+			}
+			if q.Protocol != 0 {
+				t.Fatalf("empty body %#v decoded stale input: %+v", empty, q)
+			}
+		}
+	}
+}
+
+func TestReasons(t *testing.T) {
+	// The seed protocol's numbers.
+	for r, want := range map[Reason]uint8{
+		ReasonGeneric: 0, ReasonProtocol: 1, ReasonDefs: 2,
+		ReasonUsernameLength: 3, ReasonUsernameChars: 4, ReasonUsernameAlreadyOnline: 5,
+	} {
+		if uint8(r) != want {
+			t.Errorf("%s = %d, want %d", r, uint8(r), want)
+		}
+	}
+	if len(reasonNames) != len(reasonSentences) {
+		t.Fatalf("%d reason names, %d sentences", len(reasonNames), len(reasonSentences))
+	}
+	names := map[string]Reason{}
+	sentences := map[string]Reason{}
+	for i := range reasonNames {
+		r := Reason(i)
+		name, sentence := r.String(), r.Sentence()
+		if name == "" || strings.HasPrefix(name, "Reason(") {
+			t.Errorf("reason %d has no name", i)
+		}
+		if sentence == "" || !strings.HasSuffix(sentence, ".") || strings.Contains(sentence, "reason ") {
+			t.Errorf("reason %s has no proper sentence: %q", name, sentence)
+		}
+		if o, dup := names[name]; dup {
+			t.Errorf("reasons %d and %d share the name %q", o, i, name)
+		}
+		if o, dup := sentences[sentence]; dup {
+			t.Errorf("reasons %d and %d share the sentence %q", o, i, sentence)
+		}
+		names[name], sentences[sentence] = r, r
+	}
+	if got := ReasonKicked.String(); got != "Kicked" {
+		t.Errorf("ReasonKicked.String() = %q", got)
+	}
+	unknown := Reason(len(reasonNames))
+	if got := unknown.String(); got != "Reason(13)" {
+		t.Errorf("unknown reason String() = %q", got)
+	}
+	if got := unknown.Sentence(); got == "" {
+		t.Error("unknown reason has no sentence")
+	} else if r, known := sentences[got]; known {
+		t.Errorf("unknown reason reads as reason %s: %q", r, got)
+	}
+}
+
+func TestIDNames(t *testing.T) {
+	seen := map[string]ID{}
+	for _, p := range samplePackets() {
+		id := p.ID()
+		s := id.String()
+		if strings.HasPrefix(s, "packet(") {
+			t.Errorf("%d has no name", id)
+		}
+		if o, dup := seen[s]; dup {
+			t.Errorf("%d and %d share the name %q", o, id, s)
+		}
+		seen[s] = id
+		if id.FromClient() != strings.HasPrefix(s, "Client_") {
+			t.Errorf("%s: FromClient() = %v", s, id.FromClient())
+		}
+		q, err := New(id)
+		if err != nil || q.ID() != id {
+			t.Errorf("New(%s) = %v, %v", s, q, err)
+		}
+	}
+	if got := ID(99).String(); got != "packet(99)" {
+		t.Errorf("ID(99).String() = %q", got)
+	}
+}
