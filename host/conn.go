@@ -27,8 +27,7 @@ type conn struct {
 	closing   chan struct{} // closed when close starts
 	done      chan struct{} // closed when the writer has exited
 	final     []byte        // disconnect frame to send before closing
-	reason    wire.Reason
-	why       string
+	why       string        // why it closed, for the other players
 
 	mu       sync.Mutex
 	sentWire uint64 // world payload bytes written
@@ -87,31 +86,22 @@ func (c *conn) startTransfer(p *snapshot.Payload) {
 // close ends the connection once, sending a disconnect with reason first.
 // Later calls do nothing; the first reason is the one remembered.
 func (c *conn) close(reason wire.Reason, why string) {
+	msg := reason.Sentence()
+	if why != "" {
+		msg += " (" + why + ")"
+	}
+	c.closeWith(&wire.ServerDisconnect{Reason: reason, Message: msg}, why)
+}
+
+// closeWith ends the connection once with a prepared disconnect packet;
+// why is what other players are told. A nil d sends nothing (the peer is
+// gone already).
+func (c *conn) closeWith(d *wire.ServerDisconnect, why string) {
 	c.closeOnce.Do(func() {
-		c.reason, c.why = reason, why
-		msg := reason.Sentence()
-		if why != "" && reason != wire.ReasonDefs {
-			msg += " (" + why + ")"
+		c.why = why
+		if d != nil {
+			c.final, _ = wire.Marshal(nil, d)
 		}
-		c.final, _ = wire.Marshal(nil, &wire.ServerDisconnect{Reason: reason, Message: msg})
-		close(c.closing)
-	})
-}
-
-// closeWith ends the connection with a prepared disconnect packet.
-func (c *conn) closeWith(d *wire.ServerDisconnect) {
-	c.closeOnce.Do(func() {
-		c.reason, c.why = d.Reason, d.Message
-		c.final, _ = wire.Marshal(nil, d)
-		close(c.closing)
-	})
-}
-
-// closeSilently ends the connection without a disconnect packet (the peer
-// is gone already).
-func (c *conn) closeSilently(why string) {
-	c.closeOnce.Do(func() {
-		c.reason, c.why = wire.ReasonGeneric, why
 		close(c.closing)
 	})
 }
@@ -133,7 +123,8 @@ func (c *conn) writeLoop() {
 		frame  []byte
 	)
 	fail := func(err error) {
-		c.closeSilently("write: " + err.Error())
+		c.log.Debug("write failed", "err", err)
+		c.closeWith(nil, "connection lost")
 	}
 	for {
 		// Small packets first.

@@ -62,12 +62,12 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	case err == nil:
 	case errors.As(err, &pe):
 		log.Info("client refused", "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
-		c.closeWith(pe.disc)
+		c.closeWith(pe.disc, pe.disc.Reason.String())
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
-		c.closeSilently("connection closed")
+		c.closeWith(nil, "")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		log.Info("client timed out", "player", p.id, "name", p.name)
-		c.close(wire.ReasonTimeout, "")
+		c.close(wire.ReasonTimeout, "timed out")
 	default:
 		log.Info("client dropped", "player", p.id, "name", p.name, "err", err)
 		c.close(wire.ReasonBadPacket, err.Error())
