@@ -28,9 +28,6 @@ type conn struct {
 	done      chan struct{} // closed when the writer has exited
 	final     []byte        // disconnect frame to send before closing
 	why       string        // why it closed, for the other players
-
-	mu       sync.Mutex
-	sentWire uint64 // world payload bytes written
 }
 
 func newConn(nc net.Conn, queue int, writeTimeout time.Duration, log *slog.Logger) *conn {
@@ -152,9 +149,6 @@ func (c *conn) writeLoop() {
 				return
 			}
 			offset += uint64(len(data))
-			c.mu.Lock()
-			c.sentWire = offset
-			c.mu.Unlock()
 			if offset >= pl.Total() {
 				pl = nil
 				frame = nil
