@@ -57,7 +57,7 @@ func isEOF(err error) bool {
 
 func newApp() *cli.App {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "name", Usage: "`USERNAME` to join as: 3 to 15 letters, digits or underscores"},
+		&cli.StringFlag{Name: "name", Usage: "your `NAME` in the session: 3 to 15 letters, digits or underscores"},
 		&cli.BoolFlag{Name: "exit-after-ready", Usage: "leave right after WorldReady (for scripts)"},
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
