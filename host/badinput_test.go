@@ -84,7 +84,33 @@ func (c *rawClient) toUsername() {
 		dbs[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
 	}
 	c.send(&wire.ClientDefs{Databases: dbs})
-	c.expect(wire.IDServerDefsOK)
+	c.syncClockUntil(wire.IDServerDefsOK)
+}
+
+// syncClockUntil answers the host's clock-sync rounds honestly until a
+// packet with id arrives.
+func (c *rawClient) syncClockUntil(id wire.ID) wire.Packet {
+	c.t.Helper()
+	for {
+		got, body, err := c.fr.Next()
+		if err != nil {
+			c.t.Fatalf("waiting for %s: %v", id, err)
+		}
+		p, err := wire.Decode(got, body)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		switch p := p.(type) {
+		case *wire.ServerClock:
+			c.send(&wire.ClientClock{Nonce: p.Nonce, ClientTime: time.Now().UnixMicro()})
+			continue
+		case *wire.ServerDisconnect:
+			c.t.Fatalf("waiting for %s: disconnected: %+v", id, p)
+		}
+		if got == id {
+			return p
+		}
+	}
 }
 
 func frameHeader(n uint32, id wire.ID) []byte {
@@ -92,7 +118,7 @@ func frameHeader(n uint32, id wire.ID) []byte {
 }
 
 func TestBadInputDisconnectsOnlyThatClient(t *testing.T) {
-	h := startHost(t, host.Config{HandshakeTimeout: 2 * time.Second}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{HandshakeTimeout: time.Second, UsernameTimeout: time.Second}, locksteptest.New(2, 64))
 	alice := startJoiner(t, h.addr, "Alice")
 
 	tooMany := make([]wire.DefSummary, wire.MaxDatabases+1)

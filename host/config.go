@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -31,21 +32,46 @@ type Config struct {
 	GameName string
 	// TickRate is simulated ticks per second at speed 1 (default 60).
 	TickRate int
-	// MaxPlayers caps the roster (default 8).
+	// MaxPlayers caps the players online (default 8).
 	MaxPlayers int
-	// HandshakeTimeout bounds connect to the username being accepted
+	// MaxSpectators caps the spectators online, counted apart from players
+	// (default 4; -1 for none).
+	MaxSpectators int
+	// Factions says how players are put into factions (default shared).
+	Factions roster.FactionMode
+	// Password, if set, is required of every joiner through a
+	// challenge-response; it never crosses the wire.
+	Password []byte
+	// HandshakeTimeout bounds connect to DefsOK, clock sync included
 	// (default 10 s).
 	HandshakeTimeout time.Duration
-	// ReadyTimeout bounds download plus catch-up, from admission to
-	// WorldReady (default 5 min).
-	ReadyTimeout time.Duration
+	// UsernameTimeout bounds DefsOK to a usable username (default 10 s).
+	UsernameTimeout time.Duration
+	// DownloadStallTimeout is how long a download may go without the
+	// client acknowledging progress (default 30 s).
+	DownloadStallTimeout time.Duration
+	// CatchUpTimeout bounds the end of the download to WorldReady
+	// (default 2 min).
+	CatchUpTimeout time.Duration
+	// ClockWindow is the largest accepted one-way delay of a clock-sync
+	// round, after the offset correction (default 50 ms).
+	ClockWindow time.Duration
+	// ClockRetries is how many clock-sync rounds a client gets before it is
+	// refused (default 32).
+	ClockRetries int
+	// ConnRate is how many new connections per second one IP address may
+	// open, with bursts of ConnBurst (defaults 5 and 10; ConnRate -1
+	// disables the limit).
+	ConnRate  float64
+	ConnBurst int
 	// WriteTimeout bounds one frame write (default 15 s).
 	WriteTimeout time.Duration
 	// MaxFrame bounds a frame read from a client (default 64 KiB + slack
 	// for a command).
 	MaxFrame int
 	// SendQueue is the per-client cap on queued small packets (default
-	// 4096); a client that lets it fill is disconnected.
+	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
+	// disconnected.
 	SendQueue int
 	// JoinPointMaxAge is how long a join point is reused for later joiners
 	// before a new one is cut (default 10 s).
@@ -71,11 +97,35 @@ func (c Config) Defaults() Config {
 	if c.MaxPlayers == 0 {
 		c.MaxPlayers = 8
 	}
+	switch c.MaxSpectators {
+	case 0:
+		c.MaxSpectators = 4
+	case -1:
+		c.MaxSpectators = 0
+	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = 10 * time.Second
 	}
-	if c.ReadyTimeout == 0 {
-		c.ReadyTimeout = 5 * time.Minute
+	if c.UsernameTimeout == 0 {
+		c.UsernameTimeout = 10 * time.Second
+	}
+	if c.DownloadStallTimeout == 0 {
+		c.DownloadStallTimeout = 30 * time.Second
+	}
+	if c.CatchUpTimeout == 0 {
+		c.CatchUpTimeout = 2 * time.Minute
+	}
+	if c.ClockWindow == 0 {
+		c.ClockWindow = 50 * time.Millisecond
+	}
+	if c.ClockRetries == 0 {
+		c.ClockRetries = 32
+	}
+	if c.ConnRate == 0 {
+		c.ConnRate = 5
+	}
+	if c.ConnBurst == 0 {
+		c.ConnBurst = 10
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 15 * time.Second
@@ -84,7 +134,7 @@ func (c Config) Defaults() Config {
 		c.MaxFrame = wire.MaxCommandPayload + 4096
 	}
 	if c.SendQueue == 0 {
-		c.SendQueue = 4096
+		c.SendQueue = 1024
 	}
 	if c.JoinPointMaxAge == 0 {
 		c.JoinPointMaxAge = 10 * time.Second
@@ -107,8 +157,27 @@ func (c Config) Validate() error {
 	if c.MaxPlayers < 1 || c.MaxPlayers > wire.MaxPlayers {
 		errs = append(errs, fmt.Errorf("max players %d outside 1..%d", c.MaxPlayers, wire.MaxPlayers))
 	}
-	if c.HandshakeTimeout < 0 || c.ReadyTimeout < 0 || c.WriteTimeout < 0 || c.JoinPointMaxAge < 0 {
-		errs = append(errs, errors.New("timeouts must not be negative"))
+	if c.MaxSpectators < 0 || c.MaxSpectators > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("max spectators %d outside 0..%d", c.MaxSpectators, wire.MaxPlayers))
+	}
+	if c.MaxPlayers+c.MaxSpectators > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("players plus spectators over %d", wire.MaxPlayers))
+	}
+	for _, d := range []time.Duration{c.HandshakeTimeout, c.UsernameTimeout, c.DownloadStallTimeout,
+		c.CatchUpTimeout, c.WriteTimeout, c.JoinPointMaxAge, c.ClockWindow} {
+		if d < 0 {
+			errs = append(errs, errors.New("timeouts must not be negative"))
+			break
+		}
+	}
+	if c.ClockRetries < 1 || c.ClockRetries > 255 {
+		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", c.ClockRetries))
+	}
+	if c.ConnRate != -1 && (c.ConnRate <= 0 || c.ConnBurst < 1) {
+		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", c.ConnRate, c.ConnBurst))
+	}
+	if c.Factions > roster.FactionsPerPlayer {
+		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))
 	}
 	if c.MaxFrame < 1024 || c.MaxFrame > wire.DefaultMaxFrame {
 		errs = append(errs, fmt.Errorf("max frame %d outside 1024..%d", c.MaxFrame, wire.DefaultMaxFrame))

@@ -172,16 +172,22 @@ func (c *conn) writeLoop() {
 
 // flushFinal sends the disconnect frame, giving a slow peer a short grace.
 func (c *conn) flushFinal() {
-	if c.final == nil {
+	if c.final != nil {
+		sendFinal(c.nc, c.final)
+	}
+}
+
+// sendFinal writes a last frame and half-closes, then waits briefly for the
+// peer to hang up: closing a socket with unread input resets it, and the
+// peer could lose the frame.
+func sendFinal(nc net.Conn, frame []byte) {
+	_ = nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	if _, err := nc.Write(frame); err != nil {
 		return
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
-	_, _ = c.nc.Write(c.final)
-	// Half-close and wait briefly for the peer to hang up: closing a socket
-	// with unread input resets it, and the peer could lose the disconnect.
-	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {
+	if tc, ok := nc.(interface{ CloseWrite() error }); ok {
 		_ = tc.CloseWrite()
-		_ = c.nc.SetReadDeadline(time.Now().Add(time.Second))
-		_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, 4<<20))
+		_ = nc.SetReadDeadline(time.Now().Add(time.Second))
+		_, _ = io.Copy(io.Discard, io.LimitReader(nc, 4<<20))
 	}
 }

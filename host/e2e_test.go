@@ -91,6 +91,9 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	if cfg.TickRate == 0 {
 		cfg.TickRate = 200
 	}
+	if cfg.ConnRate == 0 {
+		cfg.ConnRate = -1 // tests connect from one address, many times
+	}
 	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {
 			th.log.applied(c)

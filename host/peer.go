@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -138,9 +139,16 @@ func (p *peer) run() (admitted bool, err error) {
 		return false, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
 	}
 
-	// 2. Mod list.
+	// 2. Mod list, with a fresh password challenge if the session has a
+	// password.
 	ct := p.srv.content
-	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods}) {
+	var challenge []byte
+	if len(cfg.Password) > 0 {
+		if challenge, err = password.NewChallenge(); err != nil {
+			return false, err
+		}
+	}
+	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge}) {
 		return false, net.ErrClosed
 	}
 
@@ -152,6 +160,11 @@ func (p *peer) run() (admitted bool, err error) {
 		return false, err
 	}
 
+	// Clock sync, still under the handshake deadline.
+	if _, err := p.syncClock(nil); err != nil {
+		return false, err
+	}
+
 	// 4. DefsOK with the player's ID.
 	p.id = p.srv.nextID.Add(1)
 	p.log = p.log.With("player", p.id)
@@ -160,17 +173,21 @@ func (p *peer) run() (admitted bool, err error) {
 	}
 
 	// 5. Username; an empty one is ignored, under the same deadline.
-	var name string
-	for name == "" {
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.UsernameTimeout))
+	var cu *wire.ClientUsername
+	for cu == nil || cu.Name == "" {
 		if pkt, err = p.read(wire.IDClientUsername); err != nil {
 			return false, err
 		}
-		name = pkt.(*wire.ClientUsername).Name
+		cu = pkt.(*wire.ClientUsername)
 	}
-	p.name = name
+	p.name = cu.Name
+	// The proof is checked whatever the other rules say, so a wrong
+	// password costs exactly what a right one does.
+	passwordOK := len(cfg.Password) == 0 || password.Verify(cfg.Password, challenge, cu.PasswordProof)
 	reply := make(chan joinReply, 1)
 	select {
-	case p.srv.sess.joins <- joinReq{id: p.id, name: name, conn: p.conn, reply: reply}:
+	case p.srv.sess.joins <- joinReq{id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return false, refuse(wire.ReasonServerClosing, "")
 	}
@@ -182,8 +199,8 @@ func (p *peer) run() (admitted bool, err error) {
 	admitted = true
 	start := time.Now()
 
-	// 6-7. World data, then the player list. Small packets already flow.
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.ReadyTimeout))
+	// 6-7. World data. Small packets already flow.
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
 	point, err := jr.point.compressed(cfg.GzipLevel)
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
@@ -195,31 +212,80 @@ func (p *peer) run() (admitted bool, err error) {
 		return true, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
 	p.conn.startTransfer(pl)
-	p.log.Info("sending world", "name", name, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
+	p.log.Info("sending world", "name", p.name, "spectator", cu.Spectate, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
 
-	// 8. WorldReady.
-	if pkt, err = p.read(wire.IDClientWorldReady); err != nil {
-		return true, err
+	// 8. Acknowledgements measure the download; then WorldReady.
+	var acked uint64
+	var downloaded time.Duration
+	var wr *wire.ClientWorldReady
+	for wr == nil {
+		if pkt, err = p.read(wire.IDClientAck, wire.IDClientWorldReady); err != nil {
+			return true, err
+		}
+		switch pkt := pkt.(type) {
+		case *wire.ClientAck:
+			if pkt.Received < acked || pkt.Received > pl.Total() {
+				return true, refuse(wire.ReasonBadPacket, "acknowledged %d of %d bytes after %d", pkt.Received, pl.Total(), acked)
+			}
+			if pkt.Received > acked {
+				acked = pkt.Received
+				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
+			}
+			if acked == pl.Total() && downloaded == 0 {
+				downloaded = time.Since(start)
+				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.CatchUpTimeout))
+			}
+		case *wire.ClientWorldReady:
+			if acked != pl.Total() {
+				return true, refuse(wire.ReasonBadPacket, "WorldReady after acknowledging %d of %d bytes", acked, pl.Total())
+			}
+			wr = pkt
+		}
 	}
-	wr := pkt.(*wire.ClientWorldReady)
 	select {
 	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
 	case <-p.srv.sess.done:
 		return true, net.ErrClosed
 	}
-	p.log.Info("player joined", "name", name, "join_ms", time.Since(start).Milliseconds())
 	_ = p.nc.SetReadDeadline(time.Time{})
+
+	// Phase change: sync clocks again, taking commands meanwhile.
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.command(pkt.(*wire.ClientCommand), cu.Spectate) }, wire.IDClientCommand)
+	if err != nil {
+		return true, err
+	}
+	_ = p.nc.SetReadDeadline(time.Time{})
+	select {
+	case p.srv.sess.latency <- latencyReq{id: p.id, rtt: rtt}:
+	case <-p.srv.sess.done:
+		return true, net.ErrClosed
+	}
+	p.log.Info("player joined", "name", p.name, "spectator", cu.Spectate, "join_ms", time.Since(start).Milliseconds(),
+		"download_ms", downloaded.Milliseconds(), "rtt_ms", rtt.Milliseconds())
 
 	// Playing: commands.
 	for {
 		if pkt, err = p.read(wire.IDClientCommand); err != nil {
 			return true, err
 		}
-		cc := pkt.(*wire.ClientCommand)
-		if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {
-			return true, net.ErrClosed
+		if err := p.command(pkt.(*wire.ClientCommand), cu.Spectate); err != nil {
+			return true, err
 		}
 	}
+}
+
+// command hands a playing client's command to the session. Spectators'
+// commands are refused with a notice; the session goes on.
+func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
+	if spectator {
+		p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: spectators cannot send commands."})
+		return nil
+	}
+	if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {
+		return net.ErrClosed
+	}
+	return nil
 }
 
 // checkDefs compares the client's databases with the host's.

@@ -7,8 +7,10 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // Server hosts one session on a listener.
@@ -16,6 +18,7 @@ type Server struct {
 	cfg     Config
 	content Content
 	sess    *session
+	limiter *rateLimiter
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 }
@@ -30,7 +33,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	if sim == nil {
 		return nil, errors.New("host: no simulation")
 	}
-	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim)}, nil
+	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst)}, nil
 }
 
 // Serve runs the session and accepts clients on ln until ctx is done, then
@@ -55,6 +58,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		s.conns.Add(1)
+		if !s.limiter.allow(remoteIP(nc), time.Now()) {
+			go func() {
+				defer s.conns.Done()
+				s.refuseFast(nc, wire.ReasonRateLimited)
+			}()
+			continue
+		}
 		go func() {
 			defer s.conns.Done()
 			s.handle(ctx, nc)
@@ -80,4 +90,24 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 func (s *Server) Submit(player int32, c lockstep.Command) bool {
 	c.Player = player
 	return s.sess.submitCommand(c)
+}
+
+// remoteIP is the address a connection comes from, without the port.
+func remoteIP(nc net.Conn) string {
+	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(nc.RemoteAddr().String())
+	if err != nil {
+		return nc.RemoteAddr().String()
+	}
+	return host
+}
+
+// refuseFast turns a connection away before any handshake, spending at
+// most a few seconds on it.
+func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
+	defer nc.Close()
+	s.cfg.Logger.Info("client refused", "remote", nc.RemoteAddr().String(), "reason", r.String())
+	sendFinal(nc, wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()}))
 }

@@ -35,16 +35,17 @@ func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
 
 // member is an admitted client as the session sees it.
 type member struct {
-	id      int32
-	conn    *conn
-	playing bool
+	id   int32
+	conn *conn
 }
 
 type joinReq struct {
-	id    int32
-	name  string
-	conn  *conn
-	reply chan joinReply
+	id         int32
+	name       string
+	spectator  bool
+	passwordOK bool
+	conn       *conn
+	reply      chan joinReply
 }
 
 type joinReply struct {
@@ -59,6 +60,11 @@ type readyReq struct {
 	id        int32
 	tick      uint64
 	worldHash uint64
+}
+
+type latencyReq struct {
+	id  int32
+	rtt time.Duration
 }
 
 type leaveReq struct {
@@ -78,6 +84,7 @@ type session struct {
 
 	joins   chan joinReq
 	readies chan readyReq
+	latency chan latencyReq
 	leaves  chan leaveReq
 	cmds    chan lockstep.Command
 	done    chan struct{}
@@ -87,10 +94,11 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 	return &session{
 		cfg:     cfg,
 		auth:    lockstep.NewAuthority(sim),
-		roster:  roster.New(cfg.MaxPlayers),
+		roster:  roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
 		members: make(map[int32]*member),
 		joins:   make(chan joinReq),
 		readies: make(chan readyReq, 64),
+		latency: make(chan latencyReq, 64),
 		leaves:  make(chan leaveReq, 64),
 		cmds:    make(chan lockstep.Command, 4096),
 		done:    make(chan struct{}),
@@ -117,6 +125,10 @@ func (s *session) run(ctx context.Context) {
 			r.reply <- s.admit(r)
 		case r := <-s.readies:
 			s.ready(r)
+		case r := <-s.latency:
+			if s.roster.SetLatency(r.id, int32(r.rtt.Milliseconds())) == nil {
+				s.broadcastPacket(s.playerDelta(wire.PlayerListLatencies, r.id))
+			}
 		case r := <-s.leaves:
 			s.leave(r)
 		case c := <-s.cmds:
@@ -190,13 +202,27 @@ func (s *session) broadcastPacket(p wire.Packet) {
 	s.broadcast(frame)
 }
 
+func playerInfo(p *roster.Player) wire.PlayerInfo {
+	return wire.PlayerInfo{ID: p.ID, Name: p.Name, Faction: p.Faction, Status: wire.PlayerStatus(p.Status),
+		Spectator: p.Spectator, LatencyMs: p.LatencyMs}
+}
+
+// playerList is the whole list, for a newcomer.
 func (s *session) playerList() *wire.ServerPlayerList {
 	list := s.roster.List()
 	out := &wire.ServerPlayerList{Action: wire.PlayerListFull, Players: make([]wire.PlayerInfo, len(list))}
-	for i, p := range list {
-		out.Players[i] = wire.PlayerInfo{ID: p.ID, Name: p.Name, Faction: p.Faction, Status: wire.PlayerStatus(p.Status)}
+	for i := range list {
+		out.Players[i] = playerInfo(&list[i])
 	}
 	return out
+}
+
+// playerDelta is one player's row as a delta for everyone else.
+func (s *session) playerDelta(action wire.PlayerListAction, id int32) *wire.ServerPlayerList {
+	if p := s.roster.Get(id); p != nil {
+		return &wire.ServerPlayerList{Action: action, Players: []wire.PlayerInfo{playerInfo(p)}}
+	}
+	return &wire.ServerPlayerList{Action: action, Players: []wire.PlayerInfo{{ID: id}}}
 }
 
 // admissionReason maps a roster rule to its disconnect reason.
@@ -210,28 +236,44 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonUsernameAlreadyOnline
 	case errors.Is(err, roster.ErrFull):
 		return wire.ReasonServerFull
+	case errors.Is(err, roster.ErrSpectatorsFull):
+		return wire.ReasonSpectatorsFull
+	case errors.Is(err, errBadPassword):
+		return wire.ReasonBadPassword
 	}
 	return wire.ReasonGeneric
 }
 
+// errBadPassword is the password rule, checked after the roster's.
+var errBadPassword = errors.New("wrong password")
+
 func (s *session) admit(r joinReq) joinReply {
-	p, notices, err := s.roster.Admit(r.id, r.name)
+	// The rules in order: the roster's (name, online, room), then the
+	// password, so a refusal names the first rule broken.
+	if err := s.roster.Check(r.name, r.spectator); err != nil {
+		return joinReply{err: err}
+	}
+	if !r.passwordOK {
+		return joinReply{err: errBadPassword}
+	}
+	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
 	if err != nil {
 		return joinReply{err: err}
 	}
+	// Everyone else gets the newcomer as a delta; the newcomer the list.
+	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
 	s.members[r.id] = &member{id: r.id, conn: r.conn}
 	s.order = append(s.order, r.id)
+	r.conn.sendPacket(s.playerList())
 	for _, n := range notices {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
-	s.broadcastPacket(s.playerList())
 
 	if s.point == nil {
 		raw, err := snapshot.Cut(s.auth.Sim())
 		if err != nil {
 			s.cfg.Logger.Error("cut join point", "err", err)
-			s.dropMember(r.id)
-			s.roster.Remove(r.id, "")
+			s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
 			return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 		}
 		s.point = &joinPoint{raw: raw, cutAt: time.Now()}
@@ -246,14 +288,17 @@ func (s *session) admit(r joinReq) joinReply {
 }
 
 func (s *session) ready(r readyReq) {
-	m := s.members[r.id]
-	if m == nil {
+	p := s.roster.Get(r.id)
+	if p == nil {
 		return
 	}
-	m.playing = true
-	_ = s.roster.SetStatus(r.id, roster.Playing)
-	s.cfg.Logger.Info("player ready", "player", r.id, "tick", r.tick, "host_tick", s.auth.Sim().Tick())
-	s.broadcastPacket(s.playerList())
+	st := roster.Playing
+	if p.Spectator {
+		st = roster.Spectating
+	}
+	_ = s.roster.SetStatus(r.id, st)
+	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
+	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
 
 func (s *session) leave(r leaveReq) {
@@ -261,9 +306,13 @@ func (s *session) leave(r leaveReq) {
 		return
 	}
 	s.dropMember(r.id)
-	if n, ok := s.roster.Remove(r.id, r.why); ok {
+	notices, ok := s.roster.Remove(r.id, r.why)
+	if !ok {
+		return
+	}
+	s.broadcastPacket(&wire.ServerPlayerList{Action: wire.PlayerListRemove, Players: []wire.PlayerInfo{{ID: r.id}}})
+	for _, n := range notices {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
-		s.broadcastPacket(s.playerList())
 	}
 }
 

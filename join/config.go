@@ -36,6 +36,11 @@ type Config struct {
 	Addr string
 	// Name is the username to join as.
 	Name string
+	// Password answers the host's password challenge, if it sends one.
+	Password []byte
+	// Spectate joins as a spectator: the world and the live stream, but
+	// no commands.
+	Spectate bool
 	// Protocol overrides the protocol version sent (default
 	// wire.ProtocolVersion); for tests.
 	Protocol uint32
@@ -61,7 +66,8 @@ type Config struct {
 	Progress func(Progress)
 	// Notice, if set, receives notices from the host.
 	Notice func(text string)
-	// Players, if set, receives each player list.
+	// Players, if set, receives the whole player list, in ID order, after
+	// every change.
 	Players func([]wire.PlayerInfo)
 	// OnStep, if set, is called on the simulation goroutine after every
 	// simulated tick.

@@ -2,13 +2,16 @@ package join
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -41,6 +44,7 @@ type Session struct {
 	follower *lockstep.Follower
 	info     Info
 	timings  Timings
+	players  []wire.PlayerInfo // ascending ID
 	closed   chan struct{}
 	once     sync.Once
 }
@@ -174,16 +178,30 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	if err := s.write(&wire.ClientDefs{Databases: dbs}); err != nil {
 		return err
 	}
-	if p, err = readDirect(fr); err != nil {
-		return fmt.Errorf("handshake: %w", err)
+	// Clock-sync rounds, then DefsOK.
+	var defsOK *wire.ServerDefsOK
+	for defsOK == nil {
+		if p, err = readDirect(fr); err != nil {
+			return fmt.Errorf("handshake: %w", err)
+		}
+		switch p := p.(type) {
+		case *wire.ServerClock:
+			if err := s.answerClock(p); err != nil {
+				return err
+			}
+		case *wire.ServerDefsOK:
+			defsOK = p
+		default:
+			return protoErr("expected Server_DefsOK, got %s", p.ID())
+		}
 	}
-	ok2, ok := p.(*wire.ServerDefsOK)
-	if !ok {
-		return protoErr("expected Server_DefsOK, got %s", p.ID())
-	}
-	s.info.GameName, s.info.PlayerID = ok2.GameName, ok2.PlayerID
+	s.info.GameName, s.info.PlayerID = defsOK.GameName, defsOK.PlayerID
 
-	if err := s.write(&wire.ClientUsername{Name: cfg.Name}); err != nil {
+	var proof []byte
+	if len(ml.PasswordChallenge) > 0 && len(cfg.Password) > 0 {
+		proof = password.Proof(cfg.Password, ml.PasswordChallenge)
+	}
+	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, Spectate: cfg.Spectate}); err != nil {
 		return err
 	}
 	s.timings.Handshake = time.Since(hs)
@@ -192,6 +210,12 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.ReadyTimeout))
 	go s.readLoop(fr)
 	return s.download(ctx, start)
+}
+
+// answerClock echoes a clock-sync round at once, from whichever goroutine
+// reads, so the host measures the network and not this client's load.
+func (s *Session) answerClock(c *wire.ServerClock) error {
+	return s.write(&wire.ClientClock{Nonce: c.Nonce, ClientTime: time.Now().UnixMicro()})
 }
 
 func (s *Session) readLoop(fr *wire.FrameReader) {
@@ -205,6 +229,11 @@ func (s *Session) readLoop(fr *wire.FrameReader) {
 			p, err = wire.Decode(id, body)
 			if err != nil {
 				err = protoErr("%w", err)
+			}
+		}
+		if c, ok := p.(*wire.ServerClock); ok && err == nil {
+			if err = s.answerClock(c); err == nil {
+				continue
 			}
 		}
 		if d, ok := p.(*wire.ServerDisconnect); ok {
@@ -231,13 +260,57 @@ func (s *Session) handleSmall(p wire.Packet) bool {
 		}
 		return true
 	case *wire.ServerPlayerList:
-		if s.cfg.Players != nil {
-			s.cfg.Players(p.Players)
-		}
+		s.applyPlayers(p)
 		return true
 	}
 	return false
 }
+
+// applyPlayers applies a player list or delta to the list this client
+// holds.
+func (s *Session) applyPlayers(p *wire.ServerPlayerList) {
+	find := func(id int32) (int, bool) {
+		return slices.BinarySearchFunc(s.players, id, func(pi wire.PlayerInfo, id int32) int { return cmp.Compare(pi.ID, id) })
+	}
+	switch p.Action {
+	case wire.PlayerListFull:
+		s.players = slices.Clone(p.Players)
+		slices.SortFunc(s.players, func(a, b wire.PlayerInfo) int { return cmp.Compare(a.ID, b.ID) })
+	case wire.PlayerListAdd:
+		for _, pi := range p.Players {
+			if i, ok := find(pi.ID); ok {
+				s.players[i] = pi
+			} else {
+				s.players = slices.Insert(s.players, i, pi)
+			}
+		}
+	case wire.PlayerListRemove:
+		for _, pi := range p.Players {
+			if i, ok := find(pi.ID); ok {
+				s.players = slices.Delete(s.players, i, i+1)
+			}
+		}
+	case wire.PlayerListStatus:
+		for _, pi := range p.Players {
+			if i, ok := find(pi.ID); ok {
+				s.players[i].Status = pi.Status
+			}
+		}
+	case wire.PlayerListLatencies:
+		for _, pi := range p.Players {
+			if i, ok := find(pi.ID); ok {
+				s.players[i].LatencyMs = pi.LatencyMs
+			}
+		}
+	}
+	if s.cfg.Players != nil {
+		s.cfg.Players(slices.Clone(s.players))
+	}
+}
+
+// Players is the player list as this client holds it. Only safe on the
+// goroutine running Join or Run, or after they return.
+func (s *Session) Players() []wire.PlayerInfo { return slices.Clone(s.players) }
 
 func (s *Session) download(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
@@ -254,6 +327,9 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		case *wire.ServerWorldData:
 			if done, err = asm.Add(p.Offset, p.Total, p.Data); err != nil {
 				return protoErr("world data: %w", err)
+			}
+			if err := s.write(&wire.ClientAck{Received: asm.Received()}); err != nil {
+				return err
 			}
 			report(cfg, PhaseDownload, asm.Received(), asm.Total())
 		case *wire.ServerTick:

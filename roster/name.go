@@ -13,11 +13,12 @@ const (
 
 // Admission errors, one per rule.
 var (
-	ErrNameLength    = errors.New("username must be 3 to 15 characters")
-	ErrNameChars     = errors.New("username may only contain A-Z, a-z, 0-9 and _")
-	ErrNameTaken     = errors.New("username is already online")
-	ErrFull          = errors.New("session is full")
-	ErrUnknownPlayer = errors.New("no such player")
+	ErrNameLength     = errors.New("username must be 3 to 15 characters")
+	ErrNameChars      = errors.New("username may only contain A-Z, a-z, 0-9 and _")
+	ErrNameTaken      = errors.New("username is already online")
+	ErrFull           = errors.New("session is full")
+	ErrSpectatorsFull = errors.New("no room for more spectators")
+	ErrUnknownPlayer  = errors.New("no such player")
 )
 
 // ValidateName checks the username rules: 3 to 15 characters, each one of

@@ -14,6 +14,7 @@ const (
 	Joining Status = iota
 	Downloading
 	Playing
+	Spectating
 )
 
 // String names the status.
@@ -25,20 +26,49 @@ func (s Status) String() string {
 		return "downloading"
 	case Playing:
 		return "playing"
+	case Spectating:
+		return "spectating"
 	}
 	return fmt.Sprintf("status(%d)", uint8(s))
 }
 
-// DefaultFaction is the faction every player joins for now: the shared
-// colony of a co-op session.
+// FactionMode says how players are put into factions.
+type FactionMode uint8
+
+// Faction modes.
+const (
+	// FactionsShared puts every player in DefaultFaction: one colony.
+	FactionsShared FactionMode = iota
+	// FactionsPerPlayer gives each player a faction of their own.
+	FactionsPerPlayer
+)
+
+// ParseFactionMode reads "shared" or "per-player".
+func ParseFactionMode(s string) (FactionMode, error) {
+	switch s {
+	case "shared", "":
+		return FactionsShared, nil
+	case "per-player":
+		return FactionsPerPlayer, nil
+	}
+	return 0, fmt.Errorf("faction mode %q: use shared or per-player", s)
+}
+
+// DefaultFaction is the faction of every player in FactionsShared mode.
 const DefaultFaction int32 = 1
 
-// Player is one admitted player.
+// NoFaction is the faction of spectators.
+const NoFaction int32 = 0
+
+// Player is one admitted player or spectator.
 type Player struct {
-	ID      int32
-	Name    string
-	Faction int32
-	Status  Status
+	ID        int32
+	Name      string
+	Faction   int32
+	Status    Status
+	Spectator bool
+	// LatencyMs is the last measured round trip in milliseconds.
+	LatencyMs int32
 }
 
 // Notice is something players should be told, produced by a roster change.
@@ -55,47 +85,91 @@ const (
 	NoticeJoined NoticeKind = iota + 1
 	NoticeLeft
 	NoticeFactionOnline
+	NoticeFactionOffline
 )
 
-// Roster is the set of admitted players. Its zero value is not usable; call
-// New.
+// Config sets the roster's limits. MaxPlayers 0 admits no players.
+type Config struct {
+	MaxPlayers    int
+	MaxSpectators int
+	Factions      FactionMode
+}
+
+// Roster is the set of admitted players and spectators. Use New.
 type Roster struct {
-	max     int
+	cfg     Config
 	players []*Player // ascending ID
 	byName  map[string]*Player
 }
 
-// New returns an empty roster admitting at most max players.
-func New(max int) *Roster {
-	return &Roster{max: max, byName: make(map[string]*Player)}
+// New returns an empty roster.
+func New(cfg Config) *Roster {
+	return &Roster{cfg: cfg, byName: make(map[string]*Player)}
 }
 
-// Len is the number of admitted players.
+// Len is the number of admitted players and spectators.
 func (r *Roster) Len() int { return len(r.players) }
 
-// Admit checks the rules in order (name rules, name online, session full)
-// and adds the player in status Downloading on the default faction. The
-// notices say who joined and, when the player is the first of the faction
-// online, that the faction is online.
-func (r *Roster) Admit(id int32, name string) (*Player, []Notice, error) {
+// Count returns how many players and how many spectators are admitted.
+func (r *Roster) Count() (players, spectators int) {
+	for _, p := range r.players {
+		if p.Spectator {
+			spectators++
+		} else {
+			players++
+		}
+	}
+	return players, spectators
+}
+
+// Check applies the admission rules in order without admitting anyone:
+// name length and characters, name online (case-insensitive), then room
+// (players and spectators are counted separately).
+func (r *Roster) Check(name string, spectator bool) error {
 	if err := ValidateName(name); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if _, ok := r.byName[foldName(name)]; ok {
-		return nil, nil, ErrNameTaken
+		return ErrNameTaken
 	}
-	if len(r.players) >= r.max {
-		return nil, nil, ErrFull
+	players, spectators := r.Count()
+	if spectator && spectators >= r.cfg.MaxSpectators {
+		return ErrSpectatorsFull
+	}
+	if !spectator && players >= r.cfg.MaxPlayers {
+		return ErrFull
+	}
+	return nil
+}
+
+// Admit checks the rules and adds the player in status Downloading. The
+// notices say who joined and, when the player is the first of its faction
+// online, that the faction is online.
+func (r *Roster) Admit(id int32, name string, spectator bool) (*Player, []Notice, error) {
+	if err := r.Check(name, spectator); err != nil {
+		return nil, nil, err
 	}
 	if r.Get(id) != nil {
 		return nil, nil, fmt.Errorf("player id %d already admitted", id)
 	}
-	p := &Player{ID: id, Name: name, Faction: DefaultFaction, Status: Downloading}
+	p := &Player{ID: id, Name: name, Status: Downloading, Spectator: spectator}
+	switch {
+	case spectator:
+		p.Faction = NoFaction
+	case r.cfg.Factions == FactionsPerPlayer:
+		p.Faction = DefaultFaction + id
+	default:
+		p.Faction = DefaultFaction
+	}
 	i, _ := slices.BinarySearchFunc(r.players, id, func(p *Player, id int32) int { return cmp.Compare(p.ID, id) })
 	r.players = slices.Insert(r.players, i, p)
 	r.byName[foldName(name)] = p
-	notices := []Notice{{Kind: NoticeJoined, Text: name + " joined the session."}}
-	if r.FactionOnline(p.Faction) == 1 {
+	what := "joined the session."
+	if spectator {
+		what = "is watching the session."
+	}
+	notices := []Notice{{Kind: NoticeJoined, Text: name + " " + what}}
+	if !spectator && r.FactionOnline(p.Faction) == 1 {
 		notices = append(notices, Notice{Kind: NoticeFactionOnline, Text: fmt.Sprintf("Faction %d is now online.", p.Faction)})
 	}
 	return p, notices, nil
@@ -103,12 +177,11 @@ func (r *Roster) Admit(id int32, name string) (*Player, []Notice, error) {
 
 // Get returns the player with id, or nil.
 func (r *Roster) Get(id int32) *Player {
-	for _, p := range r.players {
-		if p.ID == id {
-			return p
-		}
+	i, ok := slices.BinarySearchFunc(r.players, id, func(p *Player, id int32) int { return cmp.Compare(p.ID, id) })
+	if !ok {
+		return nil
 	}
-	return nil
+	return r.players[i]
 }
 
 // SetStatus changes a player's status.
@@ -121,28 +194,43 @@ func (r *Roster) SetStatus(id int32, s Status) error {
 	return nil
 }
 
-// Remove takes a player out and returns the notice to send, if the player
-// was admitted.
-func (r *Roster) Remove(id int32, why string) (Notice, bool) {
-	for i, p := range r.players {
-		if p.ID == id {
-			r.players = slices.Delete(r.players, i, i+1)
-			delete(r.byName, foldName(p.Name))
-			text := p.Name + " left the session."
-			if why != "" {
-				text = fmt.Sprintf("%s left the session (%s).", p.Name, why)
-			}
-			return Notice{Kind: NoticeLeft, Text: text}, true
-		}
+// SetLatency records a player's measured round trip.
+func (r *Roster) SetLatency(id int32, ms int32) error {
+	p := r.Get(id)
+	if p == nil {
+		return ErrUnknownPlayer
 	}
-	return Notice{}, false
+	p.LatencyMs = ms
+	return nil
 }
 
-// FactionOnline counts the players of a faction.
+// Remove takes a player out. It returns the notices to send (left, and
+// faction offline when the last player of a faction left) and whether the
+// player was admitted.
+func (r *Roster) Remove(id int32, why string) ([]Notice, bool) {
+	i, ok := slices.BinarySearchFunc(r.players, id, func(p *Player, id int32) int { return cmp.Compare(p.ID, id) })
+	if !ok {
+		return nil, false
+	}
+	p := r.players[i]
+	r.players = slices.Delete(r.players, i, i+1)
+	delete(r.byName, foldName(p.Name))
+	text := p.Name + " left the session."
+	if why != "" {
+		text = fmt.Sprintf("%s left the session (%s).", p.Name, why)
+	}
+	notices := []Notice{{Kind: NoticeLeft, Text: text}}
+	if !p.Spectator && r.FactionOnline(p.Faction) == 0 {
+		notices = append(notices, Notice{Kind: NoticeFactionOffline, Text: fmt.Sprintf("Faction %d is now offline.", p.Faction)})
+	}
+	return notices, true
+}
+
+// FactionOnline counts the players (not spectators) of a faction.
 func (r *Roster) FactionOnline(f int32) int {
 	n := 0
 	for _, p := range r.players {
-		if p.Faction == f {
+		if p.Faction == f && !p.Spectator {
 			n++
 		}
 	}

@@ -57,11 +57,11 @@ func TestValidateName(t *testing.T) {
 }
 
 func TestAdmitRuleOrder(t *testing.T) {
-	r := roster.New(2)
-	if _, _, err := r.Admit(1, "Alice"); err != nil {
+	r := roster.New(roster.Config{MaxPlayers: 2})
+	if _, _, err := r.Admit(1, "Alice", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.Admit(2, "Bob"); err != nil {
+	if _, _, err := r.Admit(2, "Bob", false); err != nil {
 		t.Fatal(err)
 	}
 	// The roster is full now; earlier rules still win.
@@ -81,7 +81,7 @@ func TestAdmitRuleOrder(t *testing.T) {
 		{"B0b", roster.ErrFull},         // digits are not letters
 		{strings.Repeat("b", 16), roster.ErrNameLength},
 	} {
-		p, notices, err := r.Admit(99, tc.name)
+		p, notices, err := r.Admit(99, tc.name, false)
 		if !errors.Is(err, tc.want) {
 			t.Errorf("Admit(%q) = %v, want %v", tc.name, err, tc.want)
 		}
@@ -94,29 +94,29 @@ func TestAdmitRuleOrder(t *testing.T) {
 	}
 
 	// Taken is checked before full even with room to spare.
-	r2 := roster.New(10)
-	if _, _, err := r2.Admit(1, "Dave"); err != nil {
+	r2 := roster.New(roster.Config{MaxPlayers: 10})
+	if _, _, err := r2.Admit(1, "Dave", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r2.Admit(2, "dAVE"); !errors.Is(err, roster.ErrNameTaken) {
+	if _, _, err := r2.Admit(2, "dAVE", false); !errors.Is(err, roster.ErrNameTaken) {
 		t.Fatalf("dAVE after Dave: %v", err)
 	}
 	// A second admission under the same ID is refused.
-	if _, _, err := r2.Admit(1, "Erin"); err == nil {
+	if _, _, err := r2.Admit(1, "Erin", false); err == nil {
 		t.Fatal("duplicate player ID admitted")
 	}
 	if r2.Len() != 1 {
 		t.Fatalf("%d players after refusals", r2.Len())
 	}
 
-	if _, _, err := roster.New(0).Admit(1, "Nobody"); !errors.Is(err, roster.ErrFull) {
+	if _, _, err := roster.New(roster.Config{MaxPlayers: 0}).Admit(1, "Nobody", false); !errors.Is(err, roster.ErrFull) {
 		t.Fatalf("roster of 0: %v", err)
 	}
 }
 
 func TestAdmitNotices(t *testing.T) {
-	r := roster.New(4)
-	p, notices, err := r.Admit(3, "Alice")
+	r := roster.New(roster.Config{MaxPlayers: 4})
+	p, notices, err := r.Admit(3, "Alice", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestAdmitNotices(t *testing.T) {
 		t.Fatalf("first player's notices %+v", notices)
 	}
 
-	_, notices, err = r.Admit(4, "Bob")
+	_, notices, err = r.Admit(4, "Bob", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestAdmitNotices(t *testing.T) {
 			t.Fatalf("Remove(%d) failed", id)
 		}
 	}
-	_, notices, err = r.Admit(5, "Carol")
+	_, notices, err = r.Admit(5, "Carol", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,43 +156,45 @@ func TestAdmitNotices(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
-	r := roster.New(2)
+	r := roster.New(roster.Config{MaxPlayers: 2})
 	for i, name := range []string{"Alice", "Bob"} {
-		if _, _, err := r.Admit(int32(i+1), name); err != nil {
+		if _, _, err := r.Admit(int32(i+1), name, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	n, ok := r.Remove(1, "")
-	if !ok || n.Kind != roster.NoticeLeft || n.Text != "Alice left the session." {
+	if !ok || len(n) != 1 || n[0].Kind != roster.NoticeLeft || n[0].Text != "Alice left the session." {
 		t.Fatalf("Remove: %+v %v", n, ok)
 	}
+	// Bob is the last of the shared faction: it goes offline with him.
 	n, ok = r.Remove(2, "timed out")
-	if !ok || n.Kind != roster.NoticeLeft || n.Text != "Bob left the session (timed out)." {
+	if !ok || len(n) != 2 || n[0].Kind != roster.NoticeLeft || n[0].Text != "Bob left the session (timed out)." ||
+		n[1].Kind != roster.NoticeFactionOffline {
 		t.Fatalf("Remove with a reason: %+v %v", n, ok)
 	}
-	if n, ok := r.Remove(2, ""); ok || n != (roster.Notice{}) {
+	if n, ok := r.Remove(2, ""); ok || n != nil {
 		t.Fatalf("second Remove: %+v %v", n, ok)
 	}
 	if r.Len() != 0 || r.Get(1) != nil {
 		t.Fatalf("%d players left", r.Len())
 	}
 	// The names and the slots are free again, in any case.
-	if _, _, err := r.Admit(7, "ALICE"); err != nil {
+	if _, _, err := r.Admit(7, "ALICE", false); err != nil {
 		t.Fatalf("name of a removed player: %v", err)
 	}
-	if _, _, err := r.Admit(8, "bob"); err != nil {
+	if _, _, err := r.Admit(8, "bob", false); err != nil {
 		t.Fatalf("name of a removed player: %v", err)
 	}
-	if _, _, err := r.Admit(9, "Carol"); !errors.Is(err, roster.ErrFull) {
+	if _, _, err := r.Admit(9, "Carol", false); !errors.Is(err, roster.ErrFull) {
 		t.Fatalf("third player in a roster of 2: %v", err)
 	}
 }
 
 func TestListInIDOrder(t *testing.T) {
-	r := roster.New(100)
+	r := roster.New(roster.Config{MaxPlayers: 100})
 	ids := []int32{5, 2, 9, -1, math.MaxInt32, 0, math.MinInt32, 7, 1 << 30, -(1 << 30)}
 	for i, id := range ids {
-		if _, _, err := r.Admit(id, "player"+string(rune('a'+i))); err != nil {
+		if _, _, err := r.Admit(id, "player"+string(rune('a'+i)), false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,8 +222,8 @@ func TestListInIDOrder(t *testing.T) {
 }
 
 func TestSetStatus(t *testing.T) {
-	r := roster.New(2)
-	if _, _, err := r.Admit(1, "Alice"); err != nil {
+	r := roster.New(roster.Config{MaxPlayers: 2})
+	if _, _, err := r.Admit(1, "Alice", false); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.SetStatus(1, roster.Playing); err != nil {

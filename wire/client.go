@@ -59,11 +59,13 @@ func (p *ClientDefs) Validate() error {
 	return nil
 }
 
-// ClientUsername asks to join under a name. An empty name is ignored by the
-// host.
+// ClientUsername asks to join under a name, as a player or a spectator.
+// An empty name is ignored by the host. PasswordProof answers the host's
+// password challenge (see package password).
 type ClientUsername struct {
 	Name          string `codec:"n"`
 	PasswordProof []byte `codec:"p"`
+	Spectate      bool   `codec:"s"`
 }
 
 // ID implements Packet.
@@ -110,3 +112,28 @@ func (p *ClientCommand) Validate() error {
 	}
 	return nil
 }
+
+// ClientClock echoes a Server_Clock's nonce with the client's clock, in
+// microseconds since the Unix epoch.
+type ClientClock struct {
+	Nonce      uint32 `codec:"n"`
+	ClientTime int64  `codec:"c"`
+}
+
+// ID implements Packet.
+func (*ClientClock) ID() ID { return IDClientClock }
+
+// Validate implements Packet.
+func (*ClientClock) Validate() error { return nil }
+
+// ClientAck acknowledges how many bytes of the world payload arrived. The
+// host measures the download, and its deadline, by these.
+type ClientAck struct {
+	Received uint64 `codec:"r"`
+}
+
+// ID implements Packet.
+func (*ClientAck) ID() ID { return IDClientAck }
+
+// Validate implements Packet.
+func (*ClientAck) Validate() error { return nil }

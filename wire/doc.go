@@ -24,9 +24,11 @@
 //
 //	0  Client_Protocol    {protocol}
 //	1  Client_Defs        {databases: []{type, count, hash}}   at most MaxDatabases
-//	2  Client_Username    {name, passwordProof}
+//	2  Client_Username    {name, passwordProof, spectate}
 //	3  Client_WorldReady  {tick, worldHash}
 //	4  Client_Command     {mapID, kind, payload}               payload <= MaxCommandPayload
+//	5  Client_Clock       {nonce, clientTime}                  echo of a Server_Clock
+//	6  Client_Ack         {received}                           world payload bytes received
 //
 // Host to client (16..):
 //
@@ -37,24 +39,47 @@
 //	20 Server_Disconnect  {reason, message, defStatuses[]}
 //	21 Server_Notice      {kind, text}
 //	22 Server_Tick        {tick, commands[], granted, speed}
+//	23 Server_Clock       {nonce, hostTime, delta, attempt}     one clock-sync round
 //
 // # Flow
 //
 //	client                                   host
 //	Client_Protocol        ------------->    mismatch: Disconnect(Protocol)
-//	                       <-------------    Server_ModList
-//	Client_Defs            ------------->    any non-OK: Disconnect(Defs, statuses)
+//	                       <-------------    Server_ModList (+ password challenge)
+//	Client_Defs            ------------->    any non-OK: Disconnect(Defs, statuses, detail)
+//	                       <-------------    Server_Clock   } repeated until a round lands
+//	Client_Clock           ------------->                   } in the window, or ClockSync
 //	                       <-------------    Server_DefsOK
-//	Client_Username        ------------->    empty: ignored; bad: Disconnect(Username*)
-//	                       <-------------    Server_Notice (joined, to all), Server_PlayerList (to all)
+//	Client_Username        ------------->    empty: ignored; then in order: Username*,
+//	                                         ServerFull/SpectatorsFull, BadPassword
+//	                       <-------------    Server_PlayerList (List) to the joiner;
+//	                                         Add to the others; Server_Notice to all
 //	                       <-------------    Server_WorldData chunks ... interleaved with Server_Tick
-//	                       <-------------    Server_PlayerList (List)
+//	Client_Ack             ------------->    per chunk; the download deadline follows them
 //	(load, catch up)
-//	Client_WorldReady      ------------->    player is Playing
+//	Client_WorldReady      ------------->    player is Playing (or Spectating); Status to all
+//	                       <-------------    Server_Clock rounds again; Latencies to all
 //	Client_Command         ------------->    stamped, broadcast in Server_Tick
+//	                                         (a spectator's is refused with a notice)
+//
+// Deadlines: connect to DefsOK (clock sync included), DefsOK to username,
+// no download progress acknowledged, end of download to WorldReady. A
+// client that misses one is dropped with reason Timeout. New connections
+// are rate-limited per IP address (RateLimited).
+//
+// Clock sync: the host sends a random nonce, its clock and its estimate
+// of the client's clock offset (delta); the client echoes the nonce with
+// its clock. A wrong nonce ends the connection. A round is good when
+// hostNow - (clientTime - delta), the client-to-host delay on corrected
+// clocks, is within the window (default 0..50 ms); otherwise delta becomes
+// clientTime - midpoint(round trip) and the host tries again, up to the
+// retry limit (default 32). The last round trip is the player's latency.
+//
+// The password, if any, is answered with HMAC-SHA256(password, domain ||
+// challenge) (package password); it never crosses the wire.
 //
 // A packet that is not allowed in the current phase ends the connection
-// with reason BadPacket. Every phase before Playing runs under a deadline.
+// with reason BadPacket.
 //
 // # World payload
 //

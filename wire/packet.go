@@ -15,6 +15,8 @@ const (
 	IDClientUsername   ID = 2
 	IDClientWorldReady ID = 3
 	IDClientCommand    ID = 4
+	IDClientClock      ID = 5
+	IDClientAck        ID = 6
 
 	IDServerModList    ID = 16
 	IDServerDefsOK     ID = 17
@@ -23,6 +25,7 @@ const (
 	IDServerDisconnect ID = 20
 	IDServerNotice     ID = 21
 	IDServerTick       ID = 22
+	IDServerClock      ID = 23
 )
 
 var idNames = map[ID]string{
@@ -31,6 +34,8 @@ var idNames = map[ID]string{
 	IDClientUsername:   "Client_Username",
 	IDClientWorldReady: "Client_WorldReady",
 	IDClientCommand:    "Client_Command",
+	IDClientClock:      "Client_Clock",
+	IDClientAck:        "Client_Ack",
 	IDServerModList:    "Server_ModList",
 	IDServerDefsOK:     "Server_DefsOK",
 	IDServerWorldData:  "Server_WorldData",
@@ -38,6 +43,7 @@ var idNames = map[ID]string{
 	IDServerDisconnect: "Server_Disconnect",
 	IDServerNotice:     "Server_Notice",
 	IDServerTick:       "Server_Tick",
+	IDServerClock:      "Server_Clock",
 }
 
 // String returns the packet's protocol name.
@@ -75,6 +81,10 @@ func New(id ID) (Packet, error) {
 		return &ClientWorldReady{}, nil
 	case IDClientCommand:
 		return &ClientCommand{}, nil
+	case IDClientClock:
+		return &ClientClock{}, nil
+	case IDClientAck:
+		return &ClientAck{}, nil
 	case IDServerModList:
 		return &ServerModList{}, nil
 	case IDServerDefsOK:
@@ -89,6 +99,8 @@ func New(id ID) (Packet, error) {
 		return &ServerNotice{}, nil
 	case IDServerTick:
 		return &ServerTick{}, nil
+	case IDServerClock:
+		return &ServerClock{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownPacket, uint8(id))
 }

@@ -21,6 +21,9 @@ const (
 	ReasonServerClosing         Reason = 10
 	ReasonSlowClient            Reason = 11
 	ReasonKicked                Reason = 12
+	ReasonClockSync             Reason = 13
+	ReasonRateLimited           Reason = 14
+	ReasonSpectatorsFull        Reason = 15
 )
 
 var reasonNames = [...]string{
@@ -37,6 +40,9 @@ var reasonNames = [...]string{
 	ReasonServerClosing:         "ServerClosing",
 	ReasonSlowClient:            "SlowClient",
 	ReasonKicked:                "Kicked",
+	ReasonClockSync:             "ClockSync",
+	ReasonRateLimited:           "RateLimited",
+	ReasonSpectatorsFull:        "SpectatorsFull",
 }
 
 // String returns the reason's protocol name.
@@ -55,12 +61,15 @@ var reasonSentences = [...]string{
 	ReasonUsernameChars:         "Usernames may only contain letters, digits and underscores.",
 	ReasonUsernameAlreadyOnline: "A player with that username is already online.",
 	ReasonServerFull:            "The session is full.",
-	ReasonBadPassword:           "The password is wrong.",
+	ReasonBadPassword:           "The password is wrong or missing.",
 	ReasonTimeout:               "The connection timed out.",
 	ReasonBadPacket:             "The host received a malformed or unexpected packet.",
 	ReasonServerClosing:         "The host is shutting down.",
 	ReasonSlowClient:            "The connection was too slow to keep up with the session.",
 	ReasonKicked:                "You were removed from the session.",
+	ReasonClockSync:             "The host could not synchronise clocks with this client: the connection is too slow or unsteady.",
+	ReasonRateLimited:           "Too many connection attempts from your address; wait a few seconds and try again.",
+	ReasonSpectatorsFull:        "The session has no room for more spectators.",
 }
 
 // Sentence is the reason as one sentence for a user.

@@ -82,6 +82,7 @@ const (
 	StatusJoining     PlayerStatus = 0
 	StatusDownloading PlayerStatus = 1
 	StatusPlaying     PlayerStatus = 2
+	StatusSpectating  PlayerStatus = 3
 )
 
 // String names the status.
@@ -93,26 +94,58 @@ func (s PlayerStatus) String() string {
 		return "downloading"
 	case StatusPlaying:
 		return "playing"
+	case StatusSpectating:
+		return "spectating"
 	}
 	return fmt.Sprintf("status(%d)", uint8(s))
 }
 
-// PlayerInfo is one row of the player list.
+// PlayerInfo is one row of the player list. Faction is 0 for spectators;
+// LatencyMs is the round trip the host last measured (0 before any).
 type PlayerInfo struct {
-	ID      int32        `codec:"i"`
-	Name    string       `codec:"n"`
-	Faction int32        `codec:"f"`
-	Status  PlayerStatus `codec:"s"`
+	ID        int32        `codec:"i"`
+	Name      string       `codec:"n"`
+	Faction   int32        `codec:"f"`
+	Status    PlayerStatus `codec:"s"`
+	Spectator bool         `codec:"x"`
+	LatencyMs int32        `codec:"l"`
 }
 
 // PlayerListAction says how a player list applies.
 type PlayerListAction uint8
 
-// Player list actions.
+// Player list actions. Only PlayerListFull replaces the list; the others
+// are deltas applied to the list the client holds.
 const (
 	// PlayerListFull replaces the whole list.
 	PlayerListFull PlayerListAction = 0
+	// PlayerListAdd adds the given players.
+	PlayerListAdd PlayerListAction = 1
+	// PlayerListRemove removes the players with the given IDs (other
+	// fields unused).
+	PlayerListRemove PlayerListAction = 2
+	// PlayerListStatus sets the status of the given players.
+	PlayerListStatus PlayerListAction = 3
+	// PlayerListLatencies sets the latency of the given players.
+	PlayerListLatencies PlayerListAction = 4
 )
+
+// String names the action.
+func (a PlayerListAction) String() string {
+	switch a {
+	case PlayerListFull:
+		return "List"
+	case PlayerListAdd:
+		return "Add"
+	case PlayerListRemove:
+		return "Remove"
+	case PlayerListStatus:
+		return "Status"
+	case PlayerListLatencies:
+		return "Latencies"
+	}
+	return fmt.Sprintf("action(%d)", uint8(a))
+}
 
 // ServerPlayerList carries the player list.
 type ServerPlayerList struct {
@@ -125,6 +158,9 @@ func (*ServerPlayerList) ID() ID { return IDServerPlayerList }
 
 // Validate implements Packet.
 func (p *ServerPlayerList) Validate() error {
+	if p.Action > PlayerListLatencies {
+		return fmt.Errorf("unknown player list action %d", p.Action)
+	}
 	if len(p.Players) > MaxPlayers {
 		return fmt.Errorf("%d players exceeds %d", len(p.Players), MaxPlayers)
 	}
@@ -164,10 +200,11 @@ type NoticeKind uint8
 
 // Notice kinds.
 const (
-	NoticeInfo          NoticeKind = 0
-	NoticeJoined        NoticeKind = 1
-	NoticeLeft          NoticeKind = 2
-	NoticeFactionOnline NoticeKind = 3
+	NoticeInfo           NoticeKind = 0
+	NoticeJoined         NoticeKind = 1
+	NoticeLeft           NoticeKind = 2
+	NoticeFactionOnline  NoticeKind = 3
+	NoticeFactionOffline NoticeKind = 4
 )
 
 // ServerNotice is a line of text for players.
@@ -218,3 +255,20 @@ func (p *ServerTick) Validate() error {
 	}
 	return nil
 }
+
+// ServerClock is one round of the clock-sync handshake: the host's clock
+// (microseconds since the Unix epoch) when it sent the packet, a fresh
+// random nonce the client must echo, the host's current estimate of the
+// client's clock offset, and which attempt this is.
+type ServerClock struct {
+	Nonce    uint32 `codec:"n"`
+	HostTime int64  `codec:"h"`
+	Delta    int64  `codec:"d"`
+	Attempt  uint8  `codec:"a"`
+}
+
+// ID implements Packet.
+func (*ServerClock) ID() ID { return IDServerClock }
+
+// Validate implements Packet.
+func (*ServerClock) Validate() error { return nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -21,7 +22,9 @@ func samplePackets() []Packet {
 			{Type: "ThingDef", Count: 120, Hash: 0xdeadbeefcafef00d},
 			{Type: "TerrainDef", Count: 7, Hash: 1},
 		}},
-		&ClientUsername{Name: "Alice_01", PasswordProof: []byte{1, 2, 3, 4, 5}},
+		&ClientUsername{Name: "Alice_01", PasswordProof: []byte{1, 2, 3, 4, 5}, Spectate: true},
+		&ClientClock{Nonce: 0xfeedface, ClientTime: 1_790_000_000_000_000},
+		&ClientAck{Received: 1 << 40},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
 		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
 		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
@@ -29,8 +32,11 @@ func samplePackets() []Packet {
 		&ServerWorldData{Offset: 512, Total: 4096, Data: bytes.Repeat([]byte{0xab}, 300)},
 		&ServerPlayerList{Action: PlayerListFull, Players: []PlayerInfo{
 			{ID: 1, Name: "Alice", Faction: 1, Status: StatusPlaying},
-			{ID: 2, Name: "Bob", Faction: 1, Status: StatusDownloading},
+			{ID: 2, Name: "Bob", Faction: 1, Status: StatusDownloading, LatencyMs: 12},
+			{ID: 3, Name: "Eve", Status: StatusSpectating, Spectator: true},
 		}},
+		&ServerPlayerList{Action: PlayerListRemove, Players: []PlayerInfo{{ID: 2}}},
+		&ServerClock{Nonce: 7, HostTime: -5, Delta: 1234, Attempt: 31},
 		&ServerDisconnect{Reason: ReasonDefs, Message: "defs differ", DefStatuses: []uint8{0, 1, 2, 3}, Detail: []byte("detail")},
 		&ServerNotice{Kind: NoticeJoined, Text: "Alice joined the session."},
 		&ServerTick{Tick: 77, Granted: 78, Speed: 2, Commands: []lockstep.Command{
@@ -261,7 +267,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{5, 15, 23, 255} {
+	for _, id := range []ID{7, 15, 24, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -474,7 +480,7 @@ func TestReasons(t *testing.T) {
 		t.Errorf("ReasonKicked.String() = %q", got)
 	}
 	unknown := Reason(len(reasonNames))
-	if got := unknown.String(); got != "Reason(13)" {
+	if got, want := unknown.String(), fmt.Sprintf("Reason(%d)", len(reasonNames)); got != want {
 		t.Errorf("unknown reason String() = %q", got)
 	}
 	if got := unknown.Sentence(); got == "" {
@@ -492,7 +498,7 @@ func TestIDNames(t *testing.T) {
 		if strings.HasPrefix(s, "packet(") {
 			t.Errorf("%d has no name", id)
 		}
-		if o, dup := seen[s]; dup {
+		if o, dup := seen[s]; dup && o != id {
 			t.Errorf("%d and %d share the name %q", o, id, s)
 		}
 		seen[s] = id

@@ -15,6 +15,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -39,6 +40,10 @@ func serveCommand() *cli.Command {
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
 		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
 		&cli.IntFlag{Name: "max-players", Value: 8, Usage: "most players online at once"},
+		&cli.IntFlag{Name: "max-spectators", Value: 4, Usage: "most spectators online at once, counted apart from players (0 for none)"},
+		&cli.StringFlag{Name: "factions", Value: "shared", Usage: "shared: every player in one colony; per-player: a faction each"},
+		cliutil.PasswordFlag("require this session password of every joiner"),
+		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address (bursts of twice that; -1 for no limit)"},
 		&cli.IntFlag{Name: "maps", Value: colony.DefaultMaps, Usage: "maps in a new world"},
 		&cli.IntFlag{Name: "map-size", Value: colony.DefaultWidth, Usage: "width and height of each map, in cells"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of a new world"},
@@ -76,11 +81,28 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("generate world: %w", err)
 	}
+	factions, err := roster.ParseFactionMode(c.String("factions"))
+	if err != nil {
+		return cliutil.Usagef("--factions: %v", err)
+	}
+	pw, err := cliutil.Password(c.String("password-file"))
+	if err != nil {
+		return err
+	}
+	spectators := c.Int("max-spectators")
+	if spectators == 0 {
+		spectators = -1 // the config's "none"
+	}
 	cfg := host.Config{
-		GameName:   c.String("game-name"),
-		TickRate:   c.Int("tick-rate"),
-		MaxPlayers: c.Int("max-players"),
-		Logger:     log,
+		GameName:      c.String("game-name"),
+		TickRate:      c.Int("tick-rate"),
+		MaxPlayers:    c.Int("max-players"),
+		MaxSpectators: spectators,
+		Factions:      factions,
+		Password:      pw,
+		ConnRate:      c.Float64("conn-rate"),
+		ConnBurst:     max(1, int(2*c.Float64("conn-rate"))),
+		Logger:        log,
 	}
 	if err := cfg.Defaults().Validate(); err != nil {
 		return cliutil.Usagef("%v", err)
@@ -103,7 +125,7 @@ func serve(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("world ready", "maps", wcfg.Maps, "map_size", side, "seed", wcfg.Seed,
+	log.Info("world ready", "maps", wcfg.Maps, "map_size", side, "seed", wcfg.Seed, "password", len(pw) > 0,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
 	if err := srv.ListenAndServe(ctx, c.String("listen")); err != nil {
 		return err

@@ -59,6 +59,8 @@ func newApp() *cli.App {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "name", Usage: "your `NAME` in the session: 3 to 15 letters, digits or underscores"},
 		&cli.BoolFlag{Name: "exit-after-ready", Usage: "leave right after WorldReady (for scripts)"},
+		&cli.BoolFlag{Name: "spectate", Usage: "watch the session: get the world and the live game, send no commands"},
+		cliutil.PasswordFlag("the session password, if the host asks for one"),
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
 	}
@@ -106,10 +108,16 @@ func run(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	pw, err := cliutil.Password(c.String("password-file"))
+	if err != nil {
+		return err
+	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	cfg := join.Config{
 		Addr:         hostAddr(c.Args().First()),
 		Name:         name,
+		Password:     pw,
+		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
 		Loader:       colony.Loader(bundle.Content),
 		ReadyTimeout: c.Duration("timeout"),

@@ -19,14 +19,18 @@ import (
 )
 
 // serveBundle hosts a small world of b on loopback for the test's life.
-func serveBundle(t *testing.T, b *gamecontent.Bundle) string {
+func serveBundle(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)) string {
 	t.Helper()
 	world, err := colony.New(b.Content, colony.Config{Maps: 2, Width: 64, Height: 64, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	manifest := b.Set.Manifest()
-	srv, err := host.New(host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	cfg := host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ConnRate: -1}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	srv, err := host.New(cfg,
 		host.Content{GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
 			Detail: func(types []string) []byte {
 				d, err := defs.MarshalDetail(manifest.Only(types))
@@ -97,6 +101,34 @@ func TestJoinExitCodes(t *testing.T) {
 				t.Fatalf("stdout %q (want %q), stderr %q (want %q)", out, tc.out, errOut, tc.err)
 			}
 		})
+	}
+}
+
+func TestJoinPasswordAndSpectate(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b, func(c *host.Config) { c.Password = []byte("correct horse") })
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pwFile, []byte("correct horse\n"), 0o600)
+	badFile := filepath.Join(t.TempDir(), "bad")
+	os.WriteFile(badFile, []byte("wrong horse\n"), 0o600)
+
+	t.Setenv(cliutil.PasswordEnv, "")
+	if code, _, errOut := runJoin(t, addr, "--name", "NoPw", "-q", "--exit-after-ready"); code != cliutil.ExitRejected ||
+		!strings.Contains(errOut, "BadPassword") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("no password: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runJoin(t, addr, "--name", "BadPw", "-q", "--exit-after-ready", "--password-file", badFile); code != cliutil.ExitRejected {
+		t.Fatalf("wrong password: exit %d, %q", code, errOut)
+	}
+	if code, out, errOut := runJoin(t, addr, "--name", "FilePw", "-q", "--exit-after-ready", "--password-file", pwFile); code != 0 || !strings.Contains(out, "WorldReady") {
+		t.Fatalf("password file: exit %d, %q %q", code, out, errOut)
+	}
+	t.Setenv(cliutil.PasswordEnv, "correct horse")
+	if code, out, errOut := runJoin(t, addr, "--name", "EnvPw", "-q", "--exit-after-ready", "--spectate"); code != 0 || !strings.Contains(out, "WorldReady") {
+		t.Fatalf("password from env, spectating: exit %d, %q %q", code, out, errOut)
 	}
 }
 

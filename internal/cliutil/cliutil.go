@@ -172,3 +172,34 @@ func Logger(c *cli.Context, w io.Writer) (*slog.Logger, error) {
 
 // Stderr is where both tools write diagnostics; a variable for tests.
 var Stderr io.Writer = os.Stderr
+
+// PasswordEnv is the environment variable both tools read the session
+// password from when no password file is given.
+const PasswordEnv = "LOCKHOST_PASSWORD"
+
+// Password reads the session password from file (its first line) or, when
+// file is empty, from PasswordEnv. No password is nil. A password is never
+// taken from a plain flag value, which would show in the process list.
+func Password(file string) ([]byte, error) {
+	if file == "" {
+		if v := os.Getenv(PasswordEnv); v != "" {
+			return []byte(v), nil
+		}
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("password file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimRight(line, "\r")
+	if line == "" {
+		return nil, fmt.Errorf("password file %s: the first line is empty", file)
+	}
+	return []byte(line), nil
+}
+
+// PasswordFlag is the --password-file flag of both tools.
+func PasswordFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "password-file", Usage: usage + " (first line of `FILE`; or set " + PasswordEnv + ")"}
+}
