@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -317,9 +318,21 @@ func TestServerFull(t *testing.T) {
 func TestProtocolAndDefsMismatch(t *testing.T) {
 	h := startHost(t, host.Config{}, locksteptest.New(1, 16))
 	cfg := joinCfg(h.addr, "Alice", newHashLog())
+	for _, tc := range []struct {
+		v     uint32
+		older string
+	}{{wire.ProtocolVersion + 1, "the host is older"}, {wire.ProtocolVersion - 1, "this client is older"}} {
+		// Protocol 0 means "the default" to join.Config, so speak raw.
+		c := dialRaw(t, h.addr)
+		c.send(&wire.ClientProtocol{Protocol: tc.v})
+		d := c.disconnected()
+		if d.Reason != wire.ReasonProtocol || !strings.Contains(d.Message, tc.older) {
+			t.Fatalf("protocol %d: %s %q, want Protocol saying %q", tc.v, d.Reason, d.Message, tc.older)
+		}
+	}
 	cfg.Protocol = wire.ProtocolVersion + 1
 	if re := rejection(t, cfg); re.Reason != wire.ReasonProtocol {
-		t.Fatalf("reason %s, want Protocol", re.Reason)
+		t.Fatalf("join tool: reason %s, want Protocol", re.Reason)
 	}
 	cfg = joinCfg(h.addr, "Alice", newHashLog())
 	cfg.Databases = []defs.Summary{
