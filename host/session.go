@@ -13,24 +13,46 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// joinPoint is a cut of the simulation that joiners share. The raw state is
-// cut on the session goroutine; the first joiner that needs the compressed
-// form compresses it, off the session goroutine, and the others wait for
-// that one result.
+// joinPoint is a cut of the simulation that joiners share. The session
+// goroutine only freezes the state (a clone when the simulation can clone
+// itself, else an encoded copy); the first joiner that needs the
+// compressed form builds it, off the session goroutine, and the others
+// wait for that one result.
 type joinPoint struct {
-	raw   *snapshot.Raw
-	cutAt time.Time
-	once  sync.Once
-	point *snapshot.Point
-	err   error
+	state    snapshot.State
+	versions []uint64
+	prev     *snapshot.Point
+	cutAt    time.Time
+	stats    *stats
+	once     sync.Once
+	point    *snapshot.Point
+	err      error
 }
 
 func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
 	j.once.Do(func() {
-		j.point, j.err = j.raw.Compress(level)
-		j.raw = nil // the compressed form is all anyone needs now
+		start := time.Now()
+		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Level: level, Prev: j.prev, Versions: j.versions})
+		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
+		if j.err == nil {
+			j.stats.built(j.point, time.Since(start))
+		}
 	})
 	return j.point, j.err
+}
+
+// freeze takes the state a join point is built from, on the session
+// goroutine: a clone if the simulation offers one (a copy, not an
+// encoding), else the encoded state.
+func freeze(sim lockstep.Sim) (snapshot.State, error) {
+	if c, ok := sim.(lockstep.Cloner); ok {
+		return c.Clone(), nil
+	}
+	raw, err := snapshot.Cut(sim)
+	if err != nil {
+		return nil, err
+	}
+	return raw.State(), nil
 }
 
 // member is an admitted client as the session sees it.
@@ -76,6 +98,7 @@ type leaveReq struct {
 // touches them.
 type session struct {
 	cfg     Config
+	stats   *stats
 	auth    *lockstep.Authority
 	roster  *roster.Roster
 	members map[int32]*member
@@ -93,6 +116,7 @@ type session struct {
 func newSession(cfg Config, sim lockstep.Sim) *session {
 	return &session{
 		cfg:     cfg,
+		stats:   &stats{},
 		auth:    lockstep.NewAuthority(sim),
 		roster:  roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
 		members: make(map[int32]*member),
@@ -270,14 +294,18 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 
 	if s.point == nil {
-		raw, err := snapshot.Cut(s.auth.Sim())
+		sim := s.auth.Sim()
+		start := time.Now()
+		state, err := freeze(sim)
 		if err != nil {
 			s.cfg.Logger.Error("cut join point", "err", err)
 			s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
 			return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 		}
-		s.point = &joinPoint{raw: raw, cutAt: time.Now()}
-		s.auth.Queues().Reset(raw.Tick)
+		s.point = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: s.stats.lastPoint(),
+			cutAt: time.Now(), stats: s.stats}
+		s.stats.cut(time.Since(start))
+		s.auth.Queues().Reset(sim.Tick())
 	}
 	ids, cmds := s.auth.Queues().Snapshot()
 	mc := make([]snapshot.MapCommands, len(ids))

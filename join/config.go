@@ -59,6 +59,8 @@ type Config struct {
 	MaxPayload uint64
 	// MaxRaw bounds each decompressed blob (default 1 GiB).
 	MaxRaw int64
+	// MaxRawTotal bounds the whole decompressed world (default 4 GiB).
+	MaxRawTotal uint64
 	// MaxFrame bounds one frame from the host (default wire.DefaultMaxFrame).
 	MaxFrame int
 	// Progress, if set, is called as the join advances (throttled by the
@@ -97,6 +99,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.MaxRaw == 0 {
 		c.MaxRaw = 1 << 30
+	}
+	if c.MaxRawTotal == 0 {
+		c.MaxRawTotal = 4 << 30
 	}
 	if c.MaxFrame == 0 {
 		c.MaxFrame = wire.DefaultMaxFrame

@@ -315,8 +315,10 @@ func (s *Session) Players() []wire.PlayerInfo { return slices.Clone(s.players) }
 func (s *Session) download(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
 	dl := time.Now()
-	asm := snapshot.NewAssembler(cfg.MaxPayload)
 	var ticks []*wire.ServerTick // live ticks that arrive before the world is loaded
+	dec := newDecoder(cfg)
+	defer dec.stop()
+	recv := snapshot.NewReceiver(cfg.MaxPayload, dec.blob)
 	report(cfg, PhaseDownload, 0, 0)
 	for done := false; !done; {
 		in, err := s.recv(ctx)
@@ -325,13 +327,16 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		}
 		switch p := in.(type) {
 		case *wire.ServerWorldData:
-			if done, err = asm.Add(p.Offset, p.Total, p.Data); err != nil {
+			if done, err = recv.Add(p.Offset, p.Total, p.Data); err != nil {
 				return protoErr("world data: %w", err)
 			}
-			if err := s.write(&wire.ClientAck{Received: asm.Received()}); err != nil {
+			if err := dec.failed(); err != nil {
+				return protoErr("world data: %w", err)
+			}
+			if err := s.write(&wire.ClientAck{Received: recv.Received()}); err != nil {
 				return err
 			}
-			report(cfg, PhaseDownload, asm.Received(), asm.Total())
+			report(cfg, PhaseDownload, recv.Received(), recv.Total())
 		case *wire.ServerTick:
 			ticks = append(ticks, p)
 		default:
@@ -341,25 +346,23 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		}
 	}
 	s.timings.Download = time.Since(dl)
-	s.timings.Bytes = asm.Total()
+	s.timings.Bytes = recv.Total()
 
 	report(cfg, PhaseLoad, 0, 0)
 	ld := time.Now()
-	parsed, err := snapshot.Parse(asm.Bytes())
+	world, maps, err := dec.wait()
 	if err != nil {
 		return protoErr("world data: %w", err)
 	}
-	sim, err := parsed.Load(cfg.Loader, snapshot.Limits{MaxRaw: cfg.MaxRaw})
+	header := recv.Header()
+	sim, err := header.Load(cfg.Loader, world, maps)
 	if err != nil {
 		return protoErr("world data: %w", err)
 	}
-	s.info.Faction = parsed.Header.Faction
-	s.timings.RawBytes = parsed.World.RawSize
-	for _, m := range parsed.Maps {
-		s.timings.RawBytes += m.RawSize
-	}
+	s.info.Faction = header.Faction
+	s.timings.RawBytes = header.RawSize()
 	var queued []lockstep.Command
-	for _, mc := range parsed.Header.Commands {
+	for _, mc := range header.Commands {
 		queued = append(queued, mc.Commands...)
 	}
 	f, err := lockstep.NewFollower(sim, queued)
@@ -372,7 +375,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	if cfg.OnApply != nil {
 		f.OnApply(cfg.OnApply)
 	}
-	f.Grant(parsed.Header.Granted)
+	f.Grant(header.Granted)
 	s.follower = f
 	for _, t := range ticks {
 		if err := s.applyTick(t); err != nil {
@@ -380,7 +383,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		}
 	}
 	s.timings.Load = time.Since(ld)
-	s.timings.SnapshotTick = parsed.Header.Tick
+	s.timings.SnapshotTick = header.Tick
 
 	// Catch up: simulate as fast as possible toward a moving grant, taking
 	// in new ticks between batches.
@@ -391,7 +394,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 			return err
 		}
 		s.timings.CatchUpTicks += uint64(n)
-		report(cfg, PhaseCatchUp, sim.Tick()-parsed.Header.Tick, f.Granted()-parsed.Header.Tick)
+		report(cfg, PhaseCatchUp, sim.Tick()-header.Tick, f.Granted()-header.Tick)
 		if err := s.drain(); err != nil {
 			return err
 		}

@@ -58,3 +58,20 @@ type MapBlob struct {
 // Loader rebuilds a Sim from the output of MarshalWorld and MarshalMap. It
 // must treat its input as untrusted and fail cleanly on anything malformed.
 type Loader func(world []byte, maps []MapBlob) (Sim, error)
+
+// Cloner is implemented by simulations that can copy their state much
+// faster than they can encode it. The host then only clones on the tick
+// goroutine and encodes the clone elsewhere, so cutting a join point
+// stalls the tick for no longer than a copy. The clone is only read:
+// Marshal*, MapIDs and the hashes.
+type Cloner interface {
+	Clone() Sim
+}
+
+// MapVersioner is implemented by simulations that can tell cheaply whether
+// a map changed: MapVersion returns a number that changes whenever the
+// map's state does. The host reuses an unchanged map's compressed blob
+// from the previous join point.
+type MapVersioner interface {
+	MapVersion(id int32) uint64
+}

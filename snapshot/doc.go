@@ -9,19 +9,23 @@
 // A join point travels as one payload, split into chunks of at most
 // wire.MaxChunkData bytes:
 //
-//	+-------------------+--------------------+-------------------------------+
-//	| hdrLen: uint32 BE | Header (msgpack)   | world blob, map blobs in      |
-//	| <= MaxHeader      |                    | header order, back to back    |
-//	+-------------------+--------------------+-------------------------------+
+//	+-------------------+--------------------+------------------+---------------------------+
+//	| hdrLen: uint32 BE | hdrHash: uint64 BE | Header (msgpack) | world blob, map blobs in  |
+//	| <= MaxHeader      | xxhash64 of Header |                  | header order, back to back|
+//	+-------------------+--------------------+------------------+---------------------------+
 //
-// The Header names the faction, the snapshot tick, each blob's compressed
-// size, raw size and xxhash64 (of the compressed bytes), the host's state
-// hash of each map and of the world at that tick, and the per-map commands
-// queued since the snapshot. Blob bytes are never inside msgpack, so no
-// large byte field is ever decoded by the msgpack library.
+// The Header names the faction, the snapshot tick, the grant at
+// admission, each blob's compressed size, raw size and xxhash64 (of the
+// compressed bytes), the host's state hash of each map and of the world at
+// that tick, and the per-map commands queued since the snapshot. Every
+// byte of the transfer is therefore covered by a hash: the header by the
+// prefix, each blob by the header. Blob bytes are never inside msgpack, so
+// no large byte field is ever decoded by the msgpack library.
 //
-// A receiver checks the declared total against its limit before accepting
-// the first chunk, accepts only the next expected offset, checks every blob
-// hash before decompressing it, and decompresses through a limit of the
-// declared raw size.
+// A Receiver checks the declared total against its limit before accepting
+// the first chunk, accepts only the next expected offset, checks the
+// header's hash and that the blob sizes add up to the total as soon as the
+// header is complete, and hands out each blob the moment its last byte
+// arrives, so decompression overlaps the download. Decompress checks every
+// blob's hash first and inflates through a limit of the declared raw size.
 package snapshot

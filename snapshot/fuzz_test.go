@@ -36,7 +36,7 @@ func FuzzParse(f *testing.F) {
 		if len(parsed.Maps) != len(parsed.Header.Maps) {
 			t.Fatalf("%d map blobs for %d maps", len(parsed.Maps), len(parsed.Header.Maps))
 		}
-		size := 4 + uint64(binary.BigEndian.Uint32(b)) + uint64(len(parsed.World.Data))
+		size := prefixSize + uint64(binary.BigEndian.Uint32(b)) + uint64(len(parsed.World.Data))
 		for i, m := range parsed.Maps {
 			if uint64(len(m.Data)) != parsed.Header.Maps[i].Blob.Size {
 				t.Fatalf("map %d blob of %d bytes, header says %d", i, len(m.Data), parsed.Header.Maps[i].Blob.Size)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -83,7 +85,8 @@ func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*P
 	if len(hb) > MaxHeader {
 		return nil, fmt.Errorf("header of %d bytes: %w", len(hb), ErrTooLarge)
 	}
-	segs[0] = binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(hb)), uint32(len(hb)))
+	segs[0] = binary.BigEndian.AppendUint32(make([]byte, 0, prefixSize+len(hb)), uint32(len(hb)))
+	segs[0] = binary.BigEndian.AppendUint64(segs[0], xxhash.Sum64(hb))
 	segs[0] = append(segs[0], hb...)
 	pl := &Payload{segs: segs}
 	for _, s := range segs {
@@ -189,51 +192,33 @@ func (a *Assembler) Total() uint64 { return a.total }
 // Bytes is the payload so far.
 func (a *Assembler) Bytes() []byte { return a.buf }
 
-// Parsed is a payload split into its parts. Blob data aliases the payload.
+// Parsed is a payload split into its parts.
 type Parsed struct {
 	Header Header
 	World  Blob
 	Maps   []Blob // in Header.Maps order
 }
 
-// Parse splits a complete payload and checks that its sizes add up. Blob
-// hashes are checked by Decompress.
+// Parse splits a complete payload and checks its header hash and that its
+// sizes add up. Blob hashes are checked by Decompress.
 func Parse(b []byte) (*Parsed, error) {
-	if len(b) < 4 {
-		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(b))
-	}
-	n := uint64(binary.BigEndian.Uint32(b))
-	if n > MaxHeader || n > uint64(len(b)-4) {
-		return nil, fmt.Errorf("%w: header of %d bytes in %d", ErrMalformed, n, len(b))
-	}
 	p := &Parsed{}
-	if err := wire.DecodeValue(b[4:4+n], &p.Header); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
-	}
-	rest := b[4+n:]
-	take := func(bi BlobInfo) (Blob, error) {
-		if bi.Size > uint64(len(rest)) {
-			return Blob{}, fmt.Errorf("%w: blob of %d bytes, %d left", ErrMalformed, bi.Size, len(rest))
+	r := NewReceiver(uint64(len(b)), func(i int, blob Blob) error {
+		if i == 0 {
+			p.World = blob
+		} else {
+			p.Maps = append(p.Maps, blob)
 		}
-		blob := Blob{Data: rest[:bi.Size], RawSize: bi.RawSize, Hash: bi.Hash}
-		rest = rest[bi.Size:]
-		return blob, nil
+		return nil
+	})
+	done, err := r.Add(0, uint64(len(b)), b)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	if p.World, err = take(p.Header.World); err != nil {
-		return nil, fmt.Errorf("world: %w", err)
+	if !done {
+		return nil, fmt.Errorf("%w: %d bytes end before the payload does", ErrMalformed, len(b))
 	}
-	p.Maps = make([]Blob, 0, len(p.Header.Maps))
-	for _, m := range p.Header.Maps {
-		blob, err := take(m.Blob)
-		if err != nil {
-			return nil, fmt.Errorf("map %d: %w", m.ID, err)
-		}
-		p.Maps = append(p.Maps, blob)
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(rest))
-	}
+	p.Header = *r.Header()
 	return p, nil
 }
 
@@ -251,28 +236,49 @@ func (p *Parsed) Load(load lockstep.Loader, lim Limits) (lockstep.Sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("world: %w", err)
 	}
-	maps := make([]lockstep.MapBlob, len(p.Maps))
+	maps := make([][]byte, len(p.Maps))
 	for i, b := range p.Maps {
-		raw, err := Decompress(b, lim.MaxRaw)
-		if err != nil {
+		if maps[i], err = Decompress(b, lim.MaxRaw); err != nil {
 			return nil, fmt.Errorf("map %d: %w", p.Header.Maps[i].ID, err)
 		}
-		maps[i] = lockstep.MapBlob{ID: p.Header.Maps[i].ID, Data: raw}
 	}
-	sim, err := load(world, maps)
+	return p.Header.Load(load, world, maps)
+}
+
+// Load rebuilds the simulation from the decompressed world and maps (in
+// header order) and checks the result against the header: tick, every
+// map's state hash and the world hash.
+func (h *Header) Load(load lockstep.Loader, world []byte, maps [][]byte) (lockstep.Sim, error) {
+	if len(maps) != len(h.Maps) {
+		return nil, fmt.Errorf("%d maps for a header of %d", len(maps), len(h.Maps))
+	}
+	blobs := make([]lockstep.MapBlob, len(maps))
+	for i, m := range maps {
+		blobs[i] = lockstep.MapBlob{ID: h.Maps[i].ID, Data: m}
+	}
+	sim, err := load(world, blobs)
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	if sim.Tick() != p.Header.Tick {
-		return nil, fmt.Errorf("loaded world is at tick %d, header says %d", sim.Tick(), p.Header.Tick)
+	if sim.Tick() != h.Tick {
+		return nil, fmt.Errorf("loaded world is at tick %d, header says %d", sim.Tick(), h.Tick)
 	}
-	for _, m := range p.Header.Maps {
-		if h, ok := sim.MapHash(m.ID); !ok || h != m.StateHash {
-			return nil, fmt.Errorf("map %d: state hash %016x, host had %016x", m.ID, h, m.StateHash)
+	for _, m := range h.Maps {
+		if got, ok := sim.MapHash(m.ID); !ok || got != m.StateHash {
+			return nil, fmt.Errorf("map %d: state hash %016x, host had %016x", m.ID, got, m.StateHash)
 		}
 	}
-	if h := sim.WorldHash(); h != p.Header.WorldHash {
-		return nil, fmt.Errorf("world state hash %016x, host had %016x", h, p.Header.WorldHash)
+	if got := sim.WorldHash(); got != h.WorldHash {
+		return nil, fmt.Errorf("world state hash %016x, host had %016x", got, h.WorldHash)
 	}
 	return sim, nil
+}
+
+// RawSize is the total decompressed size the header declares.
+func (h *Header) RawSize() uint64 {
+	n := h.World.RawSize
+	for _, m := range h.Maps {
+		n += m.Blob.RawSize
+	}
+	return n
 }

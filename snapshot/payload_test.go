@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/cespare/xxhash/v2"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -389,6 +390,7 @@ func buildPayload(t testing.TB, h Header, hdrLen int, blobs ...[]byte) []byte {
 		n = uint32(hdrLen)
 	}
 	b := binary.BigEndian.AppendUint32(nil, n)
+	b = binary.BigEndian.AppendUint64(b, xxhash.Sum64(hb))
 	b = append(b, hb...)
 	for _, blob := range blobs {
 		b = append(b, blob...)

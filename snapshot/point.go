@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/lockhost/lockhost/lockstep"
 )
@@ -49,6 +48,10 @@ type MapPoint struct {
 	ID        int32
 	Blob      Blob
 	StateHash uint64
+	// Version is the simulation's MapVersion when the blob was made, valid
+	// when Versioned.
+	Version   uint64
+	Versioned bool
 }
 
 // Point is a compressed join point. It is immutable once built and shared
@@ -58,6 +61,9 @@ type Point struct {
 	World     Blob
 	Maps      []MapPoint
 	WorldHash uint64
+	// Compressed counts the blobs compressed to build this point, Reused
+	// the map blobs taken unchanged from the previous one.
+	Compressed, Reused int
 }
 
 // RawSize is the total uncompressed size of the state.
@@ -80,27 +86,47 @@ func (p *Point) CompressedSize() uint64 {
 
 // Compress compresses the world and every map, the maps concurrently.
 func (r *Raw) Compress(level int) (*Point, error) {
-	p := &Point{Tick: r.Tick, WorldHash: r.WorldHash, Maps: make([]MapPoint, len(r.Maps))}
-	errs := make([]error, len(r.Maps)+1)
-	var wg sync.WaitGroup
-	for i, m := range r.Maps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b, err := Compress(m.Data, level)
-			p.Maps[i] = MapPoint{ID: m.ID, Blob: b, StateHash: r.MapHashes[i]}
-			errs[i+1] = err
-		}()
+	return Build(rawState{r}, BuildOptions{Level: level})
+}
+
+// rawState lets a Raw serve as the State a Point is built from.
+type rawState struct{ r *Raw }
+
+func (s rawState) Tick() uint64      { return s.r.Tick }
+func (s rawState) WorldHash() uint64 { return s.r.WorldHash }
+
+func (s rawState) MapIDs() []int32 {
+	ids := make([]int32, len(s.r.Maps))
+	for i, m := range s.r.Maps {
+		ids[i] = m.ID
 	}
-	p.World, errs[0] = Compress(r.World, level)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			if i == 0 {
-				return nil, fmt.Errorf("world: %w", err)
-			}
-			return nil, fmt.Errorf("map %d: %w", r.Maps[i-1].ID, err)
+	return ids
+}
+
+func (s rawState) find(id int32) int {
+	for i, m := range s.r.Maps {
+		if m.ID == id {
+			return i
 		}
 	}
-	return p, nil
+	return -1
 }
+
+func (s rawState) MapHash(id int32) (uint64, bool) {
+	if i := s.find(id); i >= 0 {
+		return s.r.MapHashes[i], true
+	}
+	return 0, false
+}
+
+func (s rawState) MarshalWorld() ([]byte, error) { return s.r.World, nil }
+
+func (s rawState) MarshalMap(id int32) ([]byte, error) {
+	if i := s.find(id); i >= 0 {
+		return s.r.Maps[i].Data, nil
+	}
+	return nil, fmt.Errorf("no map %d", id)
+}
+
+// State returns r as the State a Point is built from.
+func (r *Raw) State() State { return rawState{r} }

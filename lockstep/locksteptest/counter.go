@@ -13,17 +13,19 @@ import (
 const KindAdd uint16 = 1
 
 // Counters is a world of maps that each hold a value and a little state
-// that changes every tick.
+// that changes every tick while the value is not zero (a map nobody has
+// touched stays idle, so its version does not change).
 type Counters struct {
 	tick uint64
 	maps []counterMap
 }
 
 type counterMap struct {
-	id    int32
-	value int64
-	acc   uint64
-	cells []byte
+	id      int32
+	value   int64
+	acc     uint64
+	cells   []byte
+	version uint64 // bumped on every change; not part of the state
 }
 
 // New returns n maps, each with size bytes of state.
@@ -51,6 +53,7 @@ func (c *Counters) Apply(cmd lockstep.Command) error {
 		return fmt.Errorf("no map %d", cmd.MapID)
 	}
 	m.value += int64(int8(cmd.Payload[0]))
+	m.version++
 	return nil
 }
 
@@ -58,6 +61,10 @@ func (c *Counters) Apply(cmd lockstep.Command) error {
 func (c *Counters) Step() {
 	for i := range c.maps {
 		m := &c.maps[i]
+		if m.value == 0 {
+			continue
+		}
+		m.version++
 		m.acc = m.acc*6364136223846793005 + 1442695040888963407 + uint64(m.value)
 		if len(m.cells) > 0 {
 			m.cells[c.tick%uint64(len(m.cells))] ^= byte(m.acc >> 56)
@@ -166,4 +173,26 @@ func Load(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
 	return c, nil
 }
 
-var _ lockstep.Sim = (*Counters)(nil)
+// Clone implements lockstep.Cloner.
+func (c *Counters) Clone() lockstep.Sim {
+	d := &Counters{tick: c.tick, maps: make([]counterMap, len(c.maps))}
+	for i, m := range c.maps {
+		m.cells = append([]byte(nil), m.cells...)
+		d.maps[i] = m
+	}
+	return d
+}
+
+// MapVersion implements lockstep.MapVersioner.
+func (c *Counters) MapVersion(id int32) uint64 {
+	if m := c.find(id); m != nil {
+		return m.version
+	}
+	return 0
+}
+
+var (
+	_ lockstep.Sim          = (*Counters)(nil)
+	_ lockstep.Cloner       = (*Counters)(nil)
+	_ lockstep.MapVersioner = (*Counters)(nil)
+)

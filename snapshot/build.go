@@ -1,0 +1,138 @@
+package snapshot
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// State is the read-only view of a simulation a join point is built from:
+// a clone of it (lockstep.Cloner), a Raw cut, or the simulation itself on
+// the goroutine that owns it. Every lockstep.Sim is one.
+type State interface {
+	Tick() uint64
+	MapIDs() []int32
+	MapHash(id int32) (uint64, bool)
+	WorldHash() uint64
+	MarshalWorld() ([]byte, error)
+	MarshalMap(id int32) ([]byte, error)
+}
+
+// BuildOptions tune Build.
+type BuildOptions struct {
+	// Level is the gzip level, used as given: 0 is gzip.NoCompression, so
+	// pass DefaultLevel for the default.
+	Level int
+	// Prev is the previous join point, whose blobs may be reused.
+	Prev *Point
+	// Versions are the maps' versions (lockstep.MapVersioner) in MapIDs
+	// order, read when the state was frozen; nil when unknown. A map whose
+	// version equals its version in Prev reuses Prev's blob.
+	Versions []uint64
+	// Workers bounds the maps encoded and compressed at once (0 means
+	// GOMAXPROCS). Each holds one map's raw bytes at a time.
+	Workers int
+}
+
+// Build encodes and compresses src into a join point, maps in parallel.
+// Only the maps being worked on are held raw, so building never needs the
+// whole raw world in memory at once.
+func Build(src State, opts BuildOptions) (*Point, error) {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ids := src.MapIDs()
+	if opts.Versions != nil && len(opts.Versions) != len(ids) {
+		return nil, fmt.Errorf("%d map versions for %d maps", len(opts.Versions), len(ids))
+	}
+	p := &Point{Tick: src.Tick(), WorldHash: src.WorldHash(), Maps: make([]MapPoint, len(ids))}
+	prev := map[int32]MapPoint{}
+	if opts.Prev != nil {
+		for _, m := range opts.Prev.Maps {
+			prev[m.ID] = m
+		}
+	}
+
+	world, err := src.MarshalWorld()
+	if err != nil {
+		return nil, fmt.Errorf("marshal world: %w", err)
+	}
+	if p.World, err = Compress(world, opts.Level); err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	p.Compressed++
+
+	errs := make([]error, len(ids))
+	reused := make([]bool, len(ids))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(ids)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				reused[i], errs[i] = buildMap(src, ids[i], opts, prev, i, &p.Maps[i])
+			}
+		}()
+	}
+	for i := range ids {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("map %d: %w", ids[i], err)
+		}
+		if reused[i] {
+			p.Reused++
+		} else {
+			p.Compressed++
+		}
+	}
+	return p, nil
+}
+
+func buildMap(src State, id int32, opts BuildOptions, prev map[int32]MapPoint, i int, out *MapPoint) (reused bool, err error) {
+	if opts.Versions != nil {
+		if pm, ok := prev[id]; ok && pm.Versioned && pm.Version == opts.Versions[i] {
+			*out = pm
+			return true, nil
+		}
+	}
+	data, err := src.MarshalMap(id)
+	if err != nil {
+		return false, fmt.Errorf("marshal: %w", err)
+	}
+	h, ok := src.MapHash(id)
+	if !ok {
+		return false, fmt.Errorf("no hash")
+	}
+	blob, err := Compress(data, opts.Level)
+	if err != nil {
+		return false, err
+	}
+	*out = MapPoint{ID: id, Blob: blob, StateHash: h}
+	if opts.Versions != nil {
+		out.Version, out.Versioned = opts.Versions[i], true
+	}
+	return false, nil
+}
+
+// Versions reads the map versions of sim in MapIDs order, or nil if it
+// does not keep them.
+func Versions(sim lockstep.Sim) []uint64 {
+	mv, ok := sim.(lockstep.MapVersioner)
+	if !ok {
+		return nil
+	}
+	ids := sim.MapIDs()
+	vs := make([]uint64, len(ids))
+	for i, id := range ids {
+		vs[i] = mv.MapVersion(id)
+	}
+	return vs
+}
