@@ -99,6 +99,7 @@ type leaveReq struct {
 type session struct {
 	cfg     Config
 	stats   *stats
+	clock   *lockstep.Clock
 	auth    *lockstep.Authority
 	roster  *roster.Roster
 	members map[int32]*member
@@ -133,8 +134,8 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 // simulation or the roster.
 func (s *session) run(ctx context.Context) {
 	defer close(s.done)
-	interval := time.Second / time.Duration(s.cfg.TickRate)
-	ticker := time.NewTicker(interval)
+	s.clock = lockstep.NewClock(s.cfg.TickRate, time.Now())
+	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {
 		select {
@@ -143,8 +144,8 @@ func (s *session) run(ctx context.Context) {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
 			return
-		case <-ticker.C:
-			s.tick()
+		case now := <-ticker.C:
+			s.tick(now)
 		case r := <-s.joins:
 			r.reply <- s.admit(r)
 		case r := <-s.readies:
@@ -161,7 +162,10 @@ func (s *session) run(ctx context.Context) {
 	}
 }
 
-func (s *session) tick() {
+// tick simulates the ticks the clock owes (making up late wake-ups, at
+// most half a second's worth), or, while paused, applies the commands
+// waiting.
+func (s *session) tick(now time.Time) {
 	// Take every command already waiting so it runs at this tick.
 	for drained := false; !drained; {
 		select {
@@ -176,13 +180,16 @@ func (s *session) tick() {
 		s.point = nil
 		s.auth.Queues().Reset(s.auth.Sim().Tick())
 	}
-	speed := int(s.auth.Speed())
-	steps := max(speed, 1)
-	for i := 0; i < steps; i++ {
-		res := s.auth.Advance(speed > 0)
-		s.publish(res)
-		speed = int(s.auth.Speed()) // a speed command applies from the next tick
-		if speed == 0 {
+	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
+	if due == 0 {
+		if s.auth.Pending() > 0 {
+			s.publish(s.auth.Advance(false)) // paused: commands still run
+		}
+		return
+	}
+	for i := 0; i < due; i++ {
+		s.publish(s.auth.Advance(true))
+		if s.auth.Speed() == 0 { // a speed command applies from the next tick
 			break
 		}
 	}
