@@ -196,3 +196,8 @@ var (
 	_ lockstep.Cloner       = (*Counters)(nil)
 	_ lockstep.MapVersioner = (*Counters)(nil)
 )
+
+// AddCommand builds a KindAdd command adding delta to a map's value.
+func (Counters) AddCommand(mapID int32, delta int8) lockstep.Command {
+	return lockstep.Command{MapID: mapID, Kind: KindAdd, Payload: []byte{byte(delta)}}
+}
