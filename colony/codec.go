@@ -513,5 +513,6 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		}
 	}
 	m.rebuildDerived(r)
+	m.version = newVersion()
 	return m, nil
 }

@@ -131,6 +131,7 @@ func (w *World) Apply(cmd lockstep.Command) error {
 	if m == nil {
 		return fmt.Errorf("colony: command kind %d: unknown map %d", cmd.Kind, cmd.MapID)
 	}
+	m.derive(w.r)
 	var err error
 	switch cmd.Kind {
 	case CmdSpawnThing:
@@ -140,7 +141,10 @@ func (w *World) Apply(cmd lockstep.Command) error {
 	default:
 		return fmt.Errorf("colony: unknown command kind %d", cmd.Kind)
 	}
-	m.compact()
+	if err == nil {
+		m.changed = true
+	}
+	m.settle()
 	return err
 }
 
@@ -160,7 +164,7 @@ func (w *World) applySpawn(m *gameMap, payload []byte) error {
 	}
 	tr := &r.things[def]
 	c := m.idx(x, y)
-	ci := &m.cells[c]
+	ci := m.cells[c]
 	switch {
 	case !m.canAddThing():
 		return fmt.Errorf("colony: spawn %s: map %d is full", a.Thing, m.ID)

@@ -187,7 +187,7 @@ func TestApplyEffects(t *testing.T) {
 	id := p.ID
 	home := m.regionAt(r, p.X, p.Y)
 	tx, ty := findCell(t, w, m, func(ci int32) bool {
-		return m.regions(r)[ci] == home && octile(p.X, p.Y, ci%m.W, ci/m.W) > 50
+		return m.regionOf(r, ci) == home && octile(p.X, p.Y, ci%m.W, ci/m.W) > 50
 	})
 	if err := w.Apply(MovePawn(0, id, int(tx), int(ty))); err != nil {
 		t.Fatal(err)

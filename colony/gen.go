@@ -17,8 +17,9 @@ func New(content *Content, cfg Config) (*World, error) {
 		rng:  rng{s: mix64(cfg.Seed ^ 0x5EED0000C0101E5)},
 		temp: seasonalTemp(0),
 	}
+	tt := newTerrainTable(r)
 	for id := 0; id < cfg.Maps; id++ {
-		w.maps = append(w.maps, generateMap(r, cfg, int32(id)))
+		w.maps = append(w.maps, generateMap(r, tt, cfg, int32(id)))
 	}
 	return w, nil
 }
@@ -34,29 +35,145 @@ func lattice(seed uint64, x, y int32) int32 {
 	return int32(h % (noiseMax + 1))
 }
 
-// valueNoise is smooth integer value noise with lattice spacing s.
-func valueNoise(seed uint64, x, y, s int32) int32 {
-	x0, y0 := x/s, y/s
-	fx, fy := x%s, y%s
-	// integer smoothstep: f*f*(3s-2f)/s^2, in 0..s
-	fx = fx * fx * (3*s - 2*fx) / (s * s)
-	fy = fy * fy * (3*s - 2*fy) / (s * s)
-	v00 := int64(lattice(seed, x0, y0))
-	v10 := int64(lattice(seed, x0+1, y0))
-	v01 := int64(lattice(seed, x0, y0+1))
-	v11 := int64(lattice(seed, x0+1, y0+1))
-	S, X, Y := int64(s), int64(fx), int64(fy)
-	v := v00*(S-X)*(S-Y) + v10*X*(S-Y) + v01*(S-X)*Y + v11*X*Y
-	return int32(v / (S * S))
+// Terrain noise: three octaves of smooth integer value noise, with
+// lattice spacings 40, 13 and 5, summed with weights 4, 2, 1 and stretched
+// back over 0..noiseMax. One octave at cell x, y is the bilinear blend,
+// with integer smoothstep weights, of the lattice values at the corners of
+// the lattice square holding the cell:
+//
+//	X = smooth(x mod s), Y = smooth(y mod s), smooth(f) = f*f*(3s-2f)/s^2
+//	v = (v00*(s-X)*(s-Y) + v10*X*(s-Y) + v01*(s-X)*Y + v11*X*Y) / s^2
+//
+// noiseField computes it a row at a time: the lattice values of a lattice
+// row are fetched once, the blend along y once per lattice column, and the
+// division uses an exact reciprocal (noise_test.go checks every dividend).
+// The values are exactly those of the formula above.
+
+var octaveSpacing = [3]int32{40, 13, 5}
+
+// recipShift is the shift of the reciprocal multiplication: with
+// m = 2^40/d + 1, floor(n*m / 2^40) = floor(n/d) for 0 <= n < 2^40/d.
+const recipShift = 40
+
+func recip(d int64) uint64 { return uint64(1<<recipShift/d + 1) }
+
+// smoothStep is the integer smoothstep of f in 0..s-1, in 0..s.
+func smoothStep(f, s int32) int32 { return f * f * (3*s - 2*f) / (s * s) }
+
+type octave struct {
+	seed       uint64
+	s          int64
+	magic      uint64  // recip(s*s)
+	smooth     []int64 // smoothStep of 0..s-1
+	y0         int32   // lattice row held in lat0 (lat1 is the next), -1 for none
+	lat0, lat1 []int32 // lattice values, x0 = 0..(w-1)/s+1
+	col        []int64 // lat0*(s-Y) + lat1*Y for the current row
+	out        []int32 // the octave's values for the current row
 }
 
-// fractal sums three octaves and stretches the result back over 0..noiseMax.
-func fractal(seed uint64, x, y int32) int32 {
-	v := 4*valueNoise(seed, x, y, 40) + 2*valueNoise(seed+1, x, y, 13) + valueNoise(seed+2, x, y, 5)
-	v /= 7
-	// octave sums cluster around the middle: stretch by 2
-	v = noiseMax/2 + (v-noiseMax/2)*2
-	return max(0, min(noiseMax, v))
+func newOctave(seed uint64, s int32, w int) *octave {
+	n := (w-1)/int(s) + 2
+	o := &octave{seed: seed, s: int64(s), magic: recip(int64(s) * int64(s)), y0: -1,
+		smooth: make([]int64, s), lat0: make([]int32, n), lat1: make([]int32, n),
+		col: make([]int64, n), out: make([]int32, w)}
+	for f := range s {
+		o.smooth[f] = int64(smoothStep(f, s))
+	}
+	return o
+}
+
+// row computes the octave at every x of row y.
+func (o *octave) row(y int32) {
+	s := o.s
+	y0 := y / int32(s)
+	if y0 != o.y0 {
+		for x0 := range o.lat0 {
+			o.lat0[x0] = lattice(o.seed, int32(x0), y0)
+			o.lat1[x0] = lattice(o.seed, int32(x0), y0+1)
+		}
+		o.y0 = y0
+	}
+	Y := o.smooth[int64(y)%s]
+	for i := range o.col {
+		o.col[i] = int64(o.lat0[i])*(s-Y) + int64(o.lat1[i])*Y
+	}
+	out, w := o.out, len(o.out)
+	for x0, x := 0, 0; x < w; x0++ {
+		a, b := o.col[x0], o.col[x0+1]
+		for _, X := range o.smooth {
+			if x == w {
+				break
+			}
+			out[x] = int32(uint64((s-X)*a+X*b) * o.magic >> recipShift)
+			x++
+		}
+	}
+}
+
+// noiseField is fractal noise over a map's rows for one seed.
+type noiseField struct {
+	oct [3]*octave
+	out []int32
+}
+
+func newNoiseField(seed uint64, w int) *noiseField {
+	f := &noiseField{out: make([]int32, w)}
+	for i, s := range octaveSpacing {
+		f.oct[i] = newOctave(seed+uint64(i), s, w)
+	}
+	return f
+}
+
+// row returns the fractal noise, 0..noiseMax, at every x of row y.
+func (f *noiseField) row(y int32) []int32 {
+	for _, o := range f.oct {
+		o.row(y)
+	}
+	a, b, c := f.oct[0].out, f.oct[1].out, f.oct[2].out
+	for x := range f.out {
+		v := (4*a[x] + 2*b[x] + c[x]) / 7
+		// octave sums cluster around the middle: stretch by 2
+		v = noiseMax/2 + (v-noiseMax/2)*2
+		f.out[x] = max(0, min(noiseMax, v))
+	}
+	return f.out
+}
+
+// terrainTable is pickTerrain tabulated: the terrain of an elevation and a
+// moisture is tabs[band[elevation]][moisture].
+type terrainTable struct {
+	band [noiseMax + 1]uint8
+	tabs [][noiseMax + 1]uint8
+}
+
+func newTerrainTable(r *rules) *terrainTable {
+	tt := &terrainTable{}
+	// pickTerrain depends on the elevation only through the band it falls
+	// in: the index of the first generated terrain reaching it.
+	bandStart := func(elev int32) int {
+		g := r.genOrder
+		i := 0
+		for i < len(g)-1 && int32(r.content.Terrains[g[i]].GenElevation) < elev {
+			i++
+		}
+		return i
+	}
+	index := map[int]uint8{}
+	for e := range int32(noiseMax + 1) {
+		i := bandStart(e)
+		b, ok := index[i]
+		if !ok {
+			b = uint8(len(tt.tabs))
+			index[i] = b
+			var tab [noiseMax + 1]uint8
+			for mo := range int32(noiseMax + 1) {
+				tab[mo] = r.pickTerrain(e, mo)
+			}
+			tt.tabs = append(tt.tabs, tab)
+		}
+		tt.band[e] = b
+	}
+	return tt
 }
 
 // pickTerrain maps elevation and moisture to a terrain index.
@@ -102,7 +219,7 @@ func ring(cx, cy, d int32, fn func(x, y int32) bool) bool {
 	return false
 }
 
-func generateMap(r *rules, cfg Config, id int32) *gameMap {
+func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 	W, H := int32(cfg.Width), int32(cfg.Height)
 	mapSeed := mix64(cfg.Seed + 0x1000*uint64(id+1))
 	m := &gameMap{
@@ -112,14 +229,17 @@ func generateMap(r *rules, cfg Config, id int32) *gameMap {
 		RNG:     rng{s: mapSeed},
 		NextID:  1,
 		Terrain: make([]uint8, int(W)*int(H)),
-		cells:   make([]cellInfo, int(W)*int(H)),
 	}
-	elevSeed, moistSeed := mix64(mapSeed^1), mix64(mapSeed^2)
-	for y := int32(0); y < H; y++ {
-		for x := int32(0); x < W; x++ {
-			m.Terrain[m.idx(x, y)] = r.pickTerrain(fractal(elevSeed, x, y), fractal(moistSeed, x, y))
+	elev := newNoiseField(mix64(mapSeed^1), int(W))
+	moist := newNoiseField(mix64(mapSeed^2), int(W))
+	for y := range H {
+		row := m.Terrain[int(y)*int(W) : int(y+1)*int(W)]
+		e, mo := elev.row(y), moist.row(y)
+		for x := range row {
+			row[x] = tt.tabs[tt.band[e[x]]][mo[x]]
 		}
 	}
+	m.rebuildDerived(r)
 	g := &m.RNG
 
 	// The colony base: the passable cell nearest the centre with an open
@@ -226,5 +346,6 @@ func generateMap(r *rules, cfg Config, id int32) *gameMap {
 		})
 		m.NextID++
 	}
+	m.version, m.changed = newVersion(), false
 	return m
 }

@@ -29,29 +29,84 @@ func (a pathNode) less(b pathNode) bool {
 	return a.c < b.c
 }
 
-// pathScratch is reusable search memory. A cell is open in the current
-// search when mark == gen and closed when mark == gen+1.
+// pathScratch is reusable search memory. A slot belongs to the current
+// search when mark >= gen: the cell is open when mark == gen and closed
+// when mark == gen+1.
+//
+// On maps of up to denseCells cells the slots are a plain array indexed by
+// cell. On bigger maps they are an open-addressing table of the cells the
+// search has seen: a search sees at most (maxExpand+1)*8+1 cells, so the
+// table never fills, and its size does not depend on the map's.
 type pathScratch struct {
-	mark   []uint32
-	g      []int32
-	parent []int32
-	gen    uint32
-	heap   []pathNode
+	dense []pathSlot // by cell, for maps of up to denseCells cells
+	table []pathSlot // hashed, for bigger maps
+	slots []pathSlot // the one the current search uses
+	hash  bool
+	gen   uint32
+	heap  []pathNode
 }
 
+type pathSlot struct {
+	cell   int32 // hashed slots only
+	mark   uint32
+	g      int32
+	parent int32
+}
+
+const (
+	// denseCells is the largest map searched with a dense array (16 MiB).
+	denseCells = 1 << 20
+	// pathSlotBits sizes the hashed table: 1<<17 slots for at most 48009
+	// cells.
+	pathSlotBits = 17
+)
+
+// begin starts a search on a map of n cells.
 func (ps *pathScratch) begin(n int) {
-	if len(ps.mark) < n {
-		ps.mark = make([]uint32, n)
-		ps.g = make([]int32, n)
-		ps.parent = make([]int32, n)
-		ps.gen = 0
+	ps.hash = n > denseCells
+	if ps.hash {
+		if ps.table == nil {
+			ps.table = make([]pathSlot, 1<<pathSlotBits)
+		}
+		ps.slots = ps.table
+	} else {
+		if len(ps.dense) < n {
+			ps.dense = make([]pathSlot, n)
+			if ps.table != nil {
+				clear(ps.table) // its marks could be ahead of a fresh array's
+			}
+			ps.gen = 0
+		}
+		ps.slots = ps.dense
 	}
 	ps.gen += 2
 	if ps.gen >= 1<<31 {
-		clear(ps.mark)
+		clear(ps.dense)
+		clear(ps.table)
 		ps.gen = 2
 	}
 	ps.heap = ps.heap[:0]
+}
+
+// slot returns cell c's slot; in the hashed table it claims a free one
+// (mark < gen) when the search has not seen c yet.
+func (ps *pathScratch) slot(c int32) *pathSlot {
+	if !ps.hash {
+		return &ps.slots[c]
+	}
+	const mask = 1<<pathSlotBits - 1
+	i := (uint32(c) * 0x9E3779B1) >> (32 - pathSlotBits)
+	for {
+		s := &ps.slots[i]
+		if s.mark < ps.gen {
+			s.cell, s.mark = c, 0
+			return s
+		}
+		if s.cell == c {
+			return s
+		}
+		i = (i + 1) & mask
+	}
 }
 
 func (ps *pathScratch) push(n pathNode) {
@@ -128,9 +183,7 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 		c := m.idx(x, y)
 		return c == goal || m.passable(r, c)
 	}
-	ps.mark[start] = ps.gen
-	ps.g[start] = 0
-	ps.parent[start] = -1
+	*ps.slot(start) = pathSlot{cell: start, mark: ps.gen, parent: -1}
 	// Callers only ask for targets in the pawn's region, so a failure
 	// means the budget ran out; it grows with the distance. The heuristic
 	// is weighted by 2: paths may be a little longer than the cheapest,
@@ -140,18 +193,19 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 	ps.push(pathNode{f: h0, h: h0, c: start})
 	for expanded := int32(0); len(ps.heap) > 0; {
 		n := ps.pop()
-		if ps.mark[n.c] != ps.gen {
+		ns := ps.slot(n.c)
+		if ns.mark != ps.gen {
 			continue // already closed through a cheaper entry
 		}
 		if n.c == goal {
 			return ps.trace(goal, start), true
 		}
-		ps.mark[n.c] = ps.gen + 1
+		ns.mark = ps.gen + 1
 		if expanded++; expanded > budget {
 			return nil, false
 		}
 		x, y := n.c%m.W, n.c/m.W
-		g := ps.g[n.c]
+		g := ns.g
 		for d := range 8 {
 			nx, ny := x+dirX[d], y+dirY[d]
 			if !walk(nx, ny) {
@@ -166,16 +220,15 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 				step = 14 * moveTicks
 			}
 			c := m.idx(nx, ny)
-			if ps.mark[c] == ps.gen+1 {
+			cs := ps.slot(c)
+			if cs.mark == ps.gen+1 {
 				continue
 			}
 			ng := g + step + 10*r.terrains[m.Terrain[c]].pathCost
-			if ps.mark[c] == ps.gen && ps.g[c] <= ng {
+			if cs.mark == ps.gen && cs.g <= ng {
 				continue
 			}
-			ps.mark[c] = ps.gen
-			ps.g[c] = ng
-			ps.parent[c] = n.c
+			cs.mark, cs.g, cs.parent = ps.gen, ng, n.c
 			h := 2 * moveTicks * octile(nx, ny, tx, ty)
 			ps.push(pathNode{f: ng + h, h: h, c: c})
 		}
@@ -185,11 +238,11 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 
 func (ps *pathScratch) trace(goal, start int32) []int32 {
 	n := 0
-	for c := goal; c != start; c = ps.parent[c] {
+	for c := goal; c != start; c = ps.slot(c).parent {
 		n++
 	}
 	path := make([]int32, n)
-	for c := goal; c != start; c = ps.parent[c] {
+	for c := goal; c != start; c = ps.slot(c).parent {
 		n--
 		path[n] = c
 	}

@@ -56,6 +56,7 @@ func (m *gameMap) step(w *World) {
 	r := w.r
 	tick := w.tick
 	grow := growthPercent(w.temp)
+	m.derive(r)
 
 	// Rare work: growth and decay, each thing on its own phase.
 	n := len(m.Things)
@@ -67,10 +68,14 @@ func (m *gameMap) step(w *World) {
 		tr := &r.things[t.Def]
 		if tr.cat == catPlant && t.Flags&flagUnsown == 0 && t.Growth < tr.growTicks {
 			fert := m.fertility(r, m.idx(t.X, t.Y))
-			t.Growth = min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000)
+			if g := min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000); g != t.Growth {
+				t.Growth = g
+				m.changed = true
+			}
 		}
 		if tr.decay > 0 {
 			t.HP -= tr.decay
+			m.changed = true
 			if t.HP <= 0 {
 				m.removeThing(r, i)
 			}
@@ -79,12 +84,13 @@ func (m *gameMap) step(w *World) {
 
 	// Wild plants take root on random fertile cells.
 	for range wildChecks {
+		m.changed = true // the generator moves
 		x, y := m.RNG.intn(m.W), m.RNG.intn(m.H)
 		if len(r.wild) == 0 || m.plantCount >= m.WildTarget || !m.canAddThing() {
 			continue
 		}
 		c := m.idx(x, y)
-		ci := &m.cells[c]
+		ci := m.cells[c]
 		if ci.plants > 0 || ci.buildings > 0 || !m.passable(r, c) {
 			continue
 		}
@@ -112,13 +118,17 @@ func (m *gameMap) step(w *World) {
 		}
 	}
 
-	// Pawns.
+	// Pawns. Every pawn changes every tick (at least its hunger or its
+	// cool-down moves), so a map with pawns always gets a new version.
+	if len(m.Pawns) > 0 {
+		m.changed = true
+	}
 	for i := range m.Pawns {
 		if !m.Pawns[i].dead {
 			m.stepPawn(w, i)
 		}
 	}
-	m.compact()
+	m.settle()
 }
 
 func (m *gameMap) stepPawn(w *World, i int) {
@@ -160,7 +170,7 @@ func (m *gameMap) stepPawn(w *World, i int) {
 	// Walk.
 	if p.X != p.Job.X || p.Y != p.Job.Y {
 		if len(p.Path) == 0 {
-			if reg := m.regions(r)[m.idx(p.Job.X, p.Job.Y)]; reg != 0 && reg != m.regionAt(r, p.X, p.Y) {
+			if reg := m.regionOf(r, m.idx(p.Job.X, p.Job.Y)); reg != 0 && reg != m.regionAt(r, p.X, p.Y) {
 				p.Ignore = p.Job.Target
 				m.endJob(r, p, failCool) // cut off: no search can succeed
 				return
@@ -349,11 +359,10 @@ func (m *gameMap) killPawn(r *rules, i int) {
 // nearestStorage returns the nearest storage cell with room, or -1.
 func (m *gameMap) nearestStorage(r *rules, x, y int32) int32 {
 	best, bestD := int32(-1), int32(0)
-	reg := m.regions(r)
 	home := m.regionAt(r, x, y)
 	for _, c := range m.storage(r) {
-		ci := &m.cells[c]
-		if int32(ci.items) >= int32(ci.storage) || ci.blockers > 0 || reg[c] != home {
+		ci := m.cells[c]
+		if int32(ci.items) >= int32(ci.storage) || ci.blockers > 0 || m.regionOf(r, c) != home {
 			continue
 		}
 		d := octile(x, y, c%m.W, c/m.W)
@@ -416,7 +425,7 @@ func (m *gameMap) pickJob(w *World, p *pawn) {
 	// Wander.
 	x := max(0, min(m.W-1, p.X+m.RNG.between(-wanderRadius, wanderRadius)))
 	y := max(0, min(m.H-1, p.Y+m.RNG.between(-wanderRadius, wanderRadius)))
-	if (x == p.X && y == p.Y) || m.regions(r)[m.idx(x, y)] != m.regionAt(r, p.X, p.Y) {
+	if (x == p.X && y == p.Y) || m.regionOf(r, m.idx(x, y)) != m.regionAt(r, p.X, p.Y) {
 		p.Cool = m.RNG.between(30, 90)
 		return
 	}
@@ -474,7 +483,6 @@ func (m *gameMap) pathFor(w *World, p *pawn, k *kindRule) ([]int32, bool) {
 // radius that accepts, ties to the lowest ID; -1 if none.
 func (m *gameMap) nearest(r *rules, p *pawn, radius int32, accept func(*thing, *thingRule) bool) int {
 	best, bestD := -1, int32(0)
-	reg := m.regions(r)
 	home := m.regionAt(r, p.X, p.Y)
 	for i := range m.Things {
 		t := &m.Things[i]
@@ -489,7 +497,7 @@ func (m *gameMap) nearest(r *rules, p *pawn, radius int32, accept func(*thing, *
 		if best >= 0 && d >= bestD {
 			continue
 		}
-		if reg[m.idx(t.X, t.Y)] == home && accept(t, &r.things[t.Def]) {
+		if m.regionOf(r, m.idx(t.X, t.Y)) == home && accept(t, &r.things[t.Def]) {
 			best, bestD = i, d
 		}
 	}

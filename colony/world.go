@@ -1,6 +1,8 @@
 package colony
 
 import (
+	"slices"
+
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -79,7 +81,15 @@ type cellInfo struct {
 }
 
 // gameMap is one map. Exported-looking field names mark encoded state;
-// lower-case fields are derived.
+// lower-case fields are not encoded.
+//
+// Terrain never changes once the map exists (generated or loaded): clones
+// share it. Code that ever needs to change terrain must give the map its
+// own copy first (ownTerrain).
+//
+// The derived fields take memory in proportion to the things on the map,
+// not to its area (apart from one bit per cell in blocked), so a map of
+// 4096x4096 cells costs little more than its 16 MiB of terrain.
 type gameMap struct {
 	ID         int32
 	W, H       int32
@@ -90,9 +100,13 @@ type gameMap struct {
 	Things     []thing // sorted by ID
 	Pawns      []pawn  // sorted by ID
 
-	cells        []cellInfo
-	region       []int32 // connected passable area of each cell, 0 if impassable
-	regionDirty  bool
+	version      uint64 // MapVersion: changes whenever the encoding does
+	changed      bool   // the encoded state changed since the last version
+	sharedTerr   bool   // Terrain is shared with a clone or an original
+	ready        bool   // the derived fields below are built
+	cells        map[int32]cellInfo // cells holding things; absent means all zero
+	blocked      []uint64           // one bit per cell: an impassable building stands there
+	reg          *regionMap         // connected areas, nil until first asked for
 	plantCount   int32
 	storageCells []int32 // cells of storage buildings, in thing ID order
 	storageDirty bool
@@ -231,13 +245,25 @@ func (m *gameMap) in(x, y int32) bool { return x >= 0 && y >= 0 && x < m.W && y 
 
 func (m *gameMap) idx(x, y int32) int32 { return y*m.W + x }
 
-// passable tells whether a pawn may stand on cell c.
+// passable tells whether a pawn may stand on cell c. The derived data must
+// be built (derive).
 func (m *gameMap) passable(r *rules, c int32) bool {
-	return r.terrains[m.Terrain[c]].passable && m.cells[c].blockers == 0
+	return r.terrains[m.Terrain[c]].passable && m.blocked[c>>6]&(1<<(uint32(c)&63)) == 0
 }
 
 func (m *gameMap) fertility(r *rules, c int32) int32 {
 	return r.terrains[m.Terrain[c]].fertility
+}
+
+// ownTerrain gives the map a private copy of its terrain if it shares it
+// with a clone, and returns it for writing. Nothing in the simulation
+// writes terrain today; anything that ever does must go through here.
+func (m *gameMap) ownTerrain() []uint8 {
+	if m.sharedTerr {
+		m.Terrain = slices.Clone(m.Terrain)
+		m.sharedTerr = false
+	}
+	return m.Terrain
 }
 
 // findThing returns the index of the live thing with the given ID, or -1.
@@ -276,96 +302,76 @@ func (m *gameMap) findPawn(id int32) int {
 
 // track adds (sign 1) or removes (sign -1) a thing from the derived data.
 func (m *gameMap) track(r *rules, t *thing, sign int) {
-	c := &m.cells[m.idx(t.X, t.Y)]
+	c := m.idx(t.X, t.Y)
+	ci := m.cells[c]
 	d := uint16(sign) // wraps to 0xFFFF for -1: adding it subtracts one
 	tr := &r.things[t.Def]
 	switch tr.cat {
 	case catPlant:
-		c.plants += d
+		ci.plants += d
 		m.plantCount += int32(sign)
 	case catBuilding:
-		c.buildings += d
+		ci.buildings += d
 		if tr.impassable {
-			c.blockers += d
-			m.regionDirty = true
+			ci.blockers += d
+			bit := uint64(1) << (uint32(c) & 63)
+			if ci.blockers > 0 {
+				m.blocked[c>>6] |= bit
+			} else {
+				m.blocked[c>>6] &^= bit
+			}
+			if m.reg != nil {
+				m.reg.touch(t.Y)
+			}
 		}
 		if tr.storage > 0 {
-			c.storage += uint16(int32(sign) * tr.storage)
+			ci.storage += uint16(int32(sign) * tr.storage)
 			m.storageDirty = true
 		}
 	default:
-		c.items += d
+		ci.items += d
+	}
+	if ci == (cellInfo{}) {
+		delete(m.cells, c)
+	} else {
+		m.cells[c] = ci
+	}
+}
+
+// derive builds the derived data if it is missing (a fresh clone).
+func (m *gameMap) derive(r *rules) {
+	if !m.ready {
+		m.rebuildDerived(r)
 	}
 }
 
 // rebuildDerived recomputes every derived field from the encoded state.
 func (m *gameMap) rebuildDerived(r *rules) {
-	m.cells = make([]cellInfo, int(m.W)*int(m.H))
+	m.cells = make(map[int32]cellInfo, len(m.Things))
+	m.blocked = make([]uint64, (int(m.W)*int(m.H)+63)/64)
+	m.reg = nil
 	m.plantCount = 0
+	m.storageCells = nil
 	for i := range m.Things {
-		m.track(r, &m.Things[i], 1)
+		if !m.Things[i].dead {
+			m.track(r, &m.Things[i], 1)
+		}
 	}
 	m.storageDirty = true
-	m.regionDirty = true
-}
-
-// regions returns the region of every cell, recomputing it when
-// passability changed: a flood fill in cell order, so the labels are a
-// function of the state alone.
-func (m *gameMap) regions(r *rules) []int32 {
-	if !m.regionDirty && m.region != nil {
-		return m.region
-	}
-	n := int32(len(m.Terrain))
-	if int32(len(m.region)) != n {
-		m.region = make([]int32, n)
-	} else {
-		clear(m.region)
-	}
-	var queue []int32
-	label := int32(0)
-	for c := range n {
-		if m.region[c] != 0 || !m.passable(r, c) {
-			continue
-		}
-		label++
-		m.region[c] = label
-		queue = append(queue[:0], c)
-		for len(queue) > 0 {
-			cur := queue[len(queue)-1]
-			queue = queue[:len(queue)-1]
-			x, y := cur%m.W, cur/m.W
-			for d := range 8 {
-				nx, ny := x+dirX[d], y+dirY[d]
-				if !m.in(nx, ny) {
-					continue
-				}
-				nc := m.idx(nx, ny)
-				if m.region[nc] != 0 || !m.passable(r, nc) {
-					continue
-				}
-				if d >= 4 && (!m.passable(r, m.idx(nx, y)) || !m.passable(r, m.idx(x, ny))) {
-					continue // the path finder does not cut corners either
-				}
-				m.region[nc] = label
-				queue = append(queue, nc)
-			}
-		}
-	}
-	m.regionDirty = false
-	return m.region
+	m.ready = true
 }
 
 // regionAt is the region a pawn at x, y moves in: its cell's, or the
 // first passable neighbour's when it stands on an impassable cell.
 func (m *gameMap) regionAt(r *rules, x, y int32) int32 {
-	reg := m.regions(r)
-	if v := reg[m.idx(x, y)]; v != 0 {
+	if v := m.regionOf(r, m.idx(x, y)); v != 0 {
 		return v
 	}
 	for d := range 8 {
-		if nx, ny := x+dirX[d], y+dirY[d]; m.in(nx, ny) && reg[m.idx(nx, ny)] != 0 {
-			return reg[m.idx(nx, ny)]
+		if nx, ny := x+dirX[d], y+dirY[d]; m.in(nx, ny) {
+			if v := m.regionOf(r, m.idx(nx, ny)); v != 0 {
+				return v
+			}
 		}
 	}
 	return 0
@@ -401,6 +407,7 @@ func (m *gameMap) addThing(r *rules, t thing) int32 {
 	m.NextID++
 	m.Things = append(m.Things, t)
 	m.track(r, &m.Things[len(m.Things)-1], 1)
+	m.changed = true
 	return t.ID
 }
 
@@ -413,6 +420,7 @@ func (m *gameMap) removeThing(r *rules, i int) {
 	m.track(r, t, -1)
 	t.dead = true
 	m.deadThings = true
+	m.changed = true
 }
 
 // compact drops dead things and pawns, keeping ID order.
@@ -424,6 +432,16 @@ func (m *gameMap) compact() {
 	if m.deadPawns {
 		m.Pawns = compactSlice(m.Pawns, func(p *pawn) bool { return p.dead })
 		m.deadPawns = false
+	}
+}
+
+// settle ends a step or a command on the map: dead things and pawns go,
+// and the map gets a new version if its state changed.
+func (m *gameMap) settle() {
+	m.compact()
+	if m.changed {
+		m.version = newVersion()
+		m.changed = false
 	}
 }
 
@@ -457,17 +475,20 @@ func (m *gameMap) spawnStack(r *rules, def, count, hp, x, y int32) {
 	if count <= 0 {
 		return
 	}
-	for i := range m.Things {
-		t := &m.Things[i]
-		if t.dead || t.Def != def || t.X != x || t.Y != y || t.Count >= tr.stackLimit {
-			continue
-		}
-		n := min(count, tr.stackLimit-t.Count)
-		t.Count += n
-		t.HP = min(t.HP, hp)
-		count -= n
-		if count == 0 {
-			return
+	if m.cells[m.idx(x, y)].items > 0 { // else no stack to top up
+		for i := range m.Things {
+			t := &m.Things[i]
+			if t.dead || t.Def != def || t.X != x || t.Y != y || t.Count >= tr.stackLimit {
+				continue
+			}
+			n := min(count, tr.stackLimit-t.Count)
+			t.Count += n
+			t.HP = min(t.HP, hp)
+			m.changed = true
+			count -= n
+			if count == 0 {
+				return
+			}
 		}
 	}
 	for count > 0 && m.canAddThing() {

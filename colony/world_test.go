@@ -1,6 +1,7 @@
 package colony
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -236,10 +237,11 @@ func TestSimulationActivity(t *testing.T) {
 		t.Errorf("%d of %d pawns hungry", s.Hungry, s.Pawns)
 	}
 	// derived data matches a rebuild from the encoded state
-	cells := slices.Clone(m.cells)
+	cells := maps.Clone(m.cells)
+	blocked := slices.Clone(m.blocked)
 	plants := m.plantCount
 	m.rebuildDerived(w.r)
-	if !slices.Equal(cells, m.cells) || plants != m.plantCount {
+	if !maps.Equal(cells, m.cells) || !slices.Equal(blocked, m.blocked) || plants != m.plantCount {
 		t.Fatal("incremental derived data differs from a rebuild")
 	}
 }

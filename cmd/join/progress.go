@@ -19,6 +19,7 @@ type progressBar struct {
 	tty   bool
 	off   bool
 	phase join.Phase
+	began time.Time // when the phase began
 	last  time.Time
 	drawn bool
 }
@@ -41,6 +42,9 @@ func (b *progressBar) update(p join.Progress) {
 	defer b.mu.Unlock()
 	newPhase := p.Phase != b.phase
 	b.phase = p.Phase
+	if newPhase {
+		b.began = time.Now()
+	}
 	if !b.tty {
 		if newPhase {
 			fmt.Fprintf(b.w, "%s...\n", p.Phase)
@@ -64,8 +68,15 @@ func (b *progressBar) update(p join.Progress) {
 		}
 		line += fmt.Sprintf(" [%s%s] %.1f/%.1f%s %3d%%", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
 			done, total, unit, min(p.Done, p.Total)*100/p.Total)
+		if el := time.Since(b.began).Seconds(); el > 0.2 && p.Done > 0 {
+			rate := done / el
+			line += fmt.Sprintf("  %.1f%s/s", rate, unit)
+			if p.Done < p.Total {
+				line += fmt.Sprintf("  ETA %s", (time.Duration((total - done) / rate * float64(time.Second))).Round(time.Second))
+			}
+		}
 	}
-	fmt.Fprintf(b.w, "\r%-80s", line)
+	fmt.Fprintf(b.w, "\r%-100s", line)
 	b.drawn = true
 }
 
@@ -74,7 +85,7 @@ func (b *progressBar) clear() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.drawn {
-		fmt.Fprintf(b.w, "\r%-80s\r", "")
+		fmt.Fprintf(b.w, "\r%-100s\r", "")
 		b.drawn = false
 	}
 }
