@@ -79,6 +79,10 @@ type Config struct {
 	// GzipLevel is the compression level of join points (default
 	// snapshot.DefaultLevel).
 	GzipLevel int
+	// LazyJoinPoints builds a join point only when a joiner needs one. By
+	// default the host keeps one built in the background (at most ~5% of a
+	// core), so joiners do not wait for compression.
+	LazyJoinPoints bool
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// AfterTick, if set, is called on the session goroutine after every

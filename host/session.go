@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -24,6 +26,7 @@ type joinPoint struct {
 	prev     *snapshot.Point
 	cutAt    time.Time
 	stats    *stats
+	log      *slog.Logger
 	once     sync.Once
 	point    *snapshot.Point
 	err      error
@@ -35,10 +38,59 @@ func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
 		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Level: level, Prev: j.prev, Versions: j.versions})
 		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
 		if j.err == nil {
-			j.stats.built(j.point, time.Since(start))
+			d := time.Since(start)
+			j.stats.built(j.point, d)
+			j.log.Info("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
+				"raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
+				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}
 	})
 	return j.point, j.err
+}
+
+// cutJoinPoint freezes the simulation as the new join point and resets the
+// command queues to start there.
+func (s *session) cutJoinPoint() error {
+	sim := s.auth.Sim()
+	start := time.Now()
+	state, err := freeze(sim)
+	if err != nil {
+		return err
+	}
+	s.point = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: s.stats.lastPoint(),
+		cutAt: time.Now(), stats: s.stats, log: s.cfg.Logger}
+	cut := time.Since(start)
+	s.stats.cut(cut)
+	s.cfg.Logger.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(cut.Microseconds())/1000)
+	s.auth.Queues().Reset(sim.Tick())
+	return nil
+}
+
+// prepareJoinPoint keeps a built join point ready so a joiner does not wait
+// for compression: when there is none, it cuts one and builds it in the
+// background, but not while another build runs and not more often than
+// every twenty build times, which bounds the background work at about 5%
+// of a core.
+func (s *session) prepareJoinPoint(now time.Time) {
+	if s.cfg.LazyJoinPoints || s.point != nil || s.preparing.Load() {
+		return
+	}
+	if st := s.stats.snapshot(); now.Sub(s.lastPrepared) < 20*st.LastBuild {
+		return
+	}
+	if err := s.cutJoinPoint(); err != nil {
+		s.cfg.Logger.Error("cut join point", "err", err)
+		return
+	}
+	s.lastPrepared = now
+	s.preparing.Store(true)
+	jp, level := s.point, s.cfg.GzipLevel
+	go func() {
+		defer s.preparing.Store(false)
+		if _, err := jp.compressed(level); err != nil {
+			s.cfg.Logger.Error("build join point", "err", err)
+		}
+	}()
 }
 
 // freeze takes the state a join point is built from, on the session
@@ -97,14 +149,17 @@ type leaveReq struct {
 // session owns the simulation, the roster and the join point. Only run
 // touches them.
 type session struct {
-	cfg     Config
-	stats   *stats
-	clock   *lockstep.Clock
-	auth    *lockstep.Authority
-	roster  *roster.Roster
-	members map[int32]*member
-	order   []int32 // member IDs in admission order, for stable broadcast
-	point   *joinPoint
+	cfg   Config
+	stats *stats
+	clock *lockstep.Clock
+
+	preparing    atomic.Bool // a join point is being built in the background
+	lastPrepared time.Time
+	auth         *lockstep.Authority
+	roster       *roster.Roster
+	members      map[int32]*member
+	order        []int32 // member IDs in admission order, for stable broadcast
+	point        *joinPoint
 
 	joins   chan joinReq
 	readies chan readyReq
@@ -180,6 +235,7 @@ func (s *session) tick(now time.Time) {
 		s.point = nil
 		s.auth.Queues().Reset(s.auth.Sim().Tick())
 	}
+	s.prepareJoinPoint(now)
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	if due == 0 {
 		if s.auth.Pending() > 0 {
@@ -301,18 +357,11 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 
 	if s.point == nil {
-		sim := s.auth.Sim()
-		start := time.Now()
-		state, err := freeze(sim)
-		if err != nil {
+		if err := s.cutJoinPoint(); err != nil {
 			s.cfg.Logger.Error("cut join point", "err", err)
 			s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
 			return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 		}
-		s.point = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: s.stats.lastPoint(),
-			cutAt: time.Now(), stats: s.stats}
-		s.stats.cut(time.Since(start))
-		s.auth.Queues().Reset(sim.Tick())
 	}
 	ids, cmds := s.auth.Queues().Snapshot()
 	mc := make([]snapshot.MapCommands, len(ids))

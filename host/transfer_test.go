@@ -18,7 +18,7 @@ import (
 // join point, compressed once.
 func TestSixteenJoinersOneCompression(t *testing.T) {
 	const maps = 4
-	h := startHost(t, host.Config{MaxPlayers: 16, JoinPointMaxAge: time.Minute}, locksteptest.New(maps, 256<<10))
+	h := startHost(t, host.Config{MaxPlayers: 16, JoinPointMaxAge: time.Minute, LazyJoinPoints: true}, locksteptest.New(maps, 256<<10))
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := 0; i < 16; i++ {
@@ -52,7 +52,7 @@ func TestSixteenJoinersOneCompression(t *testing.T) {
 // compresses only the maps that changed.
 func TestUnchangedMapsReuseBlobs(t *testing.T) {
 	const maps = 5
-	h := startHost(t, host.Config{JoinPointMaxAge: 50 * time.Millisecond}, locksteptest.New(maps, 64<<10))
+	h := startHost(t, host.Config{JoinPointMaxAge: 50 * time.Millisecond, LazyJoinPoints: true}, locksteptest.New(maps, 64<<10))
 	a := startJoiner(t, h.addr, "Alice")
 	// Only map 3 changes from now on (a non-zero value keeps it ticking).
 	if err := a.sess.Send(3, locksteptest.KindAdd, []byte{1}); err != nil {
@@ -140,4 +140,16 @@ func listen(t *testing.T) net.Listener {
 		t.Fatal(err)
 	}
 	return ln
+}
+
+// TestJoinPointPreparedInAdvance: by default the host builds a join point
+// in the background, and a joiner downloads that one without waiting for a
+// compression of its own.
+func TestJoinPointPreparedInAdvance(t *testing.T) {
+	h := startHost(t, host.Config{}, locksteptest.New(3, 64<<10))
+	waitFor(t, "a join point built in the background", func() bool { return h.srv.Stats().Built == 1 })
+	startJoiner(t, h.addr, "Alice")
+	if st := h.srv.Stats(); st.JoinPoints != 1 || st.Built != 1 {
+		t.Fatalf("stats %+v: the joiner did not use the prepared join point", st)
+	}
 }

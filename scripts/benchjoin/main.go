@@ -1,174 +1,522 @@
-// Command benchjoin measures joining on loopback: join time (connect to
-// WorldReady) by world size, several joiners at once, the size of the
-// world raw and compressed, and the catch-up rate in ticks per second.
-// It prints figures; it asserts nothing. Run: go run ./scripts/benchjoin
+// Command benchjoin measures joining through the real binaries on
+// loopback: for worlds of about 8, 64 and 512 MiB of raw state it prints
+// raw and compressed size, the host's join point build time, time to
+// DefsOK, download, load, catch-up and connect-to-WorldReady, and the
+// peak RSS of host and joiner; then sixteen joiners at once on the 64 MiB
+// world against one join (host CPU seconds and peak RSS); then one join
+// over an emulated internet link (toxiproxy: 100 ms round trip,
+// 50 Mbit/s). It also measures, in the same run, raw loopback TCP
+// throughput and gzip decompression of the same compressed bytes, the two
+// limits a join is judged against. It prints figures; it asserts nothing.
+//
+//	go run ./scripts/benchjoin            # everything (several minutes)
+//	go run ./scripts/benchjoin -quick     # the 8 MiB world only, no link
 package main
 
 import (
-	"context"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"runtime"
-	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/join"
-	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
+// world is one world size to measure, as host serve flags.
+type world struct {
+	name  string
+	flags []string
+	cfg   colony.Config
+}
+
+func worlds() []world {
+	mk := func(name string, maps, side int) world {
+		return world{name: name,
+			flags: []string{"--maps", strconv.Itoa(maps), "--map-size", strconv.Itoa(side), "--seed", "1"},
+			cfg:   colony.Config{Maps: maps, Width: side, Height: side, Seed: 1}}
+	}
+	return []world{mk("8 MiB", 8, 1000), mk("64 MiB", 16, 2000), mk("512 MiB", 32, 4000)}
+}
+
 func main() {
-	joins := flag.Int("joins", 5, "sequential joins per world size")
-	together := flag.Int("together", 4, "joiners at once")
-	ticks := flag.Int("ticks", 2000, "ticks simulated for the catch-up rate")
+	quick := flag.Bool("quick", false, "only the smallest world, no emulated link")
+	noLink := flag.Bool("no-link", false, "skip the emulated internet link")
+	levels := flag.Bool("levels", false, "only compare gzip levels on the 64 MiB world")
 	flag.Parse()
-	if err := run(*joins, *together, *ticks); err != nil {
+	var err error
+	if *levels {
+		err = compareLevels(worlds()[1])
+	} else {
+		err = run(*quick, *noLink)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchjoin:", err)
 		os.Exit(1)
 	}
 }
 
-type size struct {
-	name       string
-	maps, side int
+type bench struct {
+	dir          string
+	host, joiner string
+	port         int
 }
 
-func run(joins, together, ticks int) error {
-	content, set, err := colony.DefaultContent()
+func run(quick, noLink bool) error {
+	dir, err := os.MkdirTemp("", "benchjoin-")
 	if err != nil {
 		return err
 	}
-	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
-	sizes := []size{{"small 1x100^2", 1, 100}, {"default 4x250^2", 4, 250}, {"large 8x500^2", 8, 500}}
-	for _, sz := range sizes {
-		world, err := colony.New(content, colony.Config{Maps: sz.maps, Width: sz.side, Height: sz.side, Seed: 1})
+	defer os.RemoveAll(dir)
+	b := &bench{dir: dir, host: filepath.Join(dir, "host"), joiner: filepath.Join(dir, "join"), port: 30600}
+	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	for _, bin := range [][2]string{{b.host, "./cmd/host"}, {b.joiner, "./cmd/join"}} {
+		if out, err := exec.Command("go", "build", "-o", bin[0], bin[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", bin[1], err, out)
+		}
+	}
+	tcp, err := loopbackThroughput(1 << 30)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("limit: raw loopback TCP %.0f MiB/s (1 GiB, one connection)\n\n", tcp/(1<<20))
+
+	ws := worlds()
+	if quick {
+		ws = ws[:1]
+	}
+	fmt.Printf("%-8s %9s %9s %9s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "world", "raw", "gzip", "gunzip", "build", "DefsOK",
+		"download", "load", "catch-up", "ready*", "total", "host RSS", "join RSS")
+	for _, w := range ws {
+		if err := b.single(w); err != nil {
+			return fmt.Errorf("%s world: %w", w.name, err)
+		}
+	}
+	fmt.Println("  gunzip: one core inflating the same world's compressed blobs, in this process")
+	fmt.Println("  ready*: connect to WorldReady without the catch-up; build: the host's join point (off its tick)")
+	if quick {
+		return nil
+	}
+	fmt.Println()
+	if err := b.many(ws[1], 16); err != nil {
+		return fmt.Errorf("16 joiners: %w", err)
+	}
+	if noLink {
+		return nil
+	}
+	fmt.Println()
+	return b.link(ws[1])
+}
+
+// hostProc is a running host serve.
+type hostProc struct {
+	cmd  *exec.Cmd
+	logs *logTail
+	addr string
+}
+
+func (b *bench) startHost(w world) (*hostProc, error) {
+	b.port++
+	addr := fmt.Sprintf("127.0.0.1:%d", b.port)
+	args := append([]string{"serve", "--listen", addr, "--log-format", "json", "--max-players", "32", "--conn-rate", "-1"}, w.flags...)
+	cmd := exec.Command(b.host, args...)
+	logs := &logTail{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	h := &hostProc{cmd: cmd, logs: logs, addr: addr}
+	deadline := time.Now().Add(3 * time.Minute)
+	for !logs.has(`"msg":"hosting"`) {
+		if time.Now().After(deadline) {
+			h.stop()
+			return nil, fmt.Errorf("host did not start:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return h, nil
+}
+
+func (h *hostProc) stop() {
+	h.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { h.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		h.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// joinResult is what one join tool run printed and cost.
+type joinResult struct {
+	timings map[string]time.Duration
+	bytes   float64 // compressed
+	raw     float64
+	rss     int64 // KiB
+	wall    time.Duration
+}
+
+var (
+	readyLine = regexp.MustCompile(`^WorldReady .*`)
+	field     = regexp.MustCompile(`(\w[\w-]*)=([0-9.]+(?:µs|ms|s|m|h|ns)[0-9.msµ]*)`)
+	sizes     = regexp.MustCompile(`world=([0-9.]+)(B|KiB|MiB) compressed/([0-9.]+)(B|KiB|MiB) raw`)
+)
+
+func (b *bench) join(addr, name string, extra ...string) (*joinResult, error) {
+	args := append([]string{addr, "--name", name, "--exit-after-ready", "-q", "--timeout", "10m"}, extra...)
+	cmd := exec.Command(b.joiner, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("join %s: %v\n%s%s", name, err, out.String(), errOut.String())
+	}
+	r := &joinResult{timings: map[string]time.Duration{}, wall: time.Since(start)}
+	line := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if readyLine.MatchString(l) {
+			line = l
+		}
+	}
+	if line == "" {
+		return nil, fmt.Errorf("join %s printed no WorldReady line:\n%s", name, out.String())
+	}
+	for _, m := range field.FindAllStringSubmatch(line, -1) {
+		if d, err := time.ParseDuration(m[2]); err == nil {
+			r.timings[m[1]] = d
+		}
+	}
+	if m := sizes.FindStringSubmatch(line); m != nil {
+		r.bytes, r.raw = unit(m[1], m[2]), unit(m[3], m[4])
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rss = ru.Maxrss
+	}
+	return r, nil
+}
+
+func unit(v, u string) float64 {
+	f, _ := strconv.ParseFloat(v, 64)
+	switch u {
+	case "KiB":
+		return f * (1 << 10)
+	case "MiB":
+		return f * (1 << 20)
+	}
+	return f
+}
+
+func (b *bench) single(w world) error {
+	h, err := b.startHost(w)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	r, err := b.join(h.addr, "Solo")
+	if err != nil {
+		return err
+	}
+	build := h.logs.duration("build_ms")
+	gunzip, err := gunzipTime(w)
+	if err != nil {
+		return err
+	}
+	t := r.timings
+	ready := t["total"] - t["catch-up"]
+	fmt.Printf("%-8s %8.1fM %8.1fM %8.0fms %6.0fms %6.0fms %6.0fms %6.0fms %6.0fms %7.0fms %7.0fms %8.0fM %8.0fM\n",
+		w.name, r.raw/(1<<20), r.bytes/(1<<20), ms(gunzip), ms(build), ms(t["connect"]+t["handshake"]), ms(t["download"]), ms(t["load"]),
+		ms(t["catch-up"]), ms(ready), ms(t["total"]), float64(h.peakRSS())/1024, float64(r.rss)/1024)
+	return nil
+}
+
+// many compares the host's CPU for one join with sixteen at once.
+func (b *bench) many(w world, n int) error {
+	oneCPU, oneWall, _, err := b.joinsCPU(w, 1)
+	if err != nil {
+		return err
+	}
+	cpu, wall, rss, err := b.joinsCPU(w, n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d joiners at once on the %s world: all WorldReady in %.2f s; host CPU %.2f s (one join: %.2f s in %.2f s, ratio %.2f); host peak RSS %.0f MiB\n",
+		n, w.name, wall.Seconds(), cpu.Seconds(), oneCPU.Seconds(), oneWall.Seconds(), cpu.Seconds()/oneCPU.Seconds(), float64(rss)/1024)
+	return nil
+}
+
+func (b *bench) joinsCPU(w world, n int) (cpu, wall time.Duration, rss int64, err error) {
+	h, err := b.startHost(w)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer h.stop()
+	before := h.cpu()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = b.join(h.addr, fmt.Sprintf("Many%02d", i))
+		}()
+	}
+	wg.Wait()
+	wall = time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, 0, err
+	}
+	return h.cpu() - before, wall, h.peakRSS(), nil
+}
+
+// link joins through toxiproxy emulating 100 ms round trip and 50 Mbit/s.
+func (b *bench) link(w world) error {
+	const rateKBps = 50_000_000 / 8 / 1000 // toxiproxy's bandwidth is in KB/s
+	tp := filepath.Join(b.dir, "toxiproxy-server")
+	install := exec.Command("go", "install", "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0")
+	install.Env = append(os.Environ(), "GOBIN="+b.dir)
+	if out, err := install.CombinedOutput(); err != nil {
+		return fmt.Errorf("install toxiproxy: %v\n%s", err, out)
+	}
+	if err := os.Rename(filepath.Join(b.dir, "server"), tp); err != nil {
+		return err
+	}
+	api := "127.0.0.1:18474"
+	proxy := exec.Command(tp, "-host", "127.0.0.1", "-port", "18474")
+	if err := proxy.Start(); err != nil {
+		return err
+	}
+	defer func() { proxy.Process.Kill(); proxy.Wait() }()
+	h, err := b.startHost(w)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	listen := fmt.Sprintf("127.0.0.1:%d", b.port+1000)
+	post := func(path string, body any) error {
+		js, _ := json.Marshal(body)
+		var resp *http.Response
+		var err error
+		for i := 0; i < 100; i++ { // the proxy may still be starting
+			if resp, err = http.Post("http://"+api+path, "application/json", bytes.NewReader(js)); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		if err != nil {
 			return err
 		}
-		if err := sizeAndCatchUp(sz, world, content, ticks); err != nil {
+		defer resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			msg, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("toxiproxy %s: %s %s", path, resp.Status, msg)
+		}
+		return nil
+	}
+	if err := post("/proxies", map[string]any{"name": "lockhost", "listen": listen, "upstream": h.addr, "enabled": true}); err != nil {
+		return err
+	}
+	for _, tox := range []map[string]any{
+		{"name": "lat_down", "type": "latency", "stream": "downstream", "attributes": map[string]any{"latency": 50}},
+		{"name": "lat_up", "type": "latency", "stream": "upstream", "attributes": map[string]any{"latency": 50}},
+		{"name": "bw_down", "type": "bandwidth", "stream": "downstream", "attributes": map[string]any{"rate": rateKBps}},
+		{"name": "bw_up", "type": "bandwidth", "stream": "upstream", "attributes": map[string]any{"rate": rateKBps}},
+	} {
+		if err := post("/proxies/lockhost/toxics", tox); err != nil {
 			return err
 		}
-		world, _ = colony.New(content, colony.Config{Maps: sz.maps, Width: sz.side, Height: sz.side, Seed: 1})
-		if err := joinTimes(sz, world, content, set.Summary(), joins, together); err != nil {
+	}
+	r, err := b.join(listen, "Remote")
+	if err != nil {
+		return err
+	}
+	dl := r.timings["download"]
+	achieved := r.bytes * 8 / dl.Seconds()
+	fmt.Printf("emulated link (toxiproxy: 100 ms round trip, 50 Mbit/s), %s world: %.1f MiB in %.2f s = %.1f Mbit/s, %.0f%% of the link; connect to WorldReady %.2f s (catch-up %.2f s)\n",
+		w.name, r.bytes/(1<<20), dl.Seconds(), achieved/1e6, 100*achieved/50e6, r.timings["total"].Seconds(), r.timings["catch-up"].Seconds())
+	return nil
+}
+
+// gunzipTime builds the same world in this process, compresses it as the
+// host does, and times one core inflating every blob.
+func gunzipTime(w world) (time.Duration, error) {
+	content, _, err := colony.DefaultContent()
+	if err != nil {
+		return 0, err
+	}
+	sim, err := colony.New(content, w.cfg)
+	if err != nil {
+		return 0, err
+	}
+	p, err := snapshot.Build(sim, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	if err != nil {
+		return 0, err
+	}
+	sim = nil
+	runtime.GC()
+	start := time.Now()
+	blobs := []snapshot.Blob{p.World}
+	for _, m := range p.Maps {
+		blobs = append(blobs, m.Blob)
+	}
+	for _, bl := range blobs {
+		if _, err := snapshot.Decompress(bl, 1<<31); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// compareLevels builds the world's join point at several gzip levels on one
+// core and inflates it, to choose snapshot.DefaultLevel.
+func compareLevels(w world) error {
+	content, _, err := colony.DefaultContent()
+	if err != nil {
+		return err
+	}
+	sim, err := colony.New(content, w.cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("gzip levels on the %s world, one core (build includes encoding and hashing):\n", w.name)
+	for _, lvl := range []int{1, 2, 3, 4, 5, 6, 7} {
+		start := time.Now()
+		p, err := snapshot.Build(sim, snapshot.BuildOptions{Level: lvl, Workers: 1})
+		if err != nil {
 			return err
 		}
+		build := time.Since(start)
+		start = time.Now()
+		for _, m := range p.Maps {
+			if _, err := snapshot.Decompress(m.Blob, 1<<31); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("  level %d: %6.1f MiB of %6.1f MiB (%4.1f%%)  build %6.0f ms  inflate %5.0f ms\n", lvl,
+			float64(p.CompressedSize())/(1<<20), float64(p.RawSize())/(1<<20), 100*float64(p.CompressedSize())/float64(p.RawSize()),
+			ms(build), ms(time.Since(start)))
 	}
 	return nil
 }
 
-// sizeAndCatchUp prints the snapshot sizes, the time to cut and compress,
-// and how fast a loaded copy simulates.
-func sizeAndCatchUp(sz size, world *colony.World, content *colony.Content, ticks int) error {
-	t0 := time.Now()
-	raw, err := snapshot.Cut(world)
+// loopbackThroughput sends n bytes over one loopback TCP connection.
+func loopbackThroughput(n int64) (float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return 0, err
 	}
-	cut := time.Since(t0)
-	t1 := time.Now()
-	pt, err := raw.Compress(snapshot.DefaultLevel)
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 256<<10)
+		for sent := int64(0); sent < n; sent += int64(len(buf)) {
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
-		return err
+		return 0, err
 	}
-	comp := time.Since(t1)
-	maps := make([]lockstep.MapBlob, len(raw.Maps))
-	copy(maps, raw.Maps)
-	sim, err := colony.Loader(content)(raw.World, maps)
+	defer c.Close()
+	start := time.Now()
+	got, err := io.Copy(io.Discard, c)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	f, err := lockstep.NewFollower(sim, nil)
-	if err != nil {
-		return err
-	}
-	f.Grant(sim.Tick() + uint64(ticks))
-	t2 := time.Now()
-	if _, err := f.Run(ticks); err != nil {
-		return err
-	}
-	rate := float64(ticks) / time.Since(t2).Seconds()
-	fmt.Printf("%-16s raw %8.1f KiB  gzip %7.1f KiB (%.1f%%)  cut %6.2f ms  compress %6.2f ms  catch-up %7.0f ticks/s (%d ticks)\n",
-		sz.name, float64(pt.RawSize())/1024, float64(pt.CompressedSize())/1024, 100*float64(pt.CompressedSize())/float64(pt.RawSize()),
-		ms(cut), ms(comp), rate, ticks)
-	return nil
+	return float64(got) / time.Since(start).Seconds(), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// joinTimes hosts world on loopback and measures real joins through the
-// whole protocol.
-func joinTimes(sz size, world *colony.World, content *colony.Content, sum []defs.Summary, joins, together int) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// cpu is the host process's user+system CPU time so far.
+func (h *hostProc) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", h.cmd.Process.Pid))
 	if err != nil {
-		return err
+		return 0
 	}
-	// A join point older than the join itself is never reused here, so
-	// every join pays for a fresh cut and compression.
-	srv, err := host.New(host.Config{Logger: quiet(), MaxPlayers: 64, JoinPointMaxAge: time.Millisecond},
-		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: sum}, world)
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // clock ticks of 1/100 s
+}
+
+// peakRSS is the host process's peak resident set, in KiB.
+func (h *hostProc) peakRSS() int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", h.cmd.Process.Pid))
 	if err != nil {
-		return err
+		return 0
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-done }()
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
 
-	joinOnce := func(name string) (join.Timings, error) {
-		s, err := join.Join(ctx, join.Config{Addr: ln.Addr().String(), Name: name, Databases: sum, Loader: colony.Loader(content), Logger: quiet()})
-		if err != nil {
-			return join.Timings{}, err
-		}
-		t := s.Timings()
-		s.Close()
-		return t, nil
-	}
-	var totals []time.Duration
-	var last join.Timings
-	for i := 0; i < joins; i++ {
-		t, err := joinOnce(fmt.Sprintf("seq%d", i))
-		if err != nil {
-			return err
-		}
-		totals = append(totals, t.Total)
-		last = t
-	}
-	slices.Sort(totals)
-	fmt.Printf("%-16s join (connect to WorldReady), %d sequential: median %6.1f ms  min %6.1f  max %6.1f  [last: handshake %.1f download %.1f load %.1f catch-up %.1f ms]\n",
-		sz.name, joins, ms(totals[len(totals)/2]), ms(totals[0]), ms(totals[len(totals)-1]),
-		ms(last.Handshake), ms(last.Download), ms(last.Load), ms(last.CatchUp))
+// logTail keeps a process's JSON log lines.
+type logTail struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
 
-	var wg sync.WaitGroup
-	res := make([]time.Duration, together)
-	errs := make([]error, together)
-	start := time.Now()
-	for i := 0; i < together; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t, err := joinOnce(fmt.Sprintf("par%d", i))
-			res[i], errs[i] = t.Total, err
-		}()
-	}
-	wg.Wait()
-	wall := time.Since(start)
-	for _, err := range errs {
-		if err != nil {
-			return err
+func (l *logTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logTail) has(s string) bool { return strings.Contains(l.String(), s) }
+
+// duration returns the last value of a *_ms field in the log, as a
+// duration.
+func (l *logTail) duration(key string) time.Duration {
+	var d time.Duration
+	for _, line := range strings.Split(l.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		if v, ok := m[key].(float64); ok {
+			d = time.Duration(v * float64(time.Millisecond))
 		}
 	}
-	slices.Sort(res)
-	fmt.Printf("%-16s %d joiners at once: all WorldReady in %6.1f ms (slowest %6.1f ms, fastest %6.1f ms)\n",
-		sz.name, together, ms(wall), ms(res[len(res)-1]), ms(res[0]))
-	return nil
+	return d
 }
