@@ -143,7 +143,9 @@ func (b *bench) startHost(w world) (*hostProc, error) {
 	}
 	h := &hostProc{cmd: cmd, logs: logs, addr: addr}
 	deadline := time.Now().Add(3 * time.Minute)
-	for !logs.has(`"msg":"hosting"`) {
+	// Wait for the host to be listening and to have its first join point
+	// built in the background, as a host that has been up a while has.
+	for !logs.has(`"msg":"hosting"`) || !logs.has(`"msg":"join point built"`) {
 		if time.Now().After(deadline) {
 			h.stop()
 			return nil, fmt.Errorf("host did not start:\n%s", logs.String())
