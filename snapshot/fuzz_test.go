@@ -57,79 +57,63 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// fuzzAssemblerLimit is small so the fuzzer reaches it.
-const fuzzAssemblerLimit = 4096
-
-// FuzzAssembler drives an assembler with operations decoded from the input,
-// 5 bytes each: a mode byte, a 16-bit value and a 16-bit chunk length
-// (modulo twice the limit). The mode's low bit picks the offset (the
-// expected one, or the value), the next bit picks the total (the first one
-// accepted, or the value).
-func FuzzAssembler(f *testing.F) {
-	f.Add([]byte{0, 0, 100, 0, 50, 0, 0, 100, 0, 50})             // two halves
-	f.Add([]byte{2, 0x10, 0x01, 0, 4})                            // total over the limit
-	f.Add([]byte{0, 0, 100, 0, 60, 0, 0, 100, 0, 60})             // past total
-	f.Add([]byte{0, 0, 100, 0, 10, 1, 0, 50, 0, 10})              // out of order
-	f.Add([]byte{0, 0, 100, 0, 10, 2, 0, 99, 0, 10})              // changing total
-	f.Add([]byte{0, 0x10, 0x00, 0x08, 0x00, 0, 0, 0, 0x08, 0x00}) // exactly the limit
-	// pattern[i] == byte(i); chunks are read-only slices of it.
-	pattern := make([]byte, 256+2*fuzzAssemblerLimit)
-	for i := range pattern {
-		pattern[i] = byte(i)
+// FuzzReceiver feeds a receiver a valid payload cut into chunks whose
+// sizes, offsets and totals come from the input, sometimes corrupted. It
+// must never panic, never hand on a blob of a size the header did not
+// declare, and finish only when every byte arrived.
+func FuzzReceiver(f *testing.F) {
+	sim := runSim(f, 3, 2000, 20)
+	p := cutPoint(f, sim, DefaultLevel)
+	pl, err := NewPayload(p, 1, sim.Tick(), joinCommands(sim.Tick()))
+	if err != nil {
+		f.Fatal(err)
 	}
+	valid := bytes.Clone(pl.Chunk(0, int(pl.Total())))
+	f.Add([]byte{0, 10, 0, 0, 20, 0, 200, 1, 5, 0})
+	f.Add([]byte{1, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		a := NewAssembler(fuzzAssemblerLimit)
-		var first uint64
-		done := false
-		for len(ops) >= 5 {
-			mode, val, n := ops[0], uint64(binary.BigEndian.Uint16(ops[1:])), int(binary.BigEndian.Uint16(ops[3:])%(2*fuzzAssemblerLimit))
-			ops = ops[5:]
-			off := a.Received()
-			if mode&1 != 0 {
-				off = val
+		b := bytes.Clone(valid)
+		total := uint64(len(b))
+		var got uint64
+		var r *Receiver
+		r = NewReceiver(total, func(i int, blob Blob) error {
+			h := r.Header()
+			want := h.World.Size
+			if i > 0 {
+				want = h.Maps[i-1].Blob.Size
 			}
-			total := first
-			if mode&2 != 0 || first == 0 {
-				total = val
+			if uint64(len(blob.Data)) != want {
+				t.Fatalf("blob %d of %d bytes, header says %d", i, len(blob.Data), want)
 			}
-			data := pattern[off%256:][:n]
-			before := a.Received()
-			fin, err := a.Add(off, total, data)
-			if err == nil && first == 0 {
-				first = total
-			}
-			switch {
-			case err != nil:
-				if a.Received() != before {
-					t.Fatalf("refused chunk changed the payload from %d to %d bytes", before, a.Received())
+			return nil
+		})
+		var off uint64
+		for len(ops) >= 2 && off < total {
+			mode, n := ops[0], uint64(ops[1])+1
+			ops = ops[2:]
+			end := min(off+n, total)
+			chunk := b[off:end]
+			tot := total
+			switch mode % 8 {
+			case 5:
+				chunk = append(bytes.Clone(chunk), 0xff) // runs past
+			case 6:
+				tot = total + uint64(mode) // changes the total
+			case 7:
+				if len(chunk) > 0 {
+					chunk = bytes.Clone(chunk)
+					chunk[0] ^= mode | 1 // corrupts a byte
 				}
-			default:
-				if a.Received() != before+uint64(n) {
-					t.Fatalf("accepted %d bytes, payload grew from %d to %d", n, before, a.Received())
-				}
-				if total > fuzzAssemblerLimit || off != before || total != a.Total() {
-					t.Fatalf("accepted chunk at %d of total %d after %d bytes", off, total, before)
-				}
-				if fin != (a.Received() == a.Total()) {
-					t.Fatalf("done=%v with %d of %d bytes", fin, a.Received(), a.Total())
-				}
-				done = done || fin
 			}
-			if a.Received() > fuzzAssemblerLimit || uint64(cap(a.Bytes())) > fuzzAssemblerLimit {
-				t.Fatalf("assembler holds %d bytes (cap %d) over the limit %d", a.Received(), cap(a.Bytes()), fuzzAssemblerLimit)
+			done, err := r.Add(off, tot, chunk)
+			if err != nil {
+				return
 			}
-			if a.Total() != 0 && a.Received() > a.Total() {
-				t.Fatalf("assembler holds %d bytes of a %d-byte payload", a.Received(), a.Total())
+			off += uint64(len(chunk))
+			got = r.Received()
+			if done != (got == total) {
+				t.Fatalf("done=%v after %d of %d bytes", done, got, total)
 			}
-		}
-		// Every accepted byte is where its chunk put it: chunk data is
-		// cut from pattern so that the byte at payload position p is
-		// byte(p).
-		if !bytes.Equal(a.Bytes(), pattern[:a.Received()]) {
-			t.Fatal("payload bytes are not where their chunks put them")
-		}
-		if done && a.Received() != a.Total() {
-			t.Fatalf("done with %d of %d bytes", a.Received(), a.Total())
 		}
 	})
 }

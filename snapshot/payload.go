@@ -140,58 +140,6 @@ var (
 	ErrMalformed  = errors.New("malformed payload")
 )
 
-// Assembler rebuilds a payload from chunks under a size limit.
-type Assembler struct {
-	limit uint64
-	total uint64
-	buf   []byte
-	begun bool
-}
-
-// NewAssembler returns an assembler that refuses payloads over limit bytes.
-func NewAssembler(limit uint64) *Assembler { return &Assembler{limit: limit} }
-
-// Add appends one chunk. It reports done when the whole payload arrived.
-func (a *Assembler) Add(offset, total uint64, data []byte) (done bool, err error) {
-	if !a.begun {
-		if total > a.limit {
-			return false, fmt.Errorf("payload of %d bytes over limit %d: %w", total, a.limit, ErrTooLarge)
-		}
-		if total < 4 {
-			return false, fmt.Errorf("payload of %d bytes: %w", total, ErrMalformed)
-		}
-		a.total, a.begun = total, true
-		a.buf = make([]byte, 0, min(total, 1<<20))
-	}
-	if total != a.total {
-		return false, fmt.Errorf("chunk says total %d, first said %d: %w", total, a.total, ErrMalformed)
-	}
-	if offset != uint64(len(a.buf)) {
-		return false, fmt.Errorf("chunk at %d, expected %d: %w", offset, len(a.buf), ErrOutOfOrder)
-	}
-	if uint64(len(data)) > a.total-offset {
-		return false, fmt.Errorf("chunk runs past total %d: %w", a.total, ErrMalformed)
-	}
-	if need := uint64(len(a.buf) + len(data)); need > uint64(cap(a.buf)) {
-		// Grow by doubling but never past the declared total: append's
-		// own growth would reserve up to a quarter more than the limit.
-		nb := make([]byte, len(a.buf), min(a.total, max(need, 2*uint64(cap(a.buf)))))
-		copy(nb, a.buf)
-		a.buf = nb
-	}
-	a.buf = append(a.buf, data...)
-	return uint64(len(a.buf)) == a.total, nil
-}
-
-// Received is how many bytes arrived so far.
-func (a *Assembler) Received() uint64 { return uint64(len(a.buf)) }
-
-// Total is the declared payload size (0 before the first chunk).
-func (a *Assembler) Total() uint64 { return a.total }
-
-// Bytes is the payload so far.
-func (a *Assembler) Bytes() []byte { return a.buf }
-
 // Parsed is a payload split into its parts.
 type Parsed struct {
 	Header Header

@@ -64,10 +64,12 @@ func joinCommands(tick uint64) []MapCommands {
 	}
 }
 
-// assemble feeds pl to a fresh assembler in chunks of size bytes.
+// assemble feeds pl to a fresh receiver in chunks of size bytes and returns
+// the chunks joined.
 func assemble(t testing.TB, pl *Payload, size int) []byte {
 	t.Helper()
-	a := NewAssembler(pl.Total())
+	a := NewReceiver(pl.Total(), func(int, Blob) error { return nil })
+	var buf []byte
 	var off uint64
 	for {
 		chunk := pl.Chunk(off, size)
@@ -87,6 +89,7 @@ func assemble(t testing.TB, pl *Payload, size int) []byte {
 		if err != nil {
 			t.Fatalf("Add at %d: %v", off, err)
 		}
+		buf = append(buf, chunk...)
 		off += uint64(len(chunk))
 		if a.Received() != off {
 			t.Fatalf("Received %d after %d bytes", a.Received(), off)
@@ -101,10 +104,7 @@ func assemble(t testing.TB, pl *Payload, size int) []byte {
 	if rest := pl.Chunk(off, size); rest != nil {
 		t.Fatalf("Chunk past the end returned %d bytes", len(rest))
 	}
-	if uint64(cap(a.Bytes())) > pl.Total() {
-		t.Fatalf("assembler reserved %d bytes for a %d-byte payload", cap(a.Bytes()), pl.Total())
-	}
-	return a.Bytes()
+	return buf
 }
 
 func checkJoin(t *testing.T, b []byte, sim *locksteptest.Counters, p *Point, faction int32, granted uint64, cmds []MapCommands) {
@@ -266,87 +266,85 @@ func TestNewPayloadRefusesGrantBeforePoint(t *testing.T) {
 	}
 }
 
-func TestAssemblerErrors(t *testing.T) {
-	data := bytes.Repeat([]byte{1}, 100)
+func TestReceiverChunkErrors(t *testing.T) {
+	sim := runSim(t, 2, 300, 10)
+	pl, err := NewPayload(cutPoint(t, sim, DefaultLevel), 1, sim.Tick(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Clone(pl.Chunk(0, int(pl.Total())))
+	total := pl.Total()
+	nop := func(int, Blob) error { return nil }
 
 	t.Run("total over limit", func(t *testing.T) {
-		for _, total := range []uint64{1<<20 + 1, 1 << 62} {
-			a := NewAssembler(1 << 20)
+		for _, tot := range []uint64{total + 1, 1 << 62} {
+			r := NewReceiver(total, nop)
 			var err error
-			alloc := allocated(func() { _, err = a.Add(0, total, data[:10]) })
+			alloc := allocated(func() { _, err = r.Add(0, tot, data[:10]) })
 			if !errors.Is(err, ErrTooLarge) {
-				t.Fatalf("total %d: %v, want ErrTooLarge", total, err)
+				t.Fatalf("total %d: %v, want ErrTooLarge", tot, err)
 			}
-			if a.Bytes() != nil || a.Received() != 0 || a.Total() != 0 {
-				t.Fatalf("refused payload left %d bytes (cap %d), total %d", a.Received(), cap(a.Bytes()), a.Total())
+			if r.Received() != 0 || r.Total() != 0 {
+				t.Fatalf("refused payload left %d bytes, total %d", r.Received(), r.Total())
 			}
 			if alloc > 64<<10 {
-				t.Fatalf("refusing a payload of %d bytes allocated %d bytes", total, alloc)
+				t.Fatalf("refusing a payload of %d bytes allocated %d bytes", tot, alloc)
 			}
 		}
 		// The limit itself is fine.
-		if _, err := NewAssembler(100).Add(0, 100, data); err != nil {
+		if done, err := NewReceiver(total, nop).Add(0, total, data); err != nil || !done {
 			t.Fatalf("payload of exactly the limit: %v", err)
 		}
 	})
 
 	t.Run("too small", func(t *testing.T) {
-		for total := uint64(0); total < 4; total++ {
-			if _, err := NewAssembler(100).Add(0, total, data[:total]); !errors.Is(err, ErrMalformed) {
-				t.Fatalf("total %d: %v, want ErrMalformed", total, err)
+		for tot := uint64(0); tot < prefixSize; tot++ {
+			if _, err := NewReceiver(100, nop).Add(0, tot, data[:tot]); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("total %d: %v, want ErrMalformed", tot, err)
 			}
 		}
 	})
 
 	t.Run("out of order", func(t *testing.T) {
-		if _, err := NewAssembler(100).Add(10, 100, data[:10]); !errors.Is(err, ErrOutOfOrder) {
+		if _, err := NewReceiver(total, nop).Add(10, total, data[10:20]); !errors.Is(err, ErrOutOfOrder) {
 			t.Fatalf("first chunk at 10: %v, want ErrOutOfOrder", err)
 		}
-		a := NewAssembler(100)
-		if _, err := a.Add(0, 100, data[:10]); err != nil {
+		r := NewReceiver(total, nop)
+		if _, err := r.Add(0, total, data[:10]); err != nil {
 			t.Fatal(err)
 		}
-		for _, off := range []uint64{0, 9, 11, 100} {
-			if _, err := a.Add(off, 100, data[:10]); !errors.Is(err, ErrOutOfOrder) {
+		for _, off := range []uint64{0, 9, 11, total} {
+			if _, err := r.Add(off, total, data[:1]); !errors.Is(err, ErrOutOfOrder) {
 				t.Fatalf("chunk at %d after 10 bytes: %v, want ErrOutOfOrder", off, err)
 			}
 		}
-		if a.Received() != 10 {
-			t.Fatalf("refused chunks were kept: %d bytes", a.Received())
+		if r.Received() != 10 {
+			t.Fatalf("refused chunks were kept: %d bytes", r.Received())
 		}
-		if done, err := a.Add(10, 100, data[10:]); err != nil || !done {
+		if done, err := r.Add(10, total, data[10:]); err != nil || !done {
 			t.Fatalf("the right chunk after refusals: done=%v %v", done, err)
 		}
 	})
 
 	t.Run("past total", func(t *testing.T) {
-		if _, err := NewAssembler(1000).Add(0, 50, data[:51]); !errors.Is(err, ErrMalformed) {
+		long := append(bytes.Clone(data), 0)
+		if _, err := NewReceiver(total+1, nop).Add(0, total, long); !errors.Is(err, ErrMalformed) {
 			t.Fatalf("first chunk past total: %v, want ErrMalformed", err)
-		}
-		a := NewAssembler(1000)
-		if _, err := a.Add(0, 50, data[:40]); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := a.Add(40, 50, data[:11]); !errors.Is(err, ErrMalformed) {
-			t.Fatalf("chunk past total: %v, want ErrMalformed", err)
-		}
-		if a.Received() != 40 {
-			t.Fatalf("refused chunk was kept: %d bytes", a.Received())
 		}
 	})
 
 	t.Run("changing total", func(t *testing.T) {
-		a := NewAssembler(1000)
-		if _, err := a.Add(0, 50, data[:10]); err != nil {
+		r := NewReceiver(1<<41, nop)
+		if _, err := r.Add(0, total, data[:10]); err != nil {
 			t.Fatal(err)
 		}
-		for _, total := range []uint64{49, 51, 1000, 1 << 40} {
-			if _, err := a.Add(10, total, data[:10]); !errors.Is(err, ErrMalformed) {
-				t.Fatalf("total %d after 50: %v, want ErrMalformed", total, err)
+		for _, tot := range []uint64{total - 1, total + 1, 1 << 40} {
+			if _, err := r.Add(10, tot, data[10:20]); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("total %d after %d: %v, want ErrMalformed", tot, total, err)
 			}
 		}
-		if a.Total() != 50 || a.Received() != 10 {
-			t.Fatalf("total %d received %d after refusals", a.Total(), a.Received())
+		if r.Total() != total || r.Received() != 10 {
+			t.Fatalf("total %d received %d after refusals", r.Total(), r.Received())
 		}
 	})
 }
@@ -358,24 +356,6 @@ func allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
-}
-
-func TestAssemblerMemoryStaysWithinTotal(t *testing.T) {
-	// A total just over what append's growth pattern lands on exactly.
-	const total = 3<<20 + 1
-	a := NewAssembler(total)
-	chunk := make([]byte, wire.MaxChunkData)
-	var off uint64
-	for off < total {
-		n := min(uint64(len(chunk)), total-off)
-		if _, err := a.Add(off, total, chunk[:n]); err != nil {
-			t.Fatal(err)
-		}
-		off += n
-		if c := cap(a.Bytes()); c > total {
-			t.Fatalf("after %d bytes the assembler holds %d bytes for a %d-byte payload", off, c, total)
-		}
-	}
 }
 
 // buildPayload lays out a payload by hand. hdrLen overrides the length
