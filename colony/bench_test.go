@@ -117,3 +117,98 @@ func TestEncodedSizes(t *testing.T) {
 		t.Errorf("default world encodes to only %d bytes", total)
 	}
 }
+
+// Big worlds. BenchmarkSized measures, for the default world and for
+// worlds of SizedConfig(64 MiB) and SizedConfig(512 MiB), what the host
+// and a joiner do with a whole world: generate it (New), step it, clone
+// it, encode every map (MarshalMap, or AppendMap into one reused buffer),
+// hash it and load it. Pick a size with -bench 'Sized/64MiB'; the 512 MiB
+// world takes about ten seconds to generate and 2 GB of memory in all.
+// The world is warmed up by 200 ticks first, so pawns are busy and the
+// maps' regions are built; Step is the mean over the following ticks.
+func BenchmarkSized(b *testing.B) {
+	sizes := []struct {
+		name string
+		cfg  Config
+	}{
+		{"default", Config{}},
+		{"64MiB", SizedConfig(64<<20, 1)},
+		{"512MiB", SizedConfig(512<<20, 1)},
+	}
+	c := testContent(b)
+	for _, sz := range sizes {
+		b.Run(sz.name, func(b *testing.B) {
+			var w *World
+			b.Run("New", func(b *testing.B) {
+				for b.Loop() {
+					w = nil
+					w = mustNew(b, c, sz.cfg)
+				}
+			})
+			if w == nil {
+				w = mustNew(b, c, sz.cfg)
+			}
+			for range 200 {
+				w.Step()
+			}
+			raw := 0
+			for _, id := range w.MapIDs() {
+				data, _ := w.MarshalMap(id)
+				raw += len(data)
+			}
+			world, _ := w.MarshalWorld()
+			raw += len(world)
+			b.Logf("%+v: %d bytes raw (%.1f MiB)", sz.cfg, raw, float64(raw)/(1<<20))
+			b.Run("Step", func(b *testing.B) {
+				for b.Loop() {
+					w.Step()
+				}
+			})
+			b.Run("Clone", func(b *testing.B) {
+				for b.Loop() {
+					w.Clone()
+				}
+				b.ReportMetric(float64(raw), "raw-bytes")
+			})
+			b.Run("MarshalMap", func(b *testing.B) {
+				b.SetBytes(int64(raw))
+				for b.Loop() {
+					for _, id := range w.MapIDs() {
+						if _, err := w.MarshalMap(id); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+			b.Run("AppendMap", func(b *testing.B) {
+				b.SetBytes(int64(raw))
+				var buf []byte
+				for b.Loop() {
+					for _, id := range w.MapIDs() {
+						var err error
+						if buf, err = w.AppendMap(buf[:0], id); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+			b.Run("WorldHash", func(b *testing.B) {
+				b.SetBytes(int64(raw))
+				for b.Loop() {
+					w.WorldHash()
+				}
+			})
+			b.Run("Load", func(b *testing.B) {
+				world, maps := snapshot(b, w)
+				b.SetBytes(int64(raw))
+				load := Loader(c)
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := load(world, maps); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -174,9 +174,31 @@ func (w *World) MarshalMap(id int32) ([]byte, error) {
 	if m == nil {
 		return nil, fmt.Errorf("colony: unknown map %d", id)
 	}
-	e := encoder{buf: make([]byte, 0, len(m.Terrain)+16*len(m.Things)+64*len(m.Pawns)+64)}
+	return w.AppendMap(make([]byte, 0, m.encodedSizeHint()), id)
+}
+
+// AppendMap appends the encoding of map id (the bytes MarshalMap returns)
+// to dst and returns the extended buffer. Reusing one buffer for many
+// maps spares an allocation of the map's size per call, which for big
+// maps is most of MarshalMap's cost.
+func (w *World) AppendMap(dst []byte, id int32) ([]byte, error) {
+	m := w.mapByID(id)
+	if m == nil {
+		return dst, fmt.Errorf("colony: unknown map %d", id)
+	}
+	dst = slices.Grow(dst, m.encodedSizeHint())
+	e := encoder{buf: dst}
 	w.encodeMap(m, &e)
 	return e.buf, nil
+}
+
+// encodedSizeHint is a generous estimate of the map's encoded size.
+func (m *gameMap) encodedSizeHint() int {
+	n := len(m.Terrain) + 24*len(m.Things) + 64*len(m.Pawns) + 64
+	for i := range m.Pawns {
+		n += 4 * len(m.Pawns[i].Path)
+	}
+	return n
 }
 
 // MapHash is xxhash64 of the map's encoding; ok is false for an unknown map.
@@ -379,6 +401,31 @@ func load(r *rules, world []byte, maps []lockstep.MapBlob) (*World, error) {
 	return w, nil
 }
 
+// badTerrain returns the index of the first byte of b that is n or more,
+// or -1. It tests eight bytes at once: for a byte x below 128, x+128-n
+// has its top bit set exactly when x >= n, and a byte of 128 or more has
+// it set already; carries between bytes only come from such bytes, so
+// they can raise false alarms, which the byte loop then sorts out, but
+// never hide a bad byte.
+func badTerrain(b []byte, n int) int {
+	i := 0
+	if n <= 128 {
+		add := 0x0101010101010101 * uint64(128-n)
+		for ; i+8 <= len(b); i += 8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if (x+add|x)&0x8080808080808080 != 0 {
+				break
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if int(b[i]) >= n {
+			return i
+		}
+	}
+	return -1
+}
+
 func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 	d := &decoder{b: data, what: fmt.Sprintf("map %d", id)}
 	d.header(mapMagic, r.fingerprint)
@@ -396,12 +443,10 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	for i, t := range terrain {
-		if int(t) >= len(r.terrains) {
-			d.off -= len(terrain) - i
-			d.failf("cell %d: terrain %d, content has %d", i, t, len(r.terrains))
-			return nil, d.err
-		}
+	if i := badTerrain(terrain, len(r.terrains)); i >= 0 {
+		d.off -= len(terrain) - i
+		d.failf("cell %d: terrain %d, content has %d", i, terrain[i], len(r.terrains))
+		return nil, d.err
 	}
 	m.Terrain = slices.Clone(terrain)
 	cells := m.W * m.H
@@ -513,6 +558,9 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		}
 	}
 	m.rebuildDerived(r)
+	if len(m.Pawns) > 0 {
+		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
+	}
 	m.version = newVersion()
 	return m, nil
 }

@@ -279,3 +279,29 @@ func TestPawnsAndPassable(t *testing.T) {
 		t.Fatal("unknown map or cell reported")
 	}
 }
+
+// TestBadTerrain compares the eight-bytes-at-once terrain check with a
+// plain loop.
+func TestBadTerrain(t *testing.T) {
+	g := rng{s: 5}
+	for range 3000 {
+		n := int(g.between(1, 255))
+		b := make([]byte, g.intn(40))
+		for i := range b {
+			b[i] = byte(g.intn(int32(n)))
+		}
+		if len(b) > 0 && g.chance(2, 3) {
+			b[g.intn(int32(len(b)))] = byte(g.between(int32(n), 255))
+		}
+		want := -1
+		for i, v := range b {
+			if int(v) >= n {
+				want = i
+				break
+			}
+		}
+		if got := badTerrain(b, n); got != want {
+			t.Fatalf("n %d, %x: %d, want %d", n, b, got, want)
+		}
+	}
+}

@@ -6,10 +6,30 @@
 // A world holds several maps. Each map has a terrain grid, things (items,
 // food, plants, buildings) and pawns. Every tick pawns get hungry, pick
 // jobs (eat, sow, harvest, haul to storage, wander), find paths with A*
-// and walk them; on a rare tick (every RareTicks, each thing on its own
-// phase) plants grow and things decay; wild plants take root on random
+// and walk them; on a map's rare tick (every RareTicks, each map on its
+// own phase) plants grow and things decay; wild plants take root on random
 // fertile cells. The world-level state is the tick, the seed, a PRNG and
 // the temperature, which follows the seasons and drives plant growth.
+//
+// # Big worlds
+//
+// Maps go up to MaxSide (4096) cells a side and worlds up to MaxMaps (256)
+// maps, so a world can encode to gigabytes; SizedConfig picks a config for
+// a given encoded size. Terrain takes one byte per cell, and everything
+// else a map keeps in memory grows with its things and pawns, not its
+// area (one bit per cell apart), so a world in memory is little more than
+// its encoding. Regions (connected areas) are kept as passable runs per
+// row and built the first time pawns need them; path searches use memory
+// bounded by their budget, not by the map.
+//
+// For a host that cuts join points often, World implements
+// lockstep.Cloner (Clone copies the state in time proportional to things
+// and pawns; terrain never changes after generation and is shared) and
+// lockstep.MapVersioner (MapVersion changes whenever a map's encoding
+// does, so unchanged maps can keep their compressed blobs). A map without
+// pawns (Config.IdleMaps) changes only on its rare ticks while plants grow
+// or stacks decay, and when a wild plant takes root; once everything has
+// grown and rotted it keeps its version for good.
 //
 // Everything the simulation knows about terrains, things and pawn kinds
 // comes from a Content, normally built from RimWorld-style XML defs by
@@ -31,13 +51,18 @@
 //     value ranges bounded by Content validation so nothing overflows;
 //     no floating point anywhere in state or logic;
 //   - randomness comes only from splitmix64 generators whose state is part
-//     of the encoded state: one for the world, one per map;
+//     of the encoded state: one for the world, one per map (wild plants
+//     roll from the map's generator state mixed with the tick, and advance
+//     the generator only when one takes root);
 //   - iteration order is fixed: slices sorted by ID, maps in ID order,
 //     ties broken by ID or cell index; Go maps are used only for lookups;
 //   - no clocks, no goroutines, no process-seeded hashing (xxhash only);
-//   - everything not encoded (per-cell counters, storage lists, path
-//     search memory) is derived from the encoded state and rebuilt after a
-//     load, so a loaded world evolves exactly like the original.
+//     map versions come from a process-wide counter, but they are not
+//     state: they never enter an encoding or a hash;
+//   - everything not encoded (per-cell counters, regions, storage lists,
+//     path search memory) is derived from the encoded state and rebuilt
+//     after a load (and by a clone when it is first stepped), so a loaded
+//     world or a clone evolves exactly like the original.
 //
 // MapHash is xxhash64 of a map's encoding (the bytes MarshalMap returns);
 // WorldHash covers the world-level encoding and every map hash in ID order.

@@ -46,10 +46,13 @@ func lattice(seed uint64, x, y int32) int32 {
 //
 // noiseField computes it a row at a time: the lattice values of a lattice
 // row are fetched once, the blend along y once per lattice column, and the
-// division uses an exact reciprocal (noise_test.go checks every dividend).
+// division uses an exact reciprocal (gen_test.go checks every dividend).
 // The values are exactly those of the formula above.
 
-var octaveSpacing = [3]int32{40, 13, 5}
+var (
+	octaveSpacing = [3]int32{40, 13, 5}
+	octaveWeight  = [3]int32{4, 2, 1}
+)
 
 // recipShift is the shift of the reciprocal multiplication: with
 // m = 2^40/d + 1, floor(n*m / 2^40) = floor(n/d) for 0 <= n < 2^40/d.
@@ -60,30 +63,43 @@ func recip(d int64) uint64 { return uint64(1<<recipShift/d + 1) }
 // smoothStep is the integer smoothstep of f in 0..s-1, in 0..s.
 func smoothStep(f, s int32) int32 { return f * f * (3*s - 2*f) / (s * s) }
 
+// stretched maps a sum of weighted octaves, 4a+2b+c, to the fractal noise:
+// octave sums cluster around the middle, so their mean is stretched by 2
+// around it and clamped to 0..noiseMax.
+var stretched = func() (t [7*noiseMax + 1]int16) {
+	for sum := range t {
+		v := int32(sum) / 7
+		v = noiseMax/2 + (v-noiseMax/2)*2
+		t[sum] = int16(max(0, min(noiseMax, v)))
+	}
+	return t
+}()
+
 type octave struct {
 	seed       uint64
 	s          int64
-	magic      uint64  // recip(s*s)
+	magic      int64   // recip(s*s)
 	smooth     []int64 // smoothStep of 0..s-1
 	y0         int32   // lattice row held in lat0 (lat1 is the next), -1 for none
 	lat0, lat1 []int32 // lattice values, x0 = 0..(w-1)/s+1
 	col        []int64 // lat0*(s-Y) + lat1*Y for the current row
-	out        []int32 // the octave's values for the current row
 }
 
 func newOctave(seed uint64, s int32, w int) *octave {
 	n := (w-1)/int(s) + 2
-	o := &octave{seed: seed, s: int64(s), magic: recip(int64(s) * int64(s)), y0: -1,
-		smooth: make([]int64, s), lat0: make([]int32, n), lat1: make([]int32, n),
-		col: make([]int64, n), out: make([]int32, w)}
+	o := &octave{seed: seed, s: int64(s), magic: int64(recip(int64(s) * int64(s))), y0: -1,
+		smooth: make([]int64, s), lat0: make([]int32, n), lat1: make([]int32, n), col: make([]int64, n)}
 	for f := range s {
 		o.smooth[f] = int64(smoothStep(f, s))
 	}
 	return o
 }
 
-// row computes the octave at every x of row y.
-func (o *octave) row(y int32) {
+// addRow adds weight times the octave at every x of row y to sum. Along
+// a lattice square the blend is (s-X)*a + X*b = s*a + X*(b-a), a and b the
+// blends along y at its left and right lattice columns; times the
+// reciprocal that is s*a*m + X*(b-a)*m, at most noiseMax*s*s*m < 2^57.
+func (o *octave) addRow(y, weight int32, sum []int32) {
 	s := o.s
 	y0 := y / int32(s)
 	if y0 != o.y0 {
@@ -97,53 +113,60 @@ func (o *octave) row(y int32) {
 	for i := range o.col {
 		o.col[i] = int64(o.lat0[i])*(s-Y) + int64(o.lat1[i])*Y
 	}
-	out, w := o.out, len(o.out)
-	for x0, x := 0, 0; x < w; x0++ {
+	magic := o.magic
+	out := sum
+	for x0 := 0; len(out) > 0; x0++ {
 		a, b := o.col[x0], o.col[x0+1]
-		for _, X := range o.smooth {
-			if x == w {
-				break
-			}
-			out[x] = int32(uint64((s-X)*a+X*b) * o.magic >> recipShift)
-			x++
+		base, step := s*a*magic, (b-a)*magic
+		blk := out[:min(len(out), int(s))]
+		sm := o.smooth[:len(blk)]
+		for i, X := range sm {
+			blk[i] += weight * int32((base+X*step)>>recipShift)
 		}
+		out = out[len(blk):]
 	}
 }
 
 // noiseField is fractal noise over a map's rows for one seed.
 type noiseField struct {
 	oct [3]*octave
-	out []int32
+	sum []int32
 }
 
 func newNoiseField(seed uint64, w int) *noiseField {
-	f := &noiseField{out: make([]int32, w)}
+	f := &noiseField{sum: make([]int32, w)}
 	for i, s := range octaveSpacing {
 		f.oct[i] = newOctave(seed+uint64(i), s, w)
 	}
 	return f
 }
 
+// sums returns the weighted octave sums, 0..7*noiseMax, at every x of
+// row y; stretched turns them into the noise.
+func (f *noiseField) sums(y int32) []int32 {
+	clear(f.sum)
+	for i, o := range f.oct {
+		o.addRow(y, octaveWeight[i], f.sum)
+	}
+	return f.sum
+}
+
 // row returns the fractal noise, 0..noiseMax, at every x of row y.
 func (f *noiseField) row(y int32) []int32 {
-	for _, o := range f.oct {
-		o.row(y)
+	out := f.sums(y)
+	for x, v := range out {
+		out[x] = int32(stretched[v])
 	}
-	a, b, c := f.oct[0].out, f.oct[1].out, f.oct[2].out
-	for x := range f.out {
-		v := (4*a[x] + 2*b[x] + c[x]) / 7
-		// octave sums cluster around the middle: stretch by 2
-		v = noiseMax/2 + (v-noiseMax/2)*2
-		f.out[x] = max(0, min(noiseMax, v))
-	}
-	return f.out
+	return out
 }
 
 // terrainTable is pickTerrain tabulated: the terrain of an elevation and a
-// moisture is tabs[band[elevation]][moisture].
+// moisture is tabs[band[elevation]][moisture]. sumBand is band of the
+// elevation an octave sum stretches to.
 type terrainTable struct {
-	band [noiseMax + 1]uint8
-	tabs [][noiseMax + 1]uint8
+	band    [noiseMax + 1]uint8
+	sumBand [7*noiseMax + 1]uint8
+	tabs    [][noiseMax + 1]uint8
 }
 
 func newTerrainTable(r *rules) *terrainTable {
@@ -172,6 +195,9 @@ func newTerrainTable(r *rules) *terrainTable {
 			tt.tabs = append(tt.tabs, tab)
 		}
 		tt.band[e] = b
+	}
+	for sum, e := range stretched {
+		tt.sumBand[sum] = tt.band[e]
 	}
 	return tt
 }
@@ -229,14 +255,17 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		RNG:     rng{s: mapSeed},
 		NextID:  1,
 		Terrain: make([]uint8, int(W)*int(H)),
+		// room for the scattered things, the base and some wild plants
+		Things: make([]thing, 0, cfg.ThingsPerMap+cfg.ThingsPerMap/4+64),
 	}
 	elev := newNoiseField(mix64(mapSeed^1), int(W))
 	moist := newNoiseField(mix64(mapSeed^2), int(W))
 	for y := range H {
 		row := m.Terrain[int(y)*int(W) : int(y+1)*int(W)]
-		e, mo := elev.row(y), moist.row(y)
+		e, mo := elev.sums(y), moist.sums(y)
+		e, mo = e[:len(row)], mo[:len(row)]
 		for x := range row {
-			row[x] = tt.tabs[tt.band[e[x]]][mo[x]]
+			row[x] = tt.tabs[tt.sumBand[e[x]]][stretched[mo[x]]]
 		}
 	}
 	m.rebuildDerived(r)
@@ -323,7 +352,11 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 	m.WildTarget = m.plantCount + m.plantCount/4 + 8
 
 	// Pawns near the base.
-	for n := 0; n < cfg.PawnsPerMap; n++ {
+	pawns := cfg.PawnsPerMap
+	if int(id) >= cfg.Maps-cfg.IdleMaps {
+		pawns = 0
+	}
+	for n := 0; n < pawns; n++ {
 		kind := r.pickKind(g)
 		k := &r.kinds[kind]
 		x, y := cx, cy
@@ -345,6 +378,9 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 			Carry:  carried{Def: -1},
 		})
 		m.NextID++
+	}
+	if len(m.Pawns) > 0 {
+		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
 	}
 	m.version, m.changed = newVersion(), false
 	return m

@@ -61,9 +61,13 @@ const (
 	pathSlotBits = 17
 )
 
+// pathDenseCells is denseCells; tests lower it to search small maps with
+// the hashed table.
+var pathDenseCells = denseCells
+
 // begin starts a search on a map of n cells.
 func (ps *pathScratch) begin(n int) {
-	ps.hash = n > denseCells
+	ps.hash = n > pathDenseCells
 	if ps.hash {
 		if ps.table == nil {
 			ps.table = make([]pathSlot, 1<<pathSlotBits)

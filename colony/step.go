@@ -2,8 +2,10 @@ package colony
 
 // Simulation rhythm.
 const (
-	// RareTicks is the period of plant growth and decay; each thing has its
-	// own phase (its ID) so the work is spread over the period.
+	// RareTicks is the period of plant growth and decay. Each map has its
+	// own phase (its ID), so the maps' rare work is spread over the period
+	// and a map without pawns changes on one tick in RareTicks at most
+	// (apart from wild plants taking root).
 	RareTicks = 250
 	// TicksPerDay is the length of a day.
 	TicksPerDay = 60000
@@ -58,68 +60,80 @@ func (m *gameMap) step(w *World) {
 	grow := growthPercent(w.temp)
 	m.derive(r)
 
-	// Rare work: growth and decay, each thing on its own phase.
-	n := len(m.Things)
-	for i := 0; i < n; i++ {
-		t := &m.Things[i]
-		if t.dead || (tick+uint64(t.ID))%RareTicks != 0 {
-			continue
-		}
-		tr := &r.things[t.Def]
-		if tr.cat == catPlant && t.Flags&flagUnsown == 0 && t.Growth < tr.growTicks {
-			fert := m.fertility(r, m.idx(t.X, t.Y))
-			if g := min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000); g != t.Growth {
-				t.Growth = g
-				m.changed = true
-			}
-		}
-		if tr.decay > 0 {
-			t.HP -= tr.decay
-			m.changed = true
-			if t.HP <= 0 {
-				m.removeThing(r, i)
-			}
-		}
-	}
-
-	// Wild plants take root on random fertile cells.
-	for range wildChecks {
-		m.changed = true // the generator moves
-		x, y := m.RNG.intn(m.W), m.RNG.intn(m.H)
-		if len(r.wild) == 0 || m.plantCount >= m.WildTarget || !m.canAddThing() {
-			continue
-		}
-		c := m.idx(x, y)
-		ci := m.cells[c]
-		if ci.plants > 0 || ci.buildings > 0 || !m.passable(r, c) {
-			continue
-		}
-		fert := m.fertility(r, c)
-		if fert == 0 || !m.RNG.chance(1, 8) {
-			continue
-		}
-		total := int32(0)
-		for _, p := range r.wild {
-			if fert >= r.things[p].minFertility {
-				total += r.things[p].wild
-			}
-		}
-		pick := m.RNG.intn(total)
-		for _, p := range r.wild {
-			tr := &r.things[p]
-			if fert < tr.minFertility {
+	// Rare work: growth and decay, once every RareTicks ticks, each map
+	// on its own phase. Between its rare ticks a map without pawns does
+	// not change (unless a wild plant takes root), so it keeps its version.
+	if (tick+uint64(m.ID))%RareTicks == 0 {
+		n := len(m.Things)
+		for i := 0; i < n; i++ {
+			t := &m.Things[i]
+			if t.dead {
 				continue
 			}
-			if pick < tr.wild {
-				m.addThing(r, r.newThing(p, x, y, 1))
-				break
+			tr := &r.things[t.Def]
+			if tr.cat == catPlant && t.Flags&flagUnsown == 0 && t.Growth < tr.growTicks {
+				fert := m.fertility(r, m.idx(t.X, t.Y))
+				if g := min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000); g != t.Growth {
+					t.Growth = g
+					m.changed = true
+				}
 			}
-			pick -= tr.wild
+			if tr.decay > 0 {
+				t.HP -= tr.decay
+				m.changed = true
+				if t.HP <= 0 {
+					m.removeThing(r, i)
+				}
+			}
 		}
 	}
 
-	// Pawns. Every pawn changes every tick (at least its hunger or its
-	// cool-down moves), so a map with pawns always gets a new version.
+	// Wild plants take root on random fertile cells until the map holds
+	// WildTarget plants. The rolls come from the map's generator state
+	// mixed with the tick, without advancing the generator, so a tick
+	// where nothing takes root leaves the map unchanged; the generator
+	// advances when a plant does take root.
+	if len(r.wild) > 0 && m.plantCount < m.WildTarget && m.canAddThing() {
+		g := rng{s: m.RNG.s ^ mix64(tick^0x3C6EF372FE94F82B)}
+		for range wildChecks {
+			if m.plantCount >= m.WildTarget || !m.canAddThing() {
+				break
+			}
+			x, y := g.intn(m.W), g.intn(m.H)
+			c := m.idx(x, y)
+			ci := m.cells[c]
+			if ci.plants > 0 || ci.buildings > 0 || !m.passable(r, c) {
+				continue
+			}
+			fert := m.fertility(r, c)
+			if fert == 0 || !g.chance(1, 8) {
+				continue
+			}
+			total := int32(0)
+			for _, p := range r.wild {
+				if fert >= r.things[p].minFertility {
+					total += r.things[p].wild
+				}
+			}
+			pick := g.intn(total)
+			for _, p := range r.wild {
+				tr := &r.things[p]
+				if fert < tr.minFertility {
+					continue
+				}
+				if pick < tr.wild {
+					m.addThing(r, r.newThing(p, x, y, 1))
+					m.RNG.next()
+					break
+				}
+				pick -= tr.wild
+			}
+		}
+	}
+
+	// Pawns. A map with pawns is taken to change on every tick: pawns
+	// nearly always do (hunger, cool-downs, walking), and telling the rare
+	// exceptions apart would cost more than it saves.
 	if len(m.Pawns) > 0 {
 		m.changed = true
 	}
@@ -219,7 +233,7 @@ func (m *gameMap) stepPawn(w *World, i int) {
 	ti := -1
 	need := int32(deliverWork)
 	if p.Job.Kind != jobDeliver {
-		ti = m.findThing(p.Job.Target)
+		ti = m.findTarget(p)
 		need = r.things[m.Things[ti].Def].workTicks
 	}
 	p.Job.Progress++
@@ -300,7 +314,7 @@ func (m *gameMap) jobValid(r *rules, p *pawn) bool {
 	case jobDeliver:
 		return p.Carry.Def >= 0
 	}
-	ti := m.findThing(j.Target)
+	ti := m.findTarget(p)
 	if ti < 0 {
 		return false
 	}
@@ -329,7 +343,7 @@ func (m *gameMap) jobValid(r *rules, p *pawn) bool {
 // ticks.
 func (m *gameMap) endJob(r *rules, p *pawn, cool int32) {
 	if p.Job.Target != 0 {
-		if ti := m.findThing(p.Job.Target); ti >= 0 && m.Things[ti].Reserved == p.ID {
+		if ti := m.findTarget(p); ti >= 0 && m.Things[ti].Reserved == p.ID {
 			m.Things[ti].Reserved = 0
 		}
 	}
@@ -461,6 +475,7 @@ func (m *gameMap) dropCarry(r *rules, p *pawn) {
 func (m *gameMap) start(w *World, p *pawn, k *kindRule, kind uint8, ti int) {
 	t := &m.Things[ti]
 	p.Job = job{Kind: kind, Target: t.ID, X: t.X, Y: t.Y}
+	p.jobAt = int32(ti)
 	if _, ok := m.pathFor(w, p, k); !ok {
 		p.Ignore = t.ID
 		p.Job = job{}
@@ -484,13 +499,13 @@ func (m *gameMap) pathFor(w *World, p *pawn, k *kindRule) ([]int32, bool) {
 func (m *gameMap) nearest(r *rules, p *pawn, radius int32, accept func(*thing, *thingRule) bool) int {
 	best, bestD := -1, int32(0)
 	home := m.regionAt(r, p.X, p.Y)
-	for i := range m.Things {
-		t := &m.Things[i]
-		if t.dead || t.Reserved != 0 || t.ID == p.Ignore {
+	for i, q := range m.where { // where, not Things: a tenth of the memory to scan
+		dx, dy := absI32(int32(q.x)-p.X), absI32(int32(q.y)-p.Y)
+		if dx > radius || dy > radius {
 			continue
 		}
-		dx, dy := absI32(t.X-p.X), absI32(t.Y-p.Y)
-		if dx > radius || dy > radius {
+		t := &m.Things[i]
+		if t.dead || t.Reserved != 0 || t.ID == p.Ignore {
 			continue
 		}
 		d := 10*max(dx, dy) + 4*min(dx, dy)

@@ -20,9 +20,9 @@ type thing struct {
 	Count    int32
 	HP       int32
 	Growth   int32 // plants: growth ticks, 0..growTicks
-	Flags    uint8
 	Reserved int32 // ID of the pawn whose job targets it, 0 for none
-	dead     bool  // removed this tick; compacted at the end of the step
+	Flags    uint8
+	dead     bool // removed this tick; compacted at the end of the step
 }
 
 // Job kinds.
@@ -68,6 +68,7 @@ type pawn struct {
 	Carry    carried
 	Path     []int32 // remaining cells to walk, as y*W+x, ending at the job cell
 	dead     bool
+	jobAt    int32 // where the job's target was last found in Things: a hint, not state
 }
 
 // cellInfo is per-cell data derived from the things on a map. It is never
@@ -100,10 +101,11 @@ type gameMap struct {
 	Things     []thing // sorted by ID
 	Pawns      []pawn  // sorted by ID
 
-	version      uint64 // MapVersion: changes whenever the encoding does
-	changed      bool   // the encoded state changed since the last version
-	sharedTerr   bool   // Terrain is shared with a clone or an original
-	ready        bool   // the derived fields below are built
+	version      uint64             // MapVersion: changes whenever the encoding does
+	changed      bool               // the encoded state changed since the last version
+	sharedTerr   bool               // Terrain is shared with a clone or an original
+	ready        bool               // the derived fields below are built
+	where        []cellXY           // where[i] is the cell of Things[i]
 	cells        map[int32]cellInfo // cells holding things; absent means all zero
 	blocked      []uint64           // one bit per cell: an impassable building stands there
 	reg          *regionMap         // connected areas, nil until first asked for
@@ -111,11 +113,17 @@ type gameMap struct {
 	storageCells []int32 // cells of storage buildings, in thing ID order
 	storageDirty bool
 	deadThings   bool
+	firstDead    int // lowest index of a dead thing when deadThings
 	deadPawns    bool
 }
 
+// cellXY is a cell's coordinates; MaxSide fits in 16 bits.
+type cellXY struct{ x, y int16 }
+
 // World is a running colony: world-level state and its maps. It implements
-// lockstep.Sim. Its methods must be called from one goroutine at a time.
+// lockstep.Sim, lockstep.Cloner and lockstep.MapVersioner. Its methods
+// must be called from one goroutine at a time, except the read-only ones
+// named at Clone.
 type World struct {
 	r     *rules
 	tick  uint64
@@ -140,7 +148,11 @@ func (w *World) Temperature() int { return int(w.temp) }
 // Content returns a copy of the content the world runs on.
 func (w *World) Content() *Content {
 	c := w.r.content
-	return &c
+	return &Content{
+		Terrains:  slices.Clone(c.Terrains),
+		Things:    slices.Clone(c.Things),
+		PawnKinds: slices.Clone(c.PawnKinds),
+	}
 }
 
 // MapIDs lists the maps in ascending order (0..n-1).
@@ -174,7 +186,12 @@ type MapStats struct {
 func (w *World) Stats() []MapStats {
 	out := make([]MapStats, 0, len(w.maps))
 	for _, m := range w.maps {
-		s := MapStats{ID: m.ID, Width: int(m.W), Height: int(m.H), Things: len(m.Things), Plants: int(m.plantCount), Pawns: len(m.Pawns)}
+		s := MapStats{ID: m.ID, Width: int(m.W), Height: int(m.H), Things: len(m.Things), Pawns: len(m.Pawns)}
+		for i := range m.Things {
+			if t := &m.Things[i]; !t.dead && w.r.things[t.Def].cat == catPlant {
+				s.Plants++
+			}
+		}
 		for i := range m.Pawns {
 			p := &m.Pawns[i]
 			if p.Carry.Def >= 0 {
@@ -236,6 +253,7 @@ func (w *World) Passable(mapID int32, x, y int) bool {
 	if m == nil || x < 0 || y < 0 || x >= int(m.W) || y >= int(m.H) {
 		return false
 	}
+	m.derive(w.r)
 	return m.passable(w.r, m.idx(int32(x), int32(y)))
 }
 
@@ -281,6 +299,24 @@ func (m *gameMap) findThing(id int32) int {
 		return lo
 	}
 	return -1
+}
+
+// findTarget is findThing(p.Job.Target), trying first where the target
+// was found last time: things only move down in Things when dead ones
+// before them are dropped, which is rare next to the lookups.
+func (m *gameMap) findTarget(p *pawn) int {
+	id := p.Job.Target
+	if h := int(p.jobAt); h < len(m.Things) && m.Things[h].ID == id {
+		if m.Things[h].dead {
+			return -1
+		}
+		return h
+	}
+	i := m.findThing(id)
+	if i >= 0 {
+		p.jobAt = int32(i)
+	}
+	return i
 }
 
 // findPawn returns the index of the live pawn with the given ID, or -1.
@@ -347,7 +383,11 @@ func (m *gameMap) derive(r *rules) {
 
 // rebuildDerived recomputes every derived field from the encoded state.
 func (m *gameMap) rebuildDerived(r *rules) {
-	m.cells = make(map[int32]cellInfo, len(m.Things))
+	m.cells = make(map[int32]cellInfo, cap(m.Things))
+	m.where = make([]cellXY, len(m.Things), cap(m.Things))
+	for i := range m.Things {
+		m.where[i] = cellXY{int16(m.Things[i].X), int16(m.Things[i].Y)}
+	}
 	m.blocked = make([]uint64, (int(m.W)*int(m.H)+63)/64)
 	m.reg = nil
 	m.plantCount = 0
@@ -406,6 +446,7 @@ func (m *gameMap) addThing(r *rules, t thing) int32 {
 	t.ID = m.NextID
 	m.NextID++
 	m.Things = append(m.Things, t)
+	m.where = append(m.where, cellXY{int16(t.X), int16(t.Y)})
 	m.track(r, &m.Things[len(m.Things)-1], 1)
 	m.changed = true
 	return t.ID
@@ -419,6 +460,9 @@ func (m *gameMap) removeThing(r *rules, i int) {
 	}
 	m.track(r, t, -1)
 	t.dead = true
+	if !m.deadThings || i < m.firstDead {
+		m.firstDead = i
+	}
 	m.deadThings = true
 	m.changed = true
 }
@@ -426,7 +470,18 @@ func (m *gameMap) removeThing(r *rules, i int) {
 // compact drops dead things and pawns, keeping ID order.
 func (m *gameMap) compact() {
 	if m.deadThings {
-		m.Things = compactSlice(m.Things, func(t *thing) bool { return t.dead })
+		n := m.firstDead
+		for i := n; i < len(m.Things); i++ {
+			if !m.Things[i].dead {
+				if n != i {
+					m.Things[n] = m.Things[i]
+					m.where[n] = m.where[i]
+				}
+				n++
+			}
+		}
+		clear(m.Things[n:])
+		m.Things, m.where = m.Things[:n], m.where[:n]
 		m.deadThings = false
 	}
 	if m.deadPawns {
@@ -476,9 +531,13 @@ func (m *gameMap) spawnStack(r *rules, def, count, hp, x, y int32) {
 		return
 	}
 	if m.cells[m.idx(x, y)].items > 0 { // else no stack to top up
-		for i := range m.Things {
+		at := cellXY{int16(x), int16(y)}
+		for i, q := range m.where {
+			if q != at {
+				continue
+			}
 			t := &m.Things[i]
-			if t.dead || t.Def != def || t.X != x || t.Y != y || t.Count >= tr.stackLimit {
+			if t.dead || t.Def != def || t.Count >= tr.stackLimit {
 				continue
 			}
 			n := min(count, tr.stackLimit-t.Count)

@@ -251,8 +251,9 @@ func TestPathFinder(t *testing.T) {
 	w := mustNew(t, c, Config{Maps: 1, Width: 20, Height: 20, PawnsPerMap: 1, ThingsPerMap: 1})
 	m := w.maps[0]
 	soil := uint8(1)
-	for i := range m.Terrain {
-		m.Terrain[i] = soil
+	terrain := m.ownTerrain()
+	for i := range terrain {
+		terrain[i] = soil
 	}
 	m.Things = nil
 	m.rebuildDerived(w.r)

@@ -1,0 +1,229 @@
+package colony
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// Regions: the connected areas pawns can walk in. A job whose target lies
+// in another region than the pawn cannot be reached, so it is refused
+// without a path search.
+//
+// Pawns move to the eight neighbours but never cut a corner: a diagonal
+// step needs both orthogonal cells passable, and then the cell is reachable
+// through them anyway. So regions are the 4-connected components of the
+// passable cells. Only equality of labels matters (0 for an impassable
+// cell), so how labels are numbered does not affect the simulation.
+//
+// A region map stores each row's passable spans, not a label per cell:
+// memory grows with the spans (a few per row on generated terrain), not
+// with the area. A change of passability (an impassable building built or
+// gone) rescans only its row and then relabels the spans with a union-find
+// pass, which costs time in proportion to the spans, not the cells.
+
+// span is a maximal run of passable cells in one row, x0..x1 inclusive.
+// MaxSide fits in 16 bits.
+type span struct{ x0, x1 uint16 }
+
+type regionMap struct {
+	spans []span  // row by row, each row by x
+	start []int32 // spans of row y are spans[start[y]:start[y+1]]
+	label []int32 // region of each span, >= 1
+	dirty []bool  // rows to rescan
+	ndirt int     // number of dirty rows
+}
+
+// touch marks row y for a rescan: its passability changed.
+func (g *regionMap) touch(y int32) {
+	if !g.dirty[y] {
+		g.dirty[y] = true
+		g.ndirt++
+	}
+}
+
+// regionOf returns the region of cell c, 0 if c is impassable.
+func (m *gameMap) regionOf(r *rules, c int32) int32 {
+	g := m.regions(r)
+	x, y := uint16(c%m.W), c/m.W
+	row := g.spans[g.start[y]:g.start[y+1]]
+	lo, hi := 0, len(row)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if row[mid].x1 < x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(row) && row[lo].x0 <= x {
+		return g.label[int(g.start[y])+lo]
+	}
+	return 0
+}
+
+// regions returns the region map, building or refreshing it as needed.
+func (m *gameMap) regions(r *rules) *regionMap {
+	g := m.reg
+	switch {
+	case g == nil:
+		g = &regionMap{dirty: make([]bool, m.H)}
+		g.spans, g.start = m.scanRows(r, nil, nil, nil)
+		g.relabel(m.H)
+		m.reg = g
+	case g.ndirt > 0:
+		g.spans, g.start = m.scanRows(r, g.spans, g.start, g.dirty)
+		clear(g.dirty)
+		g.ndirt = 0
+		g.relabel(m.H)
+	}
+	return g
+}
+
+// scanRows returns the spans of every row: rows marked in dirty (every
+// row when old is nil) are scanned, the others copied from old.
+func (m *gameMap) scanRows(r *rules, old []span, oldStart []int32, dirty []bool) ([]span, []int32) {
+	var pass [256]uint64 // 1 if passable
+	for i, t := range r.terrains {
+		if t.passable {
+			pass[i] = 1
+		}
+	}
+	W := int(m.W)
+	pb := make([]uint64, (W+63)/64) // the passable cells of one row
+	start := make([]int32, m.H+1)
+	spans := make([]span, 0, max(len(old), int(m.H)))
+	for y := range int(m.H) {
+		start[y] = int32(len(spans))
+		if old != nil && !dirty[y] {
+			spans = append(spans, old[oldStart[y]:oldStart[y+1]]...)
+			continue
+		}
+		row := m.Terrain[y*W : y*W+W]
+		for k := range pb {
+			chunk := row[k*64 : min(len(row), k*64+64)]
+			var v uint64
+			if len(chunk) == 64 {
+				for i := 0; i < 64; i += 8 {
+					b := chunk[i : i+8 : i+8]
+					v |= (pass[b[0]] | pass[b[1]]<<1 | pass[b[2]]<<2 | pass[b[3]]<<3 |
+						pass[b[4]]<<4 | pass[b[5]]<<5 | pass[b[6]]<<6 | pass[b[7]]<<7) << uint(i)
+				}
+			} else {
+				for i, t := range chunk {
+					v |= pass[t] << uint(i)
+				}
+			}
+			v &^= m.blockedBits(y*W + k*64)
+			if len(chunk) < 64 {
+				v &= 1<<len(chunk) - 1
+			}
+			pb[k] = v
+		}
+		for x := 0; ; {
+			x = nextBit(pb, x, false)
+			if x >= W {
+				break
+			}
+			e := min(W, nextBit(pb, x, true))
+			spans = append(spans, span{uint16(x), uint16(e - 1)})
+			x = e
+		}
+	}
+	start[m.H] = int32(len(spans))
+	if cap(spans)-len(spans) > len(spans)/8 {
+		spans = slices.Clone(spans) // the append growth can double the memory
+	}
+	return spans, start
+}
+
+// blockedBits returns the 64 blocked bits of cells c..c+63 (zeros past
+// the last cell).
+func (m *gameMap) blockedBits(c int) uint64 {
+	k, off := c>>6, uint(c&63)
+	v := m.blocked[k] >> off
+	if off != 0 && k+1 < len(m.blocked) {
+		v |= m.blocked[k+1] << (64 - off)
+	}
+	return v
+}
+
+// nextBit returns the first index >= x whose bit is set (clear when
+// inverted is true), or len(bits)*64 if there is none.
+func nextBit(row []uint64, x int, inverted bool) int {
+	k := x >> 6
+	if k >= len(row) {
+		return len(row) * 64
+	}
+	var flip uint64
+	if inverted {
+		flip = ^uint64(0)
+	}
+	if v := (row[k] ^ flip) >> uint(x&63); v != 0 {
+		return x + bits.TrailingZeros64(v)
+	}
+	for k++; k < len(row); k++ {
+		if v := row[k] ^ flip; v != 0 {
+			return k*64 + bits.TrailingZeros64(v)
+		}
+	}
+	return len(row) * 64
+}
+
+// relabel joins spans of neighbouring rows that overlap and labels each
+// span with its component.
+func (g *regionMap) relabel(h int32) {
+	n := len(g.spans)
+	if cap(g.label) >= n {
+		g.label = g.label[:n]
+	} else {
+		g.label = make([]int32, n)
+	}
+	parent := g.label // union-find parents first, labels after
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(i int32) int32 {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for y := int32(0); y+1 < h; y++ {
+		a0, b0 := g.start[y], g.start[y+1]
+		a, b := g.spans[a0:b0], g.spans[b0:g.start[y+2]]
+		i, j := 0, 0
+		for i < len(a) && j < len(b) {
+			switch {
+			case a[i].x1 < b[j].x0:
+				i++
+				continue
+			case b[j].x1 < a[i].x0:
+				j++
+				continue
+			}
+			ra, rb := find(a0+int32(i)), find(b0+int32(j))
+			if ra < rb {
+				parent[rb] = ra
+			} else if rb < ra {
+				parent[ra] = rb
+			}
+			if a[i].x1 < b[j].x1 {
+				i++
+			} else {
+				j++
+			}
+		}
+	}
+	// Roots have the lowest index of their component, so one pass in
+	// index order resolves every span to its root.
+	for i := range parent {
+		p := parent[i]
+		if p != int32(i) {
+			parent[i] = parent[p]
+		}
+	}
+	for i := range parent {
+		parent[i]++
+	}
+}
