@@ -13,13 +13,16 @@ import (
 func nowMicros() int64 { return time.Now().UnixMicro() }
 
 // syncClock runs the clock-sync handshake: the host sends a random nonce
-// with its time and its estimate of the client's clock offset; the client
-// echoes the nonce with its own time. A wrong echo ends the connection.
-// A round is good when the one-way delay it implies, after correcting for
-// the offset, is within ClockWindow; otherwise the offset is re-estimated
-// from the round trip's midpoint and the host tries again, up to
-// ClockRetries rounds. other, if set, handles the packets of the other
-// allowed IDs that arrive meanwhile. It returns the last round trip.
+// with its time and its estimate of the client's clock offset (delta); the
+// client echoes the nonce with its own time. A wrong echo ends the
+// connection. A round is good when the client's time, corrected by delta,
+// falls within ClockWindow of the round trip's midpoint, that is when the
+// estimate holds; otherwise delta is re-estimated from this round's
+// midpoint and the host tries again, up to ClockRetries rounds. The window
+// bounds the disagreement (jitter, asymmetry, a drifting clock), not the
+// latency: a steady 100 ms link passes on its first or second round. other,
+// if set, handles the packets of the other allowed IDs that arrive
+// meanwhile. It returns the last round trip.
 func (p *peer) syncClock(other func(wire.Packet) error, allowed ...wire.ID) (time.Duration, error) {
 	cfg := p.srv.cfg
 	window := cfg.ClockWindow.Microseconds()
@@ -52,15 +55,15 @@ func (p *peer) syncClock(other func(wire.Packet) error, allowed ...wire.ID) (tim
 			return 0, refuse(wire.ReasonClockSync, "Clock sync failed: the client echoed a wrong nonce.")
 		}
 		rtt = time.Duration(t1-t0) * time.Microsecond
-		// The client's reply time on the host's clock, and so the delay
-		// from the client's reply to its arrival here.
-		oneWay := t1 - (cc.ClientTime - delta)
-		if oneWay >= 0 && oneWay <= window {
+		mid := t0 + (t1-t0)/2
+		// The client's clock read on the host's clock, against the moment
+		// a symmetric link would have it answer.
+		if off := (cc.ClientTime - delta) - mid; off >= -window && off <= window {
 			p.log.Debug("clock synced", "attempt", attempt, "rtt", rtt, "offset_us", delta)
 			return rtt, nil
 		}
-		delta = cc.ClientTime - (t0+t1)/2
+		delta = cc.ClientTime - mid
 	}
-	return 0, refuse(wire.ReasonClockSync, "Clock sync failed after %d attempts (last round trip %d ms, window %d ms).",
+	return 0, refuse(wire.ReasonClockSync, "Clock sync failed after %d attempts (last round trip %d ms, allowed disagreement %d ms).",
 		cfg.ClockRetries, rtt.Milliseconds(), cfg.ClockWindow.Milliseconds())
 }

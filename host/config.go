@@ -53,8 +53,9 @@ type Config struct {
 	// CatchUpTimeout bounds the end of the download to WorldReady
 	// (default 2 min).
 	CatchUpTimeout time.Duration
-	// ClockWindow is the largest accepted one-way delay of a clock-sync
-	// round, after the offset correction (default 50 ms).
+	// ClockWindow is how far a clock-sync round may disagree with the
+	// current offset estimate and still pass (default 50 ms): it bounds
+	// jitter and asymmetry, not latency.
 	ClockWindow time.Duration
 	// ClockRetries is how many clock-sync rounds a client gets before it is
 	// refused (default 32).

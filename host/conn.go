@@ -111,6 +111,17 @@ func (c *conn) write(b []byte) error {
 	return err
 }
 
+// writev writes parts as one frame with a single system call where the
+// connection allows it.
+func (c *conn) writev(parts ...[]byte) error {
+	if c.writeTimeout > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
+	bufs := net.Buffers(parts)
+	_, err := bufs.WriteTo(c.nc)
+	return err
+}
+
 func (c *conn) writeLoop() {
 	defer close(c.done)
 	defer c.nc.Close()
@@ -138,20 +149,17 @@ func (c *conn) writeLoop() {
 		default:
 		}
 		if pl != nil {
+			// The chunk goes out as a small header plus the shared blob
+			// bytes themselves: nothing is copied or encoded per joiner.
 			data := pl.Chunk(offset, wire.MaxChunkData)
-			var err error
-			frame, err = wire.Marshal(frame[:0], &wire.ServerWorldData{Offset: offset, Total: pl.Total(), Data: data})
-			if err == nil {
-				err = c.write(frame)
-			}
-			if err != nil {
+			frame = wire.AppendWorldDataHeader(frame[:0], offset, pl.Total(), len(data))
+			if err := c.writev(frame, data); err != nil {
 				fail(err)
 				return
 			}
 			offset += uint64(len(data))
 			if offset >= pl.Total() {
 				pl = nil
-				frame = nil
 			}
 			continue
 		}

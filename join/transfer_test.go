@@ -39,7 +39,7 @@ func fakeHost(t *testing.T, send func(w io.Writer, payload []byte, total uint64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload := pl.Chunk(0, int(pl.Total()))
+	payload := pl.Bytes()
 	go func() {
 		nc, err := ln.Accept()
 		if err != nil {

@@ -73,8 +73,9 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // this worker's encoding buffer, reused map to map
 			for i := range work {
-				reused[i], errs[i] = buildMap(src, ids[i], opts, prev, i, &p.Maps[i])
+				reused[i], errs[i] = buildMap(src, ids[i], opts, prev, i, &p.Maps[i], &buf)
 			}
 		}()
 	}
@@ -96,14 +97,26 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 	return p, nil
 }
 
-func buildMap(src State, id int32, opts BuildOptions, prev map[int32]MapPoint, i int, out *MapPoint) (reused bool, err error) {
+// MapAppender is implemented by states that can encode a map into a
+// buffer the caller reuses; Build then allocates no encoding per map.
+type MapAppender interface {
+	AppendMap(dst []byte, id int32) ([]byte, error)
+}
+
+func buildMap(src State, id int32, opts BuildOptions, prev map[int32]MapPoint, i int, out *MapPoint, buf *[]byte) (reused bool, err error) {
 	if opts.Versions != nil {
 		if pm, ok := prev[id]; ok && pm.Versioned && pm.Version == opts.Versions[i] {
 			*out = pm
 			return true, nil
 		}
 	}
-	data, err := src.MarshalMap(id)
+	var data []byte
+	if ma, ok := src.(MapAppender); ok {
+		data, err = ma.AppendMap((*buf)[:0], id)
+		*buf = data
+	} else {
+		data, err = src.MarshalMap(id)
+	}
 	if err != nil {
 		return false, fmt.Errorf("marshal: %w", err)
 	}

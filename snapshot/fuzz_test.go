@@ -16,7 +16,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		valid := pl.Chunk(0, int(pl.Total()))
+		valid := pl.Bytes()
 		f.Add(valid)
 		f.Add(valid[:len(valid)/2])
 	}
@@ -24,7 +24,7 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(empty.Chunk(0, int(empty.Total())))
+	f.Add(empty.Bytes())
 	f.Add([]byte{0, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -68,7 +68,7 @@ func FuzzReceiver(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	valid := bytes.Clone(pl.Chunk(0, int(pl.Total())))
+	valid := bytes.Clone(pl.Bytes())
 	f.Add([]byte{0, 10, 0, 0, 20, 0, 200, 1, 5, 0})
 	f.Add([]byte{1, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Fuzz(func(t *testing.T, ops []byte) {

@@ -102,36 +102,23 @@ func info(b Blob) BlobInfo {
 // Total is the payload's size in bytes.
 func (p *Payload) Total() uint64 { return p.total }
 
-// Chunk returns up to max bytes starting at offset. Within one blob the
-// result aliases the shared bytes (do not modify it); across a boundary it
-// is a fresh copy.
+// Chunk returns up to max bytes starting at offset, stopping at the end of
+// the header or blob that holds offset, so it never copies: the result
+// aliases the shared bytes (do not modify it).
 func (p *Payload) Chunk(offset uint64, max int) []byte {
 	if offset >= p.total || max <= 0 {
 		return nil
 	}
-	want := min(uint64(max), p.total-offset)
-	var out []byte
 	pos := uint64(0)
 	for _, s := range p.segs {
 		end := pos + uint64(len(s))
 		if offset < end {
 			part := s[offset-pos:]
-			if out == nil && uint64(len(part)) >= want {
-				return part[:want]
-			}
-			if out == nil {
-				out = make([]byte, 0, want)
-			}
-			part = part[:min(uint64(len(part)), want-uint64(len(out)))]
-			out = append(out, part...)
-			offset += uint64(len(part))
-			if uint64(len(out)) == want {
-				return out
-			}
+			return part[:min(uint64(len(part)), uint64(max))]
 		}
 		pos = end
 	}
-	return out
+	return nil
 }
 
 // Errors of reassembly and parsing.
@@ -229,4 +216,14 @@ func (h *Header) RawSize() uint64 {
 		n += m.Blob.RawSize
 	}
 	return n
+}
+
+// Bytes returns the whole payload in one new slice, for tools and tests;
+// senders use Chunk.
+func (p *Payload) Bytes() []byte {
+	out := make([]byte, 0, p.total)
+	for _, s := range p.segs {
+		out = append(out, s...)
+	}
+	return out
 }

@@ -228,9 +228,15 @@ func TestPayloadChunkEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := pl.Total()
-	whole := pl.Chunk(0, int(total)+100)
+	whole := pl.Bytes()
 	if uint64(len(whole)) != total {
-		t.Fatalf("Chunk(0, total+100) gave %d of %d bytes", len(whole), total)
+		t.Fatalf("Bytes gave %d of %d bytes", len(whole), total)
+	}
+	// A chunk never crosses a part boundary: the first one ends with the
+	// header, the next starts the world blob.
+	head := pl.Chunk(0, int(total)+100)
+	if n := uint64(binary.BigEndian.Uint32(whole)) + prefixSize; uint64(len(head)) != n {
+		t.Fatalf("Chunk(0, total+100) gave %d bytes, want the %d of the prefix and header", len(head), n)
 	}
 	for _, tc := range []struct {
 		off  uint64
@@ -272,7 +278,7 @@ func TestReceiverChunkErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := bytes.Clone(pl.Chunk(0, int(pl.Total())))
+	data := bytes.Clone(pl.Bytes())
 	total := pl.Total()
 	nop := func(int, Blob) error { return nil }
 
@@ -385,7 +391,7 @@ func TestParseErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	valid := pl.Chunk(0, int(pl.Total()))
+	valid := pl.Bytes()
 	if _, err := Parse(valid); err != nil {
 		t.Fatalf("valid payload: %v", err)
 	}
@@ -465,7 +471,7 @@ func TestLoadVerifiesState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed, err := Parse(pl.Chunk(0, int(pl.Total())))
+		parsed, err := Parse(pl.Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}

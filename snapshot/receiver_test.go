@@ -63,7 +63,7 @@ func TestReceiverRefusals(t *testing.T) {
 	sim := runSim(t, 2, 300, 10)
 	p := cutPoint(t, sim, DefaultLevel)
 	pl, _ := NewPayload(p, 1, sim.Tick(), nil)
-	valid := bytes.Clone(pl.Chunk(0, int(pl.Total())))
+	valid := bytes.Clone(pl.Bytes())
 	nop := func(int, Blob) error { return nil }
 
 	if _, err := NewReceiver(pl.Total()-1, nop).Add(0, pl.Total(), valid[:10]); !errors.Is(err, ErrTooLarge) {

@@ -70,9 +70,9 @@
 // Clock sync: the host sends a random nonce, its clock and its estimate
 // of the client's clock offset (delta); the client echoes the nonce with
 // its clock. A wrong nonce ends the connection. A round is good when
-// hostNow - (clientTime - delta), the client-to-host delay on corrected
-// clocks, is within the window (default 0..50 ms); otherwise delta becomes
-// clientTime - midpoint(round trip) and the host tries again, up to the
+// |(clientTime - delta) - midpoint(round trip)| is within the window
+// (default 50 ms): the estimate holds, whatever the latency; otherwise
+// delta becomes clientTime - midpoint and the host tries again, up to the
 // retry limit (default 32). The last round trip is the player's latency.
 //
 // The password, if any, is answered with HMAC-SHA256(password, domain ||

@@ -514,3 +514,26 @@ func TestIDNames(t *testing.T) {
 		t.Errorf("ID(99).String() = %q", got)
 	}
 }
+
+func TestWorldDataHeaderDecodesLikeMarshal(t *testing.T) {
+	for _, tc := range []struct {
+		off, total uint64
+		n          int
+	}{{0, 0, 0}, {0, 10, 10}, {1 << 40, 1<<40 + 300, 300}, {5, MaxChunkData + 5, MaxChunkData}} {
+		data := bytes.Repeat([]byte{0x5a}, tc.n)
+		frame := append(AppendWorldDataHeader(nil, tc.off, tc.total, len(data)), data...)
+		fr := NewFrameReader(bytes.NewReader(frame), 0)
+		id, body, err := fr.Next()
+		if err != nil || id != IDServerWorldData {
+			t.Fatalf("%+v: frame %v %v", tc, id, err)
+		}
+		p, err := Decode(id, body)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		want := &ServerWorldData{Offset: tc.off, Total: tc.total, Data: data}
+		if got := p.(*ServerWorldData); got.Offset != want.Offset || got.Total != want.Total || !bytes.Equal(got.Data, want.Data) {
+			t.Fatalf("decoded %+v, want %+v", got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
@@ -47,6 +48,11 @@ func serveCommand() *cli.Command {
 		&cli.IntFlag{Name: "maps", Value: colony.DefaultMaps, Usage: "maps in a new world"},
 		&cli.IntFlag{Name: "map-size", Value: colony.DefaultWidth, Usage: "width and height of each map, in cells"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of a new world"},
+		&cli.IntFlag{Name: "things-per-map", Value: colony.DefaultThingsPerMap, Usage: "things scattered on each map of a new world"},
+		&cli.IntFlag{Name: "pawns-per-map", Value: colony.DefaultPawnsPerMap, Usage: "pawns on each map of a new world"},
+		&cli.IntFlag{Name: "idle-maps", Usage: "maps, the highest-numbered, that get no pawns"},
+		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
+		&cli.IntFlag{Name: "world-mib", Usage: "generate a world of about this many MiB of raw state (chooses maps, map size and things; overrides those flags)"},
 	}
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
@@ -73,14 +79,22 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	side := c.Int("map-size")
-	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed")}
+	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed"),
+		ThingsPerMap: c.Int("things-per-map"), PawnsPerMap: c.Int("pawns-per-map"), IdleMaps: c.Int("idle-maps")}
+	if mib := c.Int("world-mib"); mib > 0 {
+		wcfg = colony.SizedConfig(int64(mib)<<20, c.Uint64("seed"))
+		wcfg.IdleMaps = c.Int("idle-maps")
+		side = wcfg.Width
+	}
 	if err := wcfg.Validate(); err != nil {
 		return cliutil.Usagef("world: %v", err)
 	}
+	genStart := time.Now()
 	world, err := colony.New(bundle.Content, wcfg)
 	if err != nil {
 		return fmt.Errorf("generate world: %w", err)
 	}
+	log.Info("world generated", "ms", time.Since(genStart).Milliseconds())
 	factions, err := roster.ParseFactionMode(c.String("factions"))
 	if err != nil {
 		return cliutil.Usagef("--factions: %v", err)
@@ -94,15 +108,16 @@ func serve(c *cli.Context) error {
 		spectators = -1 // the config's "none"
 	}
 	cfg := host.Config{
-		GameName:      c.String("game-name"),
-		TickRate:      c.Int("tick-rate"),
-		MaxPlayers:    c.Int("max-players"),
-		MaxSpectators: spectators,
-		Factions:      factions,
-		Password:      pw,
-		ConnRate:      c.Float64("conn-rate"),
-		ConnBurst:     max(1, int(2*c.Float64("conn-rate"))),
-		Logger:        log,
+		GameName:       c.String("game-name"),
+		TickRate:       c.Int("tick-rate"),
+		MaxPlayers:     c.Int("max-players"),
+		MaxSpectators:  spectators,
+		Factions:       factions,
+		Password:       pw,
+		ConnRate:       c.Float64("conn-rate"),
+		LazyJoinPoints: c.Bool("lazy-join-points"),
+		ConnBurst:      max(1, int(2*c.Float64("conn-rate"))),
+		Logger:         log,
 	}
 	if err := cfg.Defaults().Validate(); err != nil {
 		return cliutil.Usagef("%v", err)
