@@ -138,11 +138,15 @@ func joinCfg(addr, name string, log *hashLog) join.Config {
 	}
 }
 
-func startJoiner(t *testing.T, addr, name string) *testJoiner {
+func startJoiner(t *testing.T, addr, name string, mods ...func(*join.Config)) *testJoiner {
 	t.Helper()
 	tj := &testJoiner{log: newHashLog(), errc: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := join.Join(ctx, joinCfg(addr, name, tj.log))
+	cfg := joinCfg(addr, name, tj.log)
+	for _, m := range mods {
+		m(&cfg)
+	}
+	s, err := join.Join(ctx, cfg)
 	if err != nil {
 		cancel()
 		t.Fatalf("join %s: %v", name, err)
@@ -194,7 +198,8 @@ func checkSameHashes(t *testing.T, h *testHost, tick uint64, js ...*testJoiner) 
 func TestTwoJoinersCommandAndHashes(t *testing.T) {
 	h := startHost(t, host.Config{}, locksteptest.New(4, 4096))
 	a := startJoiner(t, h.addr, "Alice")
-	b := startJoiner(t, h.addr, "Bob_2")
+	// Bob loads map by map; the hashes below show both paths agree.
+	b := startJoiner(t, h.addr, "Bob_2", func(c *join.Config) { c.Loader, c.MapLoader = nil, locksteptest.MapLoader })
 	if a.sess.Info().PlayerID == b.sess.Info().PlayerID {
 		t.Fatal("both joiners got the same player ID")
 	}

@@ -48,6 +48,10 @@ type Config struct {
 	Databases []defs.Summary
 	// Loader rebuilds the simulation from the downloaded state.
 	Loader lockstep.Loader
+	// MapLoader, if set, is used instead of Loader: each map is loaded as
+	// soon as it is inflated and its raw bytes dropped, so the joiner holds
+	// about one copy of the world.
+	MapLoader lockstep.MapLoader
 	// DialTimeout bounds the TCP connect (default 10 s).
 	DialTimeout time.Duration
 	// HandshakeTimeout bounds connect to DefsOK and the username (default
@@ -121,7 +125,7 @@ func (c Config) Validate() error {
 	if c.Name == "" {
 		errs = append(errs, errors.New("no username"))
 	}
-	if c.Loader == nil {
+	if c.Loader == nil && c.MapLoader == nil {
 		errs = append(errs, errors.New("no simulation loader"))
 	}
 	if c.MaxFrame < wire.MaxChunkData+1024 {

@@ -316,9 +316,10 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
 	dl := time.Now()
 	var ticks []*wire.ServerTick // live ticks that arrive before the world is loaded
-	dec := newDecoder(cfg)
+	var recv *snapshot.Receiver
+	dec := newDecoder(cfg, func() *snapshot.Header { return recv.Header() })
 	defer dec.stop()
-	recv := snapshot.NewReceiver(cfg.MaxPayload, dec.blob)
+	recv = snapshot.NewReceiver(cfg.MaxPayload, dec.blob)
 	report(cfg, PhaseDownload, 0, 0)
 	for done := false; !done; {
 		in, err := s.recv(ctx)
@@ -350,12 +351,8 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 
 	report(cfg, PhaseLoad, 0, 0)
 	ld := time.Now()
-	world, maps, err := dec.wait()
-	if err != nil {
-		return protoErr("world data: %w", err)
-	}
 	header := recv.Header()
-	sim, err := header.Load(cfg.Loader, world, maps)
+	sim, err := dec.finish(cfg.Loader)
 	if err != nil {
 		return protoErr("world data: %w", err)
 	}

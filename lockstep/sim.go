@@ -75,3 +75,24 @@ type Cloner interface {
 type MapVersioner interface {
 	MapVersion(id int32) uint64
 }
+
+// MapLoader is implemented by games that can rebuild a simulation one map
+// at a time. A joiner then hands each map over as soon as it is inflated
+// and drops its raw bytes, so its memory stays near one copy of the world
+// instead of the raw bytes plus the loaded world.
+type MapLoader interface {
+	// Begin starts from the world-level state (MarshalWorld's output) of a
+	// world with the given number of maps. It treats its input as
+	// untrusted.
+	Begin(world []byte, maps int) (MapAssembly, error)
+}
+
+// MapAssembly is a simulation being rebuilt map by map.
+type MapAssembly interface {
+	// AddMap decodes one map (MarshalMap's output). Maps may come in any
+	// order; the data is not kept after AddMap returns. Calls are not
+	// concurrent.
+	AddMap(m MapBlob) error
+	// Finish checks that every map arrived and returns the simulation.
+	Finish() (Sim, error)
+}

@@ -195,18 +195,27 @@ func (h *Header) Load(load lockstep.Loader, world []byte, maps [][]byte) (lockst
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
+	if err := h.Verify(sim); err != nil {
+		return nil, err
+	}
+	return sim, nil
+}
+
+// Verify checks a rebuilt simulation against the header: tick, every map's
+// state hash and the world hash.
+func (h *Header) Verify(sim lockstep.Sim) error {
 	if sim.Tick() != h.Tick {
-		return nil, fmt.Errorf("loaded world is at tick %d, header says %d", sim.Tick(), h.Tick)
+		return fmt.Errorf("loaded world is at tick %d, header says %d", sim.Tick(), h.Tick)
 	}
 	for _, m := range h.Maps {
 		if got, ok := sim.MapHash(m.ID); !ok || got != m.StateHash {
-			return nil, fmt.Errorf("map %d: state hash %016x, host had %016x", m.ID, got, m.StateHash)
+			return fmt.Errorf("map %d: state hash %016x, host had %016x", m.ID, got, m.StateHash)
 		}
 	}
 	if got := sim.WorldHash(); got != h.WorldHash {
-		return nil, fmt.Errorf("world state hash %016x, host had %016x", got, h.WorldHash)
+		return fmt.Errorf("world state hash %016x, host had %016x", got, h.WorldHash)
 	}
-	return sim, nil
+	return nil
 }
 
 // RawSize is the total decompressed size the header declares.

@@ -1,9 +1,11 @@
 package locksteptest
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lockhost/lockhost/lockstep"
@@ -149,28 +151,72 @@ const MaxCells = 64 << 20
 
 // Load is a lockstep.Loader for Counters.
 func Load(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
+	asm, err := MapLoader.Begin(world, len(maps))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range maps {
+		if err := asm.AddMap(m); err != nil {
+			return nil, err
+		}
+	}
+	return asm.Finish()
+}
+
+// MapLoader rebuilds Counters map by map (lockstep.MapLoader).
+var MapLoader lockstep.MapLoader = mapLoader{}
+
+type mapLoader struct{}
+
+type assembly struct {
+	c    *Counters
+	want int
+}
+
+// Begin implements lockstep.MapLoader.
+func (mapLoader) Begin(world []byte, maps int) (lockstep.MapAssembly, error) {
 	if len(world) != 8 {
 		return nil, errors.New("world state must be 8 bytes")
 	}
-	c := &Counters{tick: binary.LittleEndian.Uint64(world)}
-	for _, mb := range maps {
-		b := mb.Data
-		if len(b) < 24 {
-			return nil, fmt.Errorf("map %d: short", mb.ID)
-		}
-		m := counterMap{
-			id:    int32(binary.LittleEndian.Uint32(b)),
-			value: int64(binary.LittleEndian.Uint64(b[4:])),
-			acc:   binary.LittleEndian.Uint64(b[12:]),
-		}
-		n := binary.LittleEndian.Uint32(b[20:])
-		if n > MaxCells || uint64(n) != uint64(len(b)-24) || m.id != mb.ID {
-			return nil, fmt.Errorf("map %d: bad layout", mb.ID)
-		}
-		m.cells = append([]byte(nil), b[24:]...)
-		c.maps = append(c.maps, m)
+	if maps < 0 || maps > 1<<16 {
+		return nil, fmt.Errorf("%d maps", maps)
 	}
-	return c, nil
+	return &assembly{c: &Counters{tick: binary.LittleEndian.Uint64(world)}, want: maps}, nil
+}
+
+// AddMap implements lockstep.MapAssembly.
+func (a *assembly) AddMap(mb lockstep.MapBlob) error {
+	b := mb.Data
+	if len(a.c.maps) >= a.want {
+		return fmt.Errorf("map %d: more maps than the %d announced", mb.ID, a.want)
+	}
+	if len(b) < 24 {
+		return fmt.Errorf("map %d: short", mb.ID)
+	}
+	m := counterMap{
+		id:    int32(binary.LittleEndian.Uint32(b)),
+		value: int64(binary.LittleEndian.Uint64(b[4:])),
+		acc:   binary.LittleEndian.Uint64(b[12:]),
+	}
+	n := binary.LittleEndian.Uint32(b[20:])
+	if n > MaxCells || uint64(n) != uint64(len(b)-24) || m.id != mb.ID {
+		return fmt.Errorf("map %d: bad layout", mb.ID)
+	}
+	if a.c.find(m.id) != nil {
+		return fmt.Errorf("map %d twice", m.id)
+	}
+	m.cells = append([]byte(nil), b[24:]...)
+	a.c.maps = append(a.c.maps, m)
+	return nil
+}
+
+// Finish implements lockstep.MapAssembly.
+func (a *assembly) Finish() (lockstep.Sim, error) {
+	if len(a.c.maps) != a.want {
+		return nil, fmt.Errorf("%d of %d maps", len(a.c.maps), a.want)
+	}
+	slices.SortFunc(a.c.maps, func(x, y counterMap) int { return cmp.Compare(x.id, y.id) })
+	return a.c, nil
 }
 
 // Clone implements lockstep.Cloner.
