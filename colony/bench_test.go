@@ -122,7 +122,7 @@ func TestEncodedSizes(t *testing.T) {
 // worlds of SizedConfig(64 MiB) and SizedConfig(512 MiB), what the host
 // and a joiner do with a whole world: generate it (New), step it, clone
 // it, encode every map (MarshalMap, or AppendMap into one reused buffer),
-// hash it and load it. Pick a size with -bench 'Sized/64MiB'; the 512 MiB
+// hash it and load it (Load, and MapLoader map by map). Pick a size with -bench 'Sized/64MiB'; the 512 MiB
 // world takes about ten seconds to generate and 2 GB of memory in all.
 // The world is warmed up by 200 ticks first, so pawns are busy and the
 // maps' regions are built; Step is the mean over the following ticks.
@@ -205,6 +205,26 @@ func BenchmarkSized(b *testing.B) {
 				b.ResetTimer()
 				for b.Loop() {
 					if _, err := load(world, maps); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("MapLoader", func(b *testing.B) {
+				world, maps := snapshot(b, w)
+				b.SetBytes(int64(raw))
+				ml := MapLoader(c)
+				b.ResetTimer()
+				for b.Loop() {
+					a, err := ml.Begin(world, len(maps))
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, m := range maps {
+						if err := a.AddMap(m); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := a.Finish(); err != nil {
 						b.Fatal(err)
 					}
 				}

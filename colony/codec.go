@@ -1,7 +1,9 @@
 package colony
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -354,6 +356,42 @@ func Loader(content *Content) lockstep.Loader {
 	}
 }
 
+// MapLoader returns a lockstep.MapLoader that rebuilds worlds for content
+// one map at a time: Begin decodes the world-level state, AddMap decodes
+// one map (in any order) and keeps nothing of its bytes, Finish checks
+// that every map arrived. A joiner that drops each map's bytes after
+// AddMap needs memory for the loaded world plus one encoded map, not for
+// the whole encoding on top. The decoding, its checks and the result are
+// exactly those of Load, which runs the same steps.
+//
+// An assembly that returned an error is spent: every later call returns
+// that error, and it drops the maps decoded so far. So is one that
+// finished.
+func MapLoader(content *Content) lockstep.MapLoader {
+	r, err := compile(content)
+	return mapLoader{r: r, err: err}
+}
+
+type mapLoader struct {
+	r   *rules
+	err error // from compiling the content
+}
+
+var _ lockstep.MapLoader = mapLoader{}
+
+// Begin decodes the world-level state of a world announced to have maps
+// maps; the count must match the one encoded.
+func (l mapLoader) Begin(world []byte, maps int) (lockstep.MapAssembly, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	a, err := begin(l.r, world, maps)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // Load rebuilds a World from the output of MarshalWorld and MarshalMap.
 // The input is untrusted: anything malformed gives an error, never a panic.
 func Load(content *Content, world []byte, maps []lockstep.MapBlob) (*World, error) {
@@ -364,7 +402,36 @@ func Load(content *Content, world []byte, maps []lockstep.MapBlob) (*World, erro
 	return load(r, world, maps)
 }
 
+// load is begin, addMap for each map in ID order and finish: the one
+// decoding path of Load, Loader and MapLoader.
 func load(r *rules, world []byte, maps []lockstep.MapBlob) (*World, error) {
+	a, err := begin(r, world, len(maps))
+	if err != nil {
+		return nil, err
+	}
+	blobs := slices.Clone(maps)
+	slices.SortStableFunc(blobs, func(a, b lockstep.MapBlob) int { return cmp.Compare(a.ID, b.ID) })
+	for _, b := range blobs {
+		if err := a.addMap(b); err != nil {
+			return nil, err
+		}
+	}
+	return a.finish()
+}
+
+// assembly is a World being rebuilt map by map (lockstep.MapAssembly).
+type assembly struct {
+	w     *World // nil once finished or failed
+	added int    // maps decoded so far
+	err   error  // first error; sticks
+}
+
+var _ lockstep.MapAssembly = (*assembly)(nil)
+
+var errFinished = errors.New("colony: load: world already finished")
+
+// begin decodes the world-level state of a world said to have maps maps.
+func begin(r *rules, world []byte, maps int) (*assembly, error) {
 	d := &decoder{b: world, what: "world"}
 	d.header(worldMagic, r.fingerprint)
 	w := &World{r: r}
@@ -380,24 +447,73 @@ func load(r *rules, world []byte, maps []lockstep.MapBlob) (*World, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if len(maps) != n {
-		return nil, fmt.Errorf("colony: load: world has %d maps, %d given", n, len(maps))
-	}
-	blobs := slices.Clone(maps)
-	slices.SortFunc(blobs, func(a, b lockstep.MapBlob) int { return int(a.ID) - int(b.ID) })
-	for i, b := range blobs {
-		if b.ID != int32(i) {
-			return nil, fmt.Errorf("colony: load: map IDs must be 0..%d, got %d", n-1, b.ID)
-		}
+	if maps != n {
+		return nil, fmt.Errorf("colony: load: world has %d maps, %d given", n, maps)
 	}
 	w.maps = make([]*gameMap, n)
-	for i, b := range blobs {
-		m, err := decodeMap(r, b.ID, b.Data)
-		if err != nil {
-			return nil, err
-		}
-		w.maps[i] = m
+	return &assembly{w: w}, nil
+}
+
+// AddMap decodes one map. It keeps no reference to m.Data.
+func (a *assembly) AddMap(m lockstep.MapBlob) error { return a.addMap(m) }
+
+func (a *assembly) addMap(b lockstep.MapBlob) error {
+	if a.err != nil {
+		return a.err
 	}
+	w := a.w
+	if w == nil {
+		return errFinished
+	}
+	n := len(w.maps)
+	var err error
+	switch {
+	case a.added == n:
+		err = fmt.Errorf("colony: load: map %d given after all %d maps", b.ID, n)
+	case b.ID < 0 || int(b.ID) >= n:
+		err = fmt.Errorf("colony: load: map ID %d, world has maps 0..%d", b.ID, n-1)
+	case w.maps[b.ID] != nil:
+		err = fmt.Errorf("colony: load: map %d given twice", b.ID)
+	}
+	if err == nil {
+		var m *gameMap
+		if m, err = decodeMap(w.r, b.ID, b.Data); err == nil {
+			w.maps[b.ID] = m
+			a.added++
+			return nil
+		}
+	}
+	a.err, a.w = err, nil
+	return err
+}
+
+// Finish checks that every map arrived and returns the world.
+func (a *assembly) Finish() (lockstep.Sim, error) {
+	w, err := a.finish()
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// finish checks that every map arrived. Each map is complete once
+// decoded (its derived data and regions built in addMap) and maps share
+// nothing, so nothing is left to do across maps.
+func (a *assembly) finish() (*World, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	w := a.w
+	if w == nil {
+		return nil, errFinished
+	}
+	if a.added < len(w.maps) {
+		first := slices.Index(w.maps, nil)
+		a.err = fmt.Errorf("colony: load: %d of %d maps missing (map %d the first)", len(w.maps)-a.added, len(w.maps), first)
+		a.w = nil
+		return nil, a.err
+	}
+	a.w = nil
 	return w, nil
 }
 
@@ -448,7 +564,7 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		d.failf("cell %d: terrain %d, content has %d", i, terrain[i], len(r.terrains))
 		return nil, d.err
 	}
-	m.Terrain = slices.Clone(terrain)
+	m.Terrain = slices.Clone(terrain) // data is the caller's: a MapLoader's caller reuses it
 	cells := m.W * m.H
 
 	n := int(d.uv("thing count", MaxThingsPerMap))

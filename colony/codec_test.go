@@ -118,7 +118,8 @@ func TestLoadRefusals(t *testing.T) {
 		{"truncated world", world[:len(world)-1], cloneMaps, "truncated"},
 		{"trailing world", append(bytes.Clone(world), 0), cloneMaps, "trailing"},
 		{"missing map", world, func() []lockstep.MapBlob { return cloneMaps()[:1] }, "2 maps, 1 given"},
-		{"duplicate map", world, func() []lockstep.MapBlob { m := cloneMaps(); m[1].ID = 0; return m }, "map IDs"},
+		{"duplicate map", world, func() []lockstep.MapBlob { m := cloneMaps(); m[1].ID = 0; return m }, "given twice"},
+		{"unknown map ID", world, func() []lockstep.MapBlob { m := cloneMaps(); m[1].ID = 7; return m }, "map ID 7"},
 		{"wrong map ID", world, func() []lockstep.MapBlob {
 			m := cloneMaps()
 			m[0], m[1] = m[1], m[0]
@@ -177,8 +178,10 @@ func fuzzSeed(tb testing.TB) ([]byte, []lockstep.MapBlob) {
 	return snapshot(tb, w)
 }
 
-// FuzzLoad feeds mutated snapshots to the loader. Whatever it accepts must
-// step without panicking and survive another round trip.
+// FuzzLoad feeds mutated snapshots to the loader, and map by map to
+// MapLoader in both orders: both must accept exactly the same inputs and
+// build the same world. Whatever they accept must step without panicking
+// and survive another round trip.
 func FuzzLoad(f *testing.F) {
 	world, maps := fuzzSeed(f)
 	f.Add(world, maps[0].Data, maps[1].Data)
@@ -187,7 +190,17 @@ func FuzzLoad(f *testing.F) {
 	c := testContent(f)
 	load := Loader(c)
 	f.Fuzz(func(t *testing.T, world, m0, m1 []byte) {
-		sim, err := load(world, []lockstep.MapBlob{{ID: 0, Data: m0}, {ID: 1, Data: m1}})
+		blobs := []lockstep.MapBlob{{ID: 0, Data: m0}, {ID: 1, Data: m1}}
+		sim, err := load(world, blobs)
+		for _, perm := range [][]int{{0, 1}, {1, 0}} {
+			bm, errm := loadByMaps(t, c, world, blobs, perm)
+			switch {
+			case (err == nil) != (errm == nil):
+				t.Fatalf("order %v: Load error %v, MapLoader error %v", perm, err, errm)
+			case err == nil && bm.WorldHash() != sim.WorldHash():
+				t.Fatalf("order %v: MapLoader built another world than Load", perm)
+			}
+		}
 		if err != nil {
 			return
 		}

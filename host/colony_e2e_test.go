@@ -59,7 +59,7 @@ func TestColonyJoinEndToEnd(t *testing.T) {
 	for i, name := range []string{"Alice", "Bob"} {
 		tj := &testJoiner{log: newHashLog(), errc: make(chan error, 1)}
 		s, err := join.Join(ctx, join.Config{
-			Addr: ln.Addr().String(), Name: name, Databases: set.Summary(), Loader: colony.Loader(content),
+			Addr: ln.Addr().String(), Name: name, Databases: set.Summary(), MapLoader: colony.MapLoader(content),
 			Logger: quietLogger(), OnApply: tj.log.applied,
 			OnStep: func(sim lockstep.Sim) {
 				if sim.Tick()%every == 0 {

@@ -69,11 +69,14 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 	if err != nil {
 		return err
 	}
+	// A slot is held from inflating until the raw bytes are handed on, so
+	// at most GOMAXPROCS raw maps are alive however fast inflating is.
 	d.sem <- struct{}{}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		raw, err := d.inflate(i, b)
+		defer func() { <-d.sem }()
+		raw, err := snapshot.Decompress(b, d.maxRaw)
 		if err != nil {
 			d.fail(fmt.Errorf("blob %d: %w", i, err))
 		}
@@ -89,12 +92,6 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 		}
 	}()
 	return nil
-}
-
-// inflate decompresses one blob, holding a decompression slot meanwhile.
-func (d *decoder) inflate(i int, b snapshot.Blob) ([]byte, error) {
-	defer func() { <-d.sem }()
-	return snapshot.Decompress(b, d.maxRaw)
 }
 
 func (d *decoder) begin(world []byte) {

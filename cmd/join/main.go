@@ -119,7 +119,7 @@ func run(c *cli.Context) error {
 		Password:     pw,
 		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
-		Loader:       colony.Loader(bundle.Content),
+		MapLoader:    colony.MapLoader(bundle.Content),
 		ReadyTimeout: c.Duration("timeout"),
 		Progress:     bar.update,
 		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", text) },
