@@ -63,6 +63,7 @@ func newApp() *cli.App {
 		cliutil.PasswordFlag("the session password, if the host asks for one"),
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
+		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
 	}
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
@@ -121,6 +122,7 @@ func run(c *cli.Context) error {
 		Databases:    bundle.Summary(),
 		MapLoader:    colony.MapLoader(bundle.Content),
 		ReadyTimeout: c.Duration("timeout"),
+		MaxPayload:   uint64(max(1, c.Int("max-download-mib"))) << 20,
 		Progress:     bar.update,
 		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", text) },
 		Logger:       log,
