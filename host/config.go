@@ -67,9 +67,25 @@ type Config struct {
 	ConnBurst int
 	// WriteTimeout bounds one frame write (default 15 s).
 	WriteTimeout time.Duration
-	// MaxFrame bounds a frame read from a client (default 64 KiB + slack
-	// for a command).
+	// MaxFrame bounds a frame read from a client (default room for a
+	// command of wire.MaxClientCommandPayload).
 	MaxFrame int
+	// MaxCommandPayload bounds a command's payload (default and most
+	// wire.MaxCommandPayload, 64 KiB); a bigger one is refused with a
+	// notice and the player stays.
+	MaxCommandPayload int
+	// CommandRate is how many commands per second one player may send,
+	// with bursts of CommandBurst (defaults 100 and 200); excess commands
+	// are refused with a notice.
+	CommandRate  float64
+	CommandBurst int
+	// LagPolicy says what happens when a playing client falls more than
+	// MaxLag ticks behind the host (default LagWait).
+	LagPolicy LagPolicy
+	// MaxLag is how far behind, in ticks, a playing client may fall
+	// (default 120, two seconds at 60 ticks/s). Under LagWait the host
+	// runs at half speed past MaxLag/2 and holds time past MaxLag.
+	MaxLag uint64
 	// SendQueue is the per-client cap on queued small packets (default
 	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
 	// disconnected.
@@ -136,7 +152,19 @@ func (c Config) Defaults() Config {
 		c.WriteTimeout = 15 * time.Second
 	}
 	if c.MaxFrame == 0 {
-		c.MaxFrame = wire.MaxCommandPayload + 4096
+		c.MaxFrame = wire.MaxClientCommandPayload + 4096
+	}
+	if c.MaxCommandPayload == 0 {
+		c.MaxCommandPayload = wire.MaxCommandPayload
+	}
+	if c.CommandRate == 0 {
+		c.CommandRate = 100
+	}
+	if c.CommandBurst == 0 {
+		c.CommandBurst = 200
+	}
+	if c.MaxLag == 0 {
+		c.MaxLag = 120
 	}
 	if c.SendQueue == 0 {
 		c.SendQueue = 1024
@@ -181,6 +209,15 @@ func (c Config) Validate() error {
 	if c.ConnRate != -1 && (c.ConnRate <= 0 || c.ConnBurst < 1) {
 		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", c.ConnRate, c.ConnBurst))
 	}
+	if c.MaxCommandPayload < 0 || c.MaxCommandPayload > wire.MaxCommandPayload {
+		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", c.MaxCommandPayload, wire.MaxCommandPayload))
+	}
+	if c.CommandRate <= 0 || c.CommandBurst < 1 {
+		errs = append(errs, fmt.Errorf("command rate %v/s with burst %d: both must be positive", c.CommandRate, c.CommandBurst))
+	}
+	if c.LagPolicy > LagDrop {
+		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.LagPolicy))
+	}
 	if c.Factions > roster.FactionsPerPlayer {
 		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))
 	}
@@ -194,4 +231,28 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("game name longer than 64 bytes"))
 	}
 	return errors.Join(errs...)
+}
+
+// LagPolicy says what the host does about a playing client that falls too
+// far behind.
+type LagPolicy uint8
+
+// Lag policies.
+const (
+	// LagWait slows and then holds the session's time until the laggard
+	// catches up (co-op: nobody is left behind). Time resumes by itself.
+	LagWait LagPolicy = iota
+	// LagDrop disconnects the laggard with reason Lagging.
+	LagDrop
+)
+
+// ParseLagPolicy reads "wait" or "drop".
+func ParseLagPolicy(s string) (LagPolicy, error) {
+	switch s {
+	case "wait", "":
+		return LagWait, nil
+	case "drop":
+		return LagDrop, nil
+	}
+	return 0, fmt.Errorf("lag policy %q: use wait or drop", s)
 }

@@ -44,6 +44,9 @@ type peer struct {
 	log  *slog.Logger
 	id   int32
 	name string
+
+	cmdLimit    *rateLimiter // this player's command rate
+	lastRefusal time.Time    // when the last refusal notice went out
 }
 
 func (s *Server) handle(ctx context.Context, nc net.Conn) {
@@ -251,7 +254,7 @@ func (p *peer) run() (admitted bool, err error) {
 
 	// Phase change: sync clocks again, taking commands meanwhile.
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
-	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.command(pkt.(*wire.ClientCommand), cu.Spectate) }, wire.IDClientCommand)
+	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, jr.member) }, wire.IDClientCommand, wire.IDClientTickAck)
 	if err != nil {
 		return true, err
 	}
@@ -264,23 +267,57 @@ func (p *peer) run() (admitted bool, err error) {
 	p.log.Info("player joined", "name", p.name, "spectator", cu.Spectate, "join_ms", time.Since(start).Milliseconds(),
 		"download_ms", downloaded.Milliseconds(), "rtt_ms", rtt.Milliseconds())
 
-	// Playing: commands.
+	// Playing: commands and tick reports.
 	for {
-		if pkt, err = p.read(wire.IDClientCommand); err != nil {
+		if pkt, err = p.read(wire.IDClientCommand, wire.IDClientTickAck); err != nil {
 			return true, err
 		}
-		if err := p.command(pkt.(*wire.ClientCommand), cu.Spectate); err != nil {
+		if err := p.playing(pkt, jr.member); err != nil {
 			return true, err
 		}
 	}
 }
 
-// command hands a playing client's command to the session. Spectators'
-// commands are refused with a notice; the session goes on.
-func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
-	if spectator {
-		p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: spectators cannot send commands."})
+// playing handles a packet of the playing phase: a tick report or a
+// command.
+func (p *peer) playing(pkt wire.Packet, m *member) error {
+	switch pkt := pkt.(type) {
+	case *wire.ClientTickAck:
+		if pkt.Tick > m.acked.Load() {
+			m.acked.Store(pkt.Tick)
+		}
 		return nil
+	case *wire.ClientCommand:
+		return p.command(pkt, m.spectator)
+	}
+	return nil
+}
+
+// command hands a playing client's command to the session, after the
+// limits: spectators send none, payloads have a size limit and players a
+// rate. A refusal is a notice (at most one a second); the session goes on.
+func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
+	cfg := p.srv.cfg
+	refuse := func(why string) error {
+		if now := time.Now(); now.Sub(p.lastRefusal) >= time.Second {
+			p.lastRefusal = now
+			p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: " + why})
+		}
+		return nil
+	}
+	switch {
+	case spectator:
+		return refuse("spectators cannot send commands.")
+	case len(cc.Payload) > cfg.MaxCommandPayload:
+		return refuse(fmt.Sprintf("its payload of %d bytes is over the limit of %d.", len(cc.Payload), cfg.MaxCommandPayload))
+	case cc.Kind >= lockstep.KindReserved && cc.Kind != lockstep.KindSetSpeed:
+		return refuse(fmt.Sprintf("kind %#x is reserved.", cc.Kind))
+	}
+	if p.cmdLimit == nil {
+		p.cmdLimit = newRateLimiter(cfg.CommandRate, cfg.CommandBurst)
+	}
+	if !p.cmdLimit.allow("", time.Now()) {
+		return refuse(fmt.Sprintf("more than %.0f commands per second.", cfg.CommandRate))
 	}
 	if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {
 		return net.ErrClosed

@@ -109,8 +109,12 @@ func freeze(sim lockstep.Sim) (snapshot.State, error) {
 
 // member is an admitted client as the session sees it.
 type member struct {
-	id   int32
-	conn *conn
+	id        int32
+	name      string
+	conn      *conn
+	spectator bool
+	playing   bool          // past WorldReady and not a spectator: can hold time
+	acked     atomic.Uint64 // tick it reports having simulated (written by its reader)
 }
 
 type joinReq struct {
@@ -124,6 +128,7 @@ type joinReq struct {
 
 type joinReply struct {
 	err     error
+	member  *member
 	point   *joinPoint
 	faction int32
 	granted uint64
@@ -155,6 +160,7 @@ type session struct {
 
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
+	holding      bool // time is held for a laggard (LagWait)
 	auth         *lockstep.Authority
 	roster       *roster.Roster
 	members      map[int32]*member
@@ -237,6 +243,7 @@ func (s *session) tick(now time.Time) {
 	}
 	s.prepareJoinPoint(now)
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
+	due = s.applyLagPolicy(due)
 	if due == 0 {
 		if s.auth.Pending() > 0 {
 			s.publish(s.auth.Advance(false)) // paused: commands still run
@@ -249,6 +256,55 @@ func (s *session) tick(now time.Time) {
 			break
 		}
 	}
+}
+
+// applyLagPolicy looks at how far the slowest playing client is behind.
+// Under LagWait it halves the ticks owed past MaxLag/2 and holds time past
+// MaxLag, telling everyone whom the session waits for; under LagDrop it
+// disconnects whoever is past MaxLag. Joiners still catching up and
+// spectators never count.
+func (s *session) applyLagPolicy(due int) int {
+	now := s.auth.Sim().Tick()
+	var worst *member
+	var behind uint64
+	for _, id := range s.order {
+		m := s.members[id]
+		if !m.playing {
+			continue
+		}
+		b := uint64(0)
+		if a := m.acked.Load(); a < now {
+			b = now - a
+		}
+		if s.cfg.LagPolicy == LagDrop && b > s.cfg.MaxLag {
+			s.cfg.Logger.Info("dropping a lagging player", "player", id, "behind", b)
+			m.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind", b))
+			continue
+		}
+		if b > behind {
+			worst, behind = m, b
+		}
+	}
+	if s.cfg.LagPolicy == LagDrop {
+		return due
+	}
+	holding := behind > s.cfg.MaxLag
+	if holding != s.holding {
+		s.holding = holding
+		text := "The session is running again."
+		if holding {
+			text = fmt.Sprintf("Waiting for %s (%d ticks behind).", worst.name, behind)
+		}
+		s.cfg.Logger.Info("lag", "holding", holding, "behind", behind)
+		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: text})
+	}
+	switch {
+	case holding:
+		return 0
+	case behind > s.cfg.MaxLag/2:
+		return (due + 1) / 2
+	}
+	return due
 }
 
 func (s *session) publish(res lockstep.TickResult) {
@@ -349,7 +405,8 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
-	s.members[r.id] = &member{id: r.id, conn: r.conn}
+	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator}
+	s.members[r.id] = m
 	s.order = append(s.order, r.id)
 	r.conn.sendPacket(s.playerList())
 	for _, n := range notices {
@@ -368,7 +425,7 @@ func (s *session) admit(r joinReq) joinReply {
 	for i := range ids {
 		mc[i] = snapshot.MapCommands{MapID: ids[i], Commands: cmds[i]}
 	}
-	return joinReply{point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(), cmds: mc}
+	return joinReply{member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(), cmds: mc}
 }
 
 func (s *session) ready(r readyReq) {
@@ -381,6 +438,10 @@ func (s *session) ready(r readyReq) {
 		st = roster.Spectating
 	}
 	_ = s.roster.SetStatus(r.id, st)
+	if m := s.members[r.id]; m != nil {
+		m.acked.Store(r.tick)
+		m.playing = !p.Spectator
+	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }

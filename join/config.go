@@ -80,6 +80,10 @@ type Config struct {
 	OnStep func(sim lockstep.Sim)
 	// OnApply, if set, is called after every command is applied.
 	OnApply func(cmd lockstep.Command)
+	// Light, for load tests: after WorldReady the client simulates nothing;
+	// commands count as applied when they arrive (OnApply is called then)
+	// and it reports the host's grant as its tick.
+	Light bool
 	// Logger receives debug logs (default slog.Default()).
 	Logger *slog.Logger
 }

@@ -45,8 +45,13 @@ type Session struct {
 	info     Info
 	timings  Timings
 	players  []wire.PlayerInfo // ascending ID
+	ready    bool              // past WorldReady
+	ackedAt  time.Time         // when the last tick report went out
+	acked    uint64            // the tick it reported
 	closed   chan struct{}
 	once     sync.Once
+
+	lightTick uint64 // Light mode: the grant, taken as simulated
 }
 
 // Info is what the host said about the session during the handshake.
@@ -404,6 +409,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	if err := s.write(&wire.ClientWorldReady{Tick: sim.Tick(), WorldHash: sim.WorldHash()}); err != nil {
 		return err
 	}
+	s.ready, s.acked, s.ackedAt, s.lightTick = true, sim.Tick(), time.Now(), sim.Tick()
 	_ = s.nc.SetReadDeadline(time.Time{})
 	s.timings.Total = time.Since(start)
 	return nil
@@ -452,6 +458,17 @@ func (s *Session) handle(p wire.Packet) error {
 }
 
 func (s *Session) applyTick(t *wire.ServerTick) error {
+	if s.cfg.Light && s.ready {
+		// Light mode: the commands count as applied on arrival and the
+		// grant as simulated; nothing is simulated.
+		if s.cfg.OnApply != nil {
+			for _, c := range t.Commands {
+				s.cfg.OnApply(c)
+			}
+		}
+		s.lightTick = max(s.lightTick, t.Granted)
+		return nil
+	}
 	if err := s.follower.Add(t.Commands...); err != nil {
 		return protoErr("%w", err)
 	}
@@ -459,27 +476,72 @@ func (s *Session) applyTick(t *wire.ServerTick) error {
 	return nil
 }
 
+// reportTick tells the host how far this client has simulated, at most
+// every ackEvery, for the host's lag policy.
+func (s *Session) reportTick() error {
+	tick := s.simulatedTick()
+	if tick == s.acked || time.Since(s.ackedAt) < ackEvery {
+		return nil
+	}
+	s.acked, s.ackedAt = tick, time.Now()
+	return s.write(&wire.ClientTickAck{Tick: tick})
+}
+
+// simulatedTick is the tick this client has reached (the grant, in Light
+// mode).
+func (s *Session) simulatedTick() uint64 {
+	if s.cfg.Light {
+		return s.lightTick
+	}
+	return s.follower.Sim().Tick()
+}
+
+// ackEvery is how often a playing client reports its tick.
+const ackEvery = 50 * time.Millisecond
+
 // Run follows the session: it applies the host's ticks as they are granted
 // until ctx is done (returning nil) or the host ends the session (returning
 // a *RejectedError, for example with reason ServerClosing) or the
 // connection fails.
 func (s *Session) Run(ctx context.Context) error {
 	defer s.Close()
+	var timer *time.Timer
 	for {
-		p, err := s.recv(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+		// A tick not yet reported is reported when ackEvery has passed,
+		// even if nothing else arrives (the host may be holding time for
+		// exactly this report).
+		var wake <-chan time.Time
+		if s.simulatedTick() != s.acked {
+			if timer == nil {
+				timer = time.NewTimer(ackEvery)
+			} else {
+				timer.Reset(max(0, ackEvery-time.Since(s.ackedAt)))
 			}
-			return err
+			wake = timer.C
 		}
-		if err := s.handle(p); err != nil {
-			return err
+		select {
+		case in := <-s.in:
+			if in.err != nil {
+				return in.err
+			}
+			if err := s.handle(in.p); err != nil {
+				return err
+			}
+			if err := s.drain(); err != nil {
+				return err
+			}
+			if !s.cfg.Light {
+				if _, err := s.follower.Run(1 << 30); err != nil {
+					return err
+				}
+			}
+		case <-wake:
+		case <-ctx.Done():
+			return nil
+		case <-s.closed:
+			return net.ErrClosed
 		}
-		if err := s.drain(); err != nil {
-			return err
-		}
-		if _, err := s.follower.Run(1 << 30); err != nil {
+		if err := s.reportTick(); err != nil {
 			return err
 		}
 	}

@@ -105,13 +105,30 @@ type ClientCommand struct {
 // ID implements Packet.
 func (*ClientCommand) ID() ID { return IDClientCommand }
 
+// MaxClientCommandPayload is the largest payload a Client_Command may carry
+// on the wire. It is above MaxCommandPayload so that a host can refuse an
+// oversized command politely, with a notice, and keep the player.
+const MaxClientCommandPayload = 4 * MaxCommandPayload
+
 // Validate implements Packet.
 func (p *ClientCommand) Validate() error {
-	if len(p.Payload) > MaxCommandPayload {
-		return fmt.Errorf("command payload of %d bytes exceeds %d", len(p.Payload), MaxCommandPayload)
+	if len(p.Payload) > MaxClientCommandPayload {
+		return fmt.Errorf("command payload of %d bytes exceeds %d", len(p.Payload), MaxClientCommandPayload)
 	}
 	return nil
 }
+
+// ClientTickAck reports the tick the client has simulated up to. The host's
+// lag policy works from these.
+type ClientTickAck struct {
+	Tick uint64 `codec:"t"`
+}
+
+// ID implements Packet.
+func (*ClientTickAck) ID() ID { return IDClientTickAck }
+
+// Validate implements Packet.
+func (*ClientTickAck) Validate() error { return nil }
 
 // ClientClock echoes a Server_Clock's nonce with the client's clock, in
 // microseconds since the Unix epoch.

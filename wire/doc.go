@@ -26,9 +26,10 @@
 //	1  Client_Defs        {databases: []{type, count, hash}}   at most MaxDatabases
 //	2  Client_Username    {name, passwordProof, spectate}
 //	3  Client_WorldReady  {tick, worldHash}
-//	4  Client_Command     {mapID, kind, payload}               payload <= MaxCommandPayload
+//	4  Client_Command     {mapID, kind, payload}               payload <= MaxClientCommandPayload
 //	5  Client_Clock       {nonce, clientTime}                  echo of a Server_Clock
 //	6  Client_Ack         {received}                           world payload bytes received
+//	7  Client_TickAck     {tick}                               simulated up to tick (lag policy)
 //
 // Host to client (16..):
 //

@@ -17,6 +17,7 @@ const (
 	IDClientCommand    ID = 4
 	IDClientClock      ID = 5
 	IDClientAck        ID = 6
+	IDClientTickAck    ID = 7
 
 	IDServerModList    ID = 16
 	IDServerDefsOK     ID = 17
@@ -36,6 +37,7 @@ var idNames = map[ID]string{
 	IDClientCommand:    "Client_Command",
 	IDClientClock:      "Client_Clock",
 	IDClientAck:        "Client_Ack",
+	IDClientTickAck:    "Client_TickAck",
 	IDServerModList:    "Server_ModList",
 	IDServerDefsOK:     "Server_DefsOK",
 	IDServerWorldData:  "Server_WorldData",
@@ -85,6 +87,8 @@ func New(id ID) (Packet, error) {
 		return &ClientClock{}, nil
 	case IDClientAck:
 		return &ClientAck{}, nil
+	case IDClientTickAck:
+		return &ClientTickAck{}, nil
 	case IDServerModList:
 		return &ServerModList{}, nil
 	case IDServerDefsOK:

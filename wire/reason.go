@@ -24,6 +24,7 @@ const (
 	ReasonClockSync             Reason = 13
 	ReasonRateLimited           Reason = 14
 	ReasonSpectatorsFull        Reason = 15
+	ReasonLagging               Reason = 16
 )
 
 var reasonNames = [...]string{
@@ -43,6 +44,7 @@ var reasonNames = [...]string{
 	ReasonClockSync:             "ClockSync",
 	ReasonRateLimited:           "RateLimited",
 	ReasonSpectatorsFull:        "SpectatorsFull",
+	ReasonLagging:               "Lagging",
 }
 
 // String returns the reason's protocol name.
@@ -70,6 +72,7 @@ var reasonSentences = [...]string{
 	ReasonClockSync:             "The host could not synchronise clocks with this client: the connection is too slow or unsteady.",
 	ReasonRateLimited:           "Too many connection attempts from your address; wait a few seconds and try again.",
 	ReasonSpectatorsFull:        "The session has no room for more spectators.",
+	ReasonLagging:               "Your game fell too far behind the session.",
 }
 
 // Sentence is the reason as one sentence for a user.

@@ -25,6 +25,7 @@ func samplePackets() []Packet {
 		&ClientUsername{Name: "Alice_01", PasswordProof: []byte{1, 2, 3, 4, 5}, Spectate: true},
 		&ClientClock{Nonce: 0xfeedface, ClientTime: 1_790_000_000_000_000},
 		&ClientAck{Received: 1 << 40},
+		&ClientTickAck{Tick: 987654321},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
 		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
 		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
@@ -267,7 +268,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{7, 15, 24, 255} {
+	for _, id := range []ID{8, 15, 24, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -300,8 +301,8 @@ func TestValidateLimits(t *testing.T) {
 		{"empty type name", &ClientDefs{Databases: []DefSummary{{Type: "", Count: 1}}}, false, nil},
 		{"long type name", &ClientDefs{Databases: []DefSummary{{Type: strings.Repeat("x", MaxTypeNameBytes+1)}}}, false, nil},
 		{"negative count", &ClientDefs{Databases: []DefSummary{{Type: "T", Count: -1}}}, false, nil},
-		{"payload at limit", &ClientCommand{Payload: make([]byte, MaxCommandPayload)}, true, nil},
-		{"payload over limit", &ClientCommand{Payload: make([]byte, MaxCommandPayload+1)}, false, nil},
+		{"payload at limit", &ClientCommand{Payload: make([]byte, MaxClientCommandPayload)}, true, nil},
+		{"payload over limit", &ClientCommand{Payload: make([]byte, MaxClientCommandPayload+1)}, false, nil},
 		{"name over limit", &ClientUsername{Name: strings.Repeat("a", MaxNameBytes+1)}, false, nil},
 		{"proof over limit", &ClientUsername{Name: "abc", PasswordProof: make([]byte, MaxProofBytes+1)}, false, nil},
 		{"chunk fills total", &ServerWorldData{Offset: 10, Total: 20, Data: make([]byte, 10)}, true, nil},
