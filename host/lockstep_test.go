@@ -1,0 +1,179 @@
+package host_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// hostTick is the host's latest stepped tick as recorded by startHost.
+func hostTick(h *testHost) uint64 { return h.log.latest() }
+
+func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
+	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20}, locksteptest.New(1, 16))
+	var mu sync.Mutex
+	var notices []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := joinCfg(h.addr, "Stalled", newHashLog())
+	cfg.Notice = func(s string) { mu.Lock(); notices = append(notices, s); mu.Unlock() }
+	s, err := join.Join(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The client does not call Run: it simulates nothing and reports
+	// nothing, like a machine that froze. The host must hold time.
+	start := hostTick(h)
+	time.Sleep(800 * time.Millisecond) // 80 ticks at 100/s
+	held := hostTick(h)
+	if held-start > 40 {
+		t.Fatalf("host advanced %d ticks with a client stalled at MaxLag 20", held-start)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if again := hostTick(h); again != held {
+		t.Fatalf("host moved from %d to %d while holding", held, again)
+	}
+	// The client wakes up: it catches up, reports, and time resumes.
+	go s.Run(ctx)
+	waitFor(t, "time to resume", func() bool { return hostTick(h) > held+50 })
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(notices, "\n")
+	if !strings.Contains(all, "Waiting for Stalled") || !strings.Contains(all, "running again") {
+		t.Fatalf("notices do not say whom the session waited for and that it resumed:\n%s", all)
+	}
+}
+
+func TestLagDropDisconnects(t *testing.T) {
+	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, LagPolicy: host.LagDrop}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // stalled: 50 ticks at 100/s
+	err = s.Run(ctx)                   // reads the backlog up to the disconnect
+	re, ok := err.(*join.RejectedError)
+	if !ok || re.Reason != wire.ReasonLagging {
+		t.Fatalf("stalled client ended with %v, want a Lagging disconnect", err)
+	}
+	// Time never stopped for Alice.
+	t0 := alice.log.latest()
+	waitFor(t, "Alice to keep advancing", func() bool { return alice.log.latest() > t0+20 })
+}
+
+func TestCommandLimits(t *testing.T) {
+	h := startHost(t, host.Config{CommandRate: 5, CommandBurst: 5, MaxCommandPayload: 100}, locksteptest.New(2, 16))
+	var mu sync.Mutex
+	var notices []string
+	alice, re := joinWith(t, h.addr, "Alice", func(c *join.Config) {
+		c.Notice = func(s string) { mu.Lock(); notices = append(notices, s); mu.Unlock() }
+	})
+	if re != nil {
+		t.Fatal(re)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- alice.Run(ctx) }()
+	refused := func(what string) {
+		t.Helper()
+		waitFor(t, "a refusal: "+what, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, n := range notices {
+				if strings.Contains(n, what) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	alice.Send(0, locksteptest.KindAdd, make([]byte, 101))
+	refused("over the limit of 100")
+	time.Sleep(1100 * time.Millisecond) // refusal notices are at most one a second
+	alice.Send(7, locksteptest.KindAdd, []byte{1})
+	refused("no map 7")
+	time.Sleep(1100 * time.Millisecond)
+	for i := 0; i < 20; i++ {
+		alice.Send(0, locksteptest.KindAdd, []byte{1})
+	}
+	refused("commands per second")
+	select {
+	case err := <-done:
+		t.Fatalf("Alice was dropped: %v", err)
+	default:
+	}
+}
+
+// TestBotsStayInSync runs three clients sending random commands at high
+// rates for thousands of ticks; every client's map hashes must equal the
+// host's at the same ticks.
+func TestBotsStayInSync(t *testing.T) {
+	const maps = 4
+	h := startHost(t, host.Config{TickRate: 500, CommandRate: 2000, CommandBurst: 2000}, locksteptest.New(maps, 512))
+	var js []*testJoiner
+	for _, name := range []string{"Bot_A", "Bot_B", "Bot_C"} {
+		js = append(js, startJoiner(t, h.addr, name))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var sent sync.Map
+	for i, j := range js {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			n := 0
+			for ctx.Err() == nil {
+				// Mostly valid commands, some for a map that does not exist
+				// and some speed changes between 1x and 3x.
+				var err error
+				switch r := rng.IntN(20); {
+				case r == 0:
+					err = j.sess.Send(maps+rng.Int32N(3), locksteptest.KindAdd, []byte{1})
+				case r == 1:
+					c := lockstep.SetSpeed(uint8(1 + rng.IntN(3)))
+					err = j.sess.Send(c.MapID, c.Kind, c.Payload)
+				default:
+					err = j.sess.Send(rng.Int32N(maps), locksteptest.KindAdd, []byte{byte(rng.IntN(256))})
+				}
+				if err != nil {
+					return
+				}
+				n++
+				time.Sleep(time.Millisecond)
+			}
+			sent.Store(i, n)
+		}()
+	}
+	target := hostTick(h) + 3000
+	waitFor(t, "3000 ticks", func() bool { return hostTick(h) >= target })
+	cancel()
+	wg.Wait()
+	total := 0
+	sent.Range(func(_, v any) bool { total += v.(int); return true })
+	applied := 0
+	h.log.mu.Lock()
+	applied = len(h.log.cmds)
+	h.log.mu.Unlock()
+	t.Logf("%d commands sent, %d distinct applied on the host over %d ticks", total, applied, target)
+	if applied < 1000 {
+		t.Fatalf("only %d commands applied", applied)
+	}
+	for tick := target - 2000; tick <= target; tick += 250 {
+		checkSameHashes(t, h, tick, js...)
+	}
+}
