@@ -52,6 +52,7 @@ type Session struct {
 	once     sync.Once
 
 	lightTick uint64 // Light mode: the grant, taken as simulated
+	do        chan func(lockstep.Sim)
 }
 
 // Info is what the host said about the session during the handshake.
@@ -83,7 +84,7 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 	}
-	s := &Session{cfg: cfg, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{})}
+	s := &Session{cfg: cfg, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	defer stop()
@@ -535,6 +536,8 @@ func (s *Session) Run(ctx context.Context) error {
 					return err
 				}
 			}
+		case fn := <-s.do:
+			fn(s.follower.Sim())
 		case <-wake:
 		case <-ctx.Done():
 			return nil
@@ -544,6 +547,19 @@ func (s *Session) Run(ctx context.Context) error {
 		if err := s.reportTick(); err != nil {
 			return err
 		}
+	}
+}
+
+// Do runs fn on the goroutine that owns the simulation (inside Run), for
+// reading its state safely, for example to build a valid command. It waits
+// while the queue of such calls is full and returns false once the session
+// has ended.
+func (s *Session) Do(fn func(sim lockstep.Sim)) bool {
+	select {
+	case s.do <- fn:
+		return true
+	case <-s.closed:
+		return false
 	}
 }
 

@@ -51,6 +51,9 @@ func serveCommand() *cli.Command {
 		&cli.IntFlag{Name: "things-per-map", Value: colony.DefaultThingsPerMap, Usage: "things scattered on each map of a new world"},
 		&cli.IntFlag{Name: "pawns-per-map", Value: colony.DefaultPawnsPerMap, Usage: "pawns on each map of a new world"},
 		&cli.IntFlag{Name: "idle-maps", Usage: "maps, the highest-numbered, that get no pawns"},
+		&cli.StringFlag{Name: "lag-policy", Value: "wait", Usage: "when a player falls --max-lag ticks behind: wait (slow, then hold time until they catch up) or drop (disconnect them)"},
+		&cli.Uint64Flag{Name: "max-lag", Value: 120, Usage: "how many ticks a player may fall behind"},
+		&cli.Float64Flag{Name: "command-rate", Value: 100, Usage: "commands per second one player may send (bursts of twice that)"},
 		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
 		&cli.IntFlag{Name: "world-mib", Usage: "generate a world of about this many MiB of raw state (chooses maps, map size and things; overrides those flags)"},
 	}
@@ -103,6 +106,10 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	lag, err := host.ParseLagPolicy(c.String("lag-policy"))
+	if err != nil {
+		return cliutil.Usagef("--lag-policy: %v", err)
+	}
 	spectators := c.Int("max-spectators")
 	if spectators == 0 {
 		spectators = -1 // the config's "none"
@@ -116,6 +123,10 @@ func serve(c *cli.Context) error {
 		Password:       pw,
 		ConnRate:       c.Float64("conn-rate"),
 		LazyJoinPoints: c.Bool("lazy-join-points"),
+		LagPolicy:      lag,
+		MaxLag:         c.Uint64("max-lag"),
+		CommandRate:    c.Float64("command-rate"),
+		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
 		ConnBurst:      max(1, int(2*c.Float64("conn-rate"))),
 		Logger:         log,
 	}

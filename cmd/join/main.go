@@ -63,6 +63,8 @@ func newApp() *cli.App {
 		cliutil.PasswordFlag("the session password, if the host asks for one"),
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
+		&cli.Float64Flag{Name: "bot", Usage: "after joining, send about `RATE` random valid commands per second (demos, load tests)"},
+		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
 	}
 	flags = append(flags, gamecontent.Flags()...)
@@ -73,7 +75,8 @@ func newApp() *cli.App {
 		UsageText: "join HOST[:PORT] --name NAME [options]\njoin defs scan|export|diff ...",
 		Description: fmt.Sprintf("Connects to a host (default port %d), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
-			"printing notices until Ctrl-C.\n\n"+
+			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
+			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
 			"Exit codes: 0 success, 2 usage error, 3 refused or ended by the host, 4 network failure\n"+
 			"or timeout.", wire.DefaultPort),
 		Flags:    flags,
@@ -142,6 +145,13 @@ func run(c *cli.Context) error {
 		sess.Close()
 		return nil
 	}
+	playCtx, stopPlay := context.WithCancel(ctx)
+	defer stopPlay()
+	if !c.Bool("no-input") {
+		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
+		go readCommands(playCtx, os.Stdin, sess)
+	}
+	go runBot(playCtx, sess, c.Float64("bot"), uint64(info.PlayerID))
 	if err := sess.Run(ctx); err != nil {
 		return explain(err, bundle)
 	}
