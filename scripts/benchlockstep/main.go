@@ -1,0 +1,288 @@
+// Command benchlockstep measures the lockstep engine: a host process runs
+// the default world at 1x while N light bots (they take part in lockstep
+// and acknowledge ticks but do not simulate, so the figures are the host's
+// and not N simulations sharing two cores) send commands as fast as asked.
+// It prints commands per second achieved, the latency from a command's
+// submission to its arrival at every client (p50, p99), the tick interval
+// seen by a client (jitter), the host's CPU, and the catch-up rate of the
+// default world. It prints figures; it asserts nothing.
+//
+//	go run ./scripts/benchlockstep [-bots 32] [-rate 10000] [-seconds 10]
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/snapshot"
+)
+
+func main() {
+	bots := flag.Int("bots", 32, "light bot clients")
+	rate := flag.Float64("rate", 10000, "commands per second, all bots together")
+	seconds := flag.Float64("seconds", 10, "how long the bots send")
+	flag.Parse()
+	if err := run(*bots, *rate, time.Duration(*seconds*float64(time.Second))); err != nil {
+		fmt.Fprintln(os.Stderr, "benchlockstep:", err)
+		os.Exit(1)
+	}
+}
+
+// bot is one light client and what it saw.
+type bot struct {
+	sess   *join.Session
+	id     int32
+	sent   []time.Time           // when this bot sent its k-th command
+	got    map[int32][]time.Time // by sender: when its k-th command arrived here
+	errRun error
+}
+
+func run(nbots int, rate float64, dur time.Duration) error {
+	fmt.Printf("benchlockstep: GOMAXPROCS=%d NumCPU=%d (host in its own process; %d light bots in this one)\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), nbots)
+	if err := catchUp(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "benchlockstep-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	hostBin := filepath.Join(dir, "host")
+	if out, err := exec.Command("go", "build", "-o", hostBin, "./cmd/host").CombinedOutput(); err != nil {
+		return fmt.Errorf("build host: %v\n%s", err, out)
+	}
+	addr := "127.0.0.1:30700"
+	perBot := rate / float64(nbots)
+	cmd := exec.Command(hostBin, "serve", "--listen", addr, "--max-players", strconv.Itoa(nbots+8), "--conn-rate", "-1",
+		"--command-rate", strconv.Itoa(int(perBot*4)+100), "--log-level", "warn")
+	var hostErr bytes.Buffer
+	cmd.Stderr = &hostErr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+
+	content, set, err := colony.DefaultContent()
+	if err != nil {
+		return err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bots := make([]*bot, nbots)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range bots {
+		b := &bot{got: map[int32][]time.Time{}}
+		bots[i] = b
+		cfg := join.Config{Addr: addr, Name: fmt.Sprintf("Bot%02d", i), Databases: set.Summary(),
+			MapLoader: colony.MapLoader(content), Logger: quiet, Light: true,
+			OnApply: func(c lockstep.Command) {
+				b.got[c.Player] = append(b.got[c.Player], time.Now())
+			}}
+		var s *join.Session
+		for try := 0; ; try++ { // the host may still be starting
+			s, err = join.Join(ctx, cfg)
+			if err == nil || try == 50 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			return fmt.Errorf("bot %d: %v\n%s", i, err, hostErr.String())
+		}
+		b.sess, b.id = s, s.Info().PlayerID
+	}
+	// Tick arrivals at one client: a bot that simulates for real.
+	watcherTicks := make(chan time.Time, 1<<16)
+	watcher, err := join.Join(ctx, join.Config{Addr: addr, Name: "Watcher", Databases: set.Summary(),
+		MapLoader: colony.MapLoader(content), Logger: quiet,
+		OnStep: func(lockstep.Sim) {
+			select {
+			case watcherTicks <- time.Now():
+			default:
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, b := range append(bots, &bot{sess: watcher}) {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.errRun = b.sess.Run(ctx) }()
+	}
+	time.Sleep(500 * time.Millisecond) // settle
+	for len(watcherTicks) > 0 {
+		<-watcherTicks
+	}
+
+	cpu0 := procCPU(cmd.Process.Pid)
+	start := time.Now()
+	speed := lockstep.SetSpeed(1) // always valid, changes nothing: a pure engine round trip
+	var sendWG sync.WaitGroup
+	for _, b := range bots {
+		sendWG.Add(1)
+		go func() {
+			defer sendWG.Done()
+			interval := time.Duration(float64(time.Second) / perBot)
+			next := time.Now()
+			for time.Since(start) < dur {
+				// Send what is due, then sleep: a steady rate without one
+				// timer per command.
+				for !next.After(time.Now()) {
+					b.sent = append(b.sent, time.Now())
+					if b.sess.Send(speed.MapID, speed.Kind, speed.Payload) != nil {
+						return
+					}
+					next = next.Add(interval)
+				}
+				time.Sleep(time.Until(next))
+			}
+		}()
+	}
+	sendWG.Wait()
+	sendDur := time.Since(start)
+	time.Sleep(500 * time.Millisecond) // let the last commands arrive
+	cpu := procCPU(cmd.Process.Pid) - cpu0
+	wall := time.Since(start)
+	cancel()
+	wg.Wait()
+	close(watcherTicks)
+
+	// Latency of each command to its arrival at every bot.
+	var lat []time.Duration
+	sent, complete := 0, 0
+	for _, s := range bots {
+		sent += len(s.sent)
+	next:
+		for k, t0 := range s.sent {
+			var last time.Time
+			for _, r := range bots {
+				arr := r.got[s.id]
+				if k >= len(arr) {
+					continue next // never arrived everywhere
+				}
+				if arr[k].After(last) {
+					last = arr[k]
+				}
+			}
+			complete++
+			lat = append(lat, last.Sub(t0))
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	var ivs []float64
+	var prev time.Time
+	for t := range watcherTicks {
+		if !prev.IsZero() {
+			ivs = append(ivs, float64(t.Sub(prev))/float64(time.Millisecond))
+		}
+		prev = t
+	}
+	fmt.Printf("commands: %d sent by %d bots in %.1f s = %.0f/s asked %.0f/s; %d (%.1f%%) arrived at every bot\n",
+		sent, nbots, sendDur.Seconds(), float64(sent)/sendDur.Seconds(), rate, complete, 100*float64(complete)/float64(max(1, sent)))
+	fmt.Printf("latency, submit to arrival at all %d bots: p50 %.1f ms  p99 %.1f ms  max %.1f ms  (one tick = %.1f ms)\n",
+		nbots, ms(pct(0.50)), ms(pct(0.99)), ms(pct(1)), 1000.0/60)
+	fmt.Printf("tick interval seen by a simulating client: %s\n", stats(ivs))
+	fmt.Printf("host CPU: %.2f s over %.1f s (%.0f%% of one core)\n", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
+	for i, b := range bots {
+		if b.errRun != nil && ctx.Err() == nil {
+			return fmt.Errorf("bot %d: %v", i, b.errRun)
+		}
+	}
+	return nil
+}
+
+func stats(v []float64) string {
+	if len(v) == 0 {
+		return "no ticks"
+	}
+	slices.Sort(v)
+	var sum, sq float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(len(v))
+	for _, x := range v {
+		sq += (x - mean) * (x - mean)
+	}
+	return fmt.Sprintf("%d intervals, mean %.2f ms, std dev %.2f ms, p99 %.2f ms, max %.2f ms",
+		len(v), mean, math.Sqrt(sq/float64(len(v))), v[min(len(v)-1, int(0.99*float64(len(v))))], v[len(v)-1])
+}
+
+// catchUp measures how fast the default world simulates from a join point
+// taken 600 ticks into a game.
+func catchUp() error {
+	content, _, err := colony.DefaultContent()
+	if err != nil {
+		return err
+	}
+	w, err := colony.New(content, colony.Config{Seed: 1})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 600; i++ {
+		w.Step()
+	}
+	raw, err := snapshot.Cut(w)
+	if err != nil {
+		return err
+	}
+	sim, err := colony.Loader(content)(raw.World, raw.Maps)
+	if err != nil {
+		return err
+	}
+	f, err := lockstep.NewFollower(sim, nil)
+	if err != nil {
+		return err
+	}
+	const n = 6000
+	f.Grant(sim.Tick() + n)
+	start := time.Now()
+	if _, err := f.Run(n); err != nil {
+		return err
+	}
+	rate := n / time.Since(start).Seconds()
+	fmt.Printf("catch-up of the default world: %d ticks in %.0f ms = %.0f ticks/s, %.0fx real time at 60 ticks/s\n",
+		n, ms(time.Since(start)), rate, rate/60)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// procCPU is a process's user+system CPU time.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100
+}
