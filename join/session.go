@@ -431,15 +431,20 @@ func (s *Session) recv(ctx context.Context) (wire.Packet, error) {
 	}
 }
 
+// take handles one received packet, or returns the reader's error.
+func (s *Session) take(in inbound) error {
+	if in.err != nil {
+		return in.err
+	}
+	return s.handle(in.p)
+}
+
 // drain handles every packet already received, without waiting.
 func (s *Session) drain() error {
 	for {
 		select {
 		case in := <-s.in:
-			if in.err != nil {
-				return in.err
-			}
-			if err := s.handle(in.p); err != nil {
+			if err := s.take(in); err != nil {
 				return err
 			}
 		default:
@@ -522,10 +527,7 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		select {
 		case in := <-s.in:
-			if in.err != nil {
-				return in.err
-			}
-			if err := s.handle(in.p); err != nil {
+			if err := s.take(in); err != nil {
 				return err
 			}
 			if err := s.drain(); err != nil {

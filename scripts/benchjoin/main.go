@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -36,6 +35,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -495,38 +495,9 @@ func loopbackThroughput(n int64) (float64, error) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// cpu is the host process's user+system CPU time so far.
-func (h *hostProc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", h.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // clock ticks of 1/100 s
-}
+func (h *hostProc) cpu() time.Duration { return procstat.CPU(h.cmd.Process.Pid) }
 
-// peakRSS is the host process's peak resident set, in KiB.
-func (h *hostProc) peakRSS() int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", h.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return kb
-		}
-	}
-	return 0
-}
+func (h *hostProc) peakRSS() int64 { return procstat.PeakRSS(h.cmd.Process.Pid) }
 
 // logTail keeps a process's JSON log lines.
 type logTail struct {

@@ -24,11 +24,11 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
@@ -132,7 +132,7 @@ func run(nbots int, rate float64, dur time.Duration) error {
 		<-watcherTicks
 	}
 
-	cpu0 := procCPU(cmd.Process.Pid)
+	cpu0 := procstat.CPU(cmd.Process.Pid)
 	start := time.Now()
 	speed := lockstep.SetSpeed(1) // always valid, changes nothing: a pure engine round trip
 	var sendWG sync.WaitGroup
@@ -159,7 +159,7 @@ func run(nbots int, rate float64, dur time.Duration) error {
 	sendWG.Wait()
 	sendDur := time.Since(start)
 	time.Sleep(500 * time.Millisecond) // let the last commands arrive
-	cpu := procCPU(cmd.Process.Pid) - cpu0
+	cpu := procstat.CPU(cmd.Process.Pid) - cpu0
 	wall := time.Since(start)
 	cancel()
 	wg.Wait()
@@ -271,18 +271,3 @@ func catchUp() error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// procCPU is a process's user+system CPU time.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100
-}
