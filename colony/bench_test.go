@@ -232,3 +232,28 @@ func BenchmarkSized(b *testing.B) {
 		})
 	}
 }
+
+// steadyWorld is the default world (seed 1) after 600 ticks without
+// commands: the state a joiner catches up from.
+func steadyWorld(b *testing.B) *World {
+	b.Helper()
+	w := mustNew(b, testContent(b), Config{Seed: 1})
+	for range 600 {
+		w.Step()
+	}
+	return w
+}
+
+// BenchmarkSteadyStep measures one tick of the default world in its
+// steady state, as a joiner catches up: it steps a clone, which starts
+// without derived data (regions, remembered failed searches) just like a
+// loaded world. Run it with -benchtime 6000x for the catch-up rate over
+// 6,000 ticks (reported as ticks/s).
+func BenchmarkSteadyStep(b *testing.B) {
+	w := steadyWorld(b).clone()
+	b.ResetTimer()
+	for b.Loop() {
+		w.Step()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ticks/s")
+}

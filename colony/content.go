@@ -260,6 +260,7 @@ type rules struct {
 	content     Content
 	fingerprint uint64
 	terrains    []terrainRule
+	enterCost   [256]int32 // 10*PathCost by terrain: a path search's extra cost of entering a cell
 	things      []thingRule
 	kinds       []kindRule
 	thingByName map[string]int32 // lookups only, never iterated
@@ -340,6 +341,7 @@ func compile(c *Content) (*rules, error) {
 		ck.rng("terrain", t.Name, "GenElevation", t.GenElevation, 0, 1000)
 		ck.rng("terrain", t.Name, "GenMoisture", t.GenMoisture, 0, 1000)
 		r.terrains = append(r.terrains, terrainRule{pathCost: int32(t.PathCost), fertility: int32(t.Fertility), passable: t.Passable})
+		r.enterCost[i] = 10 * int32(t.PathCost)
 		if t.Passable && r.firstPassable < 0 {
 			r.firstPassable = int32(i)
 		}

@@ -15,19 +15,20 @@ const (
 var dirX = [8]int32{0, 1, 0, -1, 1, 1, -1, -1}
 var dirY = [8]int32{-1, 0, 1, 0, -1, 1, 1, -1}
 
+// pathNode is an open entry: the search closes the one with the lowest
+// f, then the lowest h, then the lowest cell. key packs f and h (both
+// below 1<<31: g stays below maxExpand+1 steps of at most 14*1000+10*200
+// and h below 2*1000*14*MaxSide) so one comparison orders them.
 type pathNode struct {
-	f, h, c int32
+	key uint64 // f<<32 | h
+	c   int32
 }
 
 func (a pathNode) less(b pathNode) bool {
-	if a.f != b.f {
-		return a.f < b.f
-	}
-	if a.h != b.h {
-		return a.h < b.h
-	}
-	return a.c < b.c
+	return a.key < b.key || a.key == b.key && a.c < b.c
 }
+
+func nodeKey(f, h int32) uint64 { return uint64(uint32(f))<<32 | uint64(uint32(h)) }
 
 // pathScratch is reusable search memory. A slot belongs to the current
 // search when mark >= gen: the cell is open when mark == gen and closed
@@ -113,17 +114,21 @@ func (ps *pathScratch) slot(c int32) *pathSlot {
 	}
 }
 
+// push and pop keep a 4-ary min-heap. Entries are totally ordered (a cell
+// is pushed again only with a lower g, so a lower f), so the order of
+// pops does not depend on how the heap is laid out.
 func (ps *pathScratch) push(n pathNode) {
 	h := append(ps.heap, n)
 	i := len(h) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
+		p := (i - 1) >> 2
+		if !n.less(h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = n
 	ps.heap = h
 }
 
@@ -131,23 +136,28 @@ func (ps *pathScratch) pop() pathNode {
 	h := ps.heap
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
+	n := h[last]
 	h = h[:last]
 	i := 0
 	for {
-		l := 2*i + 1
+		l := 4*i + 1
 		if l >= len(h) {
 			break
 		}
 		s := l
-		if r := l + 1; r < len(h) && h[r].less(h[l]) {
-			s = r
+		for k, e := l+1, min(l+4, len(h)); k < e; k++ {
+			if h[k].less(h[s]) {
+				s = k
+			}
 		}
-		if !h[s].less(h[i]) {
+		if !h[s].less(n) {
 			break
 		}
-		h[i], h[s] = h[s], h[i]
+		h[i] = h[s]
 		i = s
+	}
+	if last > 0 {
+		h[i] = n
 	}
 	ps.heap = h
 	return top
@@ -166,9 +176,23 @@ func octile(ax, ay, bx, by int32) int32 {
 	return 10*max(dx, dy) + 4*min(dx, dy)
 }
 
+// pathKey identifies a search: its result depends only on these, the
+// map's terrain (which never changes) and which cells are blocked.
+type pathKey struct{ start, goal, moveTicks int32 }
+
+// maxNoPath bounds the failed searches a map remembers.
+const maxNoPath = 4096
+
 // findPath returns the cells from (sx, sy), exclusive, to (tx, ty),
 // inclusive, for a pawn with the given move ticks. The target cell counts
 // as passable. ok is false when the search gives up.
+//
+// A failed search costs its whole budget, and a pawn stuck behind an
+// obstacle retries the same ones after every cool-down, so the map
+// remembers the searches that failed (gameMap.noPath) until passability
+// changes. That memory is derived data, not state: a search it skips
+// would fail again exactly the same way, so a world that lacks it (a clone,
+// a loaded world) evolves identically.
 func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int32, ok bool) {
 	if sx == tx && sy == ty {
 		return nil, true
@@ -176,6 +200,21 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 	if !m.in(sx, sy) || !m.in(tx, ty) {
 		return nil, false
 	}
+	key := pathKey{m.idx(sx, sy), m.idx(tx, ty), moveTicks}
+	if m.noPath[key] {
+		return nil, false
+	}
+	if path, ok = w.search(m, moveTicks, sx, sy, tx, ty); !ok {
+		if m.noPath == nil || len(m.noPath) >= maxNoPath {
+			m.noPath = make(map[pathKey]bool)
+		}
+		m.noPath[key] = true
+	}
+	return path, ok
+}
+
+// search is findPath without the memory of failures.
+func (w *World) search(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int32, ok bool) {
 	r := w.r
 	ps := &w.paths
 	ps.begin(len(m.Terrain))
@@ -194,7 +233,8 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 	// but searches close far fewer nodes.
 	budget := min(maxExpand, 400+50*max(absI32(sx-tx), absI32(sy-ty)))
 	h0 := 2 * moveTicks * octile(sx, sy, tx, ty)
-	ps.push(pathNode{f: h0, h: h0, c: start})
+	ps.push(pathNode{key: nodeKey(h0, h0), c: start})
+	enter := &r.enterCost
 	for expanded := int32(0); len(ps.heap) > 0; {
 		n := ps.pop()
 		ns := ps.slot(n.c)
@@ -210,15 +250,22 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 		}
 		x, y := n.c%m.W, n.c/m.W
 		g := ns.g
+		var ok [4]bool // the orthogonal neighbours a pawn may enter
+		for d := range 4 {
+			ok[d] = walk(x+dirX[d], y+dirY[d])
+		}
 		for d := range 8 {
 			nx, ny := x+dirX[d], y+dirY[d]
-			if !walk(nx, ny) {
-				continue
-			}
 			step := 10 * moveTicks
-			if d >= 4 {
-				// no cutting corners past obstacles
-				if !walk(x+dirX[d], y) || !walk(x, y+dirY[d]) {
+			if d < 4 {
+				if !ok[d] {
+					continue
+				}
+			} else {
+				// no cutting corners past obstacles: the cells beside
+				// the diagonal step are the orthogonal neighbours at
+				// (x+dx, y), direction 2-dx, and (x, y+dy), 1+dy
+				if !ok[2-dirX[d]] || !ok[1+dirY[d]] || !walk(nx, ny) {
 					continue
 				}
 				step = 14 * moveTicks
@@ -228,13 +275,13 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 			if cs.mark == ps.gen+1 {
 				continue
 			}
-			ng := g + step + 10*r.terrains[m.Terrain[c]].pathCost
+			ng := g + step + enter[m.Terrain[c]]
 			if cs.mark == ps.gen && cs.g <= ng {
 				continue
 			}
 			cs.mark, cs.g, cs.parent = ps.gen, ng, n.c
 			h := 2 * moveTicks * octile(nx, ny, tx, ty)
-			ps.push(pathNode{f: ng + h, h: h, c: c})
+			ps.push(pathNode{key: nodeKey(ng+h, h), c: c})
 		}
 	}
 	return nil, false

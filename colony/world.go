@@ -109,6 +109,7 @@ type gameMap struct {
 	cells        map[int32]cellInfo // cells holding things; absent means all zero
 	blocked      []uint64           // one bit per cell: an impassable building stands there
 	reg          *regionMap         // connected areas, nil until first asked for
+	noPath       map[pathKey]bool   // searches known to fail; see findPath
 	plantCount   int32
 	storageCells []int32 // cells of storage buildings, in thing ID order
 	storageDirty bool
@@ -359,6 +360,7 @@ func (m *gameMap) track(r *rules, t *thing, sign int) {
 			if m.reg != nil {
 				m.reg.touch(t.Y)
 			}
+			clear(m.noPath) // passability changed: a failed search may succeed now
 		}
 		if tr.storage > 0 {
 			ci.storage += uint16(int32(sign) * tr.storage)
@@ -390,6 +392,7 @@ func (m *gameMap) rebuildDerived(r *rules) {
 	}
 	m.blocked = make([]uint64, (int(m.W)*int(m.H)+63)/64)
 	m.reg = nil
+	m.noPath = nil
 	m.plantCount = 0
 	m.storageCells = nil
 	for i := range m.Things {
