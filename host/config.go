@@ -96,6 +96,8 @@ type Config struct {
 	// GzipLevel is the compression level of join points (default
 	// snapshot.DefaultLevel).
 	GzipLevel int
+	// Save says where and how often the session is saved (default: not).
+	Save SaveConfig
 	// LazyJoinPoints builds a join point only when a joiner needs one. By
 	// default the host keeps one built in the background (at most ~5% of a
 	// core), so joiners do not wait for compression.
@@ -178,6 +180,7 @@ func (c Config) Defaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.Save = c.Save.withDefaults()
 	return c
 }
 
@@ -217,6 +220,9 @@ func (c Config) Validate() error {
 	}
 	if c.LagPolicy > LagDrop {
 		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.LagPolicy))
+	}
+	if c.Save.Keep < 1 {
+		errs = append(errs, fmt.Errorf("autosaves kept %d: keep at least one", c.Save.Keep))
 	}
 	if c.Factions > roster.FactionsPerPlayer {
 		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))

@@ -161,6 +161,9 @@ type session struct {
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
 	holding      bool // time is held for a laggard (LagWait)
+	saveBusy     atomic.Bool
+	saving       sync.WaitGroup
+	lastAutosave time.Time
 	auth         *lockstep.Authority
 	roster       *roster.Roster
 	members      map[int32]*member
@@ -204,6 +207,7 @@ func (s *session) run(ctx context.Context) {
 			for _, id := range s.order {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
+			s.startSave(true) // the final save, written before Serve returns
 			return
 		case now := <-ticker.C:
 			s.tick(now)
@@ -242,6 +246,14 @@ func (s *session) tick(now time.Time) {
 		s.auth.Queues().Reset(s.auth.Sim().Tick())
 	}
 	s.prepareJoinPoint(now)
+	if sc := s.cfg.Save; sc.Path != "" && sc.Every > 0 {
+		if s.lastAutosave.IsZero() {
+			s.lastAutosave = now
+		} else if now.Sub(s.lastAutosave) >= sc.Every {
+			s.lastAutosave = now
+			s.startSave(false)
+		}
+	}
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
 	if due == 0 {

@@ -18,6 +18,11 @@ type Stats struct {
 	// LastCut is how long the session goroutine spent freezing the last
 	// join point; LastBuild how long building it took, off that goroutine.
 	LastCut, LastBuild time.Duration
+	// Saves counts saves written, SaveErrors failed ones; LastSave is how
+	// long the last one took and LastSaveError why the last failure failed.
+	Saves, SaveErrors int
+	LastSave          time.Duration
+	LastSaveError     string
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -41,6 +46,20 @@ func (st *stats) built(p *snapshot.Point, d time.Duration) {
 	st.s.BlobsReused += p.Reused
 	st.s.LastBuild = d
 	st.last = p
+	st.mu.Unlock()
+}
+
+func (st *stats) saved(d time.Duration) {
+	st.mu.Lock()
+	st.s.Saves++
+	st.s.LastSave = d
+	st.mu.Unlock()
+}
+
+func (st *stats) saveFailed(err error) {
+	st.mu.Lock()
+	st.s.SaveErrors++
+	st.s.LastSaveError = err.Error()
 	st.mu.Unlock()
 }
 

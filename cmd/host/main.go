@@ -10,13 +10,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -31,7 +32,7 @@ func newApp() *cli.App {
 		Usage: "host a lockstep co-op session",
 		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
 			"same deterministic world; only commands travel once a player has joined.",
-		Commands: []*cli.Command{serveCommand(), defscli.Command()},
+		Commands: []*cli.Command{serveCommand(), savesCommand(), defscli.Command()},
 	}
 }
 
@@ -45,18 +46,15 @@ func serveCommand() *cli.Command {
 		&cli.StringFlag{Name: "factions", Value: "shared", Usage: "shared: every player in one colony; per-player: a faction each"},
 		cliutil.PasswordFlag("require this session password of every joiner"),
 		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address (bursts of twice that; -1 for no limit)"},
-		&cli.IntFlag{Name: "maps", Value: colony.DefaultMaps, Usage: "maps in a new world"},
-		&cli.IntFlag{Name: "map-size", Value: colony.DefaultWidth, Usage: "width and height of each map, in cells"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of a new world"},
-		&cli.IntFlag{Name: "things-per-map", Value: colony.DefaultThingsPerMap, Usage: "things scattered on each map of a new world"},
-		&cli.IntFlag{Name: "pawns-per-map", Value: colony.DefaultPawnsPerMap, Usage: "pawns on each map of a new world"},
-		&cli.IntFlag{Name: "idle-maps", Usage: "maps, the highest-numbered, that get no pawns"},
-		&cli.StringFlag{Name: "lag-policy", Value: "wait", Usage: "when a player falls --max-lag ticks behind: wait (slow, then hold time until they catch up) or drop (disconnect them)"},
-		&cli.Uint64Flag{Name: "max-lag", Value: 120, Usage: "how many ticks a player may fall behind"},
-		&cli.Float64Flag{Name: "command-rate", Value: 100, Usage: "commands per second one player may send (bursts of twice that)"},
-		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
-		&cli.IntFlag{Name: "world-mib", Usage: "generate a world of about this many MiB of raw state (chooses maps, map size and things; overrides those flags)"},
 	}
+	flags = append(flags,
+		&cli.StringFlag{Name: "save", Usage: "save `FILE`: load it if it exists, save there on exit and autosave beside it"},
+		&cli.BoolFlag{Name: "new", Usage: "with --save: start a new world if the save does not exist yet"},
+		&cli.BoolFlag{Name: "recover", Usage: "with --save: if the save is damaged, start from the newest valid autosave"},
+		&cli.DurationFlag{Name: "autosave", Value: 5 * time.Minute, Usage: "autosave interval (0 to autosave never)"},
+		&cli.IntFlag{Name: "keep", Value: 5, Usage: "autosaves to keep"},
+	)
+	flags = append(flags, worldFlags()...)
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	return &cli.Command{
@@ -81,23 +79,29 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	side := c.Int("map-size")
-	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed"),
-		ThingsPerMap: c.Int("things-per-map"), PawnsPerMap: c.Int("pawns-per-map"), IdleMaps: c.Int("idle-maps")}
-	if mib := c.Int("world-mib"); mib > 0 {
-		wcfg = colony.SizedConfig(int64(mib)<<20, c.Uint64("seed"))
-		wcfg.IdleMaps = c.Int("idle-maps")
-		side = wcfg.Width
+	var world lockstep.Sim
+	path := c.String("save")
+	_, statErr := os.Stat(path)
+	switch {
+	case path != "" && statErr == nil:
+		start := time.Now()
+		sim, f, err := loadSave(path, bundle, c.Bool("recover"))
+		if err != nil {
+			return err
+		}
+		world = sim
+		log.Info("save loaded", "path", path, "tick", f.Meta.Tick, "bytes", f.Size, "ms", time.Since(start).Milliseconds())
+	case path != "" && !c.Bool("new"):
+		return cliutil.Usagef("there is no save at %s; add --new to start a new world there", path)
+	default:
+		genStart := time.Now()
+		w, wcfg, err := newWorld(c, bundle)
+		if err != nil {
+			return err
+		}
+		world = w
+		log.Info("world generated", "maps", wcfg.Maps, "map_size", wcfg.Width, "seed", wcfg.Seed, "ms", time.Since(genStart).Milliseconds())
 	}
-	if err := wcfg.Validate(); err != nil {
-		return cliutil.Usagef("world: %v", err)
-	}
-	genStart := time.Now()
-	world, err := colony.New(bundle.Content, wcfg)
-	if err != nil {
-		return fmt.Errorf("generate world: %w", err)
-	}
-	log.Info("world generated", "ms", time.Since(genStart).Milliseconds())
 	factions, err := roster.ParseFactionMode(c.String("factions"))
 	if err != nil {
 		return cliutil.Usagef("--factions: %v", err)
@@ -105,6 +109,10 @@ func serve(c *cli.Context) error {
 	pw, err := cliutil.Password(c.String("password-file"))
 	if err != nil {
 		return err
+	}
+	autosave := c.Duration("autosave")
+	if autosave == 0 {
+		autosave = -1 // the config's "never"
 	}
 	lag, err := host.ParseLagPolicy(c.String("lag-policy"))
 	if err != nil {
@@ -127,8 +135,10 @@ func serve(c *cli.Context) error {
 		MaxLag:         c.Uint64("max-lag"),
 		CommandRate:    c.Float64("command-rate"),
 		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
-		ConnBurst:      max(1, int(2*c.Float64("conn-rate"))),
-		Logger:         log,
+		Save: host.SaveConfig{Path: path, Every: autosave, Keep: c.Int("keep"),
+			Meta: func() saves.Meta { return saveMeta(c.String("game-name"), bundle) }},
+		ConnBurst: max(1, int(2*c.Float64("conn-rate"))),
+		Logger:    log,
 	}
 	if err := cfg.Defaults().Validate(); err != nil {
 		return cliutil.Usagef("%v", err)
@@ -151,7 +161,7 @@ func serve(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("world ready", "maps", wcfg.Maps, "map_size", side, "seed", wcfg.Seed, "password", len(pw) > 0,
+	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(pw) > 0,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
 	if err := srv.ListenAndServe(ctx, c.String("listen")); err != nil {
 		return err

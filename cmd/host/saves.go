@@ -1,0 +1,235 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/urfave/cli/v2"
+)
+
+// worldFlags are the flags that describe a new world.
+func worldFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "maps", Value: colony.DefaultMaps, Usage: "maps in a new world"},
+		&cli.IntFlag{Name: "map-size", Value: colony.DefaultWidth, Usage: "width and height of each map, in cells"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of a new world"},
+		&cli.IntFlag{Name: "things-per-map", Value: colony.DefaultThingsPerMap, Usage: "things scattered on each map of a new world"},
+		&cli.IntFlag{Name: "pawns-per-map", Value: colony.DefaultPawnsPerMap, Usage: "pawns on each map of a new world"},
+		&cli.IntFlag{Name: "idle-maps", Usage: "maps, the highest-numbered, that get no pawns"},
+		&cli.IntFlag{Name: "world-mib", Usage: "generate a world of about this many MiB of raw state (chooses maps, map size and things; overrides those flags)"},
+	}
+}
+
+// newWorld generates the world the flags describe.
+func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony.Config, error) {
+	side := c.Int("map-size")
+	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed"),
+		ThingsPerMap: c.Int("things-per-map"), PawnsPerMap: c.Int("pawns-per-map"), IdleMaps: c.Int("idle-maps")}
+	if mib := c.Int("world-mib"); mib > 0 {
+		wcfg = colony.SizedConfig(int64(mib)<<20, c.Uint64("seed"))
+		wcfg.IdleMaps = c.Int("idle-maps")
+	}
+	if err := wcfg.Validate(); err != nil {
+		return nil, wcfg, cliutil.Usagef("world: %v", err)
+	}
+	w, err := colony.New(bundle.Content, wcfg)
+	if err != nil {
+		return nil, wcfg, fmt.Errorf("generate world: %w", err)
+	}
+	return w, wcfg, nil
+}
+
+// saveMeta is the static description of saves made with this content.
+func saveMeta(gameName string, bundle *gamecontent.Bundle) saves.Meta {
+	m := saves.Meta{GameName: gameName, GameVersion: bundle.GameVersion, Mods: bundle.Mods}
+	for _, d := range bundle.Summary() {
+		m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
+	}
+	return m
+}
+
+// loadSave reads a save and rebuilds its world. A damaged save is never
+// replaced silently: the error names the damage and offers the newest
+// valid autosave, which recover uses instead.
+func loadSave(path string, bundle *gamecontent.Bundle, recover bool) (lockstep.Sim, *saves.File, error) {
+	f, err := saves.Read(path)
+	if err != nil {
+		alt, ok := saves.NewestValid(path)
+		if !ok || alt.Path == path {
+			return nil, nil, fmt.Errorf("save %s cannot be loaded: %w (and no valid autosave was found beside it)", path, err)
+		}
+		if !recover {
+			return nil, nil, fmt.Errorf("save %s cannot be loaded: %w\nThe newest valid autosave is %s (tick %d, saved %s). Start from it with --recover, or --save %s",
+				path, err, alt.Path, alt.Meta.Tick, time.Unix(alt.Meta.Created, 0).Format(time.RFC3339), alt.Path)
+		}
+		fmt.Fprintf(os.Stderr, "save %s cannot be loaded (%v); recovering from %s (tick %d)\n", path, err, alt.Path, alt.Meta.Tick)
+		if f, err = saves.Read(alt.Path); err != nil {
+			return nil, nil, fmt.Errorf("autosave %s: %w", alt.Path, err)
+		}
+	}
+	if err := sameContent(f.Meta, bundle); err != nil {
+		return nil, nil, fmt.Errorf("save %s: %w", path, err)
+	}
+	sim, err := saves.Load(f, nil, colony.MapLoader(bundle.Content), 1<<31)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return sim, f, nil
+}
+
+func savesCommand() *cli.Command {
+	newFlags := append([]cli.Flag{
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "save `FILE` to write"},
+		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name stored in the save"},
+	}, worldFlags()...)
+	newFlags = append(newFlags, gamecontent.Flags()...)
+	return &cli.Command{
+		Name:  "saves",
+		Usage: "create, list and inspect save files",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "new",
+				Usage:     "generate a world and write it as a save",
+				UsageText: "host saves new --out FILE [world flags]",
+				Flags:     newFlags,
+				Action:    savesNew,
+			},
+			{
+				Name:      "list",
+				Usage:     "list the saves in a folder: name, game, tick, size, time, valid or not",
+				ArgsUsage: "DIR",
+				Action:    savesList,
+			},
+			{
+				Name:      "inspect",
+				Usage:     "check a save completely and show its header and maps",
+				ArgsUsage: "FILE",
+				Action:    savesInspect,
+			},
+		},
+	}
+}
+
+func savesNew(c *cli.Context) error {
+	bundle, err := gamecontent.FromFlags(c)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	w, wcfg, err := newWorld(c, bundle)
+	if err != nil {
+		return err
+	}
+	gen := time.Since(start)
+	start = time.Now()
+	point, err := snapshot.Build(w, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	if err != nil {
+		return err
+	}
+	body, err := snapshot.NewPayload(point, 0, w.Tick(), nil)
+	if err != nil {
+		return err
+	}
+	meta := saveMeta(c.String("game-name"), bundle)
+	meta.Created = time.Now().Unix()
+	path := c.String("out")
+	if err := saves.Write(path, meta, body); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s: %d maps of %dx%d, %.1f MiB raw, %.1f MiB on disk; generated in %s, saved in %s\n",
+		path, wcfg.Maps, wcfg.Width, wcfg.Height, float64(point.RawSize())/(1<<20), float64(body.Total())/(1<<20),
+		gen.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func savesList(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cliutil.Usagef("give the folder: host saves list DIR")
+	}
+	infos, err := saves.List(c.Args().First())
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tGAME\tTICK\tSIZE\tSAVED\tVALID")
+	bad := 0
+	for _, in := range infos {
+		valid := "yes"
+		if in.Err != nil {
+			valid, bad = "NO: "+in.Err.Error(), bad+1
+		}
+		when := "-"
+		if in.Meta.Created > 0 {
+			when = time.Unix(in.Meta.Created, 0).Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f MiB\t%s\t%s\n", in.Path, in.Meta.GameName, in.Meta.Tick, float64(in.Size)/(1<<20), when, valid)
+	}
+	tw.Flush()
+	if len(infos) == 0 {
+		fmt.Println("no saves")
+	}
+	if bad > 0 {
+		return cli.Exit("", 1)
+	}
+	return nil
+}
+
+func savesInspect(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cliutil.Usagef("give the save: host saves inspect FILE")
+	}
+	path := c.Args().First()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no save at %s", path)
+	}
+	start := time.Now()
+	in := saves.Inspect(path)
+	if in.Err != nil {
+		return fmt.Errorf("%s is not a valid save: %w", path, in.Err)
+	}
+	m := in.Meta
+	fmt.Printf("%s: valid (checked in %s)\n", path, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("game %q, game version %s, tick %d, saved %s, %.1f MiB\n", m.GameName, m.GameVersion, m.Tick,
+		time.Unix(m.Created, 0).Format(time.RFC3339), float64(in.Size)/(1<<20))
+	fmt.Printf("mods: %v\n", m.Mods)
+	for _, d := range m.Databases {
+		fmt.Printf("  %-24s %5d defs  %016x\n", d.Type, d.Count, d.Hash)
+	}
+	var raw, comp uint64
+	for _, mp := range in.Maps {
+		fmt.Printf("map %3d: %10d bytes raw, %9d compressed, state hash %016x\n", mp.ID, mp.RawSize, mp.Size, mp.StateHash)
+		raw, comp = raw+mp.RawSize, comp+mp.Size
+	}
+	fmt.Printf("%d maps: %.1f MiB raw, %.1f MiB compressed\n", len(in.Maps), float64(raw)/(1<<20), float64(comp)/(1<<20))
+	return nil
+}
+
+// sameContent refuses a save made with other def databases than the
+// content the host runs: its world would not mean the same things.
+func sameContent(m saves.Meta, bundle *gamecontent.Bundle) error {
+	have := map[string]saves.DefSummary{}
+	for _, d := range m.Databases {
+		have[d.Type] = d
+	}
+	sum := bundle.Summary()
+	var diff []string
+	for _, d := range sum {
+		if s, ok := have[d.Type]; !ok || s.Count != d.Count || s.Hash != d.Hash {
+			diff = append(diff, d.Type)
+		}
+	}
+	if len(diff) > 0 || len(m.Databases) != len(sum) {
+		return fmt.Errorf("it was made with other content (def databases that differ: %v); run with the same --content as when it was saved", diff)
+	}
+	return nil
+}

@@ -1,0 +1,421 @@
+package saves
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Meta describes a save.
+type Meta struct {
+	GameName    string       `codec:"g"`
+	GameVersion string       `codec:"v"`
+	Mods        []string     `codec:"m"`
+	Databases   []DefSummary `codec:"d"` // type, count, hash per def database
+	Tick        uint64       `codec:"t"` // the session's tick when saved (>= the snapshot's tick)
+	Created     int64        `codec:"c"` // unix seconds
+}
+
+// DefSummary is one def database of the saved session.
+type DefSummary struct {
+	Type  string `codec:"t"`
+	Count int32  `codec:"c"`
+	Hash  uint64 `codec:"h"`
+}
+
+const (
+	// Magic opens every save file.
+	Magic = "LOCKSAVE"
+	// FormatVersion is the layout this package writes and the newest it
+	// reads.
+	FormatVersion = 1
+	// Ext is the file name extension of saves.
+	Ext = ".lhsave"
+	// MaxMeta bounds the encoded meta.
+	MaxMeta = 16 << 20
+
+	// prefixLen is the fixed prefix: magic, version, flags, total length,
+	// meta length.
+	prefixLen = 8 + 2 + 2 + 8 + 4
+	// sumLen is the trailing checksum.
+	sumLen = 8
+	// payloadPrefix is the snapshot payload's own prefix: header length
+	// and header hash.
+	payloadPrefix = 4 + 8
+	// writeChunk is the most bytes of the body written at once.
+	writeChunk = 1 << 20
+)
+
+// Offsets of the prefix fields.
+const (
+	offVersion = 8
+	offFlags   = 10
+	offTotal   = 12
+	offMetaLen = 20
+)
+
+// Errors of Read. A truncated file matches both ErrTruncated and
+// ErrDamaged.
+var (
+	ErrDamaged   = errors.New("save file damaged")
+	ErrTruncated = errors.New("save file truncated")
+	ErrVersion   = errors.New("save file from a newer version")
+)
+
+// testHookWrite, when set, is called before each body chunk is written
+// with the chunk's index; an error aborts the write. Tests only.
+var testHookWrite func(n int) error
+
+// Write saves atomically (WriteAtomic): meta and the body, which is a join
+// point laid out by snapshot.NewPayload (world and map blobs compressed,
+// per-map commands since the snapshot, Granted = meta.Tick). It streams
+// the body's chunks and never builds the whole file in memory.
+func Write(path string, meta Meta, body *snapshot.Payload) error {
+	if err := write(path, meta, body); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
+}
+
+func write(path string, meta Meta, body *snapshot.Payload) error {
+	if body == nil {
+		return errors.New("no body")
+	}
+	hdr, err := payloadHeader(body)
+	if err != nil {
+		return err
+	}
+	if meta.Tick < hdr.Tick {
+		return fmt.Errorf("meta tick %d is before the snapshot's tick %d", meta.Tick, hdr.Tick)
+	}
+	if hdr.Granted != meta.Tick {
+		return fmt.Errorf("body grants tick %d, meta says the session is at tick %d", hdr.Granted, meta.Tick)
+	}
+	mb, err := wire.EncodeValue(&meta)
+	if err != nil {
+		return fmt.Errorf("encode meta: %w", err)
+	}
+	if len(mb) > MaxMeta {
+		return fmt.Errorf("meta of %d bytes over the %d limit", len(mb), MaxMeta)
+	}
+	bodyLen := body.Total()
+	total := uint64(prefixLen) + uint64(len(mb)) + bodyLen + sumLen
+	return WriteAtomic(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		sum := xxhash.New()
+		out := io.MultiWriter(bw, sum)
+		prefix := make([]byte, 0, prefixLen)
+		prefix = append(prefix, Magic...)
+		prefix = binary.BigEndian.AppendUint16(prefix, FormatVersion)
+		prefix = binary.BigEndian.AppendUint16(prefix, 0)
+		prefix = binary.BigEndian.AppendUint64(prefix, total)
+		prefix = binary.BigEndian.AppendUint32(prefix, uint32(len(mb)))
+		if _, err := out.Write(prefix); err != nil {
+			return err
+		}
+		if _, err := out.Write(mb); err != nil {
+			return err
+		}
+		for off, i := uint64(0), 0; off < bodyLen; i++ {
+			c := body.Chunk(off, writeChunk)
+			if len(c) == 0 {
+				return fmt.Errorf("body ended at byte %d of %d", off, bodyLen)
+			}
+			if testHookWrite != nil {
+				if err := testHookWrite(i); err != nil {
+					return err
+				}
+			}
+			if _, err := out.Write(c); err != nil {
+				return err
+			}
+			off += uint64(len(c))
+		}
+		if _, err := bw.Write(binary.BigEndian.AppendUint64(nil, sum.Sum64())); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// payloadHeader decodes the header of a payload from its first segment.
+func payloadHeader(body *snapshot.Payload) (*snapshot.Header, error) {
+	c := body.Chunk(0, math.MaxInt)
+	if len(c) < payloadPrefix {
+		return nil, errors.New("body too short for a snapshot payload")
+	}
+	n := uint64(binary.BigEndian.Uint32(c))
+	if n > uint64(len(c)-payloadPrefix) {
+		return nil, errors.New("body's header is not in its first segment")
+	}
+	hb := c[payloadPrefix : payloadPrefix+n]
+	if xxhash.Sum64(hb) != binary.BigEndian.Uint64(c[4:]) {
+		return nil, errors.New("body's header hash mismatch")
+	}
+	h := &snapshot.Header{}
+	if err := wire.DecodeValue(hb, h); err != nil {
+		return nil, fmt.Errorf("body's header: %w", err)
+	}
+	return h, nil
+}
+
+// File is a save that was read and validated.
+type File struct {
+	Meta Meta
+	// Body holds the header and blobs; blob hashes are checked again when
+	// they are decompressed.
+	Body *snapshot.Parsed
+	Size int64
+}
+
+// readError is an error of Read: a message and the sentinels it matches.
+type readError struct {
+	msg   string
+	kinds []error
+}
+
+func (e *readError) Error() string   { return e.msg }
+func (e *readError) Unwrap() []error { return e.kinds }
+
+func damaged(path, format string, args ...any) error {
+	return &readError{
+		msg:   fmt.Sprintf("%s: %s: %s", path, ErrDamaged, fmt.Sprintf(format, args...)),
+		kinds: []error{ErrDamaged},
+	}
+}
+
+func truncated(path, format string, args ...any) error {
+	return &readError{
+		msg:   fmt.Sprintf("%s: %s: %s", path, ErrTruncated, fmt.Sprintf(format, args...)),
+		kinds: []error{ErrTruncated, ErrDamaged},
+	}
+}
+
+// Read reads and validates a save completely before returning it: magic,
+// format version, declared lengths against the file size, the trailing
+// checksum, the meta, the body's structure and every blob's hash. On
+// damage the error names the damaged part ("header", "meta", "world
+// data", "map <id> data", "command list", "checksum") with byte offsets,
+// and wraps ErrDamaged, ErrTruncated (with ErrDamaged) or ErrVersion.
+func Read(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open save: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("open save: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("open save: %s is not a regular file", path)
+	}
+	return read(path, f, st.Size())
+}
+
+func read(path string, f *os.File, size int64) (*File, error) {
+	prefix := make([]byte, prefixLen)
+	n, err := io.ReadFull(f, prefix)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, fmt.Errorf("read save %s: %w", path, err)
+	}
+	if m := min(n, len(Magic)); string(prefix[:m]) != Magic[:m] {
+		return nil, damaged(path, "header: not a lockhost save (it starts with %q, not %q)", prefix[:m], Magic)
+	}
+	// A newer format may lay out the rest differently: judge the version
+	// as soon as it is there.
+	version := binary.BigEndian.Uint16(prefix[offVersion:])
+	if n < offVersion+2 {
+		version = FormatVersion
+	}
+	if version > FormatVersion {
+		// A version field damaged in a current file still matches its
+		// checksum once put back; a genuinely newer file does not.
+		if sumMatchesWith(f, size, offVersion, binary.BigEndian.AppendUint16(nil, FormatVersion)) {
+			return nil, damaged(path, "header: format version field at byte %d reads %d, the file is version %d", offVersion, version, FormatVersion)
+		}
+		return nil, &readError{
+			msg: fmt.Sprintf("%s: %s: it was written by a newer lockhost (save format version %d; this build reads up to version %d)",
+				path, ErrVersion, version, FormatVersion),
+			kinds: []error{ErrVersion},
+		}
+	}
+	if n < prefixLen {
+		return nil, truncated(path, "the file ends at byte %d, inside its %d-byte header", n, prefixLen)
+	}
+	if version == 0 {
+		return nil, damaged(path, "header: format version 0 at byte %d", offVersion)
+	}
+	flags := binary.BigEndian.Uint16(prefix[offFlags:])
+	total := binary.BigEndian.Uint64(prefix[offTotal:])
+	metaLen := uint64(binary.BigEndian.Uint32(prefix[offMetaLen:]))
+	if flags != 0 {
+		return nil, damaged(path, "header: unknown flags %#04x at byte %d", flags, offFlags)
+	}
+	if total != uint64(size) {
+		if sumMatchesWith(f, size, offTotal, binary.BigEndian.AppendUint64(nil, uint64(size))) {
+			return nil, damaged(path, "header: length field at byte %d says %d bytes, the file has %d", offTotal, total, size)
+		}
+		if total > uint64(size) {
+			return nil, truncated(path, "the file ends at byte %d of %d", size, total)
+		}
+		return nil, damaged(path, "header: the file has %d bytes after its declared end at byte %d", uint64(size)-total, total)
+	}
+	if metaLen > MaxMeta {
+		return nil, damaged(path, "header: meta length %d at byte %d is over the %d limit", metaLen, offMetaLen, MaxMeta)
+	}
+	if prefixLen+metaLen+payloadPrefix+sumLen > total {
+		return nil, damaged(path, "header: meta length %d at byte %d does not fit in a file of %d bytes", metaLen, offMetaLen, total)
+	}
+	bodyStart := prefixLen + metaLen
+	bodyLen := total - bodyStart - sumLen
+
+	// Every length is now within the file: read the rest.
+	sum := xxhash.New()
+	sum.Write(prefix)
+	metaBytes := make([]byte, metaLen)
+	body := make([]byte, bodyLen)
+	var stored [sumLen]byte
+	for _, part := range [][]byte{metaBytes, body, stored[:]} {
+		if _, err := io.ReadFull(f, part); err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return nil, truncated(path, "the file ends before byte %d it declares (it shrank while being read)", total)
+			}
+			return nil, fmt.Errorf("read save %s: %w", path, err)
+		}
+	}
+	sum.Write(metaBytes)
+	sum.Write(body)
+
+	metaEnd := bodyStart
+	var meta Meta
+	if err := wire.DecodeValue(metaBytes, &meta); err != nil {
+		if n, ok := naturalMetaLen(f, size); ok && uint64(n) != metaLen &&
+			sumMatchesWith(f, size, offMetaLen, binary.BigEndian.AppendUint32(nil, uint32(n))) {
+			return nil, damaged(path, "header: meta length field at byte %d says %d, the meta is %d bytes", offMetaLen, metaLen, n)
+		}
+		return nil, damaged(path, "meta (bytes %d..%d): %v", prefixLen, metaEnd, err)
+	}
+
+	hdrEnd := total - sumLen
+	if h := uint64(binary.BigEndian.Uint32(body)); h <= bodyLen-payloadPrefix {
+		hdrEnd = bodyStart + payloadPrefix + h
+	}
+	parsed, err := snapshot.Parse(body)
+	if err != nil {
+		return nil, damaged(path, "command list and snapshot header (bytes %d..%d): %v", bodyStart, hdrEnd, err)
+	}
+	off := hdrEnd
+	check := func(name string, b snapshot.Blob) error {
+		end := off + uint64(len(b.Data))
+		if xxhash.Sum64(b.Data) != b.Hash {
+			return damaged(path, "%s (bytes %d..%d) does not match its hash", name, off, end)
+		}
+		off = end
+		return nil
+	}
+	if err := check("world data", parsed.World); err != nil {
+		return nil, err
+	}
+	for i, b := range parsed.Maps {
+		if err := check(fmt.Sprintf("map %d data", parsed.Header.Maps[i].ID), b); err != nil {
+			return nil, err
+		}
+	}
+	if got, want := sum.Sum64(), binary.BigEndian.Uint64(stored[:]); got != want {
+		// Everything else has its own check: what is left is the meta,
+		// which decoded but may hold a changed value, and the checksum.
+		return nil, damaged(path, "checksum mismatch (stored %016x at byte %d, computed %016x): the meta (bytes %d..%d) or the checksum itself is damaged",
+			want, total-sumLen, got, prefixLen, metaEnd)
+	}
+
+	// The bytes are as written; check that they make sense together.
+	h := &parsed.Header
+	if meta.Tick < h.Tick {
+		return nil, damaged(path, "meta: session tick %d is before the snapshot's tick %d", meta.Tick, h.Tick)
+	}
+	if h.Granted != meta.Tick {
+		return nil, damaged(path, "command list: commands run to tick %d, the meta says the session was saved at tick %d", h.Granted, meta.Tick)
+	}
+	for _, mc := range h.Commands {
+		for _, c := range mc.Commands {
+			if c.Tick < h.Tick || c.Tick > meta.Tick {
+				return nil, damaged(path, "command list: a command for tick %d outside the saved ticks %d..%d", c.Tick, h.Tick, meta.Tick)
+			}
+		}
+	}
+	return &File{Meta: meta, Body: parsed, Size: size}, nil
+}
+
+// sumMatchesWith reports whether the file's trailing checksum matches its
+// other bytes once the bytes at off are replaced by patch. It tells a
+// damaged prefix field from what the field would otherwise mean.
+func sumMatchesWith(f *os.File, size, off int64, patch []byte) bool {
+	if size < prefixLen+sumLen {
+		return false
+	}
+	var stored [sumLen]byte
+	if _, err := f.ReadAt(stored[:], size-sumLen); err != nil {
+		return false
+	}
+	sum := xxhash.New()
+	buf := make([]byte, min(size-sumLen, 1<<20))
+	for pos := int64(0); pos < size-sumLen; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-sumLen-pos)], pos)
+		if err != nil && !(err == io.EOF && n > 0) {
+			return false
+		}
+		chunk := buf[:n]
+		for i, b := range patch {
+			if p := off + int64(i); p >= pos && p < pos+int64(n) {
+				chunk[p-pos] = b
+			}
+		}
+		sum.Write(chunk)
+		pos += int64(n)
+	}
+	return sum.Sum64() == binary.BigEndian.Uint64(stored[:])
+}
+
+// metaHandle decodes a meta of unknown length to find where it ends.
+var metaHandle = func() *codec.MsgpackHandle {
+	h := &codec.MsgpackHandle{WriteExt: true}
+	h.MaxDepth = 16
+	h.MaxInitLen = 4096
+	return h
+}()
+
+// naturalMetaLen is the length of the msgpack meta that starts after the
+// prefix, found by decoding it, for telling a damaged meta length field
+// from a damaged meta.
+func naturalMetaLen(f *os.File, size int64) (n int, ok bool) {
+	avail := min(size-prefixLen-sumLen, MaxMeta)
+	if avail <= 0 {
+		return 0, false
+	}
+	b := make([]byte, avail)
+	if _, err := f.ReadAt(b, prefixLen); err != nil {
+		return 0, false
+	}
+	defer func() {
+		if recover() != nil {
+			n, ok = 0, false
+		}
+	}()
+	dec := codec.NewDecoderBytes(b, metaHandle)
+	var m Meta
+	if err := dec.Decode(&m); err != nil {
+		return 0, false
+	}
+	return dec.NumBytesRead(), true
+}

@@ -1,0 +1,50 @@
+package saves
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func FuzzRead(f *testing.F) {
+	s := newSession(f, 2, 40, 3, 6)
+	dir := f.TempDir()
+	good := filepath.Join(dir, "good"+Ext)
+	s.write(f, good)
+	b, err := os.ReadFile(good)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Add(b[:prefixLen])
+	f.Add([]byte(Magic))
+	f.Add([]byte{})
+	// Fuzz calls in one process run one at a time: reuse one file.
+	path := filepath.Join(dir, "f"+Ext)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file, err := Read(path)
+		info := Inspect(path)
+		if err != nil {
+			if file != nil {
+				t.Fatal("a file and an error")
+			}
+			if !errors.Is(err, ErrDamaged) && !errors.Is(err, ErrVersion) {
+				t.Fatalf("error %v is neither damage nor version", err)
+			}
+			if info.Err == nil || info.Err.Error() != err.Error() {
+				t.Fatalf("inspect says %v, read %v", info.Err, err)
+			}
+			return
+		}
+		if info.Err != nil || !reflect.DeepEqual(info.Meta, file.Meta) || info.Size != int64(len(data)) ||
+			len(info.Maps) != len(file.Body.Header.Maps) {
+			t.Fatalf("inspect %+v disagrees with read %+v", info, file.Meta)
+		}
+	})
+}
