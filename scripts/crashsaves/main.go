@@ -9,6 +9,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -86,6 +87,17 @@ func run(n int, autosave time.Duration, seed uint64) error {
 		checked++
 		fmt.Printf("kill %2d after %4d ms: %d save files, all valid; newest %s (tick %d) loads\n",
 			i+1, wait.Milliseconds(), len(files), filepath.Base(newest.Path), newest.Meta.Tick)
+		// Restart from the newest save, as a player would after a crash:
+		// the game goes on, and the next autosaves have later ticks.
+		if newest.Path != save {
+			b, err := os.ReadFile(newest.Path)
+			if err != nil {
+				return err
+			}
+			if err := saves.WriteAtomic(save, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Printf("%d kills, %d checks: every save file validated and the newest loaded every time\n", n, checked)
 	return nil
