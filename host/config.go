@@ -96,6 +96,12 @@ type Config struct {
 	// GzipLevel is the compression level of join points (default
 	// snapshot.DefaultLevel).
 	GzipLevel int
+	// KeepaliveEvery is how often admitted clients get a keepalive
+	// (default 1 s).
+	KeepaliveEvery time.Duration
+	// Timeout drops an admitted client the host has heard nothing from for
+	// this long (default 30 s), with reason Timeout.
+	Timeout time.Duration
 	// Save says where and how often the session is saved (default: not).
 	Save SaveConfig
 	// LazyJoinPoints builds a join point only when a joiner needs one. By
@@ -181,6 +187,12 @@ func (c Config) Defaults() Config {
 		c.Logger = slog.Default()
 	}
 	c.Save = c.Save.withDefaults()
+	if c.KeepaliveEvery == 0 {
+		c.KeepaliveEvery = time.Second
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
+	}
 	return c
 }
 
@@ -220,6 +232,9 @@ func (c Config) Validate() error {
 	}
 	if c.LagPolicy > LagDrop {
 		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.LagPolicy))
+	}
+	if c.KeepaliveEvery <= 0 || c.Timeout < 2*c.KeepaliveEvery {
+		errs = append(errs, fmt.Errorf("timeout %v must be at least two keepalive intervals (%v)", c.Timeout, c.KeepaliveEvery))
 	}
 	if c.Save.Keep < 1 {
 		errs = append(errs, fmt.Errorf("autosaves kept %d: keep at least one", c.Save.Keep))

@@ -45,6 +45,7 @@ type peer struct {
 	id   int32
 	name string
 
+	member      *member      // once admitted
 	cmdLimit    *rateLimiter // this player's command rate
 	lastRefusal time.Time    // when the last refusal notice went out
 }
@@ -87,31 +88,45 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 
 // read reads the next frame and decodes it, requiring one of the given IDs.
 func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
-	id, body, err := p.fr.Next()
-	if err != nil {
-		if errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrEmptyFrame) {
+	for {
+		id, body, err := p.fr.Next()
+		if err != nil {
+			if errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrEmptyFrame) {
+				return nil, refuse(wire.ReasonBadPacket, "%s", err)
+			}
+			if p.isClosing() {
+				return nil, net.ErrClosed
+			}
+			return nil, err
+		}
+		if p.member != nil {
+			p.member.heard.Store(time.Now().UnixNano())
+			if id == wire.IDClientKeepalive {
+				// An echo is allowed in every phase after admission.
+				pkt, err := wire.Decode(id, body)
+				if err != nil {
+					return nil, refuse(wire.ReasonBadPacket, "%s", err)
+				}
+				p.keepalive(pkt.(*wire.ClientKeepalive))
+				continue
+			}
+		}
+		ok := false
+		for _, a := range allowed {
+			ok = ok || id == a
+		}
+		if !ok {
+			return nil, refuse(wire.ReasonBadPacket, "%s is not allowed now", id)
+		}
+		pkt, err := wire.Decode(id, body)
+		if err != nil {
+			if errors.Is(err, wire.ErrTooManyDatabases) {
+				return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
+			}
 			return nil, refuse(wire.ReasonBadPacket, "%s", err)
 		}
-		if p.isClosing() {
-			return nil, net.ErrClosed
-		}
-		return nil, err
+		return pkt, nil
 	}
-	ok := false
-	for _, a := range allowed {
-		ok = ok || id == a
-	}
-	if !ok {
-		return nil, refuse(wire.ReasonBadPacket, "%s is not allowed now", id)
-	}
-	pkt, err := wire.Decode(id, body)
-	if err != nil {
-		if errors.Is(err, wire.ErrTooManyDatabases) {
-			return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
-		}
-		return nil, refuse(wire.ReasonBadPacket, "%s", err)
-	}
-	return pkt, nil
 }
 
 func (p *peer) isClosing() bool {
@@ -200,6 +215,7 @@ func (p *peer) run() (admitted bool, err error) {
 		return false, refuse(r, "%s", r.Sentence())
 	}
 	admitted = true
+	p.member = jr.member
 	start := time.Now()
 
 	// 6-7. World data. Small packets already flow.
@@ -291,6 +307,21 @@ func (p *peer) playing(pkt wire.Packet, m *member) error {
 		return p.command(pkt, m.spectator)
 	}
 	return nil
+}
+
+// keepalive folds an echo's round trip into the member's smoothed RTT
+// (exponential, 1/8 weight, as TCP does).
+func (p *peer) keepalive(k *wire.ClientKeepalive) {
+	rtt := time.Now().UnixMicro() - k.HostTime
+	if rtt < 0 || rtt > int64(time.Hour/time.Microsecond) {
+		return // not an echo of ours
+	}
+	old := p.member.rtt.Load()
+	if old == 0 {
+		p.member.rtt.Store(rtt)
+		return
+	}
+	p.member.rtt.Store(old + (rtt-old)/8)
 }
 
 // command hands a playing client's command to the session, after the

@@ -115,6 +115,9 @@ type member struct {
 	spectator bool
 	playing   bool          // past WorldReady and not a spectator: can hold time
 	acked     atomic.Uint64 // tick it reports having simulated (written by its reader)
+	heard     atomic.Int64  // when its reader last got a packet, unix nanoseconds
+	rtt       atomic.Int64  // smoothed keepalive round trip, microseconds (0: none yet)
+	shownRTT  int64         // the round trip last broadcast, microseconds
 }
 
 type joinReq struct {
@@ -161,6 +164,9 @@ type session struct {
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
 	holding      bool // time is held for a laggard (LagWait)
+	keepaliveSeq uint32
+	lastAlive    time.Time // when the last keepalive went out
+	lastRTTShown time.Time // when latencies were last broadcast
 	saveBusy     atomic.Bool
 	saving       sync.WaitGroup
 	lastAutosave time.Time
@@ -246,6 +252,7 @@ func (s *session) tick(now time.Time) {
 		s.auth.Queues().Reset(s.auth.Sim().Tick())
 	}
 	s.prepareJoinPoint(now)
+	s.liveness(now)
 	if sc := s.cfg.Save; sc.Path != "" && sc.Every > 0 {
 		if s.lastAutosave.IsZero() {
 			s.lastAutosave = now
@@ -268,6 +275,50 @@ func (s *session) tick(now time.Time) {
 			break
 		}
 	}
+}
+
+// liveness sends the keepalive, drops members heard from too long ago, and
+// broadcasts round trips that changed noticeably.
+func (s *session) liveness(now time.Time) {
+	if now.Sub(s.lastAlive) < s.cfg.KeepaliveEvery {
+		return
+	}
+	s.lastAlive = now
+	s.keepaliveSeq++
+	s.broadcastPacket(&wire.ServerKeepalive{Seq: s.keepaliveSeq, HostTime: now.UnixMicro()})
+	for _, id := range s.order {
+		m := s.members[id]
+		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeout {
+			s.cfg.Logger.Info("client silent; dropping it", "player", id, "silent", silent.Round(time.Millisecond))
+			m.conn.close(wire.ReasonTimeout, "timed out")
+		}
+	}
+	if now.Sub(s.lastRTTShown) < 5*s.cfg.KeepaliveEvery {
+		return
+	}
+	s.lastRTTShown = now
+	var changed []wire.PlayerInfo
+	for _, id := range s.order {
+		m := s.members[id]
+		rtt := m.rtt.Load()
+		if rtt == 0 || abs(rtt-m.shownRTT)*10 < max(m.shownRTT, 1000) { // under 10% (or 0.1 ms) of change
+			continue
+		}
+		m.shownRTT = rtt
+		if s.roster.SetLatency(id, int32(rtt/1000)) == nil {
+			changed = append(changed, playerInfo(s.roster.Get(id)))
+		}
+	}
+	if len(changed) > 0 {
+		s.broadcastPacket(&wire.ServerPlayerList{Action: wire.PlayerListLatencies, Players: changed})
+	}
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // applyLagPolicy looks at how far the slowest playing client is behind.
@@ -418,6 +469,7 @@ func (s *session) admit(r joinReq) joinReply {
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
 	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator}
+	m.heard.Store(time.Now().UnixNano())
 	s.members[r.id] = m
 	s.order = append(s.order, r.id)
 	r.conn.sendPacket(s.playerList())

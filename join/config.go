@@ -59,6 +59,10 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// ReadyTimeout bounds download, load and catch-up (default 5 min).
 	ReadyTimeout time.Duration
+	// HostTimeout gives up on a host that has sent nothing for this long
+	// once in the session (default 30 s; the host sends a keepalive every
+	// second).
+	HostTimeout time.Duration
 	// MaxPayload bounds the world download (default 2 GiB).
 	MaxPayload uint64
 	// MaxRaw bounds each decompressed blob (default 1 GiB).
@@ -101,6 +105,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = 5 * time.Minute
+	}
+	if c.HostTimeout == 0 {
+		c.HostTimeout = 30 * time.Second
 	}
 	if c.MaxPayload == 0 {
 		c.MaxPayload = 2 << 30

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -51,7 +54,8 @@ type Session struct {
 	closed   chan struct{}
 	once     sync.Once
 
-	lightTick uint64 // Light mode: the grant, taken as simulated
+	lightTick uint64      // Light mode: the grant, taken as simulated
+	live      atomic.Bool // past WorldReady: the reader applies the host timeout
 	do        chan func(lockstep.Sim)
 }
 
@@ -226,7 +230,15 @@ func (s *Session) answerClock(c *wire.ServerClock) error {
 
 func (s *Session) readLoop(fr *wire.FrameReader) {
 	for {
+		if s.live.Load() {
+			// In the session, the host sends at least a keepalive every
+			// second: silence this long means it is gone.
+			_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
+		}
 		id, body, err := fr.Next()
+		if errors.Is(err, os.ErrDeadlineExceeded) && s.live.Load() {
+			err = fmt.Errorf("the host went silent (nothing for %v): %w", s.cfg.HostTimeout, err)
+		}
 		if err == nil && id.FromClient() {
 			err = protoErr("host sent client packet %s", id)
 		}
@@ -239,6 +251,12 @@ func (s *Session) readLoop(fr *wire.FrameReader) {
 		}
 		if c, ok := p.(*wire.ServerClock); ok && err == nil {
 			if err = s.answerClock(c); err == nil {
+				continue
+			}
+		}
+		if k, ok := p.(*wire.ServerKeepalive); ok && err == nil {
+			// Echoed at once from here, so the host measures the network.
+			if err = s.write(&wire.ClientKeepalive{Seq: k.Seq, HostTime: k.HostTime}); err == nil {
 				continue
 			}
 		}
@@ -411,7 +429,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		return err
 	}
 	s.ready, s.acked, s.ackedAt, s.lightTick = true, sim.Tick(), time.Now(), sim.Tick()
-	_ = s.nc.SetReadDeadline(time.Time{})
+	s.live.Store(true)
 	s.timings.Total = time.Since(start)
 	return nil
 }

@@ -154,3 +154,15 @@ func (*ClientAck) ID() ID { return IDClientAck }
 
 // Validate implements Packet.
 func (*ClientAck) Validate() error { return nil }
+
+// ClientKeepalive echoes a Server_Keepalive, unchanged, at once.
+type ClientKeepalive struct {
+	Seq      uint32 `codec:"q"`
+	HostTime int64  `codec:"h"`
+}
+
+// ID implements Packet.
+func (*ClientKeepalive) ID() ID { return IDClientKeepalive }
+
+// Validate implements Packet.
+func (*ClientKeepalive) Validate() error { return nil }

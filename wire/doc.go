@@ -30,6 +30,7 @@
 //	5  Client_Clock       {nonce, clientTime}                  echo of a Server_Clock
 //	6  Client_Ack         {received}                           world payload bytes received
 //	7  Client_TickAck     {tick}                               simulated up to tick (lag policy)
+//	8  Client_Keepalive   {seq, hostTime}                      echo of a Server_Keepalive
 //
 // Host to client (16..):
 //
@@ -41,6 +42,7 @@
 //	21 Server_Notice      {kind, text}
 //	22 Server_Tick        {tick, commands[], granted, speed}
 //	23 Server_Clock       {nonce, hostTime, delta, attempt}     one clock-sync round
+//	24 Server_Keepalive   {seq, hostTime}                       every second to admitted clients
 //
 // # Flow
 //
@@ -78,6 +80,12 @@
 //
 // The password, if any, is answered with HMAC-SHA256(password, domain ||
 // challenge) (package password); it never crosses the wire.
+//
+// Liveness: once admitted, a client gets a Server_Keepalive every second
+// and echoes it at once; the host keeps a smoothed round trip per player
+// (shown in the player list) and drops a client it has heard nothing from
+// for the timeout (default 30 s) with reason Timeout. A client that hears
+// nothing from the host for as long gives up the same way.
 //
 // A packet that is not allowed in the current phase ends the connection
 // with reason BadPacket.

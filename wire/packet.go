@@ -18,6 +18,7 @@ const (
 	IDClientClock      ID = 5
 	IDClientAck        ID = 6
 	IDClientTickAck    ID = 7
+	IDClientKeepalive  ID = 8
 
 	IDServerModList    ID = 16
 	IDServerDefsOK     ID = 17
@@ -27,6 +28,7 @@ const (
 	IDServerNotice     ID = 21
 	IDServerTick       ID = 22
 	IDServerClock      ID = 23
+	IDServerKeepalive  ID = 24
 )
 
 var idNames = map[ID]string{
@@ -38,6 +40,7 @@ var idNames = map[ID]string{
 	IDClientClock:      "Client_Clock",
 	IDClientAck:        "Client_Ack",
 	IDClientTickAck:    "Client_TickAck",
+	IDClientKeepalive:  "Client_Keepalive",
 	IDServerModList:    "Server_ModList",
 	IDServerDefsOK:     "Server_DefsOK",
 	IDServerWorldData:  "Server_WorldData",
@@ -46,6 +49,7 @@ var idNames = map[ID]string{
 	IDServerNotice:     "Server_Notice",
 	IDServerTick:       "Server_Tick",
 	IDServerClock:      "Server_Clock",
+	IDServerKeepalive:  "Server_Keepalive",
 }
 
 // String returns the packet's protocol name.
@@ -89,6 +93,8 @@ func New(id ID) (Packet, error) {
 		return &ClientAck{}, nil
 	case IDClientTickAck:
 		return &ClientTickAck{}, nil
+	case IDClientKeepalive:
+		return &ClientKeepalive{}, nil
 	case IDServerModList:
 		return &ServerModList{}, nil
 	case IDServerDefsOK:
@@ -105,6 +111,8 @@ func New(id ID) (Packet, error) {
 		return &ServerTick{}, nil
 	case IDServerClock:
 		return &ServerClock{}, nil
+	case IDServerKeepalive:
+		return &ServerKeepalive{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownPacket, uint8(id))
 }

@@ -290,3 +290,17 @@ func AppendWorldDataHeader(dst []byte, offset, total uint64, dataLen int) []byte
 	dst = append(dst, 0xa1, 'd', 0xc6)
 	return binary.BigEndian.AppendUint32(dst, uint32(dataLen))
 }
+
+// ServerKeepalive is sent every second or so to every admitted client,
+// which echoes it at once: the host measures each round trip and notices
+// silent clients; the client notices a silent host.
+type ServerKeepalive struct {
+	Seq      uint32 `codec:"q"`
+	HostTime int64  `codec:"h"` // microseconds since the Unix epoch
+}
+
+// ID implements Packet.
+func (*ServerKeepalive) ID() ID { return IDServerKeepalive }
+
+// Validate implements Packet.
+func (*ServerKeepalive) Validate() error { return nil }

@@ -26,6 +26,8 @@ func samplePackets() []Packet {
 		&ClientClock{Nonce: 0xfeedface, ClientTime: 1_790_000_000_000_000},
 		&ClientAck{Received: 1 << 40},
 		&ClientTickAck{Tick: 987654321},
+		&ClientKeepalive{Seq: 9, HostTime: 123},
+		&ServerKeepalive{Seq: 10, HostTime: -4},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
 		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
 		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
@@ -268,7 +270,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{8, 15, 24, 255} {
+	for _, id := range []ID{9, 15, 25, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
