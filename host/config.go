@@ -65,6 +65,10 @@ type Config struct {
 	// disables the limit).
 	ConnRate  float64
 	ConnBurst int
+	// SendQueueBytes caps the bytes of small packets waiting to be sent to
+	// one client (default 8 MiB; the world download is streamed apart);
+	// a client that lets more pile up is disconnected as too slow.
+	SendQueueBytes int64
 	// WriteTimeout bounds one frame write (default 15 s).
 	WriteTimeout time.Duration
 	// MaxFrame bounds a frame read from a client (default room for a
@@ -176,6 +180,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.SendQueue == 0 {
 		c.SendQueue = 1024
+	}
+	if c.SendQueueBytes == 0 {
+		c.SendQueueBytes = 8 << 20
 	}
 	if c.JoinPointMaxAge == 0 {
 		c.JoinPointMaxAge = 10 * time.Second

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/snapshot"
@@ -22,6 +24,8 @@ type conn struct {
 
 	ctrl     chan []byte
 	transfer chan *snapshot.Payload
+	queued   atomic.Int64 // bytes in ctrl not yet written
+	maxBytes int64
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when close starts
@@ -30,9 +34,10 @@ type conn struct {
 	why       string        // why it closed, for the other players
 }
 
-func newConn(nc net.Conn, queue int, writeTimeout time.Duration, log *slog.Logger) *conn {
+func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {
 	c := &conn{
 		nc:           nc,
+		maxBytes:     maxBytes,
 		log:          log,
 		writeTimeout: writeTimeout,
 		ctrl:         make(chan []byte, queue),
@@ -51,6 +56,10 @@ func (c *conn) send(frame []byte) bool {
 	case <-c.closing:
 		return false
 	default:
+	}
+	if c.queued.Add(int64(len(frame))) > c.maxBytes {
+		c.close(wire.ReasonSlowClient, fmt.Sprintf("over %d bytes waiting to be sent", c.maxBytes))
+		return false
 	}
 	select {
 	case c.ctrl <- frame:
@@ -141,6 +150,7 @@ func (c *conn) writeLoop() {
 			c.flushFinal()
 			return
 		case b := <-c.ctrl:
+			c.queued.Add(-int64(len(b)))
 			if err := c.write(b); err != nil {
 				fail(err)
 				return
@@ -168,6 +178,7 @@ func (c *conn) writeLoop() {
 			c.flushFinal()
 			return
 		case b := <-c.ctrl:
+			c.queued.Add(-int64(len(b)))
 			if err := c.write(b); err != nil {
 				fail(err)
 				return

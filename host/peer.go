@@ -52,7 +52,7 @@ type peer struct {
 
 func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	log := s.cfg.Logger.With("remote", nc.RemoteAddr().String())
-	c := newConn(nc, s.cfg.SendQueue, s.cfg.WriteTimeout, log)
+	c := newConn(nc, s.cfg.SendQueue, s.cfg.SendQueueBytes, s.cfg.WriteTimeout, log)
 	go func() {
 		select {
 		case <-ctx.Done():
