@@ -76,12 +76,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// ListenAndServe listens on addr (TCP) and serves until ctx is done.
+// ListenAndServe listens on addr (TCP for players, UDP on the same port
+// number for status queries) and serves until ctx is done.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	pc, err := listenStatus(ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer pc.Close()
+	go func() {
+		if err := s.ServeStatus(ctx, pc); err != nil {
+			s.cfg.Logger.Error("status queries", "err", err)
+		}
+	}()
 	return s.Serve(ctx, ln)
 }
 

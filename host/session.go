@@ -163,7 +163,8 @@ type session struct {
 
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
-	holding      bool // time is held for a laggard (LagWait)
+	holding      bool         // time is held for a laggard (LagWait)
+	live         atomic.Value // liveInfo, for status replies
 	keepaliveSeq uint32
 	lastAlive    time.Time // when the last keepalive went out
 	lastRTTShown time.Time // when latencies were last broadcast
@@ -253,6 +254,8 @@ func (s *session) tick(now time.Time) {
 	}
 	s.prepareJoinPoint(now)
 	s.liveness(now)
+	players, _ := s.roster.Count()
+	s.live.Store(liveInfo{players: int32(players), tick: s.auth.Sim().Tick()})
 	if sc := s.cfg.Save; sc.Path != "" && sc.Every > 0 {
 		if s.lastAutosave.IsZero() {
 			s.lastAutosave = now

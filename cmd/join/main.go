@@ -42,6 +42,10 @@ func classify(err error) int {
 	if errors.As(err, &re) {
 		return cliutil.ExitRejected
 	}
+	var na *noAnswer
+	if errors.As(err, &na) {
+		return cliutil.ExitNetwork
+	}
 	var ne net.Error
 	var pe *join.ProtocolError
 	if errors.As(err, &ne) || errors.As(err, &pe) || errors.Is(err, context.DeadlineExceeded) ||
@@ -72,7 +76,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
-		UsageText: "join HOST[:PORT] --name NAME [options]\njoin defs scan|export|diff ...",
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
 		Description: fmt.Sprintf("Connects to a host (default port %d), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
 			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
@@ -81,7 +85,7 @@ func newApp() *cli.App {
 			"or timeout.", wire.DefaultPort),
 		Flags:    flags,
 		Action:   run,
-		Commands: []*cli.Command{defscli.Command()},
+		Commands: []*cli.Command{pingCommand(), defscli.Command()},
 	}
 }
 

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/status"
+	"github.com/urfave/cli/v2"
+)
+
+func pingCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.BoolFlag{Name: "json", Usage: "print the status as JSON, one object per ping"},
+		&cli.IntFlag{Name: "count", Value: 1, Usage: "pings to send; with more than one, min/avg/max latency follow"},
+		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Second, Usage: "how long to wait for each answer"},
+	}
+	flags = append(flags, gamecontent.Flags()...)
+	return &cli.Command{
+		Name:      "ping",
+		Usage:     "ask a host for its status over UDP without joining",
+		ArgsUsage: "HOST[:PORT]",
+		Description: "Prints the latency, players, game, tick, whether a password is needed and whether your\n" +
+			"content matches the host's. Exit 0 when the host answered, 4 when it did not.",
+		Flags:  flags,
+		Action: ping,
+	}
+}
+
+// pingResult is one answer, as --json prints it.
+type pingResult struct {
+	Addr           string  `json:"addr"`
+	LatencyMs      float64 `json:"latency_ms"`
+	Players        int32   `json:"players"`
+	MaxPlayers     int32   `json:"max_players"`
+	GameName       string  `json:"game_name"`
+	GameVersion    string  `json:"game_version"`
+	Protocol       uint32  `json:"protocol"`
+	Tick           uint64  `json:"tick"`
+	Password       bool    `json:"password"`
+	Databases      int32   `json:"def_databases"`
+	ContentMatches bool    `json:"content_matches"`
+}
+
+func ping(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cliutil.Usagef("give the host to ping: join ping HOST[:PORT]")
+	}
+	addr := hostAddr(c.Args().First())
+	bundle, err := gamecontent.FromFlags(c)
+	if err != nil {
+		return err
+	}
+	sum := bundle.Summary()
+	types, counts, hashes := make([]string, len(sum)), make([]int32, len(sum)), make([]uint64, len(sum))
+	for i, d := range sum {
+		types[i], counts[i], hashes[i] = d.Type, d.Count, d.Hash
+	}
+	mine := status.DefsHash(types, counts, hashes)
+	n := max(1, c.Int("count"))
+	var rtts []time.Duration
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			time.Sleep(500 * time.Millisecond)
+		}
+		info, rtt, err := status.Ping(c.Context, addr, c.Duration("timeout"))
+		if err != nil {
+			if n == 1 || len(rtts) == 0 && i == n-1 {
+				return &noAnswer{addr: addr, err: err}
+			}
+			fmt.Fprintf(stdout, "%s: no answer: %v\n", addr, err)
+			continue
+		}
+		rtts = append(rtts, rtt)
+		r := pingResult{Addr: addr, LatencyMs: float64(rtt.Microseconds()) / 1000, Players: info.Players, MaxPlayers: info.MaxPlayers,
+			GameName: info.GameName, GameVersion: info.GameVersion, Protocol: info.Protocol, Tick: info.Tick,
+			Password: info.Password, Databases: info.Databases, ContentMatches: info.DefsHash == mine}
+		if c.Bool("json") {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(stdout, string(b))
+			continue
+		}
+		pw, content := "no password", "your content matches"
+		if r.Password {
+			pw = "password needed"
+		}
+		if !r.ContentMatches {
+			content = "your content DIFFERS (run join to see which defs)"
+		}
+		fmt.Fprintf(stdout, "%s: %.1f ms, %q %d/%d players, tick %d, game %s, protocol %d, %s, %s\n",
+			addr, r.LatencyMs, r.GameName, r.Players, r.MaxPlayers, r.Tick, r.GameVersion, r.Protocol, pw, content)
+	}
+	if len(rtts) == 0 {
+		return &noAnswer{addr: addr, err: errors.New("no answers")}
+	}
+	if n > 1 && !c.Bool("json") {
+		slices.Sort(rtts)
+		var sum time.Duration
+		for _, r := range rtts {
+			sum += r
+		}
+		fmt.Fprintf(stdout, "%d/%d answered; latency min %.1f ms, avg %.1f ms, max %.1f ms\n", len(rtts), n,
+			ms64(rtts[0]), ms64(sum/time.Duration(len(rtts))), ms64(rtts[len(rtts)-1]))
+	}
+	return nil
+}
+
+func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// noAnswer is a ping nobody answered: exit 4.
+type noAnswer struct {
+	addr string
+	err  error
+}
+
+func (e *noAnswer) Error() string { return fmt.Sprintf("no answer from %s: %v", e.addr, e.err) }
+func (e *noAnswer) Unwrap() error { return e.err }

@@ -1,0 +1,79 @@
+package host_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/status"
+	"github.com/lockhost/lockhost/wire"
+)
+
+func TestStatusPing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+
+	srv, err := host.New(host.Config{GameName: "Pinged", ConnRate: -1, Logger: quietLogger(), Password: nil},
+		host.Content{GameVersion: "1.5", Databases: testDefs}, locksteptest.New(1, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, ln)
+	go srv.ServeStatus(ctx, pc)
+	alice := startJoiner(t, ln.Addr().String(), "Alice")
+
+	// The session publishes its counts every tick: wait for one.
+	var info status.Info
+	var rtt time.Duration
+	waitFor(t, "a status showing Alice", func() bool {
+		info, rtt, err = status.Ping(ctx, pc.LocalAddr().String(), 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Players == 1
+	})
+	if info.GameName != "Pinged" || info.Players != 1 || info.MaxPlayers != 8 || info.Protocol != wire.ProtocolVersion ||
+		info.GameVersion != "1.5" || info.Databases != int32(len(testDefs)) || info.Tick == 0 || rtt <= 0 {
+		t.Fatalf("status %+v rtt %v", info, rtt)
+	}
+
+	// A flood of junk gets no replies and does not disturb the session.
+	junk, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer junk.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, rng.IntN(300))
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		if i%3 == 0 && len(b) >= 4 {
+			copy(b, "LHPQ") // right magic, wrong rest
+		}
+		junk.Write(b)
+	}
+	junk.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := junk.Read(make([]byte, 512)); err == nil {
+		t.Fatalf("a junk datagram got a %d-byte reply", n)
+	}
+	t0 := alice.log.latest()
+	waitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
+	if _, _, err := status.Ping(ctx, pc.LocalAddr().String(), 2*time.Second); err != nil {
+		t.Fatalf("a real ping after the flood: %v", err)
+	}
+}

@@ -1,0 +1,215 @@
+package status
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Version is the wire format version this package speaks.
+const Version = 1
+
+const (
+	// RequestSize is the exact size of a request datagram.
+	RequestSize = 128
+	// MaxAmplification bounds a reply's size as a multiple of the request's.
+	MaxAmplification = 2
+	// MaxString is the longest GameName or GameVersion, in bytes.
+	MaxString = 64
+
+	replyFixed = 42 // magic, version, pingID and the fixed-size fields
+
+	// MinReplySize is the size of a reply with two empty strings.
+	MinReplySize = replyFixed + 2
+	// MaxReplySize is the size of a reply with two MaxString-byte strings.
+	MaxReplySize = MinReplySize + 2*MaxString
+)
+
+// A reply never exceeds MaxAmplification times the request, and always
+// fits in 256 bytes: either constant below overflows uint (a compile
+// error) if that stops being true.
+const (
+	_ = uint(MaxAmplification*RequestSize - MaxReplySize)
+	_ = uint(256 - MaxReplySize)
+)
+
+const (
+	requestMagic = "LHPQ"
+	replyMagic   = "LHPR"
+
+	flagPassword = 1 << 0
+)
+
+// ErrMalformed is wrapped by every error DecodeReply returns.
+var ErrMalformed = errors.New("status: malformed reply")
+
+// Info is what a status reply carries.
+type Info struct {
+	Players, MaxPlayers   int32  // both >= 0
+	GameName, GameVersion string // each at most MaxString bytes of UTF-8
+	Protocol              uint32
+	Tick                  uint64
+	Password              bool
+	Databases             int32  // how many def databases, >= 0
+	DefsHash              uint64 // DefsHash over every database, in order
+}
+
+// Validate reports whether i can be encoded as is.
+func (i Info) Validate() error {
+	switch {
+	case i.Players < 0:
+		return fmt.Errorf("status: negative Players %d", i.Players)
+	case i.MaxPlayers < 0:
+		return fmt.Errorf("status: negative MaxPlayers %d", i.MaxPlayers)
+	case i.Databases < 0:
+		return fmt.Errorf("status: negative Databases %d", i.Databases)
+	}
+	if err := checkString("GameName", i.GameName); err != nil {
+		return err
+	}
+	return checkString("GameVersion", i.GameVersion)
+}
+
+func checkString(field, s string) error {
+	if len(s) > MaxString {
+		return fmt.Errorf("status: %s is %d bytes, max %d", field, len(s), MaxString)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("status: %s is not valid UTF-8", field)
+	}
+	return nil
+}
+
+// DefsHash is the hash Info.DefsHash carries: one xxhash64 over every def
+// database's type, def count and database hash, in the order given (use
+// the order defs.Set.Summary returns). Each database is encoded as
+// uvarint(len(type)) | type | count int32 BE | hash uint64 BE; entries are
+// self-delimiting, so the concatenation is unambiguous. The three slices
+// must have the same length; DefsHash panics otherwise.
+func DefsHash(types []string, counts []int32, hashes []uint64) uint64 {
+	if len(counts) != len(types) || len(hashes) != len(types) {
+		panic(fmt.Sprintf("status.DefsHash: %d types, %d counts, %d hashes", len(types), len(counts), len(hashes)))
+	}
+	d := xxhash.New()
+	var b []byte
+	for i, t := range types {
+		b = binary.AppendUvarint(b[:0], uint64(len(t)))
+		b = append(b, t...)
+		b = binary.BigEndian.AppendUint32(b, uint32(counts[i]))
+		b = binary.BigEndian.AppendUint64(b, hashes[i])
+		_, _ = d.Write(b)
+	}
+	return d.Sum64()
+}
+
+// AppendRequest appends a request carrying pingID to b.
+func AppendRequest(b []byte, pingID uint32) []byte {
+	b = append(b, requestMagic...)
+	b = append(b, Version)
+	b = binary.BigEndian.AppendUint32(b, pingID)
+	var pad [RequestSize - 9]byte
+	return append(b, pad[:]...)
+}
+
+// ParseRequest returns the ping ID of a well-formed request: exactly
+// RequestSize bytes, right magic and version, all-zero padding.
+func ParseRequest(p []byte) (pingID uint32, ok bool) {
+	if len(p) != RequestSize || string(p[:4]) != requestMagic || p[4] != Version {
+		return 0, false
+	}
+	for _, c := range p[9:] {
+		if c != 0 {
+			return 0, false
+		}
+	}
+	return binary.BigEndian.Uint32(p[5:9]), true
+}
+
+// AppendReply appends a reply to pingID carrying info to b. It refuses an
+// info that fails Validate, so the appended reply is never more than
+// MaxReplySize bytes.
+func AppendReply(b []byte, pingID uint32, info Info) ([]byte, error) {
+	if err := info.Validate(); err != nil {
+		return b, err
+	}
+	b = append(b, replyMagic...)
+	b = append(b, Version)
+	b = binary.BigEndian.AppendUint32(b, pingID)
+	b = binary.BigEndian.AppendUint32(b, uint32(info.Players))
+	b = binary.BigEndian.AppendUint32(b, uint32(info.MaxPlayers))
+	b = binary.BigEndian.AppendUint32(b, info.Protocol)
+	b = binary.BigEndian.AppendUint64(b, info.Tick)
+	var flags byte
+	if info.Password {
+		flags |= flagPassword
+	}
+	b = append(b, flags)
+	b = binary.BigEndian.AppendUint32(b, uint32(info.Databases))
+	b = binary.BigEndian.AppendUint64(b, info.DefsHash)
+	b = append(b, byte(len(info.GameName)))
+	b = append(b, info.GameName...)
+	b = append(b, byte(len(info.GameVersion)))
+	b = append(b, info.GameVersion...)
+	return b, nil
+}
+
+// DecodeReply parses a reply datagram. It refuses (with an error wrapping
+// ErrMalformed) anything that AppendReply would not have produced.
+func DecodeReply(p []byte) (pingID uint32, info Info, err error) {
+	bad := func(format string, args ...any) (uint32, Info, error) {
+		return 0, Info{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
+	}
+	if len(p) < MinReplySize || len(p) > MaxReplySize {
+		return bad("%d bytes, want %d to %d", len(p), MinReplySize, MaxReplySize)
+	}
+	if string(p[:4]) != replyMagic {
+		return bad("wrong magic %q", p[:4])
+	}
+	if p[4] != Version {
+		return bad("version %d, want %d", p[4], Version)
+	}
+	be := binary.BigEndian
+	pingID = be.Uint32(p[5:])
+	info.Players = int32(be.Uint32(p[9:]))
+	info.MaxPlayers = int32(be.Uint32(p[13:]))
+	info.Protocol = be.Uint32(p[17:])
+	info.Tick = be.Uint64(p[21:])
+	flags := p[29]
+	info.Databases = int32(be.Uint32(p[30:]))
+	info.DefsHash = be.Uint64(p[34:])
+	if flags&^flagPassword != 0 {
+		return bad("reserved flag bits %#02x", flags)
+	}
+	info.Password = flags&flagPassword != 0
+
+	rest := p[replyFixed:]
+	var ok bool
+	if info.GameName, rest, ok = readString(rest); !ok {
+		return bad("game name length")
+	}
+	if info.GameVersion, rest, ok = readString(rest); !ok {
+		return bad("game version length")
+	}
+	if len(rest) != 0 {
+		return bad("%d trailing bytes", len(rest))
+	}
+	if err := info.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	return pingID, info, nil
+}
+
+// readString reads a u8-length-prefixed string of at most MaxString bytes.
+func readString(p []byte) (s string, rest []byte, ok bool) {
+	if len(p) < 1 {
+		return "", p, false
+	}
+	n := int(p[0])
+	if n > MaxString || len(p) < 1+n {
+		return "", p, false
+	}
+	return string(p[1 : 1+n]), p[1+n:], true
+}
