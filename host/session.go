@@ -254,8 +254,7 @@ func (s *session) tick(now time.Time) {
 	}
 	s.prepareJoinPoint(now)
 	s.liveness(now)
-	players, _ := s.roster.Count()
-	s.live.Store(liveInfo{players: int32(players), tick: s.auth.Sim().Tick()})
+	defer s.publishLive()
 	if sc := s.cfg.Save; sc.Path != "" && sc.Every > 0 {
 		if s.lastAutosave.IsZero() {
 			s.lastAutosave = now
@@ -278,6 +277,12 @@ func (s *session) tick(now time.Time) {
 			break
 		}
 	}
+}
+
+// publishLive stores the players and tick that status replies report.
+func (s *session) publishLive() {
+	players, _ := s.roster.Count()
+	s.live.Store(liveInfo{players: int32(players), tick: s.auth.Sim().Tick()})
 }
 
 // liveness sends the keepalive, drops members heard from too long ago, and

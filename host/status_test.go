@@ -43,7 +43,7 @@ func TestStatusPing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return info.Players == 1
+		return info.Players == 1 && info.Tick > 0
 	})
 	if info.GameName != "Pinged" || info.Players != 1 || info.MaxPlayers != 8 || info.Protocol != wire.ProtocolVersion ||
 		info.GameVersion != "1.5" || info.Databases != int32(len(testDefs)) || info.Tick == 0 || rtt <= 0 {
