@@ -127,7 +127,9 @@ func (h *hashLog) latest() uint64 {
 }
 
 func TestPlayerListDeltasAndFactions(t *testing.T) {
-	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer}, locksteptest.New(1, 16))
+	// Keepalives off (an hour apart), so their latency updates do not mix
+	// into the count of list updates below.
+	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, KeepaliveEvery: time.Hour, Timeout: 3 * time.Hour}, locksteptest.New(1, 16))
 	var mu sync.Mutex
 	var last []wire.PlayerInfo
 	updates := 0
