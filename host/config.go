@@ -106,6 +106,9 @@ type Config struct {
 	// Timeout drops an admitted client the host has heard nothing from for
 	// this long (default 30 s), with reason Timeout.
 	Timeout time.Duration
+	// RejoinGrace is how long after leaving a player may rejoin as itself
+	// with its session token (default 5 min).
+	RejoinGrace time.Duration
 	// Save says where and how often the session is saved (default: not).
 	Save SaveConfig
 	// LazyJoinPoints builds a join point only when a joiner needs one. By
@@ -199,6 +202,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
+	}
+	if c.RejoinGrace == 0 {
+		c.RejoinGrace = 5 * time.Minute
 	}
 	return c
 }

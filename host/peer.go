@@ -79,7 +79,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	}
 	if admitted {
 		select {
-		case s.sess.leaves <- leaveReq{id: p.id, why: c.why}:
+		case s.sess.leaves <- leaveReq{id: p.id, conn: c, why: c.why}:
 		case <-s.sess.done:
 		}
 	}
@@ -205,7 +205,7 @@ func (p *peer) run() (admitted bool, err error) {
 	passwordOK := len(cfg.Password) == 0 || password.Verify(cfg.Password, challenge, cu.PasswordProof)
 	reply := make(chan joinReply, 1)
 	select {
-	case p.srv.sess.joins <- joinReq{id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:
+	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return false, refuse(wire.ReasonServerClosing, "")
 	}
@@ -216,6 +216,8 @@ func (p *peer) run() (admitted bool, err error) {
 	}
 	admitted = true
 	p.member = jr.member
+	p.id, p.name = jr.id, jr.member.name
+	cu.Spectate = jr.member.spectator
 	start := time.Now()
 
 	// 6-7. World data. Small packets already flow.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -121,6 +122,7 @@ type member struct {
 }
 
 type joinReq struct {
+	token      []byte // a rejoin, if set
 	id         int32
 	name       string
 	spectator  bool
@@ -131,6 +133,7 @@ type joinReq struct {
 
 type joinReply struct {
 	err     error
+	id      int32 // the player's ID: the new one, or the old one on a rejoin
 	member  *member
 	point   *joinPoint
 	faction int32
@@ -150,8 +153,9 @@ type latencyReq struct {
 }
 
 type leaveReq struct {
-	id  int32
-	why string
+	id   int32
+	conn *conn // the connection that left: a rejoin may have replaced it already
+	why  string
 }
 
 // session owns the simulation, the roster and the join point. Only run
@@ -163,8 +167,9 @@ type session struct {
 
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
-	holding      bool         // time is held for a laggard (LagWait)
-	live         atomic.Value // liveInfo, for status replies
+	holding      bool               // time is held for a laggard (LagWait)
+	tokens       map[string]*rejoin // session token -> who it rejoins as
+	live         atomic.Value       // liveInfo, for status replies
 	keepaliveSeq uint32
 	lastAlive    time.Time // when the last keepalive went out
 	lastRTTShown time.Time // when latencies were last broadcast
@@ -294,6 +299,11 @@ func (s *session) liveness(now time.Time) {
 	s.lastAlive = now
 	s.keepaliveSeq++
 	s.broadcastPacket(&wire.ServerKeepalive{Seq: s.keepaliveSeq, HostTime: now.UnixMicro()})
+	for tok, rj := range s.tokens {
+		if !rj.online && now.Sub(rj.left) > s.cfg.RejoinGrace {
+			delete(s.tokens, tok) // past the grace period
+		}
+	}
 	for _, id := range s.order {
 		m := s.members[id]
 		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeout {
@@ -454,6 +464,8 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonSpectatorsFull
 	case errors.Is(err, errBadPassword):
 		return wire.ReasonBadPassword
+	case errors.Is(err, errBadToken):
+		return wire.ReasonBadToken
 	}
 	return wire.ReasonGeneric
 }
@@ -461,7 +473,39 @@ func admissionReason(err error) wire.Reason {
 // errBadPassword is the password rule, checked after the roster's.
 var errBadPassword = errors.New("wrong password")
 
+// rejoin is what a session token gives back.
+type rejoin struct {
+	id        int32
+	name      string
+	spectator bool
+	online    bool
+	left      time.Time
+}
+
+// errBadToken is a rejoin with an unknown or expired token.
+var errBadToken = errors.New("unknown or expired session token")
+
 func (s *session) admit(r joinReq) joinReply {
+	rejoined := false
+	if r.token != nil {
+		rj := s.tokens[string(r.token)]
+		if rj == nil || !rj.online && time.Since(rj.left) > s.cfg.RejoinGrace {
+			return joinReply{err: errBadToken}
+		}
+		if rj.online {
+			// The old connection lingers (it has not timed out yet): it
+			// goes, and the player comes back on the new one.
+			if m := s.members[rj.id]; m != nil {
+				m.conn.close(wire.ReasonReplaced, "")
+			}
+			s.dropMember(rj.id)
+			s.roster.Remove(rj.id, "")
+			s.broadcastPacket(&wire.ServerPlayerList{Action: wire.PlayerListRemove, Players: []wire.PlayerInfo{{ID: rj.id}}})
+		}
+		r.id, r.name, r.spectator = rj.id, rj.name, rj.spectator
+		delete(s.tokens, string(r.token)) // a token is good for one rejoin; a new one comes at WorldReady
+		rejoined = true
+	}
 	// The rules in order: the roster's (name, online, room), then the
 	// password, so a refusal names the first rule broken.
 	if err := s.roster.Check(r.name, r.spectator); err != nil {
@@ -473,6 +517,9 @@ func (s *session) admit(r joinReq) joinReply {
 	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
 	if err != nil {
 		return joinReply{err: err}
+	}
+	if rejoined {
+		notices = []roster.Notice{{Kind: roster.NoticeJoined, Text: r.name + " is back."}}
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
@@ -497,7 +544,7 @@ func (s *session) admit(r joinReq) joinReply {
 	for i := range ids {
 		mc[i] = snapshot.MapCommands{MapID: ids[i], Commands: cmds[i]}
 	}
-	return joinReply{member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(), cmds: mc}
+	return joinReply{id: r.id, member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(), cmds: mc}
 }
 
 func (s *session) ready(r readyReq) {
@@ -513,16 +560,30 @@ func (s *session) ready(r readyReq) {
 	if m := s.members[r.id]; m != nil {
 		m.acked.Store(r.tick)
 		m.playing = !p.Spectator
+		// The token to come back as this player after a dropped connection.
+		token := make([]byte, wire.TokenSize)
+		if _, err := rand.Read(token); err == nil {
+			if s.tokens == nil {
+				s.tokens = map[string]*rejoin{}
+			}
+			s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true}
+			m.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id})
+		}
 	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
 
 func (s *session) leave(r leaveReq) {
-	if s.members[r.id] == nil {
+	if m := s.members[r.id]; m == nil || r.conn != nil && m.conn != r.conn {
 		return
 	}
 	s.dropMember(r.id)
+	for _, rj := range s.tokens {
+		if rj.id == r.id && rj.online {
+			rj.online, rj.left = false, time.Now()
+		}
+	}
 	notices, ok := s.roster.Remove(r.id, r.why)
 	if !ok {
 		return

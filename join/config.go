@@ -41,6 +41,9 @@ type Config struct {
 	// Spectate joins as a spectator: the world and the live stream, but
 	// no commands.
 	Spectate bool
+	// Token rejoins as the player a previous session's Token belonged to:
+	// same player ID, name and faction (see Session.Token).
+	Token []byte
 	// Protocol overrides the protocol version sent (default
 	// wire.ProtocolVersion); for tests.
 	Protocol uint32

@@ -54,8 +54,11 @@ type Session struct {
 	closed   chan struct{}
 	once     sync.Once
 
-	lightTick uint64      // Light mode: the grant, taken as simulated
-	live      atomic.Bool // past WorldReady: the reader applies the host timeout
+	lightTick uint64 // Light mode: the grant, taken as simulated
+	tokenMu   sync.Mutex    // guards token, grace and info once Run runs
+	token     []byte        // for a rejoin
+	grace     time.Duration // how long the token stays good after a drop
+	live      atomic.Bool   // past WorldReady: the reader applies the host timeout
 	do        chan func(lockstep.Sim)
 }
 
@@ -108,8 +111,12 @@ func report(cfg Config, ph Phase, done, total uint64) {
 	}
 }
 
-// Info returns what the host announced.
-func (s *Session) Info() Info { return s.info }
+// Info returns what the host announced. Safe from any goroutine.
+func (s *Session) Info() Info {
+	s.tokenMu.Lock()
+	defer s.tokenMu.Unlock()
+	return s.info
+}
 
 // Timings returns the phase timings of the join.
 func (s *Session) Timings() Timings { return s.timings }
@@ -211,7 +218,7 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	if len(ml.PasswordChallenge) > 0 && len(cfg.Password) > 0 {
 		proof = password.Proof(cfg.Password, ml.PasswordChallenge)
 	}
-	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, Spectate: cfg.Spectate}); err != nil {
+	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, Spectate: cfg.Spectate, Token: cfg.Token}); err != nil {
 		return err
 	}
 	s.timings.Handshake = time.Since(hs)
@@ -286,8 +293,23 @@ func (s *Session) handleSmall(p wire.Packet) bool {
 	case *wire.ServerPlayerList:
 		s.applyPlayers(p)
 		return true
+	case *wire.ServerSession:
+		s.tokenMu.Lock()
+		s.token, s.grace = p.Token, time.Duration(p.GraceMs)*time.Millisecond
+		s.info.PlayerID = p.PlayerID
+		s.tokenMu.Unlock()
+		return true
 	}
 	return false
+}
+
+// Token is the session token the host gave at WorldReady (nil before it
+// arrives) and how long after a drop it stays good: pass it in
+// Config.Token to rejoin as the same player. Safe from any goroutine.
+func (s *Session) Token() ([]byte, time.Duration) {
+	s.tokenMu.Lock()
+	defer s.tokenMu.Unlock()
+	return s.token, s.grace
 }
 
 // applyPlayers applies a player list or delta to the list this client

@@ -66,6 +66,9 @@ type ClientUsername struct {
 	Name          string `codec:"n"`
 	PasswordProof []byte `codec:"p"`
 	Spectate      bool   `codec:"s"`
+	// Token, when set, rejoins as the player the host gave it to: same
+	// player ID, name and faction. See Server_Session.
+	Token []byte `codec:"k"`
 }
 
 // ID implements Packet.
@@ -79,8 +82,14 @@ func (p *ClientUsername) Validate() error {
 	if len(p.PasswordProof) > MaxProofBytes {
 		return fmt.Errorf("password proof of %d bytes", len(p.PasswordProof))
 	}
+	if len(p.Token) != 0 && len(p.Token) != TokenSize {
+		return fmt.Errorf("session token of %d bytes", len(p.Token))
+	}
 	return nil
 }
+
+// TokenSize is the size of a session token: 128 random bits.
+const TokenSize = 16
 
 // ClientWorldReady says the client has loaded the world and caught up to
 // Tick, where its world hash was WorldHash.

@@ -24,7 +24,7 @@
 //
 //	0  Client_Protocol    {protocol}
 //	1  Client_Defs        {databases: []{type, count, hash}}   at most MaxDatabases
-//	2  Client_Username    {name, passwordProof, spectate}
+//	2  Client_Username    {name, passwordProof, spectate, token}
 //	3  Client_WorldReady  {tick, worldHash}
 //	4  Client_Command     {mapID, kind, payload}               payload <= MaxClientCommandPayload
 //	5  Client_Clock       {nonce, clientTime}                  echo of a Server_Clock
@@ -43,6 +43,7 @@
 //	22 Server_Tick        {tick, commands[], granted, speed}
 //	23 Server_Clock       {nonce, hostTime, delta, attempt}     one clock-sync round
 //	24 Server_Keepalive   {seq, hostTime}                       every second to admitted clients
+//	25 Server_Session     {token, graceMs}                      at WorldReady: the rejoin token
 //
 // # Flow
 //
@@ -80,6 +81,12 @@
 //
 // The password, if any, is answered with HMAC-SHA256(password, domain ||
 // challenge) (package password); it never crosses the wire.
+//
+// Rejoin: at WorldReady the host gives the player a random 128-bit token.
+// A Client_Username carrying it, within the grace period after the player
+// left (default 5 min) or while its old connection still lingers (which is
+// then closed, reason Replaced), gets the same player ID, name and faction;
+// an unknown or expired token is refused with reason BadToken.
 //
 // Liveness: once admitted, a client gets a Server_Keepalive every second
 // and echoes it at once; the host keeps a smoothed round trip per player

@@ -29,6 +29,7 @@ const (
 	IDServerTick       ID = 22
 	IDServerClock      ID = 23
 	IDServerKeepalive  ID = 24
+	IDServerSession    ID = 25
 )
 
 var idNames = map[ID]string{
@@ -50,6 +51,7 @@ var idNames = map[ID]string{
 	IDServerTick:       "Server_Tick",
 	IDServerClock:      "Server_Clock",
 	IDServerKeepalive:  "Server_Keepalive",
+	IDServerSession:    "Server_Session",
 }
 
 // String returns the packet's protocol name.
@@ -113,6 +115,8 @@ func New(id ID) (Packet, error) {
 		return &ServerClock{}, nil
 	case IDServerKeepalive:
 		return &ServerKeepalive{}, nil
+	case IDServerSession:
+		return &ServerSession{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownPacket, uint8(id))
 }

@@ -25,6 +25,8 @@ const (
 	ReasonRateLimited           Reason = 14
 	ReasonSpectatorsFull        Reason = 15
 	ReasonLagging               Reason = 16
+	ReasonBadToken              Reason = 17
+	ReasonReplaced              Reason = 18
 )
 
 var reasonNames = [...]string{
@@ -45,6 +47,8 @@ var reasonNames = [...]string{
 	ReasonRateLimited:           "RateLimited",
 	ReasonSpectatorsFull:        "SpectatorsFull",
 	ReasonLagging:               "Lagging",
+	ReasonBadToken:              "BadToken",
+	ReasonReplaced:              "Replaced",
 }
 
 // String returns the reason's protocol name.
@@ -73,6 +77,8 @@ var reasonSentences = [...]string{
 	ReasonRateLimited:           "Too many connection attempts from your address; wait a few seconds and try again.",
 	ReasonSpectatorsFull:        "The session has no room for more spectators.",
 	ReasonLagging:               "Your game fell too far behind the session.",
+	ReasonBadToken:              "Your session token is unknown or expired; join again without it.",
+	ReasonReplaced:              "You rejoined from a new connection; this one is closed.",
 }
 
 // Sentence is the reason as one sentence for a user.

@@ -304,3 +304,22 @@ func (*ServerKeepalive) ID() ID { return IDServerKeepalive }
 
 // Validate implements Packet.
 func (*ServerKeepalive) Validate() error { return nil }
+
+// ServerSession gives a player, at WorldReady, the token to rejoin as
+// itself after a dropped connection, within Grace.
+type ServerSession struct {
+	Token    []byte `codec:"k"`
+	GraceMs  int64  `codec:"g"`
+	PlayerID int32  `codec:"p"` // the player's ID for good: a rejoin gets its old one back
+}
+
+// ID implements Packet.
+func (*ServerSession) ID() ID { return IDServerSession }
+
+// Validate implements Packet.
+func (p *ServerSession) Validate() error {
+	if len(p.Token) != TokenSize {
+		return fmt.Errorf("session token of %d bytes", len(p.Token))
+	}
+	return nil
+}

@@ -22,12 +22,13 @@ func samplePackets() []Packet {
 			{Type: "ThingDef", Count: 120, Hash: 0xdeadbeefcafef00d},
 			{Type: "TerrainDef", Count: 7, Hash: 1},
 		}},
-		&ClientUsername{Name: "Alice_01", PasswordProof: []byte{1, 2, 3, 4, 5}, Spectate: true},
+		&ClientUsername{Name: "Alice_01", PasswordProof: []byte{1, 2, 3, 4, 5}, Spectate: true, Token: bytes.Repeat([]byte{3}, TokenSize)},
 		&ClientClock{Nonce: 0xfeedface, ClientTime: 1_790_000_000_000_000},
 		&ClientAck{Received: 1 << 40},
 		&ClientTickAck{Tick: 987654321},
 		&ClientKeepalive{Seq: 9, HostTime: 123},
 		&ServerKeepalive{Seq: 10, HostTime: -4},
+		&ServerSession{Token: bytes.Repeat([]byte{7}, TokenSize), GraceMs: 300000, PlayerID: 4},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
 		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
 		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
@@ -270,7 +271,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{9, 15, 25, 255} {
+	for _, id := range []ID{9, 15, 26, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
