@@ -521,6 +521,16 @@ func (s *session) admit(r joinReq) joinReply {
 	if rejoined {
 		notices = []roster.Notice{{Kind: roster.NoticeJoined, Text: r.name + " is back."}}
 	}
+	// The token to come back as this player after a dropped connection,
+	// sent before the world so the joiner knows its lasting player ID.
+	token := make([]byte, wire.TokenSize)
+	if _, err := rand.Read(token); err == nil {
+		if s.tokens == nil {
+			s.tokens = map[string]*rejoin{}
+		}
+		s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true}
+		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id})
+	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
 	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator}
@@ -560,15 +570,6 @@ func (s *session) ready(r readyReq) {
 	if m := s.members[r.id]; m != nil {
 		m.acked.Store(r.tick)
 		m.playing = !p.Spectator
-		// The token to come back as this player after a dropped connection.
-		token := make([]byte, wire.TokenSize)
-		if _, err := rand.Read(token); err == nil {
-			if s.tokens == nil {
-				s.tokens = map[string]*rejoin{}
-			}
-			s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true}
-			m.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id})
-		}
 	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))

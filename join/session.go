@@ -54,8 +54,8 @@ type Session struct {
 	closed   chan struct{}
 	once     sync.Once
 
-	lightTick uint64 // Light mode: the grant, taken as simulated
-	tokenMu   sync.Mutex    // guards token, grace and info once Run runs
+	lightTick uint64        // Light mode: the grant, taken as simulated
+	tokenMu   sync.Mutex    // guards token, grace, info and players once Run runs
 	token     []byte        // for a rejoin
 	grace     time.Duration // how long the token stays good after a drop
 	live      atomic.Bool   // past WorldReady: the reader applies the host timeout
@@ -315,6 +315,7 @@ func (s *Session) Token() ([]byte, time.Duration) {
 // applyPlayers applies a player list or delta to the list this client
 // holds.
 func (s *Session) applyPlayers(p *wire.ServerPlayerList) {
+	s.tokenMu.Lock()
 	find := func(id int32) (int, bool) {
 		return slices.BinarySearchFunc(s.players, id, func(pi wire.PlayerInfo, id int32) int { return cmp.Compare(pi.ID, id) })
 	}
@@ -349,14 +350,20 @@ func (s *Session) applyPlayers(p *wire.ServerPlayerList) {
 			}
 		}
 	}
+	list := slices.Clone(s.players)
+	s.tokenMu.Unlock()
 	if s.cfg.Players != nil {
-		s.cfg.Players(slices.Clone(s.players))
+		s.cfg.Players(list)
 	}
 }
 
-// Players is the player list as this client holds it. Only safe on the
-// goroutine running Join or Run, or after they return.
-func (s *Session) Players() []wire.PlayerInfo { return slices.Clone(s.players) }
+// Players is the player list as this client holds it. Safe from any
+// goroutine.
+func (s *Session) Players() []wire.PlayerInfo {
+	s.tokenMu.Lock()
+	defer s.tokenMu.Unlock()
+	return slices.Clone(s.players)
+}
 
 func (s *Session) download(ctx context.Context, start time.Time) error {
 	cfg := s.cfg

@@ -43,7 +43,7 @@
 //	22 Server_Tick        {tick, commands[], granted, speed}
 //	23 Server_Clock       {nonce, hostTime, delta, attempt}     one clock-sync round
 //	24 Server_Keepalive   {seq, hostTime}                       every second to admitted clients
-//	25 Server_Session     {token, graceMs}                      at WorldReady: the rejoin token
+//	25 Server_Session     {token, graceMs, playerID}            on admission: the rejoin token
 //
 // # Flow
 //
@@ -82,7 +82,7 @@
 // The password, if any, is answered with HMAC-SHA256(password, domain ||
 // challenge) (package password); it never crosses the wire.
 //
-// Rejoin: at WorldReady the host gives the player a random 128-bit token.
+// Rejoin: on admission the host gives the player a random 128-bit token.
 // A Client_Username carrying it, within the grace period after the player
 // left (default 5 min) or while its old connection still lingers (which is
 // then closed, reason Replaced), gets the same player ID, name and faction;

@@ -305,8 +305,9 @@ func (*ServerKeepalive) ID() ID { return IDServerKeepalive }
 // Validate implements Packet.
 func (*ServerKeepalive) Validate() error { return nil }
 
-// ServerSession gives a player, at WorldReady, the token to rejoin as
-// itself after a dropped connection, within Grace.
+// ServerSession gives a player, on admission, the token to rejoin as
+// itself after a dropped connection within the grace period, and its
+// lasting player ID (a rejoin gets its old one back).
 type ServerSession struct {
 	Token    []byte `codec:"k"`
 	GraceMs  int64  `codec:"g"`
