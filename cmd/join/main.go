@@ -69,6 +69,7 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
 		&cli.Float64Flag{Name: "bot", Usage: "after joining, send about `RATE` random valid commands per second (demos, load tests)"},
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
+		&cli.BoolFlag{Name: "no-reconnect", Usage: "leave when the connection drops instead of rejoining with the session token"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
 	}
 	flags = append(flags, gamecontent.Flags()...)
@@ -151,12 +152,14 @@ func run(c *cli.Context) error {
 	}
 	playCtx, stopPlay := context.WithCancel(ctx)
 	defer stopPlay()
+	cur := &current{}
+	cur.set(sess)
 	if !c.Bool("no-input") {
 		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
-		go readCommands(playCtx, os.Stdin, sess)
+		go readCommands(playCtx, os.Stdin, cur)
 	}
-	go runBot(playCtx, sess, c.Float64("bot"), uint64(info.PlayerID))
-	if err := sess.Run(ctx); err != nil {
+	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
+	if err := stay(ctx, cur, cfg, !c.Bool("no-reconnect")); err != nil {
 		return explain(err, bundle)
 	}
 	fmt.Fprintln(stdout, "left the session")

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -90,9 +89,10 @@ func parseCommand(line string) (*lockstep.Command, error) {
 
 // readCommands sends the commands typed on in until it ends or ctx is
 // done. Mistakes are reported and reading goes on.
-func readCommands(ctx context.Context, in io.Reader, sess *join.Session) {
+func readCommands(ctx context.Context, in io.Reader, cur *current) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() && ctx.Err() == nil {
+		sess := cur.get()
 		line := strings.TrimSpace(sc.Text())
 		cmd, err := parseCommand(line)
 		if err != nil {
@@ -101,7 +101,7 @@ func readCommands(ctx context.Context, in io.Reader, sess *join.Session) {
 		}
 		if cmd != nil {
 			if err := sess.Send(cmd.MapID, cmd.Kind, cmd.Payload); err != nil {
-				return
+				fmt.Fprintln(stderr, "not sent: the connection is down")
 			}
 			continue
 		}
@@ -140,7 +140,7 @@ func readCommands(ctx context.Context, in io.Reader, sess *join.Session) {
 // runBot issues about rate random valid commands per second: mostly pawns
 // sent to random passable cells, sometimes items spawned there. It reads
 // the world on the simulation's goroutine to pick valid targets.
-func runBot(ctx context.Context, sess *join.Session, rate float64, seed uint64) {
+func runBot(ctx context.Context, cur *current, rate float64, seed uint64) {
 	if rate <= 0 {
 		return
 	}
@@ -153,7 +153,8 @@ func runBot(ctx context.Context, sess *join.Session, rate float64, seed uint64) 
 			return
 		case <-tick.C:
 		}
-		ok := sess.Do(func(sim lockstep.Sim) {
+		sess := cur.get()
+		sess.Do(func(sim lockstep.Sim) {
 			w, ok := sim.(*colony.World)
 			if !ok {
 				return
@@ -162,9 +163,6 @@ func runBot(ctx context.Context, sess *join.Session, rate float64, seed uint64) 
 				_ = sess.Send(cmd.MapID, cmd.Kind, cmd.Payload)
 			}
 		})
-		if !ok {
-			return
-		}
 	}
 }
 

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/join"
+)
+
+// dropper forwards connections to target and can cut them all.
+type dropper struct {
+	addr  string
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startDropper(t *testing.T, target string) *dropper {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	d := &dropper{addr: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			d.mu.Lock()
+			d.conns = append(d.conns, c, u)
+			d.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return d
+}
+
+// cut drops every connection, as a network failure would.
+func (d *dropper) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.Close()
+	}
+	d.conns = nil
+}
+
+// TestReconnectsWithToken: the join tool's session loop rejoins by itself
+// after the connection drops, as the same player with the same faction, and
+// its world agrees with the host's.
+func TestReconnectsWithToken(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b)
+	d := startDropper(t, addr)
+	var out, errOut strings.Builder
+	var mu sync.Mutex
+	stdout, stderr = lockedWriter{&mu, &out}, lockedWriter{&mu, &errOut}
+	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
+
+	cfg := join.Config{Addr: d.addr, Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sess, err := join.Join(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := sess.Info()
+	cur := &current{}
+	cur.set(sess)
+	done := make(chan error, 1)
+	go func() { done <- stay(ctx, cur, cfg, true) }()
+	waitUntil(t, func() bool { tok, _ := sess.Token(); return tok != nil })
+	d.cut()
+	waitUntil(t, func() bool { return cur.get() != sess })
+	again := cur.get().Info()
+	if again.PlayerID != first.PlayerID || again.Faction != first.Faction {
+		t.Fatalf("reconnected as player %d faction %d, was %d faction %d", again.PlayerID, again.Faction, first.PlayerID, first.Faction)
+	}
+	mu.Lock()
+	log := errOut.String() + out.String()
+	mu.Unlock()
+	for _, want := range []string{"connection lost", "reconnecting in 1s", "reconnected: player"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("output lacks %q:\n%s", want, log)
+		}
+	}
+	// The rejoined world checked its map hashes against the host's on
+	// load; the session then goes on.
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("stay: %v", err)
+	}
+}
+
+// TestNoReconnect: with reconnection off, a drop ends the session.
+func TestNoReconnect(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDropper(t, serveBundle(t, b))
+	cfg := join.Config{Addr: d.addr, Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
+	sess, err := join.Join(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := &current{}
+	cur.set(sess)
+	done := make(chan error, 1)
+	go func() { done <- stay(context.Background(), cur, cfg, false) }()
+	time.Sleep(100 * time.Millisecond)
+	d.cut()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the session ended without an error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not end")
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
