@@ -94,6 +94,14 @@ func TestReconnectsWithToken(t *testing.T) {
 	if again.PlayerID != first.PlayerID || again.Faction != first.Faction {
 		t.Fatalf("reconnected as player %d faction %d, was %d faction %d", again.PlayerID, again.Faction, first.PlayerID, first.Faction)
 	}
+	waitUntil(t, func() bool {
+		for _, p := range cur.get().Players() {
+			if p.ID == again.PlayerID {
+				return p.Name == "Wanderer"
+			}
+		}
+		return false
+	})
 	mu.Lock()
 	log := errOut.String() + out.String()
 	mu.Unlock()
