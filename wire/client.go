@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
 
 // Field limits for client packets.
 const (
@@ -175,3 +179,44 @@ func (*ClientKeepalive) ID() ID { return IDClientKeepalive }
 
 // Validate implements Packet.
 func (*ClientKeepalive) Validate() error { return nil }
+
+// Limits of a Client_Hashes report.
+const (
+	// MaxHashMaps bounds the maps in one report.
+	MaxHashMaps = 4096
+)
+
+// MapHash is one map's state hash in a Client_Hashes report, with the
+// hashes of its parts when the game can split it (lockstep.MapDigester).
+type MapHash struct {
+	MapID int32    `codec:"m"`
+	Hash  uint64   `codec:"h"`
+	Parts []uint64 `codec:"p"`
+}
+
+// ClientHashes reports the client's state hashes at Tick: the world hash
+// and each map's, taken right after the step that reached Tick, before any
+// command stamped Tick is applied. Tick is a multiple of the HashEvery the
+// host announced in Server_Session, and each report's tick is above the
+// last one's.
+type ClientHashes struct {
+	Tick  uint64    `codec:"t"`
+	World uint64    `codec:"w"`
+	Maps  []MapHash `codec:"m"`
+}
+
+// ID implements Packet.
+func (*ClientHashes) ID() ID { return IDClientHashes }
+
+// Validate implements Packet.
+func (p *ClientHashes) Validate() error {
+	if len(p.Maps) > MaxHashMaps {
+		return fmt.Errorf("%d map hashes exceeds %d", len(p.Maps), MaxHashMaps)
+	}
+	for _, m := range p.Maps {
+		if len(m.Parts) > lockstep.MaxMapParts {
+			return fmt.Errorf("map %d: %d part hashes exceeds %d", m.MapID, len(m.Parts), lockstep.MaxMapParts)
+		}
+	}
+	return nil
+}

@@ -82,7 +82,7 @@ func (fr *FrameReader) Next() (ID, []byte, error) {
 
 // ProtocolVersion is the version of this protocol, sent in Client_Protocol.
 // It changes whenever a packet's layout or meaning changes.
-const ProtocolVersion uint32 = 1
+const ProtocolVersion uint32 = 2
 
 // DefaultPort is the TCP port a host listens on by default.
 const DefaultPort = 30502

@@ -19,6 +19,7 @@ const (
 	IDClientAck        ID = 6
 	IDClientTickAck    ID = 7
 	IDClientKeepalive  ID = 8
+	IDClientHashes     ID = 9
 
 	IDServerModList    ID = 16
 	IDServerDefsOK     ID = 17
@@ -30,6 +31,8 @@ const (
 	IDServerClock      ID = 23
 	IDServerKeepalive  ID = 24
 	IDServerSession    ID = 25
+	IDServerResync     ID = 26
+	IDServerDesync     ID = 27
 )
 
 var idNames = map[ID]string{
@@ -42,6 +45,7 @@ var idNames = map[ID]string{
 	IDClientAck:        "Client_Ack",
 	IDClientTickAck:    "Client_TickAck",
 	IDClientKeepalive:  "Client_Keepalive",
+	IDClientHashes:     "Client_Hashes",
 	IDServerModList:    "Server_ModList",
 	IDServerDefsOK:     "Server_DefsOK",
 	IDServerWorldData:  "Server_WorldData",
@@ -52,6 +56,8 @@ var idNames = map[ID]string{
 	IDServerClock:      "Server_Clock",
 	IDServerKeepalive:  "Server_Keepalive",
 	IDServerSession:    "Server_Session",
+	IDServerResync:     "Server_Resync",
+	IDServerDesync:     "Server_Desync",
 }
 
 // String returns the packet's protocol name.
@@ -97,6 +103,8 @@ func New(id ID) (Packet, error) {
 		return &ClientTickAck{}, nil
 	case IDClientKeepalive:
 		return &ClientKeepalive{}, nil
+	case IDClientHashes:
+		return &ClientHashes{}, nil
 	case IDServerModList:
 		return &ServerModList{}, nil
 	case IDServerDefsOK:
@@ -117,6 +125,10 @@ func New(id ID) (Packet, error) {
 		return &ServerKeepalive{}, nil
 	case IDServerSession:
 		return &ServerSession{}, nil
+	case IDServerResync:
+		return &ServerResync{}, nil
+	case IDServerDesync:
+		return &ServerDesync{}, nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownPacket, uint8(id))
 }

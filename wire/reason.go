@@ -27,6 +27,7 @@ const (
 	ReasonLagging               Reason = 16
 	ReasonBadToken              Reason = 17
 	ReasonReplaced              Reason = 18
+	ReasonDesync                Reason = 19
 )
 
 var reasonNames = [...]string{
@@ -49,6 +50,7 @@ var reasonNames = [...]string{
 	ReasonLagging:               "Lagging",
 	ReasonBadToken:              "BadToken",
 	ReasonReplaced:              "Replaced",
+	ReasonDesync:                "Desync",
 }
 
 // String returns the reason's protocol name.
@@ -79,6 +81,7 @@ var reasonSentences = [...]string{
 	ReasonLagging:               "Your game fell too far behind the session.",
 	ReasonBadToken:              "Your session token is unknown or expired; join again without it.",
 	ReasonReplaced:              "You rejoined from a new connection; this one is closed.",
+	ReasonDesync:                "Your game kept diverging from the host's; join again to get a fresh copy of the world.",
 }
 
 // Sentence is the reason as one sentence for a user.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -84,6 +85,9 @@ const (
 	StatusDownloading PlayerStatus = 1
 	StatusPlaying     PlayerStatus = 2
 	StatusSpectating  PlayerStatus = 3
+	// StatusDesynced is a player whose state diverged from the host's and
+	// is being repaired (a Server_Resync is under way).
+	StatusDesynced PlayerStatus = 4
 )
 
 // String names the status.
@@ -97,6 +101,8 @@ func (s PlayerStatus) String() string {
 		return "playing"
 	case StatusSpectating:
 		return "spectating"
+	case StatusDesynced:
+		return "desynced"
 	}
 	return fmt.Sprintf("status(%d)", uint8(s))
 }
@@ -312,6 +318,10 @@ type ServerSession struct {
 	Token    []byte `codec:"k"`
 	GraceMs  int64  `codec:"g"`
 	PlayerID int32  `codec:"p"` // the player's ID for good: a rejoin gets its old one back
+	// HashEvery is the interval in ticks of the client's state-hash
+	// reports (Client_Hashes): at every tick that is a multiple of it.
+	// Zero means the host wants none.
+	HashEvery uint32 `codec:"e"`
 }
 
 // ID implements Packet.
@@ -321,6 +331,90 @@ func (*ServerSession) ID() ID { return IDServerSession }
 func (p *ServerSession) Validate() error {
 	if len(p.Token) != TokenSize {
 		return fmt.Errorf("session token of %d bytes", len(p.Token))
+	}
+	return nil
+}
+
+// ServerResync starts the repair of a desynced client. The host cut the
+// state at Tick after applying the first Applied commands stamped Tick;
+// the Server_WorldData chunks that follow carry that state as a world
+// payload (its own offsets and total, like a join's) holding the listed
+// maps, or every map and the world-level state when Full. The client
+// simulates up to exactly that point, waits there for the payload, swaps
+// the maps in (or reloads the world when Full), and goes on with the ticks
+// it kept receiving. It sends no Client_Ack for these chunks.
+type ServerResync struct {
+	Tick    uint64  `codec:"t"`
+	Applied uint32  `codec:"a"`
+	Maps    []int32 `codec:"m"`
+	Full    bool    `codec:"f"`
+}
+
+// ID implements Packet.
+func (*ServerResync) ID() ID { return IDServerResync }
+
+// Validate implements Packet.
+func (p *ServerResync) Validate() error {
+	if len(p.Maps) > MaxHashMaps {
+		return fmt.Errorf("%d maps exceeds %d", len(p.Maps), MaxHashMaps)
+	}
+	if !p.Full && len(p.Maps) == 0 {
+		return errors.New("a resync of no maps")
+	}
+	return nil
+}
+
+// DesyncState says what a Server_Desync reports.
+type DesyncState uint8
+
+// Desync states.
+const (
+	// DesyncDetected: the player's hashes at Tick differ from the host's;
+	// a repair is under way.
+	DesyncDetected DesyncState = 0
+	// DesyncRepaired: the player's hashes match the host's again.
+	DesyncRepaired DesyncState = 1
+	// DesyncDropped: the player kept desyncing and was disconnected.
+	DesyncDropped DesyncState = 2
+)
+
+// String names the state.
+func (s DesyncState) String() string {
+	switch s {
+	case DesyncDetected:
+		return "detected"
+	case DesyncRepaired:
+		return "repaired"
+	case DesyncDropped:
+		return "dropped"
+	}
+	return fmt.Sprintf("desync(%d)", uint8(s))
+}
+
+// ServerDesync tells every client about a desync: whose state diverged,
+// at which checkpoint tick, in which maps (or the world-level state when
+// World), and later that it was repaired (RepairMs after detection) or
+// that the player was dropped.
+type ServerDesync struct {
+	State    DesyncState `codec:"s"`
+	PlayerID int32       `codec:"p"`
+	Name     string      `codec:"n"`
+	Tick     uint64      `codec:"t"`
+	Maps     []int32     `codec:"m"`
+	World    bool        `codec:"w"`
+	RepairMs int64       `codec:"r"`
+}
+
+// ID implements Packet.
+func (*ServerDesync) ID() ID { return IDServerDesync }
+
+// Validate implements Packet.
+func (p *ServerDesync) Validate() error {
+	if len(p.Maps) > MaxHashMaps {
+		return fmt.Errorf("%d maps exceeds %d", len(p.Maps), MaxHashMaps)
+	}
+	if len(p.Name) > MaxNameBytes {
+		return fmt.Errorf("name of %d bytes", len(p.Name))
 	}
 	return nil
 }

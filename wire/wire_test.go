@@ -28,7 +28,14 @@ func samplePackets() []Packet {
 		&ClientTickAck{Tick: 987654321},
 		&ClientKeepalive{Seq: 9, HostTime: 123},
 		&ServerKeepalive{Seq: 10, HostTime: -4},
-		&ServerSession{Token: bytes.Repeat([]byte{7}, TokenSize), GraceMs: 300000, PlayerID: 4},
+		&ServerSession{Token: bytes.Repeat([]byte{7}, TokenSize), GraceMs: 300000, PlayerID: 4, HashEvery: 60},
+		&ClientHashes{Tick: 600, World: 0x1234567890abcdef, Maps: []MapHash{
+			{MapID: 0, Hash: 1, Parts: []uint64{2, 3, 1 << 63}},
+			{MapID: 7, Hash: 0xffffffffffffffff},
+		}},
+		&ServerResync{Tick: 1200, Applied: 3, Maps: []int32{2, 5}},
+		&ServerResync{Tick: 1260, Full: true},
+		&ServerDesync{State: DesyncRepaired, PlayerID: 3, Name: "Bob", Tick: 600, Maps: []int32{2}, World: true, RepairMs: 850},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
 		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
 		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
@@ -271,7 +278,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{9, 15, 26, 255} {
+	for _, id := range []ID{10, 15, 28, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -322,6 +329,15 @@ func TestValidateLimits(t *testing.T) {
 		{"too many players", &ServerPlayerList{Players: make([]PlayerInfo, MaxPlayers+1)}, false, nil},
 		{"too many def statuses", &ServerDisconnect{DefStatuses: make([]uint8, MaxDatabases+1)}, false, ErrTooManyDatabases},
 		{"long notice", &ServerNotice{Text: strings.Repeat("n", MaxTextBytes+1)}, false, nil},
+		{"hashes at map limit", &ClientHashes{Maps: make([]MapHash, MaxHashMaps)}, true, nil},
+		{"hashes over map limit", &ClientHashes{Maps: make([]MapHash, MaxHashMaps+1)}, false, nil},
+		{"parts at limit", &ClientHashes{Maps: []MapHash{{Parts: make([]uint64, lockstep.MaxMapParts)}}}, true, nil},
+		{"parts over limit", &ClientHashes{Maps: []MapHash{{Parts: make([]uint64, lockstep.MaxMapParts+1)}}}, false, nil},
+		{"resync of nothing", &ServerResync{Tick: 5}, false, nil},
+		{"full resync", &ServerResync{Tick: 5, Full: true}, true, nil},
+		{"resync over map limit", &ServerResync{Maps: make([]int32, MaxHashMaps+1)}, false, nil},
+		{"desync over map limit", &ServerDesync{Maps: make([]int32, MaxHashMaps+1)}, false, nil},
+		{"desync long name", &ServerDesync{Name: strings.Repeat("a", MaxNameBytes+1)}, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.Validate()
