@@ -56,6 +56,16 @@ func (a *Authority) Speed() uint8 { return a.speed }
 // Submit queues a command for the next Advance. Tick is overwritten there.
 func (a *Authority) Submit(c Command) { a.pending = append(a.pending, c) }
 
+// Applied is how many commands stamped with the current tick have been
+// applied: a state cut now is the state at Tick() after those. A repair
+// (Follower.HoldAt) names this point.
+func (a *Authority) Applied() uint32 {
+	if a.seqTick != a.sim.Tick() {
+		return 0
+	}
+	return a.seq
+}
+
 // Pending is the number of submitted commands not yet stamped.
 func (a *Authority) Pending() int { return len(a.pending) }
 

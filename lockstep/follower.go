@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -14,6 +15,17 @@ type Follower struct {
 	speed   uint8
 	applied func(Command)
 	stepped func(Sim)
+
+	doneTick uint64 // tick of the last applied command
+	doneN    uint32 // commands applied at doneTick
+	hold     *holdPoint
+}
+
+// holdPoint is where Run stops for a repair: at tick, after the first n
+// commands stamped tick.
+type holdPoint struct {
+	tick uint64
+	n    uint32
 }
 
 // NewFollower wraps sim, which was loaded at a join point. queued are the
@@ -74,16 +86,66 @@ func (f *Follower) Grant(g uint64) {
 	}
 }
 
+// ErrPastHold reports a hold point the simulation has already passed.
+var ErrPastHold = errors.New("the simulation is already past the hold point")
+
+// HoldAt makes Run stop at tick after applying the first n commands stamped
+// tick: the point where the host cut a state to repair this client with
+// (Authority.Applied at the cut). Run then does nothing until Release. All
+// commands stamped before that point must already have been added, which
+// holds when HoldAt is called in stream order (the host sends the repair
+// after them). It fails if the simulation is already past the point.
+func (f *Follower) HoldAt(tick uint64, n uint32) error {
+	t := f.sim.Tick()
+	if t > tick || t == tick && f.doneTick == tick && f.doneN > n {
+		return fmt.Errorf("hold at tick %d after %d commands, simulation at tick %d: %w", tick, n, t, ErrPastHold)
+	}
+	f.hold = &holdPoint{tick: tick, n: n}
+	return nil
+}
+
+// Held reports whether the simulation has reached the hold point and waits
+// there.
+func (f *Follower) Held() bool {
+	if f.hold == nil || f.sim.Tick() != f.hold.tick {
+		return false
+	}
+	// Every command before the point is applied when the next pending one
+	// of this tick (if any) is at or past it.
+	done := uint32(0)
+	if f.doneTick == f.hold.tick {
+		done = f.doneN
+	}
+	return done >= f.hold.n || len(f.pending) == 0 || f.pending[0].Tick != f.hold.tick || f.pending[0].Seq >= f.hold.n
+}
+
+// Release lifts the hold point.
+func (f *Follower) Release() { f.hold = nil }
+
+// ReplaceSim swaps in a simulation at the same tick (a full repair). It
+// is only allowed while Held.
+func (f *Follower) ReplaceSim(sim Sim) error {
+	if !f.Held() {
+		return errors.New("replace the simulation only at the hold point")
+	}
+	if sim.Tick() != f.sim.Tick() {
+		return fmt.Errorf("replacement at tick %d, simulation at %d", sim.Tick(), f.sim.Tick())
+	}
+	f.sim = sim
+	return nil
+}
+
 // Run simulates at most max ticks toward the grant and returns how many it
 // ran. Commands stamped with the tick the simulation has reached are
 // applied even when no step is granted yet, as the host does while paused.
+// It stops early at a hold point (HoldAt).
 func (f *Follower) Run(max int) (int, error) {
 	n := 0
 	for {
 		if err := f.applyDue(); err != nil {
 			return n, err
 		}
-		if n >= max || f.sim.Tick() >= f.granted {
+		if n >= max || f.sim.Tick() >= f.granted || f.hold != nil && f.sim.Tick() >= f.hold.tick {
 			return n, nil
 		}
 		f.sim.Step()
@@ -99,6 +161,9 @@ func (f *Follower) applyDue() error {
 	i := 0
 	for ; i < len(f.pending) && f.pending[i].Tick == t; i++ {
 		c := f.pending[i]
+		if f.hold != nil && f.hold.tick == t && c.Seq >= f.hold.n {
+			break // the repair goes in before this command
+		}
 		var err error
 		if c.Kind >= KindReserved {
 			err = applyEngine(c, &f.speed)
@@ -111,6 +176,10 @@ func (f *Follower) applyDue() error {
 			f.pending = f.pending[i+1:]
 			return fmt.Errorf("desync: command kind %d for map %d at tick %d: %w", c.Kind, c.MapID, t, err)
 		}
+		if f.doneTick != t {
+			f.doneTick, f.doneN = t, 0
+		}
+		f.doneN++
 		if f.applied != nil {
 			f.applied(c)
 		}

@@ -96,3 +96,27 @@ type MapAssembly interface {
 	// Finish checks that every map arrived and returns the simulation.
 	Finish() (Sim, error)
 }
+
+// MapReplacer is implemented by simulations that can swap one map's state
+// for an encoding of it (MarshalMap's output), leaving the world-level
+// state and every other map as they are. A client whose map diverged from
+// the host's then repairs that map alone instead of reloading the world.
+// ReplaceMap treats its input as untrusted: on an error the simulation is
+// unchanged. The map must already exist (m.ID is one of MapIDs).
+type MapReplacer interface {
+	ReplaceMap(m MapBlob) error
+}
+
+// MapDigester is implemented by simulations that can hash parts of a map
+// as well as the whole, so a desync report can say which part of a map
+// diverged. MapDigest returns MapHash(id) and appends the part hashes to
+// parts (ok false for an unknown map); it should cost about one MapHash.
+// MapPartNames names the parts, in order; it is the same for every map and
+// every call, and has at most MaxMapParts names.
+type MapDigester interface {
+	MapDigest(id int32, parts []uint64) (h uint64, out []uint64, ok bool)
+	MapPartNames() []string
+}
+
+// MaxMapParts bounds the part hashes of one map in a hash report.
+const MaxMapParts = 16

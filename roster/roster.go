@@ -15,6 +15,9 @@ const (
 	Downloading
 	Playing
 	Spectating
+	// Desynced is a player whose state diverged from the host's and is
+	// being repaired.
+	Desynced
 )
 
 // String names the status.
@@ -28,6 +31,8 @@ func (s Status) String() string {
 		return "playing"
 	case Spectating:
 		return "spectating"
+	case Desynced:
+		return "desynced"
 	}
 	return fmt.Sprintf("status(%d)", uint8(s))
 }

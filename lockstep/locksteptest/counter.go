@@ -247,3 +247,34 @@ var (
 func (Counters) AddCommand(mapID int32, delta int8) lockstep.Command {
 	return lockstep.Command{MapID: mapID, Kind: KindAdd, Payload: []byte{byte(delta)}}
 }
+
+// ReplaceMap implements lockstep.MapReplacer: the map with m.ID takes the
+// decoded state; on an error nothing changes.
+func (c *Counters) ReplaceMap(mb lockstep.MapBlob) error {
+	old := c.find(mb.ID)
+	if old == nil {
+		return fmt.Errorf("no map %d", mb.ID)
+	}
+	asm := &assembly{c: &Counters{}, want: 1}
+	if err := asm.AddMap(mb); err != nil {
+		return err
+	}
+	m := asm.c.maps[0]
+	m.version = old.version + 1
+	*old = m
+	return nil
+}
+
+// Perturb changes map id's state the way a desync would (its accumulator
+// flips a bit), for tests of desync detection and repair.
+func (c *Counters) Perturb(id int32) error {
+	m := c.find(id)
+	if m == nil {
+		return fmt.Errorf("no map %d", id)
+	}
+	m.acc ^= 1
+	m.version++
+	return nil
+}
+
+var _ lockstep.MapReplacer = (*Counters)(nil)
