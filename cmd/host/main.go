@@ -32,7 +32,7 @@ func newApp() *cli.App {
 		Usage: "host a lockstep co-op session",
 		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
 			"same deterministic world; only commands travel once a player has joined.",
-		Commands: []*cli.Command{serveCommand(), savesCommand(), defscli.Command()},
+		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), defscli.Command()},
 	}
 }
 
