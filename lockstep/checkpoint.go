@@ -40,9 +40,11 @@ func (c *Checkpoint) Map(id int32) *MapCheckpoint {
 }
 
 // Hasher takes checkpoints of a simulation. With UseVersions it reuses a
-// map's hashes while its MapVersion is unchanged (the host does, to keep
-// idle maps from costing anything); without, every map is hashed every
-// time, so a state change the versions missed still shows.
+// map's hashes while its MapVersion is unchanged and not 0 (the host does,
+// to keep idle maps from costing anything); without, every map is hashed
+// every time, so a state change the versions missed still shows. A Hasher
+// with UseVersions must stay with one simulation: versions need only be
+// unique within one.
 type Hasher struct {
 	UseVersions bool
 	cache       map[int32]cachedMap
@@ -117,7 +119,7 @@ func (r *HashRing) Add(c Checkpoint) {
 	}
 	r.cps = append(r.cps, c)
 	i := 0
-	for i < len(r.cps) && r.cps[i].Tick+r.window < c.Tick {
+	for i < len(r.cps) && c.Tick-r.cps[i].Tick > r.window {
 		i++
 	}
 	if i > 0 {

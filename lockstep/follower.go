@@ -16,8 +16,8 @@ type Follower struct {
 	applied func(Command)
 	stepped func(Sim)
 
-	doneTick uint64 // tick of the last applied command
-	doneN    uint32 // commands applied at doneTick
+	doneTick uint64 // tick of the last command applied (or refused)
+	doneNext uint32 // its sequence number plus one: the commands of doneTick before it are in the state
 	hold     *holdPoint
 }
 
@@ -86,6 +86,11 @@ func (f *Follower) Grant(g uint64) {
 	}
 }
 
+// ErrRefused reports a command the host applied and this simulation
+// refused: the states have diverged. Run stops there; calling it again
+// goes on after the command, and a desync repair can put things right.
+var ErrRefused = errors.New("the simulation refused a command the host applied")
+
 // ErrPastHold reports a hold point the simulation has already passed.
 var ErrPastHold = errors.New("the simulation is already past the hold point")
 
@@ -97,7 +102,7 @@ var ErrPastHold = errors.New("the simulation is already past the hold point")
 // after them). It fails if the simulation is already past the point.
 func (f *Follower) HoldAt(tick uint64, n uint32) error {
 	t := f.sim.Tick()
-	if t > tick || t == tick && f.doneTick == tick && f.doneN > n {
+	if t > tick || t == tick && f.doneTick == tick && f.doneNext > n {
 		return fmt.Errorf("hold at tick %d after %d commands, simulation at tick %d: %w", tick, n, t, ErrPastHold)
 	}
 	f.hold = &holdPoint{tick: tick, n: n}
@@ -114,7 +119,7 @@ func (f *Follower) Held() bool {
 	// of this tick (if any) is at or past it.
 	done := uint32(0)
 	if f.doneTick == f.hold.tick {
-		done = f.doneN
+		done = f.doneNext
 	}
 	return done >= f.hold.n || len(f.pending) == 0 || f.pending[0].Tick != f.hold.tick || f.pending[0].Seq >= f.hold.n
 }
@@ -170,16 +175,13 @@ func (f *Follower) applyDue() error {
 		} else {
 			err = f.sim.Apply(c)
 		}
+		f.doneTick, f.doneNext = t, c.Seq+1
 		if err != nil {
 			// The host applied this command; refusing it here means the
 			// states have diverged.
 			f.pending = f.pending[i+1:]
-			return fmt.Errorf("desync: command kind %d for map %d at tick %d: %w", c.Kind, c.MapID, t, err)
+			return fmt.Errorf("desync: command kind %d for map %d at tick %d: %w: %w", c.Kind, c.MapID, t, ErrRefused, err)
 		}
-		if f.doneTick != t {
-			f.doneTick, f.doneN = t, 0
-		}
-		f.doneN++
 		if f.applied != nil {
 			f.applied(c)
 		}
