@@ -220,3 +220,18 @@ func (p *ClientHashes) Validate() error {
 	}
 	return nil
 }
+
+// ClientResynced tells the host a repair (Server_Resync) went in: the
+// client's world hash at the repair's Tick, right after the swap. The host
+// compares it with its own at the cut, so a repair is confirmed at once
+// rather than at the next checkpoint.
+type ClientResynced struct {
+	Tick  uint64 `codec:"t"`
+	World uint64 `codec:"w"`
+}
+
+// ID implements Packet.
+func (*ClientResynced) ID() ID { return IDClientResynced }
+
+// Validate implements Packet.
+func (*ClientResynced) Validate() error { return nil }

@@ -31,6 +31,9 @@
 //	6  Client_Ack         {received}                           world payload bytes received
 //	7  Client_TickAck     {tick}                               simulated up to tick (lag policy)
 //	8  Client_Keepalive   {seq, hostTime}                      echo of a Server_Keepalive
+//	9  Client_Hashes      {tick, world, maps: []{mapID, hash, parts[]}}  state hashes at a checkpoint;
+//	                                                           maps <= MaxHashMaps, parts <= lockstep.MaxMapParts
+//	10 Client_Resynced    {tick, world}                        a repair went in: world hash at its tick
 //
 // Host to client (16..):
 //
@@ -43,7 +46,12 @@
 //	22 Server_Tick        {tick, commands[], granted, speed}
 //	23 Server_Clock       {nonce, hostTime, delta, attempt}     one clock-sync round
 //	24 Server_Keepalive   {seq, hostTime}                       every second to admitted clients
-//	25 Server_Session     {token, graceMs, playerID}            on admission: the rejoin token
+//	25 Server_Session     {token, graceMs, playerID, hashEvery} on admission: the rejoin token and
+//	                                                            the checkpoint interval
+//	26 Server_Resync      {tick, applied, maps[], full}         a repair: the state cut at (tick, applied) follows
+//	                                                            as Server_WorldData chunks
+//	27 Server_Desync      {state, playerID, name, tick, maps[], world, repairMs}  to all: detected,
+//	                                                            repaired or dropped
 //
 // # Flow
 //
@@ -65,6 +73,10 @@
 //	                       <-------------    Server_Clock rounds again; Latencies to all
 //	Client_Command         ------------->    stamped, broadcast in Server_Tick
 //	                                         (a spectator's is refused with a notice)
+//	Client_Hashes          ------------->    every hashEvery ticks; compared with the host's
+//	                       <-------------    on a difference: Server_Desync to all, then
+//	                                         Server_Resync + Server_WorldData to the player
+//	Client_Resynced        ------------->    world hash matches: Server_Desync(repaired) to all
 //
 // Deadlines: connect to DefsOK (clock sync included), DefsOK to username,
 // no download progress acknowledged, end of download to WorldReady. A
@@ -93,6 +105,35 @@
 // (shown in the player list) and drops a client it has heard nothing from
 // for the timeout (default 30 s) with reason Timeout. A client that hears
 // nothing from the host for as long gives up the same way.
+//
+// Desync detection: every hashEvery ticks (default 60) each playing
+// client that simulates sends Client_Hashes for the tick it just stepped
+// to, before applying that tick's commands: the world hash and each map's
+// hash, with part hashes when the game can split a map. The host takes its
+// own checkpoint at the same point and keeps the last window (default
+// 1800 ticks). A report must be for a multiple of hashEvery, above the
+// client's previous report, not ahead of the host, with no map twice and
+// no unknown map; otherwise BadPacket. A report older than the window is
+// refused with a notice and not compared.
+//
+// Repair: when a report differs, the host writes a desync report, marks
+// the player Desynced (Status to all), sends Server_Desync(detected) and a
+// notice to everyone, and cuts its state now, at (tick, applied): the
+// tick, after the first applied commands stamped with it. It sends
+// Server_Resync on the ordered stream (so before any later Server_Tick),
+// then the cut as a world payload in Server_WorldData chunks (offsets from
+// 0, no Client_Ack): the differing maps and the world-level state, or the
+// whole world when only the world hash differs or every map does. The
+// client simulates to exactly (tick, applied), waits there for the
+// payload, swaps the maps in (or reloads the world), checks each against
+// the header's hashes, answers Client_Resynced with its world hash there,
+// and catches up on the ticks it kept receiving. A matching world hash
+// ends the repair (Status and Server_Desync(repaired) to all); a different
+// one is a new desync with the whole world sent. While repaired, the
+// player does not count for the lag policy: nobody else waits. More than
+// the desync limit within the window (default 3 in 10 min), or a repair
+// not done within its timeout (2 min), ends the connection with reason
+// Desync.
 //
 // A packet that is not allowed in the current phase ends the connection
 // with reason BadPacket.

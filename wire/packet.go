@@ -20,6 +20,7 @@ const (
 	IDClientTickAck    ID = 7
 	IDClientKeepalive  ID = 8
 	IDClientHashes     ID = 9
+	IDClientResynced   ID = 10
 
 	IDServerModList    ID = 16
 	IDServerDefsOK     ID = 17
@@ -46,6 +47,7 @@ var idNames = map[ID]string{
 	IDClientTickAck:    "Client_TickAck",
 	IDClientKeepalive:  "Client_Keepalive",
 	IDClientHashes:     "Client_Hashes",
+	IDClientResynced:   "Client_Resynced",
 	IDServerModList:    "Server_ModList",
 	IDServerDefsOK:     "Server_DefsOK",
 	IDServerWorldData:  "Server_WorldData",
@@ -105,6 +107,8 @@ func New(id ID) (Packet, error) {
 		return &ClientKeepalive{}, nil
 	case IDClientHashes:
 		return &ClientHashes{}, nil
+	case IDClientResynced:
+		return &ClientResynced{}, nil
 	case IDServerModList:
 		return &ServerModList{}, nil
 	case IDServerDefsOK:

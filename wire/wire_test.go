@@ -34,6 +34,7 @@ func samplePackets() []Packet {
 			{MapID: 7, Hash: 0xffffffffffffffff},
 		}},
 		&ServerResync{Tick: 1200, Applied: 3, Maps: []int32{2, 5}},
+		&ClientResynced{Tick: 1200, World: 0xfedcba9876543210},
 		&ServerResync{Tick: 1260, Full: true},
 		&ServerDesync{State: DesyncRepaired, PlayerID: 3, Name: "Bob", Tick: 600, Maps: []int32{2}, World: true, RepairMs: 850},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
@@ -278,7 +279,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{10, 15, 28, 255} {
+	for _, id := range []ID{11, 15, 28, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
