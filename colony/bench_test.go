@@ -62,6 +62,19 @@ func BenchmarkMapHash(b *testing.B) {
 	}
 }
 
+// BenchmarkMapDigest measures MapDigest (the whole map's hash and its
+// part hashes in one pass) on the map BenchmarkMapHash hashes.
+func BenchmarkMapDigest(b *testing.B) {
+	w := benchWorld(b)
+	data, _ := w.MarshalMap(0)
+	b.SetBytes(int64(len(data)))
+	parts := make([]uint64, 0, len(partNames))
+	b.ResetTimer()
+	for b.Loop() {
+		_, parts, _ = w.MapDigest(0, parts[:0])
+	}
+}
+
 func BenchmarkWorldHash(b *testing.B) {
 	w := benchWorld(b)
 	for b.Loop() {

@@ -54,8 +54,8 @@ func (w *World) MapVersion(id int32) uint64 {
 // a clone rebuilds it the first time it is stepped or given a command,
 // so a clone is a full World that evolves exactly like the original.
 //
-// Tick, MapIDs, MapVersion, MapHash, WorldHash, MarshalWorld, MarshalMap
-// and AppendMap only read the world, so any number of goroutines may call
+// Tick, MapIDs, MapVersion, MapHash, MapDigest, MapPartNames, WorldHash,
+// MarshalWorld, MarshalMap and AppendMap only read the world, so any number of goroutines may call
 // them at once on a world (a clone, typically) that nobody steps or
 // commands meanwhile.
 func (w *World) Clone() lockstep.Sim { return w.clone() }

@@ -39,10 +39,14 @@ const (
 )
 
 // encoder appends to buf; with a digest it flushes buf into the digest
-// every few KB so hashing needs no full-size buffer.
+// every few KB so hashing needs no full-size buffer. With part digests
+// too (MapDigest, digest.go) every byte flushed into d also goes into the
+// digest of the current part, and each thing and pawn record into the
+// digest of its quarter.
 type encoder struct {
 	buf []byte
 	d   *xxhash.Digest
+	p   *partDigests // only with d
 }
 
 func (e *encoder) uv(v uint64)  { e.buf = binary.AppendUvarint(e.buf, v) }
@@ -53,6 +57,10 @@ func (e *encoder) u64(v uint64) { e.buf = binary.LittleEndian.AppendUint64(e.buf
 func (e *encoder) flush() {
 	if e.d != nil && len(e.buf) > 0 {
 		_, _ = e.d.Write(e.buf)
+		if e.p != nil {
+			_, _ = e.p.cur.Write(e.buf)
+			e.p.start = 0
+		}
 		e.buf = e.buf[:0]
 	}
 }
@@ -68,6 +76,9 @@ func (e *encoder) raw(b []byte) {
 	if e.d != nil {
 		e.flush()
 		_, _ = e.d.Write(b)
+		if e.p != nil {
+			_, _ = e.p.cur.Write(b)
+		}
 		return
 	}
 	e.buf = append(e.buf, b...)
@@ -94,7 +105,9 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 	e.u64(m.RNG.s)
 	e.i32(m.NextID)
 	e.i32(m.WildTarget)
+	e.part(partTerrain)
 	e.raw(m.Terrain)
+	e.part(partThings)
 	live := 0
 	for i := range m.Things {
 		if !m.Things[i].dead {
@@ -102,6 +115,7 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 		}
 	}
 	e.uv(uint64(live))
+	e.recordsStart()
 	prev := int32(0)
 	for i := range m.Things {
 		t := &m.Things[i]
@@ -118,8 +132,12 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 		e.i32(t.Growth)
 		e.uv(uint64(t.Flags))
 		e.i32(t.Reserved)
+		if e.p != nil {
+			e.p.record(e, partThingsQ1, t.ID, t.Y, m.H)
+		}
 		e.record()
 	}
+	e.part(partPawns)
 	live = 0
 	for i := range m.Pawns {
 		if !m.Pawns[i].dead {
@@ -127,6 +145,7 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 		}
 	}
 	e.uv(uint64(live))
+	e.recordsStart()
 	prev = 0
 	for i := range m.Pawns {
 		p := &m.Pawns[i]
@@ -156,6 +175,9 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 		e.uv(uint64(len(p.Path)))
 		for _, c := range p.Path {
 			e.i32(c)
+		}
+		if e.p != nil {
+			e.p.record(e, partPawnsQ1, p.ID, p.Y, m.H)
 		}
 		e.record()
 	}

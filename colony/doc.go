@@ -38,6 +38,13 @@
 // or stacks decay, and when a wild plant takes root; once everything has
 // grown and rotted it keeps its version for good.
 //
+// For desync handling World implements lockstep.MapDigester (MapDigest
+// hashes a map and its parts, meta, terrain, things, pawns and things and
+// pawns by quarter of the map's rows, in one pass, so a report can say
+// what diverged) and lockstep.MapReplacer (ReplaceMap swaps one map for
+// another machine's encoding of it, decoded like a load). Perturb makes a
+// map diverge on purpose, to exercise both.
+//
 // Everything the simulation knows about terrains, things and pawn kinds
 // comes from a Content, normally built from RimWorld-style XML defs by
 // ContentFromDefs. The default content is embedded (DefaultContentFS,
