@@ -115,6 +115,25 @@ type Config struct {
 	// default the host keeps one built in the background (at most ~5% of a
 	// core), so joiners do not wait for compression.
 	LazyJoinPoints bool
+	// HashEvery is the interval in ticks at which every client reports
+	// its state hashes and the host compares them with its own (default
+	// lockstep.DefaultHashEvery, 60; -1 turns desync detection off).
+	HashEvery int
+	// HashWindow is how many ticks back the host keeps its own hashes: a
+	// report for an older tick is refused (default 1800, 30 s at 60
+	// ticks/s; at least MaxLag and HashEvery).
+	HashWindow uint64
+	// DesyncDir, if set, is the folder each desync report is written to
+	// (package desync); empty writes none (the log still has a line).
+	DesyncDir string
+	// DesyncLimit is how many desyncs one player may have within
+	// DesyncWindow; one more drops it with reason Desync (defaults 3 and
+	// 10 min).
+	DesyncLimit  int
+	DesyncWindow time.Duration
+	// ResyncTimeout bounds a repair, from detection to matching hashes
+	// (default 2 min); past it the player is dropped with reason Desync.
+	ResyncTimeout time.Duration
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// AfterTick, if set, is called on the session goroutine after every
@@ -196,6 +215,24 @@ func (c Config) Defaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	switch c.HashEvery {
+	case 0:
+		c.HashEvery = lockstep.DefaultHashEvery
+	case -1:
+		c.HashEvery = 0
+	}
+	if c.HashWindow == 0 {
+		c.HashWindow = max(1800, 2*c.MaxLag, 4*uint64(c.HashEvery))
+	}
+	if c.DesyncLimit == 0 {
+		c.DesyncLimit = 3
+	}
+	if c.DesyncWindow == 0 {
+		c.DesyncWindow = 10 * time.Minute
+	}
+	if c.ResyncTimeout == 0 {
+		c.ResyncTimeout = 2 * time.Minute
+	}
 	c.Save = c.Save.withDefaults()
 	if c.KeepaliveEvery == 0 {
 		c.KeepaliveEvery = time.Second
@@ -260,6 +297,15 @@ func (c Config) Validate() error {
 	}
 	if c.SendQueue < 16 {
 		errs = append(errs, fmt.Errorf("send queue %d below 16", c.SendQueue))
+	}
+	if c.HashEvery < 0 || c.HashEvery > 1<<20 {
+		errs = append(errs, fmt.Errorf("hash interval %d outside 1..%d ticks (or -1 for none)", c.HashEvery, 1<<20))
+	}
+	if c.HashEvery > 0 && c.HashWindow < uint64(c.HashEvery) {
+		errs = append(errs, fmt.Errorf("hash window %d shorter than the hash interval %d", c.HashWindow, c.HashEvery))
+	}
+	if c.DesyncLimit < 1 || c.DesyncWindow < 0 || c.ResyncTimeout < 0 {
+		errs = append(errs, fmt.Errorf("desync limit %d in %v, repair timeout %v: the limit must be at least 1, times not negative", c.DesyncLimit, c.DesyncWindow, c.ResyncTimeout))
 	}
 	if len(c.GameName) > 64 {
 		errs = append(errs, errors.New("game name longer than 64 bytes"))

@@ -48,6 +48,7 @@ type peer struct {
 	member      *member      // once admitted
 	cmdLimit    *rateLimiter // this player's command rate
 	lastRefusal time.Time    // when the last refusal notice went out
+	hashTick    *uint64      // tick of the last hash report
 }
 
 func (s *Server) handle(ctx context.Context, nc net.Conn) {
@@ -272,7 +273,7 @@ func (p *peer) run() (admitted bool, err error) {
 
 	// Phase change: sync clocks again, taking commands meanwhile.
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
-	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, jr.member) }, wire.IDClientCommand, wire.IDClientTickAck)
+	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, jr.member) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
 	if err != nil {
 		return true, err
 	}
@@ -287,7 +288,7 @@ func (p *peer) run() (admitted bool, err error) {
 
 	// Playing: commands and tick reports.
 	for {
-		if pkt, err = p.read(wire.IDClientCommand, wire.IDClientTickAck); err != nil {
+		if pkt, err = p.read(wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced); err != nil {
 			return true, err
 		}
 		if err := p.playing(pkt, jr.member); err != nil {
@@ -307,8 +308,46 @@ func (p *peer) playing(pkt wire.Packet, m *member) error {
 		return nil
 	case *wire.ClientCommand:
 		return p.command(pkt, m.spectator)
+	case *wire.ClientHashes:
+		return p.hashes(pkt)
+	case *wire.ClientResynced:
+		select {
+		case p.srv.sess.hashes <- hashReq{id: p.id, conn: p.conn, resynced: pkt}:
+			return nil
+		case <-p.srv.sess.done:
+			return net.ErrClosed
+		}
 	}
 	return nil
+}
+
+// hashes checks a hash report's shape (interval, order, no map twice) and
+// hands it to the session, which compares it with its own hashes.
+func (p *peer) hashes(h *wire.ClientHashes) error {
+	every := uint64(p.srv.cfg.HashEvery)
+	switch {
+	case every == 0:
+		return refuse(wire.ReasonBadPacket, "hash report, but the host asked for none")
+	case h.Tick%every != 0:
+		return refuse(wire.ReasonBadPacket, "hash report for tick %d, not a multiple of the interval %d", h.Tick, every)
+	case p.hashTick != nil && h.Tick <= *p.hashTick:
+		return refuse(wire.ReasonBadPacket, "hash report for tick %d after one for tick %d: at most one per interval, in order", h.Tick, *p.hashTick)
+	}
+	seen := make(map[int32]struct{}, len(h.Maps))
+	for _, m := range h.Maps {
+		if _, dup := seen[m.MapID]; dup {
+			return refuse(wire.ReasonBadPacket, "hash report names map %d twice", m.MapID)
+		}
+		seen[m.MapID] = struct{}{}
+	}
+	t := h.Tick
+	p.hashTick = &t
+	select {
+	case p.srv.sess.hashes <- hashReq{id: p.id, conn: p.conn, r: h}:
+		return nil
+	case <-p.srv.sess.done:
+		return net.ErrClosed
+	}
 }
 
 // keepalive folds an echo's round trip into the member's smoothed RTT

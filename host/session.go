@@ -119,6 +119,11 @@ type member struct {
 	heard     atomic.Int64  // when its reader last got a packet, unix nanoseconds
 	rtt       atomic.Int64  // smoothed keepalive round trip, microseconds (0: none yet)
 	shownRTT  int64         // the round trip last broadcast, microseconds
+
+	resync          *resyncState // a repair under way
+	desyncs         []time.Time  // recent desyncs, for the drop policy
+	lastCheck       uint64       // tick of the last hash report compared
+	lastHashRefusal time.Time    // when the last refused-report notice went out
 }
 
 type joinReq struct {
@@ -181,28 +186,42 @@ type session struct {
 	members      map[int32]*member
 	order        []int32 // member IDs in admission order, for stable broadcast
 	point        *joinPoint
+	hasher       lockstep.Hasher    // the host's checkpoints, reusing unchanged maps' hashes
+	ring         *lockstep.HashRing // checkpoints of the last HashWindow ticks
+	recent       []lockstep.Command // commands of the last HashWindow ticks, for desync reports
+	partNames    []string           // the simulation's map part names, if it has parts
+	reports      sync.WaitGroup     // desync reports being written
 
 	joins   chan joinReq
 	readies chan readyReq
 	latency chan latencyReq
 	leaves  chan leaveReq
 	cmds    chan lockstep.Command
+	hashes  chan hashReq
 	done    chan struct{}
 }
 
 func newSession(cfg Config, sim lockstep.Sim) *session {
+	var parts []string
+	if dg, ok := sim.(lockstep.MapDigester); ok {
+		parts = dg.MapPartNames()
+	}
 	return &session{
-		cfg:     cfg,
-		stats:   &stats{},
-		auth:    lockstep.NewAuthority(sim),
-		roster:  roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
-		members: make(map[int32]*member),
-		joins:   make(chan joinReq),
-		readies: make(chan readyReq, 64),
-		latency: make(chan latencyReq, 64),
-		leaves:  make(chan leaveReq, 64),
-		cmds:    make(chan lockstep.Command, 4096),
-		done:    make(chan struct{}),
+		hasher:    lockstep.Hasher{UseVersions: true},
+		ring:      lockstep.NewHashRing(cfg.HashWindow),
+		partNames: parts,
+		hashes:    make(chan hashReq, 64),
+		cfg:       cfg,
+		stats:     &stats{},
+		auth:      lockstep.NewAuthority(sim),
+		roster:    roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
+		members:   make(map[int32]*member),
+		joins:     make(chan joinReq),
+		readies:   make(chan readyReq, 64),
+		latency:   make(chan latencyReq, 64),
+		leaves:    make(chan leaveReq, 64),
+		cmds:      make(chan lockstep.Command, 4096),
+		done:      make(chan struct{}),
 	}
 }
 
@@ -220,6 +239,7 @@ func (s *session) run(ctx context.Context) {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
 			s.startSave(true) // the final save, written before Serve returns
+			s.reports.Wait()
 			return
 		case now := <-ticker.C:
 			s.tick(now)
@@ -235,6 +255,8 @@ func (s *session) run(ctx context.Context) {
 			s.leave(r)
 		case c := <-s.cmds:
 			s.auth.Submit(c)
+		case r := <-s.hashes:
+			s.checkHashes(r)
 		}
 	}
 }
@@ -297,6 +319,7 @@ func (s *session) liveness(now time.Time) {
 		return
 	}
 	s.lastAlive = now
+	s.checkResyncs(now)
 	s.keepaliveSeq++
 	s.broadcastPacket(&wire.ServerKeepalive{Seq: s.keepaliveSeq, HostTime: now.UnixMicro()})
 	for tok, rj := range s.tokens {
@@ -394,6 +417,12 @@ func (s *session) publish(res lockstep.TickResult) {
 		if m := s.members[r.Cmd.Player]; m != nil {
 			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: " + r.Err.Error()})
 		}
+	}
+	if len(res.Accepted) > 0 {
+		s.remember(res.Accepted, res.Granted)
+	}
+	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
+		s.checkpoint()
 	}
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())
@@ -529,7 +558,8 @@ func (s *session) admit(r joinReq) joinReply {
 			s.tokens = map[string]*rejoin{}
 		}
 		s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true}
-		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id})
+		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id,
+			HashEvery: uint32(s.cfg.HashEvery)})
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))

@@ -7,7 +7,8 @@ import (
 	"github.com/lockhost/lockhost/snapshot"
 )
 
-// Stats are counters of the host's work on join points.
+// Stats are counters of the host's work: join points, saves, state-hash
+// checks and repairs.
 type Stats struct {
 	// JoinPoints is how many join points were cut; Built how many were
 	// encoded and compressed (a cut nobody downloaded is never built).
@@ -23,6 +24,22 @@ type Stats struct {
 	Saves, SaveErrors int
 	LastSave          time.Duration
 	LastSaveError     string
+	// Checkpoints counts the host's own state-hash checkpoints; LastHash
+	// is how long the last one took on the session goroutine, HashTime all
+	// of them. HashReports counts client reports compared.
+	Checkpoints, HashReports int
+	LastHash, HashTime       time.Duration
+	// Desyncs counts reports whose hashes differed from the host's;
+	// MapResyncs and WorldResyncs the repairs started (one map or more,
+	// or the whole world); Repaired those that ended with matching
+	// hashes; DesyncDrops the players dropped for desyncing too often or
+	// not getting repaired in time.
+	Desyncs, MapResyncs, WorldResyncs, Repaired, DesyncDrops int
+	// ResyncBytes is the payload bytes of all repairs; LastResyncBytes the
+	// last one's. LastRepair is the last repair's time from detection to
+	// matching hashes.
+	ResyncBytes, LastResyncBytes uint64
+	LastRepair                   time.Duration
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -63,6 +80,13 @@ func (st *stats) saveFailed(err error) {
 	st.mu.Unlock()
 }
 
+// update changes the counters under the lock.
+func (st *stats) update(fn func(s *Stats)) {
+	st.mu.Lock()
+	fn(&st.s)
+	st.mu.Unlock()
+}
+
 func (st *stats) lastPoint() *snapshot.Point {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -75,5 +99,5 @@ func (st *stats) snapshot() Stats {
 	return st.s
 }
 
-// Stats returns the host's join point counters.
+// Stats returns the host's counters: join points, saves, desyncs.
 func (s *Server) Stats() Stats { return s.sess.stats.snapshot() }

@@ -1,0 +1,347 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Desync detection and repair. Every HashEvery ticks the session takes a
+// checkpoint of its own state hashes (kept for HashWindow ticks); each
+// playing client reports its hashes for the same ticks. A report that
+// differs marks the player Desynced, tells everyone, writes a report file
+// and starts a repair: the session cuts the differing maps (or the whole
+// world) as they are now, sends Server_Resync on the ordered stream, and
+// streams the cut as a world payload built off the session goroutine.
+// The client swaps it in at exactly the cut's point and catches up; its
+// next matching report ends the repair. Other players are never paused:
+// while repaired, the player does not count for the lag policy.
+
+// hashReq is a client's hash report, checked for shape by its reader.
+type hashReq struct {
+	id       int32
+	conn     *conn
+	r        *wire.ClientHashes
+	resynced *wire.ClientResynced // instead of r: a repair went in
+}
+
+// resyncState is a repair under way for one member.
+type resyncState struct {
+	cut       uint64 // the tick the repair state was cut at
+	world     uint64 // the host's world hash at the cut
+	checkTick uint64 // the checkpoint whose hashes differed
+	detected  time.Time
+	maps      []int32
+	full      bool
+}
+
+// checkpoint takes the host's hashes of the current state, which is right
+// after a Step: the point every client hashes at.
+func (s *session) checkpoint() {
+	start := time.Now()
+	cp := s.hasher.Take(s.auth.Sim())
+	s.ring.Add(cp)
+	d := time.Since(start)
+	s.stats.update(func(st *Stats) { st.Checkpoints++; st.LastHash = d; st.HashTime += d })
+}
+
+// remember keeps the commands of the last hash window for desync reports.
+func (s *session) remember(cmds []lockstep.Command, now uint64) {
+	s.recent = append(s.recent, cmds...)
+	if len(s.recent) == 0 || s.recent[0].Tick+s.cfg.HashWindow >= now {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(s.recent, now-s.cfg.HashWindow, func(c lockstep.Command, t uint64) int {
+		if c.Tick < t {
+			return -1
+		}
+		return 1
+	})
+	s.recent = slices.Delete(s.recent, 0, i)
+}
+
+// checkHashes compares a client's report with the host's checkpoint.
+func (s *session) checkHashes(r hashReq) {
+	m := s.members[r.id]
+	if m == nil || m.conn != r.conn {
+		return
+	}
+	if r.resynced != nil {
+		s.resynced(m, r.resynced)
+		return
+	}
+	rep := r.r
+	if now := s.auth.Sim().Tick(); rep.Tick > now {
+		m.conn.close(wire.ReasonBadPacket, fmt.Sprintf("hashes for tick %d, ahead of the host's tick %d", rep.Tick, now))
+		return
+	}
+	if rep.Tick < s.ring.Oldest() {
+		if now := time.Now(); now.Sub(m.lastHashRefusal) >= time.Second {
+			m.lastHashRefusal = now
+			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo,
+				Text: fmt.Sprintf("Hash report for tick %d refused: older than the host keeps (tick %d).", rep.Tick, s.ring.Oldest())})
+		}
+		return
+	}
+	cp := s.ring.Get(rep.Tick)
+	if cp == nil {
+		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "tick", rep.Tick)
+		return
+	}
+	s.stats.update(func(st *Stats) { st.HashReports++ })
+	var differ []int32
+	for _, rm := range rep.Maps {
+		hm := cp.Map(rm.MapID)
+		if hm == nil {
+			m.conn.close(wire.ReasonBadPacket, fmt.Sprintf("hashes for map %d, which does not exist", rm.MapID))
+			return
+		}
+		if hm.Hash != rm.Hash {
+			differ = append(differ, rm.MapID)
+		}
+	}
+	worldDiffers := rep.World != cp.World
+	m.lastCheck = rep.Tick
+	if m.resync != nil {
+		if rep.Tick <= m.resync.cut {
+			return // taken before the repair went in
+		}
+		if len(differ) == 0 && !worldDiffers {
+			s.repaired(m)
+			return
+		}
+		m.resync = nil // still different after the repair: a new desync
+	}
+	if len(differ) == 0 && !worldDiffers {
+		return
+	}
+	s.desynced(m, rep, cp, differ, worldDiffers)
+}
+
+// desynced handles a report that differs: a repair, or a drop when the
+// player desyncs too often.
+func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpoint, differ []int32, worldDiffers bool) {
+	now := time.Now()
+	m.desyncs = slices.DeleteFunc(m.desyncs, func(t time.Time) bool { return now.Sub(t) > s.cfg.DesyncWindow })
+	m.desyncs = append(m.desyncs, now)
+	// The world-level state alone, or every map: the whole world goes.
+	full := len(differ) == 0 || len(differ) == len(cp.Maps)
+	repair := "map"
+	if full {
+		repair = "world"
+	}
+	drop := len(m.desyncs) > s.cfg.DesyncLimit
+	if drop {
+		repair = "drop"
+	}
+	s.stats.update(func(st *Stats) { st.Desyncs++ })
+	s.cfg.Logger.Warn("desync", "player", m.id, "name", m.name, "tick", rep.Tick, "host_tick", s.auth.Sim().Tick(),
+		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", len(m.desyncs))
+	s.writeReport(s.report(m, rep, cp, differ, repair))
+	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
+	if drop {
+		ev.State = wire.DesyncDropped
+		s.broadcastPacket(ev)
+		s.stats.update(func(st *Stats) { st.DesyncDrops++ })
+		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", len(m.desyncs), s.cfg.DesyncWindow))
+		return
+	}
+	_ = s.roster.SetStatus(m.id, roster.Desynced)
+	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
+	s.broadcastPacket(ev)
+	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full)})
+	s.startResync(m, rep.Tick, differ, full)
+}
+
+func desyncText(name string, tick uint64, maps []int32, full bool) string {
+	if full {
+		return fmt.Sprintf("%s's world diverged from the host's at tick %d; sending the world again.", name, tick)
+	}
+	ids := make([]string, len(maps))
+	for i, id := range maps {
+		ids[i] = fmt.Sprint(id)
+	}
+	what := "map " + ids[0]
+	if len(ids) > 1 {
+		what = "maps " + strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s's %s diverged from the host's at tick %d; repairing it.", name, what, tick)
+}
+
+// startResync cuts the state to send, tells the client where it goes in,
+// and builds and streams the payload off the session goroutine.
+func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bool) {
+	sim := s.auth.Sim()
+	var raw *snapshot.Raw
+	var err error
+	if full {
+		raw, err = snapshot.Cut(sim)
+	} else {
+		raw, err = cutMaps(sim, maps)
+	}
+	if err != nil {
+		s.cfg.Logger.Error("cut a repair", "player", m.id, "err", err)
+		m.conn.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
+		return
+	}
+	// On the ordered stream before any later tick: the client stops at
+	// exactly this point to swap the state in.
+	m.conn.sendPacket(&wire.ServerResync{Tick: raw.Tick, Applied: s.auth.Applied(), Maps: maps, Full: full})
+	m.resync = &resyncState{cut: raw.Tick, world: raw.WorldHash, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
+	m.playing = false // repaired players do not hold time for the others
+	level, log, st, c := s.cfg.GzipLevel, s.cfg.Logger, s.stats, m.conn
+	id := m.id
+	go func() {
+		start := time.Now()
+		point, err := raw.Compress(level)
+		var pl *snapshot.Payload
+		if err == nil {
+			pl, err = snapshot.NewPayload(point, 0, point.Tick, nil)
+		}
+		if err != nil {
+			log.Error("build a repair", "player", id, "err", err)
+			c.close(wire.ReasonGeneric, "the host could not build the state to repair yours")
+			return
+		}
+		st.update(func(st *Stats) {
+			if full {
+				st.WorldResyncs++
+			} else {
+				st.MapResyncs++
+			}
+			st.ResyncBytes += pl.Total()
+			st.LastResyncBytes = pl.Total()
+		})
+		log.Info("sending repair", "player", id, "tick", point.Tick, "maps", maps, "full", full,
+			"bytes", pl.Total(), "raw_bytes", point.RawSize(), "build_ms", float64(time.Since(start).Microseconds())/1000)
+		c.startTransfer(pl)
+	}()
+}
+
+// cutMaps copies the world-level state and the given maps.
+func cutMaps(sim lockstep.Sim, ids []int32) (*snapshot.Raw, error) {
+	world, err := sim.MarshalWorld()
+	if err != nil {
+		return nil, fmt.Errorf("marshal world: %w", err)
+	}
+	r := &snapshot.Raw{Tick: sim.Tick(), World: world, WorldHash: sim.WorldHash()}
+	for _, id := range ids {
+		data, err := sim.MarshalMap(id)
+		if err != nil {
+			return nil, fmt.Errorf("marshal map %d: %w", id, err)
+		}
+		h, _ := sim.MapHash(id)
+		r.Maps = append(r.Maps, lockstep.MapBlob{ID: id, Data: data})
+		r.MapHashes = append(r.MapHashes, h)
+	}
+	return r, nil
+}
+
+// resynced checks the world hash a client reports right after a repair
+// went in against the host's at the cut: equal ends the repair; different
+// means more than the repaired maps differs, and the whole world goes.
+func (s *session) resynced(m *member, r *wire.ClientResynced) {
+	rs := m.resync
+	if rs == nil || r.Tick != rs.cut {
+		m.conn.close(wire.ReasonBadPacket, fmt.Sprintf("a repair reported at tick %d, but none is under way there", r.Tick))
+		return
+	}
+	if r.World == rs.world {
+		s.repaired(m)
+		return
+	}
+	m.resync = nil
+	rep := &wire.ClientHashes{Tick: r.Tick, World: r.World}
+	s.desynced(m, rep, &lockstep.Checkpoint{Tick: rs.cut, World: rs.world}, nil, true)
+}
+
+// repaired ends a repair: the player's hashes match again.
+func (s *session) repaired(m *member) {
+	rs := m.resync
+	m.resync = nil
+	d := time.Since(rs.detected)
+	st := roster.Playing
+	if m.spectator {
+		st = roster.Spectating
+	}
+	_ = s.roster.SetStatus(m.id, st)
+	m.playing = !m.spectator
+	s.stats.update(func(st *Stats) { st.Repaired++; st.LastRepair = d })
+	s.cfg.Logger.Info("desync repaired", "player", m.id, "name", m.name, "tick", rs.checkTick, "maps", rs.maps,
+		"full", rs.full, "repair_ms", d.Milliseconds())
+	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
+	s.broadcastPacket(&wire.ServerDesync{State: wire.DesyncRepaired, PlayerID: m.id, Name: m.name, Tick: rs.checkTick,
+		Maps: rs.maps, World: rs.full, RepairMs: d.Milliseconds()})
+	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo,
+		Text: fmt.Sprintf("%s is in sync again (repaired in %d ms).", m.name, d.Milliseconds())})
+}
+
+// checkResyncs drops players whose repair has taken too long.
+func (s *session) checkResyncs(now time.Time) {
+	for _, id := range s.order {
+		m := s.members[id]
+		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.ResyncTimeout {
+			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
+			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
+			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
+		}
+	}
+}
+
+// report describes a desync for the report file.
+func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpoint, differ []int32, repair string) *desync.Report {
+	r := &desync.Report{
+		Version: 1, Time: time.Now(), Game: s.cfg.GameName, PlayerID: m.id, Player: m.name,
+		Tick: rep.Tick, HostTick: s.auth.Sim().Tick(), Scope: "map", MapIDs: differ,
+		WorldHost: cp.World, WorldClient: rep.World, Repair: repair, Count: len(m.desyncs),
+	}
+	if len(differ) == 0 {
+		r.Scope = "world"
+	}
+	for _, rm := range rep.Maps {
+		hm := cp.Map(rm.MapID)
+		mc := desync.MapCheck{ID: rm.MapID, Host: hm.Hash, Client: rm.Hash, Match: hm.Hash == rm.Hash}
+		if !mc.Match && len(hm.Parts) == len(rm.Parts) && len(hm.Parts) == len(s.partNames) {
+			for i, name := range s.partNames {
+				mc.Parts = append(mc.Parts, desync.PartCheck{Name: name, Host: hm.Parts[i], Client: rm.Parts[i], Match: hm.Parts[i] == rm.Parts[i]})
+			}
+		}
+		r.Maps = append(r.Maps, mc)
+	}
+	if rep.Tick > s.cfg.HashWindow {
+		r.CommandsFrom = rep.Tick - s.cfg.HashWindow
+	}
+	i, _ := slices.BinarySearchFunc(s.recent, r.CommandsFrom, func(c lockstep.Command, t uint64) int {
+		if c.Tick < t {
+			return -1
+		}
+		return 1
+	})
+	r.Commands = desync.Records(s.recent[i:])
+	return r
+}
+
+// writeReport writes a desync report off the session goroutine.
+func (s *session) writeReport(r *desync.Report) {
+	if s.cfg.DesyncDir == "" {
+		return
+	}
+	dir, log := s.cfg.DesyncDir, s.cfg.Logger
+	s.reports.Add(1)
+	go func() {
+		defer s.reports.Done()
+		path, err := desync.Write(dir, r)
+		if err != nil {
+			log.Error("write desync report", "err", err)
+			return
+		}
+		log.Info("desync report written", "path", path)
+	}()
+}

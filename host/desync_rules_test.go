@@ -1,0 +1,226 @@
+package host_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// toPlaying takes a raw client through the download and WorldReady into
+// the playing phase.
+func (c *rawClient) toPlaying(name string) {
+	c.t.Helper()
+	c.toUsername()
+	c.send(&wire.ClientUsername{Name: name})
+	var got, total uint64
+	for total == 0 || got < total {
+		wd := c.syncClockUntil(wire.IDServerWorldData).(*wire.ServerWorldData)
+		got, total = wd.Offset+uint64(len(wd.Data)), wd.Total
+	}
+	c.send(&wire.ClientAck{Received: total})
+	c.send(&wire.ClientWorldReady{})
+}
+
+// nextTick answers clock rounds and returns the tick of the next
+// Server_Tick whose grant is at least min.
+func (c *rawClient) nextTick(min uint64) uint64 {
+	c.t.Helper()
+	for {
+		tk := c.syncClockUntil(wire.IDServerTick).(*wire.ServerTick)
+		if tk.Granted >= min {
+			return tk.Granted
+		}
+	}
+}
+
+// TestHashReportRules replays bad hash reports against a live host. Each
+// ends that client with BadPacket (or, for a report older than the
+// host's window, a notice), while a real player keeps playing in sync.
+func TestHashReportRules(t *testing.T) {
+	const every = 10
+	h := startHost(t, host.Config{HashEvery: every, HashWindow: 60}, locksteptest.New(2, 256))
+	alice := startJoiner(t, h.addr, "Alice")
+
+	for _, tc := range []struct {
+		name string
+		send func(c *rawClient, checkpoint uint64)
+		want string // in the disconnect message; "" for a notice
+	}{
+		{"tick not on the interval", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: cp + 1})
+		}, "not a multiple"},
+		{"two reports for one tick", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: cp, Maps: []wire.MapHash{{MapID: 0}}})
+			c.send(&wire.ClientHashes{Tick: cp, Maps: []wire.MapHash{{MapID: 0}}})
+		}, "at most one per interval"},
+		{"ahead of the host", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: cp + 1000*every})
+		}, "ahead of the host"},
+		{"unknown map", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: cp, Maps: []wire.MapHash{{MapID: 7}}})
+		}, "map 7, which does not exist"},
+		{"map twice", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: cp, Maps: []wire.MapHash{{MapID: 1}, {MapID: 1}}})
+		}, "map 1 twice"},
+		{"too many parts", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: cp, Maps: []wire.MapHash{{MapID: 0, Parts: make([]uint64, lockstep.MaxMapParts+1)}}})
+		}, "part hashes exceeds"},
+		{"repair reported with none under way", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientResynced{Tick: cp})
+		}, "none is under way"},
+		{"older than the window", func(c *rawClient, cp uint64) {
+			c.send(&wire.ClientHashes{Tick: every})
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRaw(t, h.addr)
+			c.t = t
+			c.toPlaying("Raw")
+			// A checkpoint the host has taken, well past the window's
+			// start so "older" is older.
+			cp := c.nextTick(10*every) / every * every
+			tc.send(c, cp)
+			if tc.want == "" {
+				n := c.syncClockUntil(wire.IDServerNotice).(*wire.ServerNotice)
+				for !strings.Contains(n.Text, "older than the host keeps") {
+					n = c.syncClockUntil(wire.IDServerNotice).(*wire.ServerNotice)
+				}
+				c.nc.Close()
+				return
+			}
+			d := c.expect(wire.IDServerDisconnect).(*wire.ServerDisconnect)
+			if d.Reason != wire.ReasonBadPacket || !strings.Contains(d.Message, tc.want) {
+				t.Fatalf("%+v, want BadPacket with %q", d, tc.want)
+			}
+		})
+	}
+	next := (hostTick(h)/every + 2) * every
+	checkSameHashes(t, h, next, alice)
+	select {
+	case err := <-alice.errc:
+		t.Fatalf("Alice left: %v", err)
+	default:
+	}
+}
+
+// corruptOnce returns an OnStep that perturbs the given maps once, at the
+// first step reaching the tick stored in at, and records that tick.
+func corruptOnce(t *testing.T, at, done *atomic.Uint64, maps ...int32) func(*join.Config) {
+	return func(c *join.Config) {
+		rec := c.OnStep
+		c.OnStep = func(sim lockstep.Sim) {
+			if sim.Tick() >= at.Load() && done.Load() == 0 {
+				for _, id := range maps {
+					if err := sim.(*locksteptest.Counters).Perturb(id); err != nil {
+						t.Error(err)
+					}
+				}
+				done.Store(sim.Tick())
+			}
+			rec(sim)
+		}
+	}
+}
+
+// TestDesyncOfEveryMapSendsTheWorld corrupts every map of a joiner: the
+// host sends the whole world again, and the joiner ends in sync.
+func TestDesyncOfEveryMapSendsTheWorld(t *testing.T) {
+	const every = 20
+	h := startHost(t, host.Config{HashEvery: every}, locksteptest.New(3, 1024))
+	var events eventLog
+	var at, done atomic.Uint64
+	at.Store(math.MaxUint64)
+	alice := startJoiner(t, h.addr, "Alice", corruptOnce(t, &at, &done, 0, 1, 2), func(c *join.Config) {
+		c.Desync, c.Resynced = events.desync, events.resynced
+	})
+	at.Store(alice.sess.Timings().ReadyTick + 30)
+	waitFor(t, "the repair", func() bool { _, ok := events.find(wire.DesyncRepaired); return ok })
+	d, _ := events.find(wire.DesyncDetected)
+	if len(d.Maps) != 3 || !d.World {
+		t.Fatalf("desync event %+v, want three maps and the world", d)
+	}
+	st := h.srv.Stats()
+	if st.WorldResyncs != 1 || st.MapResyncs != 0 {
+		t.Fatalf("stats %+v: want one world repair", st)
+	}
+	events.mu.Lock()
+	rs := events.resyncs
+	events.mu.Unlock()
+	if len(rs) != 1 || !rs[0].Full {
+		t.Fatalf("repairs %+v, want one full", rs)
+	}
+	checkSameHashes(t, h, (hostTick(h)/every+2)*every, alice)
+}
+
+// TestRepeatedDesyncDrops drops a player that desyncs more often than the
+// limit, telling the others.
+func TestRepeatedDesyncDrops(t *testing.T) {
+	const every = 20
+	h := startHost(t, host.Config{HashEvery: every, DesyncLimit: 1}, locksteptest.New(2, 256))
+	var bobEvents eventLog
+	startJoiner(t, h.addr, "Bob", func(c *join.Config) { c.Desync = bobEvents.desync })
+
+	// Alice corrupts map 1 once, and again after the repair.
+	var at, done, at2, done2 atomic.Uint64
+	at.Store(math.MaxUint64)
+	at2.Store(math.MaxUint64)
+	alice := startJoiner(t, h.addr, "Alice", corruptOnce(t, &at, &done, 1), corruptOnce(t, &at2, &done2, 1))
+	at.Store(alice.sess.Timings().ReadyTick + 30)
+	waitFor(t, "the first repair", func() bool { _, ok := bobEvents.find(wire.DesyncRepaired); return ok })
+	at2.Store(hostTick(h) + 10)
+	var err error
+	select {
+	case err = <-alice.errc:
+		alice.errc <- err // for the cleanup
+	case <-time.After(20 * time.Second):
+		t.Fatal("Alice was not dropped")
+	}
+	var re *join.RejectedError
+	if !errors.As(err, &re) || re.Reason != wire.ReasonDesync {
+		t.Fatalf("Alice ended with %v, want reason Desync", err)
+	}
+	waitFor(t, "Bob to hear of the drop", func() bool { _, ok := bobEvents.find(wire.DesyncDropped); return ok })
+	if st := h.srv.Stats(); st.DesyncDrops != 1 || st.Desyncs != 2 {
+		t.Fatalf("stats %+v: want two desyncs and one drop", st)
+	}
+}
+
+// TestRepairThatDoesNotMatchEscalates: a client whose world still differs
+// after a repair went in gets a new desync (and, over the limit, is
+// dropped) rather than being taken as repaired.
+func TestRepairThatDoesNotMatchEscalates(t *testing.T) {
+	const every = 10
+	h := startHost(t, host.Config{HashEvery: every, DesyncLimit: 1}, locksteptest.New(2, 64))
+	c := dialRaw(t, h.addr)
+	c.toPlaying("Raw")
+	cp := c.nextTick(3*every) / every * every
+	maps, ok := h.log.at(cp)
+	if !ok {
+		t.Fatalf("host has no hashes at %d", cp)
+	}
+	// Right map hashes, wrong world hash: the world-level state differs,
+	// so the whole world is sent.
+	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
+	rs := c.syncClockUntil(wire.IDServerResync).(*wire.ServerResync)
+	if !rs.Full {
+		t.Fatalf("%+v, want a full repair", rs)
+	}
+	// Claim the repair went in, with a world hash that still differs.
+	c.send(&wire.ClientResynced{Tick: rs.Tick, World: 2})
+	d := c.expect(wire.IDServerDisconnect).(*wire.ServerDisconnect)
+	if d.Reason != wire.ReasonDesync {
+		t.Fatalf("%+v, want Desync", d)
+	}
+	if st := h.srv.Stats(); st.Desyncs != 2 || st.Repaired != 0 {
+		t.Fatalf("stats %+v: want two desyncs, none repaired", st)
+	}
+}

@@ -1,0 +1,218 @@
+package host_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// eventLog collects a joiner's desync events and notices.
+type eventLog struct {
+	mu      sync.Mutex
+	events  []wire.ServerDesync
+	notices []string
+	resyncs []join.Resync
+}
+
+func (e *eventLog) desync(d wire.ServerDesync) {
+	e.mu.Lock()
+	e.events = append(e.events, d)
+	e.mu.Unlock()
+}
+
+func (e *eventLog) notice(text string) {
+	e.mu.Lock()
+	e.notices = append(e.notices, text)
+	e.mu.Unlock()
+}
+
+func (e *eventLog) resynced(r join.Resync) {
+	e.mu.Lock()
+	e.resyncs = append(e.resyncs, r)
+	e.mu.Unlock()
+}
+
+// find returns the first event in state s, if any.
+func (e *eventLog) find(s wire.DesyncState) (wire.ServerDesync, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, d := range e.events {
+		if d.State == s {
+			return d, true
+		}
+	}
+	return wire.ServerDesync{}, false
+}
+
+func (e *eventLog) noticeWith(sub string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.ContainsFunc(e.notices, func(n string) bool { return strings.Contains(n, sub) })
+}
+
+// stepClock records the wall time of each step, to find stalls.
+type stepClock struct {
+	mu    sync.Mutex
+	times []time.Time
+	ticks []uint64
+}
+
+func (c *stepClock) step(tick uint64) {
+	c.mu.Lock()
+	c.times = append(c.times, time.Now())
+	c.ticks = append(c.ticks, tick)
+	c.mu.Unlock()
+}
+
+// maxGap is the longest wall time between two steps within [from, to].
+func (c *stepClock) maxGap(from, to time.Time) (gap time.Duration, steps int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := 1; i < len(c.times); i++ {
+		if c.times[i].Before(from) || c.times[i-1].After(to) {
+			continue
+		}
+		steps++
+		gap = max(gap, c.times[i].Sub(c.times[i-1]))
+	}
+	return gap, steps
+}
+
+// TestDesyncRepairOneMap corrupts one map of one joiner of the default
+// colony world at a tick. The host must detect it at the first checkpoint
+// after, tell the other player (event and notice), send that map alone,
+// and see the joiner's hashes match again, while the other player's ticks
+// keep coming.
+func TestDesyncRepairOneMap(t *testing.T) {
+	content, _, err := colony.DefaultContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	world, err := colony.New(content, colony.Config{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const every = 30
+	const badMap = 2
+	dir := t.TempDir()
+	h := startHost(t, host.Config{TickRate: 120, HashEvery: every, DesyncDir: dir}, world)
+	colonyCfg := func(c *join.Config) {
+		c.Loader, c.MapLoader = nil, colony.MapLoader(content)
+	}
+
+	// Bob watches.
+	var bobEvents eventLog
+	var bobSteps stepClock
+	bob := startJoiner(t, h.addr, "Bob", colonyCfg, func(c *join.Config) {
+		c.Desync, c.Notice = bobEvents.desync, bobEvents.notice
+		rec := c.OnStep
+		c.OnStep = func(sim lockstep.Sim) { rec(sim); bobSteps.step(sim.Tick()) }
+	})
+
+	// Alice's map 2 is corrupted once, at a tick set after she joins.
+	var aliceEvents eventLog
+	var corruptAt, corrupted atomic.Uint64
+	corruptAt.Store(math.MaxUint64)
+	alice := startJoiner(t, h.addr, "Alice", colonyCfg, func(c *join.Config) {
+		c.Desync, c.Resynced = aliceEvents.desync, aliceEvents.resynced
+		rec := c.OnStep
+		c.OnStep = func(sim lockstep.Sim) {
+			if sim.Tick() >= corruptAt.Load() && corrupted.Load() == 0 {
+				if err := sim.(*colony.World).Perturb(badMap); err != nil {
+					t.Error(err)
+				}
+				corrupted.Store(sim.Tick())
+			}
+			rec(sim)
+		}
+	})
+	worldBytes := alice.sess.Timings().Bytes
+	corruptAt.Store(alice.sess.Timings().ReadyTick + 45)
+
+	var detected wire.ServerDesync
+	waitFor(t, "Bob to hear of the desync", func() bool {
+		var ok bool
+		detected, ok = bobEvents.find(wire.DesyncDetected)
+		return ok
+	})
+	detectedAt := time.Now()
+	bad := corrupted.Load()
+	if detected.PlayerID != alice.sess.Info().PlayerID || detected.Name != "Alice" || !slices.Equal(detected.Maps, []int32{badMap}) {
+		t.Fatalf("desync event %+v, want Alice's map %d", detected, badMap)
+	}
+	if detected.Tick < bad || detected.Tick-bad > every {
+		t.Fatalf("corrupted at tick %d, detected at checkpoint %d: not within one interval of %d ticks", bad, detected.Tick, every)
+	}
+	t.Logf("corrupted map %d at tick %d; detected at checkpoint %d (%d ticks later)", badMap, bad, detected.Tick, detected.Tick-bad)
+
+	var repaired wire.ServerDesync
+	waitFor(t, "the repair", func() bool {
+		var ok bool
+		repaired, ok = bobEvents.find(wire.DesyncRepaired)
+		return ok
+	})
+	if repaired.RepairMs > 5000 {
+		t.Errorf("repair took %d ms", repaired.RepairMs)
+	}
+	if !bobEvents.noticeWith("Alice's map 2 diverged") || !bobEvents.noticeWith("Alice is in sync again") {
+		t.Errorf("Bob's notices %q lack the desync or the repair", bobEvents.notices)
+	}
+	// Only the one map was sent.
+	st := h.srv.Stats()
+	if st.MapResyncs != 1 || st.WorldResyncs != 0 || st.Repaired != 1 {
+		t.Fatalf("stats %+v: want one map repair, no world repair, one repaired", st)
+	}
+	if st.LastResyncBytes*2 > worldBytes || st.LastResyncBytes*10 < worldBytes {
+		t.Fatalf("repair of %d bytes for a world of %d in %d maps: not about one map", st.LastResyncBytes, worldBytes, colony.DefaultMaps)
+	}
+	aliceEvents.mu.Lock()
+	rs := slices.Clone(aliceEvents.resyncs)
+	aliceEvents.mu.Unlock()
+	if len(rs) != 1 || rs[0].Full || !slices.Equal(rs[0].Maps, []int32{badMap}) || rs[0].Bytes != st.LastResyncBytes {
+		t.Fatalf("Alice's repairs %+v, want map %d alone in %d bytes", rs, badMap, st.LastResyncBytes)
+	}
+	t.Logf("repair: %d bytes (world payload %d), detection to matching hashes %d ms, Alice waited %v at tick %d",
+		st.LastResyncBytes, worldBytes, repaired.RepairMs, rs[0].Wait, rs[0].Tick)
+
+	// Bob never stopped: no gap between his steps anywhere near the
+	// repair's length.
+	time.Sleep(500 * time.Millisecond)
+	gap, steps := bobSteps.maxGap(detectedAt.Add(-time.Duration(repaired.RepairMs)*time.Millisecond), time.Now())
+	if steps < 10 || gap > time.Second {
+		t.Fatalf("Bob stepped %d times around the repair, longest gap %v", steps, gap)
+	}
+	t.Logf("Bob stepped %d times around the repair, longest gap %v", steps, gap)
+
+	// Alice and Bob agree with the host at later ticks, map by map.
+	next := (h.log.latest()/every + 2) * every
+	checkSameHashes(t, h, next, alice, bob)
+
+	// The report names the map and the part that differs.
+	entries, err := desync.List(dir)
+	if err != nil || len(entries) != 1 || entries[0].Err != nil {
+		t.Fatalf("reports: %v %+v", err, entries)
+	}
+	r := entries[0].Report
+	if r.Player != "Alice" || r.Tick != detected.Tick || !slices.Equal(r.MapIDs, []int32{badMap}) || r.Repair != "map" {
+		t.Fatalf("report %+v", r)
+	}
+	if diff := strings.Join(r.DiffParts(), "; "); !strings.Contains(diff, "things") || strings.Contains(diff, "terrain") {
+		t.Fatalf("report's differing parts %q: want things, not terrain", diff)
+	}
+	select {
+	case err := <-alice.errc:
+		t.Fatalf("Alice left: %v", err)
+	default:
+	}
+}
