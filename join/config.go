@@ -87,6 +87,16 @@ type Config struct {
 	OnStep func(sim lockstep.Sim)
 	// OnApply, if set, is called after every command is applied.
 	OnApply func(cmd lockstep.Command)
+	// Desync, if set, receives the host's desync events: a player's state
+	// diverged (this client's or another's), was repaired, or the player
+	// was dropped.
+	Desync func(wire.ServerDesync)
+	// Resynced, if set, is called on the simulation goroutine when a
+	// repair of this client's state has gone in.
+	Resynced func(Resync)
+	// NoHashReports sends no state hashes even when the host asks for
+	// them (the host then cannot detect this client's desyncs).
+	NoHashReports bool
 	// Light, for load tests: after WorldReady the client simulates nothing;
 	// commands count as applied when they arrive (OnApply is called then)
 	// and it reports the host's grant as its tick.

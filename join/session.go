@@ -60,6 +60,11 @@ type Session struct {
 	grace     time.Duration // how long the token stays good after a drop
 	live      atomic.Bool   // past WorldReady: the reader applies the host timeout
 	do        chan func(lockstep.Sim)
+
+	hashEvery uint64               // checkpoint interval the host asked for (0: none)
+	hasher    lockstep.Hasher      // hashes every map every time: nothing is taken on trust
+	outHashes []*wire.ClientHashes // reports taken, not yet sent
+	resync    *resyncRecv          // a repair being received
 }
 
 // Info is what the host said about the session during the handshake.
@@ -298,6 +303,12 @@ func (s *Session) handleSmall(p wire.Packet) bool {
 		s.token, s.grace = p.Token, time.Duration(p.GraceMs)*time.Millisecond
 		s.info.PlayerID = p.PlayerID
 		s.tokenMu.Unlock()
+		s.hashEvery = uint64(p.HashEvery)
+		return true
+	case *wire.ServerDesync:
+		if s.cfg.Desync != nil {
+			s.cfg.Desync(*p)
+		}
 		return true
 	}
 	return false
@@ -419,9 +430,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return protoErr("queued commands: %w", err)
 	}
-	if cfg.OnStep != nil {
-		f.OnStep(cfg.OnStep)
-	}
+	f.OnStep(s.stepped)
 	if cfg.OnApply != nil {
 		f.OnApply(cfg.OnApply)
 	}
@@ -501,8 +510,16 @@ func (s *Session) drain() error {
 }
 
 func (s *Session) handle(p wire.Packet) error {
-	if t, ok := p.(*wire.ServerTick); ok {
-		return s.applyTick(t)
+	switch p := p.(type) {
+	case *wire.ServerTick:
+		return s.applyTick(p)
+	case *wire.ServerResync:
+		if !s.ready {
+			return protoErr("Server_Resync before WorldReady")
+		}
+		return s.startResync(p)
+	case *wire.ServerWorldData:
+		return s.resyncData(p)
 	}
 	if !s.handleSmall(p) {
 		return protoErr("unexpected %s", p.ID())
@@ -581,7 +598,7 @@ func (s *Session) Run(ctx context.Context) error {
 				return err
 			}
 			if !s.cfg.Light {
-				if _, err := s.follower.Run(1 << 30); err != nil {
+				if err := s.simulate(); err != nil {
 					return err
 				}
 			}
@@ -595,6 +612,32 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		if err := s.reportTick(); err != nil {
 			return err
+		}
+	}
+}
+
+// simulate runs the follower up to the grant (or a repair's hold point),
+// swaps a finished repair in and runs on, and sends the hash reports
+// taken on the way.
+func (s *Session) simulate() error {
+	for {
+		if _, err := s.follower.Run(1 << 30); errors.Is(err, lockstep.ErrRefused) && s.hashEvery > 0 && !s.cfg.NoHashReports {
+			// Diverged: the host's hash check finds it and repairs the
+			// state; the session goes on meanwhile.
+			s.cfg.Logger.Warn("desync", "err", err)
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := s.flushHashes(); err != nil {
+			return err
+		}
+		held := s.resync != nil
+		if err := s.finishResync(); err != nil {
+			return err
+		}
+		if !held || s.resync != nil {
+			return nil // nothing swapped in: nothing more to run now
 		}
 	}
 }
