@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
@@ -53,6 +55,14 @@ func serveCommand() *cli.Command {
 		&cli.BoolFlag{Name: "recover", Usage: "with --save: if the save is damaged, start from the newest valid autosave"},
 		&cli.DurationFlag{Name: "autosave", Value: 5 * time.Minute, Usage: "autosave interval (0 to autosave never)"},
 		&cli.IntFlag{Name: "keep", Value: 5, Usage: "autosaves to keep"},
+		&cli.StringFlag{Name: "lag-policy", Value: "wait", Usage: "when a player falls --max-lag ticks behind: wait (slow, then hold time until they catch up) or drop (disconnect them)"},
+		&cli.Uint64Flag{Name: "max-lag", Value: 120, Usage: "how many ticks a player may fall behind"},
+		&cli.Float64Flag{Name: "command-rate", Value: 100, Usage: "commands per second one player may send (bursts of twice that)"},
+		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
+		&cli.IntFlag{Name: "hash-every", Value: 60, Usage: "ticks between state-hash checks of every player (-1: no desync detection)"},
+		&cli.IntFlag{Name: "desync-limit", Value: 3, Usage: "desyncs a player may have within --desync-window before being dropped"},
+		&cli.DurationFlag{Name: "desync-window", Value: 10 * time.Minute, Usage: "the window --desync-limit counts in"},
+		dataDirFlag(),
 	)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, gamecontent.Flags()...)
@@ -118,6 +128,10 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return cliutil.Usagef("--lag-policy: %v", err)
 	}
+	data, err := dataDir(c)
+	if err != nil {
+		return err
+	}
 	spectators := c.Int("max-spectators")
 	if spectators == 0 {
 		spectators = -1 // the config's "none"
@@ -137,8 +151,12 @@ func serve(c *cli.Context) error {
 		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
 		Save: host.SaveConfig{Path: path, Every: autosave, Keep: c.Int("keep"),
 			Meta: func() saves.Meta { return saveMeta(c.String("game-name"), bundle) }},
-		ConnBurst: max(1, int(2*c.Float64("conn-rate"))),
-		Logger:    log,
+		ConnBurst:    max(1, int(2*c.Float64("conn-rate"))),
+		HashEvery:    c.Int("hash-every"),
+		DesyncDir:    filepath.Join(data, desync.DirName),
+		DesyncLimit:  c.Int("desync-limit"),
+		DesyncWindow: c.Duration("desync-window"),
+		Logger:       log,
 	}
 	if err := cfg.Defaults().Validate(); err != nil {
 		return cliutil.Usagef("%v", err)
@@ -161,7 +179,7 @@ func serve(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(pw) > 0,
+	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(pw) > 0, "desync_reports", cfg.DesyncDir,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
 	if err := srv.ListenAndServe(ctx, c.String("listen")); err != nil {
 		return err

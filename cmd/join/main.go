@@ -71,6 +71,7 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
 		&cli.BoolFlag{Name: "no-reconnect", Usage: "leave when the connection drops instead of rejoining with the session token"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
+		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
@@ -121,6 +122,10 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	corrupt, err := parseCorrupt(c.String("debug-corrupt-map"))
+	if err != nil {
+		return err
+	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	cfg := join.Config{
 		Addr:         hostAddr(c.Args().First()),
@@ -133,7 +138,16 @@ func run(c *cli.Context) error {
 		MaxPayload:   uint64(max(1, c.Int("max-download-mib"))) << 20,
 		Progress:     bar.update,
 		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", text) },
-		Logger:       log,
+		Desync:       func(d wire.ServerDesync) { bar.clear(); fmt.Fprintln(stdout, "desync:", describeDesync(d)) },
+		Resynced: func(r join.Resync) {
+			what := fmt.Sprintf("map %s", joinIDs(r.Maps))
+			if r.Full {
+				what = "the whole world"
+			}
+			fmt.Fprintf(stdout, "repair: %s swapped in at tick %d (%s, waited %s)\n", what, r.Tick, size(r.Bytes), ms(r.Wait))
+		},
+		OnStep: corrupt.onStep,
+		Logger: log,
 	}
 	sess, err := join.Join(ctx, cfg)
 	bar.clear()

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// corruption is the hidden --debug-corrupt-map switch: it changes one map
+// on this machine only, once, at the first step that reaches a tick, so
+// desync detection and repair can be exercised from outside.
+type corruption struct {
+	mapID int32
+	tick  uint64
+	done  bool
+}
+
+// parseCorrupt reads MAP@TICK; an empty value is no corruption.
+func parseCorrupt(v string) (*corruption, error) {
+	if v == "" {
+		return nil, nil
+	}
+	m, t, ok := strings.Cut(v, "@")
+	id, err1 := strconv.ParseInt(m, 10, 32)
+	tick, err2 := strconv.ParseUint(t, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, cliutil.Usagef("--debug-corrupt-map %q: use MAP@TICK, for example 2@600", v)
+	}
+	return &corruption{mapID: int32(id), tick: tick}, nil
+}
+
+// onStep runs on the simulation goroutine after every step.
+func (c *corruption) onStep(sim lockstep.Sim) {
+	if c == nil || c.done || sim.Tick() < c.tick {
+		return
+	}
+	c.done = true
+	w, ok := sim.(*colony.World)
+	if !ok {
+		fmt.Fprintln(stderr, "debug: this simulation cannot be corrupted on purpose")
+		return
+	}
+	if err := w.Perturb(c.mapID); err != nil {
+		fmt.Fprintln(stderr, "debug:", err)
+		return
+	}
+	fmt.Fprintf(stderr, "debug: corrupted map %d at tick %d on this machine\n", c.mapID, sim.Tick())
+}
+
+// describeDesync is a desync event as one line.
+func describeDesync(d wire.ServerDesync) string {
+	what := fmt.Sprintf("map %s", joinIDs(d.Maps))
+	if len(d.Maps) == 0 {
+		what = "world state"
+	}
+	switch d.State {
+	case wire.DesyncDetected:
+		return fmt.Sprintf("%s's %s diverged from the host's at tick %d; repairing", d.Name, what, d.Tick)
+	case wire.DesyncRepaired:
+		return fmt.Sprintf("%s is in sync again (%s from tick %d repaired in %d ms)", d.Name, what, d.Tick, d.RepairMs)
+	case wire.DesyncDropped:
+		return fmt.Sprintf("%s kept diverging (%s at tick %d) and was dropped", d.Name, what, d.Tick)
+	}
+	return fmt.Sprintf("%s: %s at tick %d", d.State, what, d.Tick)
+}
+
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
+}
