@@ -1,0 +1,218 @@
+// Command benchdesync measures desync detection and repair in process over
+// loopback TCP, at the real tick rate: a host with the colony world (the
+// default world unless -world-mib), a watcher (Bob) and a player (Alice)
+// whose map is corrupted on purpose, one map at a time at random ticks,
+// each after the previous repair. It prints, per desync, the detection
+// latency in ticks (corruption to the checkpoint that found it) and in
+// wall time, the repair time (detection to matching hashes), the repair's
+// bytes against the whole world's, and Bob's longest gap between two
+// ticks meanwhile; then the host's cost of its own checkpoints and a
+// client's cost of hashing. It prints figures; it asserts nothing.
+// Run: scripts/bench-desync
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
+)
+
+func main() {
+	desyncs := flag.Int("desyncs", 10, "desyncs to cause, one after another")
+	worldMiB := flag.Int("world-mib", 0, "generate a world of about this many MiB (0: the default world)")
+	every := flag.Int("hash-every", lockstep.DefaultHashEvery, "ticks between hash checks")
+	flag.Parse()
+	if err := run(*desyncs, *worldMiB, *every); err != nil {
+		fmt.Fprintln(os.Stderr, "benchdesync:", err)
+		os.Exit(1)
+	}
+}
+
+// events is what the watcher and the player saw.
+type events struct {
+	mu       sync.Mutex
+	detected map[uint64]time.Time // checkpoint tick -> when Bob heard
+	repaired map[uint64]wire.ServerDesync
+	stepAt   []time.Time
+}
+
+func run(n, worldMiB, every int) error {
+	content, set, err := colony.DefaultContent()
+	if err != nil {
+		return err
+	}
+	wcfg := colony.Config{Seed: 1}
+	if worldMiB > 0 {
+		wcfg = colony.SizedConfig(int64(worldMiB)<<20, 1)
+	}
+	world, err := colony.New(content, wcfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := host.New(host.Config{Logger: quiet, HashEvery: every, DesyncLimit: n + 1, ConnRate: -1},
+		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, ln)
+
+	ev := &events{detected: map[uint64]time.Time{}, repaired: map[uint64]wire.ServerDesync{}}
+	base := join.Config{Addr: ln.Addr().String(), Databases: set.Summary(), MapLoader: colony.MapLoader(content), Logger: quiet}
+	bobCfg := base
+	bobCfg.Name = "Bob"
+	bobCfg.Desync = func(d wire.ServerDesync) {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		switch d.State {
+		case wire.DesyncDetected:
+			ev.detected[d.Tick] = time.Now()
+		case wire.DesyncRepaired:
+			ev.repaired[d.Tick] = d
+		}
+	}
+	bobCfg.OnStep = func(lockstep.Sim) {
+		ev.mu.Lock()
+		ev.stepAt = append(ev.stepAt, time.Now())
+		ev.mu.Unlock()
+	}
+	bob, err := join.Join(ctx, bobCfg)
+	if err != nil {
+		return fmt.Errorf("Bob: %w", err)
+	}
+	go bob.Run(ctx)
+
+	// Alice corrupts map target once per arming, the given number of
+	// ticks after the arming.
+	var at atomic.Uint64
+	var arm atomic.Uint64
+	var target atomic.Int32
+	var corruptedAt atomic.Int64 // unix nanoseconds
+	var corruptedTick atomic.Uint64
+	at.Store(math.MaxUint64)
+	aliceCfg := base
+	aliceCfg.Name = "Alice"
+	aliceCfg.OnStep = func(sim lockstep.Sim) {
+		if off := arm.Swap(0); off > 0 {
+			at.Store(sim.Tick() + off)
+		}
+		if sim.Tick() >= at.Load() {
+			at.Store(math.MaxUint64)
+			_ = sim.(*colony.World).Perturb(target.Load())
+			corruptedTick.Store(sim.Tick())
+			corruptedAt.Store(time.Now().UnixNano())
+		}
+	}
+	alice, err := join.Join(ctx, aliceCfg)
+	if err != nil {
+		return fmt.Errorf("Alice: %w", err)
+	}
+	go alice.Run(ctx)
+	worldBytes := alice.Timings().Bytes
+	maps := len(world.MapIDs())
+	fmt.Printf("world: %d maps, %.1f KiB compressed (%.1f KiB raw); hash every %d ticks at 60 ticks/s; GOMAXPROCS=%d\n",
+		maps, float64(worldBytes)/1024, float64(alice.Timings().RawBytes)/1024, every, runtime.GOMAXPROCS(0))
+
+	fmt.Printf("%3s %4s %8s %10s %10s %10s %10s %9s %9s\n", "#", "map", "at tick", "latency", "detect ms", "repair ms", "bytes", "of world", "Bob gap")
+	var lat []float64
+	var detectMs, repairMs, gaps []float64
+	for i := 0; i < n; i++ {
+		before := srv.Stats()
+		m := int32(rand.IntN(maps))
+		target.Store(m)
+		arm.Store(uint64(1 + rand.IntN(3*every))) // anywhere in the next three intervals
+		deadline := time.Now().Add(30 * time.Second)
+		var rep wire.ServerDesync
+		var found bool
+		for !found && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			ev.mu.Lock()
+			for k, d := range ev.repaired {
+				if k >= corruptedTick.Load() && corruptedTick.Load() != 0 {
+					rep, found = d, true
+					delete(ev.repaired, k)
+				}
+			}
+			ev.mu.Unlock()
+		}
+		if !found {
+			return fmt.Errorf("desync %d was not repaired within 30 s", i+1)
+		}
+		ct := corruptedTick.Load()
+		ev.mu.Lock()
+		detAt := ev.detected[rep.Tick]
+		ev.mu.Unlock()
+		det := detAt.Sub(time.Unix(0, corruptedAt.Load()))
+		repDone := detAt.Add(time.Duration(rep.RepairMs) * time.Millisecond)
+		gap := maxGap(ev, time.Unix(0, corruptedAt.Load()), repDone.Add(100*time.Millisecond))
+		after := srv.Stats()
+		bytes := after.ResyncBytes - before.ResyncBytes
+		fmt.Printf("%3d %4d %8d %7d tk %10.1f %10d %10d %8.1f%% %9s\n", i+1, m, ct, rep.Tick-ct,
+			float64(det.Microseconds())/1000, rep.RepairMs, bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
+		lat = append(lat, float64(rep.Tick-ct))
+		detectMs = append(detectMs, float64(det.Microseconds())/1000)
+		repairMs = append(repairMs, float64(rep.RepairMs))
+		gaps = append(gaps, float64(gap.Microseconds())/1000)
+		corruptedTick.Store(0)
+		time.Sleep(300 * time.Millisecond)
+	}
+	st := srv.Stats()
+	fmt.Printf("detection latency: median %.0f ticks, max %.0f (the interval is %d)\n", median(lat), slices.Max(lat), every)
+	fmt.Printf("corruption to detection: median %.0f ms, max %.0f ms\n", median(detectMs), slices.Max(detectMs))
+	fmt.Printf("repair (detection to matching hashes): median %.1f ms, max %.0f ms\n", median(repairMs), slices.Max(repairMs))
+	fmt.Printf("Bob's longest gap between ticks around a repair: median %.1f ms, max %.1f ms\n", median(gaps), slices.Max(gaps))
+	fmt.Printf("host: %d map repairs, %d world repairs, %d repaired, %.1f KiB sent in repairs\n",
+		st.MapResyncs, st.WorldResyncs, st.Repaired, float64(st.ResyncBytes)/1024)
+	fmt.Printf("host checkpoints: %d, mean %.3f ms, last %.3f ms on the session goroutine\n",
+		st.Checkpoints, float64(st.HashTime.Microseconds())/1000/float64(max(1, st.Checkpoints)), float64(st.LastHash.Microseconds())/1000)
+	var h lockstep.Hasher
+	start := time.Now()
+	const reps = 20
+	for i := 0; i < reps; i++ {
+		h.Take(world)
+	}
+	fmt.Printf("a client's checkpoint (every map hashed, parts included): %.3f ms\n", float64(time.Since(start).Microseconds())/1000/reps)
+	return nil
+}
+
+func maxGap(ev *events, from, to time.Time) time.Duration {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var g time.Duration
+	for i := 1; i < len(ev.stepAt); i++ {
+		if ev.stepAt[i].Before(from) || ev.stepAt[i-1].After(to) {
+			continue
+		}
+		g = max(g, ev.stepAt[i].Sub(ev.stepAt[i-1]))
+	}
+	return g
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
