@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/desync"
@@ -34,22 +35,59 @@ type hashReq struct {
 
 // resyncState is a repair under way for one member.
 type resyncState struct {
-	cut       uint64 // the tick the repair state was cut at
-	world     uint64 // the host's world hash at the cut
-	checkTick uint64 // the checkpoint whose hashes differed
-	detected  time.Time
-	maps      []int32
-	full      bool
+	cut        uint64        // the tick the repair state was cut at
+	world      atomic.Uint64 // the host's world hash at the cut, once worldKnown
+	worldKnown atomic.Bool   // set off the session goroutine, before the payload goes out
+	checkTick  uint64        // the checkpoint whose hashes differed
+	detected   time.Time
+	maps       []int32
+	full       bool
 }
 
 // checkpoint takes the host's hashes of the current state, which is right
-// after a Step: the point every client hashes at.
+// after a Step: the point every client hashes at. A simulation that can
+// clone itself is only cloned here and hashed on another goroutine, so a
+// big world's hashing does not stall the tick.
 func (s *session) checkpoint() {
 	start := time.Now()
-	cp := s.hasher.Take(s.auth.Sim())
-	s.ring.Add(cp)
+	cp, ok := s.checkpointer.Take(s.auth.Sim())
 	d := time.Since(start)
-	s.stats.update(func(st *Stats) { st.Checkpoints++; st.LastHash = d; st.HashTime += d })
+	skipped := int(s.checkpointer.Skipped())
+	s.stats.update(func(st *Stats) {
+		st.Checkpoints++
+		st.LastHash = d
+		st.HashTime += d
+		st.CheckpointsSkipped = skipped
+	})
+	if ok {
+		s.addCheckpoint(cp)
+	}
+}
+
+// maxPending bounds the reports waiting for their checkpoint.
+const maxPending = 256
+
+// addCheckpoint records a checkpoint and compares the reports that were
+// waiting for it.
+func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
+	s.ring.Add(cp)
+	if len(s.pending) == 0 {
+		return
+	}
+	var due []hashReq
+	keep := s.pending[:0]
+	for _, r := range s.pending {
+		if r.r.Tick <= cp.Tick {
+			due = append(due, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	clear(s.pending[len(keep):])
+	s.pending = keep
+	for _, r := range due {
+		s.checkHashes(r)
+	}
 }
 
 // remember keeps the commands of the last hash window for desync reports.
@@ -90,6 +128,15 @@ func (s *session) checkHashes(r hashReq) {
 		}
 		return
 	}
+	if rep.Tick > s.ring.Newest() {
+		// The host's own checkpoint is still being hashed.
+		if len(s.pending) < maxPending {
+			s.pending = append(s.pending, r)
+		} else {
+			s.cfg.Logger.Debug("too many hash reports waiting; one not compared", "player", m.id, "tick", rep.Tick)
+		}
+		return
+	}
 	cp := s.ring.Get(rep.Tick)
 	if cp == nil {
 		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "tick", rep.Tick)
@@ -107,12 +154,12 @@ func (s *session) checkHashes(r hashReq) {
 			differ = append(differ, rm.MapID)
 		}
 	}
+	if rep.Tick <= m.lastCut {
+		return // taken before the last repair went in
+	}
 	worldDiffers := rep.World != cp.World
 	m.lastCheck = rep.Tick
 	if m.resync != nil {
-		if rep.Tick <= m.resync.cut {
-			return // taken before the repair went in
-		}
 		if len(differ) == 0 && !worldDiffers {
 			s.repaired(m)
 			return
@@ -179,27 +226,47 @@ func desyncText(name string, tick uint64, maps []int32, full bool) string {
 // and builds and streams the payload off the session goroutine.
 func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bool) {
 	sim := s.auth.Sim()
+	tick := sim.Tick()
+	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
+	// A simulation that can clone itself is only copied here; encoding
+	// and hashing the cut run elsewhere, so a big map does not stall the
+	// tick.
 	var raw *snapshot.Raw
-	var err error
-	if full {
-		raw, err = snapshot.Cut(sim)
+	var src lockstep.Sim = sim
+	if c, ok := sim.(lockstep.Cloner); ok {
+		src = c.Clone()
 	} else {
-		raw, err = cutMaps(sim, maps)
-	}
-	if err != nil {
-		s.cfg.Logger.Error("cut a repair", "player", m.id, "err", err)
-		m.conn.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
-		return
+		var err error
+		if raw, err = cutRepair(sim, maps, full); err != nil {
+			s.cfg.Logger.Error("cut a repair", "player", m.id, "err", err)
+			m.conn.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
+			return
+		}
+		rs.world.Store(raw.WorldHash)
+		rs.worldKnown.Store(true)
 	}
 	// On the ordered stream before any later tick: the client stops at
 	// exactly this point to swap the state in.
-	m.conn.sendPacket(&wire.ServerResync{Tick: raw.Tick, Applied: s.auth.Applied(), Maps: maps, Full: full})
-	m.resync = &resyncState{cut: raw.Tick, world: raw.WorldHash, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
+	m.conn.sendPacket(&wire.ServerResync{Tick: tick, Applied: s.auth.Applied(), Maps: maps, Full: full})
+	m.lastCut = tick
+	m.resync = rs
 	m.playing = false // repaired players do not hold time for the others
 	level, log, st, c := s.cfg.GzipLevel, s.cfg.Logger, s.stats, m.conn
 	id := m.id
 	go func() {
 		start := time.Now()
+		if raw == nil {
+			var err error
+			if raw, err = cutRepair(src, maps, full); err != nil {
+				log.Error("cut a repair", "player", id, "err", err)
+				c.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
+				return
+			}
+			// Known before the payload goes out, so before the client
+			// can answer with its own.
+			rs.world.Store(raw.WorldHash)
+			rs.worldKnown.Store(true)
+		}
 		point, err := raw.Compress(level)
 		var pl *snapshot.Payload
 		if err == nil {
@@ -223,6 +290,15 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 			"bytes", pl.Total(), "raw_bytes", point.RawSize(), "build_ms", float64(time.Since(start).Microseconds())/1000)
 		c.startTransfer(pl)
 	}()
+}
+
+// cutRepair copies what a repair sends: the whole state, or the
+// world-level state and the given maps.
+func cutRepair(sim lockstep.Sim, maps []int32, full bool) (*snapshot.Raw, error) {
+	if full {
+		return snapshot.Cut(sim)
+	}
+	return cutMaps(sim, maps)
 }
 
 // cutMaps copies the world-level state and the given maps.
@@ -249,17 +325,17 @@ func cutMaps(sim lockstep.Sim, ids []int32) (*snapshot.Raw, error) {
 // means more than the repaired maps differs, and the whole world goes.
 func (s *session) resynced(m *member, r *wire.ClientResynced) {
 	rs := m.resync
-	if rs == nil || r.Tick != rs.cut {
+	if rs == nil || r.Tick != rs.cut || !rs.worldKnown.Load() {
 		m.conn.close(wire.ReasonBadPacket, fmt.Sprintf("a repair reported at tick %d, but none is under way there", r.Tick))
 		return
 	}
-	if r.World == rs.world {
+	if r.World == rs.world.Load() {
 		s.repaired(m)
 		return
 	}
 	m.resync = nil
 	rep := &wire.ClientHashes{Tick: r.Tick, World: r.World}
-	s.desynced(m, rep, &lockstep.Checkpoint{Tick: rs.cut, World: rs.world}, nil, true)
+	s.desynced(m, rep, &lockstep.Checkpoint{Tick: rs.cut, World: rs.world.Load()}, nil, true)
 }
 
 // repaired ends a repair: the player's hashes match again.

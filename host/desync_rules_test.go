@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -50,7 +51,7 @@ func TestHashReportRules(t *testing.T) {
 	h := startHost(t, host.Config{HashEvery: every, HashWindow: 60}, locksteptest.New(2, 256))
 	alice := startJoiner(t, h.addr, "Alice")
 
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name string
 		send func(c *rawClient, checkpoint uint64)
 		want string // in the disconnect message; "" for a notice
@@ -84,7 +85,7 @@ func TestHashReportRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRaw(t, h.addr)
 			c.t = t
-			c.toPlaying("Raw")
+			c.toPlaying(fmt.Sprintf("Raw%d", i)) // a name of its own: the last one may still be leaving
 			// A checkpoint the host has taken, well past the window's
 			// start so "older" is older.
 			cp := c.nextTick(10*every) / every * every

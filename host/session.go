@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,7 @@ type member struct {
 	resync          *resyncState // a repair under way
 	desyncs         []time.Time  // recent desyncs, for the drop policy
 	lastCheck       uint64       // tick of the last hash report compared
+	lastCut         uint64       // tick of the last repair: reports up to it show the old state
 	lastHashRefusal time.Time    // when the last refused-report notice went out
 }
 
@@ -186,7 +188,10 @@ type session struct {
 	members      map[int32]*member
 	order        []int32 // member IDs in admission order, for stable broadcast
 	point        *joinPoint
-	hasher       lockstep.Hasher    // the host's checkpoints, reusing unchanged maps' hashes
+	checkpointer *lockstep.Checkpointer // hashes clones off this goroutine, reusing unchanged maps' hashes
+	cps          chan lockstep.Checkpoint
+	stopping     chan struct{}      // closed when the session starts to shut down
+	pending      []hashReq          // reports for a checkpoint still being hashed
 	ring         *lockstep.HashRing // checkpoints of the last HashWindow ticks
 	recent       []lockstep.Command // commands of the last HashWindow ticks, for desync reports
 	partNames    []string           // the simulation's map part names, if it has parts
@@ -207,7 +212,8 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		parts = dg.MapPartNames()
 	}
 	return &session{
-		hasher:    lockstep.Hasher{UseVersions: true},
+		cps:       make(chan lockstep.Checkpoint, 4),
+		stopping:  make(chan struct{}),
 		ring:      lockstep.NewHashRing(cfg.HashWindow),
 		partNames: parts,
 		hashes:    make(chan hashReq, 64),
@@ -229,12 +235,20 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 // simulation or the roster.
 func (s *session) run(ctx context.Context) {
 	defer close(s.done)
+	s.checkpointer = lockstep.NewCheckpointer(true, runtime.GOMAXPROCS(0), func(cp lockstep.Checkpoint) {
+		select {
+		case s.cps <- cp:
+		case <-s.stopping:
+		}
+	})
 	s.clock = lockstep.NewClock(s.cfg.TickRate, time.Now())
 	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			close(s.stopping)
+			s.checkpointer.Close()
 			for _, id := range s.order {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
@@ -257,6 +271,8 @@ func (s *session) run(ctx context.Context) {
 			s.auth.Submit(c)
 		case r := <-s.hashes:
 			s.checkHashes(r)
+		case cp := <-s.cps:
+			s.addCheckpoint(cp)
 		}
 	}
 }

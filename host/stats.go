@@ -25,10 +25,13 @@ type Stats struct {
 	LastSave          time.Duration
 	LastSaveError     string
 	// Checkpoints counts the host's own state-hash checkpoints; LastHash
-	// is how long the last one took on the session goroutine, HashTime all
-	// of them. HashReports counts client reports compared.
-	Checkpoints, HashReports int
-	LastHash, HashTime       time.Duration
+	// is how long the last one took on the session goroutine (a clone,
+	// when the simulation can clone itself; hashing runs elsewhere),
+	// HashTime all of them. CheckpointsSkipped counts those dropped
+	// because hashing fell behind. HashReports counts client reports
+	// compared.
+	Checkpoints, HashReports, CheckpointsSkipped int
+	LastHash, HashTime                           time.Duration
 	// Desyncs counts reports whose hashes differed from the host's;
 	// MapResyncs and WorldResyncs the repairs started (one map or more,
 	// or the whole world); Repaired those that ended with matching

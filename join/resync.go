@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -49,12 +50,32 @@ func (s *Session) stepped(sim lockstep.Sim) {
 	if !s.ready || s.hashEvery == 0 || s.cfg.NoHashReports || sim.Tick()%s.hashEvery != 0 {
 		return
 	}
-	cp := s.hasher.Take(sim)
+	cpr := s.checkpointer.Load()
+	if cpr == nil {
+		// A clone is hashed on the checkpointer's goroutine and its report
+		// sent from there; a simulation that cannot clone is hashed here
+		// and its report sent after the run.
+		cpr = lockstep.NewCheckpointer(false, runtime.GOMAXPROCS(0), func(cp lockstep.Checkpoint) {
+			_ = s.write(hashReport(cp)) // a broken connection shows in the reader
+		})
+		s.checkpointer.Store(cpr)
+		select {
+		case <-s.closed: // closed meanwhile: Close may have missed it
+			cpr.Close()
+		default:
+		}
+	}
+	if cp, ok := cpr.Take(sim); ok {
+		s.outHashes = append(s.outHashes, hashReport(cp))
+	}
+}
+
+func hashReport(cp lockstep.Checkpoint) *wire.ClientHashes {
 	r := &wire.ClientHashes{Tick: cp.Tick, World: cp.World, Maps: make([]wire.MapHash, len(cp.Maps))}
 	for i, m := range cp.Maps {
 		r.Maps[i] = wire.MapHash{MapID: m.ID, Hash: m.Hash, Parts: m.Parts}
 	}
-	s.outHashes = append(s.outHashes, r)
+	return r
 }
 
 // flushHashes sends the reports taken since the last call.

@@ -61,10 +61,10 @@ type Session struct {
 	live      atomic.Bool   // past WorldReady: the reader applies the host timeout
 	do        chan func(lockstep.Sim)
 
-	hashEvery uint64               // checkpoint interval the host asked for (0: none)
-	hasher    lockstep.Hasher      // hashes every map every time: nothing is taken on trust
-	outHashes []*wire.ClientHashes // reports taken, not yet sent
-	resync    *resyncRecv          // a repair being received
+	hashEvery    uint64                                // checkpoint interval the host asked for (0: none)
+	checkpointer atomic.Pointer[lockstep.Checkpointer] // hashes every map every time (nothing is taken on trust), off this goroutine when it can
+	outHashes    []*wire.ClientHashes                  // reports taken, not yet sent
+	resync       *resyncRecv                           // a repair being received
 }
 
 // Info is what the host said about the session during the handshake.
@@ -132,6 +132,9 @@ func (s *Session) Close() {
 		close(s.closed)
 		s.nc.Close()
 	})
+	if c := s.checkpointer.Load(); c != nil {
+		c.Close()
+	}
 }
 
 func (s *Session) write(p wire.Packet) error {

@@ -1,6 +1,10 @@
 package lockstep
 
-import "slices"
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
 
 // DefaultHashEvery is the default interval, in ticks, of state-hash
 // checkpoints: once a second at 60 ticks per second.
@@ -47,7 +51,11 @@ func (c *Checkpoint) Map(id int32) *MapCheckpoint {
 // unique within one.
 type Hasher struct {
 	UseVersions bool
-	cache       map[int32]cachedMap
+	// Workers hashes up to this many maps at once (0 or 1: one at a
+	// time). Only for a simulation whose read methods may run
+	// concurrently while nobody changes it, as a Cloner's clone is.
+	Workers int
+	cache   map[int32]cachedMap
 }
 
 type cachedMap struct {
@@ -68,25 +76,48 @@ func (h *Hasher) Take(sim Sim) Checkpoint {
 	if mv != nil && h.cache == nil {
 		h.cache = make(map[int32]cachedMap)
 	}
-	for _, id := range ids {
-		var v uint64
+	c.Maps = c.Maps[:len(ids)]
+	versions := make([]uint64, len(ids))
+	var todo []int // indexes of maps to hash
+	for i, id := range ids {
 		if mv != nil {
-			v = mv.MapVersion(id)
-			if cm, ok := h.cache[id]; ok && cm.version == v && v != 0 {
-				c.Maps = append(c.Maps, cm.hashes)
+			versions[i] = mv.MapVersion(id)
+			if cm, ok := h.cache[id]; ok && cm.version == versions[i] && versions[i] != 0 {
+				c.Maps[i] = cm.hashes
 				continue
 			}
 		}
-		m := MapCheckpoint{ID: id}
+		todo = append(todo, i)
+	}
+	hash := func(i int) {
+		m := MapCheckpoint{ID: ids[i]}
 		if dg != nil {
-			m.Hash, m.Parts, _ = dg.MapDigest(id, nil)
+			m.Hash, m.Parts, _ = dg.MapDigest(ids[i], nil)
 		} else {
-			m.Hash, _ = sim.MapHash(id)
+			m.Hash, _ = sim.MapHash(ids[i])
 		}
-		if mv != nil {
-			h.cache[id] = cachedMap{version: v, hashes: m}
+		c.Maps[i] = m
+	}
+	if h.Workers > 1 && len(todo) > 1 {
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		for w := 0; w < min(h.Workers, len(todo)); w++ {
+			wg.Go(func() {
+				for j := next.Add(1) - 1; j < int64(len(todo)); j = next.Add(1) - 1 {
+					hash(todo[j])
+				}
+			})
 		}
-		c.Maps = append(c.Maps, m)
+		wg.Wait()
+	} else {
+		for _, i := range todo {
+			hash(i)
+		}
+	}
+	if mv != nil {
+		for _, i := range todo {
+			h.cache[ids[i]] = cachedMap{version: versions[i], hashes: c.Maps[i]}
+		}
 	}
 	if mv != nil && len(h.cache) > len(ids) {
 		for id := range h.cache {
@@ -158,4 +189,88 @@ func (r *HashRing) Newest() uint64 {
 		return 0
 	}
 	return r.cps[len(r.cps)-1].Tick
+}
+
+// Checkpointer takes checkpoints without stalling the goroutine that owns
+// the simulation, when it can: for a Cloner it only clones there, and a
+// goroutine of its own hashes the clone, maps in parallel, and hands the
+// result to the function given to NewCheckpointer. For other simulations
+// Take hashes at once. Clones wait in a short queue; when hashing falls
+// that far behind, a checkpoint is skipped (and counted) rather than
+// letting clones pile up.
+type Checkpointer struct {
+	hasher  Hasher
+	out     func(Checkpoint)
+	queue   chan Sim
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	skipped atomic.Int64
+}
+
+// NewCheckpointer starts a checkpointer that hashes clones with up to
+// workers goroutines and passes each checkpoint to out, on its own
+// goroutine, in tick order.
+func NewCheckpointer(useVersions bool, workers int, out func(Checkpoint)) *Checkpointer {
+	c := &Checkpointer{
+		hasher: Hasher{UseVersions: useVersions, Workers: workers},
+		out:    out,
+		queue:  make(chan Sim, 2),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go c.run()
+	return c
+}
+
+func (c *Checkpointer) run() {
+	defer close(c.done)
+	for {
+		select {
+		case sim := <-c.queue:
+			c.out(c.hasher.Take(sim))
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// Take checkpoints sim's current state. For a Cloner it queues a clone
+// and returns ok false (the checkpoint comes through out); otherwise it
+// returns the checkpoint. It must run on the goroutine that owns sim.
+func (c *Checkpointer) Take(sim Sim) (cp Checkpoint, ok bool) {
+	cl, isCloner := sim.(Cloner)
+	if !isCloner {
+		return c.hasher.takeAlone(sim), true
+	}
+	select {
+	case <-c.stop:
+		return Checkpoint{}, false // closed
+	default:
+	}
+	select {
+	case c.queue <- cl.Clone():
+	default:
+		c.skipped.Add(1)
+	}
+	return Checkpoint{}, false
+}
+
+// Skipped is how many checkpoints were skipped because hashing fell
+// behind.
+func (c *Checkpointer) Skipped() int64 { return c.skipped.Load() }
+
+// Close stops the checkpointer and waits for a checkpoint being hashed.
+func (c *Checkpointer) Close() {
+	c.once.Do(func() { close(c.stop) })
+	<-c.done
+}
+
+// takeAlone is Take on one goroutine, whatever Workers says: for a
+// simulation that promises nothing about concurrent reads.
+func (h *Hasher) takeAlone(sim Sim) Checkpoint {
+	w := h.Workers
+	h.Workers = 0
+	defer func() { h.Workers = w }()
+	return h.Take(sim)
 }
