@@ -1,7 +1,9 @@
 // Package join is the joining side of a lockstep session: it runs the
 // client half of the handshake, downloads and verifies the join point,
 // fast-forwards the simulation to the host's tick, reports WorldReady, and
-// then follows the host's ticks and commands.
+// then follows the host's ticks and commands. It reports its state hashes
+// at the host's checkpoints and takes a repair in at exactly the point the
+// host cut it (resync.go).
 //
 // One goroutine reads frames; the goroutine that called Join (and later
 // Run) owns the simulation.

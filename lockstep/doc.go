@@ -1,7 +1,8 @@
 // Package lockstep is the deterministic-simulation engine shared by the host
 // and the join tool: the small Sim interface a game implements, command
-// stamping and per-map command queues on the host side (Authority), and the
-// catch-up driver on the joining side (Follower).
+// stamping and per-map command queues on the host side (Authority), the
+// catch-up driver on the joining side (Follower), and the state-hash
+// checkpoints both sides compare (Hasher, Checkpointer, HashRing).
 //
 // Timing contract. A command stamped with tick T is applied when the
 // simulation's Tick() equals T, before the Step that moves it to T+1.
@@ -16,4 +17,11 @@
 // the cut (normally none stamped S; while paused, earlier batches of S).
 // The queues are reset at the cut, so the commands queued since the join
 // point are exactly those applied after it, all stamped >= S.
+//
+// Checkpoints and repairs. A checkpoint at tick T is taken right after the
+// Step that reached T, before any command stamped T, on every machine. A
+// repair is cut like a join point, at (T, n): tick T after the first n
+// commands stamped T (Authority.Applied); a Follower told HoldAt(T, n)
+// stops exactly there, takes the repaired maps (MapReplacer) or a whole
+// new simulation (ReplaceSim), and goes on after Release.
 package lockstep
