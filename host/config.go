@@ -1,6 +1,7 @@
 package host
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -134,6 +135,11 @@ type Config struct {
 	// ResyncTimeout bounds a repair, from detection to matching hashes
 	// (default 2 min); past it the player is dropped with reason Desync.
 	ResyncTimeout time.Duration
+	// TLS, if set, makes the game port speak TLS only (1.3 or later):
+	// each connection's TLS handshake runs under HandshakeTimeout before
+	// anything else (package tlsid makes a self-signed identity). Nil
+	// speaks the plain protocol.
+	TLS *tls.Config
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// AfterTick, if set, is called on the session goroutine after every

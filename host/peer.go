@@ -51,8 +51,15 @@ type peer struct {
 	hashTick    *uint64      // tick of the last hash report
 }
 
-func (s *Server) handle(ctx context.Context, nc net.Conn) {
-	log := s.cfg.Logger.With("remote", nc.RemoteAddr().String())
+func (s *Server) handle(ctx context.Context, raw net.Conn) {
+	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
+	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
+	if err != nil {
+		// No protocol was spoken: there is nobody to tell why.
+		log.Info("client refused", "reason", "TLS handshake", "detail", err)
+		raw.Close()
+		return
+	}
 	c := newConn(nc, s.cfg.SendQueue, s.cfg.SendQueueBytes, s.cfg.WriteTimeout, log)
 	go func() {
 		select {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -116,10 +117,30 @@ func remoteIP(nc net.Conn) string {
 	return host
 }
 
+// secure runs the TLS handshake on a new connection when the host speaks
+// TLS, within timeout; it returns the connection to speak the protocol on.
+func (s *Server) secure(ctx context.Context, nc net.Conn, timeout time.Duration) (net.Conn, error) {
+	if s.cfg.TLS == nil {
+		return nc, nil
+	}
+	tc := tls.Server(nc, s.cfg.TLS)
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
+
 // refuseFast turns a connection away before any handshake, spending at
 // most a few seconds on it.
 func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
 	defer nc.Close()
+	tc, err := s.secure(context.Background(), nc, 2*time.Second)
+	if err != nil {
+		return // not worth more: it is refused anyway
+	}
+	nc = tc
 	s.cfg.Logger.Info("client refused", "remote", nc.RemoteAddr().String(), "reason", r.String())
 	sendFinal(nc, wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()}))
 }

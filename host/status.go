@@ -33,6 +33,7 @@ func (s *Server) statusInfo() status.Info {
 		Protocol:    wire.ProtocolVersion,
 		Tick:        li.tick,
 		Password:    len(s.cfg.Password) > 0,
+		TLS:         s.cfg.TLS != nil,
 		Databases:   int32(len(types)),
 		DefsHash:    status.DefsHash(types, counts, hashes),
 	}

@@ -1,6 +1,7 @@
 package join
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"time"
@@ -55,6 +56,10 @@ type Config struct {
 	// soon as it is inflated and its raw bytes dropped, so the joiner holds
 	// about one copy of the world.
 	MapLoader lockstep.MapLoader
+	// TLS, if set, speaks TLS to the host (which must run with TLS), for
+	// example a tlsid.ClientConfig that pins the host's certificate. The
+	// TLS handshake runs under HandshakeTimeout.
+	TLS *tls.Config
 	// DialTimeout bounds the TCP connect (default 10 s).
 	DialTimeout time.Duration
 	// HandshakeTimeout bounds connect to DefsOK and the username (default

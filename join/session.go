@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -95,6 +96,17 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
+	}
+	if cfg.TLS != nil {
+		tc := tls.Client(nc, cfg.TLS)
+		hctx, cancel := context.WithTimeout(ctx, cfg.HandshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS with %s: %w", cfg.Addr, err)
+		}
+		nc = tc
 	}
 	s := &Session{cfg: cfg, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)

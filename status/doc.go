@@ -31,7 +31,7 @@
 //	    13     4  maxPlayers  int32   (>= 0)
 //	    17     4  protocol    uint32
 //	    21     8  tick        uint64
-//	    29     1  flags       bit 0: password required; bits 1-7 zero
+//	    29     1  flags       bit 0: password required; bit 1: TLS required; bits 2-7 zero
 //	    30     4  databases   int32   (>= 0, how many def databases)
 //	    34     8  defsHash    uint64  (see DefsHash)
 //	    42     1  n = len(gameName)     (<= 64)

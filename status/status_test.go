@@ -23,6 +23,7 @@ func sampleInfo() Info {
 		GameName: "Colony", GameVersion: "1.5.4063 rev1071",
 		Protocol: 7, Tick: 123456789012,
 		Password:  true,
+		TLS:       true,
 		Databases: 2,
 		DefsHash:  DefsHash([]string{"TerrainDef", "ThingDef"}, []int32{7, 120}, []uint64{1, 0xdeadbeefcafef00d}),
 	}
@@ -414,7 +415,7 @@ func TestDecodeReplyRefuses(t *testing.T) {
 		"too long":        make([]byte, MaxReplySize+1),
 		"magic":           mod(func(b []byte) []byte { b[3] = 'Q'; return b }),
 		"version":         mod(func(b []byte) []byte { b[4] = 2; return b }),
-		"flags":           mod(func(b []byte) []byte { b[29] |= 2; return b }),
+		"flags":           mod(func(b []byte) []byte { b[29] |= 4; return b }),
 		"players":         mod(func(b []byte) []byte { b[9] = 0x80; return b }),
 		"max players":     mod(func(b []byte) []byte { b[13] = 0xff; return b }),
 		"databases":       mod(func(b []byte) []byte { b[30] = 0x80; return b }),

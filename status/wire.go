@@ -41,6 +41,7 @@ const (
 	replyMagic   = "LHPR"
 
 	flagPassword = 1 << 0
+	flagTLS      = 1 << 1
 )
 
 // ErrMalformed is wrapped by every error DecodeReply returns.
@@ -53,6 +54,7 @@ type Info struct {
 	Protocol              uint32
 	Tick                  uint64
 	Password              bool
+	TLS                   bool   // the game port speaks TLS only
 	Databases             int32  // how many def databases, >= 0
 	DefsHash              uint64 // DefsHash over every database, in order
 }
@@ -146,6 +148,9 @@ func AppendReply(b []byte, pingID uint32, info Info) ([]byte, error) {
 	if info.Password {
 		flags |= flagPassword
 	}
+	if info.TLS {
+		flags |= flagTLS
+	}
 	b = append(b, flags)
 	b = binary.BigEndian.AppendUint32(b, uint32(info.Databases))
 	b = binary.BigEndian.AppendUint64(b, info.DefsHash)
@@ -180,10 +185,11 @@ func DecodeReply(p []byte) (pingID uint32, info Info, err error) {
 	flags := p[29]
 	info.Databases = int32(be.Uint32(p[30:]))
 	info.DefsHash = be.Uint64(p[34:])
-	if flags&^flagPassword != 0 {
+	if flags&^(flagPassword|flagTLS) != 0 {
 		return bad("reserved flag bits %#02x", flags)
 	}
 	info.Password = flags&flagPassword != 0
+	info.TLS = flags&flagTLS != 0
 
 	rest := p[replyFixed:]
 	var ok bool

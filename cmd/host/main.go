@@ -4,7 +4,9 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -63,6 +66,9 @@ func serveCommand() *cli.Command {
 		&cli.IntFlag{Name: "desync-limit", Value: 3, Usage: "desyncs a player may have within --desync-window before being dropped"},
 		&cli.DurationFlag{Name: "desync-window", Value: 10 * time.Minute, Usage: "the window --desync-limit counts in"},
 		dataDirFlag(),
+		&cli.BoolFlag{Name: "tls", Usage: "speak TLS only: a self-signed key and certificate are made in the data folder on first start and kept; the fingerprint to give joiners is printed"},
+		&cli.StringFlag{Name: "tls-cert", Usage: "with --tls: use this certificate `FILE` (PEM) instead of the self-signed one"},
+		&cli.StringFlag{Name: "tls-key", Usage: "with --tls: the key `FILE` (PEM) of --tls-cert"},
 	)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, gamecontent.Flags()...)
@@ -75,6 +81,39 @@ func serveCommand() *cli.Command {
 		Flags:  flags,
 		Action: serve,
 	}
+}
+
+// serverTLS loads or makes the host's TLS identity when --tls asks for
+// one, and prints the fingerprint joiners pin.
+func serverTLS(c *cli.Context, data string, log *slog.Logger) (*tls.Config, error) {
+	certFile, keyFile := c.String("tls-cert"), c.String("tls-key")
+	if !c.Bool("tls") {
+		if certFile != "" || keyFile != "" {
+			return nil, cliutil.Usagef("--tls-cert and --tls-key need --tls")
+		}
+		return nil, nil
+	}
+	var cert tls.Certificate
+	var err error
+	switch {
+	case certFile != "" && keyFile != "":
+		cert, err = tlsid.LoadFiles(certFile, keyFile)
+	case certFile != "" || keyFile != "":
+		return nil, cliutil.Usagef("give both --tls-cert and --tls-key, or neither for the self-signed identity")
+	default:
+		var created bool
+		cert, created, err = tlsid.LoadOrCreate(data)
+		if err == nil && created {
+			log.Info("made a new TLS identity", "dir", data)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("TLS: %w", err)
+	}
+	fp := tlsid.Fingerprint(cert)
+	log.Info("TLS on", "fingerprint", fp)
+	fmt.Fprintf(os.Stderr, "TLS certificate fingerprint: %s\njoiners check it with: join HOST --tls --fingerprint %s\n", fp, fp)
+	return tlsid.ServerConfig(cert), nil
 }
 
 func serve(c *cli.Context) error {
@@ -132,6 +171,10 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	tlsCfg, err := serverTLS(c, data, log)
+	if err != nil {
+		return err
+	}
 	spectators := c.Int("max-spectators")
 	if spectators == 0 {
 		spectators = -1 // the config's "none"
@@ -156,6 +199,7 @@ func serve(c *cli.Context) error {
 		DesyncDir:    filepath.Join(data, desync.DirName),
 		DesyncLimit:  c.Int("desync-limit"),
 		DesyncWindow: c.Duration("desync-window"),
+		TLS:          tlsCfg,
 		Logger:       log,
 	}
 	if err := cfg.Defaults().Validate(); err != nil {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -39,7 +41,8 @@ func main() {
 // ended the session, 4 for network failures and timeouts.
 func classify(err error) int {
 	var re *join.RejectedError
-	if errors.As(err, &re) {
+	var me *tlsid.MismatchError
+	if errors.As(err, &re) || errors.As(err, &me) {
 		return cliutil.ExitRejected
 	}
 	var na *noAnswer
@@ -71,6 +74,9 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
 		&cli.BoolFlag{Name: "no-reconnect", Usage: "leave when the connection drops instead of rejoining with the session token"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
+		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
+		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
+		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
 	flags = append(flags, gamecontent.Flags()...)
@@ -126,6 +132,10 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	tlsCfg, learned, known, err := clientTLS(c, hostAddr(c.Args().First()))
+	if err != nil {
+		return err
+	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	cfg := join.Config{
 		Addr:         hostAddr(c.Args().First()),
@@ -147,12 +157,22 @@ func run(c *cli.Context) error {
 			fmt.Fprintf(stdout, "repair: %s swapped in at tick %d (%s, waited %s)\n", what, r.Tick, size(r.Bytes), ms(r.Wait))
 		},
 		OnStep: corrupt.onStep,
+		TLS:    tlsCfg,
 		Logger: log,
 	}
 	sess, err := join.Join(ctx, cfg)
 	bar.clear()
 	if err != nil {
 		return explain(err, bundle)
+	}
+	if learned != nil {
+		if fp, isNew := learned(); isNew {
+			if err := known.Remember(cfg.Addr, fp); err != nil {
+				fmt.Fprintf(stderr, "warning: could not pin the host's certificate: %v\n", err)
+			} else {
+				fmt.Fprintf(stderr, "trusting %s on first use: certificate %s, pinned in %s\n", cfg.Addr, fp, known.Path)
+			}
+		}
 	}
 	t := sess.Timings()
 	info := sess.Info()
@@ -192,8 +212,42 @@ func size(n uint64) string {
 	return fmt.Sprintf("%dB", n)
 }
 
+// clientTLS builds the TLS settings the flags ask for (nil without
+// --tls): a pin from --fingerprint, or the known-hosts file.
+func clientTLS(c *cli.Context, addr string) (*tls.Config, func() (string, bool), *tlsid.KnownHosts, error) {
+	if !c.Bool("tls") {
+		if c.String("fingerprint") != "" {
+			return nil, nil, nil, cliutil.Usagef("--fingerprint needs --tls")
+		}
+		return nil, nil, nil, nil
+	}
+	pin := ""
+	if f := c.String("fingerprint"); f != "" {
+		p, err := tlsid.ParseFingerprint(f)
+		if err != nil {
+			return nil, nil, nil, cliutil.Usagef("--fingerprint: %v", err)
+		}
+		pin = p
+	}
+	path := c.String("known-hosts")
+	if path == "" {
+		p, err := tlsid.DefaultKnownHostsPath()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("known hosts file: %w", err)
+		}
+		path = p
+	}
+	known := &tlsid.KnownHosts{Path: path}
+	cfg, learned := tlsid.ClientConfig(addr, pin, known)
+	return cfg, learned, known, nil
+}
+
 // explain turns a join error into the one sentence a user sees.
 func explain(err error, bundle *gamecontent.Bundle) error {
+	var me *tlsid.MismatchError
+	if errors.As(err, &me) {
+		return fmt.Errorf("WARNING: %w", me) // the whole warning, both fingerprints, nothing else
+	}
 	var re *join.RejectedError
 	if errors.As(err, &re) {
 		if re.Reason == wire.ReasonDefs {

@@ -42,6 +42,7 @@ type pingResult struct {
 	Protocol       uint32  `json:"protocol"`
 	Tick           uint64  `json:"tick"`
 	Password       bool    `json:"password"`
+	TLS            bool    `json:"tls"`
 	Databases      int32   `json:"def_databases"`
 	ContentMatches bool    `json:"content_matches"`
 }
@@ -78,7 +79,7 @@ func ping(c *cli.Context) error {
 		rtts = append(rtts, rtt)
 		r := pingResult{Addr: addr, LatencyMs: float64(rtt.Microseconds()) / 1000, Players: info.Players, MaxPlayers: info.MaxPlayers,
 			GameName: info.GameName, GameVersion: info.GameVersion, Protocol: info.Protocol, Tick: info.Tick,
-			Password: info.Password, Databases: info.Databases, ContentMatches: info.DefsHash == mine}
+			Password: info.Password, TLS: info.TLS, Databases: info.Databases, ContentMatches: info.DefsHash == mine}
 		if c.Bool("json") {
 			b, _ := json.Marshal(r)
 			fmt.Fprintln(stdout, string(b))
@@ -87,6 +88,9 @@ func ping(c *cli.Context) error {
 		pw, content := "no password", "your content matches"
 		if r.Password {
 			pw = "password needed"
+		}
+		if r.TLS {
+			pw += ", TLS (join with --tls)"
 		}
 		if !r.ContentMatches {
 			content = "your content DIFFERS (run join to see which defs)"
