@@ -2,6 +2,14 @@
 // packet bodies, disconnect reasons and the chunking of large payloads.
 // It holds no connection state; the host and join packages drive the flow.
 //
+// # Transport
+//
+// TCP on the game port (default DefaultPort); with the host's --tls, TLS
+// 1.3 only (ALPN "lockhost/2"), the handshake done under the handshake
+// deadline before the first frame. The host's certificate is pinned by
+// joiners (package tlsid). The UDP status query on the same port number
+// says whether TLS is required.
+//
 // # Frames
 //
 // Every message on the TCP stream is one frame:
