@@ -13,6 +13,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -22,13 +23,20 @@ func (c *rawClient) toPlaying(name string) {
 	c.t.Helper()
 	c.toUsername()
 	c.send(&wire.ClientUsername{Name: name})
-	var got, total uint64
-	for total == 0 || got < total {
+	var payload []byte
+	var total uint64
+	for total == 0 || uint64(len(payload)) < total {
 		wd := c.syncClockUntil(wire.IDServerWorldData).(*wire.ServerWorldData)
-		got, total = wd.Offset+uint64(len(wd.Data)), wd.Total
+		payload, total = append(payload, wd.Data...), wd.Total
+	}
+	p, err := snapshot.Parse(payload)
+	if err != nil {
+		c.t.Fatal(err)
 	}
 	c.send(&wire.ClientAck{Received: total})
-	c.send(&wire.ClientWorldReady{})
+	// Ready at the grant, as a real client would be: a client that
+	// claims to be far behind holds the session's time (lag policy).
+	c.send(&wire.ClientWorldReady{Tick: p.Header.Granted})
 }
 
 // nextTick answers clock rounds and returns the tick of the next
