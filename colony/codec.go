@@ -243,10 +243,21 @@ func (w *World) mapHash(m *gameMap) uint64 {
 // WorldHash is xxhash64 over the world-level encoding followed by every
 // map's hash (8 bytes little endian) in ID order.
 func (w *World) WorldHash() uint64 {
-	e := encoder{buf: make([]byte, 0, 64+8*len(w.maps))}
+	hs := make([]uint64, len(w.maps))
+	for i, m := range w.maps {
+		hs[i] = w.mapHash(m)
+	}
+	return w.WorldHashOf(hs)
+}
+
+// WorldHashOf is WorldHash given every map's MapHash in ID order (it
+// implements lockstep.WorldHasher); a wrong count gives a hash that
+// matches nothing.
+func (w *World) WorldHashOf(mapHashes []uint64) uint64 {
+	e := encoder{buf: make([]byte, 0, 64+8*len(mapHashes))}
 	w.encodeWorld(&e)
-	for _, m := range w.maps {
-		e.u64(w.mapHash(m))
+	for _, h := range mapHashes {
+		e.u64(h)
 	}
 	return xxhash.Sum64(e.buf)
 }

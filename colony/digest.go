@@ -8,7 +8,10 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 )
 
-var _ lockstep.MapDigester = (*World)(nil)
+var (
+	_ lockstep.MapDigester = (*World)(nil)
+	_ lockstep.WorldHasher = (*World)(nil)
+)
 
 // The parts of a map that MapDigest hashes, in the order of MapPartNames.
 const (

@@ -55,6 +55,33 @@ func TestMapDigestHash(t *testing.T) {
 	}
 }
 
+// TestCheckpointWorldHash: a checkpoint builds the world hash from the map
+// hashes it took (WorldHashOf) and gets exactly WorldHash, perturbed map
+// or not; a wrong map hash gives another world hash.
+func TestCheckpointWorldHash(t *testing.T) {
+	c := testContent(t)
+	w := mustNew(t, c, Config{})
+	run(t, w, newScript(3, c), 120)
+	for round := range 2 {
+		var h lockstep.Hasher
+		cp := h.Take(w)
+		if cp.World != w.WorldHash() {
+			t.Fatalf("round %d: checkpoint world %016x, WorldHash %016x", round, cp.World, w.WorldHash())
+		}
+		hs := make([]uint64, len(cp.Maps))
+		for i, m := range cp.Maps {
+			hs[i] = m.Hash
+		}
+		hs[1] ^= 1
+		if w.WorldHashOf(hs) == w.WorldHash() {
+			t.Fatal("a different map hash gave the same world hash")
+		}
+		if err := w.Perturb(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // refParts computes the part hashes of map id from its definition
 // (MapPartNames), independently of MapDigest's single pass.
 func refParts(tb testing.TB, w *World, id int32) []uint64 {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -96,13 +97,14 @@ func (s *session) remember(cmds []lockstep.Command, now uint64) {
 	if len(s.recent) == 0 || s.recent[0].Tick+s.cfg.HashWindow >= now {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(s.recent, now-s.cfg.HashWindow, func(c lockstep.Command, t uint64) int {
-		if c.Tick < t {
-			return -1
-		}
-		return 1
-	})
-	s.recent = slices.Delete(s.recent, 0, i)
+	s.recent = slices.Delete(s.recent, 0, firstAt(s.recent, now-s.cfg.HashWindow))
+}
+
+// firstAt is the index of the first command stamped tick or later in
+// cmds, which are in tick order.
+func firstAt(cmds []lockstep.Command, tick uint64) int {
+	i, _ := slices.BinarySearchFunc(cmds, tick, func(c lockstep.Command, t uint64) int { return cmp.Compare(c.Tick, t) })
+	return i // the first of equal ticks, or where tick would go
 }
 
 // checkHashes compares a client's report with the host's checkpoint.
@@ -298,26 +300,7 @@ func cutRepair(sim lockstep.Sim, maps []int32, full bool) (*snapshot.Raw, error)
 	if full {
 		return snapshot.Cut(sim)
 	}
-	return cutMaps(sim, maps)
-}
-
-// cutMaps copies the world-level state and the given maps.
-func cutMaps(sim lockstep.Sim, ids []int32) (*snapshot.Raw, error) {
-	world, err := sim.MarshalWorld()
-	if err != nil {
-		return nil, fmt.Errorf("marshal world: %w", err)
-	}
-	r := &snapshot.Raw{Tick: sim.Tick(), World: world, WorldHash: sim.WorldHash()}
-	for _, id := range ids {
-		data, err := sim.MarshalMap(id)
-		if err != nil {
-			return nil, fmt.Errorf("marshal map %d: %w", id, err)
-		}
-		h, _ := sim.MapHash(id)
-		r.Maps = append(r.Maps, lockstep.MapBlob{ID: id, Data: data})
-		r.MapHashes = append(r.MapHashes, h)
-	}
-	return r, nil
+	return snapshot.CutMaps(sim, maps)
 }
 
 // resynced checks the world hash a client reports right after a repair
@@ -394,13 +377,7 @@ func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpo
 	if rep.Tick > s.cfg.HashWindow {
 		r.CommandsFrom = rep.Tick - s.cfg.HashWindow
 	}
-	i, _ := slices.BinarySearchFunc(s.recent, r.CommandsFrom, func(c lockstep.Command, t uint64) int {
-		if c.Tick < t {
-			return -1
-		}
-		return 1
-	})
-	r.Commands = desync.Records(s.recent[i:])
+	r.Commands = desync.Records(s.recent[firstAt(s.recent, r.CommandsFrom):])
 	return r
 }
 

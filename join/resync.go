@@ -220,17 +220,5 @@ func (s *Session) loader() lockstep.Loader {
 	if s.cfg.Loader != nil {
 		return s.cfg.Loader
 	}
-	ml := s.cfg.MapLoader
-	return func(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
-		asm, err := ml.Begin(world, len(maps))
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range maps {
-			if err := asm.AddMap(m); err != nil {
-				return nil, err
-			}
-		}
-		return asm.Finish()
-	}
+	return lockstep.LoaderOf(s.cfg.MapLoader)
 }

@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,15 +29,7 @@ type Checkpoint struct {
 
 // Map returns the hashes of map id, or nil.
 func (c *Checkpoint) Map(id int32) *MapCheckpoint {
-	i, ok := slices.BinarySearchFunc(c.Maps, id, func(m MapCheckpoint, id int32) int {
-		switch {
-		case m.ID < id:
-			return -1
-		case m.ID > id:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(c.Maps, id, func(m MapCheckpoint, id int32) int { return cmp.Compare(m.ID, id) })
 	if !ok {
 		return nil
 	}
@@ -67,7 +60,7 @@ type cachedMap struct {
 // sim (or on a clone nobody else touches).
 func (h *Hasher) Take(sim Sim) Checkpoint {
 	ids := sim.MapIDs()
-	c := Checkpoint{Tick: sim.Tick(), World: sim.WorldHash(), Maps: make([]MapCheckpoint, 0, len(ids))}
+	c := Checkpoint{Tick: sim.Tick(), Maps: make([]MapCheckpoint, 0, len(ids))}
 	dg, _ := sim.(MapDigester)
 	mv, _ := sim.(MapVersioner)
 	if !h.UseVersions {
@@ -126,6 +119,15 @@ func (h *Hasher) Take(sim Sim) Checkpoint {
 			}
 		}
 	}
+	if wh, ok := sim.(WorldHasher); ok {
+		hs := make([]uint64, len(c.Maps))
+		for i, m := range c.Maps {
+			hs[i] = m.Hash
+		}
+		c.World = wh.WorldHashOf(hs)
+	} else {
+		c.World = sim.WorldHash()
+	}
 	return c
 }
 
@@ -160,15 +162,7 @@ func (r *HashRing) Add(c Checkpoint) {
 
 // Get returns the checkpoint at tick, or nil.
 func (r *HashRing) Get(tick uint64) *Checkpoint {
-	i, ok := slices.BinarySearchFunc(r.cps, tick, func(c Checkpoint, t uint64) int {
-		switch {
-		case c.Tick < t:
-			return -1
-		case c.Tick > t:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(r.cps, tick, func(c Checkpoint, t uint64) int { return cmp.Compare(c.Tick, t) })
 	if !ok {
 		return nil
 	}

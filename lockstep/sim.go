@@ -118,5 +118,30 @@ type MapDigester interface {
 	MapPartNames() []string
 }
 
+// WorldHasher is implemented by simulations whose WorldHash is built on
+// the map hashes: WorldHashOf returns WorldHash() given MapHash of every
+// map in MapIDs order, so a checkpoint hashes each map once instead of
+// twice.
+type WorldHasher interface {
+	WorldHashOf(mapHashes []uint64) uint64
+}
+
 // MaxMapParts bounds the part hashes of one map in a hash report.
 const MaxMapParts = 16
+
+// LoaderOf is the Loader a MapLoader makes: Begin, every map in the
+// order given, Finish.
+func LoaderOf(ml MapLoader) Loader {
+	return func(world []byte, maps []MapBlob) (Sim, error) {
+		asm, err := ml.Begin(world, len(maps))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range maps {
+			if err := asm.AddMap(m); err != nil {
+				return nil, err
+			}
+		}
+		return asm.Finish()
+	}
+}

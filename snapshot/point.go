@@ -19,11 +19,17 @@ type Raw struct {
 
 // Cut copies sim's state. It must run on the goroutine that owns sim.
 func Cut(sim lockstep.Sim) (*Raw, error) {
+	return CutMaps(sim, sim.MapIDs())
+}
+
+// CutMaps copies sim's world-level state and the maps ids (in the order
+// given), with the hashes of the whole state: what a repair of those maps
+// sends. It must run on the goroutine that owns sim.
+func CutMaps(sim lockstep.Sim, ids []int32) (*Raw, error) {
 	world, err := sim.MarshalWorld()
 	if err != nil {
 		return nil, fmt.Errorf("marshal world: %w", err)
 	}
-	ids := sim.MapIDs()
 	r := &Raw{
 		Tick:      sim.Tick(),
 		World:     world,

@@ -151,16 +151,7 @@ const MaxCells = 64 << 20
 
 // Load is a lockstep.Loader for Counters.
 func Load(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
-	asm, err := MapLoader.Begin(world, len(maps))
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range maps {
-		if err := asm.AddMap(m); err != nil {
-			return nil, err
-		}
-	}
-	return asm.Finish()
+	return lockstep.LoaderOf(MapLoader)(world, maps)
 }
 
 // MapLoader rebuilds Counters map by map (lockstep.MapLoader).
