@@ -31,7 +31,7 @@ func dataDirFlag() cli.Flag {
 		Name:        "data-dir",
 		EnvVars:     []string{dataDirEnv},
 		DefaultText: defaultDataDir(),
-		Usage:       "the host's data folder `DIR` (desync reports and other host state)",
+		Usage:       "the host's data folder `DIR` (desync reports, the TLS key and certificate)",
 	}
 }
 
