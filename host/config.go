@@ -142,6 +142,9 @@ type Config struct {
 	TLS *tls.Config
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
+	// Observer, if set, hears about joins, desyncs and saves as they
+	// happen (metrics); Server.Overview shows the recent ones either way.
+	Observer Observer
 	// AfterTick, if set, is called on the session goroutine after every
 	// Advance with the simulation; it must not keep sim.
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)

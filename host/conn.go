@@ -28,10 +28,11 @@ type conn struct {
 	maxBytes int64
 
 	closeOnce sync.Once
-	closing   chan struct{} // closed when close starts
-	done      chan struct{} // closed when the writer has exited
-	final     []byte        // disconnect frame to send before closing
-	why       string        // why it closed, for the other players
+	closing   chan struct{}  // closed when close starts
+	done      chan struct{}  // closed when the writer has exited
+	final     []byte         // disconnect frame to send before closing
+	why       string         // why it closed, for the other players
+	sent      *atomic.Uint64 // counts bytes written, if set
 }
 
 func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {
@@ -116,8 +117,15 @@ func (c *conn) write(b []byte) error {
 	if c.writeTimeout > 0 {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	}
-	_, err := c.nc.Write(b)
+	n, err := c.nc.Write(b)
+	c.count(int64(n))
 	return err
+}
+
+func (c *conn) count(n int64) {
+	if c.sent != nil && n > 0 {
+		c.sent.Add(uint64(n))
+	}
 }
 
 // writev writes parts as one frame with a single system call where the
@@ -127,7 +135,8 @@ func (c *conn) writev(parts ...[]byte) error {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	}
 	bufs := net.Buffers(parts)
-	_, err := bufs.WriteTo(c.nc)
+	n, err := bufs.WriteTo(c.nc)
+	c.count(n)
 	return err
 }
 
@@ -191,22 +200,23 @@ func (c *conn) writeLoop() {
 
 // flushFinal sends the disconnect frame, giving a slow peer a short grace.
 func (c *conn) flushFinal() {
-	if c.final != nil {
-		sendFinal(c.nc, c.final)
+	if c.final != nil && sendFinal(c.nc, c.final) {
+		c.count(int64(len(c.final)))
 	}
 }
 
 // sendFinal writes a last frame and half-closes, then waits briefly for the
 // peer to hang up: closing a socket with unread input resets it, and the
-// peer could lose the frame.
-func sendFinal(nc net.Conn, frame []byte) {
+// peer could lose the frame. It reports whether the frame was written.
+func sendFinal(nc net.Conn, frame []byte) bool {
 	_ = nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
 	if _, err := nc.Write(frame); err != nil {
-		return
+		return false
 	}
 	if tc, ok := nc.(interface{ CloseWrite() error }); ok {
 		_ = tc.CloseWrite()
 		_ = nc.SetReadDeadline(time.Now().Add(time.Second))
 		_, _ = io.Copy(io.Discard, io.LimitReader(nc, 4<<20))
 	}
+	return true
 }

@@ -161,6 +161,7 @@ func (s *session) checkHashes(r hashReq) {
 	}
 	worldDiffers := rep.World != cp.World
 	m.lastCheck = rep.Tick
+	s.noteChecks(rep, differ)
 	if m.resync != nil {
 		if len(differ) == 0 && !worldDiffers {
 			s.repaired(m)
@@ -195,6 +196,11 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", len(m.desyncs))
 	s.writeReport(s.report(m, rep, cp, differ, repair))
 	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
+	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ}
+	if drop {
+		rec.Event = DesyncDropped
+	}
+	s.history.desync(rec)
 	if drop {
 		ev.State = wire.DesyncDropped
 		s.broadcastPacket(ev)
@@ -336,6 +342,8 @@ func (s *session) repaired(m *member) {
 	s.cfg.Logger.Info("desync repaired", "player", m.id, "name", m.name, "tick", rs.checkTick, "maps", rs.maps,
 		"full", rs.full, "repair_ms", d.Milliseconds())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
+	s.history.desync(DesyncRecord{At: time.Now(), Player: m.id, Name: m.name, Event: DesyncRepaired, Tick: rs.checkTick,
+		Maps: rs.maps, Repair: d})
 	s.broadcastPacket(&wire.ServerDesync{State: wire.DesyncRepaired, PlayerID: m.id, Name: m.name, Tick: rs.checkTick,
 		Maps: rs.maps, World: rs.full, RepairMs: d.Milliseconds()})
 	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo,
@@ -349,6 +357,7 @@ func (s *session) checkResyncs(now time.Time) {
 		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.ResyncTimeout {
 			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
+			s.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
 		}
 	}

@@ -49,18 +49,45 @@ type peer struct {
 	cmdLimit    *rateLimiter // this player's command rate
 	lastRefusal time.Time    // when the last refusal notice went out
 	hashTick    *uint64      // tick of the last hash report
+
+	// The join's timeline, for the join record and log line.
+	start, mark time.Time
+	phases      []PhaseTime
+	spectator   bool
+	rejoin      bool
+	sentBytes   uint64 // world payload
+	joined      bool   // the join record has been written
+}
+
+// phase ends the join phase under way.
+func (p *peer) phase(name string) {
+	now := time.Now()
+	p.phases = append(p.phases, PhaseTime{Phase: name, D: now.Sub(p.mark)})
+	p.mark = now
+}
+
+// record writes the join's record: outcome JoinOK when it succeeded.
+func (p *peer) record(outcome, reason string) {
+	p.joined = true
+	p.srv.sess.history.join(JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
+		Spectator: p.spectator, Rejoin: p.rejoin, Outcome: outcome, Reason: reason, Phases: p.phases,
+		Total: time.Since(p.start), Bytes: p.sentBytes})
 }
 
 func (s *Server) handle(ctx context.Context, raw net.Conn) {
+	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
 	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
 	if err != nil {
 		// No protocol was spoken: there is nobody to tell why.
 		log.Info("client refused", "reason", "TLS handshake", "detail", err)
+		s.sess.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
+			Reason: "TLSHandshake", Total: time.Since(start)})
 		raw.Close()
 		return
 	}
 	c := newConn(nc, s.cfg.SendQueue, s.cfg.SendQueueBytes, s.cfg.WriteTimeout, log)
+	c.sent = &s.sent
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -68,22 +95,30 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 		case <-c.closing:
 		}
 	}()
-	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.MaxFrame), log: log}
+	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.MaxFrame), log: log,
+		start: start, mark: start}
 	admitted, err := p.run()
 	var pe *protocolError
+	outcome, reason := JoinDropped, ""
 	switch {
 	case err == nil:
 	case errors.As(err, &pe):
 		log.Info("client refused", "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
+		outcome, reason = JoinRefused, pe.disc.Reason.String()
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
 		c.closeWith(nil, "")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		log.Info("client timed out", "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
+		outcome, reason = JoinTimedOut, wire.ReasonTimeout.String()
 	default:
 		log.Info("client dropped", "player", p.id, "name", p.name, "err", err)
 		c.close(wire.ReasonBadPacket, err.Error())
+		outcome, reason = JoinRefused, wire.ReasonBadPacket.String()
+	}
+	if !p.joined {
+		p.record(outcome, reason)
 	}
 	if admitted {
 		select {
@@ -164,6 +199,7 @@ func (p *peer) run() (admitted bool, err error) {
 		}
 		return false, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
 	}
+	p.phase("handshake")
 
 	// 2. Mod list, with a fresh password challenge if the session has a
 	// password.
@@ -197,6 +233,7 @@ func (p *peer) run() (admitted bool, err error) {
 	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
 		return false, net.ErrClosed
 	}
+	p.phase("defs")
 
 	// 5. Username; an empty one is ignored, under the same deadline.
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.UsernameTimeout))
@@ -207,7 +244,7 @@ func (p *peer) run() (admitted bool, err error) {
 		}
 		cu = pkt.(*wire.ClientUsername)
 	}
-	p.name = cu.Name
+	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does.
 	passwordOK := len(cfg.Password) == 0 || password.Verify(cfg.Password, challenge, cu.PasswordProof)
@@ -226,6 +263,8 @@ func (p *peer) run() (admitted bool, err error) {
 	p.member = jr.member
 	p.id, p.name = jr.id, jr.member.name
 	cu.Spectate = jr.member.spectator
+	p.spectator = cu.Spectate
+	p.phase("admission")
 	start := time.Now()
 
 	// 6-7. World data. Small packets already flow.
@@ -241,6 +280,7 @@ func (p *peer) run() (admitted bool, err error) {
 		return true, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
 	p.conn.startTransfer(pl)
+	p.sentBytes = pl.Total()
 	p.log.Info("sending world", "name", p.name, "spectator", cu.Spectate, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
 
 	// 8. Acknowledgements measure the download; then WorldReady.
@@ -262,6 +302,7 @@ func (p *peer) run() (admitted bool, err error) {
 			}
 			if acked == pl.Total() && downloaded == 0 {
 				downloaded = time.Since(start)
+				p.phase("download")
 				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.CatchUpTimeout))
 			}
 		case *wire.ClientWorldReady:
@@ -271,6 +312,7 @@ func (p *peer) run() (admitted bool, err error) {
 			wr = pkt
 		}
 	}
+	p.phase("catch_up")
 	select {
 	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
 	case <-p.srv.sess.done:
@@ -290,8 +332,14 @@ func (p *peer) run() (admitted bool, err error) {
 	case <-p.srv.sess.done:
 		return true, net.ErrClosed
 	}
-	p.log.Info("player joined", "name", p.name, "spectator", cu.Spectate, "join_ms", time.Since(start).Milliseconds(),
-		"download_ms", downloaded.Milliseconds(), "rtt_ms", rtt.Milliseconds())
+	p.phase("clock_sync")
+	attrs := []any{"name", p.name, "spectator", cu.Spectate, "rejoin", p.rejoin, "bytes", pl.Total(),
+		"total_ms", ms(time.Since(p.start)), "rtt_ms", ms(rtt)}
+	for _, ph := range p.phases {
+		attrs = append(attrs, ph.Phase+"_ms", ms(ph.D))
+	}
+	p.log.Info("player joined", attrs...)
+	p.record(JoinOK, "")
 
 	// Playing: commands and tick reports.
 	for {
@@ -421,4 +469,9 @@ func (p *peer) checkDefs(cd *wire.ClientDefs) error {
 		}
 	}
 	return &protocolError{disc: d}
+}
+
+// ms is d in milliseconds with two decimals, for logs.
+func ms(d time.Duration) float64 {
+	return float64(d.Microseconds()/10) / 100
 }

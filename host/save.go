@@ -58,7 +58,7 @@ func (s *session) startSave(final bool) {
 	}
 	if s.point == nil {
 		if err := s.cutJoinPoint(); err != nil {
-			s.saveFailed(fmt.Errorf("cut: %w", err))
+			s.saveFailed(SaveRecord{Path: sc.Path, Tick: s.auth.Sim().Tick(), Final: final}, fmt.Errorf("cut: %w", err))
 			s.saveBusy.Store(false)
 			return
 		}
@@ -88,14 +88,15 @@ func (s *session) startSave(final bool) {
 // are reported and the session goes on.
 func (s *session) writeSave(job saveJob) {
 	start := time.Now()
+	rec := SaveRecord{Path: job.path, Tick: job.granted, Final: job.final}
 	point, err := job.point.compressed(s.cfg.GzipLevel)
 	if err != nil {
-		s.saveFailed(fmt.Errorf("build: %w", err))
+		s.saveFailed(rec, fmt.Errorf("build: %w", err))
 		return
 	}
 	body, err := snapshot.NewPayload(point, 0, job.granted, job.cmds)
 	if err != nil {
-		s.saveFailed(fmt.Errorf("lay out: %w", err))
+		s.saveFailed(rec, fmt.Errorf("lay out: %w", err))
 		return
 	}
 	var meta saves.Meta
@@ -104,7 +105,7 @@ func (s *session) writeSave(job saveJob) {
 	}
 	meta.Tick, meta.Created = job.granted, time.Now().Unix()
 	if err := saves.Write(job.path, meta, body); err != nil {
-		s.saveFailed(err)
+		s.saveFailed(rec, err)
 		return
 	}
 	if !job.final {
@@ -114,10 +115,14 @@ func (s *session) writeSave(job saveJob) {
 	}
 	d := time.Since(start)
 	s.stats.saved(d)
+	rec.At, rec.Bytes, rec.D = time.Now(), body.Total(), d
+	s.history.saved(rec)
 	s.cfg.Logger.Info("saved", "path", job.path, "tick", job.granted, "bytes", body.Total(), "ms", d.Milliseconds(), "final", job.final)
 }
 
-func (s *session) saveFailed(err error) {
+func (s *session) saveFailed(rec SaveRecord, err error) {
 	s.stats.saveFailed(err)
+	rec.At, rec.Err = time.Now(), err.Error()
+	s.history.saved(rec)
 	s.cfg.Logger.Error("save failed; the session goes on and the previous save is untouched", "err", err)
 }

@@ -22,6 +22,7 @@ type Server struct {
 	limiter *rateLimiter
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
+	sent    atomic.Uint64 // bytes written to every connection
 }
 
 // New returns a server for sim. cfg is completed with Defaults and
@@ -136,11 +137,15 @@ func (s *Server) secure(ctx context.Context, nc net.Conn, timeout time.Duration)
 // most a few seconds on it.
 func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
 	defer nc.Close()
+	s.sess.history.join(JoinRecord{At: time.Now(), Remote: nc.RemoteAddr().String(), Outcome: JoinRefused, Reason: r.String()})
 	tc, err := s.secure(context.Background(), nc, 2*time.Second)
 	if err != nil {
 		return // not worth more: it is refused anyway
 	}
 	nc = tc
 	s.cfg.Logger.Info("client refused", "remote", nc.RemoteAddr().String(), "reason", r.String())
-	sendFinal(nc, wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()}))
+	frame := wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()})
+	if sendFinal(nc, frame) {
+		s.sent.Add(uint64(len(frame)))
+	}
 }

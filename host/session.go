@@ -126,6 +126,7 @@ type member struct {
 	lastCheck       uint64       // tick of the last hash report compared
 	lastCut         uint64       // tick of the last repair: reports up to it show the old state
 	lastHashRefusal time.Time    // when the last refused-report notice went out
+	since           time.Time    // when it was admitted
 }
 
 type joinReq struct {
@@ -174,9 +175,15 @@ type session struct {
 
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
-	holding      bool               // time is held for a laggard (LagWait)
-	tokens       map[string]*rejoin // session token -> who it rejoins as
-	live         atomic.Value       // liveInfo, for status replies
+	holding      bool                     // time is held for a laggard (LagWait)
+	tokens       map[string]*rejoin       // session token -> who it rejoins as
+	live         atomic.Value             // liveInfo, for status replies
+	overview     atomic.Pointer[Overview] // the latest picture for status pages
+	history      *history                 // recent joins, desyncs and saves
+	started      time.Time
+	lastOverview time.Time
+	rate         tickRate
+	mapChecks    map[int32]mapCheck // the last hash comparison of each map
 	keepaliveSeq uint32
 	lastAlive    time.Time // when the last keepalive went out
 	lastRTTShown time.Time // when latencies were last broadcast
@@ -219,6 +226,8 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		hashes:    make(chan hashReq, 64),
 		cfg:       cfg,
 		stats:     &stats{},
+		history:   &history{obs: cfg.Observer},
+		mapChecks: make(map[int32]mapCheck),
 		auth:      lockstep.NewAuthority(sim),
 		roster:    roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
 		members:   make(map[int32]*member),
@@ -241,7 +250,9 @@ func (s *session) run(ctx context.Context) {
 		case <-s.stopping:
 		}
 	})
-	s.clock = lockstep.NewClock(s.cfg.TickRate, time.Now())
+	s.started = time.Now()
+	s.clock = lockstep.NewClock(s.cfg.TickRate, s.started)
+	s.publishOverview(s.started)
 	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {
@@ -298,6 +309,7 @@ func (s *session) tick(now time.Time) {
 	s.prepareJoinPoint(now)
 	s.liveness(now)
 	defer s.publishLive()
+	defer s.publishOverview(now)
 	if sc := s.cfg.Save; sc.Path != "" && sc.Every > 0 {
 		if s.lastAutosave.IsZero() {
 			s.lastAutosave = now
@@ -428,6 +440,12 @@ func (s *session) applyLagPolicy(due int) int {
 }
 
 func (s *session) publish(res lockstep.TickResult) {
+	if len(res.Accepted) > 0 || len(res.Rejected) > 0 {
+		s.stats.update(func(st *Stats) {
+			st.Commands += uint64(len(res.Accepted))
+			st.CommandsRefused += uint64(len(res.Rejected))
+		})
+	}
 	for _, r := range res.Rejected {
 		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
 		if m := s.members[r.Cmd.Player]; m != nil {
@@ -579,7 +597,7 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
-	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator}
+	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator, since: time.Now()}
 	m.heard.Store(time.Now().UnixNano())
 	s.members[r.id] = m
 	s.order = append(s.order, r.id)

@@ -43,6 +43,11 @@ type Stats struct {
 	// matching hashes.
 	ResyncBytes, LastResyncBytes uint64
 	LastRepair                   time.Duration
+	// BytesSent counts bytes written to every connection; Commands the
+	// commands the session accepted from players, CommandsRefused those
+	// it refused.
+	BytesSent                 uint64
+	Commands, CommandsRefused uint64
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -103,4 +108,8 @@ func (st *stats) snapshot() Stats {
 }
 
 // Stats returns the host's counters: join points, saves, desyncs.
-func (s *Server) Stats() Stats { return s.sess.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.sess.stats.snapshot()
+	st.BytesSent = s.sent.Load()
+	return st
+}

@@ -1,0 +1,340 @@
+package host
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Overview is a picture of the session for status pages: who is online,
+// how far behind they are, the maps, and what happened lately. The session
+// goroutine refreshes its part a few times a second; Server.Overview
+// returns the latest.
+type Overview struct {
+	// At is when the session goroutine took the picture.
+	At time.Time
+	// Started is when the host started serving.
+	Started time.Time
+	// Game is the session name shown to joiners.
+	Game string
+	// Tick is the session's tick; TickRate the ticks per second at normal
+	// speed; Speed the game speed (0 paused, 1 normal, up to
+	// lockstep.MaxSpeed); TicksPerSecond the ticks simulated over the last
+	// second, as measured.
+	Tick           uint64
+	TickRate       int
+	Speed          int
+	TicksPerSecond float64
+	// Holding is true while time is held for a lagging player.
+	Holding bool
+	// TLS and Password say whether joiners need them.
+	TLS, Password bool
+	// MaxPlayers is the player cap; HashEvery the ticks between state-hash
+	// checks (0: none).
+	MaxPlayers, HashEvery int
+	// Players lists everyone online, in admission order.
+	Players []PlayerView
+	// Maps lists the session's maps by ID.
+	Maps []MapView
+	// Joins lists the last join attempts, newest first.
+	Joins []JoinRecord
+	// Desyncs lists the last desync events, newest first.
+	Desyncs []DesyncRecord
+	// LastSave is the last save attempt, if any.
+	LastSave *SaveRecord
+	// Stats are the host's counters.
+	Stats Stats
+}
+
+// PlayerView is one online player in an Overview.
+type PlayerView struct {
+	ID        int32
+	Name      string
+	Spectator bool
+	// Status is the roster status: joining, downloading, playing, ...
+	Status string
+	// Faction is the faction the player commands.
+	Faction int32
+	// Latency is the smoothed keepalive round trip (0 until measured).
+	Latency time.Duration
+	// TicksBehind is how far the player's reported tick trails the host's.
+	TicksBehind uint64
+	// Repairing is true while a desync repair is under way.
+	Repairing bool
+	// Since is when the player was admitted.
+	Since time.Time
+}
+
+// MapView is one map in an Overview.
+type MapView struct {
+	ID int32
+	// RawBytes and Bytes are the map's encoded and compressed size in the
+	// latest join point (0 before one is built).
+	RawBytes, Bytes uint64
+	// CheckedTick is the last checkpoint at which a player's hash of this
+	// map was compared with the host's, CheckedAt when; Matched is whether
+	// every player compared then agreed with the host.
+	CheckedTick uint64
+	CheckedAt   time.Time
+	Matched     bool
+}
+
+// JoinPhases names a join's phases on the host, in order.
+var JoinPhases = []string{"handshake", "defs", "admission", "download", "catch_up", "clock_sync"}
+
+// PhaseTime is how long one phase of a join took.
+type PhaseTime struct {
+	Phase string
+	D     time.Duration
+}
+
+// Join outcomes in a JoinRecord.
+const (
+	JoinOK       = "joined"
+	JoinRefused  = "refused"
+	JoinTimedOut = "timed_out"
+	JoinDropped  = "dropped"
+)
+
+// JoinRecord is one finished join attempt: admitted or not.
+type JoinRecord struct {
+	At     time.Time
+	Remote string
+	// Name is the username asked for, if the attempt got that far.
+	Name      string
+	Spectator bool
+	Rejoin    bool
+	// Outcome is JoinOK, JoinRefused, JoinTimedOut or JoinDropped; Reason
+	// the wire reason's name when refused ("" otherwise).
+	Outcome, Reason string
+	// Phases holds the phases the attempt completed, in JoinPhases order.
+	Phases []PhaseTime
+	// Total is from the first byte to the end of the attempt.
+	Total time.Duration
+	// Bytes is the world payload sent.
+	Bytes uint64
+}
+
+// Desync events in a DesyncRecord.
+const (
+	DesyncDetected = "detected"
+	DesyncRepaired = "repaired"
+	DesyncDropped  = "dropped"
+)
+
+// DesyncRecord is one desync event.
+type DesyncRecord struct {
+	At     time.Time
+	Player int32
+	Name   string
+	// Event is DesyncDetected, DesyncRepaired or DesyncDropped.
+	Event string
+	Tick  uint64
+	// Maps are the maps that differed (none: the world-level state).
+	Maps []int32
+	// Repair is the time from detection to matching hashes (repaired only).
+	Repair time.Duration
+}
+
+// SaveRecord is one save attempt.
+type SaveRecord struct {
+	At    time.Time
+	Path  string
+	Tick  uint64
+	Bytes uint64
+	D     time.Duration
+	Final bool
+	// Err is why it failed ("" when it worked).
+	Err string
+}
+
+// Observer hears about events as they happen, for metrics. Methods are
+// called from several goroutines, must be safe for concurrent use, and
+// must return quickly. A nil Config.Observer hears nothing.
+type Observer interface {
+	// JoinFinished is called once per connection whose join ended,
+	// admitted or not.
+	JoinFinished(JoinRecord)
+	// Desync is called on each desync event.
+	Desync(DesyncRecord)
+	// Saved is called after each save attempt.
+	Saved(SaveRecord)
+}
+
+// recentLimit is how many joins and desyncs an Overview keeps.
+const recentLimit = 20
+
+// history keeps the recent events an Overview lists and forwards them to
+// the observer.
+type history struct {
+	obs     Observer
+	mu      sync.Mutex
+	joins   []JoinRecord
+	desyncs []DesyncRecord
+	save    *SaveRecord
+}
+
+func pushRecent[T any](list []T, v T) []T {
+	list = append(list, v)
+	if len(list) > recentLimit {
+		list = slices.Delete(list, 0, len(list)-recentLimit)
+	}
+	return list
+}
+
+func (h *history) join(r JoinRecord) {
+	h.mu.Lock()
+	h.joins = pushRecent(h.joins, r)
+	h.mu.Unlock()
+	if h.obs != nil {
+		h.obs.JoinFinished(r)
+	}
+}
+
+func (h *history) desync(r DesyncRecord) {
+	h.mu.Lock()
+	h.desyncs = pushRecent(h.desyncs, r)
+	h.mu.Unlock()
+	if h.obs != nil {
+		h.obs.Desync(r)
+	}
+}
+
+func (h *history) saved(r SaveRecord) {
+	h.mu.Lock()
+	h.save = &r
+	h.mu.Unlock()
+	if h.obs != nil {
+		h.obs.Saved(r)
+	}
+}
+
+// fill copies the recent events into o, newest first.
+func (h *history) fill(o *Overview) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o.Joins = make([]JoinRecord, len(h.joins))
+	for i, r := range h.joins {
+		o.Joins[len(h.joins)-1-i] = r
+	}
+	o.Desyncs = make([]DesyncRecord, len(h.desyncs))
+	for i, r := range h.desyncs {
+		o.Desyncs[len(h.desyncs)-1-i] = r
+	}
+	if h.save != nil {
+		s := *h.save
+		o.LastSave = &s
+	}
+}
+
+// Overview returns the latest picture of the session.
+func (s *Server) Overview() Overview {
+	var o Overview
+	if p := s.sess.overview.Load(); p != nil {
+		o = *p
+		o.Players = slices.Clone(p.Players)
+		o.Maps = slices.Clone(p.Maps)
+	}
+	s.sess.history.fill(&o)
+	o.Stats = s.Stats()
+	return o
+}
+
+// overviewEvery is how often the session refreshes its Overview.
+const overviewEvery = 250 * time.Millisecond
+
+// mapCheck is the last hash comparison of one map.
+type mapCheck struct {
+	tick    uint64
+	at      time.Time
+	matched bool
+}
+
+// tickRate measures the ticks simulated per second.
+type tickRate struct {
+	at   time.Time
+	tick uint64
+	tps  float64
+}
+
+func (r *tickRate) observe(now time.Time, tick uint64) float64 {
+	switch d := now.Sub(r.at); {
+	case r.at.IsZero():
+		r.at, r.tick = now, tick
+	case d >= time.Second:
+		r.tps = float64(tick-r.tick) / d.Seconds()
+		r.at, r.tick = now, tick
+	}
+	return r.tps
+}
+
+// noteChecks records which maps a compared report covered and whether they
+// matched the host's.
+func (s *session) noteChecks(rep *wire.ClientHashes, differ []int32) {
+	now := time.Now()
+	for _, rm := range rep.Maps {
+		matched := !slices.Contains(differ, rm.MapID)
+		c, seen := s.mapChecks[rm.MapID]
+		switch {
+		case !seen || rep.Tick > c.tick:
+			c = mapCheck{tick: rep.Tick, at: now, matched: matched}
+		case rep.Tick == c.tick:
+			c.matched = c.matched && matched
+		default:
+			continue // an older checkpoint than one already shown
+		}
+		s.mapChecks[rm.MapID] = c
+	}
+}
+
+// publishOverview refreshes the Overview a few times a second.
+func (s *session) publishOverview(now time.Time) {
+	if now.Sub(s.lastOverview) < overviewEvery {
+		return
+	}
+	s.lastOverview = now
+	tick := s.auth.Sim().Tick()
+	o := &Overview{
+		At: now, Started: s.started, Game: s.cfg.GameName,
+		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.rate.observe(now, tick),
+		Holding: s.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
+		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery),
+	}
+	for _, id := range s.order {
+		m, p := s.members[id], s.roster.Get(id)
+		if p == nil {
+			continue
+		}
+		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
+			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since}
+		if p.Status != roster.Joining && p.Status != roster.Downloading {
+			if a := m.acked.Load(); a < tick {
+				v.TicksBehind = tick - a
+			}
+		}
+		o.Players = append(o.Players, v)
+	}
+	sizes := map[int32]snapshot.MapPoint{}
+	s.stats.mu.Lock()
+	if last := s.stats.last; last != nil {
+		for _, mp := range last.Maps {
+			sizes[mp.ID] = mp
+		}
+	}
+	s.stats.mu.Unlock()
+	for _, id := range s.auth.Sim().MapIDs() {
+		v := MapView{ID: id}
+		if mp, ok := sizes[id]; ok {
+			v.RawBytes, v.Bytes = mp.Blob.RawSize, uint64(len(mp.Blob.Data))
+		}
+		if c, ok := s.mapChecks[id]; ok {
+			v.CheckedTick, v.CheckedAt, v.Matched = c.tick, c.at, c.matched
+		}
+		o.Maps = append(o.Maps, v)
+	}
+	s.overview.Store(o)
+}
