@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// buildTool compiles one of the repository's commands into dir.
+func buildTool(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestSIGTERMClosesGracefully runs the real host and join tools: a player
+// joins, the host gets SIGTERM, and then the player must be told the host
+// is closing (exit 3 with that sentence), the host must write its final
+// save, which loads, and exit 0.
+func TestSIGTERMClosesGracefully(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the tools")
+	}
+	dir := t.TempDir()
+	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
+	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	free.Close()
+
+	save := filepath.Join(dir, "world.lhsave")
+	hostCmd := exec.Command(hostBin, "serve", "--listen", addr, "--save", save, "--new", "--autosave", "0",
+		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1")
+	var hostErr syncBuffer
+	hostCmd.Stderr = &hostErr
+	if err := hostCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hostDone := make(chan error, 1)
+	go func() { hostDone <- hostCmd.Wait() }()
+	t.Cleanup(func() {
+		_ = hostCmd.Process.Kill()
+		<-hostDone
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(hostErr.String(), "hosting") {
+		if time.Now().After(deadline) {
+			t.Fatalf("host did not start:\n%s", hostErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	joinCmd := exec.Command(joinBin, addr, "--name", "Alice", "--no-input", "--no-reconnect")
+	stdout, err := joinCmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joinErr syncBuffer
+	joinCmd.Stderr = &joinErr
+	if err := joinCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	joinDone := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			if !signalled && strings.HasPrefix(sc.Text(), "WorldReady") {
+				close(ready)
+				signalled = true
+			}
+		}
+		joinDone <- joinCmd.Wait()
+	}()
+	t.Cleanup(func() { _ = joinCmd.Process.Kill() })
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("join did not reach WorldReady:\n%s", joinErr.String())
+	}
+
+	if err := hostCmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-hostDone:
+		if err != nil {
+			t.Fatalf("host exited with %v after SIGTERM:\n%s", err, hostErr.String())
+		}
+		hostDone <- nil // for the cleanup
+	case <-time.After(20 * time.Second):
+		t.Fatalf("host still running 20 s after SIGTERM:\n%s", hostErr.String())
+	}
+	select {
+	case err := <-joinDone:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != cliutil.ExitRejected {
+			t.Fatalf("join ended with %v, want exit %d", err, cliutil.ExitRejected)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("join still running after the host closed")
+	}
+	if want := wire.ReasonServerClosing.Sentence(); !strings.Contains(joinErr.String(), want) {
+		t.Errorf("join's stderr %q lacks %q", joinErr.String(), want)
+	}
+	if !strings.Contains(hostErr.String(), "final=true") {
+		t.Errorf("host log lacks the final save:\n%s", hostErr.String())
+	}
+	f, err := saves.Read(save)
+	if err != nil {
+		t.Fatalf("final save: %v", err)
+	}
+	if f.Meta.Tick == 0 {
+		t.Errorf("final save at tick 0")
+	}
+	t.Logf("final save at tick %d, %d bytes", f.Meta.Tick, f.Size)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".world.lhsave.tmp-*")); len(left) > 0 {
+		t.Errorf("temporary save files left behind: %v", left)
+	}
+}
