@@ -91,6 +91,11 @@ type Config struct {
 	// (default 120, two seconds at 60 ticks/s). Under LagWait the host
 	// runs at half speed past MaxLag/2 and holds time past MaxLag.
 	MaxLag uint64
+	// MaxHold is how long LagWait holds time for one player before
+	// dropping them with reason Lagging (default 1 min; negative: hold as
+	// long as they stay connected). A client that stops advancing, or
+	// claims to, cannot stop the session for longer.
+	MaxHold time.Duration
 	// SendQueue is the per-client cap on queued small packets (default
 	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
 	// disconnected.
@@ -208,6 +213,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.MaxLag == 0 {
 		c.MaxLag = 120
+	}
+	if c.MaxHold == 0 {
+		c.MaxHold = time.Minute
 	}
 	if c.SendQueue == 0 {
 		c.SendQueue = 1024

@@ -177,3 +177,32 @@ func TestBotsStayInSync(t *testing.T) {
 		checkSameHashes(t, h, tick, js...)
 	}
 }
+
+// TestLagWaitHoldsOnlySoLong: under LagWait a client that stops advancing
+// holds time for MaxHold at most, then is dropped with reason Lagging and
+// time resumes for the others.
+func TestLagWaitHoldsOnlySoLong(t *testing.T) {
+	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, MaxHold: 500 * time.Millisecond}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Held within a few ticks of MaxLag...
+	waitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
+	held := time.Now()
+	// ...then the stalled client is dropped and time runs again.
+	waitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
+	if d := time.Since(held); d < 400*time.Millisecond {
+		t.Fatalf("dropped %v after the hold began, before MaxHold", d)
+	}
+	t0 := alice.log.latest()
+	waitFor(t, "Alice to advance again", func() bool { return alice.log.latest() > t0+50 })
+	err = s.Run(ctx) // reads the backlog up to the disconnect
+	if re, ok := err.(*join.RejectedError); !ok || re.Reason != wire.ReasonLagging {
+		t.Fatalf("stalled client ended with %v, want a Lagging disconnect", err)
+	}
+}

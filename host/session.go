@@ -176,6 +176,7 @@ type session struct {
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
 	holding      bool                     // time is held for a laggard (LagWait)
+	holdSince    time.Time                // when the current hold began
 	tokens       map[string]*rejoin       // session token -> who it rejoins as
 	live         atomic.Value             // liveInfo, for status replies
 	overview     atomic.Pointer[Overview] // the latest picture for status pages
@@ -421,8 +422,16 @@ func (s *session) applyLagPolicy(due int) int {
 		return due
 	}
 	holding := behind > s.cfg.MaxLag
+	if holding && s.holding && s.cfg.MaxHold > 0 && time.Since(s.holdSince) > s.cfg.MaxHold {
+		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "behind", behind,
+			"held", time.Since(s.holdSince).Round(time.Millisecond))
+		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.MaxHold))
+		worst.playing = false // it holds nobody while it leaves
+		s.holdSince = time.Now()
+	}
 	if holding != s.holding {
 		s.holding = holding
+		s.holdSince = time.Now()
 		text := "The session is running again."
 		if holding {
 			text = fmt.Sprintf("Waiting for %s (%d ticks behind).", worst.name, behind)
