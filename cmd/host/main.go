@@ -43,6 +43,7 @@ func newApp() *cli.App {
 
 func serveCommand() *cli.Command {
 	flags := []cli.Flag{
+		configFlag(),
 		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
 		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
@@ -73,13 +74,17 @@ func serveCommand() *cli.Command {
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
+	file := &configFile{}
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "host a session until interrupted",
 		Description: "Generates a world from the content (the embedded default content unless --content is\n" +
-			"given), runs it headless, and admits players. Ctrl-C tells every player the host is closing.",
+			"given), runs it headless, and admits players. Ctrl-C tells every player the host is closing.\n" +
+			"Every option below except --config can also be set in a TOML file named by --config (see\n" +
+			"host.example.toml); the command line wins over environment variables, which win over the file.",
 		Flags:  flags,
-		Action: serve,
+		Before: file.apply,
+		Action: file.explain(serve),
 	}
 }
 
@@ -124,6 +129,9 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if path := c.String("config"); path != "" {
+		log.Info("config file read", "path", path)
+	}
 	bundle, err := gamecontent.FromFlags(c)
 	if err != nil {
 		return err
@@ -151,59 +159,9 @@ func serve(c *cli.Context) error {
 		world = w
 		log.Info("world generated", "maps", wcfg.Maps, "map_size", wcfg.Width, "seed", wcfg.Seed, "ms", time.Since(genStart).Milliseconds())
 	}
-	factions, err := roster.ParseFactionMode(c.String("factions"))
-	if err != nil {
-		return cliutil.Usagef("--factions: %v", err)
-	}
-	pw, err := cliutil.Password(c.String("password-file"))
+	cfg, err := hostConfig(c, bundle, log)
 	if err != nil {
 		return err
-	}
-	autosave := c.Duration("autosave")
-	if autosave == 0 {
-		autosave = -1 // the config's "never"
-	}
-	lag, err := host.ParseLagPolicy(c.String("lag-policy"))
-	if err != nil {
-		return cliutil.Usagef("--lag-policy: %v", err)
-	}
-	data, err := dataDir(c)
-	if err != nil {
-		return err
-	}
-	tlsCfg, err := serverTLS(c, data, log)
-	if err != nil {
-		return err
-	}
-	spectators := c.Int("max-spectators")
-	if spectators == 0 {
-		spectators = -1 // the config's "none"
-	}
-	cfg := host.Config{
-		GameName:       c.String("game-name"),
-		TickRate:       c.Int("tick-rate"),
-		MaxPlayers:     c.Int("max-players"),
-		MaxSpectators:  spectators,
-		Factions:       factions,
-		Password:       pw,
-		ConnRate:       c.Float64("conn-rate"),
-		LazyJoinPoints: c.Bool("lazy-join-points"),
-		LagPolicy:      lag,
-		MaxLag:         c.Uint64("max-lag"),
-		CommandRate:    c.Float64("command-rate"),
-		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
-		Save: host.SaveConfig{Path: path, Every: autosave, Keep: c.Int("keep"),
-			Meta: func() saves.Meta { return saveMeta(c.String("game-name"), bundle) }},
-		ConnBurst:    max(1, int(2*c.Float64("conn-rate"))),
-		HashEvery:    c.Int("hash-every"),
-		DesyncDir:    filepath.Join(data, desync.DirName),
-		DesyncLimit:  c.Int("desync-limit"),
-		DesyncWindow: c.Duration("desync-window"),
-		TLS:          tlsCfg,
-		Logger:       log,
-	}
-	if err := cfg.Defaults().Validate(); err != nil {
-		return cliutil.Usagef("%v", err)
 	}
 	manifest := bundle.Set.Manifest()
 	content := host.Content{
@@ -223,11 +181,72 @@ func serve(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(pw) > 0, "desync_reports", cfg.DesyncDir,
+	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
 	if err := srv.ListenAndServe(ctx, c.String("listen")); err != nil {
 		return err
 	}
 	log.Info("host stopped")
 	return nil
+}
+
+// hostConfig builds the host's configuration from serve's flags (values
+// from the config file included): everything but the world and the
+// content. bundle is only read when a save is written.
+func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (host.Config, error) {
+	factions, err := roster.ParseFactionMode(c.String("factions"))
+	if err != nil {
+		return host.Config{}, cliutil.Usagef("--factions: %v", err)
+	}
+	pw, err := cliutil.Password(c.String("password-file"))
+	if err != nil {
+		return host.Config{}, err
+	}
+	autosave := c.Duration("autosave")
+	if autosave == 0 {
+		autosave = -1 // the config's "never"
+	}
+	lag, err := host.ParseLagPolicy(c.String("lag-policy"))
+	if err != nil {
+		return host.Config{}, cliutil.Usagef("--lag-policy: %v", err)
+	}
+	data, err := dataDir(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	tlsCfg, err := serverTLS(c, data, log)
+	if err != nil {
+		return host.Config{}, err
+	}
+	spectators := c.Int("max-spectators")
+	if spectators == 0 {
+		spectators = -1 // the config's "none"
+	}
+	cfg := host.Config{
+		GameName:       c.String("game-name"),
+		TickRate:       c.Int("tick-rate"),
+		MaxPlayers:     c.Int("max-players"),
+		MaxSpectators:  spectators,
+		Factions:       factions,
+		Password:       pw,
+		ConnRate:       c.Float64("conn-rate"),
+		LazyJoinPoints: c.Bool("lazy-join-points"),
+		LagPolicy:      lag,
+		MaxLag:         c.Uint64("max-lag"),
+		CommandRate:    c.Float64("command-rate"),
+		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
+		Save: host.SaveConfig{Path: c.String("save"), Every: autosave, Keep: c.Int("keep"),
+			Meta: func() saves.Meta { return saveMeta(c.String("game-name"), bundle) }},
+		ConnBurst:    max(1, int(2*c.Float64("conn-rate"))),
+		HashEvery:    c.Int("hash-every"),
+		DesyncDir:    filepath.Join(data, desync.DirName),
+		DesyncLimit:  c.Int("desync-limit"),
+		DesyncWindow: c.Duration("desync-window"),
+		TLS:          tlsCfg,
+		Logger:       log,
+	}
+	if err := cfg.Defaults().Validate(); err != nil {
+		return host.Config{}, cliutil.Usagef("%v", err)
+	}
+	return cfg, nil
 }
