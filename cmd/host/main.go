@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,9 +21,11 @@ import (
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/metrics"
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/web"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -45,6 +48,7 @@ func serveCommand() *cli.Command {
 	flags := []cli.Flag{
 		configFlag(),
 		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
+		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus) and /healthz on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
 		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
 		&cli.IntFlag{Name: "max-players", Value: 8, Usage: "most players online at once"},
@@ -176,15 +180,43 @@ func serve(c *cli.Context) error {
 			return b
 		},
 	}
+	// The status page's port is opened first, so a bad or busy address
+	// fails before the world is hosted.
+	var webLn net.Listener
+	var observer *metrics.Host
+	if addr := c.String("http"); addr != "" {
+		if webLn, err = web.Listen(addr); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		defer webLn.Close()
+		observer = metrics.New()
+		cfg.Observer = observer
+	}
 	srv, err := host.New(cfg, content, world)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	webDone := make(chan error, 1)
+	if webLn != nil {
+		reg, err := metrics.NewRegistry(observer, srv)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		h := web.Handler(srv, web.Config{Gatherer: reg, Logger: log})
+		go func() { webDone <- web.Serve(ctx, webLn, h, log) }()
+	} else {
+		webDone <- nil
+	}
 	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
-	if err := srv.ListenAndServe(ctx, c.String("listen")); err != nil {
+	err = srv.ListenAndServe(ctx, c.String("listen"))
+	stop() // the status page goes with the host, whatever ended it
+	if werr := <-webDone; werr != nil {
+		log.Warn("status page stopped with an error", "err", werr)
+	}
+	if err != nil {
 		return err
 	}
 	log.Info("host stopped")

@@ -1,0 +1,120 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// stateCollector reads a Source at each scrape.
+type stateCollector struct {
+	src Source
+	now func() time.Time
+
+	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints *prometheus.Desc
+	online, tick, speed, tps, holding, maxLag, behind, latency, age                      *prometheus.Desc
+}
+
+func newStateCollector(src Source) *stateCollector {
+	d := prometheus.NewDesc
+	return &stateCollector{
+		src: src,
+		now: time.Now,
+
+		bytesSent:   d("lockhost_bytes_sent_total", "Bytes written to every client connection.", nil, nil),
+		commands:    d("lockhost_commands_total", "Player commands the session accepted or refused (result: accepted, refused).", []string{"result"}, nil),
+		repairs:     d("lockhost_desync_repairs_total", "Desync repairs that ended with matching hashes.", nil, nil),
+		resyncs:     d("lockhost_resyncs_started_total", "Desync repairs started, by scope: map (one map or more) or world (the whole world).", []string{"scope"}, nil),
+		checkpoints: d("lockhost_checkpoints_total", "State-hash checkpoints the host took of its own state.", nil, nil),
+		skipped:     d("lockhost_checkpoints_skipped_total", "State-hash checkpoints dropped because hashing fell behind.", nil, nil),
+		hashReports: d("lockhost_hash_reports_total", "Client state-hash reports compared with the host's.", nil, nil),
+		joinPoints:  d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
+
+		online:  d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
+		tick:    d("lockhost_session_tick", "The session's current tick.", nil, nil),
+		speed:   d("lockhost_session_speed", "The game speed: 0 paused, 1 normal, more is faster.", nil, nil),
+		tps:     d("lockhost_ticks_per_second", "Ticks simulated over the last second, as measured.", nil, nil),
+		holding: d("lockhost_session_holding", "1 while time is held for a lagging player, else 0.", nil, nil),
+		maxLag:  d("lockhost_tick_lag_max_ticks", "The most ticks any player in the game (not still joining or downloading) trails the host by.", nil, nil),
+		behind:  d("lockhost_player_ticks_behind", "Ticks each online player's reported tick trails the host's, by player name.", []string{"player"}, nil),
+		latency: d("lockhost_player_latency_seconds", "Each online player's smoothed keepalive round trip, by player name (absent until measured).", []string{"player"}, nil),
+		age:     d("lockhost_overview_age_seconds", "Time since the session goroutine last published its state; it grows when that goroutine stalls.", nil, nil),
+	}
+}
+
+func (c *stateCollector) descs() []*prometheus.Desc {
+	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
+		c.joinPoints, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age}
+}
+
+// Describe implements prometheus.Collector.
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs() {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector: one Overview per scrape.
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	o := c.src.Overview()
+	st := o.Stats
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter(c.bytesSent, float64(st.BytesSent))
+	counter(c.commands, float64(st.Commands), "accepted")
+	counter(c.commands, float64(st.CommandsRefused), "refused")
+	counter(c.repairs, float64(st.Repaired))
+	counter(c.resyncs, float64(st.MapResyncs), "map")
+	counter(c.resyncs, float64(st.WorldResyncs), "world")
+	counter(c.checkpoints, float64(st.Checkpoints))
+	counter(c.skipped, float64(st.CheckpointsSkipped))
+	counter(c.hashReports, float64(st.HashReports))
+	counter(c.joinPoints, float64(st.JoinPoints), "cut")
+	counter(c.joinPoints, float64(st.Built), "built")
+
+	gauge(c.tick, float64(o.Tick))
+	gauge(c.speed, float64(o.Speed))
+	gauge(c.tps, o.TicksPerSecond)
+	gauge(c.holding, boolValue(o.Holding))
+	if !o.At.IsZero() {
+		gauge(c.age, c.now().Sub(o.At).Seconds())
+	}
+
+	var players, spectators int
+	var maxLag uint64
+	seen := make(map[string]bool, len(o.Players))
+	for _, p := range o.Players {
+		if p.Spectator {
+			spectators++
+		} else {
+			players++
+		}
+		if p.Status != "joining" && p.Status != "downloading" {
+			maxLag = max(maxLag, p.TicksBehind)
+		}
+		// Names are unique among the players online; a duplicate would
+		// make the whole scrape fail, so it is skipped rather than trusted.
+		if seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		gauge(c.behind, float64(p.TicksBehind), p.Name)
+		if p.Latency > 0 {
+			gauge(c.latency, p.Latency.Seconds(), p.Name)
+		}
+	}
+	gauge(c.online, float64(players), "player")
+	gauge(c.online, float64(spectators), "spectator")
+	gauge(c.maxLag, float64(maxLag))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,23 @@
+// Package web serves a host's status over HTTP: a live status page, the
+// session's state as JSON and as a stream of Server-Sent Events, the
+// Prometheus metrics, and a health check.
+//
+// Handler builds the routes over any Source of host.Overview (the
+// *host.Server); ListenAddr applies the address rule of the --http flag
+// (a bare port binds loopback only); Listen and Serve run an http.Server
+// that stops, live streams included, when its context ends.
+//
+// Routes:
+//
+//	/              the status page: one self-contained HTML page that
+//	               updates itself from /events, with no external resources
+//	/api/overview  the session's state as JSON (durations in milliseconds)
+//	/events        the same JSON about twice a second, as Server-Sent Events
+//	/metrics       Prometheus text format (when Config.Gatherer is set)
+//	/healthz       200 "ok" while the session goroutine publishes its state,
+//	               503 when it has not yet or has stalled
+//
+// The page and the JSON show what players send (names) only as text: the
+// page never parses data as HTML, and its Content-Security-Policy allows
+// only its own inline script and style.
+package web

@@ -1,0 +1,196 @@
+package web
+
+import (
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+)
+
+// The JSON of /api/overview and /events. Times are RFC 3339 in UTC (null
+// when unknown), durations are float milliseconds, sizes are bytes. Lists
+// are never null.
+
+// overviewJSON is the whole session.
+type overviewJSON struct {
+	// ServedAt is the host's clock when this JSON was made: ages on the
+	// page are measured from it, not from the browser's clock.
+	ServedAt *time.Time `json:"served_at"`
+	// At is when the session goroutine took the picture; AgeMs is ServedAt
+	// minus At; Stale says the session has not published for too long.
+	At             *time.Time   `json:"at"`
+	AgeMs          float64      `json:"age_ms"`
+	Stale          bool         `json:"stale"`
+	Started        *time.Time   `json:"started"`
+	UptimeMs       float64      `json:"uptime_ms"`
+	Game           string       `json:"game"`
+	Tick           uint64       `json:"tick"`
+	TickRate       int          `json:"tick_rate"`
+	Speed          int          `json:"speed"`
+	TicksPerSecond float64      `json:"ticks_per_second"`
+	Holding        bool         `json:"holding"`
+	TLS            bool         `json:"tls"`
+	Password       bool         `json:"password"`
+	MaxPlayers     int          `json:"max_players"`
+	HashEvery      int          `json:"hash_every"`
+	JoinPhases     []string     `json:"join_phases"`
+	Players        []playerJSON `json:"players"`
+	Maps           []mapJSON    `json:"maps"`
+	Joins          []joinJSON   `json:"joins"`
+	Desyncs        []desyncJSON `json:"desyncs"`
+	LastSave       *saveJSON    `json:"last_save"`
+	Stats          statsJSON    `json:"stats"`
+}
+
+type playerJSON struct {
+	ID          int32      `json:"id"`
+	Name        string     `json:"name"`
+	Spectator   bool       `json:"spectator"`
+	Status      string     `json:"status"`
+	Faction     int32      `json:"faction"`
+	LatencyMs   float64    `json:"latency_ms"`
+	TicksBehind uint64     `json:"ticks_behind"`
+	Repairing   bool       `json:"repairing"`
+	Since       *time.Time `json:"since"`
+}
+
+type mapJSON struct {
+	ID          int32      `json:"id"`
+	RawBytes    uint64     `json:"raw_bytes"`
+	Bytes       uint64     `json:"bytes"`
+	CheckedTick uint64     `json:"checked_tick"`
+	CheckedAt   *time.Time `json:"checked_at"`
+	Matched     bool       `json:"matched"`
+}
+
+type phaseJSON struct {
+	Phase string  `json:"phase"`
+	Ms    float64 `json:"ms"`
+}
+
+type joinJSON struct {
+	At        *time.Time  `json:"at"`
+	Remote    string      `json:"remote"`
+	Name      string      `json:"name"`
+	Spectator bool        `json:"spectator"`
+	Rejoin    bool        `json:"rejoin"`
+	Outcome   string      `json:"outcome"`
+	Reason    string      `json:"reason"`
+	Phases    []phaseJSON `json:"phases"`
+	TotalMs   float64     `json:"total_ms"`
+	Bytes     uint64      `json:"bytes"`
+}
+
+type desyncJSON struct {
+	At       *time.Time `json:"at"`
+	Player   int32      `json:"player"`
+	Name     string     `json:"name"`
+	Event    string     `json:"event"`
+	Tick     uint64     `json:"tick"`
+	Maps     []int32    `json:"maps"`
+	RepairMs float64    `json:"repair_ms"`
+}
+
+type saveJSON struct {
+	At *time.Time `json:"at"`
+	// File is the save's file name, without the folder.
+	File  string  `json:"file"`
+	Tick  uint64  `json:"tick"`
+	Bytes uint64  `json:"bytes"`
+	Ms    float64 `json:"ms"`
+	Final bool    `json:"final"`
+	Error string  `json:"error"`
+}
+
+type statsJSON struct {
+	BytesSent       uint64 `json:"bytes_sent"`
+	Commands        uint64 `json:"commands"`
+	CommandsRefused uint64 `json:"commands_refused"`
+	JoinPoints      int    `json:"join_points"`
+	Saves           int    `json:"saves"`
+	SaveErrors      int    `json:"save_errors"`
+	Checkpoints     int    `json:"checkpoints"`
+	HashReports     int    `json:"hash_reports"`
+	Desyncs         int    `json:"desyncs"`
+	Repaired        int    `json:"repaired"`
+	DesyncDrops     int    `json:"desync_drops"`
+	ResyncBytes     uint64 `json:"resync_bytes"`
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// stamp is t in UTC, or nil when t is zero.
+func stamp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// view turns an Overview into its JSON as of now; staleAfter is how old
+// the picture may be before it counts as stale.
+func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON {
+	v := overviewJSON{
+		ServedAt: stamp(now), At: stamp(o.At), Started: stamp(o.Started),
+		Game: o.Game, Tick: o.Tick, TickRate: o.TickRate, Speed: o.Speed, TicksPerSecond: o.TicksPerSecond,
+		Holding: o.Holding, TLS: o.TLS, Password: o.Password, MaxPlayers: o.MaxPlayers, HashEvery: o.HashEvery,
+		JoinPhases: slices.Clone(host.JoinPhases),
+		Players:    make([]playerJSON, 0, len(o.Players)),
+		Maps:       make([]mapJSON, 0, len(o.Maps)),
+		Joins:      make([]joinJSON, 0, len(o.Joins)),
+		Desyncs:    make([]desyncJSON, 0, len(o.Desyncs)),
+		Stats: statsJSON{
+			BytesSent: o.Stats.BytesSent, Commands: o.Stats.Commands, CommandsRefused: o.Stats.CommandsRefused,
+			JoinPoints: o.Stats.JoinPoints, Saves: o.Stats.Saves, SaveErrors: o.Stats.SaveErrors,
+			Checkpoints: o.Stats.Checkpoints, HashReports: o.Stats.HashReports, Desyncs: o.Stats.Desyncs,
+			Repaired: o.Stats.Repaired, DesyncDrops: o.Stats.DesyncDrops, ResyncBytes: o.Stats.ResyncBytes,
+		},
+	}
+	if o.At.IsZero() {
+		v.Stale = true
+	} else {
+		age := now.Sub(o.At)
+		v.AgeMs = ms(age)
+		v.Stale = age > staleAfter
+	}
+	if !o.Started.IsZero() {
+		v.UptimeMs = ms(now.Sub(o.Started))
+	}
+	for _, p := range o.Players {
+		v.Players = append(v.Players, playerJSON{
+			ID: p.ID, Name: p.Name, Spectator: p.Spectator, Status: p.Status, Faction: p.Faction,
+			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Since: stamp(p.Since),
+		})
+	}
+	for _, m := range o.Maps {
+		v.Maps = append(v.Maps, mapJSON{ID: m.ID, RawBytes: m.RawBytes, Bytes: m.Bytes,
+			CheckedTick: m.CheckedTick, CheckedAt: stamp(m.CheckedAt), Matched: m.Matched})
+	}
+	for _, j := range o.Joins {
+		phases := make([]phaseJSON, 0, len(j.Phases))
+		for _, p := range j.Phases {
+			phases = append(phases, phaseJSON{Phase: p.Phase, Ms: ms(p.D)})
+		}
+		v.Joins = append(v.Joins, joinJSON{At: stamp(j.At), Remote: j.Remote, Name: j.Name, Spectator: j.Spectator,
+			Rejoin: j.Rejoin, Outcome: j.Outcome, Reason: j.Reason, Phases: phases, TotalMs: ms(j.Total), Bytes: j.Bytes})
+	}
+	for _, d := range o.Desyncs {
+		maps := slices.Clone(d.Maps)
+		if maps == nil {
+			maps = []int32{}
+		}
+		v.Desyncs = append(v.Desyncs, desyncJSON{At: stamp(d.At), Player: d.Player, Name: d.Name, Event: d.Event,
+			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair)})
+	}
+	if s := o.LastSave; s != nil {
+		file := ""
+		if s.Path != "" {
+			file = filepath.Base(s.Path)
+		}
+		v.LastSave = &saveJSON{At: stamp(s.At), File: file, Tick: s.Tick, Bytes: s.Bytes, Ms: ms(s.D), Final: s.Final, Error: s.Err}
+	}
+	return v
+}

@@ -1,0 +1,226 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Source gives the session's latest picture; *host.Server is one.
+type Source interface {
+	Overview() host.Overview
+}
+
+// Config configures Handler. Its zero value works: no /metrics, and the
+// defaults below.
+type Config struct {
+	// Gatherer, if set, is served at /metrics in the Prometheus text
+	// format (for example the registry of metrics.NewRegistry).
+	Gatherer prometheus.Gatherer
+	// Interval is how often /events pushes the overview (default 500 ms).
+	Interval time.Duration
+	// StaleAfter is how old the session's last picture may be before
+	// /healthz answers 503 and the page says the session is not updating
+	// (default 5 s; the session publishes a few times a second).
+	StaleAfter time.Duration
+	// MaxStreams caps the /events streams open at once (default 32); one
+	// more is answered 503 and the browser retries later.
+	MaxStreams int
+	// Logger receives the handler's errors (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Interval <= 0 {
+		c.Interval = 500 * time.Millisecond
+	}
+	if c.StaleAfter <= 0 {
+		c.StaleAfter = 5 * time.Second
+	}
+	if c.MaxStreams <= 0 {
+		c.MaxStreams = 32
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+//go:embed status.html
+var page []byte
+
+// pageCSP allows the page its own inline script and style, by hash, and
+// nothing from elsewhere.
+var pageCSP = func() string {
+	hash := func(tag string) string {
+		m := regexp.MustCompile(`(?s)<` + tag + `>(.*?)</` + tag + `>`).FindSubmatch(page)
+		if m == nil {
+			panic("web: the status page has no " + tag)
+		}
+		sum := sha256.Sum256(m[1])
+		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	return strings.Join([]string{
+		"default-src 'none'",
+		"script-src " + hash("script"),
+		"style-src " + hash("style"),
+		"connect-src 'self'",
+		"img-src data:",
+		"base-uri 'none'",
+		"form-action 'none'",
+		"frame-ancestors 'none'",
+	}, "; ")
+}()
+
+// handler serves the routes.
+type handler struct {
+	src     Source
+	cfg     Config
+	streams chan struct{} // a slot per open /events stream
+}
+
+// Handler returns the status routes over src (see the package comment).
+func Handler(src Source, cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	h := &handler{src: src, cfg: cfg, streams: make(chan struct{}, cfg.MaxStreams)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", h.page)
+	mux.HandleFunc("GET /api/overview", h.overview)
+	mux.HandleFunc("GET /events", h.events)
+	mux.HandleFunc("GET /healthz", h.healthz)
+	if cfg.Gatherer != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
+			ErrorLog:            slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
+			ErrorHandling:       promhttp.ContinueOnError,
+			MaxRequestsInFlight: 4,
+			Timeout:             10 * time.Second,
+		}))
+	}
+	return withHeaders(mux)
+}
+
+// withHeaders adds the headers every answer gets.
+func withHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *handler) page(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", pageCSP)
+	hd.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "status.html", time.Time{}, bytes.NewReader(page))
+}
+
+// snapshot is the overview's JSON, as of now.
+func (h *handler) snapshot() ([]byte, error) {
+	b, err := json.Marshal(view(h.src.Overview(), time.Now(), h.cfg.StaleAfter))
+	if err != nil {
+		return nil, fmt.Errorf("encode overview: %w", err)
+	}
+	return b, nil
+}
+
+func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
+	b, err := h.snapshot()
+	if err != nil {
+		h.cfg.Logger.Error("status overview", "err", err)
+		http.Error(w, "cannot encode the overview", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(append(b, '\n'))
+}
+
+// events streams the overview as Server-Sent Events until the client
+// leaves or the server shuts down (the request's context ends).
+func (h *handler) events(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.streams <- struct{}{}:
+		defer func() { <-h.streams }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many status streams open", http.StatusServiceUnavailable)
+		return
+	}
+	rc := http.NewResponseController(w)
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no") // a proxy in front must not buffer the stream
+	// retry: how long the browser waits before reconnecting.
+	if !h.send(rc, w, []byte("retry: 2000\n\n")) {
+		return
+	}
+	tick := time.NewTicker(h.cfg.Interval)
+	defer tick.Stop()
+	for {
+		b, err := h.snapshot()
+		if err != nil {
+			h.cfg.Logger.Error("status stream", "err", err)
+			return
+		}
+		// The JSON has no newline, so one data line carries it.
+		msg := make([]byte, 0, len(b)+8)
+		msg = append(append(append(msg, "data: "...), b...), "\n\n"...)
+		if !h.send(rc, w, msg) {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// send writes and flushes one event within a deadline, so a client that
+// stopped reading does not hold its stream forever; false means the
+// stream is over.
+func (h *handler) send(rc *http.ResponseController, w http.ResponseWriter, b []byte) bool {
+	if err := rc.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return false
+	}
+	if _, err := w.Write(b); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// healthz answers 200 while the session goroutine keeps publishing its
+// picture, 503 before the first one or once it is older than StaleAfter.
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	o := h.src.Overview()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	switch age := time.Since(o.At); {
+	case o.At.IsZero():
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "starting: the session has not published its state yet")
+	case age > h.cfg.StaleAfter:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "stale: the session last published its state %s ago (tick %d)\n", age.Round(time.Millisecond), o.Tick)
+	default:
+		fmt.Fprintln(w, "ok")
+	}
+}

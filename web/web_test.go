@@ -1,0 +1,498 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/web"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// hostile is a player name a client could never get past the host's
+// username rules, here to prove nothing renders it as markup.
+const hostile = `<script>alert("x")</script><img src=x onerror=alert(1)>`
+
+// fakeSource is a Source whose Overview the test sets; when live, each
+// Overview is taken now and a tick later than the one before.
+type fakeSource struct {
+	mu   sync.Mutex
+	o    host.Overview
+	live bool
+}
+
+func (f *fakeSource) Overview() host.Overview {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live {
+		f.o.At = time.Now()
+		f.o.Tick++
+	}
+	return f.o
+}
+
+func (f *fakeSource) set(o host.Overview) {
+	f.mu.Lock()
+	f.o = o
+	f.mu.Unlock()
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// fullOverview has one of everything.
+func fullOverview(now time.Time) host.Overview {
+	return host.Overview{
+		At: now.Add(-100 * time.Millisecond), Started: now.Add(-90 * time.Minute), Game: "Test colony",
+		Tick: 98765, TickRate: 60, Speed: 1, TicksPerSecond: 59.5, TLS: true, MaxPlayers: 8, HashEvery: 60,
+		Players: []host.PlayerView{
+			{ID: 1, Name: "Alice", Status: "playing", Faction: 3, Latency: 12500 * time.Microsecond, TicksBehind: 2, Since: now.Add(-time.Minute)},
+			{ID: 2, Name: hostile, Spectator: true, Status: "spectating", Repairing: true},
+		},
+		Maps: []host.MapView{{ID: 0, RawBytes: 4 << 20, Bytes: 1 << 20, CheckedTick: 98760, CheckedAt: now.Add(-time.Second), Matched: true}},
+		Joins: []host.JoinRecord{
+			{At: now.Add(-30 * time.Second), Remote: "127.0.0.1:5555", Name: "Alice", Outcome: host.JoinOK,
+				Phases: []host.PhaseTime{{Phase: "handshake", D: 1500 * time.Microsecond}, {Phase: "download", D: 2 * time.Second}},
+				Total:  2500 * time.Millisecond, Bytes: 1 << 20},
+			{At: now.Add(-20 * time.Second), Remote: "127.0.0.1:5556", Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline",
+				Total: 3 * time.Millisecond},
+		},
+		Desyncs:  []host.DesyncRecord{{At: now.Add(-10 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncRepaired, Tick: 98000, Maps: []int32{0}, Repair: 80 * time.Millisecond}},
+		LastSave: &host.SaveRecord{At: now.Add(-5 * time.Second), Path: "/srv/games/saves/world.lhsave", Tick: 98700, Bytes: 2 << 20, D: 45 * time.Millisecond},
+		Stats:    host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Checkpoints: 1600, Saves: 3},
+	}
+}
+
+func get(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp, string(b)
+}
+
+func TestOverviewJSON(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now())}
+	ts := httptest.NewServer(web.Handler(src, web.Config{Logger: quiet()}))
+	defer ts.Close()
+	resp, body := get(t, ts.URL+"/api/overview")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%s, %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	if strings.Contains(body, "<script>") || strings.Contains(body, "/srv/games") {
+		t.Errorf("the JSON carries raw markup or the save's folder: %s", body)
+	}
+	var v struct {
+		Game     string   `json:"game"`
+		Tick     uint64   `json:"tick"`
+		AgeMs    float64  `json:"age_ms"`
+		Stale    bool     `json:"stale"`
+		UptimeMs float64  `json:"uptime_ms"`
+		TLS      bool     `json:"tls"`
+		Phases   []string `json:"join_phases"`
+		Players  []struct {
+			Name      string  `json:"name"`
+			Spectator bool    `json:"spectator"`
+			Status    string  `json:"status"`
+			Faction   int32   `json:"faction"`
+			LatencyMs float64 `json:"latency_ms"`
+			Behind    uint64  `json:"ticks_behind"`
+			Repairing bool    `json:"repairing"`
+			Since     *string `json:"since"`
+		} `json:"players"`
+		Maps []struct {
+			RawBytes    uint64 `json:"raw_bytes"`
+			Bytes       uint64 `json:"bytes"`
+			CheckedTick uint64 `json:"checked_tick"`
+			Matched     bool   `json:"matched"`
+		} `json:"maps"`
+		Joins []struct {
+			Name    string `json:"name"`
+			Outcome string `json:"outcome"`
+			Reason  string `json:"reason"`
+			Phases  []struct {
+				Phase string  `json:"phase"`
+				Ms    float64 `json:"ms"`
+			} `json:"phases"`
+			TotalMs float64 `json:"total_ms"`
+		} `json:"joins"`
+		Desyncs []struct {
+			Event    string  `json:"event"`
+			Maps     []int32 `json:"maps"`
+			RepairMs float64 `json:"repair_ms"`
+		} `json:"desyncs"`
+		LastSave *struct {
+			File string  `json:"file"`
+			Ms   float64 `json:"ms"`
+			Tick uint64  `json:"tick"`
+		} `json:"last_save"`
+		Stats struct {
+			BytesSent       uint64 `json:"bytes_sent"`
+			Commands        uint64 `json:"commands"`
+			CommandsRefused uint64 `json:"commands_refused"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("decode: %v\n%s", err, body)
+	}
+	if v.Game != "Test colony" || v.Tick != 98765 || v.Stale || v.AgeMs < 100 || v.AgeMs > 10000 || v.UptimeMs < 90*60*1000 || !v.TLS {
+		t.Errorf("session fields: %+v", v)
+	}
+	if strings.Join(v.Phases, ",") != strings.Join(host.JoinPhases, ",") {
+		t.Errorf("join phases %v", v.Phases)
+	}
+	if len(v.Players) != 2 || v.Players[0].Name != "Alice" || v.Players[0].LatencyMs != 12.5 || v.Players[0].Faction != 3 ||
+		v.Players[0].Behind != 2 || v.Players[0].Since == nil || v.Players[1].Name != hostile || !v.Players[1].Spectator ||
+		!v.Players[1].Repairing || v.Players[1].Since != nil {
+		t.Errorf("players: %+v", v.Players)
+	}
+	if len(v.Maps) != 1 || v.Maps[0].RawBytes != 4<<20 || v.Maps[0].Bytes != 1<<20 || v.Maps[0].CheckedTick != 98760 || !v.Maps[0].Matched {
+		t.Errorf("maps: %+v", v.Maps)
+	}
+	if len(v.Joins) != 2 || v.Joins[0].TotalMs != 2500 || len(v.Joins[0].Phases) != 2 || v.Joins[0].Phases[0].Phase != "handshake" ||
+		v.Joins[0].Phases[0].Ms != 1.5 || v.Joins[1].Reason != "UsernameAlreadyOnline" || v.Joins[1].Phases == nil {
+		t.Errorf("joins: %+v", v.Joins)
+	}
+	if len(v.Desyncs) != 1 || v.Desyncs[0].RepairMs != 80 || len(v.Desyncs[0].Maps) != 1 {
+		t.Errorf("desyncs: %+v", v.Desyncs)
+	}
+	if v.LastSave == nil || v.LastSave.File != "world.lhsave" || v.LastSave.Ms != 45 || v.LastSave.Tick != 98700 {
+		t.Errorf("last save: %+v", v.LastSave)
+	}
+	if v.Stats.BytesSent != 123456 || v.Stats.Commands != 40 || v.Stats.CommandsRefused != 2 {
+		t.Errorf("stats: %+v", v.Stats)
+	}
+
+	// Before the session publishes anything: empty lists, not null, and
+	// stale.
+	src.set(host.Overview{})
+	_, body = get(t, ts.URL+"/api/overview")
+	for _, field := range []string{`"players":[]`, `"maps":[]`, `"joins":[]`, `"desyncs":[]`, `"last_save":null`, `"at":null`, `"stale":true`} {
+		if !strings.Contains(body, field) {
+			t.Errorf("empty overview lacks %s: %s", field, body)
+		}
+	}
+}
+
+// readEvent reads one Server-Sent Event's lines up to the blank line.
+func readEvent(t *testing.T, r *bufio.Reader) []string {
+	t.Helper()
+	var lines []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read event: %v (after %q)", err, lines)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" {
+			return lines
+		}
+		lines = append(lines, line)
+	}
+}
+
+func TestEventsFraming(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now()), live: true}
+	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 1, Logger: quiet()}))
+	defer ts.Close()
+
+	open := func() (*http.Response, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, cancel
+	}
+	resp, cancel := open()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("%s, %v", resp.Status, resp.Header)
+	}
+	r := bufio.NewReader(resp.Body)
+	if ev := readEvent(t, r); len(ev) != 1 || ev[0] != "retry: 2000" {
+		t.Fatalf("first event %q, want the retry interval", ev)
+	}
+	var ticks []uint64
+	for range 3 {
+		ev := readEvent(t, r)
+		if len(ev) != 1 || !strings.HasPrefix(ev[0], "data: {") {
+			t.Fatalf("event %q, want one data line of JSON", ev)
+		}
+		var v struct {
+			Tick    uint64 `json:"tick"`
+			Players []struct {
+				Name string `json:"name"`
+			} `json:"players"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(ev[0], "data: ")), &v); err != nil {
+			t.Fatalf("event data: %v", err)
+		}
+		if len(v.Players) != 2 || v.Players[1].Name != hostile {
+			t.Fatalf("event players %+v", v.Players)
+		}
+		ticks = append(ticks, v.Tick)
+	}
+	if !(ticks[0] < ticks[1] && ticks[1] < ticks[2]) {
+		t.Errorf("ticks over three events %v, want rising", ticks)
+	}
+
+	// The only stream slot is taken: another stream is refused.
+	if resp2, body := get(t, ts.URL+"/events"); resp2.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a stream past the cap: %s %s", resp2.Status, body)
+	}
+	// Leaving frees the slot.
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp3, cancel3 := open()
+		code := resp3.StatusCode
+		cancel3()
+		resp3.Body.Close()
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream slot was not freed after the client left: %d", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	src := &fakeSource{}
+	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: 2 * time.Second, Logger: quiet()}))
+	defer ts.Close()
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		code int
+		body string
+	}{
+		{"before the first overview", time.Time{}, 503, "starting"},
+		{"fresh", time.Now().Add(-100 * time.Millisecond), 200, "ok\n"},
+		{"stalled", time.Now().Add(-10 * time.Second), 503, "stale"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src.set(host.Overview{At: c.at, Tick: 42})
+			resp, body := get(t, ts.URL+"/healthz")
+			if resp.StatusCode != c.code || !strings.HasPrefix(body, c.body) {
+				t.Errorf("%d %q, want %d %q", resp.StatusCode, body, c.code, c.body)
+			}
+		})
+	}
+}
+
+func TestPage(t *testing.T) {
+	ts := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Logger: quiet()}))
+	defer ts.Close()
+	resp, body := get(t, ts.URL+"/")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("%s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'sha256-", "style-src 'sha256-", "connect-src 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP allows any inline code: %q", csp)
+	}
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Error("no nosniff header")
+	}
+	// Offline and self-contained: nothing fetched from anywhere else.
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:)?//`).FindString(body); m != "" {
+		t.Errorf("the page loads an external resource: %s", m)
+	}
+	// Data reaches the DOM only as text.
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
+		if strings.Contains(body, sink) {
+			t.Errorf("the page uses %s", sink)
+		}
+	}
+	for _, id := range []string{`id="tick"`, `id="players"`, `id="maps"`, `id="joins"`, `id="desyncs"`, `id="save"`, `id="conn"`, `new EventSource("events")`} {
+		if !strings.Contains(body, id) {
+			t.Errorf("the page lacks %s", id)
+		}
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "lockhost_test_total", Help: "A test counter."})
+	c.Add(3)
+	reg.MustRegister(c)
+	with := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Gatherer: reg, Logger: quiet()}))
+	defer with.Close()
+	without := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Logger: quiet()}))
+	defer without.Close()
+
+	resp, body := get(t, with.URL+"/metrics")
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	if v := fams["lockhost_test_total"].GetMetric()[0].GetCounter().GetValue(); v != 3 {
+		t.Errorf("counter %v, want 3", v)
+	}
+	for _, c := range []struct {
+		url, method string
+		code        int
+	}{
+		{without.URL + "/metrics", "GET", 404},
+		{with.URL + "/nope", "GET", 404},
+		{with.URL + "/index.html", "GET", 404},
+		{with.URL + "/api/overview", "POST", 405},
+		{with.URL + "/", "HEAD", 200},
+	} {
+		req, _ := http.NewRequest(c.method, c.url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("%s %s: %d, want %d", c.method, c.url, resp.StatusCode, c.code)
+		}
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		loopback bool
+	}{
+		{"8080", "127.0.0.1:8080", true},
+		{":8080", "127.0.0.1:8080", true},
+		{" :9100 ", "127.0.0.1:9100", true},
+		{":0", "127.0.0.1:0", true},
+		{"localhost:8080", "localhost:8080", true},
+		{"127.0.0.1:8080", "127.0.0.1:8080", true},
+		{"[::1]:8080", "[::1]:8080", true},
+		{"0.0.0.0:8080", "0.0.0.0:8080", false},
+		{"[::]:8080", "[::]:8080", false},
+		{"192.168.1.5:8080", "192.168.1.5:8080", false},
+		{"status.example:80", "status.example:80", false},
+		{"", "", false},
+		{"localhost", "", false},
+		{"::1", "", false},
+		{":http", "", false},
+		{":65536", "", false},
+		{":-1", "", false},
+		{"host:", "", false},
+	} {
+		got, err := web.ListenAddr(c.in)
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("ListenAddr(%q) = %q, want an error", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ListenAddr(%q) = %q, %v; want %q", c.in, got, err, c.want)
+			continue
+		}
+		if lb := web.IsLoopback(got); lb != c.loopback {
+			t.Errorf("IsLoopback(%q) = %v, want %v", got, lb, c.loopback)
+		}
+	}
+}
+
+// TestServeShutdown checks Serve ends open streams and returns promptly
+// once its context ends.
+func TestServeShutdown(t *testing.T) {
+	ln, err := web.Listen(":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !web.IsLoopback(ln.Addr().String()) {
+		t.Fatalf("a bare port listened on %s", ln.Addr())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	src := &fakeSource{o: fullOverview(time.Now()), live: true}
+	go func() { served <- web.Serve(ctx, ln, web.Handler(src, web.Config{Logger: quiet()}), quiet()) }()
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	readEvent(t, r) // retry
+	readEvent(t, r) // the first overview
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended, with a stream open")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil && !strings.Contains(err.Error(), "EOF") {
+		t.Logf("stream ended with %v", err)
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Error("still listening after shutdown")
+	}
+}
+
+// TestStreamOutlivesWriteTimeout checks a stream keeps going past a
+// server's write timeout: each event pushes the deadline forward.
+func TestStreamOutlivesWriteTimeout(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now()), live: true}
+	ts := httptest.NewUnstartedServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, Logger: quiet()}))
+	ts.Config.WriteTimeout = 300 * time.Millisecond
+	ts.Start()
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	readEvent(t, r)
+	end := time.Now().Add(1200 * time.Millisecond)
+	n := 0
+	for time.Now().Before(end) {
+		readEvent(t, r)
+		n++
+	}
+	if n < 5 {
+		t.Errorf("%d events in 1.2 s", n)
+	}
+}
