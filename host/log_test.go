@@ -1,0 +1,85 @@
+package host_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// lockedBuffer is a bytes.Buffer for a logger written from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
+}
+
+// TestJSONLogLines checks the logs an operator's tools read: every line is
+// JSON; a join is one "player joined" line with every phase's time; a
+// refusal is one "client refused" line with the reason and the remote
+// address; the password appears nowhere.
+func TestJSONLogLines(t *testing.T) {
+	const secret = "open sesame"
+	var buf lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := startHost(t, host.Config{Password: []byte(secret), Logger: logger}, locksteptest.New(2, 64))
+	startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.Password = []byte(secret) })
+	if _, re := joinWith(t, h.addr, "Bob", func(c *join.Config) { c.Password = []byte("open sesame!") }); re == nil || re.Reason != wire.ReasonBadPassword {
+		t.Fatalf("wrong password: %v", re)
+	}
+	waitFor(t, "Alice's join line", func() bool { return strings.Contains(strings.Join(buf.lines(), "\n"), `"player joined"`) })
+
+	var joined, refused []map[string]any
+	for _, line := range buf.lines() {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %q: %v", line, err)
+		}
+		if strings.Contains(line, secret) {
+			t.Errorf("the password is in a log line: %s", line)
+		}
+		switch rec["msg"] {
+		case "player joined":
+			joined = append(joined, rec)
+		case "client refused":
+			refused = append(refused, rec)
+		}
+	}
+	if len(joined) != 1 || joined[0]["name"] != "Alice" {
+		t.Fatalf("join lines %v, want one for Alice", joined)
+	}
+	for _, key := range append([]string{"total_ms", "remote", "bytes"}, phaseKeys()...) {
+		if _, ok := joined[0][key]; !ok {
+			t.Errorf("join line lacks %s: %v", key, joined[0])
+		}
+	}
+	if len(refused) != 1 || refused[0]["reason"] != wire.ReasonBadPassword.String() || refused[0]["remote"] == "" || refused[0]["name"] != "Bob" {
+		t.Fatalf("refusal lines %v, want one for Bob with reason and remote address", refused)
+	}
+}
+
+func phaseKeys() []string {
+	var keys []string
+	for _, p := range host.JoinPhases {
+		keys = append(keys, p+"_ms")
+	}
+	return keys
+}
