@@ -1,0 +1,524 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/saves"
+)
+
+// soak is one run: the host, the slots and what happened.
+type soak struct {
+	cfg    Config
+	bundle *gamecontent.Bundle
+	items  itemNames
+	srv    *host.Server
+	ctx    context.Context // the run's: every bot's session derives from it
+	start  time.Time
+
+	mu         sync.Mutex
+	slots      []*slot
+	serial     uint64
+	peakOnline int
+
+	joins     sync.WaitGroup // joins under way
+	bots      sync.WaitGroup // every bot's goroutines
+	injecting sync.WaitGroup // desyncs waiting for their repair
+
+	n        counters
+	probs    problems
+	probe    probe
+	hostTick atomic.Uint64
+	peakG    atomic.Int64
+}
+
+// counters are the soak's events, safe from any goroutine.
+type counters struct {
+	joins, rejoins, leaves, drops atomic.Int64
+	sent, applied, refused        atomic.Int64
+	// injected desyncs were armed, perturbed made; detected and repaired
+	// are what the corrupted bots were told and swapped in.
+	injected, perturbed, detected, repaired atomic.Int64
+}
+
+// problems are what went wrong during the run, by kind; each kind with
+// any becomes one failed check.
+type problems struct {
+	mu                       sync.Mutex
+	join, disconnect, desync list
+}
+
+// list counts problems of one kind and keeps the first few.
+type list struct {
+	n     int
+	first []string
+}
+
+// problem records a problem of the kind l.
+func (s *soak) problem(l *list, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.probs.mu.Lock()
+	defer s.probs.mu.Unlock()
+	l.n++
+	if len(l.first) < 3 {
+		l.first = append(l.first, msg)
+	}
+	s.cfg.Logger.Warn("soak problem", "msg", msg)
+}
+
+func (s *soak) problemsOf(l *list) (int, []string) {
+	s.probs.mu.Lock()
+	defer s.probs.mu.Unlock()
+	return l.n, append([]string(nil), l.first...)
+}
+
+// sample is the process's state at one moment.
+type sample struct {
+	at         time.Duration // since the start
+	clients    int
+	goroutines int
+	heapLive   uint64 // bytes of live objects (HeapAlloc after a GC)
+	heapInuse  uint64 // bytes of the spans holding them (HeapInuse)
+	rss        int64  // KiB
+}
+
+// Run runs one soak and reports it on cfg.Out. The Result says which
+// checks failed; the error is for a soak that could not run at all.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Dir == "" {
+		dir, err := os.MkdirTemp("", "lockhost-soak-")
+		if err != nil {
+			return nil, fmt.Errorf("temp dir: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.Dir = dir
+	}
+	bundle, err := gamecontent.Load(nil, "")
+	if err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	cfg.Out = &lockedWriter{w: cfg.Out} // progress lines come from another goroutine
+	s := &soak{cfg: cfg, bundle: bundle, items: newItemNames(bundle.Content), start: time.Now()}
+	return s.run(ctx)
+}
+
+// lockedWriter serialises writes.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (s *soak) run(parent context.Context) (*Result, error) {
+	cfg := s.cfg
+	res := &Result{Config: cfg}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.ctx = ctx
+
+	res.Pre = s.sample(true)
+	res.RSSStart = res.Pre.rss
+
+	world, err := colony.New(s.bundle.Content, colony.Config{Seed: cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("generate world: %w", err)
+	}
+	savePath := filepath.Join(cfg.Dir, "soak.lhsave")
+	srv, err := host.New(s.hostConfig(savePath), host.Content{
+		GameVersion: s.bundle.GameVersion, Mods: s.bundle.Mods, Databases: s.bundle.Summary(),
+	}, world)
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	s.srv = srv
+	monCtx, stopMon := context.WithCancel(ctx)
+	monDone := make(chan struct{})
+	go func() { defer close(monDone); s.monitor(monCtx) }()
+	defer func() { stopMon(); <-monDone }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	hostCtx, stopHost := context.WithCancel(ctx)
+	defer stopHost()
+	served := make(chan error, 1)
+	hostStart := time.Now()
+	go func() { served <- srv.Serve(hostCtx, ln) }()
+	hostStopped := false
+	defer func() {
+		if !hostStopped {
+			stopHost()
+			select {
+			case <-served:
+			case <-time.After(time.Minute): // reported already; do not hang
+			}
+		}
+	}()
+	fmt.Fprintf(cfg.Out, "soak: %d clients (%d full, %d light) for %v, seed %d; host on %s, hash every %d ticks, autosave every %v (keep %d), %.1f commands/s per bot, a chaos event every %v on average; GOMAXPROCS=%d\n",
+		cfg.Clients, cfg.Full, cfg.Clients-cfg.Full, cfg.Duration, cfg.Seed, ln.Addr(), cfg.HashEvery, cfg.Autosave, cfg.Keep,
+		cfg.Rate, cfg.ChaosEvery, runtime.GOMAXPROCS(0))
+
+	// The host alone: the baseline its goroutines must come back to.
+	time.Sleep(500 * time.Millisecond)
+	res.Base = s.steady(time.Second)
+
+	// Every slot gets its relay and its bot.
+	for i := 0; i < cfg.Clients; i++ {
+		r, err := newRelay(ln.Addr().String())
+		if err != nil {
+			return nil, err
+		}
+		s.slots = append(s.slots, &slot{full: i < cfg.Full, relay: r})
+	}
+	defer func() {
+		for _, sl := range s.slots {
+			sl.relay.close()
+		}
+	}()
+	defer s.stopAll()
+	if err := s.initialJoins(); err != nil {
+		return nil, err
+	}
+	res.InitialJoins = int(s.n.joins.Load())
+	res.JoinTime = time.Since(s.start)
+	fmt.Fprintf(cfg.Out, "[%s] %d clients joined; warming up for %v\n", s.elapsed(), res.InitialJoins, cfg.Warmup)
+
+	// The duration counts from here: warm-up, then the figures the end is
+	// compared with, then the chaos.
+	soakStart := time.Now()
+	end := soakStart.Add(cfg.Duration)
+	if !sleepCtx(ctx, cfg.Warmup) {
+		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	res.Warm = s.steady(time.Second)
+	fmt.Fprintf(cfg.Out, "[%s] warm-up sample: %d clients, %d goroutines, live heap %s, RSS %s; chaos until %s\n",
+		s.elapsed(), res.Warm.clients, res.Warm.goroutines, mib(res.Warm.heapLive), kib(res.Warm.rss), end.Sub(s.start).Round(time.Second))
+
+	s.chaos(end)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	res.Soaked = time.Since(soakStart)
+	fmt.Fprintf(cfg.Out, "[%s] chaos over; settling\n", s.elapsed())
+
+	// Settle with the population of the warm-up, then compare.
+	s.settle(res)
+	res.End = s.steady(time.Second)
+	s.checkSync(res)
+	s.checkLight(res)
+
+	// Everyone leaves: the host's goroutines must come back to the
+	// baseline, then everything of the host's once it stops.
+	s.stopAll()
+	for _, sl := range s.slots {
+		sl.relay.close()
+	}
+	res.AfterLeave = s.waitGoroutines(res.Base.goroutines, settleGoroutines)
+
+	res.HostStats = srv.Stats()
+	stopHost()
+	select {
+	case err := <-served:
+		hostStopped = true
+		if err != nil {
+			res.fail("host", "the host's Serve returned an error: %v", err)
+		}
+	case <-time.After(time.Minute):
+		return nil, errors.New("the host did not stop within a minute")
+	}
+	res.HostUptime = time.Since(hostStart)
+	res.HostStats = srv.Stats()
+	stopMon()
+	<-monDone
+	res.AfterStop = s.waitGoroutines(res.Pre.goroutines, settleGoroutines)
+	// The kernel updates the high-water mark lazily: a sample may be
+	// higher.
+	res.RSSPeak = max(peakRSS(), res.Warm.rss, res.End.rss)
+
+	s.checkSaves(res, savePath, world)
+	s.collect(res)
+	res.Wall = time.Since(s.start)
+	res.report(cfg.Out)
+	return res, nil
+}
+
+// Goroutines once the clients, then the host, are gone: the count is
+// given settleGoroutines to come back to where it was and must then be
+// within the slack (after every client left, the host may still be
+// finishing a join point or an autosave; after it stopped, nothing of it
+// may remain but a runtime goroutine or two).
+const (
+	settleGoroutines = 5 * time.Second
+	leakSlack        = 10
+	stopSlack        = 5
+)
+
+// hostConfig is the host of the soak: the default world's settings of
+// host serve, room for every bot, no connection rate limit (every bot
+// comes from one address), and a desync limit no injection reaches
+// (they are on purpose; a drop for desyncing then means a repair that
+// did not work).
+func (s *soak) hostConfig(savePath string) host.Config {
+	cfg := s.cfg
+	meta := saves.Meta{GameName: "lockhost soak", GameVersion: s.bundle.GameVersion, Mods: s.bundle.Mods}
+	for _, d := range s.bundle.Summary() {
+		meta.Databases = append(meta.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
+	}
+	return host.Config{
+		GameName:    "lockhost soak",
+		MaxPlayers:  cfg.Clients + 16,
+		ConnRate:    -1,
+		HashEvery:   cfg.HashEvery,
+		DesyncLimit: 1 << 20,
+		Save: host.SaveConfig{Path: savePath, Every: cfg.Autosave, Keep: cfg.Keep,
+			Meta: func() saves.Meta { return meta }},
+		Logger: cfg.Logger.With("side", "host"),
+		AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
+			s.n.applied.Add(int64(len(res.Accepted)))
+			s.n.refused.Add(int64(len(res.Rejected)))
+			t := sim.Tick()
+			s.hostTick.Store(t)
+			if p := s.probe.tick.Load(); res.Stepped && p != 0 && t == p {
+				s.probe.host(sim)
+			}
+		},
+	}
+}
+
+// initialJoins fills every slot, a few joins at a time.
+func (s *soak) initialJoins() error {
+	const parallel = 8
+	for i := 0; i < len(s.slots); i += parallel {
+		s.mu.Lock()
+		for _, sl := range s.slots[i:min(i+parallel, len(s.slots))] {
+			s.startJoin(sl, false)
+		}
+		s.mu.Unlock()
+		s.joins.Wait()
+		if s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+	}
+	if n := s.online(); n != len(s.slots) {
+		_, first := s.problemsOf(&s.probs.join)
+		return fmt.Errorf("only %d of %d clients could join: %v", n, len(s.slots), first)
+	}
+	return nil
+}
+
+// online counts the slots with a bot in the session.
+func (s *soak) online() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.onlineLocked()
+}
+
+func (s *soak) onlineLocked() int {
+	n := 0
+	for _, sl := range s.slots {
+		if sl.state == slotOnline || sl.state == slotLeaving {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *soak) noteOnlineLocked() {
+	s.peakOnline = max(s.peakOnline, s.onlineLocked())
+}
+
+// settle lets every join and repair under way finish, fills the slots
+// the chaos left empty (the warm-up's population again) and waits for
+// the host to see everyone playing and caught up.
+func (s *soak) settle(res *Result) {
+	if !waitGroup(&s.joins, time.Minute) {
+		res.fail("settle", "joins still under way a minute after the chaos stopped")
+	}
+	if !waitGroup(&s.injecting, time.Minute) {
+		res.fail("settle", "desync repairs still under way a minute after the chaos stopped")
+	}
+	s.mu.Lock()
+	for _, sl := range s.slots {
+		if sl.state == slotEmpty {
+			s.startJoin(sl, true)
+		}
+	}
+	s.mu.Unlock()
+	if !waitGroup(&s.joins, time.Minute) {
+		res.fail("settle", "refilling joins still under way after a minute")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if s.hostSettled() {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+}
+
+// hostSettled is true when the host lists exactly the online bots, all
+// playing, none repairing, none far behind.
+func (s *soak) hostSettled() bool {
+	o := s.srv.Overview()
+	if len(o.Players) != s.online() {
+		return false
+	}
+	for _, p := range o.Players {
+		if p.Status != "playing" || p.Repairing || p.TicksBehind > lightLagBound {
+			return false
+		}
+	}
+	st := s.srv.Stats()
+	return st.Repaired == st.Desyncs
+}
+
+// stopAll ends every bot's session gracefully and waits for them.
+func (s *soak) stopAll() {
+	s.mu.Lock()
+	var bs []*bot
+	for _, sl := range s.slots {
+		if sl.bot != nil {
+			bs = append(bs, sl.bot)
+		}
+	}
+	s.mu.Unlock()
+	for _, b := range bs {
+		b.ending.CompareAndSwap(endNone, endStop)
+		b.cancel()
+	}
+	waitGroup(&s.joins, time.Minute)
+	waitGroup(&s.injecting, time.Minute)
+	// Joins that finished meanwhile.
+	s.mu.Lock()
+	for _, sl := range s.slots {
+		if b := sl.bot; b != nil {
+			b.ending.CompareAndSwap(endNone, endStop)
+			b.cancel()
+		}
+	}
+	s.mu.Unlock()
+	waitGroup(&s.bots, time.Minute)
+}
+
+// monitor keeps the peaks and prints a progress line now and then.
+func (s *soak) monitor(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	next := s.start.Add(s.cfg.Progress)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			g := int64(runtime.NumGoroutine())
+			if g > s.peakG.Load() {
+				s.peakG.Store(g)
+			}
+			if now.After(next) {
+				next = next.Add(s.cfg.Progress)
+				s.progress()
+			}
+		}
+	}
+}
+
+// progress prints one line: elapsed, clients online, joins, commands,
+// desyncs repaired, goroutines, RSS.
+func (s *soak) progress() {
+	repaired := s.srv.Stats().Repaired
+	fmt.Fprintf(s.cfg.Out, "[%s] online %d/%d, joins %d (%d rejoins), leaves %d, drops %d, commands %d sent %d applied, desyncs %d injected %d repaired, goroutines %d, RSS %s\n",
+		s.elapsed(), s.online(), s.cfg.Clients, s.n.joins.Load(), s.n.rejoins.Load(), s.n.leaves.Load(), s.n.drops.Load(),
+		s.n.sent.Load(), s.n.applied.Load(), s.n.perturbed.Load(), repaired, runtime.NumGoroutine(), kib(currentRSS()))
+}
+
+func (s *soak) elapsed() string {
+	return time.Since(s.start).Round(time.Second).String()
+}
+
+// sample takes the process's figures; with gc it collects garbage first
+// so the heap is what is live.
+func (s *soak) sample(gc bool) sample {
+	if gc {
+		runtime.GC()
+		runtime.GC()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return sample{at: time.Since(s.start), clients: s.online(), goroutines: runtime.NumGoroutine(),
+		heapLive: ms.HeapAlloc, heapInuse: ms.HeapInuse, rss: currentRSS()}
+}
+
+// steady samples over a while and keeps the fewest goroutines seen, so a
+// goroutine that lives for a moment (a keepalive, a join point being
+// built) does not count as held.
+func (s *soak) steady(d time.Duration) sample {
+	best := s.sample(true)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+		best.goroutines = min(best.goroutines, runtime.NumGoroutine())
+	}
+	return best
+}
+
+// waitGoroutines waits up to d for the goroutines to drop to at most
+// limit and returns the last count.
+func (s *soak) waitGoroutines(limit int, d time.Duration) int {
+	deadline := time.Now().Add(d)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= limit || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitGroup waits for wg for at most d.
+func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// sleepCtx sleeps for d unless ctx ends first (false then).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// TestSoakShort runs a short soak in process: 12 clients, 4 of them full,
+// for 12 seconds. It must pass every check and must have made every kind
+// of chaos event at least once (the first events of any soak are one of
+// each).
+func TestSoakShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 12-second soak with 12 clients")
+	}
+	var out syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{Duration: 12 * time.Second, Clients: 12, Full: 4, Seed: 3, Out: &out})
+	t.Logf("soak output:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("soak did not run: %v", err)
+	}
+	if !res.Passed() {
+		t.Fatalf("soak failed:\n%s", strings.Join(res.Failures, "\n"))
+	}
+	counts := []struct {
+		what string
+		n    int64
+	}{
+		{"new players joined during the chaos", int64(res.Joins - res.InitialJoins - res.Rejoins)},
+		{"rejoins with a token", int64(res.Rejoins)},
+		{"graceful leaves", int64(res.Leaves)},
+		{"drops", int64(res.Drops)},
+		{"desyncs made", res.Perturbed},
+		{"desyncs the host detected", int64(res.HostStats.Desyncs)},
+		{"desyncs the host repaired", int64(res.HostStats.Repaired)},
+		{"autosaves", int64(res.Autosaves)},
+		{"commands applied", res.Applied},
+	}
+	for _, c := range counts {
+		if c.n < 1 {
+			t.Errorf("%s: %d, want at least 1", c.what, c.n)
+		}
+	}
+	if res.InitialJoins != 12 || res.SyncChecked != 4 || res.LightChecked != 8 {
+		t.Errorf("initial joins %d, full clients compared %d, light clients seen %d: want 12, 4, 8",
+			res.InitialJoins, res.SyncChecked, res.LightChecked)
+	}
+	if res.FinalTick == 0 || res.FinalTick < res.AutosaveTick {
+		t.Errorf("final save at tick %d, newest autosave at %d", res.FinalTick, res.AutosaveTick)
+	}
+	if !strings.Contains(out.String(), "\nPASS\n") {
+		t.Error("the report does not end in PASS")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRelayCut checks that a relay forwards both ways and that cut resets
+// the connection on both sides, as a network failure does.
+func TestRelayCut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	r, err := newRelay(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	client, err := net.Dial("tcp", r.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server := <-accepted
+	defer server.Close()
+
+	roundTrip := func(from, to net.Conn, msg string) {
+		t.Helper()
+		if _, err := from.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len(msg))
+		_ = to.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(to, buf); err != nil || string(buf) != msg {
+			t.Fatalf("read %q, %v; want %q", buf, err, msg)
+		}
+	}
+	roundTrip(client, server, "hello host")
+	roundTrip(server, client, "hello bot")
+
+	waitTracked := time.Now().Add(5 * time.Second)
+	for {
+		r.mu.Lock()
+		n := len(r.conns)
+		r.mu.Unlock()
+		if n == 2 || time.Now().After(waitTracked) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := r.cut(); n != 2 {
+		t.Fatalf("cut %d connections, want 2 (towards the bot and towards the host)", n)
+	}
+	for name, c := range map[string]net.Conn{"bot": client, "host": server} {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := c.Read(make([]byte, 16))
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("the %s side read %v after the cut, want a connection reset", name, err)
+		}
+	}
+}
+
+// TestCompareCheckpoints checks the sync check's comparison.
+func TestCompareCheckpoints(t *testing.T) {
+	host := lockstep.Checkpoint{Tick: 600, World: 1, Maps: []lockstep.MapCheckpoint{{ID: 0, Hash: 10}, {ID: 1, Hash: 11}}}
+	with := func(fn func(c *lockstep.Checkpoint)) lockstep.Checkpoint {
+		c := host
+		c.Maps = append([]lockstep.MapCheckpoint(nil), host.Maps...)
+		fn(&c)
+		return c
+	}
+	tests := []struct {
+		name   string
+		client lockstep.Checkpoint
+		want   string // a part of the difference; "" for none
+	}{
+		{"same", with(func(*lockstep.Checkpoint) {}), ""},
+		{"other tick", with(func(c *lockstep.Checkpoint) { c.Tick = 660 }), "hashed at tick 660"},
+		{"world differs", with(func(c *lockstep.Checkpoint) { c.World = 2 }), "world hash"},
+		{"map differs", with(func(c *lockstep.Checkpoint) { c.Maps[1].Hash = 99 }), "map 1 hash"},
+		{"map missing", with(func(c *lockstep.Checkpoint) { c.Maps = c.Maps[:1] }), "no map 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := compareCheckpoints(&host, &tc.client)
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Fatalf("compare: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestConfig checks the defaults and the limits of a soak's settings.
+func TestConfig(t *testing.T) {
+	d := Config{}.Defaults()
+	if d.Duration != 10*time.Minute || d.Clients != 64 || d.Full != 4 || d.Autosave != 20*time.Second || d.Warmup != 20*time.Second {
+		t.Fatalf("defaults: duration %v, clients %d, full %d, autosave %v, warm-up %v", d.Duration, d.Clients, d.Full, d.Autosave, d.Warmup)
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+	short := Config{Duration: 30 * time.Second}.Defaults()
+	if short.Autosave != 6*time.Second || short.Warmup != 5*time.Second {
+		t.Fatalf("30s soak: autosave %v, warm-up %v; want 6s and 5s", short.Autosave, short.Warmup)
+	}
+	bad := []Config{
+		{Duration: 5 * time.Second},
+		{Clients: 1},
+		{Clients: 8, Full: 9},
+		{Rate: -1},
+		{HashEvery: -5},
+		{Duration: time.Minute, Warmup: 2 * time.Minute},
+	}
+	for _, c := range bad {
+		if err := c.Defaults().Validate(); err == nil {
+			t.Errorf("%+v: accepted", c)
+		}
+	}
+}
