@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
@@ -168,18 +167,7 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	manifest := bundle.Set.Manifest()
-	content := host.Content{
-		GameVersion: bundle.GameVersion, Mods: bundle.Mods, Databases: bundle.Summary(),
-		Detail: func(types []string) []byte {
-			b, err := defs.MarshalDetail(manifest.Only(types))
-			if err != nil {
-				log.Error("def detail", "err", err)
-				return nil
-			}
-			return b
-		},
-	}
+	content := bundle.HostContent(log)
 	// The status page's port is opened first, so a bad or busy address
 	// fails before the world is hosted.
 	var webLn net.Listener
@@ -270,7 +258,7 @@ func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (h
 		CommandRate:    c.Float64("command-rate"),
 		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
 		Save: host.SaveConfig{Path: c.String("save"), Every: autosave, Keep: c.Int("keep"),
-			Meta: func() saves.Meta { return saveMeta(c.String("game-name"), bundle) }},
+			Meta: func() saves.Meta { return bundle.SaveMeta(c.String("game-name")) }},
 		ConnBurst:    max(1, int(2*c.Float64("conn-rate"))),
 		HashEvery:    c.Int("hash-every"),
 		DesyncDir:    filepath.Join(data, desync.DirName),

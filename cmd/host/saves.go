@@ -49,15 +49,6 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony
 	return w, wcfg, nil
 }
 
-// saveMeta is the static description of saves made with this content.
-func saveMeta(gameName string, bundle *gamecontent.Bundle) saves.Meta {
-	m := saves.Meta{GameName: gameName, GameVersion: bundle.GameVersion, Mods: bundle.Mods}
-	for _, d := range bundle.Summary() {
-		m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
-	}
-	return m
-}
-
 // loadSave reads a save and rebuilds its world. A damaged save is never
 // replaced silently: the error names the damage and offers the newest
 // valid autosave, which recover uses instead.
@@ -140,7 +131,7 @@ func savesNew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	meta := saveMeta(c.String("game-name"), bundle)
+	meta := bundle.SaveMeta(c.String("game-name"))
 	meta.Created = time.Now().Unix()
 	path := c.String("out")
 	if err := saves.Write(path, meta, body); err != nil {

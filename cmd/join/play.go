@@ -159,38 +159,9 @@ func runBot(ctx context.Context, cur *current, rate float64, seed uint64) {
 			if !ok {
 				return
 			}
-			if cmd, ok := botCommand(w, rng); ok {
+			if cmd, ok := colony.RandomCommand(w, rng); ok {
 				_ = sess.Send(cmd.MapID, cmd.Kind, cmd.Payload)
 			}
 		})
 	}
-}
-
-// botCommand picks one valid command for w.
-func botCommand(w *colony.World, rng *rand.Rand) (lockstep.Command, bool) {
-	stats := w.Stats()
-	if len(stats) == 0 {
-		return lockstep.Command{}, false
-	}
-	m := stats[rng.IntN(len(stats))]
-	for try := 0; try < 20; try++ {
-		x, y := rng.IntN(m.Width), rng.IntN(m.Height)
-		if !w.Passable(m.ID, x, y) {
-			continue
-		}
-		if pawns := w.Pawns(m.ID); len(pawns) > 0 && rng.IntN(4) != 0 {
-			return colony.MovePawn(m.ID, pawns[rng.IntN(len(pawns))].ID, x, y), true
-		}
-		var items []string
-		for _, t := range w.Content().Things {
-			if t.Category == colony.CategoryItem || t.Category == colony.CategoryFood {
-				items = append(items, t.Name)
-			}
-		}
-		if len(items) == 0 {
-			return lockstep.Command{}, false
-		}
-		return colony.SpawnThing(m.ID, items[rng.IntN(len(items))], x, y, 1+rng.IntN(10)), true
-	}
-	return lockstep.Command{}, false
 }

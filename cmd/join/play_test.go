@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/lockhost/lockhost/colony"
@@ -51,35 +50,5 @@ func TestParseCommand(t *testing.T) {
 	want := colony.SpawnThing(1, "Steel", 10, 12, 25)
 	if string(c.Payload) != string(want.Payload) {
 		t.Fatal("parsed spawn differs from colony.SpawnThing")
-	}
-}
-
-// TestBotCommandsAreValid: the bot's commands are accepted by the world
-// they were built from.
-func TestBotCommandsAreValid(t *testing.T) {
-	content, _, err := colony.DefaultContent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := colony.New(content, colony.Config{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	kinds := map[uint16]int{}
-	for i := 0; i < 300; i++ {
-		c, ok := botCommand(w, rng)
-		if !ok {
-			t.Fatal("the bot found no command")
-		}
-		c.Tick = w.Tick()
-		if err := w.Apply(c); err != nil {
-			t.Fatalf("bot command %d (kind %d, map %d) refused: %v", i, c.Kind, c.MapID, err)
-		}
-		kinds[c.Kind]++
-		w.Step()
-	}
-	if kinds[colony.CmdMovePawn] == 0 || kinds[colony.CmdSpawnThing] == 0 {
-		t.Fatalf("the bot sends one kind only: %v", kinds)
 	}
 }

@@ -135,28 +135,10 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 		GameName:  gameName,
 		HashEvery: hashEvery,
 		DesyncDir: desyncDir,
-		Save: host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta {
-			m := saves.Meta{GameName: gameName, GameVersion: bundle.GameVersion, Mods: bundle.Mods}
-			for _, d := range bundle.Summary() {
-				m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
-			}
-			return m
-		}},
-		Logger: log,
+		Save:      host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return bundle.SaveMeta(gameName) }},
+		Logger:    log,
 	}
-	manifest := bundle.Set.Manifest()
-	content := host.Content{
-		GameVersion: bundle.GameVersion, Mods: bundle.Mods, Databases: bundle.Summary(),
-		Detail: func(types []string) []byte {
-			b, err := defs.MarshalDetail(manifest.Only(types))
-			if err != nil {
-				log.Error("def detail", "err", err)
-				return nil
-			}
-			return b
-		},
-	}
-	srv, err := host.New(cfg, content, world)
+	srv, err := host.New(cfg, bundle.HostContent(log), world)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
@@ -301,7 +283,7 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 		if !alice.sess.Do(func(sim lockstep.Sim) {
 			defer close(done)
 			if w, isColony := sim.(*colony.World); isColony {
-				cmd, ok = randomCommand(w, rng)
+				cmd, ok = colony.RandomCommand(w, rng)
 			}
 		}) {
 			return errors.New("record: the playing client left")
@@ -443,33 +425,6 @@ func (s *session) wait() {
 		}
 	}
 	s.players = nil
-}
-
-// randomCommand picks a command valid in w: mostly a pawn sent to a
-// passable cell, sometimes a stack of an item spawned on one.
-func randomCommand(w *colony.World, rng *rand.Rand) (lockstep.Command, bool) {
-	stats := w.Stats()
-	if len(stats) == 0 {
-		return lockstep.Command{}, false
-	}
-	m := stats[rng.IntN(len(stats))]
-	x, y := rng.IntN(m.Width), rng.IntN(m.Height)
-	if !w.Passable(m.ID, x, y) {
-		return lockstep.Command{}, false
-	}
-	if pawns := w.Pawns(m.ID); len(pawns) > 0 && rng.IntN(3) != 0 {
-		return colony.MovePawn(m.ID, pawns[rng.IntN(len(pawns))].ID, x, y), true
-	}
-	var items []string
-	for _, t := range w.Content().Things {
-		if t.Category == colony.CategoryItem || t.Category == colony.CategoryFood {
-			items = append(items, t.Name)
-		}
-	}
-	if len(items) == 0 {
-		return lockstep.Command{}, false
-	}
-	return colony.SpawnThing(m.ID, items[rng.IntN(len(items))], x, y, 1+rng.IntN(10)), true
 }
 
 // knownHosts pins two TLS hosts, each with its own tlsid identity, the way

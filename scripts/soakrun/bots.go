@@ -267,7 +267,7 @@ func (s *soak) sendCommands(ctx context.Context, b *bot) {
 			if !ok {
 				return
 			}
-			if cmd, ok := s.items.command(w, picks); ok && b.sess.Send(cmd.MapID, cmd.Kind, cmd.Payload) == nil {
+			if cmd, ok := colony.RandomCommand(w, picks); ok && b.sess.Send(cmd.MapID, cmd.Kind, cmd.Payload) == nil {
 				s.n.sent.Add(1)
 			}
 		})
@@ -276,41 +276,4 @@ func (s *soak) sendCommands(ctx context.Context, b *bot) {
 		}
 		t.Reset(time.Duration(math.Min(timing.ExpFloat64(), 5) * mean))
 	}
-}
-
-// itemNames are the things a bot may spawn.
-type itemNames []string
-
-func newItemNames(c *colony.Content) itemNames {
-	var out itemNames
-	for _, t := range c.Things {
-		if t.Category == colony.CategoryItem || t.Category == colony.CategoryFood {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
-// command picks one valid command for w: mostly a pawn sent to a random
-// passable cell, sometimes a stack of items spawned there.
-func (items itemNames) command(w *colony.World, rng *rand.Rand) (lockstep.Command, bool) {
-	stats := w.Stats()
-	if len(stats) == 0 {
-		return lockstep.Command{}, false
-	}
-	m := stats[rng.IntN(len(stats))]
-	for try := 0; try < 20; try++ {
-		x, y := rng.IntN(m.Width), rng.IntN(m.Height)
-		if !w.Passable(m.ID, x, y) {
-			continue
-		}
-		if pawns := w.Pawns(m.ID); len(pawns) > 0 && rng.IntN(4) != 0 {
-			return colony.MovePawn(m.ID, pawns[rng.IntN(len(pawns))].ID, x, y), true
-		}
-		if len(items) == 0 {
-			return lockstep.Command{}, false
-		}
-		return colony.SpawnThing(m.ID, items[rng.IntN(len(items))], x, y, 1+rng.IntN(10)), true
-	}
-	return lockstep.Command{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,7 +25,6 @@ import (
 type soak struct {
 	cfg    Config
 	bundle *gamecontent.Bundle
-	items  itemNames
 	srv    *host.Server
 	ctx    context.Context // the run's: every bot's session derives from it
 	start  time.Time
@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("content: %w", err)
 	}
 	cfg.Out = &lockedWriter{w: cfg.Out} // progress lines come from another goroutine
-	s := &soak{cfg: cfg, bundle: bundle, items: newItemNames(bundle.Content), start: time.Now()}
+	s := &soak{cfg: cfg, bundle: bundle, start: time.Now()}
 	return s.run(ctx)
 }
 
@@ -146,9 +146,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 		return nil, fmt.Errorf("generate world: %w", err)
 	}
 	savePath := filepath.Join(cfg.Dir, "soak.lhsave")
-	srv, err := host.New(s.hostConfig(savePath), host.Content{
-		GameVersion: s.bundle.GameVersion, Mods: s.bundle.Mods, Databases: s.bundle.Summary(),
-	}, world)
+	srv, err := host.New(s.hostConfig(savePath), s.bundle.HostContent(slog.Default()), world)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

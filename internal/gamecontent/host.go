@@ -1,0 +1,38 @@
+package gamecontent
+
+import (
+	"log/slog"
+
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/saves"
+)
+
+// HostContent is what a host tells joiners about the bundle: game version,
+// mods, def database summaries, and the per-def detail a refused joiner
+// gets to print an exact diff. A detail that cannot be encoded is logged
+// to log and left out.
+func (b *Bundle) HostContent(log *slog.Logger) host.Content {
+	manifest := b.Set.Manifest()
+	return host.Content{
+		GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
+		Detail: func(types []string) []byte {
+			d, err := defs.MarshalDetail(manifest.Only(types))
+			if err != nil {
+				log.Error("def detail", "err", err)
+				return nil
+			}
+			return d
+		},
+	}
+}
+
+// SaveMeta is the static description of saves made with the bundle in
+// the game named gameName.
+func (b *Bundle) SaveMeta(gameName string) saves.Meta {
+	m := saves.Meta{GameName: gameName, GameVersion: b.GameVersion, Mods: b.Mods}
+	for _, d := range b.Summary() {
+		m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
+	}
+	return m
+}
