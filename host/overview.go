@@ -36,6 +36,9 @@ type Overview struct {
 	// MaxPlayers is the player cap; HashEvery the ticks between state-hash
 	// checks (0: none).
 	MaxPlayers, HashEvery int
+	// MaxLag is how many ticks behind a player may fall before the lag
+	// policy acts.
+	MaxLag uint64
 	// Players lists everyone online, in admission order.
 	Players []PlayerView
 	// Maps lists the session's maps by ID.
@@ -302,7 +305,7 @@ func (s *session) publishOverview(now time.Time) {
 		At: now, Started: s.started, Game: s.cfg.GameName,
 		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.rate.observe(now, tick),
 		Holding: s.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
-		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery),
+		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery), MaxLag: s.cfg.MaxLag,
 	}
 	for _, id := range s.order {
 		m, p := s.members[id], s.roster.Get(id)

@@ -34,6 +34,7 @@ type overviewJSON struct {
 	Password       bool         `json:"password"`
 	MaxPlayers     int          `json:"max_players"`
 	HashEvery      int          `json:"hash_every"`
+	MaxLag         uint64       `json:"max_lag"`
 	JoinPhases     []string     `json:"join_phases"`
 	Players        []playerJSON `json:"players"`
 	Maps           []mapJSON    `json:"maps"`
@@ -135,7 +136,7 @@ func stamp(t time.Time) *time.Time {
 func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON {
 	v := overviewJSON{
 		ServedAt: stamp(now), At: stamp(o.At), Started: stamp(o.Started),
-		Game: o.Game, Tick: o.Tick, TickRate: o.TickRate, Speed: o.Speed, TicksPerSecond: o.TicksPerSecond,
+		Game: o.Game, Tick: o.Tick, TickRate: o.TickRate, Speed: o.Speed, TicksPerSecond: o.TicksPerSecond, MaxLag: o.MaxLag,
 		Holding: o.Holding, TLS: o.TLS, Password: o.Password, MaxPlayers: o.MaxPlayers, HashEvery: o.HashEvery,
 		JoinPhases: slices.Clone(host.JoinPhases),
 		Players:    make([]playerJSON, 0, len(o.Players)),
