@@ -46,6 +46,10 @@ type Config struct {
 	// Dir is the folder for the saves (default: a temporary folder made
 	// and removed by Run).
 	Dir string
+	// HeapProfiles, if set, is a folder that gets pprof heap profiles at
+	// the warm-up sample and at the end (heap-warm.pprof, heap-end.pprof),
+	// to see what grew: go tool pprof -diff_base heap-warm.pprof heap-end.pprof.
+	HeapProfiles string
 	// Out receives the progress lines and the report (default
 	// io.Discard).
 	Out io.Writer

@@ -64,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Keep, "keep", 3, "autosaves the host keeps")
 	fs.DurationVar(&cfg.Warmup, "warmup", 0, "time with every client in before the figures the end is compared with (default 20s, or a sixth of --duration if shorter)")
 	fs.DurationVar(&cfg.Progress, "progress", 0, "interval of the progress lines (default 30s, or a quarter of --duration if shorter)")
+	fs.StringVar(&cfg.HeapProfiles, "heap-profiles", "", "write pprof heap profiles at the warm-up sample and the end into `DIR`")
 	fs.BoolVar(&verbose, "v", false, "log the host's and the bots' warnings and errors to standard error")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: scripts/soak [flags]

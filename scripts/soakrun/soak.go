@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -211,6 +212,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	res.Warm = s.steady(time.Second)
+	s.heapProfile("heap-warm.pprof")
 	fmt.Fprintf(cfg.Out, "[%s] warm-up sample: %d clients, %d goroutines, live heap %s, RSS %s; chaos until %s\n",
 		s.elapsed(), res.Warm.clients, res.Warm.goroutines, mib(res.Warm.heapLive), kib(res.Warm.rss), end.Sub(s.start).Round(time.Second))
 
@@ -224,6 +226,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	// Settle with the population of the warm-up, then compare.
 	s.settle(res)
 	res.End = s.steady(time.Second)
+	s.heapProfile("heap-end.pprof")
 	s.checkSync(res)
 	s.checkLight(res)
 
@@ -467,6 +470,24 @@ func (s *soak) sample(gc bool) sample {
 	runtime.ReadMemStats(&ms)
 	return sample{at: time.Since(s.start), clients: s.online(), goroutines: runtime.NumGoroutine(),
 		heapLive: ms.HeapAlloc, heapInuse: ms.HeapInuse, rss: currentRSS()}
+}
+
+// heapProfile writes a heap profile into cfg.HeapProfiles, if set.
+func (s *soak) heapProfile(name string) {
+	if s.cfg.HeapProfiles == "" {
+		return
+	}
+	path := filepath.Join(s.cfg.HeapProfiles, name)
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(s.cfg.Out, "heap profile %s: %v\n", path, err)
+	}
 }
 
 // steady samples over a while and keeps the fewest goroutines seen, so a
