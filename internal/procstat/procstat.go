@@ -1,4 +1,4 @@
-// Package procstat reads another process's CPU time and peak memory from
+// Package procstat reads a process's CPU time and memory from Linux's
 // Linux's /proc, for the benchmarks in scripts/.
 package procstat
 
@@ -29,7 +29,13 @@ func CPU(pid int) time.Duration {
 }
 
 // PeakRSS is the process's peak resident set (VmHWM) in KiB (0 if unknown).
-func PeakRSS(pid int) int64 {
+func PeakRSS(pid int) int64 { return statusKiB(pid, "VmHWM:") }
+
+// RSS is the process's current resident set (VmRSS) in KiB (0 if unknown).
+func RSS(pid int) int64 { return statusKiB(pid, "VmRSS:") }
+
+// statusKiB reads one "Field:  N kB" line of /proc/PID/status.
+func statusKiB(pid int, field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
@@ -37,7 +43,7 @@ func PeakRSS(pid int) int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			if f := strings.Fields(v); len(f) > 0 {
 				kb, _ := strconv.ParseInt(f[0], 10, 64)
 				return kb

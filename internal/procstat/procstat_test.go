@@ -18,7 +18,10 @@ func TestSelf(t *testing.T) {
 	if PeakRSS(os.Getpid()) <= 0 {
 		t.Fatal("no peak RSS for this process")
 	}
-	if CPU(-1) != 0 || PeakRSS(-1) != 0 {
+	if rss := RSS(os.Getpid()); rss <= 0 || rss > PeakRSS(os.Getpid()) {
+		t.Fatalf("RSS %d KiB, peak %d KiB", rss, PeakRSS(os.Getpid()))
+	}
+	if CPU(-1) != 0 || PeakRSS(-1) != 0 || RSS(-1) != 0 {
 		t.Fatal("a process that does not exist has figures")
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -434,23 +432,7 @@ func (r *Result) report(w io.Writer) {
 }
 
 // currentRSS is this process's resident set in KiB (0 if unknown).
-func currentRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			if fs := strings.Fields(v); len(fs) > 0 {
-				n, _ := strconv.ParseInt(fs[0], 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
-}
+func currentRSS() int64 { return procstat.RSS(os.Getpid()) }
 
 // peakRSS is this process's peak resident set in KiB.
 func peakRSS() int64 { return procstat.PeakRSS(os.Getpid()) }
