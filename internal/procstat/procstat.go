@@ -1,5 +1,5 @@
 // Package procstat reads a process's CPU time and memory from Linux's
-// Linux's /proc, for the benchmarks in scripts/.
+// /proc, for the benchmarks in scripts/.
 package procstat
 
 import (
