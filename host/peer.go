@@ -265,7 +265,6 @@ func (p *peer) run() (admitted bool, err error) {
 	cu.Spectate = jr.member.spectator
 	p.spectator = cu.Spectate
 	p.phase("admission")
-	start := time.Now()
 
 	// 6-7. World data. Small packets already flow.
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
@@ -285,7 +284,7 @@ func (p *peer) run() (admitted bool, err error) {
 
 	// 8. Acknowledgements measure the download; then WorldReady.
 	var acked uint64
-	var downloaded time.Duration
+	downloaded := false
 	var wr *wire.ClientWorldReady
 	for wr == nil {
 		if pkt, err = p.read(wire.IDClientAck, wire.IDClientWorldReady); err != nil {
@@ -300,8 +299,8 @@ func (p *peer) run() (admitted bool, err error) {
 				acked = pkt.Received
 				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
 			}
-			if acked == pl.Total() && downloaded == 0 {
-				downloaded = time.Since(start)
+			if acked == pl.Total() && !downloaded {
+				downloaded = true
 				p.phase("download")
 				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.CatchUpTimeout))
 			}
