@@ -97,7 +97,8 @@ type Config struct {
 	// was dropped.
 	Desync func(wire.ServerDesync)
 	// Resynced, if set, is called on the simulation goroutine when a
-	// repair of this client's state has gone in.
+	// repair of this client's state has gone in, before the host is told
+	// (so it comes before any DesyncRepaired event about this client).
 	Resynced func(Resync)
 	// NoHashReports sends no state hashes even when the host asks for
 	// them (the host then cannot detect this client's desyncs).

@@ -144,15 +144,14 @@ func (s *Session) finishResync() error {
 	}
 	s.follower.Release()
 	s.resync = nil
-	if err := s.write(&wire.ClientResynced{Tick: h.Tick, World: s.follower.Sim().WorldHash()}); err != nil {
-		return err
-	}
 	info := Resync{Tick: h.Tick, Maps: rs.msg.Maps, Full: rs.msg.Full, Bytes: rs.recv.Total(), Wait: time.Since(rs.start)}
 	s.cfg.Logger.Debug("repair swapped in", "tick", info.Tick, "maps", info.Maps, "full", info.Full, "bytes", info.Bytes, "wait", info.Wait)
+	// The callback runs before the host hears of the repair, so anything
+	// the host says about it afterwards comes after the callback too.
 	if s.cfg.Resynced != nil {
 		s.cfg.Resynced(info)
 	}
-	return nil
+	return s.write(&wire.ClientResynced{Tick: h.Tick, World: s.follower.Sim().WorldHash()})
 }
 
 // swapIn inflates the repair and puts it in the simulation.
