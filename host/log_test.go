@@ -1,36 +1,17 @@
 package host_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
-
-// lockedBuffer is a bytes.Buffer for a logger written from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
 
 // TestJSONLogLines checks the logs an operator's tools read: every line is
 // JSON; a join is one "player joined" line with every phase's time; a
@@ -38,17 +19,17 @@ func (l *lockedBuffer) lines() []string {
 // address; the password appears nowhere.
 func TestJSONLogLines(t *testing.T) {
 	const secret = "open sesame"
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := startHost(t, host.Config{Password: []byte(secret), Logger: logger}, locksteptest.New(2, 64))
 	startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.Password = []byte(secret) })
 	if _, re := joinWith(t, h.addr, "Bob", func(c *join.Config) { c.Password = []byte("open sesame!") }); re == nil || re.Reason != wire.ReasonBadPassword {
 		t.Fatalf("wrong password: %v", re)
 	}
-	waitFor(t, "Alice's join line", func() bool { return strings.Contains(strings.Join(buf.lines(), "\n"), `"player joined"`) })
+	waitFor(t, "Alice's join line", func() bool { return strings.Contains(buf.String(), `"player joined"`) })
 
 	var joined, refused []map[string]any
-	for _, line := range buf.lines() {
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line is not JSON: %q: %v", line, err)

@@ -2,18 +2,17 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -27,24 +26,6 @@ func buildTool(t *testing.T, dir, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestSIGTERMClosesGracefully runs the real host and join tools: a player
@@ -68,7 +49,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	save := filepath.Join(dir, "world.lhsave")
 	hostCmd := exec.Command(hostBin, "serve", "--listen", addr, "--save", save, "--new", "--autosave", "0",
 		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1")
-	var hostErr syncBuffer
+	var hostErr syncbuf.Buffer
 	hostCmd.Stderr = &hostErr
 	if err := hostCmd.Start(); err != nil {
 		t.Fatal(err)
@@ -92,7 +73,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var joinErr syncBuffer
+	var joinErr syncbuf.Buffer
 	joinCmd.Stderr = &joinErr
 	if err := joinCmd.Start(); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/procstat"
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -501,20 +502,7 @@ func (h *hostProc) peakRSS() int64 { return procstat.PeakRSS(h.cmd.Process.Pid) 
 
 // logTail keeps a process's JSON log lines.
 type logTail struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logTail) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logTail) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	syncbuf.Buffer
 }
 
 func (l *logTail) has(s string) bool { return strings.Contains(l.String(), s) }

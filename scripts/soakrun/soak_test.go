@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -23,7 +22,7 @@ func TestSoakShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 12-second soak with 12 clients")
 	}
-	var out syncBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, Config{Duration: 12 * time.Second, Clients: 12, Full: 4, Seed: 3, Out: &out})
@@ -63,24 +62,6 @@ func TestSoakShort(t *testing.T) {
 	if !strings.Contains(out.String(), "\nPASS\n") {
 		t.Error("the report does not end in PASS")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestRelayCut checks that a relay forwards both ways and that cut resets
