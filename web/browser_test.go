@@ -2,9 +2,9 @@ package web_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -290,22 +290,10 @@ func TestBrowser(t *testing.T) {
 		o.Joins[1].Name = bad
 		o.Desyncs[0].Name = bad
 		src := &fakeSource{o: o, live: true}
-		ln, err := web.Listen(":0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		webCtx, stopWeb := context.WithCancel(context.Background())
-		webDone := make(chan error, 1)
-		go func() { webDone <- web.Serve(webCtx, ln, web.Handler(src, web.Config{Logger: quiet()}), quiet()) }()
-		defer func() {
-			stopWeb()
-			if err := <-webDone; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("web.Serve: %v", err)
-			}
-		}()
+		addr := serveFake(t, src, web.Config{})
 
 		ctx := tab(t, bctx)
-		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/")); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 			t.Fatalf("open the status page: %v", err)
 		}
 		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
@@ -343,4 +331,50 @@ func TestBrowser(t *testing.T) {
 			t.Logf("screenshot with every panel filled: %s", p)
 		}
 	})
+
+	t.Run("token", func(t *testing.T) {
+		src := &fakeSource{o: fullOverview(time.Now()), live: true}
+		addr := serveFake(t, src, web.Config{Token: token})
+		// Without the token: headless, there is no prompt to answer, so
+		// the load fails on the credentials (or shows the 401 page).
+		ctx := tab(t, bctx)
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+			if !strings.Contains(err.Error(), "ERR_INVALID_AUTH_CREDENTIALS") {
+				t.Fatalf("open the status page without the token: %v", err)
+			}
+		} else if body := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, "401") || strings.Contains(body, "98765") {
+			t.Errorf("without the token the browser shows %q", body)
+		}
+		// With it, as the password a browser's prompt sends: the page and
+		// its stream, which the browser sends the same credentials to.
+		ctx = tab(t, bctx)
+		u := url.URL{Scheme: "http", User: url.UserPassword("viewer", token), Host: addr, Path: "/"}
+		if err := chromedp.Do(ctx, chromedp.Navigate(u.String())); err != nil {
+			t.Fatalf("open the status page with the token: %v", err)
+		}
+		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
+		first := eval[float64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		poll(t, ctx, "the tick to advance through the stream", fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %v`, first), 20*time.Second)
+	})
+}
+
+// serveFake serves the status routes over src on a loopback port until the
+// test ends, and returns the address.
+func serveFake(t *testing.T, src web.Source, cfg web.Config) string {
+	t.Helper()
+	ln, err := web.Listen(":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger = quiet()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, ln, web.Handler(src, cfg), quiet()) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("web.Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
 }

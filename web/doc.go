@@ -17,6 +17,11 @@
 //	/healthz       200 "ok" while the session goroutine publishes its state,
 //	               503 when it has not yet or has stalled
 //
+// With Config.Token set, every route but /healthz asks for the token:
+// "Authorization: Bearer TOKEN" from a scraper, or basic authentication
+// with the token as the password from a browser's prompt. Without it the
+// routes are open, which is why a bare port binds loopback only.
+//
 // The page and the JSON show what players send (names) only as text: the
 // page never parses data as HTML, and its Content-Security-Policy allows
 // only its own inline script and style.

@@ -12,11 +12,15 @@ import (
 	"time"
 )
 
+// TokenEnv is the environment variable host serve reads the status token
+// from (Config.Token) when no token file is given.
+const TokenEnv = "LOCKHOST_HTTP_TOKEN"
+
 // ListenAddr turns the --http flag's value into the address to listen on.
-// A port alone ("8080" or ":8080") binds loopback only, 127.0.0.1: the
-// status page and metrics have no password. Another machine can reach
-// them only when the user names the host explicitly ("0.0.0.0:8080",
-// "[::]:8080", "192.168.1.5:8080").
+// A port alone ("8080" or ":8080") binds loopback only, 127.0.0.1, as the
+// routes are open unless a token is set (Config.Token). Another machine
+// can reach them only when the user names the host explicitly
+// ("0.0.0.0:8080", "[::]:8080", "192.168.1.5:8080").
 func ListenAddr(flag string) (string, error) {
 	s := strings.TrimSpace(flag)
 	if s == "" {
@@ -104,8 +108,12 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 	srv.RegisterOnShutdown(endRequests)
 	addr := ln.Addr().String()
 	logger.Info("status page", "url", "http://"+addr+"/")
-	if !IsLoopback(addr) {
-		logger.Warn("status page and metrics are reachable from other machines, with no password", "addr", addr)
+	switch {
+	case IsLoopback(addr):
+	case protected(h):
+		logger.Info("status page and metrics are reachable from other machines; they ask for the status token", "addr", addr)
+	default:
+		logger.Warn("status page and metrics are reachable from other machines, with no token; set "+TokenEnv+" to require one", "addr", addr)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

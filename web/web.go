@@ -41,6 +41,11 @@ type Config struct {
 	MaxStreams int
 	// Logger receives the handler's errors (default slog.Default()).
 	Logger *slog.Logger
+	// Token, if set, is required of every request but /healthz: as
+	// "Authorization: Bearer TOKEN", or as basic authentication with the
+	// token as the password (what a browser's prompt sends). Unset, the
+	// routes are open, which suits a loopback address.
+	Token string
 }
 
 func (c Config) withDefaults() Config {
@@ -96,20 +101,38 @@ type handler struct {
 func Handler(src Source, cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	h := &handler{src: src, cfg: cfg, streams: make(chan struct{}, cfg.MaxStreams)}
+	guard := func(next http.Handler) http.Handler { return next }
+	if cfg.Token != "" {
+		guard = newTokenCheck(cfg.Token).guard
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", h.page)
-	mux.HandleFunc("GET /api/overview", h.overview)
-	mux.HandleFunc("GET /events", h.events)
-	mux.HandleFunc("GET /healthz", h.healthz)
+	mux.Handle("GET /{$}", guard(http.HandlerFunc(h.page)))
+	mux.Handle("GET /api/overview", guard(http.HandlerFunc(h.overview)))
+	mux.Handle("GET /events", guard(http.HandlerFunc(h.events)))
+	mux.HandleFunc("GET /healthz", h.healthz) // open: it tells only ok or not
 	if cfg.Gatherer != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
+		mux.Handle("GET /metrics", guard(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
 			ErrorLog:            slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 			ErrorHandling:       promhttp.ContinueOnError,
 			MaxRequestsInFlight: 4,
 			Timeout:             10 * time.Second,
-		}))
+		})))
 	}
-	return withHeaders(mux)
+	return &routes{next: withHeaders(mux), protected: cfg.Token != ""}
+}
+
+// routes is what Handler returns; Serve asks it whether a token guards it.
+type routes struct {
+	next      http.Handler
+	protected bool
+}
+
+func (rt *routes) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.next.ServeHTTP(w, r) }
+
+// protected reports whether h is a Handler whose routes need a token.
+func protected(h http.Handler) bool {
+	rt, ok := h.(*routes)
+	return ok && rt.protected
 }
 
 // withHeaders adds the headers every answer gets.

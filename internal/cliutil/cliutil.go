@@ -181,20 +181,27 @@ const PasswordEnv = "LOCKHOST_PASSWORD"
 // file is empty, from PasswordEnv. No password is nil. A password is never
 // taken from a plain flag value, which would show in the process list.
 func Password(file string) ([]byte, error) {
+	return Secret("password", file, PasswordEnv)
+}
+
+// Secret reads a secret, named what in errors, from the first line of file
+// or, when file is empty, from the environment variable env. No secret is
+// nil; a file whose first line is empty is an error.
+func Secret(what, file, env string) ([]byte, error) {
 	if file == "" {
-		if v := os.Getenv(PasswordEnv); v != "" {
+		if v := os.Getenv(env); v != "" {
 			return []byte(v), nil
 		}
 		return nil, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("password file: %w", err)
+		return nil, fmt.Errorf("%s file: %w", what, err)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimRight(line, "\r")
 	if line == "" {
-		return nil, fmt.Errorf("password file %s: the first line is empty", file)
+		return nil, fmt.Errorf("%s file %s: the first line is empty", what, file)
 	}
 	return []byte(line), nil
 }
