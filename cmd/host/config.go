@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/web"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/urfave/cli/v2"
@@ -31,11 +32,11 @@ func configFlag() cli.Flag {
 }
 
 // envBeatsFile names settings that an environment variable replaces
-// although their flag does not read it: the session password in the
-// environment stands in for a password file, so it wins over a
-// password-file key the way every other environment variable wins over
+// although their flag does not read it: the session password (or status
+// token) in the environment stands in for a password (token) file, so it
+// wins over that key the way every other environment variable wins over
 // the file.
-var envBeatsFile = map[string]string{"password-file": cliutil.PasswordEnv}
+var envBeatsFile = map[string]string{"password-file": cliutil.PasswordEnv, "http-token-file": web.TokenEnv}
 
 // configFile reads the TOML file that --config names into the command's
 // flags. Its keys are the command's flag names and its values the flags'

@@ -17,6 +17,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/web"
 	"github.com/urfave/cli/v2"
 )
 
@@ -77,7 +78,7 @@ func flagText(c *cli.Context, name string) string {
 // cleanEnv unsets the environment variables serve reads, for the test.
 func cleanEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range []string{configEnv, dataDirEnv, cliutil.PasswordEnv} {
+	for _, k := range []string{configEnv, dataDirEnv, cliutil.PasswordEnv, web.TokenEnv} {
 		t.Setenv(k, "") // restores the old value after the test
 		os.Unsetenv(k)
 	}

@@ -48,6 +48,7 @@ func serveCommand() *cli.Command {
 		configFlag(),
 		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
 		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus) and /healthz on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
+		&cli.StringFlag{Name: "http-token-file", Usage: "with --http: ask for the token on the first line of `FILE` on every route but /healthz (or set " + web.TokenEnv + "); a browser asks for it as a password, a scraper sends it as a bearer token"},
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
 		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
 		&cli.IntFlag{Name: "max-players", Value: 8, Usage: "most players online at once"},
@@ -136,6 +137,10 @@ func serve(c *cli.Context) error {
 	if path := c.String("config"); path != "" {
 		log.Info("config file read", "path", path)
 	}
+	httpToken, err := statusToken(c)
+	if err != nil {
+		return err
+	}
 	bundle, err := gamecontent.FromFlags(c)
 	if err != nil {
 		return err
@@ -192,7 +197,7 @@ func serve(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
-		h := web.Handler(srv, web.Config{Gatherer: reg, Logger: log})
+		h := web.Handler(srv, web.Config{Gatherer: reg, Logger: log, Token: httpToken})
 		go func() { webDone <- web.Serve(ctx, webLn, h, log) }()
 	} else {
 		webDone <- nil
@@ -271,4 +276,17 @@ func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (h
 		return host.Config{}, cliutil.Usagef("%v", err)
 	}
 	return cfg, nil
+}
+
+// statusToken is the token the status routes ask for: the first line of
+// --http-token-file, else web.TokenEnv, else none.
+func statusToken(c *cli.Context) (string, error) {
+	if c.String("http") == "" && c.String("http-token-file") != "" {
+		return "", cliutil.Usagef("--http-token-file needs --http")
+	}
+	tok, err := cliutil.Secret("status token", c.String("http-token-file"), web.TokenEnv)
+	if err != nil {
+		return "", cliutil.Usagef("--http-token-file: %v", err)
+	}
+	return string(tok), nil
 }
