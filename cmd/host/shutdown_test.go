@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/web"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -48,7 +53,8 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 
 	save := filepath.Join(dir, "world.lhsave")
 	hostCmd := exec.Command(hostBin, "serve", "--listen", addr, "--save", save, "--new", "--autosave", "0",
-		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1")
+		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0")
+	hostCmd.Env = append(os.Environ(), web.TokenEnv+"=") // the test reads the status page without a token
 	var hostErr syncbuf.Buffer
 	hostCmd.Stderr = &hostErr
 	if err := hostCmd.Start(); err != nil {
@@ -60,13 +66,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 		_ = hostCmd.Process.Kill()
 		<-hostDone
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(hostErr.String(), "hosting") {
-		if time.Now().After(deadline) {
-			t.Fatalf("host did not start:\n%s", hostErr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	status := waitStatusPage(t, &hostErr, hostDone)
 
 	joinCmd := exec.Command(joinBin, addr, "--name", "Alice", "--no-input", "--no-reconnect")
 	stdout, err := joinCmd.StdoutPipe()
@@ -96,6 +96,15 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	case <-ready:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("join did not reach WorldReady:\n%s", joinErr.String())
+	}
+
+	// Let the session run a while, so the final save has ticks to show.
+	var seen uint64
+	for deadline := time.Now().Add(20 * time.Second); seen < 30; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the host's tick is still %d after 20 s:\n%s", seen, hostErr.String())
+		}
+		seen = overviewTick(t, status)
 	}
 
 	if err := hostCmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -129,11 +138,54 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	if err != nil {
 		t.Fatalf("final save: %v", err)
 	}
-	if f.Meta.Tick == 0 {
-		t.Errorf("final save at tick 0")
+	if f.Meta.Tick < seen {
+		t.Errorf("final save at tick %d, but the host was at tick %d before SIGTERM; host log:\n%s", f.Meta.Tick, seen, hostErr.String())
 	}
 	t.Logf("final save at tick %d, %d bytes", f.Meta.Tick, f.Size)
 	if left, _ := filepath.Glob(filepath.Join(dir, ".world.lhsave.tmp-*")); len(left) > 0 {
 		t.Errorf("temporary save files left behind: %v", left)
 	}
+}
+
+// waitStatusPage waits until the host's log shows its status page and that
+// it is hosting, and returns the page's URL (ending in "/"). It fails the
+// test if the host exits first (giving its error back to done) or takes
+// over 30 s.
+func waitStatusPage(t *testing.T, log *syncbuf.Buffer, done chan error) string {
+	t.Helper()
+	page := regexp.MustCompile(`msg="status page" url=(http://\S+/)`)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := page.FindStringSubmatch(log.String()); m != nil && strings.Contains(log.String(), "hosting") {
+			return m[1]
+		}
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			t.Fatalf("host exited (%v) before its status page was up:\n%s", err, log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no status page after 30 s:\n%s", log.String())
+		}
+	}
+}
+
+// overviewTick reads the session's tick from the status page's JSON.
+func overviewTick(t *testing.T, page string) uint64 {
+	t.Helper()
+	resp, err := http.Get(page + "api/overview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var o struct {
+		Tick uint64 `json:"tick"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %sapi/overview: %s", page, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil {
+		t.Fatalf("GET %sapi/overview: %v", page, err)
+	}
+	return o.Tick
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,23 +58,7 @@ func TestStatusToken(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-			url := regexp.MustCompile(`msg="status page" url=(http://\S+/)`)
-			var base string
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				if m := url.FindStringSubmatch(stderr.String()); m != nil && strings.Contains(stderr.String(), "hosting") {
-					base = m[1]
-					break
-				}
-				select {
-				case err := <-done:
-					done <- err // for the cleanup
-					t.Fatalf("host exited (%v) before its status page was up:\n%s", err, stderr.String())
-				default:
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no status page:\n%s", stderr.String())
-				}
-			}
+			base := waitStatusPage(t, &stderr, done)
 			client := &http.Client{Timeout: 10 * time.Second}
 			get := func(path, auth string) int {
 				req, _ := http.NewRequest("GET", base+path, nil)
