@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -23,6 +24,10 @@ type Server struct {
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
+
+	// defsHash is status.SummaryHash of content.Databases, for status
+	// replies; the content does not change after New.
+	defsHash uint64
 }
 
 // New returns a server for sim. cfg is completed with Defaults and
@@ -35,7 +40,8 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	if sim == nil {
 		return nil, errors.New("host: no simulation")
 	}
-	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst)}, nil
+	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
+		defsHash: status.SummaryHash(content.Databases)}, nil
 }
 
 // Serve runs the session and accepts clients on ln until ctx is done, then

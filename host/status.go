@@ -15,16 +15,11 @@ type liveInfo struct {
 	tick    uint64
 }
 
-// statusInfo builds a status reply's content: the host's static facts and
-// the session's latest players and tick.
+// statusInfo builds a status reply's content: the host's static facts
+// (the content hash computed once by New) and the session's latest players
+// and tick.
 func (s *Server) statusInfo() status.Info {
 	li, _ := s.sess.live.Load().(liveInfo)
-	types := make([]string, len(s.content.Databases))
-	counts := make([]int32, len(types))
-	hashes := make([]uint64, len(types))
-	for i, d := range s.content.Databases {
-		types[i], counts[i], hashes[i] = d.Type, d.Count, d.Hash
-	}
 	return status.Info{
 		Players:     li.players,
 		MaxPlayers:  int32(s.cfg.MaxPlayers),
@@ -34,8 +29,8 @@ func (s *Server) statusInfo() status.Info {
 		Tick:        li.tick,
 		Password:    len(s.cfg.Password) > 0,
 		TLS:         s.cfg.TLS != nil,
-		Databases:   int32(len(types)),
-		DefsHash:    status.DefsHash(types, counts, hashes),
+		Databases:   int32(len(s.content.Databases)),
+		DefsHash:    s.defsHash,
 	}
 }
 

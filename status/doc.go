@@ -71,7 +71,8 @@
 // # Content hash
 //
 // Info.DefsHash lets a client tell before joining whether its def
-// databases match the host's: both sides compute DefsHash over their
-// databases' (type, count, hash) triples, in the same order (the order
-// defs.Set.Summary returns, sorted by type).
+// databases match the host's: both sides compute DefsHash (SummaryHash
+// for a []defs.Summary) over their databases' (type, count, hash)
+// triples, in the same order (the order defs.Set.Summary returns, sorted
+// by type).
 package status

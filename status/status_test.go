@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lockhost/lockhost/defs"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -576,4 +578,20 @@ func TestDefsHash(t *testing.T) {
 		}
 	}()
 	DefsHash(types, counts[:1], hashes)
+}
+
+func TestSummaryHash(t *testing.T) {
+	sums := []defs.Summary{{Type: "TerrainDef", Count: 7, Hash: 1}, {Type: "ThingDef", Count: 120, Hash: 0xdeadbeefcafef00d}}
+	for _, n := range []int{0, 1, 2} {
+		types, counts, hashes := make([]string, n), make([]int32, n), make([]uint64, n)
+		for i, s := range sums[:n] {
+			types[i], counts[i], hashes[i] = s.Type, s.Count, s.Hash
+		}
+		if got, want := SummaryHash(sums[:n]), DefsHash(types, counts, hashes); got != want {
+			t.Errorf("%d summaries: SummaryHash %#x, DefsHash %#x", n, got, want)
+		}
+	}
+	if SummaryHash(nil) != DefsHash(nil, nil, nil) {
+		t.Fatal("nil summaries differ from no databases")
+	}
 }

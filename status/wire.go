@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/lockhost/lockhost/defs"
 )
 
 // Version is the wire format version this package speaks.
@@ -98,13 +100,30 @@ func DefsHash(types []string, counts []int32, hashes []uint64) uint64 {
 	d := xxhash.New()
 	var b []byte
 	for i, t := range types {
-		b = binary.AppendUvarint(b[:0], uint64(len(t)))
-		b = append(b, t...)
-		b = binary.BigEndian.AppendUint32(b, uint32(counts[i]))
-		b = binary.BigEndian.AppendUint64(b, hashes[i])
+		b = appendDefsEntry(b[:0], t, counts[i], hashes[i])
 		_, _ = d.Write(b)
 	}
 	return d.Sum64()
+}
+
+// SummaryHash is DefsHash over summaries' types, counts and hashes, in
+// the order given (the order defs.Set.Summary returns).
+func SummaryHash(summaries []defs.Summary) uint64 {
+	d := xxhash.New()
+	var b []byte
+	for _, s := range summaries {
+		b = appendDefsEntry(b[:0], s.Type, s.Count, s.Hash)
+		_, _ = d.Write(b)
+	}
+	return d.Sum64()
+}
+
+// appendDefsEntry appends one database's encoding in DefsHash to b.
+func appendDefsEntry(b []byte, typ string, count int32, hash uint64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(typ)))
+	b = append(b, typ...)
+	b = binary.BigEndian.AppendUint32(b, uint32(count))
+	return binary.BigEndian.AppendUint64(b, hash)
 }
 
 // AppendRequest appends a request carrying pingID to b.

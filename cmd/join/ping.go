@@ -56,12 +56,7 @@ func ping(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sum := bundle.Summary()
-	types, counts, hashes := make([]string, len(sum)), make([]int32, len(sum)), make([]uint64, len(sum))
-	for i, d := range sum {
-		types[i], counts[i], hashes[i] = d.Type, d.Count, d.Hash
-	}
-	mine := status.DefsHash(types, counts, hashes)
+	mine := status.SummaryHash(bundle.Summary())
 	n := max(1, c.Int("count"))
 	var rtts []time.Duration
 	for i := 0; i < n; i++ {
