@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/ratelimit"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
@@ -45,10 +46,10 @@ type peer struct {
 	id   int32
 	name string
 
-	member      *member      // once admitted
-	cmdLimit    *rateLimiter // this player's command rate
-	lastRefusal time.Time    // when the last refusal notice went out
-	hashTick    *uint64      // tick of the last hash report
+	member      *member          // once admitted
+	cmdLimit    ratelimit.Bucket // this player's command rate
+	lastRefusal time.Time        // when the last refusal notice went out
+	hashTick    *uint64          // tick of the last hash report
 
 	// The join's timeline, for the join record and log line.
 	start, mark time.Time
@@ -439,10 +440,7 @@ func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 	case cc.Kind >= lockstep.KindReserved && cc.Kind != lockstep.KindSetSpeed:
 		return refuse(fmt.Sprintf("kind %#x is reserved.", cc.Kind))
 	}
-	if p.cmdLimit == nil {
-		p.cmdLimit = newRateLimiter(cfg.CommandRate, cfg.CommandBurst)
-	}
-	if !p.cmdLimit.allow("", time.Now()) {
+	if !p.cmdLimit.Take(time.Now(), cfg.CommandRate, float64(cfg.CommandBurst)) {
 		return refuse(fmt.Sprintf("more than %.0f commands per second.", cfg.CommandRate))
 	}
 	if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {

@@ -3,6 +3,8 @@ package host
 import (
 	"sync"
 	"time"
+
+	"github.com/lockhost/lockhost/internal/ratelimit"
 )
 
 // rateLimiter is a token bucket per IP address for new connections.
@@ -10,20 +12,15 @@ type rateLimiter struct {
 	mu      sync.Mutex
 	rate    float64 // tokens per second
 	burst   float64
-	buckets map[string]*bucket
+	buckets map[string]*ratelimit.Bucket
 	calls   int
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 func newRateLimiter(rate float64, burst int) *rateLimiter {
 	if rate < 0 {
 		return nil
 	}
-	return &rateLimiter{rate: rate, burst: float64(burst), buckets: make(map[string]*bucket)}
+	return &rateLimiter{rate: rate, burst: float64(burst), buckets: make(map[string]*ratelimit.Bucket)}
 }
 
 // allow takes a token for ip if one is left. A nil limiter allows all.
@@ -39,23 +36,17 @@ func (l *rateLimiter) allow(ip string, now time.Time) bool {
 	}
 	b := l.buckets[ip]
 	if b == nil {
-		b = &bucket{tokens: l.burst, last: now}
+		b = new(ratelimit.Bucket)
 		l.buckets[ip] = b
 	}
-	b.tokens = min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+	return b.Take(now, l.rate, l.burst)
 }
 
 // sweep forgets addresses whose buckets are full again.
 func (l *rateLimiter) sweep(now time.Time) {
 	full := time.Duration(l.burst / l.rate * float64(time.Second))
 	for ip, b := range l.buckets {
-		if now.Sub(b.last) > full {
+		if now.Sub(b.Last()) > full {
 			delete(l.buckets, ip)
 		}
 	}

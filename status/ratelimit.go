@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/lockhost/lockhost/internal/ratelimit"
 )
 
 const (
@@ -22,13 +24,8 @@ type limiter struct {
 	rate      float64 // tokens per second
 	burst     float64
 	full      time.Duration // time for an empty bucket to fill
-	buckets   map[netip.Addr]bucket
+	buckets   map[netip.Addr]ratelimit.Bucket
 	lastSweep time.Time
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 // newLimiter returns a limiter, or nil (allow everything) if rate < 0.
@@ -44,7 +41,7 @@ func newLimiter(rate float64, burst int) *limiter {
 		rate:    rate,
 		burst:   float64(burst),
 		full:    full,
-		buckets: make(map[netip.Addr]bucket),
+		buckets: make(map[netip.Addr]ratelimit.Bucket),
 	}
 }
 
@@ -59,20 +56,10 @@ func (l *limiter) allow(ip netip.Addr, now time.Time) bool {
 		l.sweep(now)
 	}
 	b, ok := l.buckets[ip]
-	if !ok {
-		if len(l.buckets) >= maxSources {
-			return false
-		}
-		b = bucket{tokens: l.burst, last: now}
+	if !ok && len(l.buckets) >= maxSources {
+		return false
 	}
-	if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(l.burst, b.tokens+d.Seconds()*l.rate)
-		b.last = now
-	}
-	allowed := b.tokens >= 1
-	if allowed {
-		b.tokens--
-	}
+	allowed := b.Take(now, l.rate, l.burst)
 	l.buckets[ip] = b
 	return allowed
 }
@@ -81,7 +68,7 @@ func (l *limiter) allow(ip netip.Addr, now time.Time) bool {
 func (l *limiter) sweep(now time.Time) {
 	l.lastSweep = now
 	for ip, b := range l.buckets {
-		if now.Sub(b.last) >= l.full {
+		if now.Sub(b.Last()) >= l.full {
 			delete(l.buckets, ip)
 		}
 	}
