@@ -92,12 +92,29 @@ func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
 }
 
 // remember keeps the commands of the last hash window for desync reports.
+// Commands that fall out of the window are skipped by advancing
+// recentHead, not by moving the window down every tick; the slice is
+// compacted only once the skipped part passes half of it.
 func (s *session) remember(cmds []lockstep.Command, now uint64) {
 	s.recent = append(s.recent, cmds...)
-	if len(s.recent) == 0 || s.recent[0].Tick+s.cfg.HashWindow >= now {
+	live := s.liveRecent()
+	if len(live) == 0 || live[0].Tick+s.cfg.HashWindow >= now {
 		return
 	}
-	s.recent = slices.Delete(s.recent, 0, firstAt(s.recent, now-s.cfg.HashWindow))
+	n := firstAt(live, now-s.cfg.HashWindow)
+	clear(live[:n]) // let go of the payloads now
+	s.recentHead += n
+	if s.recentHead > len(s.recent)/2 {
+		kept := copy(s.recent, s.recent[s.recentHead:])
+		clear(s.recent[kept:])
+		s.recent = s.recent[:kept]
+		s.recentHead = 0
+	}
+}
+
+// liveRecent is the commands of the last hash window, in tick order.
+func (s *session) liveRecent() []lockstep.Command {
+	return s.recent[s.recentHead:]
 }
 
 // firstAt is the index of the first command stamped tick or later in
@@ -206,6 +223,7 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		s.broadcastPacket(ev)
 		s.stats.update(func(st *Stats) { st.DesyncDrops++ })
 		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", len(m.desyncs), s.cfg.DesyncWindow))
+		m.playing = false // it holds nobody while it leaves
 		return
 	}
 	_ = s.roster.SetStatus(m.id, roster.Desynced)
@@ -359,6 +377,7 @@ func (s *session) checkResyncs(now time.Time) {
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
 			s.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
+			m.resync = nil // dropped once: the next pass must not count it again while it leaves
 		}
 	}
 }
@@ -386,7 +405,8 @@ func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpo
 	if rep.Tick > s.cfg.HashWindow {
 		r.CommandsFrom = rep.Tick - s.cfg.HashWindow
 	}
-	r.Commands = desync.Records(s.recent[firstAt(s.recent, r.CommandsFrom):])
+	live := s.liveRecent()
+	r.Commands = desync.Records(live[firstAt(live, r.CommandsFrom):])
 	return r
 }
 

@@ -109,8 +109,7 @@ var matrixPhases = []phase{
 
 // frameOf is a frame with the given declared length, id and body.
 func frameOf(length uint32, id byte, body []byte) []byte {
-	b := binary.BigEndian.AppendUint32(nil, length)
-	return append(append(b, id), body...)
+	return append(frameHeader(length, wire.ID(id)), body...)
 }
 
 // TestBadInputMatrix replays a table of hostile inputs against one live

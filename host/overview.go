@@ -322,13 +322,11 @@ func (s *session) publishOverview(now time.Time) {
 		o.Players = append(o.Players, v)
 	}
 	sizes := map[int32]snapshot.MapPoint{}
-	s.stats.mu.Lock()
-	if last := s.stats.last; last != nil {
+	if last := s.stats.lastPoint(); last != nil {
 		for _, mp := range last.Maps {
 			sizes[mp.ID] = mp
 		}
 	}
-	s.stats.mu.Unlock()
 	for _, id := range s.auth.Sim().MapIDs() {
 		v := MapView{ID: id}
 		if mp, ok := sizes[id]; ok {

@@ -63,12 +63,7 @@ func (s *session) startSave(final bool) {
 			return
 		}
 	}
-	ids, cmds := s.auth.Queues().Snapshot()
-	mc := make([]snapshot.MapCommands, len(ids))
-	for i := range ids {
-		mc[i] = snapshot.MapCommands{MapID: ids[i], Commands: cmds[i]}
-	}
-	job := saveJob{point: s.point, granted: s.auth.Sim().Tick(), cmds: mc, path: sc.Path, final: final}
+	job := saveJob{point: s.point, granted: s.auth.Sim().Tick(), cmds: s.queuedCommands(), path: sc.Path, final: final}
 	if !final {
 		job.path = saves.AutosavePath(sc.Path, job.granted)
 	}

@@ -201,7 +201,8 @@ type session struct {
 	stopping     chan struct{}      // closed when the session starts to shut down
 	pending      []hashReq          // reports for a checkpoint still being hashed
 	ring         *lockstep.HashRing // checkpoints of the last HashWindow ticks
-	recent       []lockstep.Command // commands of the last HashWindow ticks, for desync reports
+	recent       []lockstep.Command // commands of the last HashWindow ticks from recentHead on, for desync reports
+	recentHead   int                // where the live part of recent starts; before it, commands past the window
 	partNames    []string           // the simulation's map part names, if it has parts
 	reports      sync.WaitGroup     // desync reports being written
 
@@ -412,6 +413,7 @@ func (s *session) applyLagPolicy(due int) int {
 		if s.cfg.LagPolicy == LagDrop && b > s.cfg.MaxLag {
 			s.cfg.Logger.Info("dropping a lagging player", "player", id, "behind", b)
 			m.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind", b))
+			m.playing = false // it holds nobody, and is not dropped again, while it leaves
 			continue
 		}
 		if b > behind {
@@ -566,16 +568,22 @@ func (s *session) admit(r joinReq) joinReply {
 		}
 		if rj.online {
 			// The old connection lingers (it has not timed out yet): it
-			// goes, and the player comes back on the new one.
+			// goes, and the player comes back on the new one. The roster
+			// rules hold for the player it replaces (its own name, its own
+			// place), so only the password can refuse this rejoin: it is
+			// checked before the old connection is touched.
+			if !r.passwordOK {
+				return joinReply{err: errBadPassword}
+			}
 			if m := s.members[rj.id]; m != nil {
 				m.conn.close(wire.ReasonReplaced, "")
 			}
 			s.dropMember(rj.id)
 			s.roster.Remove(rj.id, "")
 			s.broadcastPacket(&wire.ServerPlayerList{Action: wire.PlayerListRemove, Players: []wire.PlayerInfo{{ID: rj.id}}})
+			rj.online, rj.left = false, time.Now() // the old connection is gone: the grace runs from now
 		}
 		r.id, r.name, r.spectator = rj.id, rj.name, rj.spectator
-		delete(s.tokens, string(r.token)) // a token is good for one rejoin; a new one comes at WorldReady
 		rejoined = true
 	}
 	// The rules in order: the roster's (name, online, room), then the
@@ -591,6 +599,10 @@ func (s *session) admit(r joinReq) joinReply {
 		return joinReply{err: err}
 	}
 	if rejoined {
+		// A token is good for one rejoin and is used up only once the
+		// rejoin is admitted; the new one is issued just below, at
+		// admission, before the world is sent.
+		delete(s.tokens, string(r.token))
 		notices = []roster.Notice{{Kind: roster.NoticeJoined, Text: r.name + " is back."}}
 	}
 	// The token to come back as this player after a dropped connection,
@@ -622,12 +634,19 @@ func (s *session) admit(r joinReq) joinReply {
 			return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 		}
 	}
+	return joinReply{id: r.id, member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(),
+		cmds: s.queuedCommands()}
+}
+
+// queuedCommands copies the commands queued since the join point, per map,
+// as a joiner or a save replays them on top of it.
+func (s *session) queuedCommands() []snapshot.MapCommands {
 	ids, cmds := s.auth.Queues().Snapshot()
 	mc := make([]snapshot.MapCommands, len(ids))
 	for i := range ids {
 		mc[i] = snapshot.MapCommands{MapID: ids[i], Commands: cmds[i]}
 	}
-	return joinReply{id: r.id, member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(), cmds: mc}
+	return mc
 }
 
 func (s *session) ready(r readyReq) {

@@ -1,0 +1,45 @@
+package host_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// TestRepairTimeoutDropsOnce starts a repair for a client that then
+// neither reads nor hangs up, so its connection lingers for a while after
+// the repair times out and the host closes it. The drop is counted and
+// recorded once, not again at every check until the client's leave
+// arrives.
+func TestRepairTimeoutDropsOnce(t *testing.T) {
+	const every = 10
+	h := startHost(t, host.Config{HashEvery: every, KeepaliveEvery: 50 * time.Millisecond,
+		ResyncTimeout: 300 * time.Millisecond}, locksteptest.New(2, 64))
+	c := dialRaw(t, h.addr)
+	c.toPlaying("Raw")
+	cp := c.nextTick(3*every) / every * every
+	maps, ok := h.log.at(cp)
+	if !ok {
+		t.Fatalf("host has no hashes at %d", cp)
+	}
+	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
+	c.syncClockUntil(wire.IDServerResync)
+	// The client stops here: the repair never goes in.
+	waitFor(t, "the repair to time out", func() bool { return h.srv.Stats().DesyncDrops > 0 })
+	waitGone(t, h, "Raw", time.Now())
+	if n := h.srv.Stats().DesyncDrops; n != 1 {
+		t.Fatalf("%d desync drops counted, want 1", n)
+	}
+	dropped := 0
+	for _, r := range h.srv.Overview().Desyncs {
+		if r.Event == host.DesyncDropped {
+			dropped++
+		}
+	}
+	if dropped != 1 {
+		t.Fatalf("%d drops recorded, want 1", dropped)
+	}
+}
