@@ -329,7 +329,7 @@ func (s *Session) handleSmall(p wire.Packet) bool {
 	return false
 }
 
-// Token is the session token the host gave at WorldReady (nil before it
+// Token is the session token the host gave on admission (nil before it
 // arrives) and how long after a drop it stays good: pass it in
 // Config.Token to rejoin as the same player. Safe from any goroutine.
 func (s *Session) Token() ([]byte, time.Duration) {
