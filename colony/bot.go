@@ -11,36 +11,59 @@ import (
 // sometimes a stack of items spawned there. It reports false when w offers
 // nothing to do (no maps, no passable cell found in a few tries, or no
 // item defs).
+//
+// It reads the maps directly rather than through Stats, Pawns and Content,
+// which cost time in proportion to the whole world; the random draws are
+// the same ones, in the same order, so a seed gives the same commands.
 func RandomCommand(w *World, rng *rand.Rand) (lockstep.Command, bool) {
-	stats := w.Stats()
-	if len(stats) == 0 {
+	if len(w.maps) == 0 {
 		return lockstep.Command{}, false
 	}
-	m := stats[rng.IntN(len(stats))]
+	m := w.maps[rng.IntN(len(w.maps))]
 	for try := 0; try < 20; try++ {
-		x, y := rng.IntN(m.Width), rng.IntN(m.Height)
+		x, y := rng.IntN(int(m.W)), rng.IntN(int(m.H))
 		if !w.Passable(m.ID, x, y) {
 			continue
 		}
-		if pawns := w.Pawns(m.ID); len(pawns) > 0 && rng.IntN(4) != 0 {
-			return MovePawn(m.ID, pawns[rng.IntN(len(pawns))].ID, x, y), true
+		if n := len(m.Pawns); n > 0 && rng.IntN(4) != 0 {
+			return MovePawn(m.ID, m.Pawns[rng.IntN(n)].ID, x, y), true
 		}
-		items := w.itemNames()
-		if len(items) == 0 {
+		n := w.itemCount()
+		if n == 0 {
 			return lockstep.Command{}, false
 		}
-		return SpawnThing(m.ID, items[rng.IntN(len(items))], x, y, 1+rng.IntN(10)), true
+		return SpawnThing(m.ID, w.itemName(rng.IntN(n)), x, y, 1+rng.IntN(10)), true
 	}
 	return lockstep.Command{}, false
 }
 
-// itemNames lists the content's spawnable things: items and food.
-func (w *World) itemNames() []string {
-	var items []string
-	for _, t := range w.Content().Things {
-		if t.Category == CategoryItem || t.Category == CategoryFood {
-			items = append(items, t.Name)
+// spawnable tells whether a thing type is one the bot spawns: an item or
+// food.
+func spawnable(t *ThingType) bool {
+	return t.Category == CategoryItem || t.Category == CategoryFood
+}
+
+// itemCount is the number of spawnable thing types in the content.
+func (w *World) itemCount() int {
+	n := 0
+	for i := range w.r.content.Things {
+		if spawnable(&w.r.content.Things[i]) {
+			n++
 		}
 	}
-	return items
+	return n
+}
+
+// itemName is the name of the i-th spawnable thing type, in content
+// order; i must be below itemCount.
+func (w *World) itemName(i int) string {
+	for j := range w.r.content.Things {
+		if t := &w.r.content.Things[j]; spawnable(t) {
+			if i == 0 {
+				return t.Name
+			}
+			i--
+		}
+	}
+	panic("colony: itemName: index out of range") // callers stay below itemCount
 }

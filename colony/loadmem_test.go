@@ -1,8 +1,6 @@
 package colony
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -115,7 +114,7 @@ func loadMemoryChild(t *testing.T, mode, dir string) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	base := ms
-	baseRSS := procStatus(t, "VmRSS")
+	baseRSS := uint64(procstat.RSS(os.Getpid())) << 10 // KiB to bytes
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Logf("cannot reset peak RSS: %v", err)
 	}
@@ -186,7 +185,7 @@ func loadMemoryChild(t *testing.T, mode, dir string) {
 		runtime.KeepAlive(maps)
 	}
 	runtime.ReadMemStats(&ms)
-	hwm := procStatus(t, "VmHWM")
+	hwm := uint64(procstat.PeakRSS(os.Getpid())) << 10
 	mb := func(v uint64) string { return fmt.Sprintf("%.1f", float64(v)/(1<<20)) }
 	fmt.Printf("RESULT load %v; peak RSS %s MiB (+%s over %s before); peak HeapInuse %s MiB, HeapAlloc %s MiB (+%s over %s before); Sys %s MiB (+%s); TotalAlloc +%s MiB; GCs %d; hash %016x\n",
 		took.Round(time.Millisecond), mb(hwm), mb(hwm-baseRSS), mb(baseRSS),
@@ -210,24 +209,4 @@ func readInto(t *testing.T, buf []byte, name string) []byte {
 		t.Fatal(err)
 	}
 	return buf
-}
-
-// procStatus returns a byte count from /proc/self/status (0 if absent).
-func procStatus(t *testing.T, key string) uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Logf("%v", err)
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			f := strings.Fields(v)
-			if len(f) == 2 && f[1] == "kB" {
-				kb, _ := strconv.ParseUint(f[0], 10, 64)
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }

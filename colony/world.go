@@ -188,9 +188,14 @@ func (w *World) Stats() []MapStats {
 	out := make([]MapStats, 0, len(w.maps))
 	for _, m := range w.maps {
 		s := MapStats{ID: m.ID, Width: int(m.W), Height: int(m.H), Things: len(m.Things), Pawns: len(m.Pawns)}
-		for i := range m.Things {
-			if t := &m.Things[i]; !t.dead && w.r.things[t.Def].cat == catPlant {
-				s.Plants++
+		if m.ready {
+			s.Plants = int(m.plantCount) // kept in step by track
+		} else {
+			// A fresh clone: count rather than build the derived data.
+			for i := range m.Things {
+				if t := &m.Things[i]; !t.dead && w.r.things[t.Def].cat == catPlant {
+					s.Plants++
+				}
 			}
 		}
 		for i := range m.Pawns {
