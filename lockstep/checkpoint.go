@@ -70,7 +70,10 @@ func (h *Hasher) Take(sim Sim) Checkpoint {
 		h.cache = make(map[int32]cachedMap)
 	}
 	c.Maps = c.Maps[:len(ids)]
-	versions := make([]uint64, len(ids))
+	var versions []uint64 // MapVersion of each map, when mv is used
+	if mv != nil {
+		versions = make([]uint64, len(ids))
+	}
 	var todo []int // indexes of maps to hash
 	for i, id := range ids {
 		if mv != nil {
@@ -242,10 +245,17 @@ func (c *Checkpointer) Take(sim Sim) (cp Checkpoint, ok bool) {
 		return Checkpoint{}, false // closed
 	default:
 	}
+	// Take is the queue's only sender and runs on one goroutine, so a
+	// queue with room keeps it until the send: a checkpoint that would be
+	// skipped is counted without cloning the world for nothing.
+	if len(c.queue) == cap(c.queue) {
+		c.skipped.Add(1)
+		return Checkpoint{}, false
+	}
 	select {
 	case c.queue <- cl.Clone():
 	default:
-		c.skipped.Add(1)
+		c.skipped.Add(1) // cannot happen with one sender; never block the owner
 	}
 	return Checkpoint{}, false
 }
