@@ -39,6 +39,10 @@ type BuildOptions struct {
 // Build encodes and compresses src into a join point, maps in parallel.
 // Only the maps being worked on are held raw, so building never needs the
 // whole raw world in memory at once.
+//
+// When src is a lockstep.WorldHasher, every map is hashed once, by the
+// worker that handles it, and the world hash is combined from those
+// hashes; otherwise the world hash is src.WorldHash().
 func Build(src State, opts BuildOptions) (*Point, error) {
 	workers := opts.Workers
 	if workers <= 0 {
@@ -48,11 +52,17 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 	if opts.Versions != nil && len(opts.Versions) != len(ids) {
 		return nil, fmt.Errorf("%d map versions for %d maps", len(opts.Versions), len(ids))
 	}
-	p := &Point{Tick: src.Tick(), WorldHash: src.WorldHash(), Maps: make([]MapPoint, len(ids))}
-	prev := map[int32]MapPoint{}
+	p := &Point{Tick: src.Tick(), Maps: make([]MapPoint, len(ids))}
+	b := mapBuilder{src: src, ids: ids, opts: opts, prev: map[int32]MapPoint{}, out: p.Maps}
+	wh, combine := src.(lockstep.WorldHasher)
+	if combine {
+		b.hashes = make([]uint64, len(ids))
+	} else {
+		p.WorldHash = src.WorldHash()
+	}
 	if opts.Prev != nil {
 		for _, m := range opts.Prev.Maps {
-			prev[m.ID] = m
+			b.prev[m.ID] = m
 		}
 	}
 
@@ -75,7 +85,7 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 			defer wg.Done()
 			var buf []byte // this worker's encoding buffer, reused map to map
 			for i := range work {
-				reused[i], errs[i] = buildMap(src, ids[i], opts, prev, i, &p.Maps[i], &buf)
+				reused[i], errs[i] = b.build(i, &buf)
 			}
 		}()
 	}
@@ -94,6 +104,9 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 			p.Compressed++
 		}
 	}
+	if combine {
+		p.WorldHash = wh.WorldHashOf(b.hashes)
+	}
 	return p, nil
 }
 
@@ -103,34 +116,61 @@ type MapAppender interface {
 	AppendMap(dst []byte, id int32) ([]byte, error)
 }
 
-func buildMap(src State, id int32, opts BuildOptions, prev map[int32]MapPoint, i int, out *MapPoint, buf *[]byte) (reused bool, err error) {
-	if opts.Versions != nil {
-		if pm, ok := prev[id]; ok && pm.Versioned && pm.Version == opts.Versions[i] {
-			*out = pm
+// mapBuilder builds the maps of one join point. Workers share it; each
+// writes only the entries of the maps it builds.
+type mapBuilder struct {
+	src    State
+	ids    []int32
+	opts   BuildOptions
+	prev   map[int32]MapPoint // the previous point's maps by ID
+	out    []MapPoint         // in ids order
+	hashes []uint64           // each map's current MapHash, when non-nil
+}
+
+// build fills out[i]: the previous point's blob when the map's version is
+// unchanged, else a new one. With hashes, it also records the map's
+// current hash there, for the world hash.
+func (b *mapBuilder) build(i int, buf *[]byte) (reused bool, err error) {
+	id := b.ids[i]
+	if b.opts.Versions != nil {
+		if pm, ok := b.prev[id]; ok && pm.Versioned && pm.Version == b.opts.Versions[i] {
+			b.out[i] = pm
+			if b.hashes != nil {
+				// The world hash is of the current state: hash it rather
+				// than trust the reused blob's hash.
+				h, ok := b.src.MapHash(id)
+				if !ok {
+					return false, fmt.Errorf("no hash")
+				}
+				b.hashes[i] = h
+			}
 			return true, nil
 		}
 	}
 	var data []byte
-	if ma, ok := src.(MapAppender); ok {
+	if ma, ok := b.src.(MapAppender); ok {
 		data, err = ma.AppendMap((*buf)[:0], id)
 		*buf = data
 	} else {
-		data, err = src.MarshalMap(id)
+		data, err = b.src.MarshalMap(id)
 	}
 	if err != nil {
 		return false, fmt.Errorf("marshal: %w", err)
 	}
-	h, ok := src.MapHash(id)
+	h, ok := b.src.MapHash(id)
 	if !ok {
 		return false, fmt.Errorf("no hash")
 	}
-	blob, err := Compress(data, opts.Level)
+	blob, err := Compress(data, b.opts.Level)
 	if err != nil {
 		return false, err
 	}
-	*out = MapPoint{ID: id, Blob: blob, StateHash: h}
-	if opts.Versions != nil {
-		out.Version, out.Versioned = opts.Versions[i], true
+	b.out[i] = MapPoint{ID: id, Blob: blob, StateHash: h}
+	if b.opts.Versions != nil {
+		b.out[i].Version, b.out[i].Versioned = b.opts.Versions[i], true
+	}
+	if b.hashes != nil {
+		b.hashes[i] = h
 	}
 	return false, nil
 }

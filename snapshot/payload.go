@@ -207,12 +207,16 @@ func (h *Header) Verify(sim lockstep.Sim) error {
 	if sim.Tick() != h.Tick {
 		return fmt.Errorf("loaded world is at tick %d, header says %d", sim.Tick(), h.Tick)
 	}
-	for _, m := range h.Maps {
-		if got, ok := sim.MapHash(m.ID); !ok || got != m.StateHash {
+	ids := make([]int32, len(h.Maps))
+	hashes := make([]uint64, len(h.Maps))
+	for i, m := range h.Maps {
+		got, ok := sim.MapHash(m.ID)
+		if !ok || got != m.StateHash {
 			return fmt.Errorf("map %d: state hash %016x, host had %016x", m.ID, got, m.StateHash)
 		}
+		ids[i], hashes[i] = m.ID, got
 	}
-	if got := sim.WorldHash(); got != h.WorldHash {
+	if got := worldHash(sim, ids, hashes); got != h.WorldHash {
 		return fmt.Errorf("world state hash %016x, host had %016x", got, h.WorldHash)
 	}
 	return nil

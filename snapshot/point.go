@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
 )
@@ -35,7 +36,6 @@ func CutMaps(sim lockstep.Sim, ids []int32) (*Raw, error) {
 		World:     world,
 		Maps:      make([]lockstep.MapBlob, 0, len(ids)),
 		MapHashes: make([]uint64, 0, len(ids)),
-		WorldHash: sim.WorldHash(),
 	}
 	for _, id := range ids {
 		data, err := sim.MarshalMap(id)
@@ -46,7 +46,19 @@ func CutMaps(sim lockstep.Sim, ids []int32) (*Raw, error) {
 		r.Maps = append(r.Maps, lockstep.MapBlob{ID: id, Data: data})
 		r.MapHashes = append(r.MapHashes, h)
 	}
+	r.WorldHash = worldHash(sim, ids, r.MapHashes)
 	return r, nil
+}
+
+// worldHash is st's WorldHash given the MapHash of the maps ids, in that
+// order. When st is a lockstep.WorldHasher and ids are exactly its
+// MapIDs, it combines those hashes (WorldHashOf) instead of hashing every
+// map again; otherwise it calls WorldHash.
+func worldHash(st State, ids []int32, mapHashes []uint64) uint64 {
+	if wh, ok := st.(lockstep.WorldHasher); ok && len(mapHashes) == len(ids) && slices.Equal(ids, st.MapIDs()) {
+		return wh.WorldHashOf(mapHashes)
+	}
+	return st.WorldHash()
 }
 
 // MapPoint is one compressed map of a join point.
