@@ -57,6 +57,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// defaultFull is how many clients simulate fully unless told (all of them
+// when there are fewer).
+const defaultFull = 4
+
 // Defaults returns c with every unset field filled in.
 func (c Config) Defaults() Config {
 	if c.Duration == 0 {
@@ -66,7 +70,7 @@ func (c Config) Defaults() Config {
 		c.Clients = 64
 	}
 	if c.Full == 0 {
-		c.Full = min(4, c.Clients)
+		c.Full = min(defaultFull, c.Clients)
 	}
 	if c.Seed == 0 {
 		c.Seed = 1

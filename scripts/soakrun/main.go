@@ -23,6 +23,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,19 +50,66 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	if err != nil {
+		return exitUsage
+	}
+	cfg.Out = stdout
+	dir, err := os.MkdirTemp("", "lockhost-soak-")
+	if err != nil {
+		fmt.Fprintf(stderr, "soak: temp dir: %v\n", err)
+		return exitFail
+	}
+	defer os.RemoveAll(dir)
+	cfg.Dir = dir
+
+	// Never hang: the run gets duration + grace, and the process a little
+	// more to report before it is ended from here.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+grace)
+	defer cancel()
+	watchdog := time.AfterFunc(cfg.Duration+grace+30*time.Second, func() {
+		fmt.Fprintf(stderr, "soak: FAIL: still running %v after the start; giving up\n", cfg.Duration+grace+30*time.Second)
+		os.RemoveAll(dir)
+		os.Exit(exitFail)
+	})
+	defer watchdog.Stop()
+
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "soak: FAIL: %v\n", err)
+		return exitFail
+	}
+	if !res.Passed() {
+		return exitFail
+	}
+	return exitPass
+}
+
+// parseConfig reads the command line into a soak's Config with its
+// defaults filled in (Out is left to the caller). A problem is reported
+// on stderr and returned; --help returns flag.ErrHelp.
+func parseConfig(args []string, stderr io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// The flags' defaults are the Config's; those that depend on another
+	// setting are 0 here, and Defaults fills them in.
+	def := Config{}.Defaults()
 	var cfg Config
 	var verbose bool
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "how long the soak runs once every client joined, warm-up and chaos (at least 10s); the checks follow")
-	fs.IntVar(&cfg.Clients, "clients", 64, "bot clients kept connected")
-	fs.IntVar(&cfg.Full, "full", 4, "of the clients, how many simulate fully and report state hashes (the rest are light)")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the world, the chaos and the bots' commands")
-	fs.Float64Var(&cfg.Rate, "rate", 1, "commands per second each bot sends, on average")
-	fs.DurationVar(&cfg.ChaosEvery, "chaos-every", time.Second, "mean time between chaos events (join, leave, drop, rejoin, desync)")
-	fs.IntVar(&cfg.HashEvery, "hash-every", 60, "ticks between the host's state-hash checks")
+	fs.DurationVar(&cfg.Duration, "duration", def.Duration, "how long the soak runs once every client joined, warm-up and chaos (at least 10s); the checks follow")
+	fs.IntVar(&cfg.Clients, "clients", def.Clients, "bot clients kept connected")
+	fs.IntVar(&cfg.Full, "full", 0, fmt.Sprintf("of the clients, how many simulate fully and report state hashes, the rest being light (default %d, or --clients if fewer)", defaultFull))
+	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the world, the chaos and the bots' commands")
+	fs.Float64Var(&cfg.Rate, "rate", def.Rate, "commands per second each bot sends, on average")
+	fs.DurationVar(&cfg.ChaosEvery, "chaos-every", def.ChaosEvery, "mean time between chaos events (join, leave, drop, rejoin, desync)")
+	fs.IntVar(&cfg.HashEvery, "hash-every", def.HashEvery, "ticks between the host's state-hash checks")
 	fs.DurationVar(&cfg.Autosave, "autosave", 0, "the host's autosave interval (default 20s, or a fifth of --duration if shorter)")
-	fs.IntVar(&cfg.Keep, "keep", 3, "autosaves the host keeps")
+	fs.IntVar(&cfg.Keep, "keep", def.Keep, "autosaves the host keeps")
 	fs.DurationVar(&cfg.Warmup, "warmup", 0, "time with every client in before the figures the end is compared with (default 20s, or a sixth of --duration if shorter)")
 	fs.DurationVar(&cfg.Progress, "progress", 0, "interval of the progress lines (default 30s, or a quarter of --duration if shorter)")
 	fs.StringVar(&cfg.HeapProfiles, "heap-profiles", "", "write pprof heap profiles at the warm-up sample and the end into `DIR`")
@@ -101,51 +149,20 @@ Flags:
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitPass
-		}
-		return exitUsage
+		return Config{}, err // the flag package reported it
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "soak takes no arguments, got %q (see --help)\n", fs.Arg(0))
-		return exitUsage
+		err := fmt.Errorf("soak takes no arguments, got %q (see --help)", fs.Arg(0))
+		fmt.Fprintln(stderr, err)
+		return Config{}, err
 	}
-	cfg.Out = stdout
 	if verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	if err := cfg.Defaults().Validate(); err != nil {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "soak: %v\n", err)
-		return exitUsage
+		return Config{}, err
 	}
-	dir, err := os.MkdirTemp("", "lockhost-soak-")
-	if err != nil {
-		fmt.Fprintf(stderr, "soak: temp dir: %v\n", err)
-		return exitFail
-	}
-	defer os.RemoveAll(dir)
-	cfg.Dir = dir
-
-	// Never hang: the run gets duration + grace, and the process a little
-	// more to report before it is ended from here.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+grace)
-	defer cancel()
-	watchdog := time.AfterFunc(cfg.Duration+grace+30*time.Second, func() {
-		fmt.Fprintf(stderr, "soak: FAIL: still running %v after the start; giving up\n", cfg.Duration+grace+30*time.Second)
-		os.RemoveAll(dir)
-		os.Exit(exitFail)
-	})
-	defer watchdog.Stop()
-
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "soak: FAIL: %v\n", err)
-		return exitFail
-	}
-	if !res.Passed() {
-		return exitFail
-	}
-	return exitPass
+	return cfg, nil
 }

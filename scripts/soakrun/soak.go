@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -147,7 +146,8 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 		return nil, fmt.Errorf("generate world: %w", err)
 	}
 	savePath := filepath.Join(cfg.Dir, "soak.lhsave")
-	srv, err := host.New(s.hostConfig(savePath), s.bundle.HostContent(slog.Default()), world)
+	hostCfg := s.hostConfig(savePath)
+	srv, err := host.New(hostCfg, s.bundle.HostContent(hostCfg.Logger), world)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -276,6 +276,10 @@ const (
 	stopSlack        = 5
 )
 
+// gameName is the soak's game, announced to joiners and written in its
+// saves.
+const gameName = "lockhost soak"
+
 // hostConfig is the host of the soak: the default world's settings of
 // host serve, room for every bot, no connection rate limit (every bot
 // comes from one address), and a desync limit no injection reaches
@@ -283,12 +287,9 @@ const (
 // did not work).
 func (s *soak) hostConfig(savePath string) host.Config {
 	cfg := s.cfg
-	meta := saves.Meta{GameName: "lockhost soak", GameVersion: s.bundle.GameVersion, Mods: s.bundle.Mods}
-	for _, d := range s.bundle.Summary() {
-		meta.Databases = append(meta.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
-	}
+	meta := s.bundle.SaveMeta(gameName)
 	return host.Config{
-		GameName:    "lockhost soak",
+		GameName:    gameName,
 		MaxPlayers:  cfg.Clients + 16,
 		ConnRate:    -1,
 		HashEvery:   cfg.HashEvery,

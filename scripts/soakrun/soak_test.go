@@ -185,3 +185,53 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagDefaults checks that the command line's defaults are Config's:
+// no flags at all is Config{}.Defaults(), and fewer than four clients
+// without --full is a valid soak, not a usage error.
+func TestFlagDefaults(t *testing.T) {
+	// Out and Logger are the caller's or made anew by Defaults: not
+	// settings the flags choose.
+	settings := func(c Config) Config { c.Out, c.Logger = nil, nil; return c }
+	var stderr strings.Builder
+	got, err := parseConfig(nil, &stderr)
+	if err != nil {
+		t.Fatalf("no flags: %v\n%s", err, stderr.String())
+	}
+	if want := (Config{}).Defaults(); settings(got) != settings(want) {
+		t.Errorf("no flags give\n%+v\nwant Config{}.Defaults()\n%+v", settings(got), settings(want))
+	}
+
+	for _, tc := range []struct {
+		args    []string
+		clients int
+		full    int
+	}{
+		{[]string{"--clients", "3", "--duration", "10s"}, 3, 3},
+		{[]string{"--clients", "2"}, 2, 2},
+		{[]string{"--clients", "12"}, 12, 4},
+		{[]string{"--clients", "12", "--full", "7"}, 12, 7},
+	} {
+		stderr.Reset()
+		c, err := parseConfig(tc.args, &stderr)
+		if err != nil {
+			t.Errorf("%q: %v\n%s", tc.args, err, stderr.String())
+			continue
+		}
+		if c.Clients != tc.clients || c.Full != tc.full {
+			t.Errorf("%q: %d clients, %d full; want %d, %d", tc.args, c.Clients, c.Full, tc.clients, tc.full)
+		}
+	}
+
+	stderr.Reset()
+	if _, err := parseConfig([]string{"--clients", "3", "--full", "4"}, &stderr); err == nil ||
+		!strings.Contains(stderr.String(), "full clients 4 outside 1..3") {
+		t.Errorf("--clients 3 --full 4: %v, stderr %q; want the limit reported", err, stderr.String())
+	}
+	if code := run([]string{"--clients", "1"}, io.Discard, io.Discard); code != exitUsage {
+		t.Errorf("--clients 1: exit %d, want %d", code, exitUsage)
+	}
+	if code := run([]string{"--help"}, io.Discard, io.Discard); code != exitPass {
+		t.Errorf("--help: exit %d, want %d", code, exitPass)
+	}
+}
