@@ -29,6 +29,8 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
@@ -54,7 +56,7 @@ type events struct {
 }
 
 func run(n, worldMiB, every int) error {
-	content, set, err := colony.DefaultContent()
+	bundle, err := gamecontent.Load(nil, "")
 	if err != nil {
 		return err
 	}
@@ -62,7 +64,7 @@ func run(n, worldMiB, every int) error {
 	if worldMiB > 0 {
 		wcfg = colony.SizedConfig(int64(worldMiB)<<20, 1)
 	}
-	world, err := colony.New(content, wcfg)
+	world, err := colony.New(bundle.Content, wcfg)
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func run(n, worldMiB, every int) error {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := host.New(host.Config{Logger: quiet, HashEvery: every, DesyncLimit: n + 1, ConnRate: -1},
-		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
+		bundle.HostContent(quiet), world)
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,7 @@ func run(n, worldMiB, every int) error {
 	go func() { served <- srv.Serve(ctx, ln) }()
 
 	ev := &events{detected: map[uint64]time.Time{}, repaired: map[uint64]wire.ServerDesync{}}
-	base := join.Config{Addr: ln.Addr().String(), Databases: set.Summary(), MapLoader: colony.MapLoader(content), Logger: quiet}
+	base := join.Config{Addr: ln.Addr().String(), Databases: bundle.Summary(), MapLoader: colony.MapLoader(bundle.Content), Logger: quiet}
 	bobCfg := base
 	bobCfg.Name = "Bob"
 	bobCfg.Desync = func(d wire.ServerDesync) {
@@ -175,24 +177,24 @@ func run(n, worldMiB, every int) error {
 		after := srv.Stats()
 		bytes := after.ResyncBytes - before.ResyncBytes
 		fmt.Printf("%3d %4d %8d %7d tk %10.1f %10d %10d %8.1f%% %9s\n", i+1, m, ct, rep.Tick-ct,
-			float64(det.Microseconds())/1000, rep.RepairMs, bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
+			procstat.Ms(det), rep.RepairMs, bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
 		lat = append(lat, float64(rep.Tick-ct))
-		detectMs = append(detectMs, float64(det.Microseconds())/1000)
+		detectMs = append(detectMs, procstat.Ms(det))
 		repairMs = append(repairMs, float64(rep.RepairMs))
-		gaps = append(gaps, float64(gap.Microseconds())/1000)
+		gaps = append(gaps, procstat.Ms(gap))
 		corruptedTick.Store(0)
 		time.Sleep(300 * time.Millisecond)
 	}
 	st := srv.Stats()
-	fmt.Printf("detection latency: median %.0f ticks, max %.0f (the interval is %d)\n", median(lat), slices.Max(lat), every)
-	fmt.Printf("corruption to detection: median %.0f ms, max %.0f ms\n", median(detectMs), slices.Max(detectMs))
-	fmt.Printf("repair (detection to matching hashes): median %.1f ms, max %.0f ms\n", median(repairMs), slices.Max(repairMs))
+	fmt.Printf("detection latency: median %.0f ticks, max %.0f (the interval is %d)\n", procstat.Median(lat), slices.Max(lat), every)
+	fmt.Printf("corruption to detection: median %.0f ms, max %.0f ms\n", procstat.Median(detectMs), slices.Max(detectMs))
+	fmt.Printf("repair (detection to matching hashes): median %.1f ms, max %.0f ms\n", procstat.Median(repairMs), slices.Max(repairMs))
 	fmt.Printf("Bob's longest gap between ticks around a repair: median %.1f ms, max %.1f ms (%.1f ms in 2 s with no desync)\n",
-		median(gaps), slices.Max(gaps), float64(quietGap.Microseconds())/1000)
+		procstat.Median(gaps), slices.Max(gaps), procstat.Ms(quietGap))
 	fmt.Printf("host: %d map repairs, %d world repairs, %d repaired, %.1f KiB sent in repairs\n",
 		st.MapResyncs, st.WorldResyncs, st.Repaired, float64(st.ResyncBytes)/1024)
 	fmt.Printf("host checkpoints: %d (%d skipped), mean %.3f ms on the session goroutine (a clone; hashing runs elsewhere)\n",
-		st.Checkpoints, st.CheckpointsSkipped, float64(st.HashTime.Microseconds())/1000/float64(max(1, st.Checkpoints)))
+		st.Checkpoints, st.CheckpointsSkipped, procstat.Ms(st.HashTime)/float64(max(1, st.Checkpoints)))
 	// The world is the host's: stop the session before touching it here.
 	alice.Close()
 	bob.Close()
@@ -204,7 +206,7 @@ func run(n, worldMiB, every int) error {
 		for i := 0; i < reps; i++ {
 			fn()
 		}
-		return float64(time.Since(start).Microseconds()) / 1000 / reps
+		return procstat.Ms(time.Since(start)) / reps
 	}
 	one := lockstep.Hasher{}
 	par := lockstep.Hasher{Workers: runtime.GOMAXPROCS(0)}
@@ -225,10 +227,4 @@ func maxGap(ev *events, from, to time.Time) time.Duration {
 		g = max(g, ev.stepAt[i].Sub(ev.stepAt[i-1]))
 	}
 	return g
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -27,7 +27,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,13 +84,14 @@ func run(quick, noLink bool) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &bench{dir: dir, host: filepath.Join(dir, "host"), joiner: filepath.Join(dir, "join"), port: 30600}
+	b := &bench{dir: dir, port: 30600}
 	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	for _, bin := range [][2]string{{b.host, "./cmd/host"}, {b.joiner, "./cmd/join"}} {
-		if out, err := exec.Command("go", "build", "-o", bin[0], bin[1]).CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", bin[1], err, out)
-		}
+	if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
+		return err
+	}
+	if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+		return err
 	}
 	tcp, err := loopbackThroughput(1 << 30)
 	if err != nil {
@@ -133,10 +133,16 @@ type hostProc struct {
 	addr string
 }
 
-func (b *bench) startHost(w world) (*hostProc, error) {
+// startHost starts a host serving w and waits until it is listening and,
+// unless lazy (--lazy-join-points: built when a joiner first asks), has its
+// first join point built.
+func (b *bench) startHost(w world, lazy bool) (*hostProc, error) {
 	b.port++
 	addr := fmt.Sprintf("127.0.0.1:%d", b.port)
 	args := append([]string{"serve", "--listen", addr, "--log-format", "json", "--max-players", "32", "--conn-rate", "-1"}, w.flags...)
+	if lazy {
+		args = append(args, "--lazy-join-points")
+	}
 	cmd := exec.Command(b.host, args...)
 	logs := &logTail{}
 	cmd.Stderr = logs
@@ -147,7 +153,6 @@ func (b *bench) startHost(w world) (*hostProc, error) {
 	deadline := time.Now().Add(3 * time.Minute)
 	// Wait for the host to be listening and to have its first join point
 	// built in the background, as a host that has been up a while has.
-	lazy := slices.Contains(w.flags, "--lazy-join-points")
 	for !logs.has(`"msg":"hosting"`) || (!lazy && !logs.has(`"msg":"join point built"`)) {
 		if time.Now().After(deadline) {
 			h.stop()
@@ -230,7 +235,7 @@ func unit(v, u string) float64 {
 }
 
 func (b *bench) single(w world) error {
-	h, err := b.startHost(w)
+	h, err := b.startHost(w, false)
 	if err != nil {
 		return err
 	}
@@ -247,8 +252,9 @@ func (b *bench) single(w world) error {
 	t := r.timings
 	ready := t["total"] - t["catch-up"]
 	fmt.Printf("%-8s %8.1fM %8.1fM %8.0fms %6.0fms %6.0fms %6.0fms %6.0fms %6.0fms %7.0fms %7.0fms %8.0fM %8.0fM\n",
-		w.name, r.raw/(1<<20), r.bytes/(1<<20), ms(gunzip), ms(build), ms(t["connect"]+t["handshake"]), ms(t["download"]), ms(t["load"]),
-		ms(t["catch-up"]), ms(ready), ms(t["total"]), float64(h.peakRSS())/1024, float64(r.rss)/1024)
+		w.name, r.raw/(1<<20), r.bytes/(1<<20), procstat.Ms(gunzip), procstat.Ms(build),
+		procstat.Ms(t["connect"]+t["handshake"]), procstat.Ms(t["download"]), procstat.Ms(t["load"]),
+		procstat.Ms(t["catch-up"]), procstat.Ms(ready), procstat.Ms(t["total"]), float64(h.peakRSS())/1024, float64(r.rss)/1024)
 	return nil
 }
 
@@ -294,10 +300,7 @@ type cpuRun struct {
 }
 
 func (b *bench) joinsCPU(w world, n int, lazy bool) (r cpuRun, err error) {
-	if lazy {
-		w.flags = append(append([]string(nil), w.flags...), "--lazy-join-points")
-	}
-	h, err := b.startHost(w)
+	h, err := b.startHost(w, lazy)
 	if err != nil {
 		return r, err
 	}
@@ -349,7 +352,7 @@ func (b *bench) link(w world) error {
 		return err
 	}
 	defer func() { proxy.Process.Kill(); proxy.Wait() }()
-	h, err := b.startHost(w)
+	h, err := b.startHost(w, false)
 	if err != nil {
 		return err
 	}
@@ -456,7 +459,7 @@ func compareLevels(w world) error {
 		}
 		fmt.Printf("  level %d: %6.1f MiB of %6.1f MiB (%4.1f%%)  build %6.0f ms  inflate %5.0f ms\n", lvl,
 			float64(p.CompressedSize())/(1<<20), float64(p.RawSize())/(1<<20), 100*float64(p.CompressedSize())/float64(p.RawSize()),
-			ms(build), ms(time.Since(start)))
+			procstat.Ms(build), procstat.Ms(time.Since(start)))
 	}
 	return nil
 }
@@ -493,8 +496,6 @@ func loopbackThroughput(n int64) (float64, error) {
 	}
 	return float64(got) / time.Since(start).Seconds(), nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (h *hostProc) cpu() time.Duration { return procstat.CPU(h.cmd.Process.Pid) }
 

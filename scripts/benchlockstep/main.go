@@ -11,8 +11,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,7 +20,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/procstat"
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
@@ -65,15 +65,15 @@ func run(nbots int, rate float64, dur time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	hostBin := filepath.Join(dir, "host")
-	if out, err := exec.Command("go", "build", "-o", hostBin, "./cmd/host").CombinedOutput(); err != nil {
-		return fmt.Errorf("build host: %v\n%s", err, out)
+	hostBin, err := procstat.BuildTool(dir, "./cmd/host")
+	if err != nil {
+		return err
 	}
 	addr := "127.0.0.1:30700"
 	perBot := rate / float64(nbots)
 	cmd := exec.Command(hostBin, "serve", "--listen", addr, "--max-players", strconv.Itoa(nbots+8), "--conn-rate", "-1",
 		"--command-rate", strconv.Itoa(int(perBot*4)+100), "--log-level", "warn")
-	var hostErr bytes.Buffer
+	var hostErr syncbuf.Buffer // written by the host while read here
 	cmd.Stderr = &hostErr
 	if err := cmd.Start(); err != nil {
 		return err
@@ -122,8 +122,9 @@ func run(nbots int, rate float64, dur time.Duration) error {
 	if err != nil {
 		return err
 	}
+	watching := &bot{sess: watcher}
 	var wg sync.WaitGroup
-	for _, b := range append(bots, &bot{sess: watcher}) {
+	for _, b := range append(bots, watching) {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.errRun = b.sess.Run(ctx) }()
 	}
@@ -187,12 +188,6 @@ func run(nbots int, rate float64, dur time.Duration) error {
 		}
 	}
 	slices.Sort(lat)
-	pct := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
-	}
 	var ivs []float64
 	var prev time.Time
 	for t := range watcherTicks {
@@ -204,13 +199,26 @@ func run(nbots int, rate float64, dur time.Duration) error {
 	fmt.Printf("commands: %d sent by %d bots in %.1f s = %.0f/s asked %.0f/s; %d (%.1f%%) arrived at every bot\n",
 		sent, nbots, sendDur.Seconds(), float64(sent)/sendDur.Seconds(), rate, complete, 100*float64(complete)/float64(max(1, sent)))
 	fmt.Printf("latency, submit to arrival at all %d bots: p50 %.1f ms  p99 %.1f ms  max %.1f ms  (one tick = %.1f ms)\n",
-		nbots, ms(pct(0.50)), ms(pct(0.99)), ms(pct(1)), 1000.0/60)
+		nbots, procstat.Ms(procstat.Percentile(lat, 0.50)), procstat.Ms(procstat.Percentile(lat, 0.99)),
+		procstat.Ms(procstat.Percentile(lat, 1)), 1000.0/60)
 	fmt.Printf("tick interval seen by a simulating client: %s\n", stats(ivs))
 	fmt.Printf("host CPU: %.2f s over %.1f s (%.0f%% of one core)\n", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
+	return sessionError(bots, watching)
+}
+
+// sessionError reports the first session, of the bots and then the
+// watcher, that ended with an error of its own during the run. A session
+// ended by the end of the run (its context cancelled) returns nil or
+// context.Canceled, and is not reported.
+func sessionError(bots []*bot, watcher *bot) error {
+	failed := func(b *bot) bool { return b.errRun != nil && !errors.Is(b.errRun, context.Canceled) }
 	for i, b := range bots {
-		if b.errRun != nil && ctx.Err() == nil {
-			return fmt.Errorf("bot %d: %v", i, b.errRun)
+		if failed(b) {
+			return fmt.Errorf("bot %d: %w", i, b.errRun)
 		}
+	}
+	if failed(watcher) {
+		return fmt.Errorf("watcher: %w", watcher.errRun)
 	}
 	return nil
 }
@@ -229,7 +237,7 @@ func stats(v []float64) string {
 		sq += (x - mean) * (x - mean)
 	}
 	return fmt.Sprintf("%d intervals, mean %.2f ms, std dev %.2f ms, p99 %.2f ms, max %.2f ms",
-		len(v), mean, math.Sqrt(sq/float64(len(v))), v[min(len(v)-1, int(0.99*float64(len(v))))], v[len(v)-1])
+		len(v), mean, math.Sqrt(sq/float64(len(v))), procstat.Percentile(v, 0.99), v[len(v)-1])
 }
 
 // catchUp measures how fast the default world simulates from a join point
@@ -266,8 +274,6 @@ func catchUp() error {
 	}
 	rate := n / time.Since(start).Seconds()
 	fmt.Printf("catch-up of the default world: %d ticks in %.0f ms = %.0f ticks/s, %.0fx real time at 60 ticks/s\n",
-		n, ms(time.Since(start)), rate, rate/60)
+		n, procstat.Ms(time.Since(start)), rate, rate/60)
 	return nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

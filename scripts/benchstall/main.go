@@ -21,6 +21,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/join"
 )
 
@@ -74,7 +75,8 @@ func run(stallers, joins int) error {
 			time.Sleep(250 * time.Millisecond) // within the per-address rate limit
 		}
 		slices.Sort(ds)
-		fmt.Printf("%-28s joins %d: median %7.1f ms  min %7.1f  max %7.1f\n", label, joins, ms(ds[len(ds)/2]), ms(ds[0]), ms(ds[len(ds)-1]))
+		fmt.Printf("%-28s joins %d: median %7.1f ms  min %7.1f  max %7.1f\n",
+			label, joins, procstat.Ms(ds[len(ds)/2]), procstat.Ms(ds[0]), procstat.Ms(ds[len(ds)-1]))
 		return ds[len(ds)/2], nil
 	}
 
@@ -102,13 +104,11 @@ func run(stallers, joins int) error {
 		}
 		conns = append(conns, c)
 	}
-	fmt.Printf("%d stallers connected in %.1f ms, each from its own address\n", stallers, ms(time.Since(t0)))
+	fmt.Printf("%d stallers connected in %.1f ms, each from its own address\n", stallers, procstat.Ms(time.Since(t0)))
 	loaded, err := timeJoins(fmt.Sprintf("stalled%d", stallers))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("delay added by %d stalled clients: %+.1f ms on the median join\n", stallers, ms(loaded-base))
+	fmt.Printf("delay added by %d stalled clients: %+.1f ms on the median join\n", stallers, procstat.Ms(loaded-base))
 	return nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/saves"
 )
 
@@ -39,9 +40,9 @@ func run(n int, autosave time.Duration, seed uint64) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "host")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/host").CombinedOutput(); err != nil {
-		return fmt.Errorf("build host: %v\n%s", err, out)
+	bin, err := procstat.BuildTool(dir, "./cmd/host")
+	if err != nil {
+		return err
 	}
 	content, _, err := colony.DefaultContent()
 	if err != nil {
@@ -63,20 +64,21 @@ func run(n int, autosave time.Duration, seed uint64) error {
 		time.Sleep(wait)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
-		files, _ := filepath.Glob(filepath.Join(dir, "*.lhsave"))
+		// Every save file, each read and validated once, newest first.
+		files, err := saves.List(dir)
+		if err != nil {
+			return err
+		}
 		if len(files) == 0 {
 			fmt.Printf("kill %2d after %4d ms: no save yet\n", i+1, wait.Milliseconds())
 			continue
 		}
-		newest, ok := saves.NewestValid(save)
-		for _, f := range files {
-			if in := saves.Inspect(f); in.Err != nil {
-				return fmt.Errorf("kill %d after %v: %s does not validate: %v\nhost said:\n%s", i+1, wait, f, in.Err, errOut.String())
+		for _, in := range files {
+			if in.Err != nil {
+				return fmt.Errorf("kill %d after %v: %s does not validate: %v\nhost said:\n%s", i+1, wait, in.Path, in.Err, errOut.String())
 			}
 		}
-		if !ok {
-			return fmt.Errorf("kill %d: no valid save among %v", i+1, files)
-		}
+		newest := files[0]
 		f, err := saves.Read(newest.Path)
 		if err != nil {
 			return fmt.Errorf("kill %d: newest save %s: %v", i+1, newest.Path, err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ func TestCrashSaves(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	wd, _ := os.Getwd()
-	if err := os.Chdir("../.."); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
+	t.Chdir("../..")
 	if err := run(5, 100*time.Millisecond, 7); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,7 +168,7 @@ func TestCrossArch(t *testing.T) {
 			cmd := exec.CommandContext(ctx, gobin, "build", "-o", bins[i], ".")
 			cmd.Env = append(os.Environ(), "GOARCH="+arch, "GOOS="+runtime.GOOS, "CGO_ENABLED=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- &buildError{arch, err, out}
+				errs <- fmt.Errorf("go build for %s: %w\n%s", arch, err, out)
 				return
 			}
 			errs <- nil
@@ -200,14 +201,4 @@ func TestCrossArch(t *testing.T) {
 		t.Fatalf("%s and 386 disagree:\n--- %s\n%s--- 386\n%s", archs[0], archs[0], outs[0], outs[1])
 	}
 	t.Logf("%s and 386 agree:\n%s", archs[0], outs[0])
-}
-
-type buildError struct {
-	arch string
-	err  error
-	out  []byte
-}
-
-func (e *buildError) Error() string {
-	return "go build for " + e.arch + ": " + e.err.Error() + "\n" + string(e.out)
 }

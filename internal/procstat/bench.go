@@ -1,0 +1,49 @@
+package procstat
+
+// Small helpers the benchmarks in scripts/ share besides the /proc
+// readers: durations in milliseconds, percentiles of sorted samples, and
+// building a command of this module to run as its own process.
+
+import (
+	"cmp"
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Ms is d in milliseconds, to the microsecond.
+func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Percentile is the element at fraction p (0 to 1) of sorted, which is in
+// ascending order: the one at index p*len(sorted), the last for p = 1. It
+// is the zero value when sorted is empty.
+func Percentile[T any](sorted []T, p float64) T {
+	if len(sorted) == 0 {
+		var zero T
+		return zero
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+// Median is the middle element of v in order (the upper of the two middle
+// ones for an even count), or the zero value when v is empty. It sorts a
+// copy and leaves v as it is.
+func Median[T cmp.Ordered](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return Percentile(s, 0.5)
+}
+
+// BuildTool builds the command package pkg (such as "./cmd/host",
+// relative to the working directory) with go build into dir, and returns
+// the binary's path: dir joined with the package's last element.
+func BuildTool(dir, pkg string) (string, error) {
+	bin := filepath.Join(dir, path.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, out)
+	}
+	return bin, nil
+}
