@@ -69,6 +69,9 @@ func rejoin(ctx context.Context, cfg join.Config, token []byte, grace time.Durat
 	var last error
 	for attempt := 1; ; attempt++ {
 		if time.Now().Add(wait).After(deadline) {
+			if last == nil {
+				return nil, fmt.Errorf("could not reconnect within %v (too short for a try)", grace)
+			}
 			return nil, fmt.Errorf("could not reconnect within %v (last try: %v)", grace, last)
 		}
 		for left := wait; left > 0; left -= time.Second {

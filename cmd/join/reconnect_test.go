@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/join"
 )
 
@@ -70,9 +71,8 @@ func TestReconnectsWithToken(t *testing.T) {
 	}
 	addr := serveBundle(t, b)
 	d := startDropper(t, addr)
-	var out, errOut strings.Builder
-	var mu sync.Mutex
-	stdout, stderr = lockedWriter{&mu, &out}, lockedWriter{&mu, &errOut}
+	var out, errOut syncbuf.Buffer
+	stdout, stderr = &out, &errOut
 	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
 
 	cfg := join.Config{Addr: d.addr, Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
@@ -102,9 +102,7 @@ func TestReconnectsWithToken(t *testing.T) {
 		}
 		return false
 	})
-	mu.Lock()
 	log := errOut.String() + out.String()
-	mu.Unlock()
 	for _, want := range []string{"connection lost", "reconnecting in 1s", "reconnected: player"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("output lacks %q:\n%s", want, log)
@@ -146,15 +144,22 @@ func TestNoReconnect(t *testing.T) {
 	}
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// TestRejoinGraceTooShort: a grace period too short for one try ends
+// the rejoin at once, with an error that does not speak of a last try.
+func TestRejoinGraceTooShort(t *testing.T) {
+	var errOut syncbuf.Buffer
+	stderr = &errOut
+	defer func() { stderr = os.Stderr }()
+	_, err := rejoin(context.Background(), join.Config{Addr: "127.0.0.1:1"}, []byte("token"), 500*time.Millisecond)
+	if err == nil {
+		t.Fatal("rejoined")
+	}
+	if want := "could not reconnect within 500ms"; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "last try") {
+		t.Errorf("error %q, want it to start with %q and not speak of a last try", err, want)
+	}
+	if s := errOut.String(); s != "" {
+		t.Errorf("printed %q before giving up", s)
+	}
 }
 
 func waitUntil(t *testing.T, cond func() bool) {
