@@ -2,7 +2,6 @@ package web
 
 import (
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/lockhost/lockhost/host"
@@ -138,7 +137,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		ServedAt: stamp(now), At: stamp(o.At), Started: stamp(o.Started),
 		Game: o.Game, Tick: o.Tick, TickRate: o.TickRate, Speed: o.Speed, TicksPerSecond: o.TicksPerSecond, MaxLag: o.MaxLag,
 		Holding: o.Holding, TLS: o.TLS, Password: o.Password, MaxPlayers: o.MaxPlayers, HashEvery: o.HashEvery,
-		JoinPhases: slices.Clone(host.JoinPhases),
+		JoinPhases: host.JoinPhases,
 		Players:    make([]playerJSON, 0, len(o.Players)),
 		Maps:       make([]mapJSON, 0, len(o.Maps)),
 		Joins:      make([]joinJSON, 0, len(o.Joins)),
@@ -179,7 +178,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			Rejoin: j.Rejoin, Outcome: j.Outcome, Reason: j.Reason, Phases: phases, TotalMs: ms(j.Total), Bytes: j.Bytes})
 	}
 	for _, d := range o.Desyncs {
-		maps := slices.Clone(d.Maps)
+		maps := d.Maps
 		if maps == nil {
 			maps = []int32{}
 		}
