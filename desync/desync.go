@@ -416,12 +416,9 @@ type Entry struct {
 // are listed; one that cannot be read is listed with its Err rather than
 // failing the list. A folder that does not exist holds no reports.
 func List(dir string) ([]Entry, error) {
-	names, err := reportNames(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := Names(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list desync reports: %w", err)
+		return nil, err
 	}
 	out := make([]Entry, 0, len(names))
 	for _, name := range names {
@@ -430,4 +427,18 @@ func List(dir string) ([]Entry, error) {
 		out = append(out, Entry{Path: p, Report: r, Err: err})
 	}
 	return out, nil
+}
+
+// Names lists the file names of the reports in dir without reading them:
+// the files List reads, in List's order (oldest first). A folder that
+// does not exist holds no reports.
+func Names(dir string) ([]string, error) {
+	names, err := reportNames(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list desync reports: %w", err)
+	}
+	return names, nil
 }

@@ -101,14 +101,6 @@ func desyncsCommand() *cli.Command {
 	}
 }
 
-// desyncsOut is where a command's output goes: the app's Writer.
-func desyncsOut(c *cli.Context) io.Writer {
-	if c.App.Writer != nil {
-		return c.App.Writer
-	}
-	return os.Stdout
-}
-
 // desyncsList is "host desyncs list".
 func desyncsList(c *cli.Context) error {
 	if c.NArg() > 0 {
@@ -122,7 +114,7 @@ func desyncsList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := desyncsOut(c)
+	w := cliutil.Out(c)
 	if len(entries) == 0 {
 		fmt.Fprintf(w, "No desync reports in %s.\n", dir)
 		return nil
@@ -208,22 +200,22 @@ func shortenRunes(s string, n int) string {
 // else an existing file, else a file name in dir.
 func resolveDesyncReport(dir, arg string) (string, error) {
 	if arg == "last" || isReportIndex(arg) {
-		entries, err := desync.List(dir)
+		names, err := desync.Names(dir)
 		if err != nil {
 			return "", err
 		}
-		if len(entries) == 0 {
+		if len(names) == 0 {
 			return "", cliutil.Usagef("there are no desync reports in %s, so none numbered %s", dir, arg)
 		}
-		i := len(entries)
+		i := len(names)
 		if arg != "last" {
 			n, err := strconv.Atoi(arg)
-			if err != nil || n < 1 || n > len(entries) {
-				return "", cliutil.Usagef("there is no desync report %s: %s holds reports 1 (the oldest) to %d", arg, dir, len(entries))
+			if err != nil || n < 1 || n > len(names) {
+				return "", cliutil.Usagef("there is no desync report %s: %s holds reports 1 (the oldest) to %d", arg, dir, len(names))
 			}
 			i = n
 		}
-		return entries[i-1].Path, nil
+		return filepath.Join(dir, names[i-1]), nil
 	}
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
 		return arg, nil
@@ -267,7 +259,7 @@ func desyncsShow(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot read the %w", err) // "cannot read the desync report PATH: why"
 	}
-	printDesyncReport(desyncsOut(c), path, r, c.Bool("all"))
+	printDesyncReport(cliutil.Out(c), path, r, c.Bool("all"))
 	return nil
 }
 

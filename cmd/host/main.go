@@ -145,13 +145,31 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The configuration is checked before the world is generated or
+	// loaded, which can take seconds, so a mistake in a flag fails at once.
+	cfg, err := hostConfig(c, bundle, log)
+	if err != nil {
+		return err
+	}
+	// The status page's port is opened first, so a bad or busy address
+	// fails before the world is hosted.
+	var webLn net.Listener
+	var observer *metrics.Host
+	if addr := c.String("http"); addr != "" {
+		if webLn, err = web.Listen(addr); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		defer webLn.Close()
+		observer = metrics.New()
+		cfg.Observer = observer
+	}
 	var world lockstep.Sim
 	path := c.String("save")
 	_, statErr := os.Stat(path)
 	switch {
 	case path != "" && statErr == nil:
 		start := time.Now()
-		sim, f, err := loadSave(path, bundle, c.Bool("recover"))
+		sim, f, err := loadSave(path, bundle, c.Bool("recover"), cliutil.ErrOut(c))
 		if err != nil {
 			return err
 		}
@@ -168,23 +186,7 @@ func serve(c *cli.Context) error {
 		world = w
 		log.Info("world generated", "maps", wcfg.Maps, "map_size", wcfg.Width, "seed", wcfg.Seed, "ms", time.Since(genStart).Milliseconds())
 	}
-	cfg, err := hostConfig(c, bundle, log)
-	if err != nil {
-		return err
-	}
 	content := bundle.HostContent(log)
-	// The status page's port is opened first, so a bad or busy address
-	// fails before the world is hosted.
-	var webLn net.Listener
-	var observer *metrics.Host
-	if addr := c.String("http"); addr != "" {
-		if webLn, err = web.Listen(addr); err != nil {
-			return fmt.Errorf("--http: %w", err)
-		}
-		defer webLn.Close()
-		observer = metrics.New()
-		cfg.Observer = observer
-	}
 	srv, err := host.New(cfg, content, world)
 	if err != nil {
 		return err

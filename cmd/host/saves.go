@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/lockstep"
@@ -51,8 +54,8 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony
 
 // loadSave reads a save and rebuilds its world. A damaged save is never
 // replaced silently: the error names the damage and offers the newest
-// valid autosave, which recover uses instead.
-func loadSave(path string, bundle *gamecontent.Bundle, recover bool) (lockstep.Sim, *saves.File, error) {
+// valid autosave, which recover uses instead, saying so on stderr.
+func loadSave(path string, bundle *gamecontent.Bundle, recover bool, stderr io.Writer) (lockstep.Sim, *saves.File, error) {
 	f, err := saves.Read(path)
 	if err != nil {
 		alt, ok := saves.NewestValid(path)
@@ -63,7 +66,7 @@ func loadSave(path string, bundle *gamecontent.Bundle, recover bool) (lockstep.S
 			return nil, nil, fmt.Errorf("save %s cannot be loaded: %w\nThe newest valid autosave is %s (tick %d, saved %s). Start from it with --recover, or --save %s",
 				path, err, alt.Path, alt.Meta.Tick, time.Unix(alt.Meta.Created, 0).Format(time.RFC3339), alt.Path)
 		}
-		fmt.Fprintf(os.Stderr, "save %s cannot be loaded (%v); recovering from %s (tick %d)\n", path, err, alt.Path, alt.Meta.Tick)
+		fmt.Fprintf(stderr, "save %s cannot be loaded (%v); recovering from %s (tick %d)\n", path, err, alt.Path, alt.Meta.Tick)
 		if f, err = saves.Read(alt.Path); err != nil {
 			return nil, nil, fmt.Errorf("autosave %s: %w", alt.Path, err)
 		}
@@ -71,7 +74,7 @@ func loadSave(path string, bundle *gamecontent.Bundle, recover bool) (lockstep.S
 	if err := sameContent(f.Meta, bundle); err != nil {
 		return nil, nil, fmt.Errorf("save %s: %w", path, err)
 	}
-	sim, err := saves.Load(f, nil, colony.MapLoader(bundle.Content), 1<<31)
+	sim, err := bundle.LoadSave(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -137,7 +140,7 @@ func savesNew(c *cli.Context) error {
 	if err := saves.Write(path, meta, body); err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s: %d maps of %dx%d, %.1f MiB raw, %.1f MiB on disk; generated in %s, saved in %s\n",
+	fmt.Fprintf(cliutil.Out(c), "wrote %s: %d maps of %dx%d, %.1f MiB raw, %.1f MiB on disk; generated in %s, saved in %s\n",
 		path, wcfg.Maps, wcfg.Width, wcfg.Height, float64(point.RawSize())/(1<<20), float64(body.Total())/(1<<20),
 		gen.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	return nil
@@ -151,7 +154,8 @@ func savesList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	w := cliutil.Out(c)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tGAME\tTICK\tSIZE\tSAVED\tVALID")
 	bad := 0
 	for _, in := range infos {
@@ -167,7 +171,7 @@ func savesList(c *cli.Context) error {
 	}
 	tw.Flush()
 	if len(infos) == 0 {
-		fmt.Println("no saves")
+		fmt.Fprintln(w, "no saves")
 	}
 	if bad > 0 {
 		return cli.Exit("", 1)
@@ -189,38 +193,54 @@ func savesInspect(c *cli.Context) error {
 		return fmt.Errorf("%s is not a valid save: %w", path, in.Err)
 	}
 	m := in.Meta
-	fmt.Printf("%s: valid (checked in %s)\n", path, time.Since(start).Round(time.Millisecond))
-	fmt.Printf("game %q, game version %s, tick %d, saved %s, %.1f MiB\n", m.GameName, m.GameVersion, m.Tick,
+	w := cliutil.Out(c)
+	fmt.Fprintf(w, "%s: valid (checked in %s)\n", path, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "game %q, game version %s, tick %d, saved %s, %.1f MiB\n", m.GameName, m.GameVersion, m.Tick,
 		time.Unix(m.Created, 0).Format(time.RFC3339), float64(in.Size)/(1<<20))
-	fmt.Printf("mods: %v\n", m.Mods)
+	fmt.Fprintf(w, "mods: %v\n", m.Mods)
 	for _, d := range m.Databases {
-		fmt.Printf("  %-24s %5d defs  %016x\n", d.Type, d.Count, d.Hash)
+		fmt.Fprintf(w, "  %-24s %5d defs  %016x\n", d.Type, d.Count, d.Hash)
 	}
 	var raw, comp uint64
 	for _, mp := range in.Maps {
-		fmt.Printf("map %3d: %10d bytes raw, %9d compressed, state hash %016x\n", mp.ID, mp.RawSize, mp.Size, mp.StateHash)
+		fmt.Fprintf(w, "map %3d: %10d bytes raw, %9d compressed, state hash %016x\n", mp.ID, mp.RawSize, mp.Size, mp.StateHash)
 		raw, comp = raw+mp.RawSize, comp+mp.Size
 	}
-	fmt.Printf("%d maps: %.1f MiB raw, %.1f MiB compressed\n", len(in.Maps), float64(raw)/(1<<20), float64(comp)/(1<<20))
+	fmt.Fprintf(w, "%d maps: %.1f MiB raw, %.1f MiB compressed\n", len(in.Maps), float64(raw)/(1<<20), float64(comp)/(1<<20))
 	return nil
 }
 
 // sameContent refuses a save made with other def databases than the
 // content the host runs: its world would not mean the same things.
 func sameContent(m saves.Meta, bundle *gamecontent.Bundle) error {
-	have := map[string]saves.DefSummary{}
-	for _, d := range m.Databases {
-		have[d.Type] = d
-	}
-	sum := bundle.Summary()
-	var diff []string
-	for _, d := range sum {
-		if s, ok := have[d.Type]; !ok || s.Count != d.Count || s.Hash != d.Hash {
-			diff = append(diff, d.Type)
-		}
-	}
-	if len(diff) > 0 || len(m.Databases) != len(sum) {
+	if diff := differingDatabases(bundle.Summary(), m.Databases); len(diff) > 0 {
 		return fmt.Errorf("it was made with other content (def databases that differ: %v); run with the same --content as when it was saved", diff)
 	}
 	return nil
+}
+
+// differingDatabases lists, sorted, the types of the def databases in
+// which saved differs from content: those defs.Compare does not find
+// equal, those content has and saved lacks, and those saved lists twice.
+func differingDatabases(content []defs.Summary, saved []saves.DefSummary) []string {
+	ss := make([]defs.Summary, len(saved))
+	for i, d := range saved {
+		ss[i] = defs.Summary{Type: d.Type, Count: d.Count, Hash: d.Hash}
+	}
+	seen := make(map[string]bool, len(saved))
+	var diff []string
+	for i, st := range defs.Compare(content, ss) {
+		t := saved[i].Type
+		if st != defs.StatusOK || seen[t] {
+			diff = append(diff, t)
+		}
+		seen[t] = true
+	}
+	for _, d := range content {
+		if !seen[d.Type] {
+			diff = append(diff, d.Type)
+		}
+	}
+	slices.Sort(diff)
+	return slices.Compact(diff)
 }

@@ -30,6 +30,24 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// Out is where a command's output goes: the app's Writer, or os.Stdout
+// when it has none.
+func Out(c *cli.Context) io.Writer {
+	if c.App.Writer != nil {
+		return c.App.Writer
+	}
+	return os.Stdout
+}
+
+// ErrOut is where a command's messages and warnings go: the app's
+// ErrWriter, or os.Stderr when it has none.
+func ErrOut(c *cli.Context) io.Writer {
+	if c.App.ErrWriter != nil {
+		return c.App.ErrWriter
+	}
+	return os.Stderr
+}
+
 // Run runs app with args and returns the process exit code, printing the
 // error (one sentence) to stderr. classify maps errors that are not usage
 // errors or cli.ExitCoder to a code; nil means ExitFailure.

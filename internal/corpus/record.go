@@ -191,15 +191,12 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 	if rec.Save, err = os.ReadFile(savePath); err != nil {
 		return fmt.Errorf("record: the host's save: %w", err)
 	}
-	names, err := os.ReadDir(desyncDir)
+	names, err := desync.Names(desyncDir)
 	if err != nil {
-		return fmt.Errorf("record: desync reports: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
-	for _, e := range names {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".json" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(desyncDir, e.Name()))
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(desyncDir, name))
 		if err != nil {
 			return fmt.Errorf("record: desync report: %w", err)
 		}

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -161,16 +159,18 @@ func inflateWorld(p *snapshot.Parsed) (rawWorld, error) {
 
 // readSave reads a save from its bytes.
 func readSave(b []byte) (*saves.File, error) {
-	dir, err := os.MkdirTemp("", "lockhost-corpus-save-")
+	var (
+		f       *saves.File
+		readErr error
+	)
+	err := withFile(b, func(p string) error {
+		f, readErr = saves.Read(p)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read save: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, "s"+saves.Ext)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		return nil, fmt.Errorf("read save: %w", err)
-	}
-	return saves.Read(p)
+	return f, readErr
 }
 
 // prefix is the part of stream from start that holds whole frames and

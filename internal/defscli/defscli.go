@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/urfave/cli/v2"
 )
 
@@ -171,10 +171,7 @@ func loadContent(c *cli.Context, args []string, gameVersion string) (*defs.Set, 
 
 // reportIssues prints errors (and warnings, or their count) to ErrWriter.
 func reportIssues(c *cli.Context, label string, s *defs.Set) {
-	w := c.App.ErrWriter
-	if w == nil {
-		w = os.Stderr
-	}
+	w := cliutil.ErrOut(c)
 	prefix := ""
 	if label != "" {
 		prefix = label + ": "
@@ -189,13 +186,6 @@ func reportIssues(c *cli.Context, label string, s *defs.Set) {
 	} else if n := len(s.Warnings); n > 0 {
 		fmt.Fprintf(w, "%s%d warning(s); use --warnings to list them\n", prefix, n)
 	}
-}
-
-func out(c *cli.Context) io.Writer {
-	if c.App.Writer != nil {
-		return c.App.Writer
-	}
-	return os.Stdout
 }
 
 type scanJSON struct {
@@ -217,7 +207,7 @@ func scanAction(c *cli.Context) error {
 	if err != nil {
 		return fail("scan: %v", err)
 	}
-	w := out(c)
+	w := cliutil.Out(c)
 	if c.Bool("json") {
 		m := s.Manifest()
 		j := scanJSON{GameVersion: s.GameVersion, Mods: m.Mods, Databases: []summaryJSON{}, Errors: []string{}, Warnings: []string{}}
@@ -265,7 +255,7 @@ func exportAction(c *cli.Context) error {
 	reportIssues(c, "", s)
 	dest := c.String("output")
 	if dest == "-" {
-		if err := defs.WriteManifest(out(c), s.Manifest()); err != nil {
+		if err := defs.WriteManifest(cliutil.Out(c), s.Manifest()); err != nil {
 			return fail("export: %v", err)
 		}
 	} else if err := writeFileAtomic(dest, s.Manifest()); err != nil {
@@ -375,7 +365,7 @@ func diffAction(c *cli.Context) error {
 		return fail("diff: B: %v", err)
 	}
 	r := defs.Diff(ma, mb)
-	w := out(c)
+	w := cliutil.Out(c)
 	if c.Bool("json") {
 		bs, err := json.MarshalIndent(struct {
 			Same bool `json:"same"`

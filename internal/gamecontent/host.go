@@ -3,10 +3,16 @@ package gamecontent
 import (
 	"log/slog"
 
+	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 )
+
+// MaxSaveRaw bounds, in bytes, each decompressed blob of a save that
+// LoadSave loads: the world data and each map (2 GiB).
+const MaxSaveRaw = 1 << 31
 
 // HostContent is what a host tells joiners about the bundle: game version,
 // mods, def database summaries, and the per-def detail a refused joiner
@@ -35,4 +41,11 @@ func (b *Bundle) SaveMeta(gameName string) saves.Meta {
 		m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
 	}
 	return m
+}
+
+// LoadSave rebuilds the world saved in f with the bundle's content, map by
+// map, each blob bounded by MaxSaveRaw. It does not check that f was made
+// with the same def databases.
+func (b *Bundle) LoadSave(f *saves.File) (lockstep.Sim, error) {
+	return saves.Load(f, nil, colony.MapLoader(b.Content), MaxSaveRaw)
 }

@@ -318,7 +318,7 @@ func (s *soak) loadSave(path string) (lockstep.Sim, *saves.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sim, err := saves.Load(f, nil, colony.MapLoader(s.bundle.Content), 1<<31)
+	sim, err := s.bundle.LoadSave(f)
 	if err != nil {
 		return nil, f, err
 	}
