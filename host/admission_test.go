@@ -160,23 +160,26 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 		return wire.PlayerInfo{}, false
 	}
 	// Alice's list learns of Bob as a delta, then his status, then his
-	// measured latency.
-	waitFor(t, "Bob playing in Alice's list", func() bool {
-		p, ok := find("Bob")
-		return ok && p.Status == wire.StatusPlaying && p.Faction == bob.Info().Faction
+	// measured latency; her own status and latency come as deltas too. The
+	// host handles Alice's WorldReady and Bob's join on their own
+	// goroutines, so the test waits for both without assuming an order.
+	waitFor(t, "Alice and Bob playing in Alice's list", func() bool {
+		a, aok := find("Alice")
+		b, bok := find("Bob")
+		return aok && bok && a.Status == wire.StatusPlaying && b.Status == wire.StatusPlaying && b.Faction == bob.Info().Faction
 	})
-	if p, _ := find("Alice"); p.Status != wire.StatusPlaying {
-		t.Fatalf("Alice is %s in her own list", p.Status)
-	}
 	// Bob's latency comes once his clock is synced again after WorldReady.
 	waitFor(t, "six list updates", func() bool { mu.Lock(); defer mu.Unlock(); return updates >= 6 })
 	bob.Close()
-	waitFor(t, "Bob removed from Alice's list", func() bool {
-		_, ok := find("Bob")
-		return !ok
-	})
 	// The whole list once, then only deltas: Alice's status and latency,
-	// Bob's add, status and latency, Bob's removal.
+	// Bob's add, status and latency, Bob's removal. With keepalives an
+	// hour apart, no other latency update can come.
+	waitFor(t, "Bob removed from Alice's list after seven updates", func() bool {
+		_, ok := find("Bob")
+		mu.Lock()
+		defer mu.Unlock()
+		return !ok && updates >= 7
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if updates != 7 {

@@ -253,6 +253,9 @@ func (s *session) run(ctx context.Context) {
 		}
 	})
 	s.started = time.Now()
+	// The first keepalive goes one interval after the start, as every later
+	// one does: nobody is there to hear one sent at once.
+	s.lastAlive, s.lastRTTShown = s.started, s.started
 	s.clock = lockstep.NewClock(s.cfg.TickRate, s.started)
 	s.publishOverview(s.started)
 	ticker := time.NewTicker(s.clock.Interval())
@@ -276,6 +279,9 @@ func (s *session) run(ctx context.Context) {
 			s.ready(r)
 		case r := <-s.latency:
 			if s.roster.SetLatency(r.id, int32(r.rtt.Milliseconds())) == nil {
+				if m := s.members[r.id]; m != nil {
+					m.shownRTT = r.rtt.Microseconds() // what later changes are measured against
+				}
 				s.broadcastPacket(s.playerDelta(wire.PlayerListLatencies, r.id))
 			}
 		case r := <-s.leaves:
@@ -376,6 +382,9 @@ func (s *session) liveness(now time.Time) {
 			continue
 		}
 		m.shownRTT = rtt
+		if p := s.roster.Get(id); p == nil || p.LatencyMs == int32(rtt/1000) {
+			continue // the list shows milliseconds: nothing visible changed
+		}
 		if s.roster.SetLatency(id, int32(rtt/1000)) == nil {
 			changed = append(changed, playerInfo(s.roster.Get(id)))
 		}
