@@ -61,32 +61,30 @@ func (e *eventLog) noticeWith(sub string) bool {
 	return slices.ContainsFunc(e.notices, func(n string) bool { return strings.Contains(n, sub) })
 }
 
-// stepClock records the wall time of each step, to find stalls.
-type stepClock struct {
-	mu    sync.Mutex
-	times []time.Time
-	ticks []uint64
-}
-
-func (c *stepClock) step(tick uint64) {
-	c.mu.Lock()
-	c.times = append(c.times, time.Now())
-	c.ticks = append(c.ticks, tick)
-	c.mu.Unlock()
-}
-
-// maxGap is the longest wall time between two steps within [from, to].
-func (c *stepClock) maxGap(from, to time.Time) (gap time.Duration, steps int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := 1; i < len(c.times); i++ {
-		if c.times[i].Before(from) || c.times[i-1].After(to) {
-			continue
-		}
-		steps++
-		gap = max(gap, c.times[i].Sub(c.times[i-1]))
+// holdUntil blocks until at least n more ticks than now have been seen
+// through tick, or 20 s pass, and returns how many it saw. It holds a
+// client still while the test watches the others go on.
+func holdUntil(tick *atomic.Uint64, n uint64) uint64 {
+	from := tick.Load()
+	deadline := time.Now().Add(20 * time.Second)
+	for tick.Load() < from+n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
-	return gap, steps
+	return tick.Load() - from
+}
+
+// everyNth records a joiner's hashes only at checkpoint ticks: hashing
+// every map at every tick would slow its catch-up below the host's rate
+// on a loaded machine, and the test compares checkpoints only.
+func everyNth(n uint64) func(*join.Config) {
+	return func(c *join.Config) {
+		rec := c.OnStep
+		c.OnStep = func(sim lockstep.Sim) {
+			if sim.Tick()%n == 0 {
+				rec(sim)
+			}
+		}
+	}
 }
 
 // TestDesyncRepairOneMap corrupts one map of one joiner of the default
@@ -106,26 +104,39 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	const every = 30
 	const badMap = 2
 	dir := t.TempDir()
-	h := startHost(t, host.Config{TickRate: 120, HashEvery: every, DesyncDir: dir}, world)
+	h := startHost(t, host.Config{TickRate: 60, HashEvery: every, MaxLag: 60, DesyncDir: dir}, world)
 	colonyCfg := func(c *join.Config) {
 		c.Loader, c.MapLoader = nil, colony.MapLoader(content)
 	}
 
 	// Bob watches.
 	var bobEvents eventLog
-	var bobSteps stepClock
-	bob := startJoiner(t, h.addr, "Bob", colonyCfg, func(c *join.Config) {
+	var bobTick atomic.Uint64
+	bob := startJoiner(t, h.addr, "Bob", colonyCfg, everyNth(every), func(c *join.Config) {
 		c.Desync, c.Notice = bobEvents.desync, bobEvents.notice
 		rec := c.OnStep
-		c.OnStep = func(sim lockstep.Sim) { rec(sim); bobSteps.step(sim.Tick()) }
+		c.OnStep = func(sim lockstep.Sim) { rec(sim); bobTick.Store(sim.Tick()) }
 	})
 
 	// Alice's map 2 is corrupted once, at a tick set after she joins.
 	var aliceEvents eventLog
 	var corruptAt, corrupted atomic.Uint64
 	corruptAt.Store(math.MaxUint64)
-	alice := startJoiner(t, h.addr, "Alice", colonyCfg, func(c *join.Config) {
-		c.Desync, c.Resynced = aliceEvents.desync, aliceEvents.resynced
+	// When Alice hears of her own desync she holds still until Bob has
+	// made more ticks than the lag limit: the repair is hers alone, and a
+	// host that froze the session for it, or let her lag hold time, would
+	// never let Bob's ticks come.
+	const ahead = 90
+	var held atomic.Bool
+	bobDuringRepair := make(chan uint64, 1)
+	alice := startJoiner(t, h.addr, "Alice", colonyCfg, everyNth(every), func(c *join.Config) {
+		c.Resynced = aliceEvents.resynced
+		c.Desync = func(d wire.ServerDesync) {
+			aliceEvents.desync(d)
+			if d.State == wire.DesyncDetected && d.Name == "Alice" && !held.Swap(true) {
+				bobDuringRepair <- holdUntil(&bobTick, ahead)
+			}
+		}
 		rec := c.OnStep
 		c.OnStep = func(sim lockstep.Sim) {
 			if sim.Tick() >= corruptAt.Load() && corrupted.Load() == 0 {
@@ -146,7 +157,6 @@ func TestDesyncRepairOneMap(t *testing.T) {
 		detected, ok = bobEvents.find(wire.DesyncDetected)
 		return ok
 	})
-	detectedAt := time.Now()
 	bad := corrupted.Load()
 	if detected.PlayerID != alice.sess.Info().PlayerID || detected.Name != "Alice" || !slices.Equal(detected.Maps, []int32{badMap}) {
 		t.Fatalf("desync event %+v, want Alice's map %d", detected, badMap)
@@ -162,9 +172,6 @@ func TestDesyncRepairOneMap(t *testing.T) {
 		repaired, ok = bobEvents.find(wire.DesyncRepaired)
 		return ok
 	})
-	if repaired.RepairMs > 5000 {
-		t.Errorf("repair took %d ms", repaired.RepairMs)
-	}
 	if !bobEvents.noticeWith("Alice's map 2 diverged") || !bobEvents.noticeWith("Alice is in sync again") {
 		t.Errorf("Bob's notices %q lack the desync or the repair", bobEvents.notices)
 	}
@@ -185,14 +192,10 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	t.Logf("repair: %d bytes (world payload %d), detection to matching hashes %d ms, Alice waited %v at tick %d",
 		st.LastResyncBytes, worldBytes, repaired.RepairMs, rs[0].Wait, rs[0].Tick)
 
-	// Bob never stopped: no gap between his steps anywhere near the
-	// repair's length.
-	time.Sleep(500 * time.Millisecond)
-	gap, steps := bobSteps.maxGap(detectedAt.Add(-time.Duration(repaired.RepairMs)*time.Millisecond), time.Now())
-	if steps < 10 || gap > time.Second {
-		t.Fatalf("Bob stepped %d times around the repair, longest gap %v", steps, gap)
+	// Bob never stopped: he went on while Alice's repair was held.
+	if n := <-bobDuringRepair; n < ahead {
+		t.Fatalf("Bob made %d ticks while Alice's repair was held, want %d", n, ahead)
 	}
-	t.Logf("Bob stepped %d times around the repair, longest gap %v", steps, gap)
 
 	// Alice and Bob agree with the host at later ticks, map by map.
 	next := (h.log.latest()/every + 2) * every
