@@ -101,16 +101,18 @@ func TestSilentClientTimesOut(t *testing.T) {
 	px := startProxy(t, h.addr, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := joinCfg(px.addr, "Bob", newHashLog())
+	bobLog := newHashLog()
+	cfg := joinCfg(px.addr, "Bob", bobLog)
 	cfg.HostTimeout = time.Hour // Bob must not give up first
 	bob, err := join.Join(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go bob.Run(ctx)
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, "Bob to play a while", func() bool { return bobLog.latest() > bob.Timings().ReadyTick+20 })
 	px.frozen.Store(true) // Bob's machine goes silent: no FIN, nothing
-	start := time.Now()
+	// waitFor gives up after 20 s, below the 30 s default Timeout: the drop
+	// must come from the configured 1 s.
 	waitFor(t, "Bob to be dropped as timed out", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -121,9 +123,6 @@ func TestSilentClientTimesOut(t *testing.T) {
 		}
 		return false
 	})
-	if d := time.Since(start); d < 700*time.Millisecond || d > 5*time.Second {
-		t.Fatalf("dropped after %v with a 1 s timeout", d)
-	}
 	t0 := alice.log.latest()
 	waitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
 }

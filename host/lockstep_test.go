@@ -193,16 +193,14 @@ func TestLagWaitHoldsOnlySoLong(t *testing.T) {
 	defer s.Close()
 	// Held within a few ticks of MaxLag...
 	waitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
-	held := time.Now()
 	// ...then the stalled client is dropped and time runs again.
 	waitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
-	if d := time.Since(held); d < 400*time.Millisecond {
-		t.Fatalf("dropped %v after the hold began, before MaxHold", d)
-	}
 	t0 := alice.log.latest()
 	waitFor(t, "Alice to advance again", func() bool { return alice.log.latest() > t0+50 })
 	err = s.Run(ctx) // reads the backlog up to the disconnect
-	if re, ok := err.(*join.RejectedError); !ok || re.Reason != wire.ReasonLagging {
-		t.Fatalf("stalled client ended with %v, want a Lagging disconnect", err)
+	// The drop names the rule that made it, MaxHold, rather than the test
+	// timing the hold on a clock the machine's load can skew.
+	if re, ok := err.(*join.RejectedError); !ok || re.Reason != wire.ReasonLagging || !strings.Contains(re.Message, "for over 500ms") {
+		t.Fatalf("stalled client ended with %v, want a Lagging disconnect for a hold of over 500ms", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -441,17 +442,16 @@ func TestPingNothingListening(t *testing.T) {
 	}
 	addr := pc.LocalAddr().String()
 	pc.Close()
-	const timeout = 500 * time.Millisecond
-	start := time.Now()
-	_, _, err = Ping(context.Background(), addr, timeout)
-	took := time.Since(start)
+	// The closed port answers with ICMP port unreachable, which ends the
+	// ping with "connection refused" long before its timeout: a ping that
+	// waited the timeout out would end with DeadlineExceeded instead.
+	_, _, err = Ping(context.Background(), addr, time.Minute)
 	if err == nil {
 		t.Fatal("ping to a closed port succeeded")
 	}
-	if took > timeout+500*time.Millisecond {
-		t.Fatalf("took %v, timeout %v", took, timeout)
+	if !errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want connection refused", err)
 	}
-	t.Logf("after %v: %v", took, err)
 }
 
 func TestPingTimeoutSilentServer(t *testing.T) {
@@ -467,8 +467,10 @@ func TestPingTimeoutSilentServer(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v, want deadline exceeded", err)
 	}
-	if took := time.Since(start); took < timeout || took > timeout+500*time.Millisecond {
-		t.Fatalf("took %v, timeout %v", took, timeout)
+	// A deadline never fires early, however loaded the machine: this lower
+	// bound cannot fail for the wrong reason.
+	if took := time.Since(start); took < timeout {
+		t.Fatalf("gave up after %v, before its timeout %v", took, timeout)
 	}
 	// And ctx cancellation ends it too, without a timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -91,7 +91,9 @@ func get(t *testing.T, url string) (*http.Response, string) {
 
 func TestOverviewJSON(t *testing.T) {
 	src := &fakeSource{o: fullOverview(time.Now())}
-	ts := httptest.NewServer(web.Handler(src, web.Config{Logger: quiet()}))
+	// Stale only after an hour, so a slow machine cannot make the
+	// 100 ms-old picture stale before the request.
+	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: time.Hour, Logger: quiet()}))
 	defer ts.Close()
 	resp, body := get(t, ts.URL+"/api/overview")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
@@ -153,7 +155,7 @@ func TestOverviewJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
 		t.Fatalf("decode: %v\n%s", err, body)
 	}
-	if v.Game != "Test colony" || v.Tick != 98765 || v.Stale || v.AgeMs < 100 || v.AgeMs > 10000 || v.UptimeMs < 90*60*1000 || !v.TLS {
+	if v.Game != "Test colony" || v.Tick != 98765 || v.Stale || v.AgeMs < 100 || v.AgeMs > float64(time.Hour/time.Millisecond) || v.UptimeMs < 90*60*1000 || !v.TLS {
 		t.Errorf("session fields: %+v", v)
 	}
 	if strings.Join(v.Phases, ",") != strings.Join(host.JoinPhases, ",") {
@@ -280,7 +282,9 @@ func TestEventsFraming(t *testing.T) {
 
 func TestHealthz(t *testing.T) {
 	src := &fakeSource{}
-	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: 2 * time.Second, Logger: quiet()}))
+	// An hour's margin either side of StaleAfter: a loaded machine may
+	// take seconds between building this table and a request.
+	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: time.Hour, Logger: quiet()}))
 	defer ts.Close()
 	for _, c := range []struct {
 		name string
@@ -290,7 +294,7 @@ func TestHealthz(t *testing.T) {
 	}{
 		{"before the first overview", time.Time{}, 503, "starting"},
 		{"fresh", time.Now().Add(-100 * time.Millisecond), 200, "ok\n"},
-		{"stalled", time.Now().Add(-10 * time.Second), 503, "stale"},
+		{"stalled", time.Now().Add(-2 * time.Hour), 503, "stale"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src.set(host.Overview{At: c.at, Tick: 42})
@@ -447,18 +451,17 @@ func TestServeShutdown(t *testing.T) {
 	r := bufio.NewReader(resp.Body)
 	readEvent(t, r) // retry
 	readEvent(t, r) // the first overview
-	start := time.Now()
 	cancel()
+	// Serve returns nil only when its graceful shutdown finished before
+	// the grace period ran out, which with a stream open means the stream
+	// was ended; a stream left open would make it return an error.
 	select {
 	case err := <-served:
 		if err != nil {
 			t.Fatalf("Serve: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not return after its context ended, with a stream open")
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("shutdown took %v", d)
 	}
 	if _, err := io.Copy(io.Discard, r); err != nil && !strings.Contains(err.Error(), "EOF") {
 		t.Logf("stream ended with %v", err)
