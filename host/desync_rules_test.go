@@ -39,6 +39,19 @@ func (c *rawClient) toPlaying(name string) {
 	c.send(&wire.ClientWorldReady{Tick: p.Header.Granted})
 }
 
+// clockSynced answers the clock rounds after WorldReady until the host
+// broadcasts this player's measured latency, which it does only once those
+// rounds are over: every packet sent after it is read by the playing loop.
+func (c *rawClient) clockSynced(name string) {
+	c.t.Helper()
+	for {
+		pl := c.syncClockUntil(wire.IDServerPlayerList).(*wire.ServerPlayerList)
+		if pl.Action == wire.PlayerListLatencies && len(pl.Players) == 1 && pl.Players[0].Name == name {
+			return
+		}
+	}
+}
+
 // nextTick answers clock rounds and returns the tick of the next
 // Server_Tick whose grant is at least min.
 func (c *rawClient) nextTick(min uint64) uint64 {

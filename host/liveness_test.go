@@ -150,16 +150,21 @@ func TestRTTNearInjectedDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	go bob.Run(ctx)
+	// Every sample crosses the proxy both ways, so no measured round trip
+	// can be under 80 ms; the upper bound only catches a wrong unit or a
+	// wait counted in, with room for any scheduling delay a loaded machine
+	// adds to a loopback round trip.
+	inRange := func(ms int32) bool { return ms >= 80 && ms <= 1000 }
 	waitFor(t, "Bob's latency near 80 ms in Alice's list", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return bobRTT >= 75 && bobRTT <= 250
+		return inRange(bobRTT)
 	})
 	time.Sleep(1200 * time.Millisecond) // keepalive rounds refine it
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("Bob's latency as Alice sees it: %d ms (injected: 80 ms round trip)", bobRTT)
-	if bobRTT < 75 || bobRTT > 250 {
+	if !inRange(bobRTT) {
 		t.Fatalf("latency %d ms for an 80 ms round trip", bobRTT)
 	}
 }
@@ -177,14 +182,15 @@ func TestJoinerNoticesSilentHost(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- bob.Run(ctx) }()
-	time.Sleep(200 * time.Millisecond)
 	px.frozen.Store(true)
+	// 20 s is below the 30 s default HostTimeout: the end must come from
+	// the configured 500 ms.
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "went silent") {
 			t.Fatalf("Run ended with %v, want the host gone silent", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("the joiner did not notice the silent host")
 	}
 

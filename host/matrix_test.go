@@ -102,8 +102,7 @@ var matrixPhases = []phase{
 	}, []wire.ID{wire.IDClientAck, wire.IDClientWorldReady, wire.IDClientKeepalive}},
 	{"playing", func(c *rawClient, name string) {
 		c.toPlaying(name)
-		c.nextTick(1)
-		time.Sleep(50 * time.Millisecond) // past the clock rounds after WorldReady
+		c.clockSynced(name)
 	}, []wire.ID{wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced, wire.IDClientKeepalive, wire.IDClientClock}},
 }
 

@@ -402,14 +402,17 @@ func abs(x int64) int64 {
 }
 
 // applyLagPolicy looks at how far the slowest playing client is behind.
-// Under LagWait it halves the ticks owed past MaxLag/2 and holds time past
-// MaxLag, telling everyone whom the session waits for; under LagDrop it
+// Under LagWait it halves the ticks owed past MaxLag/2, steps no further
+// than MaxLag+1 ahead of the slowest player even with a backlog owed, and
+// holds time past MaxLag, telling everyone whom the session waits for;
+// under LagDrop it
 // disconnects whoever is past MaxLag. Joiners still catching up and
 // spectators never count.
 func (s *session) applyLagPolicy(due int) int {
 	now := s.auth.Sim().Tick()
 	var worst *member
 	var behind uint64
+	anyone := false // a playing member whose lag counts
 	for _, id := range s.order {
 		m := s.members[id]
 		if !m.playing {
@@ -425,6 +428,7 @@ func (s *session) applyLagPolicy(due int) int {
 			m.playing = false // it holds nobody, and is not dropped again, while it leaves
 			continue
 		}
+		anyone = true
 		if b > behind {
 			worst, behind = m, b
 		}
@@ -454,7 +458,13 @@ func (s *session) applyLagPolicy(due int) int {
 	case holding:
 		return 0
 	case behind > s.cfg.MaxLag/2:
-		return (due + 1) / 2
+		due = (due + 1) / 2
+	}
+	if anyone {
+		// A backlog of owed ticks is not stepped past the hold: the
+		// slowest player ends at most MaxLag+1 behind, however late this
+		// loop ran.
+		due = min(due, int(s.cfg.MaxLag+1-behind))
 	}
 	return due
 }

@@ -483,6 +483,10 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	}
 	s.ready, s.acked, s.ackedAt, s.lightTick = true, sim.Tick(), time.Now(), sim.Tick()
 	s.live.Store(true)
+	// The reader may be blocked under the join's longer deadline until the
+	// next packet comes: a host silent from now on must be noticed after
+	// HostTimeout, not ReadyTimeout.
+	_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
 	s.timings.Total = time.Since(start)
 	return nil
 }

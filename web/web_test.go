@@ -489,13 +489,12 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	defer resp.Body.Close()
 	r := bufio.NewReader(resp.Body)
 	readEvent(t, r)
-	end := time.Now().Add(1200 * time.Millisecond)
-	n := 0
-	for time.Now().Before(end) {
+	// Read until an event arrives four write timeouts after the first: a
+	// stream whose deadline was not pushed forward would break before
+	// that, and readEvent would fail. How many events come meanwhile is
+	// the machine's business.
+	start := time.Now()
+	for time.Since(start) < 4*ts.Config.WriteTimeout {
 		readEvent(t, r)
-		n++
-	}
-	if n < 5 {
-		t.Errorf("%d events in 1.2 s", n)
 	}
 }
