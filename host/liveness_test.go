@@ -92,7 +92,9 @@ func (p *proxy) pipe(src, dst net.Conn, delay time.Duration) {
 }
 
 func TestSilentClientTimesOut(t *testing.T) {
-	h := startHost(t, host.Config{Timeout: time.Second, KeepaliveEvery: 100 * time.Millisecond}, locksteptest.New(1, 64))
+	// 3 s: long enough that Alice, echoing every 100 ms keepalive, is never
+	// silent that long on a loaded machine; short enough to wait for.
+	h := startHost(t, host.Config{Timeout: 3 * time.Second, KeepaliveEvery: 100 * time.Millisecond}, locksteptest.New(1, 64))
 	var mu sync.Mutex
 	var notices []string
 	alice := startJoiner(t, h.addr, "Alice", func(c *join.Config) {

@@ -58,7 +58,9 @@ func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
 
 func TestLagDropDisconnects(t *testing.T) {
 	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, LagPolicy: host.LagDrop}, locksteptest.New(1, 16))
-	alice := startJoiner(t, h.addr, "Alice")
+	// Alice watches: a spectator never counts for lag, so a loaded machine
+	// slowing her cannot make her the one dropped or waited for.
+	alice := startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
@@ -187,7 +189,9 @@ func TestBotsStayInSync(t *testing.T) {
 // time resumes for the others.
 func TestLagWaitHoldsOnlySoLong(t *testing.T) {
 	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, MaxHold: 500 * time.Millisecond}, locksteptest.New(1, 16))
-	alice := startJoiner(t, h.addr, "Alice")
+	// Alice watches: a spectator never counts for lag, so a loaded machine
+	// slowing her cannot make her the one dropped or waited for.
+	alice := startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
