@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -118,8 +119,9 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 			if err != nil {
 				t.Errorf("serve: %v", err)
 			}
-		case <-time.After(10 * time.Second):
-			t.Error("host did not stop")
+		case <-time.After(30 * time.Second):
+			buf := make([]byte, 4<<20)
+			t.Errorf("host did not stop within 30 s; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
 		}
 	})
 	return th

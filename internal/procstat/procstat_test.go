@@ -6,14 +6,23 @@ import (
 	"time"
 )
 
+// spin is where TestSelf burns CPU (a package variable, so the loop is
+// not optimised away).
+var spin int
+
 func TestSelf(t *testing.T) {
-	// Burn a little CPU so the count is not zero.
-	x := 0
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		x++
-	}
-	if CPU(os.Getpid()) <= 0 {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc here")
+	}
+	// Burn CPU until the count moves: counted in CPU time, not wall time,
+	// since a loaded machine may not run this process for a while.
+	for start := time.Now(); CPU(os.Getpid()) <= 0; {
+		if time.Since(start) > time.Minute {
+			t.Fatal("a minute of spinning and no CPU time counted")
+		}
+		for i := 0; i < 1_000_000; i++ {
+			spin++
+		}
 	}
 	if PeakRSS(os.Getpid()) <= 0 {
 		t.Fatal("no peak RSS for this process")
