@@ -18,9 +18,16 @@ type Mod struct {
 	Name      string // from About.xml <name>
 	Version   string // from About.xml <modVersion>, may be empty
 	Dir       string // display path of the mod folder, may be empty
+	// Folders are the load folders the scan used, in increasing priority
+	// ("." is the mod root).
+	Folders []string
+	// DerivedID is set when About.xml has no <packageId> and PackageID
+	// was derived from the mod's folder name.
+	DerivedID bool
 }
 
-// readAbout reads About/About.xml of a mod.
+// readAbout reads About/About.xml of a mod. The package ID is empty when
+// the file has none (mods from before packageId existed).
 func readAbout(fsys fs.FS) (Mod, []string, error) {
 	data, err := fs.ReadFile(fsys, "About/About.xml")
 	if err != nil {
@@ -34,9 +41,6 @@ func readAbout(fsys fs.FS) (Mod, []string, error) {
 	m.PackageID, _ = root.Value("packageId")
 	m.Name, _ = root.Value("name")
 	m.Version, _ = root.Value("modVersion")
-	if m.PackageID == "" {
-		return Mod{}, nil, errors.New("About/About.xml: no <packageId>")
-	}
 	var supported []string
 	if sv := root.Child("supportedVersions"); sv != nil {
 		for _, li := range sv.Children {
@@ -97,9 +101,6 @@ type folderIssue struct {
 // selectFolders returns the mod's load folders in increasing priority
 // ("." is the mod root), following the rule in doc.go.
 func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]string, []folderIssue) {
-	if gameVersion == "" {
-		return []string{"."}, nil
-	}
 	want, wantOK := parseVersion(gameVersion)
 	var issues []folderIssue
 	if data, err := fs.ReadFile(fsys, "LoadFolders.xml"); err == nil {
@@ -195,9 +196,13 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 			continue
 		}
 		dir := strings.ReplaceAll(strings.TrimSpace(li.Text), `\`, "/")
+		dotdot := slices.Contains(strings.Split(dir, "/"), "..")
 		dir = path.Clean("/" + dir)[1:]
 		if dir == "" {
 			dir = "."
+		}
+		if dotdot {
+			issues = append(issues, folderIssue{File: "LoadFolders.xml", Line: li.Line, Msg: fmt.Sprintf("folder %q goes up with \"..\"; a mod cannot load folders outside itself, so %q inside the mod is read instead", li.Text, dir)})
 		}
 		if !fs.ValidPath(dir) {
 			issues = append(issues, folderIssue{File: "LoadFolders.xml", Line: li.Line, Msg: fmt.Sprintf("invalid folder %q", li.Text)})
