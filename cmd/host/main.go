@@ -145,6 +145,9 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range bundle.Notes() {
+		log.Warn(n)
+	}
 	// The configuration is checked before the world is generated or
 	// loaded, which can take seconds, so a mistake in a flag fails at once.
 	cfg, err := hostConfig(c, bundle, log)

@@ -121,6 +121,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range bundle.Notes() {
+		log.Warn(n)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

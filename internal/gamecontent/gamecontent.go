@@ -11,12 +11,15 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/urfave/cli/v2"
 )
 
 // DefaultGameVersion is the game version announced and used to pick
-// version folders when --game-version is not given.
-const DefaultGameVersion = "1.5"
+// version folders when --game-version is not given: the same default as
+// the defs tools, so that serve, join and "defs scan" read the same
+// folders.
+const DefaultGameVersion = defs.DefaultGameVersion
 
 // Bundle is loaded content: the def set, what the simulation needs from it,
 // and what the handshake sends.
@@ -37,8 +40,9 @@ func (b *Bundle) Summary() []defs.Summary { return b.Set.Summary() }
 // content when dirs is empty. Def errors make the content unusable: a host
 // must not run on content it only half read.
 func Load(dirs []string, gameVersion string) (*Bundle, error) {
-	if gameVersion == "" {
-		gameVersion = DefaultGameVersion
+	gameVersion = defs.GameVersionOrDefault(gameVersion)
+	if err := defs.CheckGameVersion(gameVersion); err != nil {
+		return nil, err
 	}
 	b := &Bundle{GameVersion: gameVersion}
 	var err error
@@ -81,13 +85,32 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "content", Usage: "mod `DIR` to load, repeatable, in load order (default: the embedded default content)"},
-		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders such as 1.5/Defs"},
+		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders (such as 1.6/Defs) and LoadFolders.xml entries, as the defs tools do"},
 		&cli.StringFlag{Name: "mods-config", Usage: "take the load order from this ModsConfig.xml `FILE`; --content then names the folders to find the mods in"},
 	}
 }
 
+// Notes are sentences about how the content was read that a user should
+// see (defs whose parent is not in the content), for a warning log line.
+func (b *Bundle) Notes() []string {
+	var out []string
+	if n := len(b.Set.Unresolved); n > 0 {
+		d := b.Set.Unresolved[0]
+		out = append(out, fmt.Sprintf("%d def(s) have a parent that is not in the content, e.g. %s %s (mod %s) with parent %q; they are hashed by their own XML", n, d.Type, d.Name, d.Mod, d.UnresolvedParent))
+	}
+	for _, m := range b.Set.Mods {
+		if m.DerivedID {
+			out = append(out, fmt.Sprintf("mod in %s has no packageId; it is called %s, from its folder name", m.Dir, m.PackageID))
+		}
+	}
+	return out
+}
+
 // FromFlags loads the content the flags name.
 func FromFlags(c *cli.Context) (*Bundle, error) {
+	if err := defs.CheckGameVersion(c.String("game-version")); err != nil {
+		return nil, cliutil.Usagef("--game-version: %v", err)
+	}
 	dirs := c.StringSlice("content")
 	if mc := c.String("mods-config"); mc != "" {
 		if len(dirs) == 0 {
