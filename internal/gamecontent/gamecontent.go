@@ -7,6 +7,7 @@ package gamecontent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockhost/lockhost/colony"
@@ -31,6 +32,9 @@ type Bundle struct {
 	Mods []string
 	// Embedded is true for the built-in default content.
 	Embedded bool
+	// Report says which defs the reference simulation simulates and which
+	// it carries untouched (nil for the embedded content).
+	Report *colony.Report
 }
 
 // Summary is the per-database count and hash the handshake compares.
@@ -67,7 +71,7 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 			}
 			return nil, fmt.Errorf("content has %d def errors:\n  %s", len(msgs), strings.Join(msgs, "\n  "))
 		}
-		b.Content, err = colony.ContentFromDefs(b.Set)
+		b.Content, b.Report, err = colony.ReadContent(b.Set)
 		if err != nil {
 			return nil, fmt.Errorf("content: %w", err)
 		}
@@ -97,6 +101,21 @@ func (b *Bundle) Notes() []string {
 	if n := len(b.Set.Unresolved); n > 0 {
 		d := b.Set.Unresolved[0]
 		out = append(out, fmt.Sprintf("%d def(s) have a parent that is not in the content, e.g. %s %s (mod %s) with parent %q; they are hashed by their own XML", n, d.Type, d.Name, d.Mod, d.UnresolvedParent))
+	}
+	if b.Report != nil {
+		var carried []string
+		total := 0
+		for typ, n := range b.Report.Carried {
+			carried = append(carried, typ)
+			total += n
+		}
+		if total > 0 {
+			slices.Sort(carried)
+			out = append(out, fmt.Sprintf("%d def(s) are carried without being simulated (still part of the def databases every joiner must match), of types %s", total, strings.Join(carried, ", ")))
+		}
+		if n := len(b.Report.Notes); n > 0 {
+			out = append(out, fmt.Sprintf("%d value(s) are not simulated as written, e.g. %s", n, b.Report.Notes[0]))
+		}
 	}
 	for _, m := range b.Set.Mods {
 		if m.DerivedID {
