@@ -111,6 +111,9 @@ func (b *Bundle) Notes() []string {
 		}
 		if total > 0 {
 			slices.Sort(carried)
+			if len(carried) > maxTypesNamed {
+				carried = append(carried[:maxTypesNamed], fmt.Sprintf("and %d more types", len(carried)-maxTypesNamed))
+			}
 			out = append(out, fmt.Sprintf("%d def(s) are carried without being simulated (still part of the def databases every joiner must match), of types %s", total, strings.Join(carried, ", ")))
 		}
 		if n := len(b.Report.Notes); n > 0 {
@@ -124,6 +127,9 @@ func (b *Bundle) Notes() []string {
 	}
 	return out
 }
+
+// maxTypesNamed bounds the def types Notes names in one sentence.
+const maxTypesNamed = 12
 
 // FromFlags loads the content the flags name.
 func FromFlags(c *cli.Context) (*Bundle, error) {
