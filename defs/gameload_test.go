@@ -286,3 +286,14 @@ func TestOnlyVersionFolders(t *testing.T) {
 		t.Errorf("folders %s", got)
 	}
 }
+
+func TestLoadFoldersNameAnyCase(t *testing.T) {
+	m := mod("m", map[string]string{
+		"loadFolders.xml":  `<loadFolders><v1.6><li>/</li><li>Extra</li></v1.6></loadFolders>`,
+		"Extra/Defs/X.xml": defsXML(`<ThingDef><defName>Extra</defName></ThingDef>`),
+		"1.6/Defs/Y.xml":   defsXML(`<ThingDef><defName>NotListed</defName></ThingDef>`),
+	})
+	if got := defNames(scan(t, Options{}, m).Database("ThingDef")); got != "Extra" {
+		t.Errorf("defs %s, want Extra (from loadFolders.xml)", got)
+	}
+}

@@ -103,7 +103,7 @@ type folderIssue struct {
 func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]string, []folderIssue) {
 	want, wantOK := parseVersion(gameVersion)
 	var issues []folderIssue
-	if data, err := fs.ReadFile(fsys, "LoadFolders.xml"); err == nil {
+	if data, err := fs.ReadFile(fsys, loadFoldersName(fsys)); err == nil {
 		folders, ok, iss := loadFoldersXML(data, gameVersion, want, wantOK, active)
 		issues = append(issues, iss...)
 		if ok {
@@ -142,6 +142,23 @@ func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]
 		folders = append(folders, bestName)
 	}
 	return folders, issues
+}
+
+// loadFoldersName returns the name of the mod's LoadFolders.xml. Mods
+// made on Windows, where the game finds it whatever its letter case, also
+// spell it loadFolders.xml; the exact name wins when both exist.
+func loadFoldersName(fsys fs.FS) string {
+	const name = "LoadFolders.xml"
+	if _, err := fs.Stat(fsys, name); err == nil {
+		return name
+	}
+	entries, _ := fs.ReadDir(fsys, ".")
+	for _, e := range entries {
+		if !e.IsDir() && strings.EqualFold(e.Name(), name) {
+			return e.Name()
+		}
+	}
+	return name
 }
 
 func isDir(fsys fs.FS, name string) bool {
