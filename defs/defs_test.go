@@ -136,18 +136,24 @@ func TestVersionFolders(t *testing.T) {
 		"Defs/Shared.xml":          defsXML(`<ThingDef><defName>Shared</defName><v>root</v></ThingDef>`),
 		"Common/Defs/Common.xml":   defsXML(`<ThingDef><defName>Common</defName></ThingDef>`),
 		"1.4/Defs/Shared.xml":      defsXML(`<ThingDef><defName>Shared</defName><v>1.4</v></ThingDef>`),
-		"v1.5/Defs/Shared.xml":     defsXML(`<ThingDef><defName>Shared</defName><v>1.5</v></ThingDef>`),
+		"1.5/Defs/Shared.xml":      defsXML(`<ThingDef><defName>Shared</defName><v>1.5</v></ThingDef>`),
+		"v1.5/Defs/Shared.xml":     defsXML(`<ThingDef><defName>Shared</defName><v>v1.5</v></ThingDef>`),
 		"v1.5/Defs/Sub/Only15.xml": defsXML(`<ThingDef><defName>Only15</defName></ThingDef>`),
+		"v1.6/Defs/Shared.xml":     defsXML(`<ThingDef><defName>Shared</defName><v>v1.6</v></ThingDef>`),
 	}
+	// The game's rule without LoadFolders.xml: the folder named exactly
+	// major.minor, else the highest not above, else the lowest above;
+	// "v1.5" and "v1.6" are no version folders to it.
 	cases := []struct {
 		gv, shared string
 		names      string
 	}{
-		{"", "1.5", "Common,Only15,Root,Shared"}, // DefaultGameVersion, 1.6: the highest folder not above it
-		{"1.3", "root", "Common,Root,Shared"},
+		{"", "1.5", "Common,Root,Shared"}, // DefaultGameVersion, 1.6: the highest below
+		{"1.3", "1.4", "Common,Root,Shared"},
 		{"1.4", "1.4", "Common,Root,Shared"},
-		{"1.5", "1.5", "Common,Only15,Root,Shared"},
-		{"1.6", "1.5", "Common,Only15,Root,Shared"},
+		{"1.4.1", "1.4", "Common,Root,Shared"},
+		{"1.5", "1.5", "Common,Root,Shared"},
+		{"1.6", "1.5", "Common,Root,Shared"},
 	}
 	for _, c := range cases {
 		s := scan(t, Options{GameVersion: c.gv}, mod("m", files))

@@ -32,28 +32,35 @@
 // folders for the same version):
 //
 //  1. If LoadFolders.xml (found whatever its letter case, as the game does
-//     on Windows) exists at the mod root and has a child
-//     element named "v"+V (or V), its <li> entries are the load folders, in
-//     order. If there is no such element, the element with the highest
-//     version not above V is used (versions compare numerically part by
-//     part, so 1.10 > 1.9). An <li> of "/" (or empty) is the mod root;
-//     other entries are paths relative to the mod root (backslashes are
-//     accepted; ".." cannot leave the mod and is warned about). An <li> with
-//     IfModActive="id1, id2" is used only if one of those package IDs is
-//     in the set; IfModNotActive="…" only if none is. Folders that do not
-//     exist are skipped silently.
-//  2. Otherwise (no LoadFolders.xml, or no element usable for V): the mod
-//     root, then "Common" if it exists, then the version folder: "V" or
-//     "vV" if one exists, else the existing folder named N or vN (N a
-//     dotted version such as 1.4) with the highest N not above V.
+//     on Windows) exists at the mod root, one of its child elements is
+//     chosen: the one named "v"+M or M, where M is V's major.minor (1.6),
+//     if it lists any <li>; else the one with the highest version not
+//     above V (which may be that same, empty element); else <default>.
+//     Versions compare numerically part by part. The chosen element's <li>
+//     entries are the load folders, in order; when none is active the mod
+//     loads nothing, as in the game. An <li> of "/" (or empty) is the mod
+//     root; other entries are paths relative to the mod root (backslashes
+//     are accepted; ".." cannot leave the mod and is warned about). An <li>
+//     with IfModActive="id1, id2" is used only if one of those package IDs
+//     is in the set; IfModNotActive="…" only if none is. Folders that do
+//     not exist are skipped silently.
+//  2. Otherwise (no LoadFolders.xml, or no element chosen): the mod root,
+//     then "Common" if it exists, then the version folder: the folder
+//     named M if it exists; else, among the folders whose names parse as a
+//     version (the first two dot-separated parts integers: "1.5", "1.5.2";
+//     not "v1.5"), the highest not above V, or when all are above V the
+//     lowest; that version's folder "major.minor" is read if it exists.
 //
 // Load folders are listed in increasing priority: when two load folders
 // hold a file with the same path relative to the folder (compared case
 // insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
-// the file from the later folder is loaded. Files are then read in load
-// folder order, and within a folder in lexical path order. Def.File is the
-// path within the mod (e.g. "1.5/Defs/WorkTypeDefs/Work.xml"); Mod.Folders
-// records the folders used. Patches/ folders are not applied.
+// the file from the later folder is loaded. As in the game, a mod's files
+// are then read from its highest-priority folder down to its root (so the
+// version folder's come first), and within a folder in lexical path order
+// (the game takes the file system's order, alphabetical on Windows).
+// Def.File is the path within the mod (e.g.
+// "1.5/Defs/WorkTypeDefs/Work.xml"); Mod.Folders records the folders used.
+// Patches/ folders are not applied.
 //
 // # Defs and inheritance
 //
@@ -91,7 +98,7 @@
 // in the resolved Node and do not affect hashes.
 //
 // Duplicates follow the game: within one mod the first def of a type and
-// defName (in load order) is kept and later ones are skipped; across mods,
+// defName (in the file order above) is kept and later ones are skipped; across mods,
 // a later mod's def replaces an earlier mod's. Both are warnings naming
 // both places.
 //

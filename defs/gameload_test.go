@@ -297,3 +297,47 @@ func TestLoadFoldersNameAnyCase(t *testing.T) {
 		t.Errorf("defs %s, want Extra (from loadFolders.xml)", got)
 	}
 }
+
+func TestLoadFoldersFallbacks(t *testing.T) {
+	base := map[string]string{
+		"Defs/R.xml":        defsXML(`<ThingDef><defName>Root</defName></ThingDef>`),
+		"Common/Defs/C.xml": defsXML(`<ThingDef><defName>Common</defName></ThingDef>`),
+		"1.5/Defs/F.xml":    defsXML(`<ThingDef><defName>F15</defName></ThingDef>`),
+		"1.6/Defs/F.xml":    defsXML(`<ThingDef><defName>F16</defName></ThingDef>`),
+		"Def/Defs/D.xml":    defsXML(`<ThingDef><defName>FromDefault</defName></ThingDef>`),
+	}
+	for _, c := range []struct {
+		name, loadFolders, want string
+	}{
+		{"exact", `<loadFolders><v1.6><li>/</li><li>1.6</li></v1.6><default><li>Def</li></default></loadFolders>`, "F16,Root"},
+		{"exact entry without folders: highest below, which is itself", `<loadFolders><v1.6></v1.6><v1.5><li>1.5</li></v1.5></loadFolders>`, ""},
+		{"no entry for the version: highest below", `<loadFolders><v1.7><li>1.6</li></v1.7><v1.5><li>1.5</li></v1.5><v1.4><li>/</li></v1.4></loadFolders>`, "F15"},
+		{"no version entry: default", `<loadFolders><v1.7><li>1.6</li></v1.7><default><li>Def</li></default></loadFolders>`, "FromDefault"},
+		{"nothing usable: the rule without LoadFolders.xml", `<loadFolders><v1.7><li>1.6</li></v1.7></loadFolders>`, "Common,F16,Root"},
+		{"every folder inactive: nothing", `<loadFolders><v1.6><li IfModActive="not.here">1.5</li></v1.6></loadFolders>`, ""},
+	} {
+		files := map[string]string{"LoadFolders.xml": c.loadFolders}
+		for k, v := range base {
+			files[k] = v
+		}
+		got := ""
+		if db := scan(t, Options{}, mod("m", files)).Database("ThingDef"); db != nil {
+			got = defNames(db)
+		}
+		if got != c.want {
+			t.Errorf("%s: defs %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestDuplicateAcrossFoldersVersionFolderFirst(t *testing.T) {
+	// The game reads a mod's highest-priority folder first, so of two
+	// defs of one name in different files, the version folder's is kept.
+	s := scan(t, Options{}, mod("m", map[string]string{
+		"Defs/A.xml":     defsXML(`<ThingDef><defName>X</defName><v>root</v></ThingDef>`),
+		"1.6/Defs/B.xml": defsXML(`<ThingDef><defName>X</defName><v>1.6</v></ThingDef>`),
+	}))
+	if got := mustValue(t, s.Database("ThingDef").Def("X").Node, "v"); got != "1.6" {
+		t.Errorf("kept the %s definition, want the version folder's", got)
+	}
+}

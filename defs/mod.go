@@ -112,36 +112,74 @@ func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		issues = append(issues, folderIssue{File: "LoadFolders.xml", Msg: "cannot read: " + err.Error(), Fatal: true})
 	}
+	return defaultFolders(fsys, want), issues
+}
+
+// defaultFolders is the game's rule for a mod without a usable
+// LoadFolders.xml: the mod root, Common/, and the version folder: the one
+// named exactly as the game version's major.minor (such as 1.6), else the
+// folder whose name parses as the highest major.minor not above it, else
+// (every version folder is newer) the lowest one. A folder name parses as
+// a version when its first two dot-separated parts are integers ("1.5",
+// "1.5.1"; not "v1.5"); the folder read is then the canonical "major.minor".
+func defaultFolders(fsys fs.FS, want []int) []string {
 	folders := []string{"."}
 	if isDir(fsys, "Common") {
 		folders = append(folders, "Common")
 	}
+	if len(want) < 2 {
+		return folders
+	}
+	exact := fmt.Sprintf("%d.%d", want[0], want[1])
+	if isDir(fsys, exact) {
+		return append(folders, exact)
+	}
 	entries, _ := fs.ReadDir(fsys, ".")
-	best, bestName := []int(nil), ""
+	var below, above []int
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		n := e.Name()
-		if n == gameVersion || n == "v"+gameVersion {
-			best, bestName = want, n
-			break
-		}
-		if !wantOK {
+		v, ok := folderVersion(e.Name())
+		if !ok {
 			continue
 		}
-		v, ok := parseVersion(n)
-		if !ok || !strings.ContainsRune(n, '.') || cmpVersion(v, want) > 0 {
-			continue
-		}
-		if best == nil || cmpVersion(v, best) > 0 || (cmpVersion(v, best) == 0 && n < bestName) {
-			best, bestName = v, n
+		if cmpVersion(v, want[:2]) <= 0 {
+			if below == nil || cmpVersion(v, below) > 0 {
+				below = v
+			}
+		} else if above == nil || cmpVersion(v, above) < 0 {
+			above = v
 		}
 	}
-	if bestName != "" {
-		folders = append(folders, bestName)
+	pick := below
+	if pick == nil {
+		pick = above
 	}
-	return folders, issues
+	if pick != nil {
+		if name := fmt.Sprintf("%d.%d", pick[0], pick[1]); isDir(fsys, name) {
+			folders = append(folders, name)
+		}
+	}
+	return folders
+}
+
+// folderVersion parses a folder name the way the game does: at least two
+// dot-separated parts, the first two non-negative integers.
+func folderVersion(name string) ([]int, bool) {
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return nil, false
+	}
+	out := make([]int, 2)
+	for i := range out {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 0 || strings.HasPrefix(parts[i], "+") {
+			return nil, false
+		}
+		out[i] = n
+	}
+	return out, true
 }
 
 // loadFoldersName returns the name of the mod's LoadFolders.xml. Mods
@@ -178,15 +216,23 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 		}
 		return nil, false, []folderIssue{{File: "LoadFolders.xml", Line: line, Msg: "XML syntax error: " + errMsg(err), Fatal: true}}
 	}
-	var pick *Node
+	// As the game: the entry for the version, if it lists any folder;
+	// else the highest listed version not above it (which may be that
+	// same, empty entry); else <default>.
+	var pick, exact, fallback *Node
 	var best []int
 	for _, c := range root.Children {
 		name := strings.TrimPrefix(strings.TrimPrefix(c.Name, "v"), "V")
-		if name == gameVersion {
-			pick = c
-			break
+		switch {
+		case c.Name == "default":
+			if fallback == nil {
+				fallback = c
+			}
+			continue
+		case (name == gameVersion || len(want) >= 2 && name == fmt.Sprintf("%d.%d", want[0], want[1])) && exact == nil:
+			exact = c
 		}
-		if !wantOK {
+		if !wantOK || !strings.ContainsRune(name, '.') {
 			continue
 		}
 		v, ok := parseVersion(name)
@@ -196,6 +242,12 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 		if best == nil || cmpVersion(v, best) > 0 {
 			best, pick = v, c
 		}
+	}
+	if exact != nil && slices.ContainsFunc(exact.Children, func(n *Node) bool { return n.Name == "li" }) {
+		pick = exact
+	}
+	if pick == nil {
+		pick = fallback
 	}
 	if pick == nil {
 		return nil, false, nil
@@ -229,6 +281,8 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 			folders = append(folders, dir)
 		}
 	}
+	// An entry that loads no folder (empty, or every <li> inactive) loads
+	// nothing from the mod, as in the game.
 	return folders, true, issues
 }
 
@@ -287,9 +341,12 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 	for _, f := range winner {
 		out = append(out, f)
 	}
+	// The game reads a mod's files from its highest-priority folder (the
+	// version folder, or the last LoadFolders.xml entry) down to the root,
+	// so within a mod the first of two defs of one name comes from there.
 	slices.SortFunc(out, func(a, b defFile) int {
 		if a.folder != b.folder {
-			return a.folder - b.folder
+			return b.folder - a.folder
 		}
 		return strings.Compare(a.Path, b.Path)
 	})

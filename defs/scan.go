@@ -168,6 +168,9 @@ type entry struct {
 // are reported in Set.Errors and Set.Warnings.
 func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 	s := &Set{GameVersion: GameVersionOrDefault(opts.GameVersion)}
+	if err := CheckGameVersion(s.GameVersion); err != nil {
+		return nil, err
+	}
 	log := &issueLog{set: s}
 	ids := map[string]int{}
 	for i, src := range mods {

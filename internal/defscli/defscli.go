@@ -36,12 +36,12 @@ find the mods in (each a mod folder or a folder of mods).`
 
 const versionHelp = `Each mod is read from the folders RimWorld loads for the game version
 (--game-version, default ` + defs.DefaultGameVersion + `, the newest lockhost knows; host serve and join
-pick the same folders): the entry of LoadFolders.xml for that version, or
-for the highest version below it that the file lists; without a usable
-LoadFolders.xml, the mod root, Common/ and the version folder (1.6 or v1.6),
-or the highest version folder below the game version when that one is
-missing. The version and the folders of each mod are printed to standard
-error.`
+pick the same folders): with a LoadFolders.xml, its entry for the version,
+else for the highest version below it that the file lists, else its
+<default> entry; without one, the mod root, Common/ and the version folder
+(1.6), or when that folder is missing the highest version folder below the
+game version, or the lowest above it when all are newer. The version and
+the folders of each mod are printed to standard error.`
 
 func gameVersionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "game-version", Aliases: []string{"g"}, Value: defs.DefaultGameVersion, Usage: "game `VERSION` selecting version folders and LoadFolders.xml entries, e.g. 1.5"}

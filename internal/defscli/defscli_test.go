@@ -106,8 +106,9 @@ func TestCommand(t *testing.T) {
 	if code, out, _ := run(t, "diff", host, host); code != 0 {
 		t.Fatalf("diff folder same: %d %s", code, out)
 	}
-	// For 1.4 the 1.5 folder is not loaded.
-	if code, out, _ := run(t, "diff", "--game-version", "1.4", manifest, host); code != 1 || !strings.Contains(out, "Plasteel") {
+	// For 1.4 the game still loads 1.5, the mod's only version folder:
+	// only the game version differs.
+	if code, out, _ := run(t, "diff", "--game-version", "1.4", manifest, host); code != 1 || !strings.Contains(out, `has "1.4"`) || strings.Contains(out, "Plasteel") {
 		t.Fatalf("diff version: %d\n%s", code, out)
 	}
 
