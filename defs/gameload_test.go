@@ -341,3 +341,19 @@ func TestDuplicateAcrossFoldersVersionFolderFirst(t *testing.T) {
 		t.Errorf("kept the %s definition, want the version folder's", got)
 	}
 }
+
+func TestReadFileBounded(t *testing.T) {
+	fsys := fstest.MapFS{"small": {Data: []byte("12345")}, "big": {Data: []byte(strings.Repeat("x", 100))}, "empty": {}}
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{"small", true}, {"empty", true}, {"big", false}, {"missing", false}} {
+		b, err := readFileBounded(fsys, c.name, 10)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if c.ok && string(b) != string(fsys[c.name].Data) {
+			t.Errorf("%s: read %q", c.name, b)
+		}
+	}
+}

@@ -29,7 +29,7 @@ type Mod struct {
 // readAbout reads About/About.xml of a mod. The package ID is empty when
 // the file has none (mods from before packageId existed).
 func readAbout(fsys fs.FS) (Mod, []string, error) {
-	data, err := fs.ReadFile(fsys, "About/About.xml")
+	data, err := readFileBounded(fsys, "About/About.xml", maxFileSize)
 	if err != nil {
 		return Mod{}, nil, fmt.Errorf("reading About/About.xml: %w", err)
 	}
@@ -103,7 +103,7 @@ type folderIssue struct {
 func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]string, []folderIssue) {
 	want, wantOK := parseVersion(gameVersion)
 	var issues []folderIssue
-	if data, err := fs.ReadFile(fsys, loadFoldersName(fsys)); err == nil {
+	if data, err := readFileBounded(fsys, loadFoldersName(fsys), maxFileSize); err == nil {
 		folders, ok, iss := loadFoldersXML(data, gameVersion, want, wantOK, active)
 		issues = append(issues, iss...)
 		if ok {
@@ -363,7 +363,7 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 // active mods are not found, LoadOrder returns the folders it did find
 // together with an error naming the missing IDs.
 func LoadOrder(modsConfig string, searchDirs []string) ([]string, error) {
-	data, err := os.ReadFile(modsConfig)
+	data, err := readFileBounded(os.DirFS(filepath.Dir(modsConfig)), filepath.Base(modsConfig), maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading mods config: %w", err)
 	}
