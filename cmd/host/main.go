@@ -145,6 +145,9 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !bundle.Embedded {
+		log.Info("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
+	}
 	for _, n := range bundle.Notes() {
 		log.Warn(n)
 	}

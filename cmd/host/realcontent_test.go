@@ -149,6 +149,9 @@ func TestHostRealModContent(t *testing.T) {
 	}
 
 	hostLog, page, addr, done, hostCmd := serve("--new")
+	if !strings.Contains(hostLog.String(), `folders="lockhost.core: /; test.realmod: /, 1.6/"`) {
+		t.Errorf("host log does not say which folders it read:\n%s", hostLog.String())
+	}
 	if !strings.Contains(hostLog.String(), "carried without being simulated") {
 		t.Errorf("host log does not say which defs are carried:\n%s", hostLog.String())
 	}

@@ -121,6 +121,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !bundle.Embedded {
+		log.Debug("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
+	}
 	for _, n := range bundle.Notes() {
 		log.Warn(n)
 	}

@@ -128,6 +128,23 @@ func (b *Bundle) Notes() []string {
 	return out
 }
 
+// Folders describes, for a log line, the folders read from each mod:
+// "id: /, 1.6/; id2: /" (empty for the embedded content).
+func (b *Bundle) Folders() string {
+	if b.Embedded {
+		return ""
+	}
+	parts := make([]string, 0, len(b.Set.Mods))
+	for _, m := range b.Set.Mods {
+		fs := make([]string, len(m.Folders))
+		for i, f := range m.Folders {
+			fs[i] = strings.TrimSuffix(f, ".") + "/"
+		}
+		parts = append(parts, m.PackageID+": "+strings.Join(fs, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // maxTypesNamed bounds the def types Notes names in one sentence.
 const maxTypesNamed = 12
 

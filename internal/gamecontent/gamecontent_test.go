@@ -71,6 +71,9 @@ func TestLoadReadsWhatDefsScanReads(t *testing.T) {
 	if got, _ := b.Set.Database("ThingDef").Def("Lamp").Node.Value("v"); got != "1.6" {
 		t.Errorf("default version read the %s folder, want 1.6", got)
 	}
+	if got := b.Folders(); got != "lockhost.core: /; test.mod: /, 1.6/" {
+		t.Errorf("folders %q", got)
+	}
 	notes := strings.Join(b.Notes(), "\n")
 	for _, want := range []string{`1 def(s) have a parent that is not in the content, e.g. FleckDef Puff (mod test.mod) with parent "FleckBase"`, "of types FleckDef, SongDef"} {
 		if !strings.Contains(notes, want) {
