@@ -98,9 +98,11 @@
 // in the resolved Node and do not affect hashes.
 //
 // Duplicates follow the game: within one mod the first def of a type and
-// defName (in the file order above) is kept and later ones are skipped; across mods,
-// a later mod's def replaces an earlier mod's. Both are warnings naming
-// both places.
+// defName (in the file order above) is kept and later ones are skipped;
+// across mods, a later mod's def replaces an earlier mod's, except that
+// Core (packageId Ludeon.RimWorld) never replaces another mod's def: the
+// game applies Core first wherever it is in the load order. Each is a
+// warning naming both places.
 //
 // A def whose parent (or further ancestor) is in no scanned mod, typically
 // one from Core or a DLC that was not scanned, is kept: it is resolved as

@@ -357,3 +357,14 @@ func TestReadFileBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestCoreNeverOverrides(t *testing.T) {
+	core := mod("Ludeon.RimWorld", map[string]string{"Defs/A.xml": defsXML(`<ThingDef><defName>X</defName><v>core</v></ThingDef>`)})
+	other := mod("some.mod", map[string]string{"Defs/A.xml": defsXML(`<ThingDef><defName>X</defName><v>mod</v></ThingDef>`)})
+	for _, order := range [][]ModSource{{core, other}, {other, core}} {
+		s := scan(t, Options{}, order...)
+		if got := mustValue(t, s.Database("ThingDef").Def("X").Node, "v"); got != "mod" {
+			t.Errorf("load order %s, %s: X from %s, want the mod's", order[0].Dir, order[1].Dir, got)
+		}
+	}
+}

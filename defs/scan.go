@@ -282,6 +282,10 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 				log.warn(e, fmt.Sprintf("%s %s is defined twice in this mod; the game keeps the first one (%s:%d) and skips this one", k.typ, k.name, prev.job.path, prev.raw.Line))
 				continue
 			}
+			if isCore(s.Mods[e.mod]) && !isCore(s.Mods[prev.mod]) {
+				log.warn(e, fmt.Sprintf("%s %s of Core is overridden by the one from mod %s (%s:%d), loaded before it: the game gives Core the lowest priority", k.typ, k.name, s.Mods[prev.mod].PackageID, prev.job.path, prev.raw.Line))
+				continue
+			}
 			log.warn(e, fmt.Sprintf("%s %s from mod %s replaces the one from mod %s (%s:%d)", k.typ, k.name, s.Mods[e.mod].PackageID, s.Mods[prev.mod].PackageID, prev.job.path, prev.raw.Line))
 		}
 		winner[k] = e
@@ -325,6 +329,12 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 	log.finish()
 	return s, nil
 }
+
+// CorePackageID is the package ID of the game's Core, whose defs the game
+// lets every other mod override wherever Core is in the load order.
+const CorePackageID = "Ludeon.RimWorld"
+
+func isCore(m Mod) bool { return strings.EqualFold(m.PackageID, CorePackageID) }
 
 func (db *Database) rehash() {
 	names := make([]string, len(db.Defs))
