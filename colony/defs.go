@@ -106,7 +106,7 @@ func parseInt(v string) (int, bool) {
 // as a fraction of 1 (fertility 1.4): a value with a decimal point is then
 // read as a percentage of that fraction (140).
 func (r *defReader) int(field string, dflt, lo, hi int, required, percentFraction bool) int {
-	v, ok := r.d.Node.Value(field)
+	v, ok := r.value(field)
 	if !ok || v == "" {
 		if required {
 			r.failf("<%s> is required", field)
@@ -125,6 +125,46 @@ func (r *defReader) int(field string, dflt, lo, hi int, required, percentFractio
 		return dflt
 	}
 	return r.clamp(field, v, n, lo, hi)
+}
+
+// value returns the text at path, child names separated by '/' (such as
+// "statBases/MaxHitPoints"), and whether that element exists.
+func (r *defReader) value(path string) (string, bool) {
+	n := r.d.Node
+	for name := range strings.SplitSeq(path, "/") {
+		if n = n.Child(name); n == nil {
+			return "", false
+		}
+	}
+	return n.Text, true
+}
+
+// has reports whether path holds an element with text or children.
+func (r *defReader) has(path string) bool {
+	n := r.d.Node
+	for name := range strings.SplitSeq(path, "/") {
+		if n = n.Child(name); n == nil {
+			return false
+		}
+	}
+	return n.Text != "" || len(n.Children) > 0
+}
+
+// scaled reads a number the real game writes as a float (days, fractions)
+// and returns it times scale, rounded to the nearest integer, in lo..hi;
+// dflt when it is missing or not a number. One multiplication of two
+// doubles rounds the same on every machine, so the result is deterministic.
+func (r *defReader) scaled(path string, scale float64, dflt, lo, hi int) int {
+	v, ok := r.value(path)
+	if !ok || v == "" {
+		return dflt
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e9 {
+		r.notef("<%s> %q is not a number; %d is used", path, v, dflt)
+		return dflt
+	}
+	return r.clamp(path, v, int(math.Round(f*scale)), lo, hi)
 }
 
 func (r *defReader) clamp(field, v string, n, lo, hi int) int {
@@ -202,16 +242,22 @@ func ContentFromDefs(set *defs.Set) (*Content, error) {
 //
 // Fields (all optional integers unless said; see TerrainType, ThingType
 // and PawnKind; a decimal number is rounded toward zero; a value out of
-// range is moved into it):
+// range is moved into it). Where a field is missing, the real game's own
+// field is read instead when there is one (in brackets; days and
+// fractions are scaled):
 //
 //	TerrainDef:  pathCost, fertility (percent, or RimWorld's fraction such
 //	             as 1.4), passability, genElevation, genMoisture
-//	ThingDef:    category (Item, Food, Plant, Building are simulated; any
-//	             other, or none, is carried), stackLimit, hitPoints,
-//	             nutrition (required for Food), workTicks, decay;
-//	             plants: growTicks, minFertility, harvestedThingDef,
-//	             harvestYield, sowable, wildCommonality; buildings:
-//	             passability, storageCapacity; commonality
+//	ThingDef:    category (Item, Food, Plant, Building are simulated, an
+//	             Item with <ingestible> and a statBases Nutrition is Food;
+//	             any other category, or none, is carried), stackLimit,
+//	             hitPoints [statBases/MaxHitPoints], nutrition (required
+//	             for Food) [statBases/Nutrition ×100], workTicks, decay,
+//	             commonality; plants: growTicks [plant/growDays ×60000],
+//	             minFertility [plant/fertilityMin ×100], harvestedThingDef
+//	             [plant/harvestedThingDef], harvestYield [plant/harvestYield],
+//	             sowable [plant/sowTags present], wildCommonality;
+//	             buildings: passability, storageCapacity
 //	PawnKindDef: moveTicks, hungerRate, hungryAt, starveAt, maxHealth,
 //	             commonality, works, grazes (RimWorld's pawn kinds have
 //	             none of these and get a colonist's values)
@@ -267,7 +313,7 @@ func ReadContent(set *defs.Set) (*Content, *Report, error) {
 	// that is simulated.
 	var things []*defs.Def
 	for _, d := range defsOf(set, ThingDefType) {
-		switch cat, _ := d.Node.Value("category"); cat {
+		switch thingCategory(d) {
 		case CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding:
 			if simulable(d, len(things), MaxThingTypes) {
 				things = append(things, d)
@@ -278,11 +324,11 @@ func ReadContent(set *defs.Set) (*Content, *Report, error) {
 	}
 	simulated := make(map[string]string, len(things)) // name -> category
 	for _, d := range things {
-		simulated[d.Name], _ = d.Node.Value("category")
+		simulated[d.Name] = thingCategory(d)
 	}
 	for _, d := range things {
 		r := &defReader{d: d, notes: &rep.Notes}
-		cat := r.str("category")
+		cat := thingCategory(d)
 		t := ThingType{
 			Name:        d.Name,
 			Category:    cat,
@@ -292,10 +338,17 @@ func ReadContent(set *defs.Set) (*Content, *Report, error) {
 			Decay:       r.int("decay", 0, 0, 100000, false, false),
 			Commonality: r.int("commonality", 0, 0, 10000, false, false),
 		}
+		if !r.has("hitPoints") {
+			t.HitPoints = r.scaled("statBases/MaxHitPoints", 1, 100, 1, 100000)
+		}
 		switch cat {
 		case CategoryItem, CategoryFood:
 			t.StackLimit = r.int("stackLimit", 1, 1, 10000, false, false)
-			t.Nutrition = r.int("nutrition", 0, 0, 1000, cat == CategoryFood, false)
+			if cat == CategoryFood && !r.has("nutrition") && r.has("statBases/Nutrition") {
+				t.Nutrition = r.scaled("statBases/Nutrition", 100, 1, 0, 1000)
+			} else {
+				t.Nutrition = r.int("nutrition", 0, 0, 1000, cat == CategoryFood, false)
+			}
 			if cat == CategoryFood && t.Nutrition == 0 && r.err == nil {
 				t.Nutrition = 1
 				r.notef("<nutrition> 0 for a food; 1 is used")
@@ -303,14 +356,26 @@ func ReadContent(set *defs.Set) (*Content, *Report, error) {
 		case CategoryPlant:
 			t.Nutrition = r.int("nutrition", 0, 0, 1000, false, false)
 			t.GrowTicks = r.int("growTicks", defaultGrowTicks, 1, 10000000, false, false)
+			if !r.has("growTicks") {
+				t.GrowTicks = r.scaled("plant/growDays", ticksPerDay, defaultGrowTicks, 1, 10000000)
+			}
 			t.MinFertility = r.int("minFertility", 0, 0, 400, false, true)
-			t.Sowable = r.bool("sowable", false)
+			if !r.has("minFertility") {
+				t.MinFertility = r.scaled("plant/fertilityMin", 100, 0, 0, 400)
+			}
+			t.Sowable = r.bool("sowable", r.has("plant/sowTags"))
 			t.WildCommonality = r.int("wildCommonality", 0, 0, 10000, false, false)
-			if p := r.str("harvestedThingDef"); p != "" {
+			p := r.str("harvestedThingDef")
+			yield := func() int { return r.int("harvestYield", 1, 1, 10000, false, false) }
+			if p == "" {
+				p, _ = r.value("plant/harvestedThingDef")
+				yield = func() int { return r.scaled("plant/harvestYield", 1, 1, 1, 10000) }
+			}
+			if p != "" {
 				switch simulated[p] {
 				case CategoryItem, CategoryFood:
 					t.Product = p
-					t.ProductCount = r.int("harvestYield", 1, 1, 10000, false, false)
+					t.ProductCount = yield()
 				default:
 					r.notef("<harvestedThingDef> %s is not a simulated item or food; the plant yields nothing", p)
 				}
@@ -375,4 +440,20 @@ func defsOf(set *defs.Set, typ string) []*defs.Def {
 
 // defaultGrowTicks is a plant's growth when its def gives none: one
 // in-game day.
-const defaultGrowTicks = 60000
+const defaultGrowTicks = ticksPerDay
+
+// ticksPerDay is the game's day, for fields it writes in days.
+const ticksPerDay = 60000
+
+// thingCategory is the category a ThingDef is simulated as: its
+// <category>, except that a RimWorld Item with <ingestible> and a
+// statBases Nutrition (a meal, a raw food) is Food.
+func thingCategory(d *defs.Def) string {
+	cat, _ := d.Node.Value("category")
+	if cat == CategoryItem && d.Node.Child("ingestible") != nil {
+		if v, ok := d.Node.Child("statBases").Value("Nutrition"); ok && v != "" {
+			return CategoryFood
+		}
+	}
+	return cat
+}

@@ -52,7 +52,7 @@ func TestReadContentAcceptsRealContent(t *testing.T) {
 		t.Errorf("pawn kind %+v", k)
 	}
 	potato := c.Things[c.ThingIndex("Plant_Potato")]
-	if potato.Product != "" || potato.GrowTicks != defaultGrowTicks {
+	if potato.Product != "" || potato.GrowTicks != 5.8*ticksPerDay {
 		t.Errorf("potato %+v", potato)
 	}
 	if w := c.Things[c.ThingIndex("Wall")]; !w.Impassable || w.Storage != 0 {
@@ -80,6 +80,62 @@ func TestReadContentAcceptsRealContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 500 {
+		w.Step()
+	}
+}
+
+// Things written with the real game's nested fields are simulated from
+// them: a meal is food, a crop grows for its days and yields its product.
+func TestReadContentRealGameFields(t *testing.T) {
+	files := map[string]string{
+		"T.xml": `<Defs><TerrainDef><defName>Soil</defName><fertility>1.0</fertility></TerrainDef></Defs>`,
+		"K.xml": `<Defs><PawnKindDef><defName>Colonist</defName><race>Human</race></PawnKindDef></Defs>`,
+		"Th.xml": `<Defs>
+<ThingDef><defName>MealSimple</defName><category>Item</category><stackLimit>10</stackLimit>
+  <statBases><MaxHitPoints>50</MaxHitPoints><Nutrition>0.9</Nutrition></statBases><ingestible><foodType>Meal</foodType></ingestible></ThingDef>
+<ThingDef><defName>RawPotatoes</defName><category>Item</category><stackLimit>75</stackLimit>
+  <statBases><Nutrition>0.05</Nutrition></statBases><ingestible><foodType>VegetableOrFruit</foodType></ingestible></ThingDef>
+<ThingDef><defName>Beer</defName><category>Item</category><ingestible><drugCategory>Social</drugCategory></ingestible></ThingDef>
+<ThingDef><defName>Plant_Potato</defName><category>Plant</category><statBases><MaxHitPoints>85</MaxHitPoints></statBases>
+  <plant><growDays>5.8</growDays><fertilityMin>0.7</fertilityMin><harvestedThingDef>RawPotatoes</harvestedThingDef><harvestYield>11</harvestYield><sowTags><li>Ground</li></sowTags></plant></ThingDef>
+</Defs>`,
+	}
+	c, rep, err := ReadContent(scanMap(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string) ThingType {
+		i := c.ThingIndex(name)
+		if i < 0 {
+			t.Fatalf("%s not simulated", name)
+		}
+		return c.Things[i]
+	}
+	if m := get("MealSimple"); m.Category != CategoryFood || m.Nutrition != 90 || m.HitPoints != 50 {
+		t.Errorf("meal %+v", m)
+	}
+	if p := get("RawPotatoes"); p.Category != CategoryFood || p.Nutrition != 5 {
+		t.Errorf("potatoes %+v", p)
+	}
+	if b := get("Beer"); b.Category != CategoryItem {
+		t.Errorf("beer without nutrition %+v, want an item", b)
+	}
+	p := get("Plant_Potato")
+	if p.GrowTicks != 348000 || p.MinFertility != 70 || p.Product != "RawPotatoes" || p.ProductCount != 11 || !p.Sowable || p.HitPoints != 85 {
+		t.Errorf("potato plant %+v", p)
+	}
+	if c.Terrains[0].Fertility != 100 {
+		t.Errorf("soil fertility %d, want 100", c.Terrains[0].Fertility)
+	}
+	if len(rep.Notes) != 0 {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	// Pawns eat the meals and the crop grows: the world runs.
+	w, err := New(c, Config{Maps: 1, Width: 24, Height: 24, PawnsPerMap: 3, ThingsPerMap: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
 		w.Step()
 	}
 }
