@@ -132,8 +132,8 @@ type Content struct {
 }
 
 // Validate checks that the content is usable: names unique and sorted,
-// every field in range, and at least one passable terrain, one food, one
-// plant and one pawn kind.
+// every field in range, and at least one passable terrain, one thing type
+// and one pawn kind.
 func (c *Content) Validate() error {
 	_, err := compile(c)
 	return err
@@ -368,7 +368,6 @@ func compile(c *Content) (*rules, error) {
 	for i, t := range c.Things {
 		r.thingByName[t.Name] = int32(i)
 	}
-	var foods, plants int
 	for i, t := range c.Things {
 		tr := thingRule{product: -1}
 		switch t.Category {
@@ -376,10 +375,8 @@ func compile(c *Content) (*rules, error) {
 			tr.cat = catItem
 		case CategoryFood:
 			tr.cat = catFood
-			foods++
 		case CategoryPlant:
 			tr.cat = catPlant
-			plants++
 		case CategoryBuilding:
 			tr.cat = catBuilding
 		default:
@@ -464,12 +461,8 @@ func compile(c *Content) (*rules, error) {
 			r.wallType = int32(i)
 		}
 	}
-	if foods == 0 {
-		return nil, errors.New("colony: content has no food")
-	}
-	if plants == 0 {
-		return nil, errors.New("colony: content has no plant")
-	}
+	// Content without food or plants is valid (RimWorld's own defs have
+	// no Food category): pawns then go hungry and nothing grows.
 	for _, k := range c.PawnKinds {
 		ck.rng("pawn kind", k.Name, "MoveTicks", k.MoveTicks, 1, 1000)
 		ck.rng("pawn kind", k.Name, "HungerRate", k.HungerRate, 0, 10000)

@@ -47,8 +47,10 @@
 //
 // Everything the simulation knows about terrains, things and pawn kinds
 // comes from a Content, normally built from RimWorld-style XML defs by
-// ContentFromDefs. The default content is embedded (DefaultContentFS,
-// DefaultContent).
+// ReadContent (or ContentFromDefs). It accepts any content: it simulates
+// what it knows and carries the rest (other def types, other thing
+// categories) untouched, reporting what it carried. The default content
+// is embedded (DefaultContentFS, DefaultContent).
 //
 // Players act through map-scoped commands (CmdSpawnThing, CmdMovePawn),
 // built with SpawnThing and MovePawn; World.Apply validates them fully and

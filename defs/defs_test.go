@@ -136,18 +136,24 @@ func TestVersionFolders(t *testing.T) {
 		"Defs/Shared.xml":          defsXML(`<ThingDef><defName>Shared</defName><v>root</v></ThingDef>`),
 		"Common/Defs/Common.xml":   defsXML(`<ThingDef><defName>Common</defName></ThingDef>`),
 		"1.4/Defs/Shared.xml":      defsXML(`<ThingDef><defName>Shared</defName><v>1.4</v></ThingDef>`),
-		"v1.5/Defs/Shared.xml":     defsXML(`<ThingDef><defName>Shared</defName><v>1.5</v></ThingDef>`),
+		"1.5/Defs/Shared.xml":      defsXML(`<ThingDef><defName>Shared</defName><v>1.5</v></ThingDef>`),
+		"v1.5/Defs/Shared.xml":     defsXML(`<ThingDef><defName>Shared</defName><v>v1.5</v></ThingDef>`),
 		"v1.5/Defs/Sub/Only15.xml": defsXML(`<ThingDef><defName>Only15</defName></ThingDef>`),
+		"v1.6/Defs/Shared.xml":     defsXML(`<ThingDef><defName>Shared</defName><v>v1.6</v></ThingDef>`),
 	}
+	// The game's rule without LoadFolders.xml: the folder named exactly
+	// major.minor, else the highest not above, else the lowest above;
+	// "v1.5" and "v1.6" are no version folders to it.
 	cases := []struct {
 		gv, shared string
 		names      string
 	}{
-		{"", "root", "Root,Shared"},
-		{"1.3", "root", "Common,Root,Shared"},
+		{"", "1.5", "Common,Root,Shared"}, // DefaultGameVersion, 1.6: the highest below
+		{"1.3", "1.4", "Common,Root,Shared"},
 		{"1.4", "1.4", "Common,Root,Shared"},
-		{"1.5", "1.5", "Common,Only15,Root,Shared"},
-		{"1.6", "1.5", "Common,Only15,Root,Shared"},
+		{"1.4.1", "1.4", "Common,Root,Shared"},
+		{"1.5", "1.5", "Common,Root,Shared"},
+		{"1.6", "1.5", "Common,Root,Shared"},
 	}
 	for _, c := range cases {
 		s := scan(t, Options{GameVersion: c.gv}, mod("m", files))
@@ -273,7 +279,7 @@ func TestFileErrors(t *testing.T) {
 		"Defs/C_NoName.xml": defsXML("<ThingDef><label>x</label></ThingDef>\n<ThingDef><defName>Kept</defName></ThingDef>"),
 		"Defs/D_Parent.xml": defsXML("\n<ThingDef ParentName=\"Nope\"><defName>Orphan</defName></ThingDef>"),
 		"Defs/E_Cycle.xml":  defsXML(`<ThingDef Name="X" ParentName="Y"><defName>X1</defName></ThingDef><ThingDef Name="Y" ParentName="X"><defName>Y1</defName></ThingDef>`),
-		"Defs/F_Enc.xml":    `<?xml version="1.0" encoding="utf-16"?><Defs/>`,
+		"Defs/F_Enc.xml":    `<?xml version="1.0" encoding="x-klingon"?><Defs/>`,
 		"Defs/G_Empty.xml":  ``,
 		"Defs/H_Entity.xml": defsXML(`<ThingDef><defName>E</defName><label>&nbsp;</label></ThingDef>`),
 		"Defs/I_Other.xml":  `<ThingDefs><ThingDef><defName>OldRoot</defName></ThingDef></ThingDefs>`,
@@ -282,7 +288,6 @@ func TestFileErrors(t *testing.T) {
 	want := []struct{ file, msg string }{
 		{"Defs/B_Broken.xml:4", "closed by </ThingDeff>"},
 		{"Defs/C_NoName.xml:3", "ThingDef has no defName"},
-		{"Defs/D_Parent.xml:4", `unknown parent "Nope"`},
 		{"Defs/E_Cycle.xml:3", "cycle"},
 		{"Defs/E_Cycle.xml:3", "has errors"},
 		{"Defs/F_Enc.xml:1", "unsupported encoding"},
@@ -301,8 +306,11 @@ func TestFileErrors(t *testing.T) {
 			t.Errorf("error %d = %q, want %s ... %s", i, str, w.file, w.msg)
 		}
 	}
-	if got := defNames(s.Database("ThingDef")); got != "Good,Kept,OldRoot" {
+	if got := defNames(s.Database("ThingDef")); got != "Good,Kept,OldRoot,Orphan" {
 		t.Errorf("defs = %s", got)
+	}
+	if len(s.Unresolved) != 1 || s.Unresolved[0].Name != "Orphan" || s.Unresolved[0].UnresolvedParent != "Nope" {
+		t.Errorf("unresolved = %v", s.Unresolved)
 	}
 	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0].Msg, "<ThingDefs>") {
 		t.Errorf("warnings = %v", s.Warnings)
@@ -312,10 +320,6 @@ func TestFileErrors(t *testing.T) {
 func TestUnusableInput(t *testing.T) {
 	if _, err := ScanFS([]ModSource{{FS: fstest.MapFS{}, Dir: "empty"}}, Options{}); err == nil || !strings.Contains(err.Error(), "empty") || !strings.Contains(err.Error(), "About.xml") {
 		t.Errorf("missing About.xml: %v", err)
-	}
-	noID := fstest.MapFS{"About/About.xml": {Data: []byte("<ModMetaData><name>x</name></ModMetaData>")}}
-	if _, err := ScanFS([]ModSource{{FS: noID}}, Options{}); err == nil || !strings.Contains(err.Error(), "packageId") {
-		t.Errorf("missing packageId: %v", err)
 	}
 	if _, err := ScanFS([]ModSource{mod("a.b", nil), mod("A.B", nil)}, Options{}); err == nil || !strings.Contains(err.Error(), "also used") {
 		t.Errorf("duplicate: %v", err)

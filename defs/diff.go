@@ -23,6 +23,22 @@ type Report struct {
 	OrderB []string `json:"orderB,omitempty"`
 
 	Databases []DatabaseDiff `json:"databases,omitempty"` // differing databases, sorted by Type
+
+	// What each side could not compare: defs whose parent was not in the
+	// scan (compared by their own XML only) and the number of scan errors
+	// (defs or files not read at all).
+	UnresolvedA []UnresolvedDef `json:"unresolvedA,omitempty"`
+	UnresolvedB []UnresolvedDef `json:"unresolvedB,omitempty"`
+	ScanErrorsA int             `json:"scanErrorsA,omitempty"`
+	ScanErrorsB int             `json:"scanErrorsB,omitempty"`
+}
+
+// UnresolvedDef is a def whose parent is not in the scanned content.
+type UnresolvedDef struct {
+	Type   string `json:"type"`
+	Name   string `json:"name"`
+	Mod    string `json:"mod"`
+	Parent string `json:"parent"` // the missing parent's Name
 }
 
 // ModChange is a mod whose metadata differs between the sides.
@@ -55,18 +71,31 @@ type DefChange struct {
 	ModB  string `json:"modB"`
 	HashA Hash64 `json:"hashA"`
 	HashB Hash64 `json:"hashB"`
+	// UnresolvedA and UnresolvedB name the def's missing parent on that
+	// side, when it has one: its content was compared by its own XML.
+	UnresolvedA string `json:"unresolvedA,omitempty"`
+	UnresolvedB string `json:"unresolvedB,omitempty"`
 }
 
-// Same reports whether the manifests are equivalent: same game version,
-// same mods in the same order with the same metadata, same databases.
+// Same reports whether no difference was found: same game version, same
+// mods in the same order with the same metadata, same databases. Content
+// that could not be compared is not a difference; see Complete.
 func (r *Report) Same() bool {
 	return r.GameVersionA == r.GameVersionB && len(r.ModsOnlyA) == 0 && len(r.ModsOnlyB) == 0 &&
 		len(r.ModsChanged) == 0 && len(r.OrderA) == 0 && len(r.Databases) == 0
 }
 
+// Complete reports whether both sides were read completely: no scan
+// errors and no def with an unresolved parent. Only a report that is Same
+// and Complete says that the game would load the same defs on both sides.
+func (r *Report) Complete() bool {
+	return r.ScanErrorsA == 0 && r.ScanErrorsB == 0 && len(r.UnresolvedA) == 0 && len(r.UnresolvedB) == 0
+}
+
 // Diff compares two manifests exactly.
 func Diff(a, b *Manifest) *Report {
-	r := &Report{GameVersionA: a.GameVersion, GameVersionB: b.GameVersion}
+	r := &Report{GameVersionA: a.GameVersion, GameVersionB: b.GameVersion,
+		UnresolvedA: a.Unresolved(), UnresolvedB: b.Unresolved(), ScanErrorsA: a.ScanErrors, ScanErrorsB: b.ScanErrors}
 
 	inB := map[string]ManifestMod{}
 	for _, m := range b.Mods {
@@ -150,7 +179,8 @@ func diffDB(a, b *ManifestDatabase) DatabaseDiff {
 			j++
 		default:
 			if da[i].Hash != db[j].Hash {
-				d.Changed = append(d.Changed, DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash})
+				d.Changed = append(d.Changed, DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash,
+					UnresolvedA: da[i].UnresolvedParent, UnresolvedB: db[j].UnresolvedParent})
 			}
 			i++
 			j++
@@ -163,8 +193,13 @@ func diffDB(a, b *ManifestDatabase) DatabaseDiff {
 // bLabel. Write errors are ignored (the first one stops the output).
 func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
 	ew := &errWriter{w: w}
+	defer r.writeIncomplete(ew, aLabel, bLabel)
 	if r.Same() {
-		ew.printf("%s and %s have the same mods and def databases.\n", aLabel, bLabel)
+		if r.Complete() {
+			ew.printf("%s and %s have the same mods and def databases.\n", aLabel, bLabel)
+		} else {
+			ew.printf("No difference found between %s and %s, but not everything could be compared.\n", aLabel, bLabel)
+		}
 		return
 	}
 	if r.GameVersionA != r.GameVersionB {
@@ -201,13 +236,49 @@ func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
 			ew.printf("  %s %s (mod %s) is only in %s.\n", d.Type, x.Name, x.Mod, bLabel)
 		}
 		for _, x := range d.Changed {
+			note := ""
+			switch pa, pb := x.UnresolvedA, x.UnresolvedB; {
+			case pa != "" && pb != "" && pa != pb:
+				note = fmt.Sprintf(" (its parent, not in the scan: %q in %s, %q in %s)", pa, aLabel, pb, bLabel)
+			case pa != "" && pb != "":
+				note = fmt.Sprintf(" (its parent %q is not in the scan; compared by its own XML)", pa)
+			case pa != "":
+				note = fmt.Sprintf(" (in %s its parent %q is not in the scan)", aLabel, pa)
+			case pb != "":
+				note = fmt.Sprintf(" (in %s its parent %q is not in the scan)", bLabel, pb)
+			}
 			if x.ModA == x.ModB {
-				ew.printf("  %s %s (mod %s) has different content.\n", d.Type, x.Name, x.ModA)
+				ew.printf("  %s %s (mod %s) has different content%s.\n", d.Type, x.Name, x.ModA, note)
 			} else {
-				ew.printf("  %s %s has different content: from mod %s in %s, from mod %s in %s.\n", d.Type, x.Name, x.ModA, aLabel, x.ModB, bLabel)
+				ew.printf("  %s %s has different content: from mod %s in %s, from mod %s in %s%s.\n", d.Type, x.Name, x.ModA, aLabel, x.ModB, bLabel, note)
 			}
 		}
 	}
+}
+
+// maxUnresolvedListed bounds the unresolved defs WriteText names per side.
+const maxUnresolvedListed = 20
+
+// writeIncomplete says what each side could not compare.
+func (r *Report) writeIncomplete(ew *errWriter, aLabel, bLabel string) {
+	side := func(label string, errs int, un []UnresolvedDef) {
+		if errs > 0 {
+			ew.printf("%s was not read completely: its scan had %d error(s); those defs or files are not compared.\n", label, errs)
+		}
+		if len(un) == 0 {
+			return
+		}
+		ew.printf("%s has %d def(s) whose parent is not in the scan; they are compared by their own XML, not by what the game would load:\n", label, len(un))
+		for i, u := range un {
+			if i == maxUnresolvedListed {
+				ew.printf("  … and %d more (--json lists them all)\n", len(un)-i)
+				break
+			}
+			ew.printf("  %s %s (mod %s): parent %q\n", u.Type, u.Name, u.Mod, u.Parent)
+		}
+	}
+	side(aLabel, r.ScanErrorsA, r.UnresolvedA)
+	side(bLabel, r.ScanErrorsB, r.UnresolvedB)
 }
 
 func modText(m ManifestMod) string {

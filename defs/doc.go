@@ -12,9 +12,12 @@
 // # Content sets
 //
 // A content set is an ordered list of mod folders (the load order). Each
-// mod folder holds About/About.xml, whose <packageId> is required and whose
-// <name> and <modVersion> are recorded. Package IDs are compared case
-// insensitively and must be unique within a set. [LoadOrder] turns a
+// mod folder holds About/About.xml, whose <packageId>, <name> and
+// <modVersion> are recorded. A mod from before packageId existed (no
+// <packageId>) is scanned with a warning under an ID derived from its
+// folder name: "legacy." and the folder name in lower case, characters
+// other than letters, digits, '.' and '_' replaced by '_'. Package IDs are
+// compared case insensitively and must be unique within a set. [LoadOrder] turns a
 // ModsConfig.xml (<activeMods><li>packageId</li>…) and a list of folders
 // to search into such a list.
 //
@@ -23,38 +26,52 @@
 // Each mod contributes the files *.xml (extension matched case
 // insensitively) found at any depth under <F>/Defs for each of its load
 // folders F. The load folders are chosen as follows, given
-// Options.GameVersion V:
+// Options.GameVersion V (empty means [DefaultGameVersion], the newest game
+// version this package knows; every tool of lockhost picks folders through
+// this one rule, so "defs scan", "host serve" and "join" read the same
+// folders for the same version):
 //
-//  1. V empty: only the mod root. LoadFolders.xml and version folders are
-//     ignored.
-//  2. Otherwise, if LoadFolders.xml exists at the mod root and has a child
-//     element named "v"+V (or V), its <li> entries are the load folders, in
-//     order. If there is no such element, the element with the highest
-//     version not above V is used (versions compare numerically part by
-//     part, so 1.10 > 1.9). An <li> of "/" (or empty) is the mod root;
-//     other entries are paths relative to the mod root (backslashes are
-//     accepted, ".." cannot leave the mod). An <li> with
-//     IfModActive="id1, id2" is used only if one of those package IDs is
-//     in the set; IfModNotActive="…" only if none is. Folders that do not
-//     exist are skipped silently.
-//  3. Otherwise (no LoadFolders.xml, or no element usable for V): the mod
-//     root, then "Common" if it exists, then the version folder: "V" or
-//     "vV" if one exists, else the existing folder named N or vN (N a
-//     dotted version such as 1.4) with the highest N not above V.
+//  1. If LoadFolders.xml (found whatever its letter case, as the game does
+//     on Windows) exists at the mod root, one of its child elements is
+//     chosen: the one named "v"+M or M, where M is V's major.minor (1.6),
+//     if it lists any <li>; else the one with the highest version not
+//     above V (which may be that same, empty element); else <default>.
+//     Versions compare numerically part by part. The chosen element's <li>
+//     entries are the load folders, in order; when none is active the mod
+//     loads nothing, as in the game. An <li> of "/" (or empty) is the mod
+//     root; other entries are paths relative to the mod root (backslashes
+//     are accepted; ".." cannot leave the mod and is warned about). An <li>
+//     with IfModActive="id1, id2" is used only if one of those package IDs
+//     is in the set; IfModNotActive="…" only if none is. Folders that do
+//     not exist are skipped silently.
+//  2. Otherwise (no LoadFolders.xml, or no element chosen): the mod root,
+//     then "Common" if it exists, then the version folder: the folder
+//     named M if it exists; else, among the folders whose names parse as a
+//     version (the first two dot-separated parts integers: "1.5", "1.5.2";
+//     not "v1.5"), the highest not above V, or when all are above V the
+//     lowest; that version's folder "major.minor" is read if it exists.
 //
 // Load folders are listed in increasing priority: when two load folders
 // hold a file with the same path relative to the folder (compared case
 // insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
-// the file from the later folder is loaded. Files are then read in load
-// folder order, and within a folder in lexical path order. Def.File is the
-// path within the mod (e.g. "1.5/Defs/WorkTypeDefs/Work.xml"). Patches/
-// folders are not applied.
+// the file from the later folder is loaded. As in the game, a mod's files
+// are then read from its highest-priority folder down to its root (so the
+// version folder's come first), and within a folder in lexical path order
+// (the game takes the file system's order, alphabetical on Windows).
+// Def.File is the path within the mod (e.g.
+// "1.5/Defs/WorkTypeDefs/Work.xml"); Mod.Folders records the folders used.
+// Patches/ folders are not applied.
 //
 // # Defs and inheritance
 //
 // A def file has a root element (normally <Defs>; another name is accepted
 // with a warning); each child element is one def whose element name is
-// its database type and whose <defName> text names it. A def element with
+// its database type and whose <defName> text names it. The def types the
+// game names itself may omit <defName>: a SongDef is named by the last
+// part of its <clipPath> (split at / and \), a ScatterableDef is named
+// "Scatterable_" followed by its <texturePath>. A tag spelled <DefName>
+// (or another letter case), as old content has it, is read as <defName>
+// with a warning, as the game's case-insensitive fallback does. A def element with
 // Abstract="True" belongs to no database. A def element with Name="X" can
 // be a parent; one with ParentName="X" inherits from it. When several mods
 // define a parent named X, the one in the child's own mod is used, else the
@@ -80,22 +97,39 @@
 // Inherit on any element are consumed by inheritance: they do not appear
 // in the resolved Node and do not affect hashes.
 //
-// A later def with the same type and defName replaces an earlier one (a
-// later mod over an earlier mod, or a later file of the same mod), with a
-// warning naming both. A def without defName, with an unknown parent or
-// an inheritance cycle, and a file that is not well-formed XML (only UTF-8
-// is accepted; a byte-order mark is skipped) are errors naming the file
-// and line; the def (or the whole file) is dropped and everything else is
-// still scanned.
+// Duplicates follow the game: within one mod the first def of a type and
+// defName (in the file order above) is kept and later ones are skipped;
+// across mods, a later mod's def replaces an earlier mod's, except that
+// Core (packageId Ludeon.RimWorld) never replaces another mod's def: the
+// game applies Core first wherever it is in the load order. Each is a
+// warning naming both places.
+//
+// A def whose parent (or further ancestor) is in no scanned mod, typically
+// one from Core or a DLC that was not scanned, is kept: it is resolved as
+// far as the scanned mods allow, and its resolved element carries the
+// attribute ParentName="X" naming the missing parent, so its hash covers
+// its own XML and that name. Such defs are listed in Set.Unresolved and
+// marked in manifests; a [Report] with them is not Complete.
+//
+// A def without a name, in an inheritance cycle or whose parent has
+// errors, and a file that is not well-formed XML, are errors naming the
+// file and line; the def (or the whole file) is dropped and everything
+// else is still scanned.
 //
 // # XML
 //
 // Def files are parsed by a small strict XML 1.0 parser: elements,
 // attributes, character data, CDATA sections, comments, processing
 // instructions, a DOCTYPE (skipped; it may not declare entities), the five
-// predefined entities and numeric character references. Input must be
-// UTF-8 (an encoding declaration naming anything else is an error);
-// nesting deeper than 256 elements and files above 64 MiB are rejected.
+// predefined entities and numeric character references. Files are read in
+// the encodings the game reads: UTF-8 (a byte-order mark is skipped),
+// UTF-16 little or big endian (recognised by its byte-order mark or by
+// "<?" in UTF-16), and any encoding an XML declaration names that the IANA
+// registry knows, such as ISO-8859-1 or windows-1252 (decoded with
+// golang.org/x/text). The same defs in any of them hash the same. An
+// unknown encoding, or UTF-16 declared without a byte-order mark, is an
+// error; nesting deeper than 256 elements and files above 64 MiB (before
+// or after decoding) are rejected.
 //
 // # Scanning
 //

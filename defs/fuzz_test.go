@@ -19,6 +19,12 @@ func FuzzParseDefXML(f *testing.F) {
 		`<Defs>&bogus;</Defs>`,
 		`<?xml version="1.0" encoding="latin1"?><Defs/>`,
 		"<Defs>\xff</Defs>",
+		"<?xml version=\"1.0\" encoding=\"windows-1252\"?>\n<Defs><A><defName>Caf\xe9</defName><b>\x80\x9d</b></A></Defs>",
+		"<?xml version='1.0' encoding='ISO-8859-1'?><Defs><A>\xff\xe0</A></Defs>",
+		"\xff\xfe<\x00D\x00e\x00f\x00s\x00/\x00>\x00",
+		"\xfe\xff\x00<\x00D\x00/\x00>",
+		"<\x00?\x00x\x00m\x00l\x00?\x00>\x00",
+		"\xff\xfe\x00\xd8",
 		"",
 		"<a><b><c><d/></c></b></a>trailing",
 	}

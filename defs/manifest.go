@@ -51,6 +51,10 @@ type Manifest struct {
 	GameVersion string             `json:"gameVersion" codec:"gameVersion"`
 	Mods        []ManifestMod      `json:"mods" codec:"mods"`
 	Databases   []ManifestDatabase `json:"databases" codec:"databases"` // sorted by Type
+	// ScanErrors is the number of errors the scan met (files or defs it
+	// could not read); a manifest with errors describes content only in
+	// part.
+	ScanErrors int `json:"scanErrors,omitempty" codec:"scanErrors,omitempty"`
 }
 
 // ManifestMod is one mod of a manifest, in load order.
@@ -74,18 +78,39 @@ type ManifestDef struct {
 	Name string `json:"name" codec:"name"`
 	Mod  string `json:"mod" codec:"mod"` // packageId of the providing mod
 	Hash Hash64 `json:"hash" codec:"hash"`
+	// UnresolvedParent names the missing parent of a def whose parent was
+	// not in the scan (see Def.UnresolvedParent).
+	UnresolvedParent string `json:"unresolvedParent,omitempty" codec:"unresolvedParent,omitempty"`
 }
 
 // Manifest describes the set, including every def.
+
+// Unresolved returns the defs of the manifest whose parent was not in the
+// scan, by database type and name.
+func (m *Manifest) Unresolved() []UnresolvedDef {
+	var out []UnresolvedDef
+	for _, db := range m.Databases {
+		for _, d := range db.Defs {
+			if d.UnresolvedParent != "" {
+				out = append(out, UnresolvedDef{Type: db.Type, Name: d.Name, Mod: d.Mod, Parent: d.UnresolvedParent})
+			}
+		}
+	}
+	return out
+}
+
+// Complete reports whether the manifest describes content read completely:
+// no scan errors and no def with an unresolved parent.
+func (m *Manifest) Complete() bool { return m.ScanErrors == 0 && len(m.Unresolved()) == 0 }
 func (s *Set) Manifest() *Manifest {
-	m := &Manifest{Schema: ManifestSchema, GameVersion: s.GameVersion, Mods: make([]ManifestMod, len(s.Mods)), Databases: make([]ManifestDatabase, len(s.Databases))}
+	m := &Manifest{Schema: ManifestSchema, GameVersion: s.GameVersion, Mods: make([]ManifestMod, len(s.Mods)), Databases: make([]ManifestDatabase, len(s.Databases)), ScanErrors: len(s.Errors)}
 	for i, mod := range s.Mods {
 		m.Mods[i] = ManifestMod{PackageID: mod.PackageID, Name: mod.Name, Version: mod.Version}
 	}
 	for i, db := range s.Databases {
 		md := ManifestDatabase{Type: db.Type, Count: len(db.Defs), Hash: Hash64(db.Hash), Defs: make([]ManifestDef, len(db.Defs))}
 		for j, d := range db.Defs {
-			md.Defs[j] = ManifestDef{Name: d.Name, Mod: d.Mod, Hash: Hash64(d.Hash)}
+			md.Defs[j] = ManifestDef{Name: d.Name, Mod: d.Mod, Hash: Hash64(d.Hash), UnresolvedParent: d.UnresolvedParent}
 		}
 		m.Databases[i] = md
 	}
@@ -116,7 +141,7 @@ func (m *Manifest) Database(typ string) *ManifestDatabase {
 // databases that differ; the client then restricts its own manifest to the
 // same types and calls Diff(host, client) to print which defs differ.
 func (m *Manifest) Only(types []string) *Manifest {
-	out := &Manifest{Schema: m.Schema, GameVersion: m.GameVersion, Mods: slices.Clone(m.Mods)}
+	out := &Manifest{Schema: m.Schema, GameVersion: m.GameVersion, Mods: slices.Clone(m.Mods), ScanErrors: m.ScanErrors}
 	for _, db := range m.Databases {
 		if slices.Contains(types, db.Type) {
 			db.Defs = slices.Clone(db.Defs)
@@ -186,6 +211,9 @@ func (m *Manifest) Validate() error {
 	}
 	if m.Schema != ManifestSchema {
 		return fmt.Errorf("schema %d is not supported (want %d)", m.Schema, ManifestSchema)
+	}
+	if m.ScanErrors < 0 {
+		return fmt.Errorf("bad scan error count %d", m.ScanErrors)
 	}
 	ids := make(map[string]bool, len(m.Mods))
 	for i, mod := range m.Mods {

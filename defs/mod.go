@@ -18,11 +18,18 @@ type Mod struct {
 	Name      string // from About.xml <name>
 	Version   string // from About.xml <modVersion>, may be empty
 	Dir       string // display path of the mod folder, may be empty
+	// Folders are the load folders the scan used, in increasing priority
+	// ("." is the mod root).
+	Folders []string
+	// DerivedID is set when About.xml has no <packageId> and PackageID
+	// was derived from the mod's folder name.
+	DerivedID bool
 }
 
-// readAbout reads About/About.xml of a mod.
+// readAbout reads About/About.xml of a mod. The package ID is empty when
+// the file has none (mods from before packageId existed).
 func readAbout(fsys fs.FS) (Mod, []string, error) {
-	data, err := fs.ReadFile(fsys, "About/About.xml")
+	data, err := readFileBounded(fsys, "About/About.xml", maxFileSize)
 	if err != nil {
 		return Mod{}, nil, fmt.Errorf("reading About/About.xml: %w", err)
 	}
@@ -34,9 +41,6 @@ func readAbout(fsys fs.FS) (Mod, []string, error) {
 	m.PackageID, _ = root.Value("packageId")
 	m.Name, _ = root.Value("name")
 	m.Version, _ = root.Value("modVersion")
-	if m.PackageID == "" {
-		return Mod{}, nil, errors.New("About/About.xml: no <packageId>")
-	}
 	var supported []string
 	if sv := root.Child("supportedVersions"); sv != nil {
 		for _, li := range sv.Children {
@@ -97,12 +101,9 @@ type folderIssue struct {
 // selectFolders returns the mod's load folders in increasing priority
 // ("." is the mod root), following the rule in doc.go.
 func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]string, []folderIssue) {
-	if gameVersion == "" {
-		return []string{"."}, nil
-	}
 	want, wantOK := parseVersion(gameVersion)
 	var issues []folderIssue
-	if data, err := fs.ReadFile(fsys, "LoadFolders.xml"); err == nil {
+	if data, err := readFileBounded(fsys, loadFoldersName(fsys), maxFileSize); err == nil {
 		folders, ok, iss := loadFoldersXML(data, gameVersion, want, wantOK, active)
 		issues = append(issues, iss...)
 		if ok {
@@ -111,36 +112,91 @@ func selectFolders(fsys fs.FS, gameVersion string, active func(string) bool) ([]
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		issues = append(issues, folderIssue{File: "LoadFolders.xml", Msg: "cannot read: " + err.Error(), Fatal: true})
 	}
+	return defaultFolders(fsys, want), issues
+}
+
+// defaultFolders is the game's rule for a mod without a usable
+// LoadFolders.xml: the mod root, Common/, and the version folder: the one
+// named exactly as the game version's major.minor (such as 1.6), else the
+// folder whose name parses as the highest major.minor not above it, else
+// (every version folder is newer) the lowest one. A folder name parses as
+// a version when its first two dot-separated parts are integers ("1.5",
+// "1.5.1"; not "v1.5"); the folder read is then the canonical "major.minor".
+func defaultFolders(fsys fs.FS, want []int) []string {
 	folders := []string{"."}
 	if isDir(fsys, "Common") {
 		folders = append(folders, "Common")
 	}
+	if len(want) < 2 {
+		return folders
+	}
+	exact := fmt.Sprintf("%d.%d", want[0], want[1])
+	if isDir(fsys, exact) {
+		return append(folders, exact)
+	}
 	entries, _ := fs.ReadDir(fsys, ".")
-	best, bestName := []int(nil), ""
+	var below, above []int
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		n := e.Name()
-		if n == gameVersion || n == "v"+gameVersion {
-			best, bestName = want, n
-			break
-		}
-		if !wantOK {
+		v, ok := folderVersion(e.Name())
+		if !ok {
 			continue
 		}
-		v, ok := parseVersion(n)
-		if !ok || !strings.ContainsRune(n, '.') || cmpVersion(v, want) > 0 {
-			continue
-		}
-		if best == nil || cmpVersion(v, best) > 0 || (cmpVersion(v, best) == 0 && n < bestName) {
-			best, bestName = v, n
+		if cmpVersion(v, want[:2]) <= 0 {
+			if below == nil || cmpVersion(v, below) > 0 {
+				below = v
+			}
+		} else if above == nil || cmpVersion(v, above) < 0 {
+			above = v
 		}
 	}
-	if bestName != "" {
-		folders = append(folders, bestName)
+	pick := below
+	if pick == nil {
+		pick = above
 	}
-	return folders, issues
+	if pick != nil {
+		if name := fmt.Sprintf("%d.%d", pick[0], pick[1]); isDir(fsys, name) {
+			folders = append(folders, name)
+		}
+	}
+	return folders
+}
+
+// folderVersion parses a folder name the way the game does: at least two
+// dot-separated parts, the first two non-negative integers.
+func folderVersion(name string) ([]int, bool) {
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return nil, false
+	}
+	out := make([]int, 2)
+	for i := range out {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 0 || strings.HasPrefix(parts[i], "+") {
+			return nil, false
+		}
+		out[i] = n
+	}
+	return out, true
+}
+
+// loadFoldersName returns the name of the mod's LoadFolders.xml. Mods
+// made on Windows, where the game finds it whatever its letter case, also
+// spell it loadFolders.xml; the exact name wins when both exist.
+func loadFoldersName(fsys fs.FS) string {
+	const name = "LoadFolders.xml"
+	if _, err := fs.Stat(fsys, name); err == nil {
+		return name
+	}
+	entries, _ := fs.ReadDir(fsys, ".")
+	for _, e := range entries {
+		if !e.IsDir() && strings.EqualFold(e.Name(), name) {
+			return e.Name()
+		}
+	}
+	return name
 }
 
 func isDir(fsys fs.FS, name string) bool {
@@ -160,15 +216,23 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 		}
 		return nil, false, []folderIssue{{File: "LoadFolders.xml", Line: line, Msg: "XML syntax error: " + errMsg(err), Fatal: true}}
 	}
-	var pick *Node
+	// As the game: the entry for the version, if it lists any folder;
+	// else the highest listed version not above it (which may be that
+	// same, empty entry); else <default>.
+	var pick, exact, fallback *Node
 	var best []int
 	for _, c := range root.Children {
 		name := strings.TrimPrefix(strings.TrimPrefix(c.Name, "v"), "V")
-		if name == gameVersion {
-			pick = c
-			break
+		switch {
+		case c.Name == "default":
+			if fallback == nil {
+				fallback = c
+			}
+			continue
+		case (name == gameVersion || len(want) >= 2 && name == fmt.Sprintf("%d.%d", want[0], want[1])) && exact == nil:
+			exact = c
 		}
-		if !wantOK {
+		if !wantOK || !strings.ContainsRune(name, '.') {
 			continue
 		}
 		v, ok := parseVersion(name)
@@ -178,6 +242,12 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 		if best == nil || cmpVersion(v, best) > 0 {
 			best, pick = v, c
 		}
+	}
+	if exact != nil && slices.ContainsFunc(exact.Children, func(n *Node) bool { return n.Name == "li" }) {
+		pick = exact
+	}
+	if pick == nil {
+		pick = fallback
 	}
 	if pick == nil {
 		return nil, false, nil
@@ -195,9 +265,13 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 			continue
 		}
 		dir := strings.ReplaceAll(strings.TrimSpace(li.Text), `\`, "/")
+		dotdot := slices.Contains(strings.Split(dir, "/"), "..")
 		dir = path.Clean("/" + dir)[1:]
 		if dir == "" {
 			dir = "."
+		}
+		if dotdot {
+			issues = append(issues, folderIssue{File: "LoadFolders.xml", Line: li.Line, Msg: fmt.Sprintf("folder %q goes up with \"..\"; a mod cannot load folders outside itself, so %q inside the mod is read instead", li.Text, dir)})
 		}
 		if !fs.ValidPath(dir) {
 			issues = append(issues, folderIssue{File: "LoadFolders.xml", Line: li.Line, Msg: fmt.Sprintf("invalid folder %q", li.Text)})
@@ -207,6 +281,8 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 			folders = append(folders, dir)
 		}
 	}
+	// An entry that loads no folder (empty, or every <li> inactive) loads
+	// nothing from the mod, as in the game.
 	return folders, true, issues
 }
 
@@ -265,9 +341,12 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 	for _, f := range winner {
 		out = append(out, f)
 	}
+	// The game reads a mod's files from its highest-priority folder (the
+	// version folder, or the last LoadFolders.xml entry) down to the root,
+	// so within a mod the first of two defs of one name comes from there.
 	slices.SortFunc(out, func(a, b defFile) int {
 		if a.folder != b.folder {
-			return a.folder - b.folder
+			return b.folder - a.folder
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
@@ -284,7 +363,7 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 // active mods are not found, LoadOrder returns the folders it did find
 // together with an error naming the missing IDs.
 func LoadOrder(modsConfig string, searchDirs []string) ([]string, error) {
-	data, err := os.ReadFile(modsConfig)
+	data, err := readFileBounded(os.DirFS(filepath.Dir(modsConfig)), filepath.Base(modsConfig), maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading mods config: %w", err)
 	}

@@ -18,6 +18,12 @@ type Def struct {
 	Line       int
 	Node       *Node  // resolved content
 	Hash       uint64 // content hash of this def
+	// UnresolvedParent names the parent (or further ancestor) that is not
+	// in the scanned content, typically one from Core or a DLC that was
+	// not scanned. Such a def is kept: Node is what could be resolved, with
+	// a ParentName attribute naming the missing parent, so its hash covers
+	// its own XML and that name but not what the game would inherit.
+	UnresolvedParent string
 }
 
 // Database is every def of one type.
@@ -79,9 +85,16 @@ type Set struct {
 	GameVersion string
 	Mods        []Mod
 	Databases   []*Database // sorted by Type
-	Warnings    []Issue
-	Errors      []Issue
+	// Unresolved lists the defs of the databases whose parent is not in
+	// the scan (see Def.UnresolvedParent), sorted by type and name.
+	Unresolved []*Def
+	Warnings   []Issue
+	Errors     []Issue
 }
+
+// Complete reports whether every def was read and resolved as the game
+// would: no errors and no unresolved parents.
+func (s *Set) Complete() bool { return len(s.Errors) == 0 && len(s.Unresolved) == 0 }
 
 // Database returns the database of the given type, or nil.
 func (s *Set) Database(typ string) *Database {
@@ -100,8 +113,8 @@ type ModSource struct {
 
 // Options control a scan.
 type Options struct {
-	// GameVersion selects version folders, e.g. "1.5". The zero value
-	// loads only each mod's root folder.
+	// GameVersion selects version folders and LoadFolders.xml entries,
+	// e.g. "1.5"; empty means DefaultGameVersion.
 	GameVersion string
 	// Workers bounds the number of files parsed at once; 0 means
 	// GOMAXPROCS.
@@ -142,16 +155,22 @@ type entry struct {
 	node *Node // resolved content (named entries: memoised)
 	// defName is the resolved def's name (it may be inherited).
 	defName string
+	// missing is the name of a parent in e's ancestry that is not in the
+	// scan; node then holds what could be resolved.
+	missing string
 
 	state uint8 // 0 unresolved, 1 resolving, 2 done, 3 failed
 }
 
 // ScanFS scans mods in load order and builds their def databases. It fails
-// only when the input is unusable (a mod without a readable About.xml or
-// packageId, a package ID used twice, an unreadable folder); problems
-// inside def files are reported in Set.Errors and Set.Warnings.
+// only when the input is unusable (a mod without a readable About.xml, a
+// package ID used twice, an unreadable folder); problems inside def files
+// are reported in Set.Errors and Set.Warnings.
 func ScanFS(mods []ModSource, opts Options) (*Set, error) {
-	s := &Set{GameVersion: opts.GameVersion}
+	s := &Set{GameVersion: GameVersionOrDefault(opts.GameVersion)}
+	if err := CheckGameVersion(s.GameVersion); err != nil {
+		return nil, err
+	}
 	log := &issueLog{set: s}
 	ids := map[string]int{}
 	for i, src := range mods {
@@ -163,6 +182,10 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 			return nil, fmt.Errorf("mod %s: %w", modLabel(src, i), err)
 		}
 		m.Dir = src.Dir
+		if m.PackageID == "" {
+			m.PackageID, m.DerivedID = derivedPackageID(src, i), true
+			log.add(false, i, -1, Issue{Mod: m.PackageID, File: "About/About.xml", Msg: fmt.Sprintf("no <packageId> (a mod from before packageId existed); using %q, derived from its folder name", m.PackageID)})
+		}
 		id := strings.ToLower(m.PackageID)
 		if j, dup := ids[id]; dup {
 			return nil, fmt.Errorf("mod %s: packageId %s is also used by %s", modLabel(src, i), m.PackageID, modLabel(mods[j], j))
@@ -174,7 +197,8 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 
 	var jobs []*fileJob
 	for i, src := range mods {
-		folders, fiss := selectFolders(src.FS, opts.GameVersion, active)
+		folders, fiss := selectFolders(src.FS, s.GameVersion, active)
+		s.Mods[i].Folders = folders
 		for _, fi := range fiss {
 			log.add(fi.Fatal, i, -1, Issue{Mod: s.Mods[i].PackageID, File: fi.File, Line: fi.Line, Msg: fi.Msg})
 		}
@@ -193,7 +217,7 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 	}
 	parallel(len(jobs), workers, func(i int) {
 		j := jobs[i]
-		data, err := fs.ReadFile(j.fsys, j.path)
+		data, err := readFileBounded(j.fsys, j.path, maxFileSize)
 		if err != nil {
 			j.iss = []fileIssue{{Msg: "cannot read: " + err.Error(), Fatal: true}}
 			return
@@ -239,27 +263,30 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		if e.state != 2 {
 			continue
 		}
-		if e.defName, _ = e.node.Value("defName"); e.defName == "" {
-			log.fail(e, fmt.Sprintf("%s has no defName", e.raw.Type))
+		if e.defName = r.defName(e); e.defName == "" {
 			continue
 		}
 		concrete = append(concrete, e)
 	}
 
-	// Later definitions of the same type and defName replace earlier ones.
+	// As in the game: within one mod the first definition of a type and
+	// defName is kept and later ones are skipped; a later mod's definition
+	// replaces an earlier mod's.
 	type key struct{ typ, name string }
 	winner := map[key]*entry{}
 	var final []*entry
 	for _, e := range concrete {
 		k := key{e.raw.Type, e.defName}
 		if prev, ok := winner[k]; ok {
-			var msg string
 			if prev.mod == e.mod {
-				msg = fmt.Sprintf("%s %s is defined twice in this mod; this definition replaces the one at %s:%d", k.typ, k.name, prev.job.path, prev.raw.Line)
-			} else {
-				msg = fmt.Sprintf("%s %s from mod %s replaces the one from mod %s (%s:%d)", k.typ, k.name, s.Mods[e.mod].PackageID, s.Mods[prev.mod].PackageID, prev.job.path, prev.raw.Line)
+				log.warn(e, fmt.Sprintf("%s %s is defined twice in this mod; the game keeps the first one (%s:%d) and skips this one", k.typ, k.name, prev.job.path, prev.raw.Line))
+				continue
 			}
-			log.warn(e, msg)
+			if isCore(s.Mods[e.mod]) && !isCore(s.Mods[prev.mod]) {
+				log.warn(e, fmt.Sprintf("%s %s of Core is overridden by the one from mod %s (%s:%d), loaded before it: the game gives Core the lowest priority", k.typ, k.name, s.Mods[prev.mod].PackageID, prev.job.path, prev.raw.Line))
+				continue
+			}
+			log.warn(e, fmt.Sprintf("%s %s from mod %s replaces the one from mod %s (%s:%d)", k.typ, k.name, s.Mods[e.mod].PackageID, s.Mods[prev.mod].PackageID, prev.job.path, prev.raw.Line))
 		}
 		winner[k] = e
 	}
@@ -271,9 +298,18 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 
 	out := make([]*Def, len(final))
 	for i, e := range final {
-		out[i] = &Def{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Node: e.node}
+		out[i] = &Def{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Node: e.node, UnresolvedParent: e.missing}
+		if e.missing != "" {
+			s.Unresolved = append(s.Unresolved, out[i])
+		}
 	}
 	hashDefs(out, workers)
+	slices.SortFunc(s.Unresolved, func(a, b *Def) int {
+		if c := strings.Compare(a.Type, b.Type); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 
 	byType := map[string]*Database{}
 	for _, d := range out {
@@ -293,6 +329,12 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 	log.finish()
 	return s, nil
 }
+
+// CorePackageID is the package ID of the game's Core, whose defs the game
+// lets every other mod override wherever Core is in the load order.
+const CorePackageID = "Ludeon.RimWorld"
+
+func isCore(m Mod) bool { return strings.EqualFold(m.PackageID, CorePackageID) }
 
 func (db *Database) rehash() {
 	names := make([]string, len(db.Defs))
@@ -458,8 +500,11 @@ func (r *resolver) resolve(e *entry) {
 	}
 	p := r.parentFor(e, e.raw.ParentName)
 	if p == nil {
-		r.log.fail(e, fmt.Sprintf("%s %s: unknown parent %q", e.raw.Type, displayName(e.raw), e.raw.ParentName))
-		e.state = 3
+		// The game logs an error and loads the def without the parent's
+		// content; it is kept, marked, with the parent's name in its hash.
+		e.node = withAttr(e.raw.Node, Attr{Name: "ParentName", Value: e.raw.ParentName})
+		e.missing = e.raw.ParentName
+		e.state = 2
 		return
 	}
 	e.state = 1
@@ -473,7 +518,16 @@ func (r *resolver) resolve(e *entry) {
 		return
 	}
 	e.node = merge(p.node, e.raw.Node)
+	e.missing = p.missing
 	e.state = 2
+}
+
+// withAttr returns a shallow copy of n with attribute a added.
+func withAttr(n *Node, a Attr) *Node {
+	out := *n
+	out.Attrs = append(slices.Clip(n.Attrs), a)
+	sortAttrs(out.Attrs)
+	return &out
 }
 
 func displayName(d *rawDef) string {

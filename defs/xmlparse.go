@@ -40,6 +40,9 @@ type xmlParser struct {
 	text  []byte            // scratch for decoded character data
 	slab  []Node            // nodes are allocated from here in blocks
 	kids  []*Node           // children of the open elements, stacked
+	// transcoded is set when data was decoded from the encoding the
+	// XML declaration names, which is then not checked again.
+	transcoded bool
 }
 
 // openElem is the parse state of one element whose end tag is pending.
@@ -108,7 +111,10 @@ func parseXML(data []byte) (*Node, error) {
 	if len(data) > maxFileSize {
 		return nil, &syntaxError{Line: 1, Msg: fmt.Sprintf("file larger than %d bytes", maxFileSize)}
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data, transcoded, err := toUTF8(data)
+	if err != nil {
+		return nil, &syntaxError{Line: 1, Msg: err.Error()}
+	}
 	if len(data) == 0 {
 		return nil, &syntaxError{Line: 1, Msg: "no root element"}
 	}
@@ -118,7 +124,7 @@ func parseXML(data []byte) (*Node, error) {
 	// The caller hands data over, so text can point into it without a
 	// copy; it is never modified.
 	src := unsafe.String(unsafe.SliceData(data), len(data))
-	p := &xmlParser{data: data, src: src, line: 1, names: make(map[string]string, 64)}
+	p := &xmlParser{data: data, src: src, line: 1, names: make(map[string]string, 64), transcoded: transcoded}
 	return p.document()
 }
 
@@ -336,7 +342,7 @@ func (p *xmlParser) procInst() error {
 		return err
 	}
 	body := p.data[start+2 : p.pos-2]
-	if len(body) >= 3 && strings.EqualFold(string(body[:3]), "xml") && (len(body) == 3 || isSpace(body[3])) {
+	if !p.transcoded && len(body) >= 3 && strings.EqualFold(string(body[:3]), "xml") && (len(body) == 3 || isSpace(body[3])) {
 		if i := bytes.Index(body, []byte("encoding")); i >= 0 {
 			rest := bytes.TrimLeft(body[i+len("encoding"):], " \t\r\n")
 			if len(rest) > 0 && rest[0] == '=' {

@@ -145,6 +145,12 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !bundle.Embedded {
+		log.Info("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
+	}
+	for _, n := range bundle.Notes() {
+		log.Warn(n)
+	}
 	// The configuration is checked before the world is generated or
 	// loaded, which can take seconds, so a mistake in a flag fails at once.
 	cfg, err := hostConfig(c, bundle, log)

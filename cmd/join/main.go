@@ -121,6 +121,12 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !bundle.Embedded {
+		log.Debug("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
+	}
+	for _, n := range bundle.Notes() {
+		log.Warn(n)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

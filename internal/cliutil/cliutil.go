@@ -74,7 +74,9 @@ func Run(app *cli.App, args []string, stderr io.Writer, classify func(error) int
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintf(stderr, "%s: %s\n", app.Name, msg)
 	}
-	if code == ExitUsage {
+	if ue != nil {
+		// Only a mistake in how the tool was called points at --help; a
+		// failure with the same exit code (unreadable content) does not.
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", app.Name)
 	}
 	return code

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/lockhost/lockhost/defs"
@@ -18,9 +19,13 @@ import (
 
 // Exit codes of the defs subcommands.
 const (
-	ExitOK        = 0 // scan/export: no errors; diff: same
+	ExitOK        = 0 // scan/export: no errors; diff: both sides read completely and the same
 	ExitDifferent = 1 // scan/export: content has errors; diff: different
-	ExitError     = 2 // the command could not run
+	ExitError     = 2 // the command could not run (or was called wrongly)
+	// ExitIncomplete is diff's answer when no difference was found but a
+	// side has content it could not compare (scan errors, defs whose
+	// parent is not in the scan).
+	ExitIncomplete = 3
 )
 
 const contentHelp = `CONTENT is a mod folder (one holding About/About.xml) or a folder whose
@@ -29,8 +34,26 @@ arguments are loaded in the order given. With --mods-config, the load order
 comes from that ModsConfig.xml and the CONTENT arguments are the folders to
 find the mods in (each a mod folder or a folder of mods).`
 
+const versionHelp = `Each mod is read from the folders RimWorld loads for the game version
+(--game-version, default ` + defs.DefaultGameVersion + `, the newest lockhost knows; host serve and join
+pick the same folders): with a LoadFolders.xml, its entry for the version,
+else for the highest version below it that the file lists, else its
+<default> entry; without one, the mod root, Common/ and the version folder
+(1.6), or when that folder is missing the highest version folder below the
+game version, or the lowest above it when all are newer. The version and
+the folders of each mod are printed to standard error.`
+
 func gameVersionFlag() cli.Flag {
-	return &cli.StringFlag{Name: "game-version", Aliases: []string{"g"}, Usage: "game version selecting version folders and LoadFolders.xml entries, e.g. 1.5 (default: mod roots only)"}
+	return &cli.StringFlag{Name: "game-version", Aliases: []string{"g"}, Value: defs.DefaultGameVersion, Usage: "game `VERSION` selecting version folders and LoadFolders.xml entries, e.g. 1.5"}
+}
+
+// gameVersion returns the --game-version flag's value after checking it.
+func gameVersion(c *cli.Context) (string, error) {
+	v := c.String("game-version")
+	if err := defs.CheckGameVersion(v); err != nil {
+		return "", cliutil.Usagef("--game-version: %v", err)
+	}
+	return v, nil
 }
 
 func modsConfigFlag() cli.Flag {
@@ -53,10 +76,12 @@ func Command() *cli.Command {
 				Name:      "scan",
 				Usage:     "scan content and print each def database's type, count and hash",
 				ArgsUsage: "CONTENT...",
-				Description: contentHelp + `
+				Description: contentHelp + "\n\n" + versionHelp + `
 
-Errors and warnings in def files go to standard error. Exit status: 0 no
-errors, 1 the content has errors (the table is still printed), 2 the
+Errors and warnings in def files go to standard error, and so does the
+list of defs whose parent is not in the scan (from Core or a DLC that was
+not given): they are counted and hashed by their own XML. Exit status: 0
+no errors, 1 the content has errors (the table is still printed), 2 the
 command failed.`,
 				Flags: []cli.Flag{
 					gameVersionFlag(), modsConfigFlag(), warningsFlag(),
@@ -68,7 +93,7 @@ command failed.`,
 				Name:      "export",
 				Usage:     "scan content and write its manifest (JSON) for a later diff",
 				ArgsUsage: "CONTENT...",
-				Description: contentHelp + `
+				Description: contentHelp + "\n\n" + versionHelp + `
 
 Exit status: 0 no errors, 1 the content has errors (the manifest is still
 written), 2 the command failed.`,
@@ -90,8 +115,16 @@ subfolders are mods (lexical order), or several such folders joined with
 Content sides are scanned with --game-version; if it is not given and the
 other side is a manifest, the manifest's game version is used.
 
-Exit status: 0 same, 1 different, 2 the
-command failed.`,
+` + versionHelp + `
+
+Exit status:
+  0  both sides were read completely and have the same mods and defs
+  1  they differ (every difference is listed)
+  2  the command failed (a side could not be read, a bad argument)
+  3  no difference was found, but a side has content that could not be
+     compared: defs whose parent is not in the scan (compared by their own
+     XML, not by what the game would load; add the mod with the parent,
+     usually Core or a DLC) or def errors (those defs are not compared).`,
 				Flags: []cli.Flag{
 					gameVersionFlag(), warningsFlag(),
 					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
@@ -152,12 +185,15 @@ func isDirPath(p string) bool {
 
 // loadContent scans CONTENT arguments (or a mods config plus search
 // folders).
-func loadContent(c *cli.Context, args []string, gameVersion string) (*defs.Set, error) {
+func loadContent(c *cli.Context, args []string) (*defs.Set, error) {
 	if len(args) == 0 {
-		return nil, errors.New("no CONTENT given")
+		return nil, cliutil.Usagef("no CONTENT given")
+	}
+	gameVersion, err := gameVersion(c)
+	if err != nil {
+		return nil, err
 	}
 	var dirs []string
-	var err error
 	if cfg := c.String("mods-config"); cfg != "" {
 		dirs, err = defs.LoadOrder(cfg, args)
 	} else {
@@ -169,12 +205,34 @@ func loadContent(c *cli.Context, args []string, gameVersion string) (*defs.Set, 
 	return defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
 }
 
-// reportIssues prints errors (and warnings, or their count) to ErrWriter.
+// maxUnresolvedListed bounds the unresolved defs listed without --warnings.
+const maxUnresolvedListed = 10
+
+// reportIssues prints the game version and folders read, errors, defs
+// with unresolved parents, and warnings (or their count) to ErrWriter.
 func reportIssues(c *cli.Context, label string, s *defs.Set) {
 	w := cliutil.ErrOut(c)
 	prefix := ""
 	if label != "" {
 		prefix = label + ": "
+	}
+	fmt.Fprintf(w, "%sgame version %s\n", prefix, s.GameVersion)
+	for _, m := range s.Mods {
+		folders := make([]string, len(m.Folders))
+		for i, f := range m.Folders {
+			folders[i] = strings.TrimSuffix(f, ".") + "/"
+		}
+		fmt.Fprintf(w, "%smod %s: folders %s\n", prefix, m.PackageID, strings.Join(folders, ", "))
+	}
+	if n := len(s.Unresolved); n > 0 {
+		fmt.Fprintf(w, "%s%d def(s) have a parent that is not in the scan (add the mod that has it, usually Core or a DLC); they are hashed by their own XML and the parent's name:\n", prefix, n)
+		for i, d := range s.Unresolved {
+			if i == maxUnresolvedListed && !c.Bool("warnings") {
+				fmt.Fprintf(w, "%s  … and %d more; use --warnings to list them\n", prefix, n-i)
+				break
+			}
+			fmt.Fprintf(w, "%s  [%s] %s:%d: %s %s: parent %q\n", prefix, d.Mod, d.File, d.Line, d.Type, d.Name, d.UnresolvedParent)
+		}
 	}
 	for _, is := range s.Errors {
 		fmt.Fprintf(w, "%serror: %s\n", prefix, is)
@@ -189,11 +247,17 @@ func reportIssues(c *cli.Context, label string, s *defs.Set) {
 }
 
 type scanJSON struct {
-	GameVersion string             `json:"gameVersion"`
-	Mods        []defs.ManifestMod `json:"mods"`
-	Databases   []summaryJSON      `json:"databases"`
-	Errors      []string           `json:"errors"`
-	Warnings    []string           `json:"warnings"`
+	GameVersion string           `json:"gameVersion"`
+	Mods        []modJSON        `json:"mods"`
+	Databases   []summaryJSON    `json:"databases"`
+	Unresolved  []unresolvedJSON `json:"unresolved"`
+	Errors      []string         `json:"errors"`
+	Warnings    []string         `json:"warnings"`
+}
+
+type modJSON struct {
+	defs.ManifestMod
+	Folders []string `json:"folders"`
 }
 
 type summaryJSON struct {
@@ -202,15 +266,40 @@ type summaryJSON struct {
 	Hash  defs.Hash64 `json:"hash"`
 }
 
+// contentErr turns a loading error into the command's error: usage
+// errors stay usage errors, anything else is one sentence with exit 2.
+func contentErr(what string, err error) error {
+	var ue *cliutil.UsageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return fail("%s: %v", what, err)
+}
+
+type unresolvedJSON struct {
+	Type   string `json:"type"`
+	Name   string `json:"name"`
+	Mod    string `json:"mod"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Parent string `json:"parent"`
+}
+
 func scanAction(c *cli.Context) error {
-	s, err := loadContent(c, c.Args().Slice(), c.String("game-version"))
+	s, err := loadContent(c, c.Args().Slice())
 	if err != nil {
-		return fail("scan: %v", err)
+		return contentErr("scan", err)
 	}
 	w := cliutil.Out(c)
 	if c.Bool("json") {
 		m := s.Manifest()
-		j := scanJSON{GameVersion: s.GameVersion, Mods: m.Mods, Databases: []summaryJSON{}, Errors: []string{}, Warnings: []string{}}
+		j := scanJSON{GameVersion: s.GameVersion, Databases: []summaryJSON{}, Unresolved: []unresolvedJSON{}, Errors: []string{}, Warnings: []string{}}
+		for i, mm := range m.Mods {
+			j.Mods = append(j.Mods, modJSON{ManifestMod: mm, Folders: s.Mods[i].Folders})
+		}
+		for _, d := range s.Unresolved {
+			j.Unresolved = append(j.Unresolved, unresolvedJSON{Type: d.Type, Name: d.Name, Mod: d.Mod, File: d.File, Line: d.Line, Parent: d.UnresolvedParent})
+		}
 		for _, x := range s.Summary() {
 			j.Databases = append(j.Databases, summaryJSON{Type: x.Type, Count: x.Count, Hash: defs.Hash64(x.Hash)})
 		}
@@ -239,7 +328,7 @@ func scanAction(c *cli.Context) error {
 		if err := tw.Flush(); err != nil {
 			return fail("scan: %v", err)
 		}
-		fmt.Fprintf(w, "%d mods, %d databases, %d defs, %d errors, %d warnings\n", len(s.Mods), len(s.Databases), total, len(s.Errors), len(s.Warnings))
+		fmt.Fprintf(w, "%d mods, %d databases, %d defs (%d with a parent not in the scan), %d errors, %d warnings\n", len(s.Mods), len(s.Databases), total, len(s.Unresolved), len(s.Errors), len(s.Warnings))
 	}
 	if len(s.Errors) > 0 {
 		return cli.Exit("", ExitDifferent)
@@ -248,9 +337,9 @@ func scanAction(c *cli.Context) error {
 }
 
 func exportAction(c *cli.Context) error {
-	s, err := loadContent(c, c.Args().Slice(), c.String("game-version"))
+	s, err := loadContent(c, c.Args().Slice())
 	if err != nil {
-		return fail("export: %v", err)
+		return contentErr("export", err)
 	}
 	reportIssues(c, "", s)
 	dest := c.String("output")
@@ -337,7 +426,7 @@ func (s *side) load(c *cli.Context, label, gameVersion string) (*defs.Manifest, 
 
 func diffAction(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return fail("diff: want exactly two arguments A and B, got %d", c.NArg())
+		return cliutil.Usagef("defs diff: want exactly two arguments A and B, got %d", c.NArg())
 	}
 	a, err := openSide(c.Args().Get(0))
 	if err != nil {
@@ -347,7 +436,10 @@ func diffAction(c *cli.Context) error {
 	if err != nil {
 		return fail("diff: B: %v", err)
 	}
-	gv := c.String("game-version")
+	gv, err := gameVersion(c)
+	if err != nil {
+		return err
+	}
 	if !c.IsSet("game-version") {
 		if a.manifest != nil {
 			gv = a.manifest.GameVersion
@@ -368,9 +460,10 @@ func diffAction(c *cli.Context) error {
 	w := cliutil.Out(c)
 	if c.Bool("json") {
 		bs, err := json.MarshalIndent(struct {
-			Same bool `json:"same"`
+			Same     bool `json:"same"`
+			Complete bool `json:"complete"`
 			*defs.Report
-		}{r.Same(), r}, "", "  ")
+		}{r.Same(), r.Complete(), r}, "", "  ")
 		if err != nil {
 			return fail("diff: %v", err)
 		}
@@ -380,8 +473,11 @@ func diffAction(c *cli.Context) error {
 	} else {
 		r.WriteText(w, la, lb)
 	}
-	if !r.Same() {
+	switch {
+	case !r.Same():
 		return cli.Exit("", ExitDifferent)
+	case !r.Complete():
+		return cli.Exit("", ExitIncomplete)
 	}
 	return nil
 }

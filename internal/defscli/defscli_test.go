@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +29,11 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	code := 0
 	if err != nil {
 		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
+		var ue *cliutil.UsageError
+		if errors.As(err, &ue) {
+			code = cliutil.ExitUsage
+			stderr.WriteString(err.Error() + "\n")
+		} else if errors.As(err, &ec) {
 			code = ec.ExitCode()
 			if msg := err.Error(); msg != "" {
 				stderr.WriteString(msg + "\n")
@@ -79,12 +84,12 @@ func TestCommand(t *testing.T) {
 	})
 
 	code, out, errOut := run(t, "scan", "--game-version", "1.5", host)
-	if code != 0 || !strings.Contains(out, "ThingDef") || !strings.Contains(out, "2 mods, 2 databases, 4 defs, 0 errors") {
+	if code != 0 || !strings.Contains(out, "ThingDef") || !strings.Contains(out, "2 mods, 2 databases, 4 defs (0 with a parent not in the scan), 0 errors") {
 		t.Fatalf("scan: %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, _ = run(t, "scan", "--json", filepath.Join(host, "a_core"))
 	var sj scanJSON
-	if code != 0 || json.Unmarshal([]byte(out), &sj) != nil || len(sj.Databases) != 2 || sj.Databases[1].Count != 1 {
+	if code != 0 || json.Unmarshal([]byte(out), &sj) != nil || len(sj.Databases) != 2 || sj.Databases[1].Count != 2 || sj.Mods[0].Folders[1] != "1.5" {
 		t.Fatalf("scan --json: %d %s", code, out)
 	}
 
@@ -101,8 +106,9 @@ func TestCommand(t *testing.T) {
 	if code, out, _ := run(t, "diff", host, host); code != 0 {
 		t.Fatalf("diff folder same: %d %s", code, out)
 	}
-	// Without the version the 1.5 folder is not loaded.
-	if code, out, _ := run(t, "diff", "--game-version", "", manifest, host); code != 1 || !strings.Contains(out, "Plasteel") {
+	// For 1.4 the game still loads 1.5, the mod's only version folder:
+	// only the game version differs.
+	if code, out, _ := run(t, "diff", "--game-version", "1.4", manifest, host); code != 1 || !strings.Contains(out, `has "1.4"`) || strings.Contains(out, "Plasteel") {
 		t.Fatalf("diff version: %d\n%s", code, out)
 	}
 
@@ -168,5 +174,102 @@ func TestCommand(t *testing.T) {
 	code, out, errOut = run(t, "scan", "--mods-config", filepath.Join(dir, "ModsConfig.xml"), host)
 	if code != 0 || !strings.Contains(out, "2 mods") {
 		t.Fatalf("mods-config: %d %s %s", code, out, errOut)
+	}
+}
+
+func TestGameVersionAndFolders(t *testing.T) {
+	dir := t.TempDir()
+	// A mod with only version folders, as most current mods are laid out.
+	writeTree(t, dir, map[string]string{
+		"m/About/About.xml":   about("test.versioned"),
+		"m/1.5/Defs/A.xml":    defsFile(`<ThingDef><defName>A</defName><v>1.5</v></ThingDef>`),
+		"m/1.6/Defs/A.xml":    defsFile(`<ThingDef><defName>A</defName><v>1.6</v></ThingDef>`),
+		"old/About/About.xml": about("test.versioned"),
+		"old/1.5/Defs/A.xml":  defsFile(`<ThingDef><defName>A</defName><v>1.5</v></ThingDef>`),
+	})
+	m := filepath.Join(dir, "m")
+	code, out, errOut := run(t, "scan", m)
+	if code != 0 || !strings.Contains(out, "1 defs") {
+		t.Fatalf("scan: %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"game version 1.6\n", "mod test.versioned: folders /, 1.6/\n"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("scan stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// The 1.6 folder is read by default, so a change there is seen; the
+	// older copy of the mod falls back to its highest folder below 1.6.
+	code, out, errOut = run(t, "diff", m, filepath.Join(dir, "old"))
+	if code != 1 || !strings.Contains(out, "ThingDef A (mod test.versioned) has different content") || !strings.Contains(errOut, "B: mod test.versioned: folders /, 1.5/") {
+		t.Fatalf("diff: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, _ := run(t, "diff", "-g", "1.5", m, filepath.Join(dir, "old")); code != 0 {
+		t.Fatalf("diff for 1.5: %d, want 0", code)
+	}
+	for _, bad := range []string{"abc", "1,5", "", "1"} {
+		for _, cmd := range [][]string{{"scan", "-g", bad, m}, {"export", "-g", bad, "-o", "-", m}, {"diff", "-g", bad, m, m}} {
+			code, _, errOut := run(t, cmd...)
+			if code != 2 || !strings.Contains(errOut, "is not a version such as 1.6") {
+				t.Errorf("%v: %d %s", cmd, code, errOut)
+			}
+		}
+	}
+}
+
+func TestDiffIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name, label string) string {
+		writeTree(t, dir, map[string]string{
+			name + "/About/About.xml":     about("test.onemod"),
+			name + "/1.6/Defs/Things.xml": defsFile(`<ThingDef ParentName="BuildingBase"><defName>Chair</defName><label>` + label + `</label></ThingDef><ThingDef><defName>Plain</defName></ThingDef>`),
+		})
+		return filepath.Join(dir, name)
+	}
+	a, b, c := mk("a", "chair"), mk("b", "chair"), mk("c", "armchair")
+
+	// Identical, but Chair's parent lives in Core, which is not scanned:
+	// never "same", exit 3.
+	code, out, errOut := run(t, "diff", a, b)
+	if code != ExitIncomplete || !strings.Contains(out, "not everything could be compared") || !strings.Contains(out, `ThingDef Chair (mod test.onemod): parent "BuildingBase"`) {
+		t.Fatalf("incomplete: %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "1 def(s) have a parent that is not in the scan") {
+		t.Errorf("scan notice missing:\n%s", errOut)
+	}
+	// A change to such a def is a difference, named.
+	code, out, _ = run(t, "diff", a, c)
+	if code != ExitDifferent || !strings.Contains(out, `ThingDef Chair (mod test.onemod) has different content (its parent "BuildingBase" is not in the scan`) {
+		t.Fatalf("changed: %d\n%s", code, out)
+	}
+	// Through a manifest too, and in JSON.
+	manifest := filepath.Join(dir, "a.json")
+	if code, _, errOut := run(t, "export", "-o", manifest, a); code != 0 {
+		t.Fatalf("export: %d %s", code, errOut)
+	}
+	code, out, _ = run(t, "diff", "--json", manifest, b)
+	var rep struct {
+		Same, Complete bool
+		UnresolvedA    []struct{ Name, Parent string }
+	}
+	if code != ExitIncomplete || json.Unmarshal([]byte(out), &rep) != nil || !rep.Same || rep.Complete || len(rep.UnresolvedA) != 1 || rep.UnresolvedA[0].Parent != "BuildingBase" {
+		t.Fatalf("json: %d %s", code, out)
+	}
+	// A side with def errors is not complete either.
+	writeTree(t, dir, map[string]string{"b/1.6/Defs/Broken.xml": "<Defs><ThingDef>\n</Defs>"})
+	writeTree(t, dir, map[string]string{"a/1.6/Defs/Broken.xml": "<Defs><ThingDef>\n</Defs>"})
+	if code, out, _ := run(t, "diff", a, b); code != ExitIncomplete || !strings.Contains(out, "its scan had 1 error(s)") {
+		t.Fatalf("errors: %d\n%s", code, out)
+	}
+	// With the parent present, the same content is the same: exit 0.
+	writeTree(t, dir, map[string]string{
+		"core/About/About.xml": about("test.core"),
+		"core/Defs/Base.xml":   defsFile(`<ThingDef Name="BuildingBase" Abstract="True"><category>Building</category></ThingDef>`),
+	})
+	os.Remove(filepath.Join(a, "1.6/Defs/Broken.xml"))
+	os.Remove(filepath.Join(b, "1.6/Defs/Broken.xml"))
+	sep := string(os.PathListSeparator)
+	core := filepath.Join(dir, "core")
+	if code, out, errOut := run(t, "diff", core+sep+a, core+sep+b); code != 0 || !strings.Contains(out, "same") {
+		t.Fatalf("complete: %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -7,16 +7,20 @@ package gamecontent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/urfave/cli/v2"
 )
 
 // DefaultGameVersion is the game version announced and used to pick
-// version folders when --game-version is not given.
-const DefaultGameVersion = "1.5"
+// version folders when --game-version is not given: the same default as
+// the defs tools, so that serve, join and "defs scan" read the same
+// folders.
+const DefaultGameVersion = defs.DefaultGameVersion
 
 // Bundle is loaded content: the def set, what the simulation needs from it,
 // and what the handshake sends.
@@ -28,6 +32,9 @@ type Bundle struct {
 	Mods []string
 	// Embedded is true for the built-in default content.
 	Embedded bool
+	// Report says which defs the reference simulation simulates and which
+	// it carries untouched (nil for the embedded content).
+	Report *colony.Report
 }
 
 // Summary is the per-database count and hash the handshake compares.
@@ -37,8 +44,9 @@ func (b *Bundle) Summary() []defs.Summary { return b.Set.Summary() }
 // content when dirs is empty. Def errors make the content unusable: a host
 // must not run on content it only half read.
 func Load(dirs []string, gameVersion string) (*Bundle, error) {
-	if gameVersion == "" {
-		gameVersion = DefaultGameVersion
+	gameVersion = defs.GameVersionOrDefault(gameVersion)
+	if err := defs.CheckGameVersion(gameVersion); err != nil {
+		return nil, err
 	}
 	b := &Bundle{GameVersion: gameVersion}
 	var err error
@@ -63,7 +71,7 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 			}
 			return nil, fmt.Errorf("content has %d def errors:\n  %s", len(msgs), strings.Join(msgs, "\n  "))
 		}
-		b.Content, err = colony.ContentFromDefs(b.Set)
+		b.Content, b.Report, err = colony.ReadContent(b.Set)
 		if err != nil {
 			return nil, fmt.Errorf("content: %w", err)
 		}
@@ -81,13 +89,70 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "content", Usage: "mod `DIR` to load, repeatable, in load order (default: the embedded default content)"},
-		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders such as 1.5/Defs"},
+		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders (such as 1.6/Defs) and LoadFolders.xml entries, as the defs tools do"},
 		&cli.StringFlag{Name: "mods-config", Usage: "take the load order from this ModsConfig.xml `FILE`; --content then names the folders to find the mods in"},
 	}
 }
 
+// Notes are sentences about how the content was read that a user should
+// see (defs whose parent is not in the content), for a warning log line.
+func (b *Bundle) Notes() []string {
+	var out []string
+	if n := len(b.Set.Unresolved); n > 0 {
+		d := b.Set.Unresolved[0]
+		out = append(out, fmt.Sprintf("%d def(s) have a parent that is not in the content, e.g. %s %s (mod %s) with parent %q; they are hashed by their own XML", n, d.Type, d.Name, d.Mod, d.UnresolvedParent))
+	}
+	if b.Report != nil {
+		var carried []string
+		total := 0
+		for typ, n := range b.Report.Carried {
+			carried = append(carried, typ)
+			total += n
+		}
+		if total > 0 {
+			slices.Sort(carried)
+			if len(carried) > maxTypesNamed {
+				carried = append(carried[:maxTypesNamed], fmt.Sprintf("and %d more types", len(carried)-maxTypesNamed))
+			}
+			out = append(out, fmt.Sprintf("%d def(s) are carried without being simulated (still part of the def databases every joiner must match), of types %s", total, strings.Join(carried, ", ")))
+		}
+		if n := len(b.Report.Notes); n > 0 {
+			out = append(out, fmt.Sprintf("%d value(s) are not simulated as written, e.g. %s", n, b.Report.Notes[0]))
+		}
+	}
+	for _, m := range b.Set.Mods {
+		if m.DerivedID {
+			out = append(out, fmt.Sprintf("mod in %s has no packageId; it is called %s, from its folder name", m.Dir, m.PackageID))
+		}
+	}
+	return out
+}
+
+// Folders describes, for a log line, the folders read from each mod:
+// "id: /, 1.6/; id2: /" (empty for the embedded content).
+func (b *Bundle) Folders() string {
+	if b.Embedded {
+		return ""
+	}
+	parts := make([]string, 0, len(b.Set.Mods))
+	for _, m := range b.Set.Mods {
+		fs := make([]string, len(m.Folders))
+		for i, f := range m.Folders {
+			fs[i] = strings.TrimSuffix(f, ".") + "/"
+		}
+		parts = append(parts, m.PackageID+": "+strings.Join(fs, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// maxTypesNamed bounds the def types Notes names in one sentence.
+const maxTypesNamed = 12
+
 // FromFlags loads the content the flags name.
 func FromFlags(c *cli.Context) (*Bundle, error) {
+	if err := defs.CheckGameVersion(c.String("game-version")); err != nil {
+		return nil, cliutil.Usagef("--game-version: %v", err)
+	}
 	dirs := c.StringSlice("content")
 	if mc := c.String("mods-config"); mc != "" {
 		if len(dirs) == 0 {
