@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
+	"github.com/lockhost/lockhost/internal/atomicfile"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -76,7 +77,7 @@ var (
 // with the chunk's index; an error aborts the write. Tests only.
 var testHookWrite func(n int) error
 
-// Write saves atomically (WriteAtomic): meta and the body, which is a join
+// Write saves atomically (package internal/atomicfile): meta and the body, which is a join
 // point laid out by snapshot.NewPayload (world and map blobs compressed,
 // per-map commands since the snapshot, Granted = meta.Tick). It streams
 // the body's chunks and never builds the whole file in memory.
@@ -110,7 +111,7 @@ func write(path string, meta Meta, body *snapshot.Payload) error {
 	}
 	bodyLen := body.Total()
 	total := uint64(prefixLen) + uint64(len(mb)) + bodyLen + sumLen
-	return WriteAtomic(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		sum := xxhash.New()
 		out := io.MultiWriter(bw, sum)

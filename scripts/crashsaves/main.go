@@ -9,7 +9,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/atomicfile"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/saves"
@@ -97,7 +97,7 @@ func run(n int, autosave time.Duration, seed uint64) error {
 			if err != nil {
 				return err
 			}
-			if err := saves.WriteAtomic(save, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			if err := atomicfile.WriteFile(save, b, 0o644); err != nil {
 				return err
 			}
 		}
