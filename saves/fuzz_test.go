@@ -43,7 +43,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		if info.Err != nil || !reflect.DeepEqual(info.Meta, file.Meta) || info.Size != int64(len(data)) ||
-			len(info.Maps) != len(file.Body.Header.Maps) {
+			len(info.Maps) != len(file.Header.Maps) {
 			t.Fatalf("inspect %+v disagrees with read %+v", info, file.Meta)
 		}
 	})

@@ -117,7 +117,11 @@ func Analyze(rec *Recording) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.saved, err = inflateWorld(f.Body); err != nil {
+	body, err := f.ReadBody()
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	if a.saved, err = inflateWorld(body); err != nil {
 		return nil, err
 	}
 	for _, r := range rec.StatusReplies {
