@@ -71,6 +71,9 @@ var (
 	ErrDamaged   = errors.New("save file damaged")
 	ErrTruncated = errors.New("save file truncated")
 	ErrVersion   = errors.New("save file from a newer version")
+	// ErrNotSave: the file does not start as a save does. It matches
+	// ErrDamaged too.
+	ErrNotSave = errors.New("not a lockhost save")
 )
 
 // testHookWrite, when set, is called before each body chunk is written
@@ -266,7 +269,10 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 	}
 	if m := min(n, len(Magic)); string(prefix[:m]) != Magic[:m] {
 		// Say nothing of what the file holds instead: it may be anything.
-		return nil, damaged(path, "header: not a lockhost save (it does not start with %q)", Magic)
+		return nil, &readError{
+			msg:   fmt.Sprintf("%s: %s: header: %s (it does not start with %q)", path, ErrDamaged, ErrNotSave, Magic),
+			kinds: []error{ErrNotSave, ErrDamaged},
+		}
 	}
 	// A newer format may lay out the rest differently: judge the version
 	// as soon as it is there.

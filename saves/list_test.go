@@ -287,7 +287,7 @@ func TestNotASave(t *testing.T) {
 		}
 		for _, in := range []Info{Inspect(path), InspectHeader(path)} {
 			msg := fmt.Sprint(in.Err)
-			if !errors.Is(in.Err, ErrDamaged) || !strings.Contains(msg, "not a lockhost save") {
+			if !errors.Is(in.Err, ErrDamaged) || !errors.Is(in.Err, ErrNotSave) || !strings.Contains(msg, "not a lockhost save") {
 				t.Errorf("%q: %v, want not a lockhost save", content, in.Err)
 			}
 			for _, frag := range []string{"root", "secret", "-not", "\\x00"} {
