@@ -50,6 +50,8 @@
 // Autosaves of dir/NAME.lhsave are dir/NAME.auto-<tick>.lhsave, the tick
 // zero-padded to 20 digits so names sort as ticks do (AutosavePath).
 // Autosaves lists them newest first, PruneAutosaves keeps the newest few,
-// and NewestValid picks the newest of a save and its autosaves that reads
-// back valid.
+// NewestValid picks the newest of a save and its autosaves that reads
+// back valid (and says which newer ones it passed over), and MakeRoom
+// deletes the oldest autosave after a write failed for a full disk,
+// never the newest valid one.
 package saves
