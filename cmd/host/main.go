@@ -85,7 +85,9 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "host a session until interrupted",
 		Description: "Generates a world from the content (the embedded default content unless --content is\n" +
-			"given), runs it headless, and admits players. Ctrl-C tells every player the host is closing.\n" +
+			"given), or loads the newest valid of --save and its autosaves, runs it headless, and admits\n" +
+			"players. Ctrl-C tells every player the host is closing and writes the final save; if that\n" +
+			"save fails the host exits 5 and names the newest good save.\n" +
 			"Every option below except --config can also be set in a TOML file named by --config (see\n" +
 			"host.example.toml); the command line wins over environment variables, which win over the file.",
 		Flags:  flags,
