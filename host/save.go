@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -157,7 +158,7 @@ func (s *session) saveFailed(rec SaveRecord, err error) {
 	default:
 		msg += fmt.Sprintf("; autosaves go on every %s, and this is logged again only when it changes", s.cfg.Save.Every)
 	}
-	s.cfg.Logger.Log(nil, level, msg, "path", rec.Path, "err", err)
+	s.cfg.Logger.Log(context.Background(), level, msg, "path", rec.Path, "err", err)
 }
 
 // saveState remembers how the last saves went, so a failure that repeats

@@ -66,7 +66,10 @@ func checkWritable(dir string) error {
 	}
 	f, err := os.CreateTemp(dir, ".lockhost-write-check-*")
 	if err != nil {
-		return fmt.Errorf("the folder %s cannot be written, so nothing could be saved there: %w", dir, errors.Unwrap(err))
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // the path is said already
+		}
+		return fmt.Errorf("the folder %s cannot be written, so nothing could be saved there: %w", dir, err)
 	}
 	name := f.Name()
 	f.Close()
