@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -296,5 +298,50 @@ func TestNotASave(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLoadBoundsClaims: a save whose blob claims a huge raw size (with
+// every hash right, so Read accepts it) is refused by Load over the
+// caller's limit before anything is allocated, and under the limit Load
+// allocates for what the blob really inflates to, not for the claim.
+func TestLoadBoundsClaims(t *testing.T) {
+	s := newSession(t, 2, 64, 5, 5)
+	for _, tc := range []struct {
+		name  string
+		claim uint64
+		want  string
+	}{
+		{"over the limit", 1 << 40, "exceeds size limit"},
+		{"under the limit, a lie", 1 << 30, "header says"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := *s.point
+			p.Maps = slices.Clone(p.Maps)
+			p.Maps[1].Blob.RawSize = tc.claim
+			pl, err := snapshot.NewPayload(&p, 0, s.meta.Tick, s.cmds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "claims"+Ext)
+			if err := Write(path, s.meta, pl); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err = Load(f, nil, locksteptest.MapLoader, 2<<30)
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "map 1 data") {
+				t.Fatalf("load: %v, want %q about map 1", err, tc.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Fatalf("load allocated %d MiB for a claim of %d MiB", alloc>>20, tc.claim>>20)
+			}
+		})
 	}
 }
