@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/atomicfile"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/saves"
 )
 
 // Version is the report format version this package writes and reads.
@@ -262,15 +262,11 @@ func Write(dir string, r *Report) (path string, err error) {
 	for {
 		path = filepath.Join(dir, fileName(t, rep.Tick, rep.PlayerID))
 		if _, err := os.Lstat(path); err != nil {
-			break // free, or WriteAtomic will say what is wrong
+			break // free, or the write will say what is wrong
 		}
 		t = t.Add(time.Nanosecond)
 	}
-	err = saves.WriteAtomic(path, 0o644, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-	if err != nil {
+	if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
 		return "", fmt.Errorf("write desync report %s: %w", path, err)
 	}
 	if err := prune(dir, filepath.Base(path)); err != nil {

@@ -17,7 +17,7 @@
 //	desync-<UTC time as 20060102T150405.000000000Z>-t<tick>-p<player ID>.json
 //
 // so that names sort by time. Write writes a file atomically (a temporary
-// file, synced and renamed; see saves.WriteAtomic) and then prunes the
+// file, synced and renamed; see internal/atomicfile) and then prunes the
 // folder to the newest Keep reports, deleting only files whose names
 // follow the pattern above. Read refuses files over MaxReportSize before
 // reading them, unknown fields, trailing data and other versions. List

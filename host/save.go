@@ -1,9 +1,14 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/atomicfile"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 )
@@ -21,6 +26,9 @@ type SaveConfig struct {
 	// Meta returns the static part of a save's description (game name,
 	// version, mods, def databases); the host fills in tick and time.
 	Meta func() saves.Meta
+	// Write writes one save (default saves.Write). Tests and tools replace
+	// it to see what a full disk does.
+	Write func(path string, meta saves.Meta, body *snapshot.Payload) error
 }
 
 func (c SaveConfig) withDefaults() SaveConfig {
@@ -29,6 +37,9 @@ func (c SaveConfig) withDefaults() SaveConfig {
 	}
 	if c.Keep == 0 {
 		c.Keep = 5
+	}
+	if c.Write == nil {
+		c.Write = saves.Write
 	}
 	return c
 }
@@ -99,7 +110,20 @@ func (s *session) writeSave(job saveJob) {
 		meta = s.cfg.Save.Meta()
 	}
 	meta.Tick, meta.Created = job.granted, time.Now().Unix()
-	if err := saves.Write(job.path, meta, body); err != nil {
+	err = s.cfg.Save.Write(job.path, meta, body)
+	if err != nil && atomicfile.IsNoSpace(err) {
+		// A full disk: the oldest autosave makes room (never the newest
+		// valid one), and the save is tried once more.
+		removed, perr := saves.MakeRoom(s.cfg.Save.Path)
+		switch {
+		case perr != nil:
+			s.cfg.Logger.Warn("disk full, and no room could be made", "err", perr)
+		case removed != "":
+			s.cfg.Logger.Warn("disk full: deleted the oldest autosave to make room, saving again", "deleted", removed)
+			err = s.cfg.Save.Write(job.path, meta, body)
+		}
+	}
+	if err != nil {
 		s.saveFailed(rec, err)
 		return
 	}
@@ -112,6 +136,10 @@ func (s *session) writeSave(job saveJob) {
 	s.stats.saved(d)
 	rec.At, rec.Bytes, rec.D = time.Now(), body.Total(), d
 	s.history.saved(rec)
+	s.saveState.finished(rec)
+	if s.saveState.recovered() {
+		s.cfg.Logger.Info("saving works again", "path", job.path, "tick", job.granted)
+	}
 	s.cfg.Logger.Info("saved", "path", job.path, "tick", job.granted, "bytes", body.Total(), "ms", d.Milliseconds(), "final", job.final)
 }
 
@@ -119,5 +147,81 @@ func (s *session) saveFailed(rec SaveRecord, err error) {
 	s.stats.saveFailed(err)
 	rec.At, rec.Err = time.Now(), err.Error()
 	s.history.saved(rec)
-	s.cfg.Logger.Error("save failed; the session goes on and the previous save is untouched", "err", err)
+	s.saveState.finished(rec)
+	level, msg := slog.LevelError, "save failed; the session goes on and the previous save is untouched"
+	switch {
+	case rec.Final:
+		msg = "final save failed; the previous saves are untouched"
+	case !s.saveState.failedNew(err):
+		// The same failure as last time: said once, not every autosave.
+		level, msg = slog.LevelDebug, "autosave failed again"
+	default:
+		msg += fmt.Sprintf("; autosaves go on every %s, and this is logged again only when it changes", s.cfg.Save.Every)
+	}
+	s.cfg.Logger.Log(context.Background(), level, msg, "path", rec.Path, "err", err)
+}
+
+// saveState remembers how the last saves went, so a failure that repeats
+// is logged once, and the final save's outcome can be asked for.
+type saveState struct {
+	mu      sync.Mutex
+	failing string // the cause of the failure in force, "" when saving works
+	wasBad  bool   // a failure was in force before the last success
+	final   *SaveRecord
+}
+
+func (st *saveState) finished(rec SaveRecord) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if rec.Final {
+		st.final = &rec
+	}
+	if rec.Err == "" {
+		st.wasBad, st.failing = st.failing != "", ""
+	}
+}
+
+// recovered reports whether the last success ended a failure.
+func (st *saveState) recovered() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	bad := st.wasBad
+	st.wasBad = false
+	return bad
+}
+
+// failedNew records a failure and reports whether its cause differs from
+// the one in force.
+func (st *saveState) failedNew(err error) bool {
+	cause := rootCause(err).Error()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	changed := cause != st.failing
+	st.failing = cause
+	return changed
+}
+
+// rootCause is the innermost error of a chain (the errno of a path
+// error): it stays the same from one autosave to the next while file
+// names change.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// FinalSave is the outcome of the save written when the session ended,
+// or nil if none was attempted (no save path, or the session still runs).
+func (s *Server) FinalSave() *SaveRecord {
+	s.sess.saveState.mu.Lock()
+	defer s.sess.saveState.mu.Unlock()
+	if s.sess.saveState.final == nil {
+		return nil
+	}
+	rec := *s.sess.saveState.final
+	return &rec
 }

@@ -190,6 +190,7 @@ type session struct {
 	lastRTTShown time.Time // when latencies were last broadcast
 	saveBusy     atomic.Bool
 	saving       sync.WaitGroup
+	saveState    saveState
 	lastAutosave time.Time
 	auth         *lockstep.Authority
 	roster       *roster.Roster

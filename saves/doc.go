@@ -1,7 +1,8 @@
 // Package saves persists a session to disk so that no crash loses a
 // colony: every file is written to a temporary file in the same folder,
 // synced, renamed over the old one and the folder synced, so a reader
-// sees either the old file or the new one, never a mix (WriteAtomic).
+// sees either the old file or the new one, never a mix (package
+// internal/atomicfile).
 //
 // # Save file layout (format version 1)
 //
@@ -38,7 +39,8 @@
 // that the meta's tick, the body's grant and its commands' ticks agree.
 // Lengths are checked against the file size before anything is allocated.
 //
-// Write streams the body's chunks through the checksum into WriteAtomic
+// Write streams the body's chunks through the checksum into the atomic
+// write
 // and never builds the file in memory. Load inflates and loads the
 // snapshot, verifies it against the body's state hashes and replays the
 // commands up to Meta.Tick.
@@ -48,6 +50,8 @@
 // Autosaves of dir/NAME.lhsave are dir/NAME.auto-<tick>.lhsave, the tick
 // zero-padded to 20 digits so names sort as ticks do (AutosavePath).
 // Autosaves lists them newest first, PruneAutosaves keeps the newest few,
-// and NewestValid picks the newest of a save and its autosaves that reads
-// back valid.
+// NewestValid picks the newest of a save and its autosaves that reads
+// back valid (and says which newer ones it passed over), and MakeRoom
+// deletes the oldest autosave after a write failed for a full disk,
+// never the newest valid one.
 package saves

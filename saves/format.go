@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
+	"github.com/lockhost/lockhost/internal/atomicfile"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -70,13 +71,16 @@ var (
 	ErrDamaged   = errors.New("save file damaged")
 	ErrTruncated = errors.New("save file truncated")
 	ErrVersion   = errors.New("save file from a newer version")
+	// ErrNotSave: the file does not start as a save does. It matches
+	// ErrDamaged too.
+	ErrNotSave = errors.New("not a lockhost save")
 )
 
 // testHookWrite, when set, is called before each body chunk is written
 // with the chunk's index; an error aborts the write. Tests only.
 var testHookWrite func(n int) error
 
-// Write saves atomically (WriteAtomic): meta and the body, which is a join
+// Write saves atomically (package internal/atomicfile): meta and the body, which is a join
 // point laid out by snapshot.NewPayload (world and map blobs compressed,
 // per-map commands since the snapshot, Granted = meta.Tick). It streams
 // the body's chunks and never builds the whole file in memory.
@@ -110,7 +114,7 @@ func write(path string, meta Meta, body *snapshot.Payload) error {
 	}
 	bodyLen := body.Total()
 	total := uint64(prefixLen) + uint64(len(mb)) + bodyLen + sumLen
-	return WriteAtomic(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		sum := xxhash.New()
 		out := io.MultiWriter(bw, sum)
@@ -169,13 +173,26 @@ func payloadHeader(body *snapshot.Payload) (*snapshot.Header, error) {
 	return h, nil
 }
 
-// File is a save that was read and validated.
+// File is a save that was read and validated. It holds the meta and the
+// body's header, not the blobs: Load reads those from Path again, one at
+// a time, checking each against its hash.
 type File struct {
 	Meta Meta
-	// Body holds the header and blobs; blob hashes are checked again when
-	// they are decompressed.
-	Body *snapshot.Parsed
+	// Header is the body's snapshot header: tick, grant, blob sizes and
+	// hashes, state hashes and the commands since the snapshot.
+	Header snapshot.Header
+	// Path is the file that was read; Size its length in bytes.
+	Path string
 	Size int64
+	// blobs are where the world and map blobs lie in the file, world
+	// first, then maps in header order.
+	blobs []blobAt
+}
+
+// blobAt is one blob's place in the file.
+type blobAt struct {
+	off  int64
+	info snapshot.BlobInfo
 }
 
 // readError is an error of Read: a message and the sentinels it matches.
@@ -207,7 +224,25 @@ func truncated(path, format string, args ...any) error {
 // damage the error names the damaged part ("header", "meta", "world
 // data", "map <id> data", "command list", "checksum") with byte offsets,
 // and wraps ErrDamaged, ErrTruncated (with ErrDamaged) or ErrVersion.
+//
+// Read streams the body through the hashes: its memory is the meta and
+// the body's header (each checked against the file size, the header
+// against its hash before it is held) plus a fixed buffer, whatever the
+// file's size.
 func Read(path string) (*File, error) {
+	return open(path, true)
+}
+
+// ReadHeader reads and checks what Read does up to and including the
+// body's header (prefix, meta, the header's hash and blob sizes) without
+// reading the blobs or the checksum: for listings, in time and memory
+// independent of the file's size. A file it accepts may still be damaged
+// further on.
+func ReadHeader(path string) (*File, error) {
+	return open(path, false)
+}
+
+func open(path string, full bool) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open save: %w", err)
@@ -220,17 +255,24 @@ func Read(path string) (*File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("open save: %s is not a regular file", path)
 	}
-	return read(path, f, st.Size())
+	return read(path, f, st.Size(), full)
 }
 
-func read(path string, f *os.File, size int64) (*File, error) {
+// streamBuf is the most bytes Read holds of a blob at once.
+const streamBuf = 256 << 10
+
+func read(path string, f *os.File, size int64, full bool) (*File, error) {
 	prefix := make([]byte, prefixLen)
 	n, err := io.ReadFull(f, prefix)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, fmt.Errorf("read save %s: %w", path, err)
 	}
 	if m := min(n, len(Magic)); string(prefix[:m]) != Magic[:m] {
-		return nil, damaged(path, "header: not a lockhost save (it starts with %q, not %q)", prefix[:m], Magic)
+		// Say nothing of what the file holds instead: it may be anything.
+		return nil, &readError{
+			msg:   fmt.Sprintf("%s: %s: header: %s (it does not start with %q)", path, ErrDamaged, ErrNotSave, Magic),
+			kinds: []error{ErrNotSave, ErrDamaged},
+		}
 	}
 	// A newer format may lay out the rest differently: judge the version
 	// as soon as it is there.
@@ -241,7 +283,7 @@ func read(path string, f *os.File, size int64) (*File, error) {
 	if version > FormatVersion {
 		// A version field damaged in a current file still matches its
 		// checksum once put back; a genuinely newer file does not.
-		if sumMatchesWith(f, size, offVersion, binary.BigEndian.AppendUint16(nil, FormatVersion)) {
+		if full && sumMatchesWith(f, size, offVersion, binary.BigEndian.AppendUint16(nil, FormatVersion)) {
 			return nil, damaged(path, "header: format version field at byte %d reads %d, the file is version %d", offVersion, version, FormatVersion)
 		}
 		return nil, &readError{
@@ -263,7 +305,7 @@ func read(path string, f *os.File, size int64) (*File, error) {
 		return nil, damaged(path, "header: unknown flags %#04x at byte %d", flags, offFlags)
 	}
 	if total != uint64(size) {
-		if sumMatchesWith(f, size, offTotal, binary.BigEndian.AppendUint64(nil, uint64(size))) {
+		if full && sumMatchesWith(f, size, offTotal, binary.BigEndian.AppendUint64(nil, uint64(size))) {
 			return nil, damaged(path, "header: length field at byte %d says %d bytes, the file has %d", offTotal, total, size)
 		}
 		if total > uint64(size) {
@@ -279,58 +321,115 @@ func read(path string, f *os.File, size int64) (*File, error) {
 	}
 	bodyStart := prefixLen + metaLen
 	bodyLen := total - bodyStart - sumLen
+	shrank := func() error {
+		return truncated(path, "the file ends before byte %d it declares (it shrank while being read)", total)
+	}
+	readErr := func(err error) error {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return shrank()
+		}
+		return fmt.Errorf("read save %s: %w", path, err)
+	}
 
-	// Every length is now within the file: read the rest.
+	// Every length so far is within the file. The meta is at most MaxMeta.
 	sum := xxhash.New()
 	sum.Write(prefix)
 	metaBytes := make([]byte, metaLen)
-	body := make([]byte, bodyLen)
-	var stored [sumLen]byte
-	for _, part := range [][]byte{metaBytes, body, stored[:]} {
-		if _, err := io.ReadFull(f, part); err != nil {
-			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				return nil, truncated(path, "the file ends before byte %d it declares (it shrank while being read)", total)
-			}
-			return nil, fmt.Errorf("read save %s: %w", path, err)
-		}
+	if _, err := io.ReadFull(f, metaBytes); err != nil {
+		return nil, readErr(err)
 	}
 	sum.Write(metaBytes)
-	sum.Write(body)
-
 	metaEnd := bodyStart
 	var meta Meta
 	if err := wire.DecodeValue(metaBytes, &meta); err != nil {
 		if n, ok := naturalMetaLen(f, size); ok && uint64(n) != metaLen &&
-			sumMatchesWith(f, size, offMetaLen, binary.BigEndian.AppendUint32(nil, uint32(n))) {
+			(!full || sumMatchesWith(f, size, offMetaLen, binary.BigEndian.AppendUint32(nil, uint32(n)))) {
 			return nil, damaged(path, "header: meta length field at byte %d says %d, the meta is %d bytes", offMetaLen, metaLen, n)
 		}
 		return nil, damaged(path, "meta (bytes %d..%d): %v", prefixLen, metaEnd, err)
 	}
+	metaBytes = nil
 
+	// The body's header: its length is checked against the body, and its
+	// bytes against their hash before they are held.
+	var pp [payloadPrefix]byte
+	if _, err := io.ReadFull(f, pp[:]); err != nil {
+		return nil, readErr(err)
+	}
+	sum.Write(pp[:])
+	hdrLen := uint64(binary.BigEndian.Uint32(pp[:]))
 	hdrEnd := total - sumLen
-	if h := uint64(binary.BigEndian.Uint32(body)); h <= bodyLen-payloadPrefix {
-		hdrEnd = bodyStart + payloadPrefix + h
+	if hdrLen <= bodyLen-payloadPrefix {
+		hdrEnd = bodyStart + payloadPrefix + hdrLen
 	}
-	parsed, err := snapshot.Parse(body)
-	if err != nil {
-		return nil, damaged(path, "command list and snapshot header (bytes %d..%d): %v", bodyStart, hdrEnd, err)
+	hdrDamaged := func(format string, args ...any) error {
+		return damaged(path, "command list and snapshot header (bytes %d..%d): %s", bodyStart, hdrEnd, fmt.Sprintf(format, args...))
 	}
-	off := hdrEnd
-	check := func(name string, b snapshot.Blob) error {
-		end := off + uint64(len(b.Data))
-		if xxhash.Sum64(b.Data) != b.Hash {
-			return damaged(path, "%s (bytes %d..%d) does not match its hash", name, off, end)
+	if hdrLen == 0 || hdrLen > snapshot.MaxHeader || hdrLen > bodyLen-payloadPrefix {
+		return nil, hdrDamaged("%v: header of %d bytes in a payload of %d", snapshot.ErrMalformed, hdrLen, bodyLen)
+	}
+	buf := make([]byte, streamBuf)
+	hdrStart := int64(bodyStart + payloadPrefix)
+	hdrHash := xxhash.New()
+	if err := stream(f, int64(hdrLen), buf, sum, hdrHash); err != nil {
+		return nil, readErr(err)
+	}
+	if hdrHash.Sum64() != binary.BigEndian.Uint64(pp[4:]) {
+		return nil, hdrDamaged("%v: header hash mismatch", snapshot.ErrMalformed)
+	}
+	hb := make([]byte, hdrLen)
+	if _, err := f.ReadAt(hb, hdrStart); err != nil {
+		return nil, readErr(err)
+	}
+	if xxhash.Sum64(hb) != binary.BigEndian.Uint64(pp[4:]) {
+		return nil, shrank() // changed between the two reads
+	}
+	var h snapshot.Header
+	if err := wire.DecodeValue(hb, &h); err != nil {
+		return nil, hdrDamaged("%v: header: %v", snapshot.ErrMalformed, err)
+	}
+	hb = nil
+	// The blob sizes must add up to exactly what is left of the body.
+	infos := make([]snapshot.BlobInfo, 0, 1+len(h.Maps))
+	infos = append(infos, h.World)
+	for _, m := range h.Maps {
+		infos = append(infos, m.Blob)
+	}
+	left := bodyLen - payloadPrefix - hdrLen
+	var used uint64
+	blobs := make([]blobAt, len(infos))
+	for i, bi := range infos {
+		if bi.Size > left-used {
+			return nil, hdrDamaged("%v: blob sizes exceed the %d bytes after the header", snapshot.ErrMalformed, left)
 		}
-		off = end
-		return nil
+		blobs[i] = blobAt{off: int64(hdrEnd + used), info: bi}
+		used += bi.Size
 	}
-	if err := check("world data", parsed.World); err != nil {
-		return nil, err
+	if used != left {
+		return nil, hdrDamaged("%v: blobs take %d of the %d bytes after the header", snapshot.ErrMalformed, used, left)
 	}
-	for i, b := range parsed.Maps {
-		if err := check(fmt.Sprintf("map %d data", parsed.Header.Maps[i].ID), b); err != nil {
-			return nil, err
+	file := &File{Meta: meta, Header: h, Path: path, Size: size, blobs: blobs}
+	if !full {
+		return file, file.consistent()
+	}
+
+	// Each blob, streamed through its own hash and the checksum.
+	for i, b := range blobs {
+		bh := xxhash.New()
+		if err := stream(f, int64(b.info.Size), buf, sum, bh); err != nil {
+			return nil, readErr(err)
 		}
+		if bh.Sum64() != b.info.Hash {
+			name := "world data"
+			if i > 0 {
+				name = fmt.Sprintf("map %d data", h.Maps[i-1].ID)
+			}
+			return nil, damaged(path, "%s (bytes %d..%d) does not match its hash", name, b.off, b.off+int64(b.info.Size))
+		}
+	}
+	var stored [sumLen]byte
+	if _, err := io.ReadFull(f, stored[:]); err != nil {
+		return nil, readErr(err)
 	}
 	if got, want := sum.Sum64(), binary.BigEndian.Uint64(stored[:]); got != want {
 		// Everything else has its own check: what is left is the meta,
@@ -338,23 +437,73 @@ func read(path string, f *os.File, size int64) (*File, error) {
 		return nil, damaged(path, "checksum mismatch (stored %016x at byte %d, computed %016x): the meta (bytes %d..%d) or the checksum itself is damaged",
 			want, total-sumLen, got, prefixLen, metaEnd)
 	}
+	if err := file.consistent(); err != nil {
+		return nil, err
+	}
+	return file, nil
+}
 
-	// The bytes are as written; check that they make sense together.
-	h := &parsed.Header
+// consistent checks that the meta's tick, the body's grant and its
+// commands' ticks make sense together.
+func (file *File) consistent() error {
+	path, meta, h := file.Path, &file.Meta, &file.Header
 	if meta.Tick < h.Tick {
-		return nil, damaged(path, "meta: session tick %d is before the snapshot's tick %d", meta.Tick, h.Tick)
+		return damaged(path, "meta: session tick %d is before the snapshot's tick %d", meta.Tick, h.Tick)
 	}
 	if h.Granted != meta.Tick {
-		return nil, damaged(path, "command list: commands run to tick %d, the meta says the session was saved at tick %d", h.Granted, meta.Tick)
+		return damaged(path, "command list: commands run to tick %d, the meta says the session was saved at tick %d", h.Granted, meta.Tick)
 	}
 	for _, mc := range h.Commands {
 		for _, c := range mc.Commands {
 			if c.Tick < h.Tick || c.Tick > meta.Tick {
-				return nil, damaged(path, "command list: a command for tick %d outside the saved ticks %d..%d", c.Tick, h.Tick, meta.Tick)
+				return damaged(path, "command list: a command for tick %d outside the saved ticks %d..%d", c.Tick, h.Tick, meta.Tick)
 			}
 		}
 	}
-	return &File{Meta: meta, Body: parsed, Size: size}, nil
+	return nil
+}
+
+// stream reads n bytes of r through buf into every writer.
+func stream(r io.Reader, n int64, buf []byte, to ...io.Writer) error {
+	for n > 0 {
+		c := buf[:min(int64(len(buf)), n)]
+		if _, err := io.ReadFull(r, c); err != nil {
+			return err
+		}
+		for _, w := range to {
+			w.Write(c)
+		}
+		n -= int64(len(c))
+	}
+	return nil
+}
+
+// ReadBody reads every compressed blob of the save into memory, checking
+// each against its hash: for tools and tests that want the body whole.
+// Load does not need it.
+func (file *File) ReadBody() (*snapshot.Parsed, error) {
+	f, err := os.Open(file.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read save body: %w", err)
+	}
+	defer f.Close()
+	p := &snapshot.Parsed{Header: file.Header}
+	for i, b := range file.blobs {
+		data := make([]byte, b.info.Size)
+		if _, err := f.ReadAt(data, b.off); err != nil {
+			return nil, fmt.Errorf("read save body %s: %w", file.Path, err)
+		}
+		if xxhash.Sum64(data) != b.info.Hash {
+			return nil, fmt.Errorf("read save body %s: blob %d: %w", file.Path, i, snapshot.ErrHashMismatch)
+		}
+		blob := snapshot.Blob{Data: data, RawSize: b.info.RawSize, Hash: b.info.Hash}
+		if i == 0 {
+			p.World = blob
+		} else {
+			p.Maps = append(p.Maps, blob)
+		}
+	}
+	return p, nil
 }
 
 // sumMatchesWith reports whether the file's trailing checksum matches its

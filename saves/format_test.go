@@ -225,9 +225,9 @@ func layoutOf(t *testing.T, path string) ([]byte, layout) {
 		l.blobs = append(l.blobs, region{name, off, off + n})
 		off += n
 	}
-	add("world data", len(f.Body.World.Data))
-	for i, m := range f.Body.Maps {
-		add(fmt.Sprintf("map %d data", f.Body.Header.Maps[i].ID), len(m.Data))
+	add("world data", int(f.Header.World.Size))
+	for _, m := range f.Header.Maps {
+		add(fmt.Sprintf("map %d data", m.ID), int(m.Blob.Size))
 	}
 	if off != len(b)-sumLen {
 		t.Fatalf("blobs end at %d, checksum at %d", off, len(b)-sumLen)

@@ -30,6 +30,16 @@ func FuzzRead(f *testing.F) {
 		}
 		file, err := Read(path)
 		info := Inspect(path)
+		head, herr := ReadHeader(path)
+		if herr == nil && err == nil && !reflect.DeepEqual(head.Meta, file.Meta) {
+			t.Fatalf("header read %+v, full read %+v", head.Meta, file.Meta)
+		}
+		if err == nil && herr != nil {
+			t.Fatalf("a valid save fails its header read: %v", herr)
+		}
+		if herr != nil && !errors.Is(herr, ErrDamaged) && !errors.Is(herr, ErrVersion) {
+			t.Fatalf("header error %v is neither damage nor version", herr)
+		}
 		if err != nil {
 			if file != nil {
 				t.Fatal("a file and an error")
@@ -43,7 +53,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		if info.Err != nil || !reflect.DeepEqual(info.Meta, file.Meta) || info.Size != int64(len(data)) ||
-			len(info.Maps) != len(file.Body.Header.Maps) {
+			len(info.Maps) != len(file.Header.Maps) {
 			t.Fatalf("inspect %+v disagrees with read %+v", info, file.Meta)
 		}
 	})

@@ -12,14 +12,18 @@ import (
 	"time"
 )
 
-// Info summarises a save for listings. Err is nil when the save is valid;
-// otherwise only Path, Size and Err are meaningful.
+// Info summarises a save for listings. Err is nil when the save passed
+// the check made (see Checked); otherwise only Path, Size and Err are
+// meaningful.
 type Info struct {
 	Path string
 	Size int64
 	Meta Meta
 	Maps []MapInfo
 	Err  error
+	// Checked is true when every byte was checked (Inspect), false when
+	// only the header, meta and the body's header were (List).
+	Checked bool
 }
 
 // MapInfo describes one saved map: its compressed and raw sizes and its
@@ -30,11 +34,22 @@ type MapInfo struct {
 	StateHash     uint64
 }
 
-// Inspect reads and validates the save at path (as Read does) and
-// summarises it.
+// Inspect reads and validates the save at path completely (as Read does)
+// and summarises it, in memory independent of the file's size.
 func Inspect(path string) Info {
-	info := Info{Path: path}
-	f, err := Read(path)
+	return summarise(path, true)
+}
+
+// InspectHeader summarises the save at path from its header, meta and
+// body header only (ReadHeader), in time and memory independent of the
+// file's size.
+func InspectHeader(path string) Info {
+	return summarise(path, false)
+}
+
+func summarise(path string, full bool) Info {
+	info := Info{Path: path, Checked: full}
+	f, err := open(path, full)
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil {
 			info.Size = st.Size()
@@ -43,16 +58,17 @@ func Inspect(path string) Info {
 		return info
 	}
 	info.Size, info.Meta = f.Size, f.Meta
-	info.Maps = make([]MapInfo, len(f.Body.Header.Maps))
-	for i, m := range f.Body.Header.Maps {
+	info.Maps = make([]MapInfo, len(f.Header.Maps))
+	for i, m := range f.Header.Maps {
 		info.Maps[i] = MapInfo{ID: m.ID, Size: m.Blob.Size, RawSize: m.Blob.RawSize, StateHash: m.StateHash}
 	}
 	return info
 }
 
-// List inspects every save (*.lhsave, autosaves included) in dir, newest
-// first by Meta.Tick, then by modification time. Damaged saves are listed
-// too, with Err set.
+// List summarises every save (*.lhsave, autosaves included) in dir from
+// its header and meta (InspectHeader), newest first by Meta.Tick, then by
+// modification time. Damaged saves are listed too, with Err set. Use
+// Inspect to check a save's every byte.
 func List(dir string) ([]Info, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -64,18 +80,18 @@ func List(dir string) ([]Info, error) {
 			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
-	return inspectSorted(paths), nil
+	return inspectSorted(paths, InspectHeader), nil
 }
 
 // inspectSorted inspects paths and sorts them newest first.
-func inspectSorted(paths []string) []Info {
+func inspectSorted(paths []string, inspect func(string) Info) []Info {
 	type entry struct {
 		info Info
 		mod  time.Time
 	}
 	es := make([]entry, len(paths))
 	for i, p := range paths {
-		es[i].info = Inspect(p)
+		es[i].info = inspect(p)
 		if st, err := os.Stat(p); err == nil {
 			es[i].mod = st.ModTime()
 		}
@@ -184,16 +200,51 @@ func PruneAutosaves(savePath string, keep int) error {
 
 // NewestValid is the newest save (by Meta.Tick, then modification time)
 // among savePath and its autosaves that Inspect finds valid; ok is false
-// when there is none.
-func NewestValid(savePath string) (info Info, ok bool) {
+// when there is none. passed lists the saves newer than it, or all of
+// them when there is none, that failed the check, with their errors.
+// Headers are read first to order them; then only as many saves are
+// checked completely as it takes to find a valid one.
+func NewestValid(savePath string) (info Info, passed []Info, ok bool) {
 	paths, _ := Autosaves(savePath)
 	if _, err := os.Stat(savePath); err == nil {
 		paths = append([]string{savePath}, paths...)
 	}
-	for _, in := range inspectSorted(paths) {
+	for _, in := range inspectSorted(paths, InspectHeader) {
 		if in.Err == nil {
-			return in, true
+			in = Inspect(in.Path)
+		}
+		if in.Err == nil {
+			return in, passed, true
+		}
+		passed = append(passed, in)
+	}
+	return Info{}, passed, false
+}
+
+// MakeRoom deletes the oldest autosave of savePath to free space after a
+// write failed for a full disk, always keeping the newest autosave that
+// is valid, so at least one good autosave remains. It returns the path it
+// deleted, or "" when there was nothing it could delete.
+func MakeRoom(savePath string) (string, error) {
+	autos, err := Autosaves(savePath)
+	if err != nil {
+		return "", err
+	}
+	keep := ""
+	for _, p := range autos {
+		if Inspect(p).Err == nil {
+			keep = p
+			break
 		}
 	}
-	return Info{}, false
+	for i := len(autos) - 1; i >= 0; i-- {
+		if autos[i] == keep {
+			continue
+		}
+		if err := os.Remove(autos[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("make room: %w", err)
+		}
+		return autos[i], nil
+	}
+	return "", nil
 }

@@ -1,12 +1,18 @@
 package saves
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -137,7 +143,12 @@ func TestNewestValid(t *testing.T) {
 					damage(t, p)
 				}
 			}
-			info, ok := NewestValid(save)
+			info, passed, ok := NewestValid(save)
+			for _, p := range passed {
+				if p.Err == nil || p.Meta.Tick > 0 && ok && p.Meta.Tick < info.Meta.Tick {
+					t.Fatalf("passed over %s (%v), which is valid or older than %s", p.Path, p.Err, info.Path)
+				}
+			}
 			if tc.want == "" {
 				if ok {
 					t.Fatalf("found %+v", info)
@@ -158,11 +169,24 @@ func TestNewestValid(t *testing.T) {
 // damage flips a byte in the middle of a file.
 func damage(t *testing.T, path string) {
 	t.Helper()
+	damageAt(t, path, 0)
+}
+
+// damageAt flips a bit of the byte at off (0: the middle; negative: from
+// the end).
+func damageAt(t *testing.T, path string, off int) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[len(b)/2] ^= 0x40
+	switch {
+	case off == 0:
+		off = len(b) / 2
+	case off < 0:
+		off += len(b)
+	}
+	b[off] ^= 0x40
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +199,9 @@ func TestList(t *testing.T) {
 	writeAt(t, s, filepath.Join(dir, "b"+Ext), 30)
 	writeAt(t, s, filepath.Join(dir, "c"+Ext), 10)
 	writeAt(t, s, filepath.Join(dir, "d"+Ext), 20)
-	damage(t, filepath.Join(dir, "d"+Ext))
+	damageAt(t, filepath.Join(dir, "d"+Ext), offFlags+1) // List reads headers
+	writeAt(t, s, filepath.Join(dir, "e"+Ext), 5)
+	damageAt(t, filepath.Join(dir, "e"+Ext), -sumLen-1) // ... and not the blobs after them
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
 	os.Mkdir(filepath.Join(dir, "sub"+Ext), 0o755)
 	// c is newer than a on disk.
@@ -190,13 +216,132 @@ func TestList(t *testing.T) {
 	for _, in := range infos {
 		names = append(names, filepath.Base(in.Path))
 	}
-	if want := []string{"b.lhsave", "c.lhsave", "a.lhsave", "d.lhsave"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"b.lhsave", "c.lhsave", "a.lhsave", "e.lhsave", "d.lhsave"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("order %q, want %q", names, want)
 	}
-	if infos[3].Err == nil || infos[0].Err != nil || infos[3].Size == 0 {
+	if infos[4].Err == nil || infos[0].Err != nil || infos[4].Size == 0 || infos[3].Err != nil || infos[0].Checked {
 		t.Fatalf("errors: %+v", infos)
+	}
+	if in := Inspect(infos[3].Path); in.Err == nil || !in.Checked {
+		t.Fatalf("inspect of a save damaged in its body: %+v", in)
 	}
 	if _, err := List(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("missing folder: no error")
+	}
+}
+
+// TestMakeRoom: on a full disk the oldest autosave goes first, and the
+// newest valid one is never deleted, even when newer ones are damaged.
+func TestMakeRoom(t *testing.T) {
+	s := newSession(t, 1, 32, 5, 5)
+	tests := []struct {
+		name    string
+		autos   map[uint64]bool // tick: valid
+		removed []uint64        // in order, until nothing is left to remove
+	}{
+		{"oldest first", map[uint64]bool{10: true, 20: true, 30: true}, []uint64{10, 20}},
+		{"newest valid kept", map[uint64]bool{10: true, 20: true, 30: false}, []uint64{10, 30}},
+		{"only one", map[uint64]bool{10: true}, nil},
+		{"none valid", map[uint64]bool{10: false, 20: false}, []uint64{10, 20}},
+		{"none", nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			save := filepath.Join(t.TempDir(), "colony"+Ext)
+			writeAt(t, s, save, 40)
+			for tick, ok := range tc.autos {
+				p := AutosavePath(save, tick)
+				writeAt(t, s, p, tick)
+				if !ok {
+					damage(t, p)
+				}
+			}
+			var got []uint64
+			for range len(tc.autos) + 1 {
+				p, err := MakeRoom(save)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p == "" {
+					break
+				}
+				tick, _ := autosaveTick(filepath.Base(p), "colony")
+				got = append(got, tick)
+			}
+			if !slices.Equal(got, tc.removed) {
+				t.Fatalf("removed ticks %v, want %v", got, tc.removed)
+			}
+			if _, err := os.Stat(save); err != nil {
+				t.Fatal("the save itself was removed")
+			}
+		})
+	}
+}
+
+// TestNotASave: a file that is not a save is named as such and none of its
+// bytes appear in the error.
+func TestNotASave(t *testing.T) {
+	dir := t.TempDir()
+	for _, content := range []string{"root:x:0:0:secret-hash:/root:/bin/bash\n", "LOCKS-not", "\x00\x01"} {
+		path := filepath.Join(dir, "passwd")
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []Info{Inspect(path), InspectHeader(path)} {
+			msg := fmt.Sprint(in.Err)
+			if !errors.Is(in.Err, ErrDamaged) || !errors.Is(in.Err, ErrNotSave) || !strings.Contains(msg, "not a lockhost save") {
+				t.Errorf("%q: %v, want not a lockhost save", content, in.Err)
+			}
+			for _, frag := range []string{"root", "secret", "-not", "\\x00"} {
+				if strings.Contains(content, strings.Trim(frag, "\\")) && strings.Contains(msg, frag) {
+					t.Errorf("%q: the error shows the file's bytes: %s", content, msg)
+				}
+			}
+		}
+	}
+}
+
+// TestLoadBoundsClaims: a save whose blob claims a huge raw size (with
+// every hash right, so Read accepts it) is refused by Load over the
+// caller's limit before anything is allocated, and under the limit Load
+// allocates for what the blob really inflates to, not for the claim.
+func TestLoadBoundsClaims(t *testing.T) {
+	s := newSession(t, 2, 64, 5, 5)
+	for _, tc := range []struct {
+		name  string
+		claim uint64
+		want  string
+	}{
+		{"over the limit", 1 << 40, "exceeds size limit"},
+		{"under the limit, a lie", 1 << 30, "header says"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := *s.point
+			p.Maps = slices.Clone(p.Maps)
+			p.Maps[1].Blob.RawSize = tc.claim
+			pl, err := snapshot.NewPayload(&p, 0, s.meta.Tick, s.cmds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "claims"+Ext)
+			if err := Write(path, s.meta, pl); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err = Load(f, nil, locksteptest.MapLoader, 2<<30)
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "map 1 data") {
+				t.Fatalf("load: %v, want %q about map 1", err, tc.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Fatalf("load allocated %d MiB for a claim of %d MiB", alloc>>20, tc.claim>>20)
+			}
+		})
 	}
 }

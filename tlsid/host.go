@@ -10,14 +10,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/internal/atomicfile"
 )
 
 // Protocol is the ALPN protocol name both sides offer.
@@ -73,10 +72,10 @@ func LoadOrCreate(dir string) (cert tls.Certificate, created bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tls.Certificate{}, false, fmt.Errorf("tlsid: make folder for TLS identity: %w", err)
 	}
-	if err := saves.WriteAtomic(keyPath, 0o600, writeBytes(keyPEM)); err != nil {
+	if err := atomicfile.WriteFile(keyPath, keyPEM, 0o600); err != nil {
 		return tls.Certificate{}, false, fmt.Errorf("tlsid: write %s: %w", keyPath, err)
 	}
-	if err := saves.WriteAtomic(certPath, 0o644, writeBytes(certPEM)); err != nil {
+	if err := atomicfile.WriteFile(certPath, certPEM, 0o644); err != nil {
 		// The key was made just now and never used: take it away again so
 		// that the next attempt starts clean instead of finding a lone key.
 		os.Remove(keyPath)
@@ -116,13 +115,6 @@ func exists(path string) (bool, error) {
 		return false, nil
 	default:
 		return false, fmt.Errorf("tlsid: %w", err)
-	}
-}
-
-func writeBytes(b []byte) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
 	}
 }
 

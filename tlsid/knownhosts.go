@@ -3,14 +3,13 @@ package tlsid
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/internal/atomicfile"
 )
 
 // KnownHosts is a joiner's file of remembered host fingerprints. Each line
@@ -68,11 +67,7 @@ func (k *KnownHosts) Remember(addr, fp string) error {
 	if err := os.MkdirAll(filepath.Dir(k.Path), 0o700); err != nil {
 		return fmt.Errorf("tlsid: make folder for %s: %w", k.Path, err)
 	}
-	err = saves.WriteAtomic(k.Path, 0o600, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-	if err != nil {
+	if err := atomicfile.WriteFile(k.Path, data, 0o600); err != nil {
 		return fmt.Errorf("tlsid: write %s: %w", k.Path, err)
 	}
 	return nil

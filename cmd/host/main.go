@@ -58,9 +58,10 @@ func serveCommand() *cli.Command {
 		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address (bursts of twice that; -1 for no limit)"},
 	}
 	flags = append(flags,
-		&cli.StringFlag{Name: "save", Usage: "save `FILE`: load it if it exists, save there on exit and autosave beside it"},
-		&cli.BoolFlag{Name: "new", Usage: "with --save: start a new world if the save does not exist yet"},
-		&cli.BoolFlag{Name: "recover", Usage: "with --save: if the save is damaged, start from the newest valid autosave"},
+		&cli.StringFlag{Name: "save", Usage: "save `FILE`: load the newest valid of it and its autosaves, save there on exit and autosave beside it; its folder must be writable"},
+		&cli.BoolFlag{Name: "new", Usage: "with --save: start a new world there; refused (exit 2) if the save or its autosaves exist"},
+		&cli.BoolFlag{Name: "force-new", Usage: "with --save: start a new world there, first moving an existing save and its autosaves into a dated folder beside it (nothing is deleted)"},
+		&cli.BoolFlag{Name: "recover", Usage: "with --save: if the save is damaged, keep it as FILE.damaged-<time> and start from the newest valid autosave"},
 		&cli.DurationFlag{Name: "autosave", Value: 5 * time.Minute, Usage: "autosave interval (0 to autosave never)"},
 		&cli.IntFlag{Name: "keep", Value: 5, Usage: "autosaves to keep"},
 		&cli.StringFlag{Name: "lag-policy", Value: "wait", Usage: "when a player falls --max-lag ticks behind: wait (slow, then hold time until they catch up) or drop (disconnect them)"},
@@ -84,7 +85,9 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "host a session until interrupted",
 		Description: "Generates a world from the content (the embedded default content unless --content is\n" +
-			"given), runs it headless, and admits players. Ctrl-C tells every player the host is closing.\n" +
+			"given), or loads the newest valid of --save and its autosaves, runs it headless, and admits\n" +
+			"players. Ctrl-C tells every player the host is closing and writes the final save; if that\n" +
+			"save fails the host exits 5 and names the newest good save.\n" +
 			"Every option below except --config can also be set in a TOML file named by --config (see\n" +
 			"host.example.toml); the command line wins over environment variables, which win over the file.",
 		Flags:  flags,
@@ -171,19 +174,33 @@ func serve(c *cli.Context) error {
 	}
 	var world lockstep.Sim
 	path := c.String("save")
-	_, statErr := os.Stat(path)
+	var start *saveStart
+	if path != "" {
+		if start, err = findSave(path); err != nil {
+			return err
+		}
+	} else if c.Bool("new") || c.Bool("force-new") || c.Bool("recover") {
+		return cliutil.Usagef("--new, --force-new and --recover need --save")
+	}
 	switch {
-	case path != "" && statErr == nil:
-		start := time.Now()
-		sim, f, err := loadSave(path, bundle, c.Bool("recover"), cliutil.ErrOut(c))
+	case start != nil && c.Bool("force-new") && len(start.existing) > 0:
+		into, err := start.moveAside(time.Now())
+		if err != nil {
+			return err
+		}
+		log.Warn("--force-new: moved the old colony's files aside; none was deleted", "into", into, "files", len(start.existing))
+	case start != nil && c.Bool("new") && len(start.existing) > 0:
+		return start.refuseNew()
+	}
+	if start != nil && !c.Bool("new") && !c.Bool("force-new") {
+		loadStart := time.Now()
+		sim, f, err := start.load(bundle, c.Bool("recover"), log)
 		if err != nil {
 			return err
 		}
 		world = sim
-		log.Info("save loaded", "path", path, "tick", f.Meta.Tick, "bytes", f.Size, "ms", time.Since(start).Milliseconds())
-	case path != "" && !c.Bool("new"):
-		return cliutil.Usagef("there is no save at %s; add --new to start a new world there", path)
-	default:
+		log.Info("save loaded", "path", f.Path, "tick", f.Meta.Tick, "bytes", f.Size, "ms", time.Since(loadStart).Milliseconds())
+	} else {
 		genStart := time.Now()
 		w, wcfg, err := newWorld(c, bundle)
 		if err != nil {
@@ -219,6 +236,10 @@ func serve(c *cli.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if rec := srv.FinalSave(); rec != nil && rec.Err != "" {
+		log.Error("host stopped, but its final save failed", "path", rec.Path, "err", rec.Err)
+		return finalSaveFailed(rec.Path, rec.Err)
 	}
 	log.Info("host stopped")
 	return nil

@@ -3,9 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -14,7 +14,6 @@ import (
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/urfave/cli/v2"
@@ -52,38 +51,10 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony
 	return w, wcfg, nil
 }
 
-// loadSave reads a save and rebuilds its world. A damaged save is never
-// replaced silently: the error names the damage and offers the newest
-// valid autosave, which recover uses instead, saying so on stderr.
-func loadSave(path string, bundle *gamecontent.Bundle, recover bool, stderr io.Writer) (lockstep.Sim, *saves.File, error) {
-	f, err := saves.Read(path)
-	if err != nil {
-		alt, ok := saves.NewestValid(path)
-		if !ok || alt.Path == path {
-			return nil, nil, fmt.Errorf("save %s cannot be loaded: %w (and no valid autosave was found beside it)", path, err)
-		}
-		if !recover {
-			return nil, nil, fmt.Errorf("save %s cannot be loaded: %w\nThe newest valid autosave is %s (tick %d, saved %s). Start from it with --recover, or --save %s",
-				path, err, alt.Path, alt.Meta.Tick, time.Unix(alt.Meta.Created, 0).Format(time.RFC3339), alt.Path)
-		}
-		fmt.Fprintf(stderr, "save %s cannot be loaded (%v); recovering from %s (tick %d)\n", path, err, alt.Path, alt.Meta.Tick)
-		if f, err = saves.Read(alt.Path); err != nil {
-			return nil, nil, fmt.Errorf("autosave %s: %w", alt.Path, err)
-		}
-	}
-	if err := sameContent(f.Meta, bundle); err != nil {
-		return nil, nil, fmt.Errorf("save %s: %w", path, err)
-	}
-	sim, err := bundle.LoadSave(f)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return sim, f, nil
-}
-
 func savesCommand() *cli.Command {
 	newFlags := append([]cli.Flag{
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "save `FILE` to write"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "save `FILE` to write; an existing file is refused (exit 2) without --force"},
+		&cli.BoolFlag{Name: "force", Usage: "replace an existing --out file"},
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name stored in the save"},
 	}, worldFlags()...)
 	newFlags = append(newFlags, gamecontent.Flags()...)
@@ -94,13 +65,13 @@ func savesCommand() *cli.Command {
 			{
 				Name:      "new",
 				Usage:     "generate a world and write it as a save",
-				UsageText: "host saves new --out FILE [world flags]",
+				UsageText: "host saves new --out FILE [--force] [world flags]",
 				Flags:     newFlags,
 				Action:    savesNew,
 			},
 			{
 				Name:      "list",
-				Usage:     "list the saves in a folder: name, game, tick, size, time, valid or not",
+				Usage:     "list the saves in a folder from their headers: name, game, tick, size, time, header ok or not (inspect checks every byte)",
 				ArgsUsage: "DIR",
 				Action:    savesList,
 			},
@@ -115,6 +86,13 @@ func savesCommand() *cli.Command {
 }
 
 func savesNew(c *cli.Context) error {
+	path := c.String("out")
+	if _, err := os.Lstat(path); err == nil && !c.Bool("force") {
+		return cliutil.Usagef("%s exists; add --force to replace it", path)
+	}
+	if err := checkWritable(filepath.Dir(path)); err != nil {
+		return cliutil.Usagef("--out %s: %v", path, err)
+	}
 	bundle, err := gamecontent.FromFlags(c)
 	if err != nil {
 		return err
@@ -136,7 +114,6 @@ func savesNew(c *cli.Context) error {
 	}
 	meta := bundle.SaveMeta(c.String("game-name"))
 	meta.Created = time.Now().Unix()
-	path := c.String("out")
 	if err := saves.Write(path, meta, body); err != nil {
 		return err
 	}
@@ -156,10 +133,10 @@ func savesList(c *cli.Context) error {
 	}
 	w := cliutil.Out(c)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tGAME\tTICK\tSIZE\tSAVED\tVALID")
+	fmt.Fprintln(tw, "NAME\tGAME\tTICK\tSIZE\tSAVED\tHEADER")
 	bad := 0
 	for _, in := range infos {
-		valid := "yes"
+		valid := "ok"
 		if in.Err != nil {
 			valid, bad = "NO: "+in.Err.Error(), bad+1
 		}
@@ -189,12 +166,15 @@ func savesInspect(c *cli.Context) error {
 	}
 	start := time.Now()
 	in := saves.Inspect(path)
+	if errors.Is(in.Err, saves.ErrNotSave) {
+		return fmt.Errorf("%s is not a lockhost save", path)
+	}
 	if in.Err != nil {
 		return fmt.Errorf("%s is not a valid save: %w", path, in.Err)
 	}
 	m := in.Meta
 	w := cliutil.Out(c)
-	fmt.Fprintf(w, "%s: valid (checked in %s)\n", path, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "%s: valid, every byte checked (in %s)\n", path, time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(w, "game %q, game version %s, tick %d, saved %s, %.1f MiB\n", m.GameName, m.GameVersion, m.Tick,
 		time.Unix(m.Created, 0).Format(time.RFC3339), float64(in.Size)/(1<<20))
 	fmt.Fprintf(w, "mods: %v\n", m.Mods)

@@ -18,6 +18,9 @@ const (
 	ExitUsage    = 2
 	ExitRejected = 3
 	ExitNetwork  = 4
+	// ExitSaveFailed: host serve stopped, but its final save could not
+	// be written.
+	ExitSaveFailed = 5
 )
 
 // UsageError is a mistake in how the tool was called.

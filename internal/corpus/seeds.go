@@ -113,11 +113,11 @@ func Analyze(rec *Recording) (*Analysis, error) {
 	if a.join.world == nil {
 		return nil, errors.New("analyze: no join payload was recorded")
 	}
-	f, err := readSave(rec.Save)
+	body, err := readSaveBody(rec.Save)
 	if err != nil {
 		return nil, err
 	}
-	if a.saved, err = inflateWorld(f.Body); err != nil {
+	if a.saved, err = inflateWorld(body); err != nil {
 		return nil, err
 	}
 	for _, r := range rec.StatusReplies {
@@ -155,6 +155,30 @@ func inflateWorld(p *snapshot.Parsed) (rawWorld, error) {
 		r.maps = append(r.maps, lockstep.MapBlob{ID: p.Header.Maps[i].ID, Data: data})
 	}
 	return r, nil
+}
+
+// readSaveBody reads a save from its bytes, with its blobs.
+func readSaveBody(b []byte) (*snapshot.Parsed, error) {
+	var (
+		body    *snapshot.Parsed
+		readErr error
+	)
+	err := withFile(b, func(p string) error {
+		f, err := saves.Read(p)
+		if err != nil {
+			readErr = err
+			return nil
+		}
+		body, readErr = f.ReadBody()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read save: %w", err)
+	}
+	if readErr != nil {
+		return nil, fmt.Errorf("analyze: %w", readErr)
+	}
+	return body, nil
 }
 
 // readSave reads a save from its bytes.

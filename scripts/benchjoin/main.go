@@ -30,7 +30,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
@@ -217,9 +216,7 @@ func (b *bench) join(addr, name string, extra ...string) (*joinResult, error) {
 	if m := sizes.FindStringSubmatch(line); m != nil {
 		r.bytes, r.raw = unit(m[1], m[2]), unit(m[3], m[4])
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss
-	}
+	r.rss = maxRSS(cmd.ProcessState)
 	return r, nil
 }
 
