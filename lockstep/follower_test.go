@@ -58,10 +58,10 @@ func cloneOrderSim(t testing.TB, s *orderSim) *orderSim {
 	return &orderSim{Counters: clone(t, s.Counters).(*locksteptest.Counters), log: s.log}
 }
 
-// host drives an Authority with random commands and records the world
+// authorityHost drives an Authority with random commands and records the world
 // hash at each tick right after stepping into it (before that tick's
 // commands), which is when a follower's OnStep sees it.
-type host struct {
+type authorityHost struct {
 	rng    *rand.Rand
 	auth   *lockstep.Authority
 	nMaps  int
@@ -72,8 +72,8 @@ type host struct {
 	rejected       int
 }
 
-func newHost(seed uint64, nMaps int) *host {
-	h := &host{
+func newHost(seed uint64, nMaps int) *authorityHost {
+	h := &authorityHost{
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		auth:      lockstep.NewAuthority(&orderSim{Counters: locksteptest.New(nMaps, 32)}),
 		nMaps:     nMaps,
@@ -86,7 +86,7 @@ func newHost(seed uint64, nMaps int) *host {
 
 // advance submits up to four random commands and advances one step (or
 // not, while paused).
-func (h *host) advance() lockstep.TickResult {
+func (h *authorityHost) advance() lockstep.TickResult {
 	r := h.rng
 	for range r.IntN(5) {
 		var c lockstep.Command
