@@ -288,3 +288,33 @@ func TestSpecLimits(t *testing.T) {
 		t.Errorf("found %d stated limits, want the frame, chunk and detail limits at least", found)
 	}
 }
+
+// TestSpecEnumerations checks the spec's list of each enumeration against
+// the values the code names, in both directions: a value the code gains
+// or the spec lists wrongly fails.
+func TestSpecEnumerations(t *testing.T) {
+	doc := strings.Join(strings.Fields(packageDoc(t)), " ")
+	for _, tc := range []struct {
+		label   string
+		name    func(uint8) string
+		unnamed string // the prefix String gives a value without a name
+	}{
+		{"Server_PlayerList action", func(v uint8) string { return PlayerListAction(v).String() }, "action("},
+		{"player status", func(v uint8) string { return PlayerStatus(v).String() }, "status("},
+		{"notice kind", func(v uint8) string { return NoticeKind(v).String() }, "notice("},
+		{"Server_Desync state", func(v uint8) string { return DesyncState(v).String() }, "desync("},
+	} {
+		var parts []string
+		for v := 0; v < 256; v++ {
+			n := tc.name(uint8(v))
+			if strings.HasPrefix(n, tc.unnamed) {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", v, n))
+		}
+		want := tc.label + " " + strings.Join(parts, ", ") + ";"
+		if !strings.Contains(doc, want) {
+			t.Errorf("the spec does not say %q", want)
+		}
+	}
+}
