@@ -15,7 +15,8 @@ import (
 )
 
 // Content is what the handshake compares: the game version and mod list the
-// host announces and the def databases a client must match.
+// host announces and the def databases a client must match. A game without
+// def databases leaves Databases empty; a joiner then declares none.
 type Content struct {
 	GameVersion string
 	Mods        []string
