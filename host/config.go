@@ -15,7 +15,8 @@ import (
 )
 
 // Content is what the handshake compares: the game version and mod list the
-// host announces and the def databases a client must match.
+// host announces and the def databases a client must match. A game without
+// def databases leaves Databases empty; a joiner then declares none.
 type Content struct {
 	GameVersion string
 	Mods        []string
@@ -63,7 +64,8 @@ type Config struct {
 	ClockRetries int
 	// ConnRate is how many new connections per second one IP address may
 	// open, with bursts of ConnBurst (defaults 5 and 10; ConnRate -1
-	// disables the limit).
+	// disables the limit). At most 65,536 addresses are tracked; while
+	// that many are, a new address is refused.
 	ConnRate  float64
 	ConnBurst int
 	// SendQueueBytes caps the bytes of small packets waiting to be sent to

@@ -314,7 +314,7 @@ func (s *session) publishOverview(now time.Time) {
 		}
 		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
 			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since}
-		if p.Status != roster.Joining && p.Status != roster.Downloading {
+		if p.Status != roster.Downloading {
 			if a := m.acked.Load(); a < tick {
 				v.TicksBehind = tick - a
 			}

@@ -318,7 +318,6 @@ func (p *peer) run() (admitted bool, err error) {
 	case <-p.srv.sess.done:
 		return true, net.ErrClosed
 	}
-	_ = p.nc.SetReadDeadline(time.Time{})
 
 	// Phase change: sync clocks again, taking commands meanwhile.
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))

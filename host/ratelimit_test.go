@@ -9,31 +9,29 @@ func TestRateLimiter(t *testing.T) {
 	l := newRateLimiter(2, 3)
 	t0 := time.Unix(1000, 0)
 	for i := 0; i < 3; i++ {
-		if !l.allow("10.0.0.1", t0) {
+		if !l.Allow("10.0.0.1", t0) {
 			t.Fatalf("attempt %d of the burst refused", i)
 		}
 	}
-	if l.allow("10.0.0.1", t0) {
+	if l.Allow("10.0.0.1", t0) {
 		t.Fatal("fourth attempt at once allowed")
 	}
-	if !l.allow("10.0.0.2", t0) {
+	if !l.Allow("10.0.0.2", t0) {
 		t.Fatal("another address shares the bucket")
 	}
-	if !l.allow("10.0.0.1", t0.Add(500*time.Millisecond)) {
+	if !l.Allow("10.0.0.1", t0.Add(500*time.Millisecond)) {
 		t.Fatal("no token after half a second at 2/s")
 	}
-	if l.allow("10.0.0.1", t0.Add(500*time.Millisecond)) {
+	if l.Allow("10.0.0.1", t0.Add(500*time.Millisecond)) {
 		t.Fatal("two tokens after half a second at 2/s")
 	}
 	// Idle addresses are forgotten.
-	for i := 0; i < 1024; i++ {
-		l.allow("10.0.0.3", t0.Add(time.Hour))
-	}
-	if _, ok := l.buckets["10.0.0.1"]; ok {
-		t.Fatal("idle bucket kept")
+	l.Allow("10.0.0.3", t0.Add(time.Hour))
+	if n := l.Len(); n != 1 {
+		t.Fatalf("%d addresses tracked after an hour, want 1", n)
 	}
 	var off *rateLimiter = newRateLimiter(-1, 0)
-	if !off.allow("x", t0) {
+	if !off.Allow("x", t0) {
 		t.Fatal("disabled limiter refused")
 	}
 }

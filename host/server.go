@@ -66,7 +66,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		s.conns.Add(1)
-		if !s.limiter.allow(remoteIP(nc), time.Now()) {
+		if !s.limiter.Allow(remoteIP(nc), time.Now()) {
 			go func() {
 				defer s.conns.Done()
 				s.refuseFast(nc, wire.ReasonRateLimited)

@@ -64,7 +64,7 @@ func (s *session) cutJoinPoint() error {
 	cut := time.Since(start)
 	s.stats.cut(cut)
 	s.cfg.Logger.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(cut.Microseconds())/1000)
-	s.auth.Queues().Reset(sim.Tick())
+	s.auth.Queues().Reset()
 	return nil
 }
 
@@ -313,7 +313,7 @@ func (s *session) tick(now time.Time) {
 	if s.point != nil && time.Since(s.point.cutAt) > s.cfg.JoinPointMaxAge {
 		// Nobody may reuse it any more, so the commands kept for it can go.
 		s.point = nil
-		s.auth.Queues().Reset(s.auth.Sim().Tick())
+		s.auth.Queues().Reset()
 	}
 	s.prepareJoinPoint(now)
 	s.liveness(now)

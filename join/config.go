@@ -48,7 +48,8 @@ type Config struct {
 	// Protocol overrides the protocol version sent (default
 	// wire.ProtocolVersion); for tests.
 	Protocol uint32
-	// Databases are the client's def databases.
+	// Databases are the client's def databases; empty for a game without
+	// any (the host's must be empty too).
 	Databases []defs.Summary
 	// Loader rebuilds the simulation from the downloaded state.
 	Loader lockstep.Loader

@@ -41,7 +41,7 @@ type Authority struct {
 
 // NewAuthority wraps sim at normal speed.
 func NewAuthority(sim Sim) *Authority {
-	return &Authority{sim: sim, queues: NewQueues(sim.Tick()), speed: 1}
+	return &Authority{sim: sim, queues: NewQueues(), speed: 1}
 }
 
 // Sim returns the simulation. Only the owning goroutine may use it.

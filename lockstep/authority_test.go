@@ -29,8 +29,8 @@ func stamps(cmds []lockstep.Command) []stamp {
 func TestAuthorityStamping(t *testing.T) {
 	sim := locksteptest.New(3, 8)
 	a := lockstep.NewAuthority(sim)
-	if a.Sim() != sim || a.Speed() != 1 || a.Queues().Since() != 0 {
-		t.Fatalf("new authority: speed %d since %d", a.Speed(), a.Queues().Since())
+	if a.Sim() != sim || a.Speed() != 1 || a.Queues().Len() != 0 {
+		t.Fatalf("new authority: speed %d, %d queued", a.Speed(), a.Queues().Len())
 	}
 
 	// Tick 0: three accepted, one refused in the middle. Whatever Tick and

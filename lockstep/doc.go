@@ -24,4 +24,14 @@
 // commands stamped T (Authority.Applied); a Follower told HoldAt(T, n)
 // stops exactly there, takes the repaired maps (MapReplacer) or a whole
 // new simulation (ReplaceSim), and goes on after Release.
+//
+// What a game implements. Sim is required; Cloner, MapVersioner,
+// MapLoader, MapReplacer, MapDigester and WorldHasher are optional and
+// make joins, repairs and checkpoints cheaper. The doc comments of Sim and
+// Cloner say what the interfaces alone do not: which methods run
+// concurrently on a clone, the map-count cap (MaxMaps), the command kinds
+// the engine reserves (KindReserved), where factions live (with the host,
+// not in the Sim), and that def databases are optional. Example hosts a
+// tiny game with package host, joins it with package join and checks that
+// both machines agree.
 package lockstep

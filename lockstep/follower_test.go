@@ -58,10 +58,10 @@ func cloneOrderSim(t testing.TB, s *orderSim) *orderSim {
 	return &orderSim{Counters: clone(t, s.Counters).(*locksteptest.Counters), log: s.log}
 }
 
-// host drives an Authority with random commands and records the world
+// authorityHost drives an Authority with random commands and records the world
 // hash at each tick right after stepping into it (before that tick's
 // commands), which is when a follower's OnStep sees it.
-type host struct {
+type authorityHost struct {
 	rng    *rand.Rand
 	auth   *lockstep.Authority
 	nMaps  int
@@ -72,8 +72,8 @@ type host struct {
 	rejected       int
 }
 
-func newHost(seed uint64, nMaps int) *host {
-	h := &host{
+func newHost(seed uint64, nMaps int) *authorityHost {
+	h := &authorityHost{
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		auth:      lockstep.NewAuthority(&orderSim{Counters: locksteptest.New(nMaps, 32)}),
 		nMaps:     nMaps,
@@ -86,7 +86,7 @@ func newHost(seed uint64, nMaps int) *host {
 
 // advance submits up to four random commands and advances one step (or
 // not, while paused).
-func (h *host) advance() lockstep.TickResult {
+func (h *authorityHost) advance() lockstep.TickResult {
 	r := h.rng
 	for range r.IntN(5) {
 		var c lockstep.Command
@@ -141,7 +141,7 @@ func followerMatchesAuthority(t *testing.T, seed uint64) {
 	}
 	joinTick := h.auth.Sim().Tick()
 	joined := cloneOrderSim(t, h.auth.Sim().(*orderSim))
-	h.auth.Queues().Reset(joinTick)
+	h.auth.Queues().Reset()
 
 	// The joiner downloads while the session goes on.
 	var granted uint64
@@ -396,9 +396,9 @@ func TestFollowerDesync(t *testing.T) {
 }
 
 func TestQueuesReset(t *testing.T) {
-	q := lockstep.NewQueues(5)
-	if q.Since() != 5 || q.Len() != 0 {
-		t.Fatalf("new queues: since %d len %d", q.Since(), q.Len())
+	q := lockstep.NewQueues()
+	if q.Len() != 0 {
+		t.Fatalf("new queues: len %d", q.Len())
 	}
 	if ids, cmds := q.Snapshot(); len(ids) != 0 || len(cmds) != 0 {
 		t.Fatalf("empty snapshot %v %v", ids, cmds)
@@ -422,9 +422,9 @@ func TestQueuesReset(t *testing.T) {
 		t.Fatalf("snapshot shares the queue: %+v", again[2])
 	}
 
-	q.Reset(9)
-	if q.Since() != 9 || q.Len() != 0 {
-		t.Fatalf("after Reset: since %d len %d", q.Since(), q.Len())
+	q.Reset()
+	if q.Len() != 0 {
+		t.Fatalf("after Reset: len %d", q.Len())
 	}
 	if ids, cmds := q.Snapshot(); len(ids) != 0 || len(cmds) != 0 {
 		t.Fatalf("after Reset: snapshot %v %v", ids, cmds)
@@ -441,12 +441,12 @@ func TestAuthorityQueuesResetTrims(t *testing.T) {
 	a := lockstep.NewAuthority(locksteptest.New(2, 4))
 	a.Submit(add(0, 1))
 	a.Advance(true)
-	a.Queues().Reset(a.Sim().Tick())
+	a.Queues().Reset()
 	a.Submit(add(1, 1))
 	a.Advance(true)
 	ids, cmds := a.Queues().Snapshot()
-	if !slices.Equal(ids, []int32{1}) || len(cmds[0]) != 1 || cmds[0][0].Tick != 1 || a.Queues().Since() != 1 {
-		t.Fatalf("queues after a new join point: %v %+v since %d", ids, cmds, a.Queues().Since())
+	if !slices.Equal(ids, []int32{1}) || len(cmds[0]) != 1 || cmds[0][0].Tick != 1 {
+		t.Fatalf("queues after a new join point: %v %+v", ids, cmds)
 	}
 }
 

@@ -642,7 +642,7 @@ func TestFollowerHoldAtPastMidTickJoin(t *testing.T) {
 		a.Submit(add(0, 1))
 		a.Advance(false) // 1/0 and 1/1 go into the join point
 		joined := clone(t, a.Sim())
-		a.Queues().Reset(a.Sim().Tick())
+		a.Queues().Reset()
 		a.Submit(add(1, 1))
 		a.Submit(add(2, 1))
 		a.Advance(false) // 1/2 and 1/3 are queued
@@ -696,7 +696,7 @@ func TestFollowerHoldMidTickJoin(t *testing.T) {
 	a.Submit(add(0, 1))
 	a.Advance(false)
 	joined := clone(t, a.Sim())
-	a.Queues().Reset(a.Sim().Tick())
+	a.Queues().Reset()
 	cuts := []cut{takeCut(t, a, 0)}
 	for _, c := range []lockstep.Command{add(1, 1), add(2, 1), lockstep.SetSpeed(1)} {
 		a.Submit(c)

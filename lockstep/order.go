@@ -21,18 +21,14 @@ func SortCommands(cmds []Command) {
 // Queues holds the commands applied since the current join point, per map,
 // in the order they were applied.
 type Queues struct {
-	since  uint64
 	byMap  map[int32][]Command
 	counts int
 }
 
-// NewQueues returns empty queues for a join point at tick since.
-func NewQueues(since uint64) *Queues {
-	return &Queues{since: since, byMap: make(map[int32][]Command)}
+// NewQueues returns empty queues.
+func NewQueues() *Queues {
+	return &Queues{byMap: make(map[int32][]Command)}
 }
-
-// Since is the tick of the join point the queues start at.
-func (q *Queues) Since() uint64 { return q.since }
 
 // Len is the number of queued commands.
 func (q *Queues) Len() int { return q.counts }
@@ -43,9 +39,8 @@ func (q *Queues) Append(c Command) {
 	q.counts++
 }
 
-// Reset empties the queues for a new join point at tick since.
-func (q *Queues) Reset(since uint64) {
-	q.since = since
+// Reset empties the queues for a new join point.
+func (q *Queues) Reset() {
 	clear(q.byMap)
 	q.counts = 0
 }

@@ -15,7 +15,9 @@ type Command struct {
 }
 
 // Command kinds at and above KindReserved belong to the engine; a Sim never
-// sees them.
+// sees them. A game numbers its own kinds below KindReserved; the host
+// refuses a client's command of a reserved kind (with a notice) unless the
+// engine handles it, like KindSetSpeed.
 const (
 	// KindReserved is the first engine-owned command kind.
 	KindReserved uint16 = 0xFF00
@@ -25,8 +27,23 @@ const (
 )
 
 // Sim is what a deterministic game implements to be hosted. All methods are
-// called from one goroutine at a time. Given the same starting state and the
-// same commands at the same ticks, every machine must reach the same hashes.
+// called from one goroutine at a time (but see Cloner). Given the same
+// starting state and the same commands at the same ticks, every machine
+// must reach the same hashes.
+//
+// Maps: a world has at most MaxMaps maps; their IDs are the game's own
+// (WorldScope excepted). A command's MapID is one of MapIDs or WorldScope;
+// the host refuses others before they reach Apply.
+//
+// Factions are not the Sim's: the host assigns each player a faction
+// number (one shared faction, or one per player; spectators have none) and
+// tells each joiner its own (join.Info.Faction). Commands carry the Player
+// ID the host stamped, not a faction; a game that keeps factions in its
+// state maps players to them itself, from its own commands.
+//
+// Def databases are optional: a game without any hosts with an empty
+// host.Content.Databases and joins with an empty join.Config.Databases;
+// the handshake then compares nothing.
 type Sim interface {
 	// Tick is the number of the next tick to be simulated.
 	Tick() uint64
@@ -62,8 +79,16 @@ type Loader func(world []byte, maps []MapBlob) (Sim, error)
 // Cloner is implemented by simulations that can copy their state much
 // faster than they can encode it. The host then only clones on the tick
 // goroutine and encodes the clone elsewhere, so cutting a join point
-// stalls the tick for no longer than a copy. The clone is only read:
-// Marshal*, MapIDs and the hashes.
+// stalls the tick for no longer than a copy.
+//
+// The clone is only read, never stepped or given a command, but it is
+// read from several goroutines at once: one encoder per core calls
+// MarshalMap (or snapshot's AppendMap) and MapHash on different maps of
+// the same clone concurrently, and Tick, MapIDs, MarshalWorld, WorldHash
+// and the optional hashers (MapDigester, WorldHasher) may run alongside. Those methods must
+// therefore be safe for concurrent use on a clone: no caches filled on
+// read, no shared scratch buffers. The clone must share no mutable memory
+// with the original, which goes on stepping.
 type Cloner interface {
 	Clone() Sim
 }
@@ -72,6 +97,15 @@ type Cloner interface {
 // a map changed: MapVersion returns a number that changes whenever the
 // map's state does. The host reuses an unchanged map's compressed blob
 // from the previous join point.
+//
+// Versions are compared for equality only, and 0 is an ordinary version:
+// a map whose version equals the one recorded at the previous join point,
+// 0 included, is taken as unchanged. So a game must not return a constant
+// (0, say) for a map that can change; it should start a map's counter at
+// any value and bump it on every change. A simulation that cannot tell
+// should not implement MapVersioner at all: then every map is encoded
+// afresh. The host reads versions on the tick goroutine, from the
+// original, and asks only about IDs in MapIDs.
 type MapVersioner interface {
 	MapVersion(id int32) uint64
 }
@@ -128,6 +162,11 @@ type WorldHasher interface {
 
 // MaxMapParts bounds the part hashes of one map in a hash report.
 const MaxMapParts = 16
+
+// MaxMaps is the most maps a world may have: a state-hash report or a
+// repair names at most this many (wire.MaxHashMaps), so a client of a
+// world with more could not report its hashes.
+const MaxMaps = 4096
 
 // LoaderOf is the Loader a MapLoader makes: Begin, every map in the
 // order given, Finish.

@@ -4,38 +4,24 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/lockhost/lockhost/wire"
 )
 
-// Status is where a player is in the session.
-type Status uint8
+// Status is where a player is in the session. It is the protocol's type,
+// so a roster status goes into a player list as it is.
+type Status = wire.PlayerStatus
 
-// Player statuses.
+// Player statuses. A player enters the roster Downloading (Admit); the
+// protocol's StatusJoining is never a roster player's.
 const (
-	Joining Status = iota
-	Downloading
-	Playing
-	Spectating
+	Downloading = wire.StatusDownloading
+	Playing     = wire.StatusPlaying
+	Spectating  = wire.StatusSpectating
 	// Desynced is a player whose state diverged from the host's and is
 	// being repaired.
-	Desynced
+	Desynced = wire.StatusDesynced
 )
-
-// String names the status.
-func (s Status) String() string {
-	switch s {
-	case Joining:
-		return "joining"
-	case Downloading:
-		return "downloading"
-	case Playing:
-		return "playing"
-	case Spectating:
-		return "spectating"
-	case Desynced:
-		return "desynced"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
 
 // FactionMode says how players are put into factions.
 type FactionMode uint8
@@ -82,15 +68,16 @@ type Notice struct {
 	Text string
 }
 
-// NoticeKind classifies a notice.
-type NoticeKind uint8
+// NoticeKind classifies a notice. It is the protocol's type, so a notice
+// goes into a Server_Notice as it is.
+type NoticeKind = wire.NoticeKind
 
-// Notice kinds.
+// Notice kinds a roster change produces.
 const (
-	NoticeJoined NoticeKind = iota + 1
-	NoticeLeft
-	NoticeFactionOnline
-	NoticeFactionOffline
+	NoticeJoined         = wire.NoticeJoined
+	NoticeLeft           = wire.NoticeLeft
+	NoticeFactionOnline  = wire.NoticeFactionOnline
+	NoticeFactionOffline = wire.NoticeFactionOffline
 )
 
 // Config sets the roster's limits. MaxPlayers 0 admits no players.

@@ -236,14 +236,14 @@ func TestSetStatus(t *testing.T) {
 		t.Fatalf("SetStatus of an unknown player: %v", err)
 	}
 	r.Remove(1, "")
-	if err := r.SetStatus(1, roster.Joining); !errors.Is(err, roster.ErrUnknownPlayer) {
+	if err := r.SetStatus(1, roster.Playing); !errors.Is(err, roster.ErrUnknownPlayer) {
 		t.Fatalf("SetStatus of a removed player: %v", err)
 	}
 }
 
 func TestStatusString(t *testing.T) {
 	seen := map[string]bool{}
-	for _, s := range []roster.Status{roster.Joining, roster.Downloading, roster.Playing, 9} {
+	for _, s := range []roster.Status{roster.Downloading, roster.Playing, roster.Spectating, roster.Desynced, 9} {
 		str := s.String()
 		if str == "" || seen[str] {
 			t.Errorf("status %d: %q", s, str)

@@ -95,7 +95,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 		id, ok := ParseRequest(in[:n])
-		if !ok || !s.lim.allow(sourceKey(addr), s.now()) {
+		if !ok || !s.lim.Allow(sourceKey(addr), s.now()) {
 			s.dropped.Add(1)
 			continue
 		}

@@ -284,40 +284,40 @@ func TestLimiter(t *testing.T) {
 	b := netip.MustParseAddr("192.0.2.2")
 	t0 := time.Unix(1000, 0)
 	for i := range 3 {
-		if !l.allow(a, t0) {
+		if !l.Allow(a, t0) {
 			t.Fatalf("request %d refused within burst", i)
 		}
 	}
-	if l.allow(a, t0) {
+	if l.Allow(a, t0) {
 		t.Fatal("fourth request allowed")
 	}
-	if !l.allow(b, t0) {
+	if !l.Allow(b, t0) {
 		t.Fatal("other address refused")
 	}
-	if !l.allow(a, t0.Add(time.Second)) || l.allow(a, t0.Add(time.Second)) {
+	if !l.Allow(a, t0.Add(time.Second)) || l.Allow(a, t0.Add(time.Second)) {
 		t.Fatal("want exactly one token after 1 s")
 	}
 	// A clock going backwards takes nothing.
-	if l.allow(a, t0) {
+	if l.Allow(a, t0) {
 		t.Fatal("allowed with the clock going backwards")
 	}
 	// Full buckets are forgotten.
-	l.allow(netip.MustParseAddr("192.0.2.3"), t0.Add(time.Hour))
-	if len(l.buckets) != 1 {
-		t.Fatalf("%d buckets after sweep, want 1", len(l.buckets))
+	l.Allow(netip.MustParseAddr("192.0.2.3"), t0.Add(time.Hour))
+	if l.Len() != 1 {
+		t.Fatalf("%d buckets after sweep, want 1", l.Len())
 	}
 	// The table is bounded.
 	l = newLimiter(1, 3)
 	for i := range maxSources {
-		l.allow(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), t0)
+		l.Allow(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), t0)
 	}
-	if l.allow(a, t0) {
+	if l.Allow(a, t0) {
 		t.Fatal("new address allowed with a full table")
 	}
-	if !l.allow(a, t0.Add(4*time.Second)) {
+	if !l.Allow(a, t0.Add(4*time.Second)) {
 		t.Fatal("new address refused after the table was swept")
 	}
-	if newLimiter(-1, 0).allow(a, t0) != true {
+	if newLimiter(-1, 0).Allow(a, t0) != true {
 		t.Fatal("nil limiter refused")
 	}
 }

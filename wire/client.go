@@ -182,8 +182,9 @@ func (*ClientKeepalive) Validate() error { return nil }
 
 // Limits of a Client_Hashes report.
 const (
-	// MaxHashMaps bounds the maps in one report.
-	MaxHashMaps = 4096
+	// MaxHashMaps bounds the maps in one report: lockstep.MaxMaps, the
+	// most maps a world may have.
+	MaxHashMaps = lockstep.MaxMaps
 )
 
 // MapHash is one map's state hash in a Client_Hashes report, with the

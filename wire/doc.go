@@ -24,42 +24,59 @@
 // allocates or reads the body; a longer frame ends the connection with
 // reason BadPacket. Bodies are msgpack (hashicorp/go-msgpack/v2, structs as
 // maps with short keys) and must decode completely: trailing bytes are an
-// error. No msgpack byte field is larger than MaxChunkData (256 KiB).
+// error. The largest byte field is Server_Disconnect's detail, at most
+// MaxDetailBytes (512 KiB); a Server_WorldData chunk carries at most
+// MaxChunkData (256 KiB) and a Client_Command payload at most
+// MaxClientCommandPayload (256 KiB).
 //
 // # Packet IDs
 //
+// Each packet's body is a msgpack map; the table gives its keys as
+// key:field. A field ending in [] is a list (of the items in braces that
+// follow, when they are maps); bytes fields are msgpack bin. Limits are
+// checked when a body is decoded; a packet over one ends the connection
+// with reason BadPacket.
+//
 // Client to host (0..15):
 //
-//	0  Client_Protocol    {protocol}
-//	1  Client_Defs        {databases: []{type, count, hash}}   at most MaxDatabases
-//	2  Client_Username    {name, passwordProof, spectate, token}
-//	3  Client_WorldReady  {tick, worldHash}
-//	4  Client_Command     {mapID, kind, payload}               payload <= MaxClientCommandPayload
-//	5  Client_Clock       {nonce, clientTime}                  echo of a Server_Clock
-//	6  Client_Ack         {received}                           world payload bytes received
-//	7  Client_TickAck     {tick}                               simulated up to tick (lag policy)
-//	8  Client_Keepalive   {seq, hostTime}                      echo of a Server_Keepalive
-//	9  Client_Hashes      {tick, world, maps: []{mapID, hash, parts[]}}  state hashes at a checkpoint;
-//	                                                           maps <= MaxHashMaps, parts <= lockstep.MaxMapParts
-//	10 Client_Resynced    {tick, world}                        a repair went in: world hash at its tick
+//	0  Client_Protocol    {v:protocol}
+//	1  Client_Defs        {d:databases[]{t:type, c:count, h:hash}}   at most MaxDatabases
+//	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token}
+//	3  Client_WorldReady  {t:tick, h:worldHash}
+//	4  Client_Command     {m:mapID, k:kind, d:payload}               payload <= MaxClientCommandPayload
+//	5  Client_Clock       {n:nonce, c:clientTime}                    echo of a Server_Clock
+//	6  Client_Ack         {r:received}                               world payload bytes received
+//	7  Client_TickAck     {t:tick}                                   simulated up to tick (lag policy)
+//	8  Client_Keepalive   {q:seq, h:hostTime}                        echo of a Server_Keepalive
+//	9  Client_Hashes      {t:tick, w:world, m:maps[]{m:mapID, h:hash, p:parts[]}}
+//	                      state hashes at a checkpoint; maps <= MaxHashMaps, parts <= lockstep.MaxMapParts
+//	10 Client_Resynced    {t:tick, w:world}                          a repair went in: world hash at its tick
 //
 // Host to client (16..):
 //
-//	16 Server_ModList     {gameVersion, mods[], passwordChallenge}
-//	17 Server_DefsOK      {gameName, playerID}
-//	18 Server_WorldData   {offset, total, data}  one chunk of the world payload
-//	19 Server_PlayerList  {action, players[]}
-//	20 Server_Disconnect  {reason, message, defStatuses[]}
-//	21 Server_Notice      {kind, text}
-//	22 Server_Tick        {tick, commands[], granted, speed}
-//	23 Server_Clock       {nonce, hostTime, delta, attempt}     one clock-sync round
-//	24 Server_Keepalive   {seq, hostTime}                       every second to admitted clients
-//	25 Server_Session     {token, graceMs, playerID, hashEvery} on admission: the rejoin token and
-//	                                                            the checkpoint interval
-//	26 Server_Resync      {tick, applied, maps[], full}         a repair: the state cut at (tick, applied) follows
-//	                                                            as Server_WorldData chunks
-//	27 Server_Desync      {state, playerID, name, tick, maps[], world, repairMs}  to all: detected,
-//	                                                            repaired or dropped
+//	16 Server_ModList     {v:gameVersion, m:mods[], c:passwordChallenge}
+//	17 Server_DefsOK      {g:gameName, p:playerID}
+//	18 Server_WorldData   {o:offset, t:total, d:data}                one chunk of the world payload
+//	19 Server_PlayerList  {a:action, p:players[]{i:id, n:name, f:faction, s:status, x:spectator, l:latencyMs}}
+//	20 Server_Disconnect  {r:reason, m:message, s:defStatuses, d:detail}
+//	                      defStatuses: bytes, one status per declared database (reason Defs);
+//	                      detail: more about the reason (the host's manifest of differing defs)
+//	21 Server_Notice      {k:kind, t:text}
+//	22 Server_Tick        {t:tick, c:commands[]{t:tick, q:seq, m:mapID, k:kind, p:player, d:payload}, g:granted, s:speed}
+//	23 Server_Clock       {n:nonce, h:hostTime, d:delta, a:attempt}  one clock-sync round
+//	24 Server_Keepalive   {q:seq, h:hostTime}                        every second to admitted clients
+//	25 Server_Session     {k:token, g:graceMs, p:playerID, e:hashEvery}
+//	                      on admission: the rejoin token and the checkpoint interval
+//	26 Server_Resync      {t:tick, a:applied, m:maps[], f:full}      a repair: the state cut at (tick, applied)
+//	                      follows as Server_WorldData chunks
+//	27 Server_Desync      {s:state, p:playerID, n:name, t:tick, m:maps[], w:world, r:repairMs}
+//	                      to all: detected, repaired or dropped
+//
+// Enumerations: Server_PlayerList action 0 List, 1 Add, 2 Remove, 3 Status,
+// 4 Latencies; player status 0 joining, 1 downloading, 2 playing,
+// 3 spectating, 4 desynced; notice kind 0 info, 1 joined, 2 left,
+// 3 faction online, 4 faction offline; Server_Desync state 0 detected,
+// 1 repaired, 2 dropped; disconnect reasons as listed by Reason.
 //
 // # Flow
 //
@@ -154,13 +171,15 @@
 // accepting anything and rejects chunks whose offset is not the next
 // expected one or that run past total. The reassembled payload is:
 //
-//	+-------------------+----------------------------+----------------------+
-//	| hdrLen: uint32 BE | WorldHeader (msgpack)      | blobs, back to back  |
-//	+-------------------+----------------------------+----------------------+
+//	+-------------------+--------------------+-----------------------+----------------------+
+//	| hdrLen: uint32 BE | hdrHash: uint64 BE | WorldHeader (msgpack) | blobs, back to back  |
+//	| <= 64 MiB         | xxhash64 of header |                       |                      |
+//	+-------------------+--------------------+-----------------------+----------------------+
 //
 // WorldHeader names the faction, the snapshot tick, each blob's size and
 // xxhash64, the host's state hashes at the snapshot tick, and the per-map
-// commands queued since the snapshot. The blobs are the gzip-compressed
-// world state followed by each map's gzip-compressed state, in header
-// order.
+// commands queued since the snapshot. hdrHash is checked before the
+// header is decoded (package snapshot, MaxHeader, holds the details). The
+// blobs are the gzip-compressed world state followed by each map's
+// gzip-compressed state, in header order.
 package wire

@@ -8,7 +8,9 @@ import (
 // ID identifies a packet type; it is the first byte of every frame.
 type ID uint8
 
-// Packet IDs. Client packets are 0..15, server packets 16 and up.
+// Packet IDs. Client packets are 0..15, server packets 16 and up. Each is
+// registered once, with its name, direction and body, in the registry
+// table (registry.go).
 const (
 	IDClientProtocol   ID = 0
 	IDClientDefs       ID = 1
@@ -36,42 +38,21 @@ const (
 	IDServerDesync     ID = 27
 )
 
-var idNames = map[ID]string{
-	IDClientProtocol:   "Client_Protocol",
-	IDClientDefs:       "Client_Defs",
-	IDClientUsername:   "Client_Username",
-	IDClientWorldReady: "Client_WorldReady",
-	IDClientCommand:    "Client_Command",
-	IDClientClock:      "Client_Clock",
-	IDClientAck:        "Client_Ack",
-	IDClientTickAck:    "Client_TickAck",
-	IDClientKeepalive:  "Client_Keepalive",
-	IDClientHashes:     "Client_Hashes",
-	IDClientResynced:   "Client_Resynced",
-	IDServerModList:    "Server_ModList",
-	IDServerDefsOK:     "Server_DefsOK",
-	IDServerWorldData:  "Server_WorldData",
-	IDServerPlayerList: "Server_PlayerList",
-	IDServerDisconnect: "Server_Disconnect",
-	IDServerNotice:     "Server_Notice",
-	IDServerTick:       "Server_Tick",
-	IDServerClock:      "Server_Clock",
-	IDServerKeepalive:  "Server_Keepalive",
-	IDServerSession:    "Server_Session",
-	IDServerResync:     "Server_Resync",
-	IDServerDesync:     "Server_Desync",
-}
-
 // String returns the packet's protocol name.
 func (id ID) String() string {
-	if s, ok := idNames[id]; ok {
-		return s
+	if e := lookup(id); e != nil {
+		return e.name
 	}
 	return fmt.Sprintf("packet(%d)", uint8(id))
 }
 
-// FromClient reports whether id is in the client range.
-func (id ID) FromClient() bool { return id < 16 }
+// FromClient reports whether id is in the client range (below
+// FirstServerID). Every registered packet's direction agrees with it.
+func (id ID) FromClient() bool { return id < FirstServerID }
+
+// FirstServerID is the lowest ID of a host-to-client packet; client
+// packets are below it.
+const FirstServerID ID = 16
 
 // Packet is one packet body.
 type Packet interface {
@@ -86,53 +67,8 @@ var ErrUnknownPacket = errors.New("unknown packet ID")
 
 // New returns an empty packet for id.
 func New(id ID) (Packet, error) {
-	switch id {
-	case IDClientProtocol:
-		return &ClientProtocol{}, nil
-	case IDClientDefs:
-		return &ClientDefs{}, nil
-	case IDClientUsername:
-		return &ClientUsername{}, nil
-	case IDClientWorldReady:
-		return &ClientWorldReady{}, nil
-	case IDClientCommand:
-		return &ClientCommand{}, nil
-	case IDClientClock:
-		return &ClientClock{}, nil
-	case IDClientAck:
-		return &ClientAck{}, nil
-	case IDClientTickAck:
-		return &ClientTickAck{}, nil
-	case IDClientKeepalive:
-		return &ClientKeepalive{}, nil
-	case IDClientHashes:
-		return &ClientHashes{}, nil
-	case IDClientResynced:
-		return &ClientResynced{}, nil
-	case IDServerModList:
-		return &ServerModList{}, nil
-	case IDServerDefsOK:
-		return &ServerDefsOK{}, nil
-	case IDServerWorldData:
-		return &ServerWorldData{}, nil
-	case IDServerPlayerList:
-		return &ServerPlayerList{}, nil
-	case IDServerDisconnect:
-		return &ServerDisconnect{}, nil
-	case IDServerNotice:
-		return &ServerNotice{}, nil
-	case IDServerTick:
-		return &ServerTick{}, nil
-	case IDServerClock:
-		return &ServerClock{}, nil
-	case IDServerKeepalive:
-		return &ServerKeepalive{}, nil
-	case IDServerSession:
-		return &ServerSession{}, nil
-	case IDServerResync:
-		return &ServerResync{}, nil
-	case IDServerDesync:
-		return &ServerDesync{}, nil
+	if e := lookup(id); e != nil {
+		return e.new(), nil
 	}
 	return nil, fmt.Errorf("%w %d", ErrUnknownPacket, uint8(id))
 }

@@ -214,6 +214,23 @@ const (
 	NoticeFactionOffline NoticeKind = 4
 )
 
+// String names the kind.
+func (k NoticeKind) String() string {
+	switch k {
+	case NoticeInfo:
+		return "info"
+	case NoticeJoined:
+		return "joined"
+	case NoticeLeft:
+		return "left"
+	case NoticeFactionOnline:
+		return "faction online"
+	case NoticeFactionOffline:
+		return "faction offline"
+	}
+	return fmt.Sprintf("notice(%d)", uint8(k))
+}
+
 // ServerNotice is a line of text for players.
 type ServerNotice struct {
 	Kind NoticeKind `codec:"k"`

@@ -63,7 +63,7 @@ func TestSamplesCoverEveryPacketID(t *testing.T) {
 	for _, p := range samplePackets() {
 		seen[p.ID()] = true
 	}
-	for id := range idNames {
+	for _, id := range IDs() {
 		if !seen[id] {
 			t.Errorf("no sample for %s", id)
 		}
@@ -511,28 +511,51 @@ func TestReasons(t *testing.T) {
 	}
 }
 
-func TestIDNames(t *testing.T) {
+func TestRegistry(t *testing.T) {
 	seen := map[string]ID{}
-	for _, p := range samplePackets() {
-		id := p.ID()
+	ids := IDs()
+	if len(ids) == 0 {
+		t.Fatal("no packets registered")
+	}
+	for i, id := range ids {
+		if i > 0 && ids[i-1] >= id {
+			t.Errorf("registry out of order: %s before %s", ids[i-1], id)
+		}
 		s := id.String()
 		if strings.HasPrefix(s, "packet(") {
 			t.Errorf("%d has no name", id)
 		}
-		if o, dup := seen[s]; dup && o != id {
+		if o, dup := seen[s]; dup {
 			t.Errorf("%d and %d share the name %q", o, id, s)
 		}
 		seen[s] = id
-		if id.FromClient() != strings.HasPrefix(s, "Client_") {
-			t.Errorf("%s: FromClient() = %v", s, id.FromClient())
+		dir, ok := id.Direction()
+		if !ok {
+			t.Errorf("%s: no direction", s)
+		}
+		wantDir, prefix := HostToClient, "Server_"
+		if id.FromClient() {
+			wantDir, prefix = ClientToHost, "Client_"
+		}
+		if dir != wantDir || !strings.HasPrefix(s, prefix) {
+			t.Errorf("%s: direction %s, FromClient %v", s, dir, id.FromClient())
 		}
 		q, err := New(id)
 		if err != nil || q.ID() != id {
 			t.Errorf("New(%s) = %v, %v", s, q, err)
 		}
+		// Each call gives a fresh body.
+		if r, _ := New(id); r == q {
+			t.Errorf("New(%s) returned the same packet twice", s)
+		}
 	}
-	if got := ID(99).String(); got != "packet(99)" {
-		t.Errorf("ID(99).String() = %q", got)
+	for _, id := range []ID{11, 15, 28, 99, 255} {
+		if got := id.String(); got != fmt.Sprintf("packet(%d)", id) {
+			t.Errorf("ID(%d).String() = %q", id, got)
+		}
+		if _, ok := id.Direction(); ok {
+			t.Errorf("ID(%d) has a direction", id)
+		}
 	}
 }
 
@@ -555,6 +578,67 @@ func TestWorldDataHeaderDecodesLikeMarshal(t *testing.T) {
 		want := &ServerWorldData{Offset: tc.off, Total: tc.total, Data: data}
 		if got := p.(*ServerWorldData); got.Offset != want.Offset || got.Total != want.Total || !bytes.Equal(got.Data, want.Data) {
 			t.Fatalf("decoded %+v, want %+v", got, want)
+		}
+	}
+}
+
+// genericBody decodes a msgpack body into a key -> value map, numbers as
+// uint64, so two encodings of one packet compare by content whatever
+// widths they chose.
+func genericBody(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := DecodeValue(body, &m); err != nil {
+		t.Fatalf("generic decode: %v", err)
+	}
+	for k, v := range m {
+		switch n := v.(type) {
+		case int64:
+			m[k] = uint64(n)
+		case uint64, []byte:
+		default:
+			t.Fatalf("key %q: unexpected %T", k, v)
+		}
+	}
+	return m
+}
+
+func TestWorldDataHeaderMatchesLibraryEncoding(t *testing.T) {
+	// The hand-written header must carry exactly the keys and values the
+	// codec library writes for the same packet; only integer and length
+	// widths may differ.
+	keys := map[string]bool{}
+	rt := reflect.TypeOf(ServerWorldData{})
+	for i := range rt.NumField() {
+		keys[rt.Field(i).Tag.Get("codec")] = true
+	}
+	for _, tc := range []struct {
+		off, total uint64
+		n          int
+	}{
+		{0, 0, 0}, {0, 1, 1}, {127, 300, 100}, {1 << 40, 1<<40 + 300, 300},
+		{1<<64 - 1 - MaxChunkData, 1<<64 - 1, MaxChunkData},
+	} {
+		data := bytes.Repeat([]byte{0xa5}, tc.n)
+		hand := append(AppendWorldDataHeader(nil, tc.off, tc.total, len(data)), data...)
+		lib := MustMarshal(&ServerWorldData{Offset: tc.off, Total: tc.total, Data: data})
+		if binary.BigEndian.Uint32(hand) != uint32(len(hand)-frameHeader) {
+			t.Fatalf("%+v: length field %d for %d bytes", tc, binary.BigEndian.Uint32(hand), len(hand)-frameHeader)
+		}
+		if hand[frameHeader] != lib[frameHeader] {
+			t.Fatalf("%+v: id byte %d, library %d", tc, hand[frameHeader], lib[frameHeader])
+		}
+		h, l := genericBody(t, hand[frameHeader+1:]), genericBody(t, lib[frameHeader+1:])
+		if !reflect.DeepEqual(h, l) {
+			t.Fatalf("%+v: hand-written body %v, library's %v", tc, h, l)
+		}
+		if len(h) != len(keys) {
+			t.Fatalf("%+v: %d keys, the struct has %d", tc, len(h), len(keys))
+		}
+		for k := range h {
+			if !keys[k] {
+				t.Fatalf("%+v: key %q is no codec tag of ServerWorldData", tc, k)
+			}
 		}
 	}
 }

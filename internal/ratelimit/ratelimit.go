@@ -1,8 +1,8 @@
-// Package ratelimit holds Bucket, the token bucket behind lockhost's rate
-// limits: the host's limit on new connections per address and on commands
-// per player, and the status server's limit on replies per address. The
-// limiters keyed by address keep their own tables, keys, bounds and
-// sweeps; Bucket is the arithmetic of one key.
+// Package ratelimit holds lockhost's rate limits: Bucket, the token bucket
+// of one key (the host's limit on commands per player uses it directly),
+// and Table, a bounded table of buckets per key that both the host's limit
+// on new connections per address and the status server's limit on
+// replies per address use.
 package ratelimit
 
 import "time"
