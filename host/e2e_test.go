@@ -162,10 +162,17 @@ func startJoiner(t *testing.T, addr, name string, mods ...func(*join.Config)) *t
 	return tj
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond until it holds or 20 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitWithin(t, 20*time.Second, what, cond)
+}
+
+// waitWithin polls cond until it holds or d passes: d bounds a hang, not a
+// speed, so it is generous.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -165,20 +165,19 @@ func TestBotsStayInSync(t *testing.T) {
 			sent.Store(i, n)
 		}()
 	}
+	// The bots send until the host has made 3000 ticks and applied 1000
+	// distinct commands, however long a loaded machine takes for either.
+	applied := func() int { h.log.mu.Lock(); defer h.log.mu.Unlock(); return len(h.log.cmds) }
 	target := hostTick(h) + 3000
-	waitFor(t, "3000 ticks", func() bool { return hostTick(h) >= target })
+	waitWithin(t, 2*time.Minute, "3000 ticks and 1000 commands applied", func() bool {
+		return hostTick(h) >= target && applied() >= 1000
+	})
+	target = hostTick(h)
 	cancel()
 	wg.Wait()
 	total := 0
 	sent.Range(func(_, v any) bool { total += v.(int); return true })
-	applied := 0
-	h.log.mu.Lock()
-	applied = len(h.log.cmds)
-	h.log.mu.Unlock()
-	t.Logf("%d commands sent, %d distinct applied on the host over %d ticks", total, applied, target)
-	if applied < 1000 {
-		t.Fatalf("only %d commands applied", applied)
-	}
+	t.Logf("%d commands sent, %d distinct applied on the host over %d ticks", total, applied(), target)
 	for tick := target - 2000; tick <= target; tick += 250 {
 		checkSameHashes(t, h, tick, js...)
 	}

@@ -47,7 +47,7 @@ func (o *recordingObserver) snapshot() (joins []host.JoinRecord, saves []host.Sa
 
 // TestOverviewAndObserver joins two players and refuses a third, then
 // checks what a status page would show: both players playing, the tick
-// advancing at about the tick rate, every map with its size and a hash
+// advancing with a measured rate, every map with its size and a hash
 // check, the joins with all their phases, the refusal with its reason,
 // an autosave, and the counters.
 func TestOverviewAndObserver(t *testing.T) {
@@ -88,12 +88,13 @@ func TestOverviewAndObserver(t *testing.T) {
 	if o.Game == "" || o.TickRate != 100 || o.Speed != 1 || o.HashEvery != 10 || o.MaxPlayers == 0 {
 		t.Errorf("session facts %+v", o)
 	}
-	if o.TicksPerSecond < 20 || o.TicksPerSecond > 200 {
-		t.Errorf("measured %.1f ticks per second at a tick rate of 100", o.TicksPerSecond)
-	}
+	// The measured rate is non-zero (waited for above); how close it comes
+	// to 100 is the machine's business, and tickRate's arithmetic is
+	// tested on its own. A playing member is never more than MaxLag+1
+	// (default 121) ticks behind the tick the overview is taken at.
 	for i, want := range []string{"Alice", "Bob"} {
 		p := o.Players[i]
-		if p.Name != want || p.Status != "playing" || p.Spectator || p.Since.IsZero() || p.TicksBehind > 100 {
+		if p.Name != want || p.Status != "playing" || p.Spectator || p.Since.IsZero() || p.TicksBehind > 121 {
 			t.Errorf("player %d: %+v, want %s playing and close to the host", i, p, want)
 		}
 	}

@@ -98,7 +98,7 @@ func TestRelayCut(t *testing.T) {
 			t.Fatal(err)
 		}
 		buf := make([]byte, len(msg))
-		_ = to.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_ = to.SetReadDeadline(time.Now().Add(20 * time.Second))
 		if _, err := io.ReadFull(to, buf); err != nil || string(buf) != msg {
 			t.Fatalf("read %q, %v; want %q", buf, err, msg)
 		}
@@ -106,7 +106,7 @@ func TestRelayCut(t *testing.T) {
 	roundTrip(client, server, "hello host")
 	roundTrip(server, client, "hello bot")
 
-	waitTracked := time.Now().Add(5 * time.Second)
+	waitTracked := time.Now().Add(20 * time.Second)
 	for {
 		r.mu.Lock()
 		n := len(r.conns)
@@ -120,7 +120,7 @@ func TestRelayCut(t *testing.T) {
 		t.Fatalf("cut %d connections, want 2 (towards the bot and towards the host)", n)
 	}
 	for name, c := range map[string]net.Conn{"bot": client, "host": server} {
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
 		_, err := c.Read(make([]byte, 16))
 		if !errors.Is(err, syscall.ECONNRESET) {
 			t.Errorf("the %s side read %v after the cut, want a connection reset", name, err)
