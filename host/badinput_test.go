@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -168,7 +169,7 @@ func TestBadInputDisconnectsOnlyThatClient(t *testing.T) {
 		{"513 databases", func(c *rawClient) {
 			c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
 			c.expect(wire.IDServerModList)
-			body, err := wire.EncodeValue(&wire.ClientDefs{Databases: tooMany})
+			body, err := codec.Encode(&wire.ClientDefs{Databases: tooMany})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -43,11 +44,11 @@ func TestDefSummaryTypesAgree(t *testing.T) {
 			t.Errorf("%s: codec key %q in the protocol, %q in saves", wt.Field(i).Name, wk, sk)
 		}
 	}
-	wb, err := wire.EncodeValue(w)
+	wb, err := codec.Encode(w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := wire.EncodeValue(s)
+	sb, err := codec.Encode(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 //	10          2      flags, uint16, 0 (anything else is refused)
 //	12          8      total file length in bytes, uint64, checksum included
 //	20          4      meta length M, uint32, at most MaxMeta (16 MiB)
-//	24          M      meta: Meta as msgpack (wire.EncodeValue)
+//	24          M      meta: Meta as msgpack (package internal/codec)
 //	24+M        B      body: a snapshot payload exactly as snapshot.NewPayload
 //	                   lays it out (see package snapshot): [header length u32]
 //	                   [xxhash64 of header u64][Header msgpack: faction, snapshot

@@ -10,11 +10,10 @@ import (
 	"os"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/hashicorp/go-msgpack/v2/codec"
 
 	"github.com/lockhost/lockhost/internal/atomicfile"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/snapshot"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // Meta describes a save.
@@ -105,7 +104,7 @@ func write(path string, meta Meta, body *snapshot.Payload) error {
 	if hdr.Granted != meta.Tick {
 		return fmt.Errorf("body grants tick %d, meta says the session is at tick %d", hdr.Granted, meta.Tick)
 	}
-	mb, err := wire.EncodeValue(&meta)
+	mb, err := codec.Encode(&meta)
 	if err != nil {
 		return fmt.Errorf("encode meta: %w", err)
 	}
@@ -167,7 +166,7 @@ func payloadHeader(body *snapshot.Payload) (*snapshot.Header, error) {
 		return nil, errors.New("body's header hash mismatch")
 	}
 	h := &snapshot.Header{}
-	if err := wire.DecodeValue(hb, h); err != nil {
+	if err := codec.Decode(hb, h); err != nil {
 		return nil, fmt.Errorf("body's header: %w", err)
 	}
 	return h, nil
@@ -341,7 +340,7 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 	sum.Write(metaBytes)
 	metaEnd := bodyStart
 	var meta Meta
-	if err := wire.DecodeValue(metaBytes, &meta); err != nil {
+	if err := codec.Decode(metaBytes, &meta); err != nil {
 		if n, ok := naturalMetaLen(f, size); ok && uint64(n) != metaLen &&
 			(!full || sumMatchesWith(f, size, offMetaLen, binary.BigEndian.AppendUint32(nil, uint32(n)))) {
 			return nil, damaged(path, "header: meta length field at byte %d says %d, the meta is %d bytes", offMetaLen, metaLen, n)
@@ -385,7 +384,7 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 		return nil, shrank() // changed between the two reads
 	}
 	var h snapshot.Header
-	if err := wire.DecodeValue(hb, &h); err != nil {
+	if err := codec.Decode(hb, &h); err != nil {
 		return nil, hdrDamaged("%v: header: %v", snapshot.ErrMalformed, err)
 	}
 	hb = nil
@@ -536,14 +535,6 @@ func sumMatchesWith(f *os.File, size, off int64, patch []byte) bool {
 	return sum.Sum64() == binary.BigEndian.Uint64(stored[:])
 }
 
-// metaHandle decodes a meta of unknown length to find where it ends.
-var metaHandle = func() *codec.MsgpackHandle {
-	h := &codec.MsgpackHandle{WriteExt: true}
-	h.MaxDepth = 16
-	h.MaxInitLen = 4096
-	return h
-}()
-
 // naturalMetaLen is the length of the msgpack meta that starts after the
 // prefix, found by decoding it, for telling a damaged meta length field
 // from a damaged meta.
@@ -556,15 +547,10 @@ func naturalMetaLen(f *os.File, size int64) (n int, ok bool) {
 	if _, err := f.ReadAt(b, prefixLen); err != nil {
 		return 0, false
 	}
-	defer func() {
-		if recover() != nil {
-			n, ok = 0, false
-		}
-	}()
-	dec := codec.NewDecoderBytes(b, metaHandle)
 	var m Meta
-	if err := dec.Decode(&m); err != nil {
+	n, err := codec.DecodePrefix(b, &m)
+	if err != nil {
 		return 0, false
 	}
-	return dec.NumBytesRead(), true
+	return n, true
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // MaxHeader bounds the encoded Header of a payload.
@@ -78,7 +78,7 @@ func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*P
 		h.Maps[i] = MapInfo{ID: m.ID, Blob: info(m.Blob), StateHash: m.StateHash}
 		segs = append(segs, m.Blob.Data)
 	}
-	hb, err := wire.EncodeValue(&h)
+	hb, err := codec.Encode(&h)
 	if err != nil {
 		return nil, fmt.Errorf("encode header: %w", err)
 	}

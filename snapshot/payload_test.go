@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -367,7 +368,7 @@ func allocated(f func()) uint64 {
 // buildPayload lays out a payload by hand. hdrLen overrides the length
 // field when non-negative.
 func buildPayload(t testing.TB, h Header, hdrLen int, blobs ...[]byte) []byte {
-	hb, err := wire.EncodeValue(&h)
+	hb, err := codec.Encode(&h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +414,7 @@ func TestParseErrors(t *testing.T) {
 	if got := buildPayload(t, h, -1, blobs...); !bytes.Equal(got, valid) {
 		t.Fatal("hand-built payload differs from NewPayload's")
 	}
-	hb, _ := wire.EncodeValue(&h)
+	hb, _ := codec.Encode(&h)
 
 	for _, tc := range []struct {
 		name string

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/lockhost/lockhost/wire"
+	"github.com/lockhost/lockhost/internal/codec"
 )
 
 // prefixSize is the header length and hash in front of the header.
@@ -144,7 +144,7 @@ func (r *Receiver) takeHeader(data []byte) (int, error) {
 		return 0, fmt.Errorf("%w: header hash mismatch", ErrMalformed)
 	}
 	h := &Header{}
-	if err := wire.DecodeValue(hb, h); err != nil {
+	if err := codec.Decode(hb, h); err != nil {
 		return 0, fmt.Errorf("%w: header: %v", ErrMalformed, err)
 	}
 	infos := make([]BlobInfo, 0, 1+len(h.Maps))

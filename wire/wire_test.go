@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -588,7 +589,7 @@ func TestWorldDataHeaderDecodesLikeMarshal(t *testing.T) {
 func genericBody(t *testing.T, body []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := DecodeValue(body, &m); err != nil {
+	if err := codec.Decode(body, &m); err != nil {
 		t.Fatalf("generic decode: %v", err)
 	}
 	for k, v := range m {

@@ -19,6 +19,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/metrics"
 	"github.com/lockhost/lockhost/roster"
@@ -209,7 +210,7 @@ func serve(c *cli.Context) error {
 		world = w
 		log.Info("world generated", "maps", wcfg.Maps, "map_size", wcfg.Width, "seed", wcfg.Seed, "ms", time.Since(genStart).Milliseconds())
 	}
-	content := bundle.HostContent(log)
+	content := hostcontent.Content(bundle, log)
 	srv, err := host.New(cfg, content, world)
 	if err != nil {
 		return err
@@ -292,7 +293,7 @@ func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (h
 		CommandRate:    c.Float64("command-rate"),
 		CommandBurst:   max(1, int(2*c.Float64("command-rate"))),
 		Save: host.SaveConfig{Path: c.String("save"), Every: autosave, Keep: c.Int("keep"),
-			Meta: func() saves.Meta { return bundle.SaveMeta(c.String("game-name")) }},
+			Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, c.String("game-name")) }},
 		ConnBurst:    max(1, int(2*c.Float64("conn-rate"))),
 		HashEvery:    c.Int("hash-every"),
 		DesyncDir:    filepath.Join(data, desync.DirName),

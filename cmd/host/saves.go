@@ -14,6 +14,7 @@ import (
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/urfave/cli/v2"
@@ -112,7 +113,7 @@ func savesNew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	meta := bundle.SaveMeta(c.String("game-name"))
+	meta := hostcontent.SaveMeta(bundle, c.String("game-name"))
 	meta.Created = time.Now().Unix()
 	if err := saves.Write(path, meta, body); err != nil {
 		return err

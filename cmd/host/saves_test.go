@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/saves"
 )
 
@@ -16,19 +17,19 @@ func TestSameContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := bundle.SaveMeta("g")
+	same := hostcontent.SaveMeta(bundle, "g")
 	if err := sameContent(same, bundle); err != nil {
 		t.Fatalf("the bundle's own databases: %v", err)
 	}
 	first := same.Databases[0].Type
 
-	changed := bundle.SaveMeta("g")
+	changed := hostcontent.SaveMeta(bundle, "g")
 	changed.Databases[0].Hash++
-	extra := bundle.SaveMeta("g")
+	extra := hostcontent.SaveMeta(bundle, "g")
 	extra.Databases = append(extra.Databases, saves.DefSummary{Type: "UnknownDef", Count: 1, Hash: 7})
-	missing := bundle.SaveMeta("g")
+	missing := hostcontent.SaveMeta(bundle, "g")
 	missing.Databases = missing.Databases[1:]
-	twice := bundle.SaveMeta("g")
+	twice := hostcontent.SaveMeta(bundle, "g")
 	twice.Databases = append(twice.Databases, twice.Databases[0])
 	for _, tc := range []struct {
 		name string

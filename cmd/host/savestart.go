@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/urfave/cli/v2"
@@ -173,7 +174,7 @@ func (st *saveStart) load(bundle *gamecontent.Bundle, recover bool, log *slog.Lo
 	if err := sameContent(f.Meta, bundle); err != nil {
 		return nil, nil, fmt.Errorf("save %s: %w", best.Path, err)
 	}
-	sim, err := bundle.LoadSave(f)
+	sim, err := hostcontent.LoadSave(bundle, f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", best.Path, err)
 	}

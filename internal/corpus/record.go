@@ -23,6 +23,7 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
@@ -135,10 +136,10 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 		GameName:  gameName,
 		HashEvery: hashEvery,
 		DesyncDir: desyncDir,
-		Save:      host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return bundle.SaveMeta(gameName) }},
+		Save:      host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, gameName) }},
 		Logger:    log,
 	}
-	srv, err := host.New(cfg, bundle.HostContent(log), world)
+	srv, err := host.New(cfg, hostcontent.Content(bundle, log), world)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}

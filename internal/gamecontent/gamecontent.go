@@ -1,7 +1,3 @@
-// Package gamecontent loads the game content both tools run on: the
-// embedded default content of the reference simulation, or mod folders
-// given with --content, scanned into def databases and turned into the
-// simulation's content.
 package gamecontent
 
 import (

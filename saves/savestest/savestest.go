@@ -7,9 +7,9 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // Sparse writes at path a save of size bytes whose prefix, meta and body
@@ -18,7 +18,7 @@ import (
 // take no disk space), so the blob's hash does not match. The file costs
 // a few hundred bytes of disk whatever its size.
 func Sparse(path string, size int64, meta saves.Meta) error {
-	mb, err := wire.EncodeValue(&meta)
+	mb, err := codec.Encode(&meta)
 	if err != nil {
 		return fmt.Errorf("sparse save: meta: %w", err)
 	}
@@ -26,7 +26,7 @@ func Sparse(path string, size int64, meta saves.Meta) error {
 	// The header's length depends on the blob size it holds: settle it.
 	var hb []byte
 	for range 3 {
-		if hb, err = wire.EncodeValue(&h); err != nil {
+		if hb, err = codec.Encode(&h); err != nil {
 			return fmt.Errorf("sparse save: header: %w", err)
 		}
 		rest := size - int64(24+len(mb)+12+len(hb)+8)
@@ -35,7 +35,7 @@ func Sparse(path string, size int64, meta saves.Meta) error {
 		}
 		h.World = snapshot.BlobInfo{Size: uint64(rest), RawSize: uint64(rest), Hash: 1}
 	}
-	if hb, err = wire.EncodeValue(&h); err != nil {
+	if hb, err = codec.Encode(&h); err != nil {
 		return fmt.Errorf("sparse save: header: %w", err)
 	}
 	if int64(24+len(mb)+12+len(hb)+8)+int64(h.World.Size) != size {

@@ -30,6 +30,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
@@ -74,7 +75,7 @@ func run(n, worldMiB, every int) error {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := host.New(host.Config{Logger: quiet, HashEvery: every, DesyncLimit: n + 1, ConnRate: -1},
-		bundle.HostContent(quiet), world)
+		hostcontent.Content(bundle, quiet), world)
 	if err != nil {
 		return err
 	}

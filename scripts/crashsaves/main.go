@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/saves"
 )
@@ -97,7 +97,7 @@ func run(n int, autosave time.Duration, seed uint64) error {
 		if err != nil {
 			return fmt.Errorf("kill %d: newest save %s: %v", i+1, newest.Path, err)
 		}
-		if _, err := saves.Load(f, nil, colony.MapLoader(content), gamecontent.MaxSaveRaw); err != nil {
+		if _, err := saves.Load(f, nil, colony.MapLoader(content), hostcontent.MaxSaveRaw); err != nil {
 			return fmt.Errorf("kill %d: newest save %s does not load: %v", i+1, newest.Path, err)
 		}
 		checked++

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
@@ -318,7 +319,7 @@ func (s *soak) loadSave(path string) (lockstep.Sim, *saves.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sim, err := s.bundle.LoadSave(f)
+	sim, err := hostcontent.LoadSave(s.bundle, f)
 	if err != nil {
 		return nil, f, err
 	}

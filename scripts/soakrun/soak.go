@@ -17,6 +17,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 )
@@ -147,7 +148,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	}
 	savePath := filepath.Join(cfg.Dir, "soak.lhsave")
 	hostCfg := s.hostConfig(savePath)
-	srv, err := host.New(hostCfg, s.bundle.HostContent(hostCfg.Logger), world)
+	srv, err := host.New(hostCfg, hostcontent.Content(s.bundle, hostCfg.Logger), world)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -287,7 +288,7 @@ const gameName = "lockhost soak"
 // did not work).
 func (s *soak) hostConfig(savePath string) host.Config {
 	cfg := s.cfg
-	meta := s.bundle.SaveMeta(gameName)
+	meta := hostcontent.SaveMeta(s.bundle, gameName)
 	return host.Config{
 		GameName:    gameName,
 		MaxPlayers:  cfg.Clients + 16,

@@ -1,4 +1,4 @@
-package gamecontent
+package hostcontent
 
 import (
 	"log/slog"
@@ -6,6 +6,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 )
@@ -14,11 +15,11 @@ import (
 // LoadSave loads: the world data and each map (2 GiB).
 const MaxSaveRaw = 1 << 31
 
-// HostContent is what a host tells joiners about the bundle: game version,
-// mods, def database summaries, and the per-def detail a refused joiner
-// gets to print an exact diff. A detail that cannot be encoded is logged
-// to log and left out.
-func (b *Bundle) HostContent(log *slog.Logger) host.Content {
+// Content is what a host tells joiners about b: game version, mods, def
+// database summaries, and the per-def detail a refused joiner gets to
+// print an exact diff. A detail that cannot be encoded is logged to log
+// and left out.
+func Content(b *gamecontent.Bundle, log *slog.Logger) host.Content {
 	manifest := b.Set.Manifest()
 	return host.Content{
 		GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
@@ -33,9 +34,9 @@ func (b *Bundle) HostContent(log *slog.Logger) host.Content {
 	}
 }
 
-// SaveMeta is the static description of saves made with the bundle in
-// the game named gameName.
-func (b *Bundle) SaveMeta(gameName string) saves.Meta {
+// SaveMeta is the static description of saves made with b in the game
+// named gameName.
+func SaveMeta(b *gamecontent.Bundle, gameName string) saves.Meta {
 	m := saves.Meta{GameName: gameName, GameVersion: b.GameVersion, Mods: b.Mods}
 	for _, d := range b.Summary() {
 		m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
@@ -43,9 +44,9 @@ func (b *Bundle) SaveMeta(gameName string) saves.Meta {
 	return m
 }
 
-// LoadSave rebuilds the world saved in f with the bundle's content, map by
-// map, each blob bounded by MaxSaveRaw. It does not check that f was made
-// with the same def databases.
-func (b *Bundle) LoadSave(f *saves.File) (lockstep.Sim, error) {
+// LoadSave rebuilds the world saved in f with b's content, map by map,
+// each blob bounded by MaxSaveRaw. It does not check that f was made with
+// the same def databases.
+func LoadSave(b *gamecontent.Bundle, f *saves.File) (lockstep.Sim, error) {
 	return saves.Load(f, nil, colony.MapLoader(b.Content), MaxSaveRaw)
 }
