@@ -161,13 +161,7 @@ func (s *Session) swapIn(rs *resyncRecv, h *snapshot.Header) error {
 	if len(rs.blobs) != 1+len(h.Maps) {
 		return protoErr("repair payload with %d blobs for %d maps", len(rs.blobs), len(h.Maps))
 	}
-	inflate := func(i int, maxRaw int64) ([]byte, error) {
-		raw, err := snapshot.Decompress(rs.blobs[i], maxRaw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", h.BlobName(i), err)
-		}
-		return raw, nil
-	}
+	inflate := (&snapshot.Parsed{Header: *h, World: rs.blobs[0], Maps: rs.blobs[1:]}).Inflate
 	if rs.msg.Full {
 		sim, err := h.LoadBlobs(s.limits(), inflate, s.cfg.Loader, s.mapLoader())
 		if err != nil {

@@ -251,8 +251,11 @@ func (h *Header) LoadBlobs(lim Limits, inflate func(i int, maxRaw int64) ([]byte
 
 // BlobName names blob i of h (0 the world, 1+i map i) for errors.
 func (h *Header) BlobName(i int) string {
-	if i == 0 {
+	switch {
+	case i == 0:
 		return "world"
+	case i > 0 && i <= len(h.Maps):
+		return fmt.Sprintf("map %d", h.Maps[i-1].ID)
 	}
-	return fmt.Sprintf("map %d", h.Maps[i-1].ID)
+	return fmt.Sprintf("blob %d", i)
 }

@@ -164,17 +164,24 @@ func (p *Parsed) Load(load lockstep.Loader, lim Limits) (lockstep.Sim, error) {
 	if len(p.Maps) != len(p.Header.Maps) {
 		return nil, fmt.Errorf("%d map blobs for a header of %d", len(p.Maps), len(p.Header.Maps))
 	}
-	return p.Header.LoadBlobs(lim, func(i int, maxRaw int64) ([]byte, error) {
-		b := p.World
-		if i > 0 {
-			b = p.Maps[i-1]
+	return p.Header.LoadBlobs(lim, p.Inflate, load, nil)
+}
+
+// Inflate checks and inflates blob i (0 the world, 1+i map i) as
+// Decompress does, naming the blob in its error.
+func (p *Parsed) Inflate(i int, maxRaw int64) ([]byte, error) {
+	b := p.World
+	if i > 0 {
+		if i > len(p.Maps) {
+			return nil, fmt.Errorf("no blob %d in a payload of %d maps", i, len(p.Maps))
 		}
-		raw, err := Decompress(b, maxRaw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Header.BlobName(i), err)
-		}
-		return raw, nil
-	}, load, nil)
+		b = p.Maps[i-1]
+	}
+	raw, err := Decompress(b, maxRaw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Header.BlobName(i), err)
+	}
+	return raw, nil
 }
 
 // Load rebuilds the simulation from the decompressed world and maps (in
