@@ -103,7 +103,12 @@ func TestInflateFromMatchesDecompress(t *testing.T) {
 // payloadOf parses a join payload of sim.
 func payloadOf(t *testing.T, sim lockstep.Sim) *Parsed {
 	t.Helper()
-	p := cutPoint(t, sim, DefaultLevel)
+	return parsedOf(t, cutPoint(t, sim, DefaultLevel))
+}
+
+// parsedOf parses a join payload of p.
+func parsedOf(t *testing.T, p *Point) *Parsed {
+	t.Helper()
 	pl, err := NewPayload(p, 1, p.Tick, nil)
 	if err != nil {
 		t.Fatal(err)
