@@ -15,28 +15,29 @@ import (
 // compressed blob is dropped as soon as it is inflated. With a
 // lockstep.MapLoader each inflated map is loaded at once and its raw bytes
 // dropped too, so the joiner holds about one copy of the world; otherwise
-// the raw maps are kept for the Loader at the end.
+// the raw maps are kept for the Loader at the end. Limits and loading are
+// snapshot's (snapshot.Limits, snapshot.Assembly); the decoder only adds
+// the concurrency.
 type decoder struct {
-	maxRaw      int64
-	maxRawTotal uint64
-	mapLoader   lockstep.MapLoader
-	header      func() *snapshot.Header
-	sem         chan struct{}
-	wg          sync.WaitGroup
+	lim       snapshot.Limits
+	loader    lockstep.Loader
+	mapLoader lockstep.MapLoader
+	header    func() *snapshot.Header
+	sem       chan struct{}
+	wg        sync.WaitGroup
 
 	mu       sync.Mutex
 	err      error
 	declared uint64
-	world    []byte
-	raw      [][]byte // maps in header order, without a MapLoader
 
-	worldDone chan struct{}        // closed once the world is inflated (and begun)
-	asm       lockstep.MapAssembly // with a MapLoader, after the world
-	asmMu     sync.Mutex           // AddMap calls are not concurrent
+	worldDone chan struct{}      // closed once the world is inflated (and begun)
+	asm       *snapshot.Assembly // set with the world blob's arrival
+	asmMu     sync.Mutex         // Assembly calls are not concurrent
 }
 
 func newDecoder(cfg Config, header func() *snapshot.Header) *decoder {
-	return &decoder{maxRaw: cfg.MaxRaw, maxRawTotal: cfg.MaxRawTotal, mapLoader: cfg.MapLoader, header: header,
+	return &decoder{lim: snapshot.Limits{MaxRaw: cfg.MaxRaw, MaxRawTotal: cfg.MaxRawTotal},
+		loader: cfg.Loader, mapLoader: cfg.MapLoader, header: header,
 		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), worldDone: make(chan struct{})}
 }
 
@@ -51,22 +52,7 @@ func (d *decoder) fail(err error) {
 // blob is the receiver's callback (index 0 is the world, 1+i map i): check
 // the declared size, then inflate in the background.
 func (d *decoder) blob(i int, b snapshot.Blob) error {
-	d.mu.Lock()
-	if b.RawSize > uint64(d.maxRaw) {
-		d.mu.Unlock()
-		return fmt.Errorf("blob %d declares %d raw bytes, over the limit of %d: %w", i, b.RawSize, d.maxRaw, snapshot.ErrTooLarge)
-	}
-	d.declared += b.RawSize
-	if d.declared > d.maxRawTotal {
-		d.mu.Unlock()
-		return fmt.Errorf("world declares over %d raw bytes: %w", d.maxRawTotal, snapshot.ErrTooLarge)
-	}
-	if i == 0 && d.mapLoader == nil {
-		d.raw = make([][]byte, len(d.header().Maps))
-	}
-	err := d.err
-	d.mu.Unlock()
-	if err != nil {
+	if err := d.declare(i, b.RawSize); err != nil {
 		return err
 	}
 	// A slot is held from inflating until the raw bytes are handed on, so
@@ -76,13 +62,15 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 	go func() {
 		defer d.wg.Done()
 		defer func() { <-d.sem }()
-		raw, err := snapshot.Decompress(b, d.maxRaw)
+		raw, err := snapshot.Decompress(b, d.lim.MaxRaw)
 		if err != nil {
 			d.fail(fmt.Errorf("blob %d: %w", i, err))
 		}
 		if i == 0 {
 			if err == nil {
-				d.begin(raw)
+				d.asmMu.Lock()
+				d.add(d.asm.World(raw))
+				d.asmMu.Unlock()
 			}
 			close(d.worldDone)
 			return
@@ -94,37 +82,46 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 	return nil
 }
 
-func (d *decoder) begin(world []byte) {
-	if d.mapLoader == nil {
-		d.mu.Lock()
-		d.world = world
-		d.mu.Unlock()
-		return
+// declare checks blob i's declared raw size, alone and with the blobs
+// before it, against the limits before anything is inflated, and starts
+// the assembly with the world blob.
+func (d *decoder) declare(i int, raw uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.lim.CheckBlob(i, raw); err != nil {
+		return err
 	}
-	asm, err := d.mapLoader.Begin(world, len(d.header().Maps))
+	d.declared += raw
+	if err := d.lim.CheckTotal(d.declared); err != nil {
+		return fmt.Errorf("world declares %w", err)
+	}
+	if i == 0 {
+		asm, err := d.header().Assemble(d.loader, d.mapLoader)
+		if err != nil {
+			return err
+		}
+		d.asm = asm
+	}
+	return d.err
+}
+
+// add records the error of an assembly step, if any.
+func (d *decoder) add(err error) {
 	if err != nil {
-		d.fail(fmt.Errorf("load: %w", err))
-		return
+		d.fail(err)
 	}
-	d.asm = asm
 }
 
 func (d *decoder) addMap(i int, raw []byte) {
-	if d.mapLoader == nil {
-		d.mu.Lock()
-		d.raw[i] = raw
-		d.mu.Unlock()
-		return
-	}
-	<-d.worldDone
-	if d.asm == nil {
-		return // the world failed; its error is recorded
+	if d.mapLoader != nil {
+		<-d.worldDone // a MapLoader takes maps only after the world
+		if d.failed() != nil {
+			return // the world failed; its error is recorded
+		}
 	}
 	d.asmMu.Lock()
 	defer d.asmMu.Unlock()
-	if err := d.asm.AddMap(lockstep.MapBlob{ID: d.header().Maps[i].ID, Data: raw}); err != nil {
-		d.fail(fmt.Errorf("load map %d: %w", d.header().Maps[i].ID, err))
-	}
+	d.add(d.asm.Map(i, raw))
 }
 
 // failed reports the first error so far.
@@ -136,29 +133,15 @@ func (d *decoder) failed() error {
 
 // finish waits for every blob and returns the loaded simulation, checked
 // against the header.
-func (d *decoder) finish(loader lockstep.Loader) (lockstep.Sim, error) {
+func (d *decoder) finish() (lockstep.Sim, error) {
 	d.wg.Wait()
 	if err := d.failed(); err != nil {
 		return nil, err
 	}
-	h := d.header()
-	if d.mapLoader != nil {
-		if d.asm == nil {
-			return nil, errors.New("no world blob")
-		}
-		sim, err := d.asm.Finish()
-		if err != nil {
-			return nil, fmt.Errorf("load: %w", err)
-		}
-		if err := h.Verify(sim); err != nil {
-			return nil, err
-		}
-		return sim, nil
-	}
-	if d.world == nil {
+	if d.asm == nil {
 		return nil, errors.New("no world blob")
 	}
-	return h.Load(loader, d.world, d.raw)
+	return d.asm.Finish()
 }
 
 // stop waits for inflating goroutines still running (after an error).

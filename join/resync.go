@@ -103,8 +103,8 @@ func (s *Session) startResync(m *wire.ServerResync) error {
 	}
 	rs := &resyncRecv{msg: m, start: time.Now()}
 	rs.recv = snapshot.NewReceiver(s.cfg.MaxPayload, func(i int, b snapshot.Blob) error {
-		if b.RawSize > uint64(s.cfg.MaxRaw) {
-			return fmt.Errorf("blob %d declares %d raw bytes, over the limit of %d: %w", i, b.RawSize, s.cfg.MaxRaw, snapshot.ErrTooLarge)
+		if err := s.limits().CheckBlob(i, b.RawSize); err != nil {
+			return err
 		}
 		rs.blobs = append(rs.blobs, b)
 		return nil
@@ -154,32 +154,16 @@ func (s *Session) finishResync() error {
 	return s.write(&wire.ClientResynced{Tick: h.Tick, World: s.follower.Sim().WorldHash()})
 }
 
-// swapIn inflates the repair and puts it in the simulation.
+// swapIn inflates the repair and puts it in the simulation. Each blob's
+// raw size is checked against MaxRaw as it arrives; the repair's raw
+// bytes in all against MaxRawTotal as they are inflated here.
 func (s *Session) swapIn(rs *resyncRecv, h *snapshot.Header) error {
 	if len(rs.blobs) != 1+len(h.Maps) {
 		return protoErr("repair payload with %d blobs for %d maps", len(rs.blobs), len(h.Maps))
 	}
-	var total uint64
-	inflate := func(b snapshot.Blob) ([]byte, error) {
-		raw, err := snapshot.Decompress(b, s.cfg.MaxRaw)
-		total += uint64(len(raw))
-		if err == nil && total > s.cfg.MaxRawTotal {
-			err = fmt.Errorf("repair over %d raw bytes: %w", s.cfg.MaxRawTotal, snapshot.ErrTooLarge)
-		}
-		return raw, err
-	}
+	inflate := (&snapshot.Parsed{Header: *h, World: rs.blobs[0], Maps: rs.blobs[1:]}).Inflate
 	if rs.msg.Full {
-		world, err := inflate(rs.blobs[0])
-		if err != nil {
-			return protoErr("repair world: %w", err)
-		}
-		maps := make([][]byte, len(h.Maps))
-		for i := range h.Maps {
-			if maps[i], err = inflate(rs.blobs[1+i]); err != nil {
-				return protoErr("repair map %d: %w", h.Maps[i].ID, err)
-			}
-		}
-		sim, err := h.Load(s.loader(), world, maps)
+		sim, err := h.LoadBlobs(s.limits(), inflate, s.cfg.Loader, s.mapLoader())
 		if err != nil {
 			return protoErr("repair: %w", err)
 		}
@@ -188,6 +172,12 @@ func (s *Session) swapIn(rs *resyncRecv, h *snapshot.Header) error {
 		}
 		return nil
 	}
+	return s.replaceMaps(rs, h, inflate)
+}
+
+// replaceMaps swaps the repaired maps into the running simulation, one at
+// a time, and checks each against the host's hash.
+func (s *Session) replaceMaps(rs *resyncRecv, h *snapshot.Header, inflate func(int, int64) ([]byte, error)) error {
 	sim := s.follower.Sim()
 	rp, ok := sim.(lockstep.MapReplacer)
 	if !ok {
@@ -196,13 +186,19 @@ func (s *Session) swapIn(rs *resyncRecv, h *snapshot.Header) error {
 	if len(h.Maps) != len(rs.msg.Maps) {
 		return protoErr("repair payload of %d maps, %d announced", len(h.Maps), len(rs.msg.Maps))
 	}
+	lim := s.limits()
+	var total uint64
 	for i, mi := range h.Maps {
 		if mi.ID != rs.msg.Maps[i] {
 			return protoErr("repair payload has map %d where map %d was announced", mi.ID, rs.msg.Maps[i])
 		}
-		raw, err := inflate(rs.blobs[1+i])
+		raw, err := inflate(1+i, lim.MaxRaw)
+		if err == nil {
+			total += uint64(len(raw))
+			err = lim.CheckTotal(total)
+		}
 		if err != nil {
-			return protoErr("repair map %d: %w", mi.ID, err)
+			return protoErr("repair: %w", err)
 		}
 		if err := rp.ReplaceMap(lockstep.MapBlob{ID: mi.ID, Data: raw}); err != nil {
 			return protoErr("repair map %d: %w", mi.ID, err)
@@ -214,10 +210,16 @@ func (s *Session) swapIn(rs *resyncRecv, h *snapshot.Header) error {
 	return nil
 }
 
-// loader is a whole-world Loader from the configured loaders.
-func (s *Session) loader() lockstep.Loader {
+// limits are the raw-size limits of loads and repairs.
+func (s *Session) limits() snapshot.Limits {
+	return snapshot.Limits{MaxRaw: s.cfg.MaxRaw, MaxRawTotal: s.cfg.MaxRawTotal}
+}
+
+// mapLoader is the MapLoader a full repair loads with: none when a Loader
+// is configured, which takes precedence there.
+func (s *Session) mapLoader() lockstep.MapLoader {
 	if s.cfg.Loader != nil {
-		return s.cfg.Loader
+		return nil
 	}
-	return lockstep.LoaderOf(s.cfg.MapLoader)
+	return s.cfg.MapLoader
 }

@@ -431,7 +431,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	report(cfg, PhaseLoad, 0, 0)
 	ld := time.Now()
 	header := recv.Header()
-	sim, err := dec.finish(cfg.Loader)
+	sim, err := dec.finish()
 	if err != nil {
 		return protoErr("world data: %w", err)
 	}

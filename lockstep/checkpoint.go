@@ -122,15 +122,14 @@ func (h *Hasher) Take(sim Sim) Checkpoint {
 			}
 		}
 	}
-	if wh, ok := sim.(WorldHasher); ok {
-		hs := make([]uint64, len(c.Maps))
+	var hs []uint64
+	if _, ok := sim.(WorldHasher); ok {
+		hs = make([]uint64, len(c.Maps))
 		for i, m := range c.Maps {
 			hs[i] = m.Hash
 		}
-		c.World = wh.WorldHashOf(hs)
-	} else {
-		c.World = sim.WorldHash()
 	}
+	c.World = WorldHashFrom(sim, hs)
 	return c
 }
 

@@ -160,6 +160,18 @@ type WorldHasher interface {
 	WorldHashOf(mapHashes []uint64) uint64
 }
 
+// WorldHashFrom is st's world hash given mapHashes, the MapHash of every
+// map in MapIDs order: combined by WorldHashOf when st is a WorldHasher
+// and mapHashes is not nil, otherwise st.WorldHash(). It is the one place
+// the world hash is made from map hashes, for checkpoints and join points
+// alike.
+func WorldHashFrom(st interface{ WorldHash() uint64 }, mapHashes []uint64) uint64 {
+	if wh, ok := st.(WorldHasher); ok && mapHashes != nil {
+		return wh.WorldHashOf(mapHashes)
+	}
+	return st.WorldHash()
+}
+
 // MaxMapParts bounds the part hashes of one map in a hash report.
 const MaxMapParts = 16
 

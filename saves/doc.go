@@ -42,8 +42,10 @@
 // Write streams the body's chunks through the checksum into the atomic
 // write
 // and never builds the file in memory. Load inflates and loads the
-// snapshot, verifies it against the body's state hashes and replays the
-// commands up to Meta.Tick.
+// snapshot through snapshot's loading path (each blob streamed from the
+// file by snapshot.InflateFrom, never held compressed), verifies it
+// against the body's state hashes and replays the commands up to
+// Meta.Tick.
 //
 // # Autosaves
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"os"
@@ -260,63 +261,13 @@ func open(path string, full bool) (*File, error) {
 // streamBuf is the most bytes Read holds of a blob at once.
 const streamBuf = 256 << 10
 
+// read reads and checks the save f of size bytes, as the package doc
+// lists; with full it also streams every blob through its hash and the
+// checksum, else it stops after the body's header.
 func read(path string, f *os.File, size int64, full bool) (*File, error) {
-	prefix := make([]byte, prefixLen)
-	n, err := io.ReadFull(f, prefix)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, fmt.Errorf("read save %s: %w", path, err)
-	}
-	if m := min(n, len(Magic)); string(prefix[:m]) != Magic[:m] {
-		// Say nothing of what the file holds instead: it may be anything.
-		return nil, &readError{
-			msg:   fmt.Sprintf("%s: %s: header: %s (it does not start with %q)", path, ErrDamaged, ErrNotSave, Magic),
-			kinds: []error{ErrNotSave, ErrDamaged},
-		}
-	}
-	// A newer format may lay out the rest differently: judge the version
-	// as soon as it is there.
-	version := binary.BigEndian.Uint16(prefix[offVersion:])
-	if n < offVersion+2 {
-		version = FormatVersion
-	}
-	if version > FormatVersion {
-		// A version field damaged in a current file still matches its
-		// checksum once put back; a genuinely newer file does not.
-		if full && sumMatchesWith(f, size, offVersion, binary.BigEndian.AppendUint16(nil, FormatVersion)) {
-			return nil, damaged(path, "header: format version field at byte %d reads %d, the file is version %d", offVersion, version, FormatVersion)
-		}
-		return nil, &readError{
-			msg: fmt.Sprintf("%s: %s: it was written by a newer lockhost (save format version %d; this build reads up to version %d)",
-				path, ErrVersion, version, FormatVersion),
-			kinds: []error{ErrVersion},
-		}
-	}
-	if n < prefixLen {
-		return nil, truncated(path, "the file ends at byte %d, inside its %d-byte header", n, prefixLen)
-	}
-	if version == 0 {
-		return nil, damaged(path, "header: format version 0 at byte %d", offVersion)
-	}
-	flags := binary.BigEndian.Uint16(prefix[offFlags:])
-	total := binary.BigEndian.Uint64(prefix[offTotal:])
-	metaLen := uint64(binary.BigEndian.Uint32(prefix[offMetaLen:]))
-	if flags != 0 {
-		return nil, damaged(path, "header: unknown flags %#04x at byte %d", flags, offFlags)
-	}
-	if total != uint64(size) {
-		if full && sumMatchesWith(f, size, offTotal, binary.BigEndian.AppendUint64(nil, uint64(size))) {
-			return nil, damaged(path, "header: length field at byte %d says %d bytes, the file has %d", offTotal, total, size)
-		}
-		if total > uint64(size) {
-			return nil, truncated(path, "the file ends at byte %d of %d", size, total)
-		}
-		return nil, damaged(path, "header: the file has %d bytes after its declared end at byte %d", uint64(size)-total, total)
-	}
-	if metaLen > MaxMeta {
-		return nil, damaged(path, "header: meta length %d at byte %d is over the %d limit", metaLen, offMetaLen, MaxMeta)
-	}
-	if prefixLen+metaLen+payloadPrefix+sumLen > total {
-		return nil, damaged(path, "header: meta length %d at byte %d does not fit in a file of %d bytes", metaLen, offMetaLen, total)
+	prefix, total, metaLen, err := readPrefix(path, f, size, full)
+	if err != nil {
+		return nil, err
 	}
 	bodyStart := prefixLen + metaLen
 	bodyLen := total - bodyStart - sumLen
@@ -388,58 +339,134 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 		return nil, hdrDamaged("%v: header: %v", snapshot.ErrMalformed, err)
 	}
 	hb = nil
+	blobs, err := layBlobs(&h, hdrEnd, bodyLen-payloadPrefix-hdrLen, hdrDamaged)
+	if err != nil {
+		return nil, err
+	}
+	file := &File{Meta: meta, Header: h, Path: path, Size: size, blobs: blobs}
+	if !full {
+		return file, file.consistent()
+	}
+	if err := file.verify(f, buf, sum, total, metaEnd, readErr); err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// readPrefix reads and checks the fixed prefix: magic, version, flags,
+// total length against the file size, and the meta length.
+func readPrefix(path string, f *os.File, size int64, full bool) (prefix []byte, total, metaLen uint64, err error) {
+	prefix = make([]byte, prefixLen)
+	n, err := io.ReadFull(f, prefix)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, 0, 0, fmt.Errorf("read save %s: %w", path, err)
+	}
+	if m := min(n, len(Magic)); string(prefix[:m]) != Magic[:m] {
+		// Say nothing of what the file holds instead: it may be anything.
+		return nil, 0, 0, &readError{
+			msg:   fmt.Sprintf("%s: %s: header: %s (it does not start with %q)", path, ErrDamaged, ErrNotSave, Magic),
+			kinds: []error{ErrNotSave, ErrDamaged},
+		}
+	}
+	// A newer format may lay out the rest differently: judge the version
+	// as soon as it is there.
+	version := binary.BigEndian.Uint16(prefix[offVersion:])
+	if n < offVersion+2 {
+		version = FormatVersion
+	}
+	if version > FormatVersion {
+		// A version field damaged in a current file still matches its
+		// checksum once put back; a genuinely newer file does not.
+		if full && sumMatchesWith(f, size, offVersion, binary.BigEndian.AppendUint16(nil, FormatVersion)) {
+			return nil, 0, 0, damaged(path, "header: format version field at byte %d reads %d, the file is version %d", offVersion, version, FormatVersion)
+		}
+		return nil, 0, 0, &readError{
+			msg: fmt.Sprintf("%s: %s: it was written by a newer lockhost (save format version %d; this build reads up to version %d)",
+				path, ErrVersion, version, FormatVersion),
+			kinds: []error{ErrVersion},
+		}
+	}
+	if n < prefixLen {
+		return nil, 0, 0, truncated(path, "the file ends at byte %d, inside its %d-byte header", n, prefixLen)
+	}
+	if version == 0 {
+		return nil, 0, 0, damaged(path, "header: format version 0 at byte %d", offVersion)
+	}
+	flags := binary.BigEndian.Uint16(prefix[offFlags:])
+	total = binary.BigEndian.Uint64(prefix[offTotal:])
+	metaLen = uint64(binary.BigEndian.Uint32(prefix[offMetaLen:]))
+	if flags != 0 {
+		return nil, 0, 0, damaged(path, "header: unknown flags %#04x at byte %d", flags, offFlags)
+	}
+	if total != uint64(size) {
+		if full && sumMatchesWith(f, size, offTotal, binary.BigEndian.AppendUint64(nil, uint64(size))) {
+			return nil, 0, 0, damaged(path, "header: length field at byte %d says %d bytes, the file has %d", offTotal, total, size)
+		}
+		if total > uint64(size) {
+			return nil, 0, 0, truncated(path, "the file ends at byte %d of %d", size, total)
+		}
+		return nil, 0, 0, damaged(path, "header: the file has %d bytes after its declared end at byte %d", uint64(size)-total, total)
+	}
+	if metaLen > MaxMeta {
+		return nil, 0, 0, damaged(path, "header: meta length %d at byte %d is over the %d limit", metaLen, offMetaLen, MaxMeta)
+	}
+	if prefixLen+metaLen+payloadPrefix+sumLen > total {
+		return nil, 0, 0, damaged(path, "header: meta length %d at byte %d does not fit in a file of %d bytes", metaLen, offMetaLen, total)
+	}
+	return prefix, total, metaLen, nil
+}
+
+// layBlobs places the world and map blobs h describes in the left bytes
+// after the body's header, which ends at hdrEnd; their sizes must add up
+// to exactly left. bad reports a damaged header.
+func layBlobs(h *snapshot.Header, hdrEnd, left uint64, bad func(format string, args ...any) error) ([]blobAt, error) {
 	// The blob sizes must add up to exactly what is left of the body.
 	infos := make([]snapshot.BlobInfo, 0, 1+len(h.Maps))
 	infos = append(infos, h.World)
 	for _, m := range h.Maps {
 		infos = append(infos, m.Blob)
 	}
-	left := bodyLen - payloadPrefix - hdrLen
 	var used uint64
 	blobs := make([]blobAt, len(infos))
 	for i, bi := range infos {
 		if bi.Size > left-used {
-			return nil, hdrDamaged("%v: blob sizes exceed the %d bytes after the header", snapshot.ErrMalformed, left)
+			return nil, bad("%v: blob sizes exceed the %d bytes after the header", snapshot.ErrMalformed, left)
 		}
 		blobs[i] = blobAt{off: int64(hdrEnd + used), info: bi}
 		used += bi.Size
 	}
 	if used != left {
-		return nil, hdrDamaged("%v: blobs take %d of the %d bytes after the header", snapshot.ErrMalformed, used, left)
+		return nil, bad("%v: blobs take %d of the %d bytes after the header", snapshot.ErrMalformed, used, left)
 	}
-	file := &File{Meta: meta, Header: h, Path: path, Size: size, blobs: blobs}
-	if !full {
-		return file, file.consistent()
-	}
+	return blobs, nil
+}
 
+// verify streams every blob of file from f (positioned at the first)
+// through its own hash and the checksum sum, then checks the stored
+// checksum and that meta, grant and commands agree.
+func (file *File) verify(f *os.File, buf []byte, sum hash.Hash64, total, metaEnd uint64, readErr func(error) error) error {
+	path := file.Path
 	// Each blob, streamed through its own hash and the checksum.
-	for i, b := range blobs {
+	for i, b := range file.blobs {
 		bh := xxhash.New()
 		if err := stream(f, int64(b.info.Size), buf, sum, bh); err != nil {
-			return nil, readErr(err)
+			return readErr(err)
 		}
 		if bh.Sum64() != b.info.Hash {
-			name := "world data"
-			if i > 0 {
-				name = fmt.Sprintf("map %d data", h.Maps[i-1].ID)
-			}
-			return nil, damaged(path, "%s (bytes %d..%d) does not match its hash", name, b.off, b.off+int64(b.info.Size))
+			return damaged(path, "%s (bytes %d..%d) does not match its hash", file.blobName(i), b.off, b.off+int64(b.info.Size))
 		}
 	}
 	var stored [sumLen]byte
 	if _, err := io.ReadFull(f, stored[:]); err != nil {
-		return nil, readErr(err)
+		return readErr(err)
 	}
 	if got, want := sum.Sum64(), binary.BigEndian.Uint64(stored[:]); got != want {
 		// Everything else has its own check: what is left is the meta,
 		// which decoded but may hold a changed value, and the checksum.
-		return nil, damaged(path, "checksum mismatch (stored %016x at byte %d, computed %016x): the meta (bytes %d..%d) or the checksum itself is damaged",
+		return damaged(path, "checksum mismatch (stored %016x at byte %d, computed %016x): the meta (bytes %d..%d) or the checksum itself is damaged",
 			want, total-sumLen, got, prefixLen, metaEnd)
 	}
-	if err := file.consistent(); err != nil {
-		return nil, err
-	}
-	return file, nil
+	return file.consistent()
 }
 
 // consistent checks that the meta's tick, the body's grant and its

@@ -54,11 +54,8 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 	}
 	p := &Point{Tick: src.Tick(), Maps: make([]MapPoint, len(ids))}
 	b := mapBuilder{src: src, ids: ids, opts: opts, prev: map[int32]MapPoint{}, out: p.Maps}
-	wh, combine := src.(lockstep.WorldHasher)
-	if combine {
+	if _, combine := src.(lockstep.WorldHasher); combine {
 		b.hashes = make([]uint64, len(ids))
-	} else {
-		p.WorldHash = src.WorldHash()
 	}
 	if opts.Prev != nil {
 		for _, m := range opts.Prev.Maps {
@@ -104,9 +101,7 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 			p.Compressed++
 		}
 	}
-	if combine {
-		p.WorldHash = wh.WorldHashOf(b.hashes)
-	}
+	p.WorldHash = lockstep.WorldHashFrom(src, b.hashes)
 	return p, nil
 }
 

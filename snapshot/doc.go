@@ -28,4 +28,18 @@
 // header is complete, and hands out each blob the moment its last byte
 // arrives, so decompression overlaps the download. Decompress checks every
 // blob's hash first and inflates through a limit of the declared raw size.
+//
+// # Loading
+//
+// Every loader of state goes through this package, so the limits are
+// applied in one place: a join's download, a desync repair, a save and
+// the tools. Limits holds the per-blob and whole-world raw-size bounds;
+// CheckBlob refuses a blob's declared size before it is inflated. One
+// inflate core serves Decompress (a blob in memory, hash checked first)
+// and InflateFrom (a blob streamed from a file, hashed as it is read, so
+// it is never held whole). An Assembly hands the inflated blobs to the
+// game's lockstep.Loader all at once or to its lockstep.MapLoader map by
+// map, and checks the result against the header's tick and hashes;
+// Header.LoadBlobs drives it blob by blob, and the join download drives it
+// from several goroutines.
 package snapshot

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 )
 
@@ -114,6 +116,44 @@ func FuzzReceiver(f *testing.F) {
 			if done != (got == total) {
 				t.Fatalf("done=%v after %d of %d bytes", done, got, total)
 			}
+		}
+	})
+}
+
+// FuzzInflate gives the same blob to Decompress (in memory) and
+// InflateFrom (streamed, as a save is read): they must accept and refuse
+// alike, agree on the bytes, and never return more than the limit.
+func FuzzInflate(f *testing.F) {
+	raw := bytes.Repeat([]byte("map "), 300)
+	good, err := Compress(raw, DefaultLevel)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good.Data, good.RawSize, int64(0))
+	f.Add(good.Data, good.RawSize, int64(len(raw)-1))
+	f.Add(good.Data, good.RawSize+1, int64(0))
+	f.Add(good.Data[:len(good.Data)/2], good.RawSize, int64(0))
+	f.Add(append(bytes.Clone(good.Data), 1, 2, 3), good.RawSize, int64(1<<20))
+	f.Add([]byte{0x1f, 0x8b}, uint64(1<<63), int64(-1))
+	f.Fuzz(func(t *testing.T, data []byte, rawSize uint64, limit int64) {
+		b := Blob{Data: data, RawSize: rawSize, Hash: xxhash.Sum64(data)}
+		mem, memErr := Decompress(b, limit)
+		r := bytes.NewReader(append(bytes.Clone(data), "after"...))
+		got, err := InflateFrom(r, info(b), limit)
+		if (err == nil) != (memErr == nil) {
+			t.Fatalf("streamed: %v; in memory: %v", err, memErr)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(got, mem) || uint64(len(got)) != rawSize {
+			t.Fatalf("streamed %d bytes, in memory %d, declared %d", len(got), len(mem), rawSize)
+		}
+		if limit > 0 && int64(len(got)) > limit {
+			t.Fatalf("%d bytes over the limit %d", len(got), limit)
+		}
+		if r.Len() != len("after") {
+			t.Fatalf("read %d bytes past the blob", len("after")-r.Len())
 		}
 	})
 }

@@ -157,27 +157,31 @@ func Parse(b []byte) (*Parsed, error) {
 	return p, nil
 }
 
-// Limits bound what Load accepts.
-type Limits struct {
-	// MaxRaw bounds the decompressed size of the world and of each map.
-	MaxRaw int64
+// Load decompresses every blob of a parsed payload, within lim, and
+// rebuilds the simulation with load. It verifies the rebuilt state against
+// the header's hashes.
+func (p *Parsed) Load(load lockstep.Loader, lim Limits) (lockstep.Sim, error) {
+	if len(p.Maps) != len(p.Header.Maps) {
+		return nil, fmt.Errorf("%d map blobs for a header of %d", len(p.Maps), len(p.Header.Maps))
+	}
+	return p.Header.LoadBlobs(lim, p.Inflate, load, nil)
 }
 
-// Load decompresses every blob of a parsed payload and rebuilds the
-// simulation with load. It verifies the rebuilt state against the header's
-// hashes.
-func (p *Parsed) Load(load lockstep.Loader, lim Limits) (lockstep.Sim, error) {
-	world, err := Decompress(p.World, lim.MaxRaw)
-	if err != nil {
-		return nil, fmt.Errorf("world: %w", err)
-	}
-	maps := make([][]byte, len(p.Maps))
-	for i, b := range p.Maps {
-		if maps[i], err = Decompress(b, lim.MaxRaw); err != nil {
-			return nil, fmt.Errorf("map %d: %w", p.Header.Maps[i].ID, err)
+// Inflate checks and inflates blob i (0 the world, 1+i map i) as
+// Decompress does, naming the blob in its error.
+func (p *Parsed) Inflate(i int, maxRaw int64) ([]byte, error) {
+	b := p.World
+	if i > 0 {
+		if i > len(p.Maps) {
+			return nil, fmt.Errorf("no blob %d in a payload of %d maps", i, len(p.Maps))
 		}
+		b = p.Maps[i-1]
 	}
-	return p.Header.Load(load, world, maps)
+	raw, err := Decompress(b, maxRaw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Header.BlobName(i), err)
+	}
+	return raw, nil
 }
 
 // Load rebuilds the simulation from the decompressed world and maps (in

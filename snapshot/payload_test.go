@@ -468,15 +468,7 @@ func TestLoadVerifiesState(t *testing.T) {
 	p := cutPoint(t, sim, DefaultLevel)
 
 	load := func(p *Point, lim Limits) error {
-		pl, err := NewPayload(p, 1, p.Tick, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parsed, err := Parse(pl.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = parsed.Load(locksteptest.Load, lim)
+		_, err := parsedOf(t, p).Load(locksteptest.Load, lim)
 		return err
 	}
 	if err := load(p, Limits{}); err != nil {

@@ -55,10 +55,10 @@ func CutMaps(sim lockstep.Sim, ids []int32) (*Raw, error) {
 // MapIDs, it combines those hashes (WorldHashOf) instead of hashing every
 // map again; otherwise it calls WorldHash.
 func worldHash(st State, ids []int32, mapHashes []uint64) uint64 {
-	if wh, ok := st.(lockstep.WorldHasher); ok && len(mapHashes) == len(ids) && slices.Equal(ids, st.MapIDs()) {
-		return wh.WorldHashOf(mapHashes)
+	if len(mapHashes) != len(ids) || !slices.Equal(ids, st.MapIDs()) {
+		mapHashes = nil
 	}
-	return st.WorldHash()
+	return lockstep.WorldHashFrom(st, mapHashes)
 }
 
 // MapPoint is one compressed map of a join point.

@@ -144,13 +144,13 @@ func inflate(b []byte) ([]byte, error) {
 func inflateWorld(p *snapshot.Parsed) (rawWorld, error) {
 	var r rawWorld
 	var err error
-	if r.world, err = snapshot.Decompress(p.World, 0); err != nil {
-		return r, fmt.Errorf("analyze: world blob: %w", err)
+	if r.world, err = p.Inflate(0, 0); err != nil {
+		return r, fmt.Errorf("analyze: %w", err)
 	}
-	for i, b := range p.Maps {
-		data, err := snapshot.Decompress(b, 0)
+	for i := range p.Maps {
+		data, err := p.Inflate(1+i, 0)
 		if err != nil {
-			return r, fmt.Errorf("analyze: map blob: %w", err)
+			return r, fmt.Errorf("analyze: %w", err)
 		}
 		r.maps = append(r.maps, lockstep.MapBlob{ID: p.Header.Maps[i].ID, Data: data})
 	}

@@ -1,0 +1,261 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// Limits bound the decompressed state every loader accepts: a join's
+// download, a repair and a save all apply them here.
+type Limits struct {
+	// MaxRaw bounds the decompressed size of the world and of each map;
+	// <= 0 means each blob's declared raw size.
+	MaxRaw int64
+	// MaxRawTotal bounds the world and every map together; 0 means no
+	// bound beyond MaxRaw per blob.
+	MaxRawTotal uint64
+}
+
+// CheckBlob refuses blob i (0 the world, 1+i map i) when its declared raw
+// size is over MaxRaw, before anything is inflated.
+func (l Limits) CheckBlob(i int, raw uint64) error {
+	if l.MaxRaw > 0 && raw > uint64(l.MaxRaw) {
+		return fmt.Errorf("blob %d declares %d raw bytes, over the limit of %d: %w", i, raw, l.MaxRaw, ErrTooLarge)
+	}
+	return nil
+}
+
+// CheckTotal refuses n raw bytes in all when that is over MaxRawTotal.
+func (l Limits) CheckTotal(n uint64) error {
+	if l.MaxRawTotal > 0 && n > l.MaxRawTotal {
+		return fmt.Errorf("%d raw bytes in all, over the limit of %d: %w", n, l.MaxRawTotal, ErrTooLarge)
+	}
+	return nil
+}
+
+// blobLimit is the most bytes a blob declaring raw bytes may inflate to:
+// min(raw, limit), limit <= 0 meaning raw. A blob declaring more than
+// limit is refused.
+func blobLimit(raw uint64, limit int64) (int64, error) {
+	if limit <= 0 || uint64(limit) > raw {
+		if raw > 1<<62 {
+			return 0, fmt.Errorf("raw size %d: %w", raw, ErrTooLarge)
+		}
+		limit = int64(raw)
+	}
+	if raw > uint64(limit) {
+		return 0, fmt.Errorf("raw size %d over %d: %w", raw, limit, ErrTooLarge)
+	}
+	return limit, nil
+}
+
+var readerPool sync.Pool // *gzip.Reader
+
+// The buffer allocated up front for inflating is bounded: the declared
+// raw size is only a claim, so the buffer grows with what the blob really
+// inflates to. A blob streamed from a file starts smaller than one
+// already in memory, whose compressed bytes were bounded on arrival.
+const (
+	initialInflateCap       = 16 << 20
+	initialStreamInflateCap = 4 << 20
+)
+
+// inflate reads the gzip stream src of a blob declaring raw bytes,
+// refusing more than min(raw, limit) bytes of output (limit <= 0: raw),
+// into a buffer that starts at most initialCap bytes large.
+// After the stream is read and before its size is compared with raw, it
+// calls after (when not nil), which may still refuse the blob.
+func inflate(src io.Reader, raw uint64, limit, initialCap int64, after func() error) ([]byte, error) {
+	limit, err := blobLimit(raw, limit)
+	if err != nil {
+		return nil, err
+	}
+	zr, _ := readerPool.Get().(*gzip.Reader)
+	if zr == nil {
+		zr, err = gzip.NewReader(src)
+	} else {
+		err = zr.Reset(src)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	defer readerPool.Put(zr)
+	zr.Multistream(false)
+	w := bytes.NewBuffer(make([]byte, 0, min(limit, initialCap)))
+	n, err := io.Copy(w, io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
+	}
+	if after != nil {
+		if err := after(); err != nil {
+			return nil, err
+		}
+	}
+	if uint64(n) != raw {
+		return nil, fmt.Errorf("decompress: got %d bytes, header says %d", n, raw)
+	}
+	return w.Bytes(), nil
+}
+
+// Decompress checks b's hash, then inflates it, refusing more than
+// min(b.RawSize, limit) bytes of output. limit <= 0 means b.RawSize.
+func Decompress(b Blob, limit int64) ([]byte, error) {
+	if xxhash.Sum64(b.Data) != b.Hash {
+		return nil, ErrHashMismatch
+	}
+	return inflate(bytes.NewReader(b.Data), b.RawSize, limit, initialInflateCap, nil)
+}
+
+// InflateFrom streams the blob info describes from r (exactly info.Size
+// bytes) through its hash and the decompressor, so the compressed blob is
+// never held whole, with Decompress's limits. Bytes after the gzip stream
+// count towards the hash too; a hash that differs is ErrHashMismatch,
+// reported once the blob is read.
+func InflateFrom(r io.Reader, info BlobInfo, limit int64) ([]byte, error) {
+	hash := xxhash.New()
+	src := io.TeeReader(io.LimitReader(r, int64(min(info.Size, 1<<62))), hash)
+	return inflate(src, info.RawSize, limit, initialStreamInflateCap, func() error {
+		if _, err := io.Copy(io.Discard, src); err != nil {
+			return err
+		}
+		if hash.Sum64() != info.Hash {
+			return ErrHashMismatch
+		}
+		return nil
+	})
+}
+
+// Assembly rebuilds a simulation from a header's inflated blobs. With a
+// lockstep.MapLoader each map is handed over as it is added, so its raw
+// bytes can be dropped; with a lockstep.Loader the maps are kept until
+// Finish. World comes first when a MapLoader is used; an Assembly is not
+// safe for concurrent use.
+type Assembly struct {
+	h     *Header
+	load  lockstep.Loader
+	ml    lockstep.MapLoader
+	asm   lockstep.MapAssembly
+	world []byte
+	maps  [][]byte
+}
+
+// Assemble starts rebuilding the simulation h describes, map by map with
+// ml when it is not nil, otherwise all at once with load.
+func (h *Header) Assemble(load lockstep.Loader, ml lockstep.MapLoader) (*Assembly, error) {
+	switch {
+	case ml != nil:
+		return &Assembly{h: h, ml: ml}, nil
+	case load != nil:
+		return &Assembly{h: h, load: load, maps: make([][]byte, len(h.Maps))}, nil
+	}
+	return nil, errors.New("no loader")
+}
+
+// World takes the inflated world-level state.
+func (a *Assembly) World(raw []byte) error {
+	if a.ml == nil {
+		a.world = raw
+		return nil
+	}
+	asm, err := a.ml.Begin(raw, len(a.h.Maps))
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	a.asm = asm
+	return nil
+}
+
+// Map takes map i of the header, inflated.
+func (a *Assembly) Map(i int, raw []byte) error {
+	if i < 0 || i >= len(a.h.Maps) {
+		return fmt.Errorf("map %d of a header of %d", i, len(a.h.Maps))
+	}
+	if a.ml == nil {
+		a.maps[i] = raw
+		return nil
+	}
+	id := a.h.Maps[i].ID
+	if a.asm == nil {
+		return fmt.Errorf("load map %d: no world blob", id)
+	}
+	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw}); err != nil {
+		return fmt.Errorf("load map %d: %w", id, err)
+	}
+	return nil
+}
+
+// Finish loads what was added and checks the result against the header:
+// tick, every map's state hash and the world hash.
+func (a *Assembly) Finish() (lockstep.Sim, error) {
+	if a.ml == nil {
+		if a.world == nil {
+			return nil, errors.New("no world blob")
+		}
+		return a.h.Load(a.load, a.world, a.maps)
+	}
+	if a.asm == nil {
+		return nil, errors.New("no world blob")
+	}
+	sim, err := a.asm.Finish()
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	if err := a.h.Verify(sim); err != nil {
+		return nil, err
+	}
+	return sim, nil
+}
+
+// LoadBlobs is the one sequential loading path: it inflates the world,
+// then each map in header order, with inflate (given blob i, 0 the world
+// and 1+i map i, and lim.MaxRaw), holding the raw bytes of all of them
+// together to lim.MaxRawTotal, and assembles them as Assemble does. Errors
+// from inflate are returned as they are, so it can name its blobs.
+func (h *Header) LoadBlobs(lim Limits, inflate func(i int, maxRaw int64) ([]byte, error), load lockstep.Loader, ml lockstep.MapLoader) (lockstep.Sim, error) {
+	a, err := h.Assemble(load, ml)
+	if err != nil {
+		return nil, err
+	}
+	var total uint64
+	for i := range 1 + len(h.Maps) {
+		raw, err := inflate(i, lim.MaxRaw)
+		if err != nil {
+			return nil, err
+		}
+		total += uint64(len(raw))
+		if err := lim.CheckTotal(total); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			err = a.World(raw)
+		} else {
+			err = a.Map(i-1, raw)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return a.Finish()
+}
+
+// BlobName names blob i of h (0 the world, 1+i map i) for errors.
+func (h *Header) BlobName(i int) string {
+	switch {
+	case i == 0:
+		return "world"
+	case i > 0 && i <= len(h.Maps):
+		return fmt.Sprintf("map %d", h.Maps[i-1].ID)
+	}
+	return fmt.Sprintf("blob %d", i)
+}
