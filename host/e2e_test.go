@@ -86,6 +86,12 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startHostOn(t, ln, cfg, sim)
+}
+
+// startHostOn serves on ln until the test ends.
+func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Sim) *testHost {
+	t.Helper()
 	th := &testHost{addr: ln.Addr().String(), log: newHashLog(), done: make(chan error, 1)}
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -57,14 +58,31 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	s.cfg.Logger.Info("hosting", "addr", ln.Addr().String(), "game", s.cfg.GameName, "tick_rate", s.cfg.TickRate)
 	var err error
+	var backoff time.Duration
 	for {
 		nc, aerr := ln.Accept()
 		if aerr != nil {
-			if ctx.Err() == nil {
-				err = fmt.Errorf("accept: %w", aerr)
+			if ctx.Err() != nil {
+				break
 			}
-			break
+			if !temporary(aerr) {
+				err = fmt.Errorf("accept: %w", aerr)
+				break
+			}
+			// Out of descriptors (or a connection reset before it was
+			// accepted): the players already in are fine, so wait and try
+			// again, as net/http does, rather than end the session.
+			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+			s.cfg.Logger.Warn("accept failed; retrying", "err", aerr, "retry_in_ms", backoff.Milliseconds())
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+			continue
 		}
+		backoff = 0
 		s.conns.Add(1)
 		if !s.limiter.allow(remoteIP(nc), time.Now()) {
 			go func() {
@@ -82,6 +100,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	<-s.sess.done
 	s.conns.Wait()
 	return err
+}
+
+// The accept loop's wait after a temporary error doubles from
+// acceptBackoffMin up to acceptBackoffMax.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// temporary reports whether an accept error may go away by itself: out of
+// file descriptors or memory, or a connection aborted before it was
+// accepted.
+func temporary(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.ECONNRESET} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
 }
 
 // ListenAndServe listens on addr (TCP for players, UDP on the same port
