@@ -66,6 +66,17 @@ type Config struct {
 	// disables the limit).
 	ConnRate  float64
 	ConnBurst int
+	// MaxPending caps the connections not yet admitted (TLS, handshake,
+	// username), in all (default 64) and from one address, an IPv6
+	// address counted by its /64 (MaxPendingPerAddr, default 4); a
+	// connection over either is refused with reason RateLimited. -1 lifts
+	// a cap.
+	MaxPending        int
+	MaxPendingPerAddr int
+	// HandshakeMaxFrame bounds a frame read from a client before it is
+	// admitted (default 80 KiB: room for a Client_Defs of
+	// wire.MaxDatabases databases); MaxFrame applies afterwards.
+	HandshakeMaxFrame int
 	// SendQueueBytes caps the bytes of small packets waiting to be sent to
 	// one client (default 8 MiB; the world download is streamed apart);
 	// a client that lets more pile up is disconnected as too slow.
@@ -196,6 +207,15 @@ func (c Config) Defaults() Config {
 	if c.ConnBurst == 0 {
 		c.ConnBurst = 10
 	}
+	if c.MaxPending == 0 {
+		c.MaxPending = 64
+	}
+	if c.MaxPendingPerAddr == 0 {
+		c.MaxPendingPerAddr = 4
+	}
+	if c.HandshakeMaxFrame == 0 {
+		c.HandshakeMaxFrame = 80 << 10
+	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 15 * time.Second
 	}
@@ -311,6 +331,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFrame < 1024 || c.MaxFrame > wire.DefaultMaxFrame {
 		errs = append(errs, fmt.Errorf("max frame %d outside 1024..%d", c.MaxFrame, wire.DefaultMaxFrame))
+	}
+	if c.HandshakeMaxFrame < 1024 || c.HandshakeMaxFrame > c.MaxFrame {
+		errs = append(errs, fmt.Errorf("handshake max frame %d outside 1024..%d (the max frame)", c.HandshakeMaxFrame, c.MaxFrame))
+	}
+	if c.MaxPending < -1 || c.MaxPendingPerAddr < -1 {
+		errs = append(errs, fmt.Errorf("pending connection caps %d and %d per address: use a count, or -1 for none", c.MaxPending, c.MaxPendingPerAddr))
 	}
 	if c.SendQueue < 16 {
 		errs = append(errs, fmt.Errorf("send queue %d below 16", c.SendQueue))

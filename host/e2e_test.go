@@ -102,6 +102,9 @@ func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Si
 	if cfg.ConnRate == 0 {
 		cfg.ConnRate = -1 // tests connect from one address, many times
 	}
+	if cfg.MaxPendingPerAddr == 0 {
+		cfg.MaxPendingPerAddr = -1 // and many at once
+	}
 	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {
 			th.log.applied(c)

@@ -45,6 +45,9 @@ type peer struct {
 	log  *slog.Logger
 	id   int32
 	name string
+	// admitted uncounts the connection as pending: called once it is
+	// admitted, and at the latest when it ends.
+	unpend func()
 
 	member      *member          // once admitted
 	cmdLimit    ratelimit.Bucket // this player's command rate
@@ -75,7 +78,8 @@ func (p *peer) record(outcome, reason string) {
 		Total: time.Since(p.start), Bytes: p.sentBytes})
 }
 
-func (s *Server) handle(ctx context.Context, raw net.Conn) {
+func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
+	defer unpend()
 	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
 	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
@@ -96,8 +100,8 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 		case <-c.closing:
 		}
 	}()
-	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.MaxFrame), log: log,
-		start: start, mark: start}
+	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
+		start: start, mark: start, unpend: unpend}
 	admitted, err := p.run()
 	var pe *protocolError
 	outcome, reason := JoinDropped, ""
@@ -161,6 +165,11 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 		}
 		if !ok {
 			return nil, refuse(wire.ReasonBadPacket, "%s is not allowed now", id)
+		}
+		if id == wire.IDClientDefs && declaredDatabases(body) > wire.MaxDatabases {
+			// Refused before decoding them: empty entries cost a byte each
+			// on the wire and far more decoded.
+			return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
 		}
 		pkt, err := wire.Decode(id, body)
 		if err != nil {
@@ -261,6 +270,8 @@ func (p *peer) run() (admitted bool, err error) {
 		return false, refuse(r, "%s", r.Sentence())
 	}
 	admitted = true
+	p.unpend()
+	p.fr.SetMax(cfg.MaxFrame)
 	p.member = jr.member
 	p.id, p.name = jr.id, jr.member.name
 	cu.Spectate = jr.member.spectator

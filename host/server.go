@@ -22,6 +22,7 @@ type Server struct {
 	content Content
 	sess    *session
 	limiter *rateLimiter
+	pending *pendingConns // connections not admitted yet
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
@@ -42,6 +43,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		return nil, errors.New("host: no simulation")
 	}
 	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
+		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		defsHash: status.SummaryHash(content.Databases)}, nil
 }
 
@@ -91,9 +93,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}()
 			continue
 		}
+		key := addrKey(remoteIP(nc))
+		if !s.pending.acquire(key) {
+			go func() {
+				defer s.conns.Done()
+				s.refuseFast(nc, wire.ReasonRateLimited)
+			}()
+			continue
+		}
 		go func() {
 			defer s.conns.Done()
-			s.handle(ctx, nc)
+			s.handle(ctx, nc, sync.OnceFunc(func() { s.pending.release(key) }))
 		}()
 	}
 	cancel()

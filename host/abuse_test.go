@@ -1,0 +1,124 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// dialFrom connects to addr from the loopback address from (127.0.0.0/8
+// is all loopback on Linux), so one test can be several addresses.
+func dialFrom(t *testing.T, from, addr string) *rawClient {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot dial from %s: %v", from, err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	return &rawClient{t: t, nc: nc, fr: wire.NewFrameReader(bufio.NewReader(nc), wire.DefaultMaxFrame)}
+}
+
+// TestPendingConnectionCaps: idle handshakes are capped per address and in
+// all; a connection over a cap is refused as RateLimited at once, admitted
+// players are not counted, and the caps free up as idlers leave.
+func TestPendingConnectionCaps(t *testing.T) {
+	h := startHost(t, host.Config{MaxPending: 3, MaxPendingPerAddr: 2}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice") // admitted: not pending
+	idle := []*rawClient{dialFrom(t, "127.0.0.2", h.addr), dialFrom(t, "127.0.0.2", h.addr)}
+	if d := dialFrom(t, "127.0.0.2", h.addr).disconnected(); d.Reason != wire.ReasonRateLimited {
+		t.Fatalf("third idle connection from one address: %+v, want RateLimited", d)
+	}
+	third := dialFrom(t, "127.0.0.3", h.addr) // another address: room for one more in all
+	third.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	third.expect(wire.IDServerModList)
+	if d := dialFrom(t, "127.0.0.4", h.addr).disconnected(); d.Reason != wire.ReasonRateLimited {
+		t.Fatalf("fourth pending connection: %+v, want RateLimited", d)
+	}
+	for _, c := range idle {
+		c.nc.Close()
+	}
+	// The slots come back once the host sees the idlers gone.
+	waitFor(t, "a player to join after the idlers left", func() bool {
+		cfg := joinCfg(h.addr, "Bob", newHashLog())
+		cfg.Spectate = true
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		s, err := join.Join(ctx, cfg)
+		if err != nil {
+			var re *join.RejectedError
+			if errors.As(err, &re) && re.Reason == wire.ReasonRateLimited {
+				return false
+			}
+			t.Fatalf("join Bob: %v", err)
+		}
+		s.Close()
+		return true
+	})
+	checkSameHashes(t, h, hostTick(h)+20, alice)
+}
+
+// TestHandshakeFrameLimit: before admission a frame over the small
+// handshake limit is refused, and a declared but unsent big frame does
+// not hold the host; after admission the full limit applies.
+func TestHandshakeFrameLimit(t *testing.T) {
+	h := startHost(t, host.Config{HandshakeMaxFrame: 4096}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice")
+	c := dialRaw(t, h.addr)
+	c.writeRaw(frameHeader(5000, wire.IDClientProtocol))
+	if d := c.disconnected(); d.Reason != wire.ReasonBadPacket || !strings.Contains(d.Message, "frame exceeds") {
+		t.Fatalf("big frame before admission: %+v, want BadPacket naming the frame size", d)
+	}
+	// Admitted, a 10 KB command is fine (over the handshake limit).
+	p := dialRaw(t, h.addr)
+	p.toPlaying("Bob")
+	// The sim refuses the big one; the small one after it shows the
+	// connection survived it.
+	p.send(&wire.ClientCommand{MapID: 0, Kind: locksteptest.KindAdd, Payload: make([]byte, 10000)})
+	payload := []byte{0x2a}
+	p.send(&wire.ClientCommand{MapID: 0, Kind: locksteptest.KindAdd, Payload: payload})
+	waitFor(t, "the command after the 10 KB one to be applied", func() bool {
+		h.log.mu.Lock()
+		defer h.log.mu.Unlock()
+		for k := range h.log.cmds {
+			if strings.HasSuffix(k, fmt.Sprintf("/0/1/%x", payload)) {
+				return true
+			}
+		}
+		return false
+	})
+	checkSameHashes(t, h, hostTick(h)+20, alice)
+	select {
+	case err := <-alice.errc:
+		t.Fatalf("Alice left: %v", err)
+	default:
+	}
+}
+
+// TestOversizedDefsListRefusedBeforeDecoding: a Client_Defs of 60,000
+// empty entries (a byte each) is refused as too many databases.
+func TestOversizedDefsListRefusedBeforeDecoding(t *testing.T) {
+	h := startHost(t, host.Config{}, locksteptest.New(1, 16))
+	c := dialRaw(t, h.addr)
+	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	c.expect(wire.IDServerModList)
+	body, err := wire.EncodeValue(map[string]any{"d": make([]struct{}, 60000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.writeRaw(wire.AppendFrame(nil, wire.IDClientDefs, body))
+	if d := c.disconnected(); d.Reason != wire.ReasonGeneric || !strings.Contains(d.Message, "def databases") {
+		t.Fatalf("60,000 databases: %+v, want a refusal naming the limit", d)
+	}
+}
