@@ -122,3 +122,79 @@ func TestOversizedDefsListRefusedBeforeDecoding(t *testing.T) {
 		t.Fatalf("60,000 databases: %+v, want a refusal naming the limit", d)
 	}
 }
+
+// tryJoin joins and leaves at once, returning the refusal's reason (0 if
+// admitted).
+func tryJoin(t *testing.T, addr, name string, mod func(*join.Config)) wire.Reason {
+	t.Helper()
+	cfg := joinCfg(addr, name, newHashLog())
+	if mod != nil {
+		mod(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := join.Join(ctx, cfg)
+	if err != nil {
+		var re *join.RejectedError
+		if !errors.As(err, &re) {
+			t.Fatalf("join %s: %v", name, err)
+		}
+		return re.Reason
+	}
+	s.Close()
+	return 0
+}
+
+// TestPasswordBeforeRoster: without the password a joiner learns nothing
+// of the roster: a name online, a full session and a free name are all
+// BadPassword. With it, the roster's rules speak.
+func TestPasswordBeforeRoster(t *testing.T) {
+	pw := func(s string) func(*join.Config) { return func(c *join.Config) { c.Password = []byte(s) } }
+	h := startHost(t, host.Config{Password: []byte("sesame"), MaxPlayers: 1, PasswordRate: -1}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice", pw("sesame"))
+	for _, tc := range []struct {
+		name, pw string
+		want     wire.Reason
+	}{
+		{"Alice", "guess", wire.ReasonBadPassword},            // online, but not told
+		{"Bobby", "guess", wire.ReasonBadPassword},            // full, but not told
+		{"Al", "guess", wire.ReasonUsernameLength},            // the name's form is no secret
+		{"Alice", "sesame", wire.ReasonUsernameAlreadyOnline}, // with the password, the roster speaks
+		{"Bobby", "sesame", wire.ReasonServerFull},
+	} {
+		if got := tryJoin(t, h.addr, tc.name, pw(tc.pw)); got != tc.want {
+			t.Errorf("%s with %q: %v, want %v", tc.name, tc.pw, got, tc.want)
+		}
+	}
+	checkSameHashes(t, h, hostTick(h)+20, alice)
+}
+
+// TestPasswordAttemptsLimited: past the budget of attempts every attempt
+// is refused as RateLimited, the right password included, unchecked; the
+// player already in plays on.
+func TestPasswordAttemptsLimited(t *testing.T) {
+	pw := func(s string) func(*join.Config) { return func(c *join.Config) { c.Password = []byte(s) } }
+	for _, tc := range []struct {
+		name string
+		cfg  host.Config
+	}{
+		// Alice's join and two guesses spend a budget of three.
+		{"per address", host.Config{PasswordRate: 0.001, PasswordBurst: 3}},
+		{"in all", host.Config{PasswordRate: 100, PasswordBurst: 100, PasswordRateAll: 0.001, PasswordBurstAll: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Password = []byte("sesame")
+			h := startHost(t, tc.cfg, locksteptest.New(1, 16))
+			alice := startJoiner(t, h.addr, "Alice", pw("sesame"))
+			for i, want := range []wire.Reason{wire.ReasonBadPassword, wire.ReasonBadPassword, wire.ReasonRateLimited} {
+				if got := tryJoin(t, h.addr, "Mallory", pw(fmt.Sprint("guess", i))); got != want {
+					t.Fatalf("guess %d: %v, want %v", i+1, got, want)
+				}
+			}
+			if got := tryJoin(t, h.addr, "Bobby", pw("sesame")); got != wire.ReasonRateLimited {
+				t.Fatalf("right password past the budget: %v, want RateLimited", got)
+			}
+			checkSameHashes(t, h, hostTick(h)+20, alice)
+		})
+	}
+}

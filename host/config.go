@@ -73,6 +73,16 @@ type Config struct {
 	// a cap.
 	MaxPending        int
 	MaxPendingPerAddr int
+	// PasswordRate is how many password attempts per second one address
+	// (an IPv6 address by its /64) may make, with bursts of PasswordBurst
+	// (defaults 0.5 and 5); PasswordRateAll and PasswordBurstAll bound all
+	// addresses together (defaults 5 and 20). An attempt over either is
+	// refused as RateLimited without checking the password. They apply only
+	// when the session has a password; PasswordRate -1 lifts both.
+	PasswordRate     float64
+	PasswordBurst    int
+	PasswordRateAll  float64
+	PasswordBurstAll int
 	// HandshakeMaxFrame bounds a frame read from a client before it is
 	// admitted (default 80 KiB: room for a Client_Defs of
 	// wire.MaxDatabases databases); MaxFrame applies afterwards.
@@ -213,6 +223,18 @@ func (c Config) Defaults() Config {
 	if c.MaxPendingPerAddr == 0 {
 		c.MaxPendingPerAddr = 4
 	}
+	if c.PasswordRate == 0 {
+		c.PasswordRate = 0.5
+	}
+	if c.PasswordBurst == 0 {
+		c.PasswordBurst = 5
+	}
+	if c.PasswordRateAll == 0 {
+		c.PasswordRateAll = 5
+	}
+	if c.PasswordBurstAll == 0 {
+		c.PasswordBurstAll = 20
+	}
 	if c.HandshakeMaxFrame == 0 {
 		c.HandshakeMaxFrame = 80 << 10
 	}
@@ -310,6 +332,10 @@ func (c Config) Validate() error {
 	}
 	if c.ConnRate != -1 && (c.ConnRate <= 0 || c.ConnBurst < 1) {
 		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", c.ConnRate, c.ConnBurst))
+	}
+	if c.PasswordRate != -1 && (c.PasswordRate <= 0 || c.PasswordBurst < 1 || c.PasswordRateAll <= 0 || c.PasswordBurstAll < 1) {
+		errs = append(errs, fmt.Errorf("password attempt rates %v/s (burst %d) per address and %v/s (burst %d) in all: all must be positive (rate -1 disables)",
+			c.PasswordRate, c.PasswordBurst, c.PasswordRateAll, c.PasswordBurstAll))
 	}
 	if c.MaxCommandPayload < 0 || c.MaxCommandPayload > wire.MaxCommandPayload {
 		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", c.MaxCommandPayload, wire.MaxCommandPayload))

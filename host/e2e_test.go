@@ -105,6 +105,9 @@ func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Si
 	if cfg.MaxPendingPerAddr == 0 {
 		cfg.MaxPendingPerAddr = -1 // and many at once
 	}
+	if cfg.PasswordRate == 0 {
+		cfg.PasswordRate = -1 // and try passwords often
+	}
 	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {
 			th.log.applied(c)

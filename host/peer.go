@@ -256,8 +256,15 @@ func (p *peer) run() (admitted bool, err error) {
 	}
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
 	// The proof is checked whatever the other rules say, so a wrong
-	// password costs exactly what a right one does.
-	passwordOK := len(cfg.Password) == 0 || password.Verify(cfg.Password, challenge, cu.PasswordProof)
+	// password costs exactly what a right one does; attempts are limited
+	// per address and in all.
+	passwordOK := len(cfg.Password) == 0
+	if !passwordOK {
+		if !p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now()) {
+			return false, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
+		}
+		passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof)
+	}
 	reply := make(chan joinReply, 1)
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:

@@ -23,6 +23,7 @@ type Server struct {
 	sess    *session
 	limiter *rateLimiter
 	pending *pendingConns // connections not admitted yet
+	guesses *guessLimiter // password attempts
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
@@ -44,6 +45,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	}
 	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
 		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
+		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
 		defsHash: status.SummaryHash(content.Databases)}, nil
 }
 

@@ -564,7 +564,8 @@ func admissionReason(err error) wire.Reason {
 	return wire.ReasonGeneric
 }
 
-// errBadPassword is the password rule, checked after the roster's.
+// errBadPassword is the password rule, checked after the name's form and
+// before the roster's.
 var errBadPassword = errors.New("wrong password")
 
 // rejoin is what a session token gives back.
@@ -606,13 +607,18 @@ func (s *session) admit(r joinReq) joinReply {
 		r.id, r.name, r.spectator = rj.id, rj.name, rj.spectator
 		rejoined = true
 	}
-	// The rules in order: the roster's (name, online, room), then the
-	// password, so a refusal names the first rule broken.
-	if err := s.roster.Check(r.name, r.spectator); err != nil {
+	// The rules in order: the name's form, then the password, then the
+	// roster's (name online, room), so a refusal names the first rule
+	// broken and nobody without the password learns who is online or
+	// whether there is room.
+	if err := roster.ValidateName(r.name); err != nil {
 		return joinReply{err: err}
 	}
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
+	}
+	if err := s.roster.Check(r.name, r.spectator); err != nil {
+		return joinReply{err: err}
 	}
 	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
 	if err != nil {
