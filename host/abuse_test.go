@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -197,4 +200,44 @@ func TestPasswordAttemptsLimited(t *testing.T) {
 			checkSameHashes(t, h, hostTick(h)+20, alice)
 		})
 	}
+}
+
+// countingObserver counts the join attempts it hears of.
+type countingObserver struct{ joins atomic.Int64 }
+
+func (o *countingObserver) JoinFinished(host.JoinRecord) { o.joins.Add(1) }
+func (o *countingObserver) Desync(host.DesyncRecord)     {}
+func (o *countingObserver) Saved(host.SaveRecord)        {}
+
+// TestConnectFloodIsQuiet: a connect-and-close flood from one address
+// logs one refusal line for the interval, not one per connection, and
+// stays off the joins list (counted instead), while a player joins and
+// plays in sync.
+func TestConnectFloodIsQuiet(t *testing.T) {
+	var buf syncbuf.Buffer
+	obs := &countingObserver{}
+	h := startHost(t, host.Config{ConnRate: 5, ConnBurst: 10, RefusalLogEvery: time.Hour, Observer: obs,
+		Logger: slog.New(slog.NewTextHandler(&buf, nil))}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice")
+	const flood = 200
+	for range flood {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.5")}}
+		nc, err := d.Dial("tcp", h.addr)
+		if err != nil {
+			t.Skipf("cannot dial from 127.0.0.5: %v", err)
+		}
+		nc.Close()
+	}
+	waitFor(t, "every flood connection to be counted", func() bool { return h.srv.Overview().Unnamed == flood })
+	if got := obs.joins.Load(); got != flood+1 {
+		t.Errorf("observer heard of %d attempts, want %d (the flood and Alice)", got, flood+1)
+	}
+	o := h.srv.Overview()
+	if len(o.Joins) != 1 || o.Joins[0].Name != "Alice" {
+		t.Errorf("joins list %+v, want only Alice's", o.Joins)
+	}
+	if n := strings.Count(buf.String(), `msg="client refused"`); n != 1 {
+		t.Errorf("%d refusal lines for a flood from one address in one interval, want 1:\n%s", n, buf.String())
+	}
+	checkSameHashes(t, h, hostTick(h)+20, alice)
 }

@@ -83,6 +83,11 @@ type Config struct {
 	PasswordBurst    int
 	PasswordRateAll  float64
 	PasswordBurstAll int
+	// RefusalLogEvery is the interval of refusal logging: per address
+	// (IPv6 by /64) the first refusal of a connection that was never
+	// admitted is logged in full, the rest of the interval's are summed in
+	// one "more clients refused" line (default 10 s).
+	RefusalLogEvery time.Duration
 	// HandshakeMaxFrame bounds a frame read from a client before it is
 	// admitted (default 80 KiB: room for a Client_Defs of
 	// wire.MaxDatabases databases); MaxFrame applies afterwards.
@@ -235,6 +240,9 @@ func (c Config) Defaults() Config {
 	if c.PasswordBurstAll == 0 {
 		c.PasswordBurstAll = 20
 	}
+	if c.RefusalLogEvery == 0 {
+		c.RefusalLogEvery = 10 * time.Second
+	}
 	if c.HandshakeMaxFrame == 0 {
 		c.HandshakeMaxFrame = 80 << 10
 	}
@@ -321,7 +329,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("players plus spectators over %d", wire.MaxPlayers))
 	}
 	for _, d := range []time.Duration{c.HandshakeTimeout, c.UsernameTimeout, c.DownloadStallTimeout,
-		c.CatchUpTimeout, c.WriteTimeout, c.JoinPointMaxAge, c.ClockWindow} {
+		c.CatchUpTimeout, c.WriteTimeout, c.JoinPointMaxAge, c.ClockWindow, c.RefusalLogEvery} {
 		if d < 0 {
 			errs = append(errs, errors.New("timeouts must not be negative"))
 			break

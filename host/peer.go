@@ -85,7 +85,8 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
 	if err != nil {
 		// No protocol was spoken: there is nobody to tell why.
-		log.Info("client refused", "reason", "TLS handshake", "detail", err)
+		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
+			"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
 		s.sess.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
 			Reason: "TLSHandshake", Total: time.Since(start)})
 		raw.Close()
@@ -103,22 +104,31 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
 		start: start, mark: start, unpend: unpend}
 	admitted, err := p.run()
+	// A connection that was never admitted logs through the refusal log,
+	// so a flood from one address is one line per interval.
+	logf := func(msg, reason string, attrs ...any) {
+		if admitted {
+			log.Info(msg, attrs...)
+			return
+		}
+		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), msg, reason, append([]any{"remote", raw.RemoteAddr().String()}, attrs...)...)
+	}
 	var pe *protocolError
 	outcome, reason := JoinDropped, ""
 	switch {
 	case err == nil:
 	case errors.As(err, &pe):
-		log.Info("client refused", "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
+		logf("client refused", pe.disc.Reason.String(), "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
 		c.closeWith(nil, "")
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		log.Info("client timed out", "player", p.id, "name", p.name)
+		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
 		outcome, reason = JoinTimedOut, wire.ReasonTimeout.String()
 	default:
-		log.Info("client dropped", "player", p.id, "name", p.name, "err", err)
+		logf("client dropped", wire.ReasonBadPacket.String(), "player", p.id, "name", p.name, "err", err)
 		c.close(wire.ReasonBadPacket, err.Error())
 		outcome, reason = JoinRefused, wire.ReasonBadPacket.String()
 	}

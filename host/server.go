@@ -24,6 +24,7 @@ type Server struct {
 	limiter *rateLimiter
 	pending *pendingConns // connections not admitted yet
 	guesses *guessLimiter // password attempts
+	refusal *refusalLog   // refusals of unadmitted connections, aggregated
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
@@ -46,6 +47,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
 		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
+		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
 		defsHash: status.SummaryHash(content.Databases)}, nil
 }
 
@@ -59,6 +61,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {
 		<-ctx.Done()
 		ln.Close()
+	}()
+	go func() {
+		t := time.NewTicker(s.cfg.RefusalLogEvery)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				s.refusal.flush(now)
+			case <-ctx.Done():
+				return
+			}
+		}
 	}()
 	s.cfg.Logger.Info("hosting", "addr", ln.Addr().String(), "game", s.cfg.GameName, "tick_rate", s.cfg.TickRate)
 	var err error
@@ -111,6 +125,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	cancel()
 	<-s.sess.done
 	s.conns.Wait()
+	s.refusal.flush(time.Now().Add(s.cfg.RefusalLogEvery)) // the last summaries
 	return err
 }
 
@@ -199,7 +214,7 @@ func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
 		return // not worth more: it is refused anyway
 	}
 	nc = tc
-	s.cfg.Logger.Info("client refused", "remote", nc.RemoteAddr().String(), "reason", r.String())
+	s.refusal.refused(time.Now(), addrKey(remoteIP(nc)), "client refused", r.String(), "remote", nc.RemoteAddr().String(), "reason", r.String())
 	frame := wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()})
 	if sendFinal(nc, frame) {
 		s.sent.Add(uint64(len(frame)))
