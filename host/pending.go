@@ -1,8 +1,9 @@
 package host
 
 import (
-	"net"
 	"sync"
+
+	"github.com/lockhost/lockhost/internal/addrkey"
 )
 
 // pendingConns counts connections that are not admitted yet, in total and
@@ -21,18 +22,8 @@ func newPendingConns(max, maxAddr int) *pendingConns {
 	return &pendingConns{byAddr: map[string]int{}, max: max, maxAddr: maxAddr}
 }
 
-// addrKey is the key an address is counted under: the IPv4 address, or
-// the IPv6 address's /64 prefix.
-func addrKey(ip string) string {
-	a := net.ParseIP(ip)
-	if a == nil {
-		return ip
-	}
-	if a.To4() != nil {
-		return a.To4().String()
-	}
-	return (&net.IPNet{IP: a.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
-}
+// addrKey is the key an address is counted under (package addrkey).
+func addrKey(ip string) string { return addrkey.Of(ip) }
 
 // acquire counts a new connection from key, or reports false (and counts
 // nothing) if the total or the address is at its limit.

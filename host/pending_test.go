@@ -2,21 +2,6 @@ package host
 
 import "testing"
 
-func TestAddrKey(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"192.0.2.7", "192.0.2.7"},
-		{"::ffff:192.0.2.7", "192.0.2.7"},
-		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"},
-		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
-		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
-		{"not an address", "not an address"},
-	} {
-		if got := addrKey(tc.in); got != tc.want {
-			t.Errorf("addrKey(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestPendingConns(t *testing.T) {
 	p := newPendingConns(3, 2)
 	a, b := addrKey("2001:db8::1"), addrKey("2001:db8::2") // one /64

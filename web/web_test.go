@@ -498,3 +498,52 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 		readEvent(t, r)
 	}
 }
+
+// TestEventsPerAddressCap: one address holding its most /events streams
+// is refused one more, while another address still gets a stream, and
+// the slot comes back when a stream ends.
+func TestEventsPerAddressCap(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now()), live: true}
+	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 8, MaxStreamsPerAddr: 2, Logger: quiet()}))
+	t.Cleanup(ts.Close) // after the streams' cleanups below, which end them
+	clientFrom := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+	}
+	open := func(c *http.Client) (int, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			cancel()
+			t.Skipf("cannot connect from another loopback address: %v", err)
+		}
+		t.Cleanup(func() { cancel(); resp.Body.Close() })
+		return resp.StatusCode, func() { cancel(); resp.Body.Close() }
+	}
+	idler := clientFrom("127.0.0.2")
+	code1, close1 := open(idler)
+	code2, _ := open(idler)
+	if code1 != 200 || code2 != 200 {
+		t.Fatalf("first two streams from one address: %d, %d", code1, code2)
+	}
+	if code, _ := open(idler); code != http.StatusServiceUnavailable {
+		t.Fatalf("third stream from one address: %d, want 503", code)
+	}
+	if code, _ := open(clientFrom("127.0.0.3")); code != 200 {
+		t.Fatalf("a stream from another address: %d, want 200", code)
+	}
+	close1()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, closeIt := open(idler)
+		closeIt()
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the address's slot was not freed after its stream ended: %d", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
