@@ -241,3 +241,49 @@ func TestConnectFloodIsQuiet(t *testing.T) {
 	}
 	checkSameHashes(t, h, hostTick(h)+20, alice)
 }
+
+// TestSquatterDroppedBelowMinimumRate: a joiner that acknowledges a byte
+// of the world now and then (so the stall timeout never fires) is
+// dropped with reason Timeout once the download is past what the minimum
+// rate allows, and its player slot goes to the next joiner.
+func TestSquatterDroppedBelowMinimumRate(t *testing.T) {
+	h := startHost(t, host.Config{MaxPlayers: 2, DownloadStallTimeout: 3 * time.Second, MinDownloadRate: 1 << 20}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice")
+	sq := dialRaw(t, h.addr)
+	sq.toUsername()
+	sq.send(&wire.ClientUsername{Name: "Squatter"})
+	wd := sq.syncClockUntil(wire.IDServerWorldData).(*wire.ServerWorldData)
+	if wd.Total < 100 {
+		t.Fatalf("world of %d bytes: too small to trickle", wd.Total)
+	}
+	if got := tryJoin(t, h.addr, "Bobby", nil); got != wire.ReasonServerFull {
+		t.Fatalf("while the squatter downloads: %v, want ServerFull", got)
+	}
+	// Trickle: one more byte acknowledged every 50 ms, from another
+	// goroutine, while this one waits for the host's word.
+	stop := make(chan struct{})
+	trickled := make(chan struct{})
+	go func() {
+		defer close(trickled)
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for n := uint64(1); n < wd.Total; n++ {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+			}
+			if _, err := sq.nc.Write(wire.MustMarshal(&wire.ClientAck{Received: n})); err != nil {
+				return
+			}
+		}
+	}()
+	d := sq.expect(wire.IDServerDisconnect).(*wire.ServerDisconnect)
+	close(stop)
+	<-trickled
+	if d.Reason != wire.ReasonTimeout || !strings.Contains(d.Message, "minimum") {
+		t.Fatalf("squatter: %+v, want Timeout naming the minimum rate", d)
+	}
+	waitFor(t, "the squatter's slot to be free", func() bool { return tryJoin(t, h.addr, "Bobby", nil) == 0 })
+	checkSameHashes(t, h, hostTick(h)+20, alice)
+}

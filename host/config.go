@@ -51,6 +51,13 @@ type Config struct {
 	// DownloadStallTimeout is how long a download may go without the
 	// client acknowledging progress (default 30 s).
 	DownloadStallTimeout time.Duration
+	// MinDownloadRate is the slowest average download, in bytes per
+	// second, a joiner may take: the whole world must be acknowledged
+	// within DownloadStallTimeout plus its size at this rate, or the joiner
+	// is dropped with reason Timeout and its slot freed (default 16 KiB/s;
+	// -1 for no minimum). A client that acknowledges a byte now and then
+	// cannot hold a slot.
+	MinDownloadRate float64
 	// CatchUpTimeout bounds the end of the download to WorldReady
 	// (default 2 min).
 	CatchUpTimeout time.Duration
@@ -207,6 +214,9 @@ func (c Config) Defaults() Config {
 	if c.DownloadStallTimeout == 0 {
 		c.DownloadStallTimeout = 30 * time.Second
 	}
+	if c.MinDownloadRate == 0 {
+		c.MinDownloadRate = 16 << 10
+	}
 	if c.CatchUpTimeout == 0 {
 		c.CatchUpTimeout = 2 * time.Minute
 	}
@@ -334,6 +344,9 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("timeouts must not be negative"))
 			break
 		}
+	}
+	if c.MinDownloadRate != -1 && c.MinDownloadRate <= 0 {
+		errs = append(errs, fmt.Errorf("minimum download rate %v bytes/s: must be positive (-1 for none)", c.MinDownloadRate))
 	}
 	if c.ClockRetries < 1 || c.ClockRetries > 255 {
 		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", c.ClockRetries))

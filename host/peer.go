@@ -311,12 +311,30 @@ func (p *peer) run() (admitted bool, err error) {
 	p.sentBytes = pl.Total()
 	p.log.Info("sending world", "name", p.name, "spectator", cu.Spectate, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
 
-	// 8. Acknowledgements measure the download; then WorldReady.
+	// 8. Acknowledgements measure the download; then WorldReady. The
+	// download must also keep an average rate: it has a deadline of its
+	// own, which the stall deadline never passes.
 	var acked uint64
 	downloaded := false
 	var wr *wire.ClientWorldReady
+	finish := time.Time{} // the whole download's deadline; zero: none
+	if cfg.MinDownloadRate > 0 {
+		finish = time.Now().Add(cfg.DownloadStallTimeout + time.Duration(float64(pl.Total())/cfg.MinDownloadRate*float64(time.Second)))
+	}
+	downloadDeadline := func() {
+		d := time.Now().Add(cfg.DownloadStallTimeout)
+		if !finish.IsZero() && finish.Before(d) {
+			d = finish
+		}
+		_ = p.nc.SetReadDeadline(d)
+	}
+	downloadDeadline()
 	for wr == nil {
 		if pkt, err = p.read(wire.IDClientAck, wire.IDClientWorldReady); err != nil {
+			if !downloaded && !finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(finish) {
+				return true, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
+					byteSize(cfg.MinDownloadRate), acked, pl.Total())
+			}
 			return true, err
 		}
 		switch pkt := pkt.(type) {
@@ -326,7 +344,7 @@ func (p *peer) run() (admitted bool, err error) {
 			}
 			if pkt.Received > acked {
 				acked = pkt.Received
-				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
+				downloadDeadline()
 			}
 			if acked == pl.Total() && !downloaded {
 				downloaded = true
@@ -494,6 +512,17 @@ func (p *peer) checkDefs(cd *wire.ClientDefs) error {
 		}
 	}
 	return &protocolError{disc: d}
+}
+
+// byteSize is n bytes for people: "16 KiB".
+func byteSize(n float64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.3g MiB", n/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.3g KiB", n/(1<<10))
+	}
+	return fmt.Sprintf("%.0f bytes", n)
 }
 
 // ms is d in milliseconds with two decimals, for logs.
