@@ -129,6 +129,15 @@ type Config struct {
 	// long as they stay connected). A client that stops advancing, or
 	// claims to, cannot stop the session for longer.
 	MaxHold time.Duration
+	// HoldWindow is the window of MaxHold: the time held for one player
+	// adds up over its rejoins (same session token) and is forgotten
+	// only HoldWindow after it began (default 10 min).
+	HoldWindow time.Duration
+	// DropCooldown is how long a player dropped for lagging (MaxHold) or
+	// for desyncs must wait before it may rejoin with its token (default
+	// 2 min; negative for none); a rejoin sooner is refused with the drop's
+	// reason.
+	DropCooldown time.Duration
 	// SendQueue is the per-client cap on queued small packets (default
 	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
 	// disconnected.
@@ -166,8 +175,8 @@ type Config struct {
 	// (package desync); empty writes none (the log still has a line).
 	DesyncDir string
 	// DesyncLimit is how many desyncs one player may have within
-	// DesyncWindow; one more drops it with reason Desync (defaults 3 and
-	// 10 min).
+	// DesyncWindow, counted over its rejoins (same session token); one
+	// more drops it with reason Desync (defaults 3 and 10 min).
 	DesyncLimit  int
 	DesyncWindow time.Duration
 	// ResyncTimeout bounds a repair, from detection to matching hashes
@@ -276,6 +285,12 @@ func (c Config) Defaults() Config {
 	}
 	if c.MaxHold == 0 {
 		c.MaxHold = time.Minute
+	}
+	if c.HoldWindow == 0 {
+		c.HoldWindow = 10 * time.Minute
+	}
+	if c.DropCooldown == 0 {
+		c.DropCooldown = 2 * time.Minute
 	}
 	if c.SendQueue == 0 {
 		c.SendQueue = 1024

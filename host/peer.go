@@ -283,6 +283,10 @@ func (p *peer) run() (admitted bool, err error) {
 	}
 	jr := <-reply
 	if jr.err != nil {
+		var ce *coolingError
+		if errors.As(jr.err, &ce) {
+			return false, refuse(ce.why, "%s", ce.Error())
+		}
 		r := admissionReason(jr.err)
 		return false, refuse(r, "%s", r.Sentence())
 	}
