@@ -69,6 +69,7 @@ func fullOverview(now time.Time) host.Overview {
 			{At: now.Add(-20 * time.Second), Remote: "127.0.0.1:5556", Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline",
 				Total: 3 * time.Millisecond},
 		},
+		Unnamed:  417,
 		Desyncs:  []host.DesyncRecord{{At: now.Add(-10 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncRepaired, Tick: 98000, Maps: []int32{0}, Repair: 80 * time.Millisecond}},
 		LastSave: &host.SaveRecord{At: now.Add(-5 * time.Second), Path: "/srv/games/saves/world.lhsave", Tick: 98700, Bytes: 2 << 20, D: 45 * time.Millisecond},
 		Stats:    host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Checkpoints: 1600, Saves: 3},
@@ -136,6 +137,7 @@ func TestOverviewJSON(t *testing.T) {
 			} `json:"phases"`
 			TotalMs float64 `json:"total_ms"`
 		} `json:"joins"`
+		Unnamed uint64 `json:"unnamed"`
 		Desyncs []struct {
 			Event    string  `json:"event"`
 			Maps     []int32 `json:"maps"`
@@ -172,6 +174,9 @@ func TestOverviewJSON(t *testing.T) {
 	if len(v.Joins) != 2 || v.Joins[0].TotalMs != 2500 || len(v.Joins[0].Phases) != 2 || v.Joins[0].Phases[0].Phase != "handshake" ||
 		v.Joins[0].Phases[0].Ms != 1.5 || v.Joins[1].Reason != "UsernameAlreadyOnline" || v.Joins[1].Phases == nil {
 		t.Errorf("joins: %+v", v.Joins)
+	}
+	if v.Unnamed != 417 {
+		t.Errorf("unnamed attempts %d, want 417", v.Unnamed)
 	}
 	if len(v.Desyncs) != 1 || v.Desyncs[0].RepairMs != 80 || len(v.Desyncs[0].Maps) != 1 {
 		t.Errorf("desyncs: %+v", v.Desyncs)
