@@ -113,6 +113,7 @@ func TestHandshakeFrameLimit(t *testing.T) {
 // empty entries (a byte each) is refused as too many databases.
 func TestOversizedDefsListRefusedBeforeDecoding(t *testing.T) {
 	h := startHost(t, host.Config{}, locksteptest.New(1, 16))
+	alice := startJoiner(t, h.addr, "Alice")
 	c := dialRaw(t, h.addr)
 	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
 	c.expect(wire.IDServerModList)
@@ -124,6 +125,7 @@ func TestOversizedDefsListRefusedBeforeDecoding(t *testing.T) {
 	if d := c.disconnected(); d.Reason != wire.ReasonGeneric || !strings.Contains(d.Message, "def databases") {
 		t.Fatalf("60,000 databases: %+v, want a refusal naming the limit", d)
 	}
+	checkSameHashes(t, h, hostTick(h)+20, alice)
 }
 
 // tryJoin joins and leaves at once, returning the refusal's reason (0 if

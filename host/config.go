@@ -68,8 +68,8 @@ type Config struct {
 	// ClockRetries is how many clock-sync rounds a client gets before it is
 	// refused (default 32).
 	ClockRetries int
-	// ConnRate is how many new connections per second one IP address may
-	// open, with bursts of ConnBurst (defaults 5 and 10; ConnRate -1
+	// ConnRate is how many new connections per second one IP address (an
+	// IPv6 address counted by its /64) may open, with bursts of ConnBurst (defaults 5 and 10; ConnRate -1
 	// disables the limit).
 	ConnRate  float64
 	ConnBurst int

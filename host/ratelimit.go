@@ -7,7 +7,8 @@ import (
 	"github.com/lockhost/lockhost/internal/ratelimit"
 )
 
-// rateLimiter is a token bucket per IP address for new connections.
+// rateLimiter is a token bucket per address key (addrKey: an IPv6 address
+// counts by its /64) for new connections.
 type rateLimiter struct {
 	mu      sync.Mutex
 	rate    float64 // tokens per second

@@ -102,14 +102,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 0
 		s.conns.Add(1)
-		if !s.limiter.allow(remoteIP(nc), time.Now()) {
+		key := addrKey(remoteIP(nc)) // an IPv6 address counts by its /64
+		if !s.limiter.allow(key, time.Now()) {
 			go func() {
 				defer s.conns.Done()
 				s.refuseFast(nc, wire.ReasonRateLimited)
 			}()
 			continue
 		}
-		key := addrKey(remoteIP(nc))
 		if !s.pending.acquire(key) {
 			go func() {
 				defer s.conns.Done()

@@ -55,7 +55,7 @@ func serveCommand() *cli.Command {
 		&cli.IntFlag{Name: "max-spectators", Value: 4, Usage: "most spectators online at once, counted apart from players (0 for none)"},
 		&cli.StringFlag{Name: "factions", Value: "shared", Usage: "shared: every player in one colony; per-player: a faction each"},
 		cliutil.PasswordFlag("require this session password of every joiner"),
-		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address (bursts of twice that; -1 for no limit)"},
+		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address, an IPv6 address counted by its /64 (bursts of twice that; -1 for no limit)"},
 		&cli.IntFlag{Name: "max-pending", Value: 64, Usage: "most connections still joining (not yet admitted) at once; more are refused (-1 for no limit)"},
 		&cli.IntFlag{Name: "max-pending-per-addr", Value: 4, Usage: "most connections still joining from one address, an IPv6 address counted by its /64 (-1 for no limit)"},
 		&cli.Float64Flag{Name: "min-download-rate", Value: 16 << 10, Usage: "slowest average world download in bytes per second: a joiner slower than that, past the 30 s stall allowance, is dropped and its slot freed (-1 for no minimum)"},
