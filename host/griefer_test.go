@@ -83,6 +83,9 @@ func TestDesyncBudgetSurvivesRejoin(t *testing.T) {
 			}
 			c.wrongHashes(every)
 			rs := c.syncClockUntil(wire.IDServerResync).(*wire.ServerResync)
+			// As a real client, claim the repair only once its data comes
+			// (the host knows its own hash at the cut by then).
+			c.syncClockUntil(wire.IDServerWorldData)
 			c.send(&wire.ClientResynced{Tick: rs.Tick, World: 0xBAD}) // still wrong: desync 2, over the limit
 			if d := c.expect(wire.IDServerDisconnect).(*wire.ServerDisconnect); d.Reason != wire.ReasonDesync {
 				t.Fatalf("%+v, want Desync", d)
