@@ -82,8 +82,9 @@ type Config struct {
 	MaxPendingPerAddr int
 	// PasswordRate is how many password attempts per second one address
 	// (an IPv6 address by its /64) may make, with bursts of PasswordBurst
-	// (defaults 0.5 and 5); PasswordRateAll and PasswordBurstAll bound all
-	// addresses together (defaults 5 and 20). An attempt over either is
+	// (defaults 0.5 and 10: room for a group behind one NAT address);
+	// PasswordRateAll and PasswordBurstAll bound all addresses together
+	// (defaults 5 and 20). An attempt over either is
 	// refused as RateLimited without checking the password. They apply only
 	// when the session has a password; PasswordRate -1 lifts both.
 	PasswordRate     float64
@@ -251,7 +252,7 @@ func (c Config) Defaults() Config {
 		c.PasswordRate = 0.5
 	}
 	if c.PasswordBurst == 0 {
-		c.PasswordBurst = 5
+		c.PasswordBurst = 10
 	}
 	if c.PasswordRateAll == 0 {
 		c.PasswordRateAll = 5
