@@ -52,6 +52,13 @@ type Config struct {
 	// DownloadStallTimeout is how long a download may go without the
 	// client acknowledging progress (default 30 s).
 	DownloadStallTimeout time.Duration
+	// MinDownloadRate is the slowest average download, in bytes per
+	// second, a joiner may take: the whole world must be acknowledged
+	// within DownloadStallTimeout plus its size at this rate, or the joiner
+	// is dropped with reason Timeout and its slot freed (default 16 KiB/s;
+	// -1 for no minimum). A client that acknowledges a byte now and then
+	// cannot hold a slot.
+	MinDownloadRate float64
 	// CatchUpTimeout bounds the end of the download to WorldReady
 	// (default 2 min).
 	CatchUpTimeout time.Duration
@@ -62,12 +69,39 @@ type Config struct {
 	// ClockRetries is how many clock-sync rounds a client gets before it is
 	// refused (default 32).
 	ClockRetries int
-	// ConnRate is how many new connections per second one IP address may
-	// open, with bursts of ConnBurst (defaults 5 and 10; ConnRate -1
-	// disables the limit). At most 65,536 addresses are tracked; while
-	// that many are, a new address is refused.
+	// ConnRate is how many new connections per second one IP address (an
+	// IPv6 address counted by its /64) may open, with bursts of ConnBurst
+	// (defaults 5 and 10; ConnRate -1 disables the limit). At most 65,536
+	// addresses are tracked; while that many are, a new address is refused.
 	ConnRate  float64
 	ConnBurst int
+	// MaxPending caps the connections not yet admitted (TLS, handshake,
+	// username), in all (default 64) and from one address, an IPv6
+	// address counted by its /64 (MaxPendingPerAddr, default 4); a
+	// connection over either is refused with reason RateLimited. -1 lifts
+	// a cap.
+	MaxPending        int
+	MaxPendingPerAddr int
+	// PasswordRate is how many password attempts per second one address
+	// (an IPv6 address by its /64) may make, with bursts of PasswordBurst
+	// (defaults 0.5 and 10: room for a group behind one NAT address);
+	// PasswordRateAll and PasswordBurstAll bound all addresses together
+	// (defaults 5 and 20). An attempt over either is
+	// refused as RateLimited without checking the password. They apply only
+	// when the session has a password; PasswordRate -1 lifts both.
+	PasswordRate     float64
+	PasswordBurst    int
+	PasswordRateAll  float64
+	PasswordBurstAll int
+	// RefusalLogEvery is the interval of refusal logging: per address
+	// (IPv6 by /64) the first refusal of a connection that was never
+	// admitted is logged in full, the rest of the interval's are summed in
+	// one "more clients refused" line (default 10 s).
+	RefusalLogEvery time.Duration
+	// HandshakeMaxFrame bounds a frame read from a client before it is
+	// admitted (default 80 KiB: room for a Client_Defs of
+	// wire.MaxDatabases databases); MaxFrame applies afterwards.
+	HandshakeMaxFrame int
 	// SendQueueBytes caps the bytes of small packets waiting to be sent to
 	// one client (default 8 MiB; the world download is streamed apart);
 	// a client that lets more pile up is disconnected as too slow.
@@ -98,6 +132,15 @@ type Config struct {
 	// long as they stay connected). A client that stops advancing, or
 	// claims to, cannot stop the session for longer.
 	MaxHold time.Duration
+	// HoldWindow is the window of MaxHold: the time held for one player
+	// adds up over its rejoins (same session token) and is forgotten
+	// only HoldWindow after it began (default 10 min).
+	HoldWindow time.Duration
+	// DropCooldown is how long a player dropped for lagging (MaxHold) or
+	// for desyncs must wait before it may rejoin with its token (default
+	// 2 min; negative for none); a rejoin sooner is refused with the drop's
+	// reason.
+	DropCooldown time.Duration
 	// SendQueue is the per-client cap on queued small packets (default
 	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
 	// disconnected.
@@ -135,8 +178,8 @@ type Config struct {
 	// (package desync); empty writes none (the log still has a line).
 	DesyncDir string
 	// DesyncLimit is how many desyncs one player may have within
-	// DesyncWindow; one more drops it with reason Desync (defaults 3 and
-	// 10 min).
+	// DesyncWindow, counted over its rejoins (same session token); one
+	// more drops it with reason Desync (defaults 3 and 10 min).
 	DesyncLimit  int
 	DesyncWindow time.Duration
 	// ResyncTimeout bounds a repair, from detection to matching hashes
@@ -183,6 +226,9 @@ func (c Config) Defaults() Config {
 	if c.DownloadStallTimeout == 0 {
 		c.DownloadStallTimeout = 30 * time.Second
 	}
+	if c.MinDownloadRate == 0 {
+		c.MinDownloadRate = 16 << 10
+	}
 	if c.CatchUpTimeout == 0 {
 		c.CatchUpTimeout = 2 * time.Minute
 	}
@@ -197,6 +243,30 @@ func (c Config) Defaults() Config {
 	}
 	if c.ConnBurst == 0 {
 		c.ConnBurst = 10
+	}
+	if c.MaxPending == 0 {
+		c.MaxPending = 64
+	}
+	if c.MaxPendingPerAddr == 0 {
+		c.MaxPendingPerAddr = 4
+	}
+	if c.PasswordRate == 0 {
+		c.PasswordRate = 0.5
+	}
+	if c.PasswordBurst == 0 {
+		c.PasswordBurst = 10
+	}
+	if c.PasswordRateAll == 0 {
+		c.PasswordRateAll = 5
+	}
+	if c.PasswordBurstAll == 0 {
+		c.PasswordBurstAll = 20
+	}
+	if c.RefusalLogEvery == 0 {
+		c.RefusalLogEvery = 10 * time.Second
+	}
+	if c.HandshakeMaxFrame == 0 {
+		c.HandshakeMaxFrame = 80 << 10
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 15 * time.Second
@@ -218,6 +288,12 @@ func (c Config) Defaults() Config {
 	}
 	if c.MaxHold == 0 {
 		c.MaxHold = time.Minute
+	}
+	if c.HoldWindow == 0 {
+		c.HoldWindow = 10 * time.Minute
+	}
+	if c.DropCooldown == 0 {
+		c.DropCooldown = 2 * time.Minute
 	}
 	if c.SendQueue == 0 {
 		c.SendQueue = 1024
@@ -281,17 +357,24 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("players plus spectators over %d", wire.MaxPlayers))
 	}
 	for _, d := range []time.Duration{c.HandshakeTimeout, c.UsernameTimeout, c.DownloadStallTimeout,
-		c.CatchUpTimeout, c.WriteTimeout, c.JoinPointMaxAge, c.ClockWindow} {
+		c.CatchUpTimeout, c.WriteTimeout, c.JoinPointMaxAge, c.ClockWindow, c.RefusalLogEvery} {
 		if d < 0 {
 			errs = append(errs, errors.New("timeouts must not be negative"))
 			break
 		}
+	}
+	if c.MinDownloadRate != -1 && c.MinDownloadRate <= 0 {
+		errs = append(errs, fmt.Errorf("minimum download rate %v bytes/s: must be positive (-1 for none)", c.MinDownloadRate))
 	}
 	if c.ClockRetries < 1 || c.ClockRetries > 255 {
 		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", c.ClockRetries))
 	}
 	if c.ConnRate != -1 && (c.ConnRate <= 0 || c.ConnBurst < 1) {
 		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", c.ConnRate, c.ConnBurst))
+	}
+	if c.PasswordRate != -1 && (c.PasswordRate <= 0 || c.PasswordBurst < 1 || c.PasswordRateAll <= 0 || c.PasswordBurstAll < 1) {
+		errs = append(errs, fmt.Errorf("password attempt rates %v/s (burst %d) per address and %v/s (burst %d) in all: all must be positive (rate -1 disables)",
+			c.PasswordRate, c.PasswordBurst, c.PasswordRateAll, c.PasswordBurstAll))
 	}
 	if c.MaxCommandPayload < 0 || c.MaxCommandPayload > wire.MaxCommandPayload {
 		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", c.MaxCommandPayload, wire.MaxCommandPayload))
@@ -313,6 +396,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFrame < 1024 || c.MaxFrame > wire.DefaultMaxFrame {
 		errs = append(errs, fmt.Errorf("max frame %d outside 1024..%d", c.MaxFrame, wire.DefaultMaxFrame))
+	}
+	if c.HandshakeMaxFrame < 1024 || c.HandshakeMaxFrame > c.MaxFrame {
+		errs = append(errs, fmt.Errorf("handshake max frame %d outside 1024..%d (the max frame)", c.HandshakeMaxFrame, c.MaxFrame))
+	}
+	if c.MaxPending < -1 || c.MaxPendingPerAddr < -1 {
+		errs = append(errs, fmt.Errorf("pending connection caps %d and %d per address: use a count, or -1 for none", c.MaxPending, c.MaxPendingPerAddr))
 	}
 	if c.SendQueue < 16 {
 		errs = append(errs, fmt.Errorf("send queue %d below 16", c.SendQueue))

@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -29,4 +30,18 @@ func compareDefs(host []defs.Summary, client []wire.DefSummary) (statuses []uint
 		}
 	}
 	return statuses, bad
+}
+
+// declaredDatabases counts the entries of a Client_Defs body without
+// decoding them (each entry is skipped into an empty struct, which
+// allocates nothing), so an oversized list is refused cheaply. A body
+// that does not decode counts 0: the real decode reports it.
+func declaredDatabases(body []byte) int {
+	var v struct {
+		Databases []struct{} `codec:"d"`
+	}
+	if err := codec.Decode(body, &v); err != nil {
+		return 0
+	}
+	return len(v.Databases)
 }

@@ -196,21 +196,20 @@ func (s *session) checkHashes(r hashReq) {
 // player desyncs too often.
 func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpoint, differ []int32, worldDiffers bool) {
 	now := time.Now()
-	m.desyncs = slices.DeleteFunc(m.desyncs, func(t time.Time) bool { return now.Sub(t) > s.cfg.DesyncWindow })
-	m.desyncs = append(m.desyncs, now)
+	count := s.countDesync(m.conduct, now) // over its rejoins too
 	// The world-level state alone, or every map: the whole world goes.
 	full := len(differ) == 0 || len(differ) == len(cp.Maps)
 	repair := "map"
 	if full {
 		repair = "world"
 	}
-	drop := len(m.desyncs) > s.cfg.DesyncLimit
+	drop := count > s.cfg.DesyncLimit
 	if drop {
 		repair = "drop"
 	}
 	s.stats.update(func(st *Stats) { st.Desyncs++ })
 	s.cfg.Logger.Warn("desync", "player", m.id, "name", m.name, "tick", rep.Tick, "host_tick", s.auth.Sim().Tick(),
-		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", len(m.desyncs))
+		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count)
 	s.writeReport(s.report(m, rep, cp, differ, repair))
 	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
 	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ}
@@ -222,8 +221,9 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		ev.State = wire.DesyncDropped
 		s.broadcastPacket(ev)
 		s.stats.update(func(st *Stats) { st.DesyncDrops++ })
-		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", len(m.desyncs), s.cfg.DesyncWindow))
+		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", count, s.cfg.DesyncWindow))
 		m.playing = false // it holds nobody while it leaves
+		s.coolDown(m.conduct, now, wire.ReasonDesync)
 		return
 	}
 	_ = s.roster.SetStatus(m.id, roster.Desynced)
@@ -377,6 +377,7 @@ func (s *session) checkResyncs(now time.Time) {
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
 			s.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
+			s.coolDown(m.conduct, now, wire.ReasonDesync)
 			m.resync = nil // dropped once: the next pass must not count it again while it leaves
 		}
 	}
@@ -387,7 +388,7 @@ func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpo
 	r := &desync.Report{
 		Version: 1, Time: time.Now(), Game: s.cfg.GameName, PlayerID: m.id, Player: m.name,
 		Tick: rep.Tick, HostTick: s.auth.Sim().Tick(), Scope: "map", MapIDs: differ,
-		WorldHost: cp.World, WorldClient: rep.World, Repair: repair, Count: len(m.desyncs),
+		WorldHost: cp.World, WorldClient: rep.World, Repair: repair, Count: len(m.conduct.desyncs),
 	}
 	if len(differ) == 0 {
 		r.Scope = "world"

@@ -86,6 +86,12 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startHostOn(t, ln, cfg, sim)
+}
+
+// startHostOn serves on ln until the test ends.
+func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Sim) *testHost {
+	t.Helper()
 	th := &testHost{addr: ln.Addr().String(), log: newHashLog(), done: make(chan error, 1)}
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()
@@ -95,6 +101,12 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	}
 	if cfg.ConnRate == 0 {
 		cfg.ConnRate = -1 // tests connect from one address, many times
+	}
+	if cfg.MaxPendingPerAddr == 0 {
+		cfg.MaxPendingPerAddr = -1 // and many at once
+	}
+	if cfg.PasswordRate == 0 {
+		cfg.PasswordRate = -1 // and try passwords often
 	}
 	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {

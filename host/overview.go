@@ -43,8 +43,13 @@ type Overview struct {
 	Players []PlayerView
 	// Maps lists the session's maps by ID.
 	Maps []MapView
-	// Joins lists the last join attempts, newest first.
-	Joins []JoinRecord
+	// Joins lists the last join attempts that named a player, newest
+	// first. Attempts that ended before a username (refused at connect,
+	// over a limit, closed, wrong protocol or content) are counted in
+	// Unnamed and reported to the Observer, but not listed, so a flood of
+	// them cannot push real joins off the list.
+	Joins   []JoinRecord
+	Unnamed uint64
 	// Desyncs lists the last desync events, newest first.
 	Desyncs []DesyncRecord
 	// LastSave is the last save attempt, if any.
@@ -179,6 +184,7 @@ type history struct {
 	joins   []JoinRecord
 	desyncs []DesyncRecord
 	save    *SaveRecord
+	unnamed uint64
 }
 
 func pushRecent[T any](list []T, v T) []T {
@@ -191,7 +197,11 @@ func pushRecent[T any](list []T, v T) []T {
 
 func (h *history) join(r JoinRecord) {
 	h.mu.Lock()
-	h.joins = pushRecent(h.joins, r)
+	if r.Name == "" && r.Outcome != JoinOK {
+		h.unnamed++
+	} else {
+		h.joins = pushRecent(h.joins, r)
+	}
 	h.mu.Unlock()
 	if h.obs != nil {
 		h.obs.JoinFinished(r)
@@ -224,6 +234,7 @@ func (h *history) fill(o *Overview) {
 	for i, r := range h.joins {
 		o.Joins[len(h.joins)-1-i] = r
 	}
+	o.Unnamed = h.unnamed
 	o.Desyncs = make([]DesyncRecord, len(h.desyncs))
 	for i, r := range h.desyncs {
 		o.Desyncs[len(h.desyncs)-1-i] = r

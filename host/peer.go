@@ -45,6 +45,9 @@ type peer struct {
 	log  *slog.Logger
 	id   int32
 	name string
+	// admitted uncounts the connection as pending: called once it is
+	// admitted, and at the latest when it ends.
+	unpend func()
 
 	member      *member          // once admitted
 	cmdLimit    ratelimit.Bucket // this player's command rate
@@ -75,13 +78,15 @@ func (p *peer) record(outcome, reason string) {
 		Total: time.Since(p.start), Bytes: p.sentBytes})
 }
 
-func (s *Server) handle(ctx context.Context, raw net.Conn) {
+func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
+	defer unpend()
 	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
 	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
 	if err != nil {
 		// No protocol was spoken: there is nobody to tell why.
-		log.Info("client refused", "reason", "TLS handshake", "detail", err)
+		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
+			"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
 		s.sess.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
 			Reason: "TLSHandshake", Total: time.Since(start)})
 		raw.Close()
@@ -96,25 +101,34 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 		case <-c.closing:
 		}
 	}()
-	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.MaxFrame), log: log,
-		start: start, mark: start}
+	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
+		start: start, mark: start, unpend: unpend}
 	admitted, err := p.run()
+	// A connection that was never admitted logs through the refusal log,
+	// so a flood from one address is one line per interval.
+	logf := func(msg, reason string, attrs ...any) {
+		if admitted {
+			log.Info(msg, attrs...)
+			return
+		}
+		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), msg, reason, append([]any{"remote", raw.RemoteAddr().String()}, attrs...)...)
+	}
 	var pe *protocolError
 	outcome, reason := JoinDropped, ""
 	switch {
 	case err == nil:
 	case errors.As(err, &pe):
-		log.Info("client refused", "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
+		logf("client refused", pe.disc.Reason.String(), "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
 		c.closeWith(nil, "")
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		log.Info("client timed out", "player", p.id, "name", p.name)
+		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
 		outcome, reason = JoinTimedOut, wire.ReasonTimeout.String()
 	default:
-		log.Info("client dropped", "player", p.id, "name", p.name, "err", err)
+		logf("client dropped", wire.ReasonBadPacket.String(), "player", p.id, "name", p.name, "err", err)
 		c.close(wire.ReasonBadPacket, err.Error())
 		outcome, reason = JoinRefused, wire.ReasonBadPacket.String()
 	}
@@ -161,6 +175,11 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 		}
 		if !ok {
 			return nil, refuse(wire.ReasonBadPacket, "%s is not allowed now", id)
+		}
+		if id == wire.IDClientDefs && declaredDatabases(body) > wire.MaxDatabases {
+			// Refused before decoding them: empty entries cost a byte each
+			// on the wire and far more decoded.
+			return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
 		}
 		pkt, err := wire.Decode(id, body)
 		if err != nil {
@@ -247,8 +266,15 @@ func (p *peer) run() (admitted bool, err error) {
 	}
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
 	// The proof is checked whatever the other rules say, so a wrong
-	// password costs exactly what a right one does.
-	passwordOK := len(cfg.Password) == 0 || password.Verify(cfg.Password, challenge, cu.PasswordProof)
+	// password costs exactly what a right one does; attempts are limited
+	// per address and in all.
+	passwordOK := len(cfg.Password) == 0
+	if !passwordOK {
+		if !p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now()) {
+			return false, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
+		}
+		passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof)
+	}
 	reply := make(chan joinReply, 1)
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:
@@ -257,10 +283,16 @@ func (p *peer) run() (admitted bool, err error) {
 	}
 	jr := <-reply
 	if jr.err != nil {
+		var ce *coolingError
+		if errors.As(jr.err, &ce) {
+			return false, refuse(ce.why, "%s", ce.Error())
+		}
 		r := admissionReason(jr.err)
 		return false, refuse(r, "%s", r.Sentence())
 	}
 	admitted = true
+	p.unpend()
+	p.fr.SetMax(cfg.MaxFrame)
 	p.member = jr.member
 	p.id, p.name = jr.id, jr.member.name
 	cu.Spectate = jr.member.spectator
@@ -283,12 +315,30 @@ func (p *peer) run() (admitted bool, err error) {
 	p.sentBytes = pl.Total()
 	p.log.Info("sending world", "name", p.name, "spectator", cu.Spectate, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
 
-	// 8. Acknowledgements measure the download; then WorldReady.
+	// 8. Acknowledgements measure the download; then WorldReady. The
+	// download must also keep an average rate: it has a deadline of its
+	// own, which the stall deadline never passes.
 	var acked uint64
 	downloaded := false
 	var wr *wire.ClientWorldReady
+	finish := time.Time{} // the whole download's deadline; zero: none
+	if cfg.MinDownloadRate > 0 {
+		finish = time.Now().Add(cfg.DownloadStallTimeout + time.Duration(float64(pl.Total())/cfg.MinDownloadRate*float64(time.Second)))
+	}
+	downloadDeadline := func() {
+		d := time.Now().Add(cfg.DownloadStallTimeout)
+		if !finish.IsZero() && finish.Before(d) {
+			d = finish
+		}
+		_ = p.nc.SetReadDeadline(d)
+	}
+	downloadDeadline()
 	for wr == nil {
 		if pkt, err = p.read(wire.IDClientAck, wire.IDClientWorldReady); err != nil {
+			if !downloaded && !finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(finish) {
+				return true, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
+					byteSize(cfg.MinDownloadRate), acked, pl.Total())
+			}
 			return true, err
 		}
 		switch pkt := pkt.(type) {
@@ -298,7 +348,7 @@ func (p *peer) run() (admitted bool, err error) {
 			}
 			if pkt.Received > acked {
 				acked = pkt.Received
-				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
+				downloadDeadline()
 			}
 			if acked == pl.Total() && !downloaded {
 				downloaded = true
@@ -465,6 +515,17 @@ func (p *peer) checkDefs(cd *wire.ClientDefs) error {
 		}
 	}
 	return &protocolError{disc: d}
+}
+
+// byteSize is n bytes for people: "16 KiB".
+func byteSize(n float64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.3g MiB", n/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.3g KiB", n/(1<<10))
+	}
+	return fmt.Sprintf("%.0f bytes", n)
 }
 
 // ms is d in milliseconds with two decimals, for logs.

@@ -6,8 +6,9 @@ import "github.com/lockhost/lockhost/internal/ratelimit"
 // while it is full, connections from new addresses are refused.
 const maxConnSources = 1 << 16
 
-// rateLimiter is a token bucket per IP address for new connections, the
-// table the status server's reply limit uses too.
+// rateLimiter is a token bucket per address key for new connections (an
+// IPv6 address counts by its /64), the table the status server's reply
+// limit uses too.
 type rateLimiter = ratelimit.Table[string]
 
 // newRateLimiter returns a limiter, or nil (allow everything) if rate < 0.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -21,6 +22,9 @@ type Server struct {
 	content Content
 	sess    *session
 	limiter *rateLimiter
+	pending *pendingConns // connections not admitted yet
+	guesses *guessLimiter // password attempts
+	refusal *refusalLog   // refusals of unadmitted connections, aggregated
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
@@ -41,6 +45,9 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		return nil, errors.New("host: no simulation")
 	}
 	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
+		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
+		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
+		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
 		defsHash: status.SummaryHash(content.Databases)}, nil
 }
 
@@ -55,18 +62,55 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		ln.Close()
 	}()
+	go func() {
+		t := time.NewTicker(s.cfg.RefusalLogEvery)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				s.refusal.flush(now)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	s.cfg.Logger.Info("hosting", "addr", ln.Addr().String(), "game", s.cfg.GameName, "tick_rate", s.cfg.TickRate)
 	var err error
+	var backoff time.Duration
 	for {
 		nc, aerr := ln.Accept()
 		if aerr != nil {
-			if ctx.Err() == nil {
-				err = fmt.Errorf("accept: %w", aerr)
+			if ctx.Err() != nil {
+				break
 			}
-			break
+			if !temporary(aerr) {
+				err = fmt.Errorf("accept: %w", aerr)
+				break
+			}
+			// Out of descriptors (or a connection reset before it was
+			// accepted): the players already in are fine, so wait and try
+			// again, as net/http does, rather than end the session.
+			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+			s.cfg.Logger.Warn("accept failed; retrying", "err", aerr, "retry_in_ms", backoff.Milliseconds())
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+			continue
 		}
+		backoff = 0
 		s.conns.Add(1)
-		if !s.limiter.Allow(remoteIP(nc), time.Now()) {
+		key := addrKey(remoteIP(nc)) // an IPv6 address counts by its /64
+		if !s.limiter.Allow(key, time.Now()) {
+			go func() {
+				defer s.conns.Done()
+				s.refuseFast(nc, wire.ReasonRateLimited)
+			}()
+			continue
+		}
+		if !s.pending.acquire(key) {
 			go func() {
 				defer s.conns.Done()
 				s.refuseFast(nc, wire.ReasonRateLimited)
@@ -75,13 +119,34 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		go func() {
 			defer s.conns.Done()
-			s.handle(ctx, nc)
+			s.handle(ctx, nc, sync.OnceFunc(func() { s.pending.release(key) }))
 		}()
 	}
 	cancel()
 	<-s.sess.done
 	s.conns.Wait()
+	s.refusal.flush(time.Now().Add(s.cfg.RefusalLogEvery)) // the last summaries
 	return err
+}
+
+// The accept loop's wait after a temporary error doubles from
+// acceptBackoffMin up to acceptBackoffMax.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// temporary reports whether an accept error may go away by itself: out of
+// file descriptors or memory, or a connection aborted before it was
+// accepted.
+func temporary(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.ECONNRESET} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
 }
 
 // ListenAndServe listens on addr (TCP for players, UDP on the same port
@@ -149,7 +214,7 @@ func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
 		return // not worth more: it is refused anyway
 	}
 	nc = tc
-	s.cfg.Logger.Info("client refused", "remote", nc.RemoteAddr().String(), "reason", r.String())
+	s.refusal.refused(time.Now(), addrKey(remoteIP(nc)), "client refused", r.String(), "remote", nc.RemoteAddr().String(), "reason", r.String())
 	frame := wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()})
 	if sendFinal(nc, frame) {
 		s.sent.Add(uint64(len(frame)))

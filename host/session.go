@@ -122,7 +122,7 @@ type member struct {
 	shownRTT  int64         // the round trip last broadcast, microseconds
 
 	resync          *resyncState // a repair under way
-	desyncs         []time.Time  // recent desyncs, for the drop policy
+	conduct         *conduct     // its budgets, shared with its rejoins
 	lastCheck       uint64       // tick of the last hash report compared
 	lastCut         uint64       // tick of the last repair: reports up to it show the old state
 	lastHashRefusal time.Time    // when the last refused-report notice went out
@@ -178,6 +178,8 @@ type session struct {
 	holding      bool                     // time is held for a laggard (LagWait)
 	holdSince    time.Time                // when the current hold began
 	tokens       map[string]*rejoin       // session token -> who it rejoins as
+	conducts     map[int32]*conduct       // per player ID, across rejoins
+	lastLagCheck time.Time                // when applyLagPolicy last ran
 	live         atomic.Value             // liveInfo, for status replies
 	overview     atomic.Pointer[Overview] // the latest picture for status pages
 	history      *history                 // recent joins, desyncs and saves
@@ -438,12 +440,18 @@ func (s *session) applyLagPolicy(due int) int {
 		return due
 	}
 	holding := behind > s.cfg.MaxLag
-	if holding && s.holding && s.cfg.MaxHold > 0 && time.Since(s.holdSince) > s.cfg.MaxHold {
+	// The time held is charged to the player held for, over its rejoins:
+	// dropping and rejoining does not buy a fresh MaxHold.
+	nowT := time.Now()
+	since := nowT.Sub(s.lastLagCheck)
+	s.lastLagCheck = nowT
+	if holding && s.holding && s.cfg.MaxHold > 0 && s.chargeHold(worst.conduct, nowT, since) {
 		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "behind", behind,
-			"held", time.Since(s.holdSince).Round(time.Millisecond))
+			"held", worst.conduct.held.Round(time.Millisecond))
 		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.MaxHold))
 		worst.playing = false // it holds nobody while it leaves
-		s.holdSince = time.Now()
+		s.coolDown(worst.conduct, nowT, wire.ReasonLagging)
+		s.holdSince = nowT
 	}
 	if holding != s.holding {
 		s.holding = holding
@@ -564,7 +572,8 @@ func admissionReason(err error) wire.Reason {
 	return wire.ReasonGeneric
 }
 
-// errBadPassword is the password rule, checked after the roster's.
+// errBadPassword is the password rule, checked after the name's form and
+// before the roster's.
 var errBadPassword = errors.New("wrong password")
 
 // rejoin is what a session token gives back.
@@ -606,13 +615,21 @@ func (s *session) admit(r joinReq) joinReply {
 		r.id, r.name, r.spectator = rj.id, rj.name, rj.spectator
 		rejoined = true
 	}
-	// The rules in order: the roster's (name, online, room), then the
-	// password, so a refusal names the first rule broken.
-	if err := s.roster.Check(r.name, r.spectator); err != nil {
+	// The rules in order: the name's form, then the password, then the
+	// roster's (name online, room), so a refusal names the first rule
+	// broken and nobody without the password learns who is online or
+	// whether there is room.
+	if err := roster.ValidateName(r.name); err != nil {
 		return joinReply{err: err}
 	}
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
+	}
+	if c := s.conducts[r.id]; rejoined && c != nil && time.Now().Before(c.coolUntil) {
+		return joinReply{err: &coolingError{why: c.coolWhy, left: time.Until(c.coolUntil)}}
+	}
+	if err := s.roster.Check(r.name, r.spectator); err != nil {
+		return joinReply{err: err}
 	}
 	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
 	if err != nil {
@@ -638,7 +655,9 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
-	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator, since: time.Now()}
+	s.sweepConducts(time.Now())
+	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator, since: time.Now(), conduct: s.conductOf(r.id)}
+	m.conduct.last = time.Now()
 	m.heard.Store(time.Now().UnixNano())
 	s.members[r.id] = m
 	s.order = append(s.order, r.id)
@@ -688,9 +707,11 @@ func (s *session) ready(r readyReq) {
 }
 
 func (s *session) leave(r leaveReq) {
-	if m := s.members[r.id]; m == nil || r.conn != nil && m.conn != r.conn {
+	m := s.members[r.id]
+	if m == nil || r.conn != nil && m.conn != r.conn {
 		return
 	}
+	m.conduct.last = time.Now()
 	s.dropMember(r.id)
 	for _, rj := range s.tokens {
 		if rj.id == r.id && rj.online {

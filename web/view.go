@@ -38,6 +38,7 @@ type overviewJSON struct {
 	Players        []playerJSON `json:"players"`
 	Maps           []mapJSON    `json:"maps"`
 	Joins          []joinJSON   `json:"joins"`
+	Unnamed        uint64       `json:"unnamed"` // join attempts that ended before a name, not listed
 	Desyncs        []desyncJSON `json:"desyncs"`
 	LastSave       *saveJSON    `json:"last_save"`
 	Stats          statsJSON    `json:"stats"`
@@ -141,6 +142,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		Players:    make([]playerJSON, 0, len(o.Players)),
 		Maps:       make([]mapJSON, 0, len(o.Maps)),
 		Joins:      make([]joinJSON, 0, len(o.Joins)),
+		Unnamed:    o.Unnamed,
 		Desyncs:    make([]desyncJSON, 0, len(o.Desyncs)),
 		Stats: statsJSON{
 			BytesSent: o.Stats.BytesSent, Commands: o.Stats.Commands, CommandsRefused: o.Stats.CommandsRefused,

@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/addrkey"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -39,6 +41,10 @@ type Config struct {
 	// MaxStreams caps the /events streams open at once (default 32); one
 	// more is answered 503 and the browser retries later.
 	MaxStreams int
+	// MaxStreamsPerAddr caps the /events streams one address (an IPv6
+	// address by its /64) may hold open (default 4), so a few idle
+	// clients cannot take every stream; one more is answered 503.
+	MaxStreamsPerAddr int
 	// Logger receives the handler's errors (default slog.Default()).
 	Logger *slog.Logger
 	// Token, if set, is required of every request but /healthz: as
@@ -57,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxStreams <= 0 {
 		c.MaxStreams = 32
+	}
+	if c.MaxStreamsPerAddr <= 0 {
+		c.MaxStreamsPerAddr = 4
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -95,12 +104,14 @@ type handler struct {
 	src     Source
 	cfg     Config
 	streams chan struct{} // a slot per open /events stream
+	mu      sync.Mutex
+	byAddr  map[string]int // open /events streams per address key
 }
 
 // Handler returns the status routes over src (see the package comment).
 func Handler(src Source, cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
-	h := &handler{src: src, cfg: cfg, streams: make(chan struct{}, cfg.MaxStreams)}
+	h := &handler{src: src, cfg: cfg, streams: make(chan struct{}, cfg.MaxStreams), byAddr: map[string]int{}}
 	guard := func(next http.Handler) http.Handler { return next }
 	if cfg.Token != "" {
 		guard = newTokenCheck(cfg.Token).guard
@@ -178,6 +189,13 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 // events streams the overview as Server-Sent Events until the client
 // leaves or the server shuts down (the request's context ends).
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
+	key := addrkey.OfHostPort(r.RemoteAddr)
+	if !h.holdAddr(key) {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many status streams open from this address", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.releaseAddr(key)
 	select {
 	case h.streams <- struct{}{}:
 		defer func() { <-h.streams }()
@@ -214,6 +232,27 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// holdAddr counts a stream for the address key, or reports false if the
+// address holds its most.
+func (h *handler) holdAddr(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byAddr[key] >= h.cfg.MaxStreamsPerAddr {
+		return false
+	}
+	h.byAddr[key]++
+	return true
+}
+
+// releaseAddr uncounts a stream holdAddr counted.
+func (h *handler) releaseAddr(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byAddr[key]--; h.byAddr[key] <= 0 {
+		delete(h.byAddr, key)
 	}
 }
 

@@ -69,6 +69,7 @@ func fullOverview(now time.Time) host.Overview {
 			{At: now.Add(-20 * time.Second), Remote: "127.0.0.1:5556", Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline",
 				Total: 3 * time.Millisecond},
 		},
+		Unnamed:  417,
 		Desyncs:  []host.DesyncRecord{{At: now.Add(-10 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncRepaired, Tick: 98000, Maps: []int32{0}, Repair: 80 * time.Millisecond}},
 		LastSave: &host.SaveRecord{At: now.Add(-5 * time.Second), Path: "/srv/games/saves/world.lhsave", Tick: 98700, Bytes: 2 << 20, D: 45 * time.Millisecond},
 		Stats:    host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Checkpoints: 1600, Saves: 3},
@@ -136,6 +137,7 @@ func TestOverviewJSON(t *testing.T) {
 			} `json:"phases"`
 			TotalMs float64 `json:"total_ms"`
 		} `json:"joins"`
+		Unnamed uint64 `json:"unnamed"`
 		Desyncs []struct {
 			Event    string  `json:"event"`
 			Maps     []int32 `json:"maps"`
@@ -172,6 +174,9 @@ func TestOverviewJSON(t *testing.T) {
 	if len(v.Joins) != 2 || v.Joins[0].TotalMs != 2500 || len(v.Joins[0].Phases) != 2 || v.Joins[0].Phases[0].Phase != "handshake" ||
 		v.Joins[0].Phases[0].Ms != 1.5 || v.Joins[1].Reason != "UsernameAlreadyOnline" || v.Joins[1].Phases == nil {
 		t.Errorf("joins: %+v", v.Joins)
+	}
+	if v.Unnamed != 417 {
+		t.Errorf("unnamed attempts %d, want 417", v.Unnamed)
 	}
 	if len(v.Desyncs) != 1 || v.Desyncs[0].RepairMs != 80 || len(v.Desyncs[0].Maps) != 1 {
 		t.Errorf("desyncs: %+v", v.Desyncs)
@@ -496,5 +501,54 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	start := time.Now()
 	for time.Since(start) < 4*ts.Config.WriteTimeout {
 		readEvent(t, r)
+	}
+}
+
+// TestEventsPerAddressCap: one address holding its most /events streams
+// is refused one more, while another address still gets a stream, and
+// the slot comes back when a stream ends.
+func TestEventsPerAddressCap(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now()), live: true}
+	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 8, MaxStreamsPerAddr: 2, Logger: quiet()}))
+	t.Cleanup(ts.Close) // after the streams' cleanups below, which end them
+	clientFrom := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+	}
+	open := func(c *http.Client) (int, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			cancel()
+			t.Skipf("cannot connect from another loopback address: %v", err)
+		}
+		t.Cleanup(func() { cancel(); resp.Body.Close() })
+		return resp.StatusCode, func() { cancel(); resp.Body.Close() }
+	}
+	idler := clientFrom("127.0.0.2")
+	code1, close1 := open(idler)
+	code2, _ := open(idler)
+	if code1 != 200 || code2 != 200 {
+		t.Fatalf("first two streams from one address: %d, %d", code1, code2)
+	}
+	if code, _ := open(idler); code != http.StatusServiceUnavailable {
+		t.Fatalf("third stream from one address: %d, want 503", code)
+	}
+	if code, _ := open(clientFrom("127.0.0.3")); code != 200 {
+		t.Fatalf("a stream from another address: %d, want 200", code)
+	}
+	close1()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, closeIt := open(idler)
+		closeIt()
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the address's slot was not freed after its stream ended: %d", code)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Limits of the protocol. Receivers may configure smaller ones.
@@ -67,17 +68,38 @@ func (fr *FrameReader) Next() (ID, []byte, error) {
 	if uint64(n) > uint64(fr.max) {
 		return 0, nil, fmt.Errorf("%w: %d > %d bytes", ErrFrameTooLarge, n, fr.max)
 	}
-	if cap(fr.buf) < int(n) {
-		fr.buf = make([]byte, n)
-	}
-	b := fr.buf[:n]
-	if _, err := io.ReadFull(fr.r, b); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	// The buffer grows as bytes arrive, not as the header claims: a peer
+	// that declares a large frame and sends nothing costs one step.
+	b := fr.buf[:0]
+	for len(b) < int(n) {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(int(n)-len(b), max(growStep, len(b))))
 		}
-		return 0, nil, err
+		m, err := fr.r.Read(b[len(b):min(int(n), cap(b))])
+		b = b[:len(b)+m]
+		if err != nil && len(b) < int(n) {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			fr.buf = b[:0]
+			return 0, nil, err
+		}
 	}
+	fr.buf = b[:0]
 	return ID(b[0]), b[1:], nil
+}
+
+// growStep is the first allocation for a frame body; the buffer then
+// doubles as the body arrives.
+const growStep = 4 << 10
+
+// SetMax changes the largest frame the reader accepts, for example when
+// a peer earns a larger limit by being admitted.
+func (fr *FrameReader) SetMax(max int) {
+	if max <= 0 {
+		max = DefaultMaxFrame
+	}
+	fr.max = max
 }
 
 // ProtocolVersion is the version of this protocol, sent in Client_Protocol.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/urfave/cli/v2"
 )
 
@@ -114,7 +115,7 @@ func desyncsList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := cliutil.Out(c)
+	w := termsafe.Writer(cliutil.Out(c)) // report text is file text
 	if len(entries) == 0 {
 		fmt.Fprintf(w, "No desync reports in %s.\n", dir)
 		return nil
@@ -259,7 +260,7 @@ func desyncsShow(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot read the %w", err) // "cannot read the desync report PATH: why"
 	}
-	printDesyncReport(cliutil.Out(c), path, r, c.Bool("all"))
+	printDesyncReport(termsafe.Writer(cliutil.Out(c)), path, r, c.Bool("all"))
 	return nil
 }
 

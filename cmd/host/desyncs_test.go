@@ -226,3 +226,31 @@ func TestDataDir(t *testing.T) {
 		t.Errorf("relative %s", got)
 	}
 }
+
+// TestDesyncsShowEscapesControlCharacters: a report's text (from a client
+// or an edited file) reaches the terminal with its control characters
+// escaped, in show and in list.
+func TestDesyncsShowEscapesControlCharacters(t *testing.T) {
+	data := t.TempDir()
+	r := &desync.Report{
+		Time: time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC), Game: "colony\x1b[2J", PlayerID: 2, Player: "Eve\x1b]0;owned\x07",
+		Tick: 1200, HostTick: 1206, Scope: desync.ScopeMap, MapIDs: []int32{2}, WorldHost: 1, WorldClient: 2,
+		Maps:         []desync.MapCheck{{ID: 2, Host: 1, Client: 2, Parts: []desync.PartCheck{{Name: "rows\r\u009b31m", Host: 1, Client: 2}}}},
+		CommandsFrom: 1100, Repair: desync.RepairMap, Count: 1,
+	}
+	if _, err := desync.Write(filepath.Join(data, desync.DirName), r); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"desyncs", "show", "--data-dir", data, "last"}, {"desyncs", "list", "--data-dir", data}} {
+		code, out, errOut := runDesyncsCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		if strings.ContainsAny(out, "\x1b\x07\r\u009b") {
+			t.Errorf("%v printed control characters raw:\n%q", args, out)
+		}
+		wantInOutput(t, args[1], out, `Eve\x1b]0;owned\x07`)
+	}
+	_, out, _ := runDesyncsCLI(t, "desyncs", "show", "--data-dir", data, "last")
+	wantInOutput(t, "show", out, `colony\x1b[2J`, `rows\x0d\x9b31m`)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/wire"
@@ -153,8 +154,11 @@ func run(c *cli.Context) error {
 		ReadyTimeout: c.Duration("timeout"),
 		MaxPayload:   uint64(max(1, c.Int("max-download-mib"))) << 20,
 		Progress:     bar.update,
-		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", text) },
-		Desync:       func(d wire.ServerDesync) { bar.clear(); fmt.Fprintln(stdout, "desync:", describeDesync(d)) },
+		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", termsafe.String(text)) },
+		Desync: func(d wire.ServerDesync) {
+			bar.clear()
+			fmt.Fprintln(stdout, "desync:", termsafe.String(describeDesync(d)))
+		},
 		Resynced: func(r join.Resync) {
 			what := fmt.Sprintf("map %s", joinIDs(r.Maps))
 			if r.Full {

@@ -3,6 +3,7 @@ package cliutil
 import (
 	"errors"
 	"fmt"
+	"github.com/lockhost/lockhost/internal/termsafe"
 	"io"
 	"log/slog"
 	"os"
@@ -75,7 +76,8 @@ func Run(app *cli.App, args []string, stderr io.Writer, classify func(error) int
 		code = classify(err)
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(stderr, "%s: %s\n", app.Name, msg)
+		// An error may quote a file or a peer: no escape sequences.
+		fmt.Fprintf(stderr, "%s: %s\n", app.Name, termsafe.String(msg))
 	}
 	if ue != nil {
 		// Only a mistake in how the tool was called points at --help; a

@@ -1,6 +1,8 @@
 package cliutil
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,5 +57,20 @@ func TestReorderFlags(t *testing.T) {
 		if got := ReorderFlags(app, tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("ReorderFlags(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestRunEscapesErrors: an error quoting a file or a peer is printed
+// without its control characters.
+func TestRunEscapesErrors(t *testing.T) {
+	app := &cli.App{Name: "tool", Action: func(*cli.Context) error {
+		return errors.New("cannot read \"evil\x1b[2Jname\"")
+	}}
+	var stderr bytes.Buffer
+	if code := Run(app, []string{"tool"}, &stderr, nil); code != ExitFailure {
+		t.Fatalf("exit %d", code)
+	}
+	if want := "tool: cannot read \"evil\\x1b[2Jname\"\n"; stderr.String() != want {
+		t.Fatalf("printed %q, want %q", stderr.String(), want)
 	}
 }

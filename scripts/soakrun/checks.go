@@ -53,6 +53,10 @@ type Result struct {
 	// warm-up and the chaos (Config.Duration, give or take an event);
 	// HostUptime from the host's start to its stop.
 	Wall, JoinTime, Soaked, HostUptime time.Duration
+	// What the hostile clients met: squatters dropped as too slow, the
+	// lag griefer's and desync looper's drops and refused rejoins, and
+	// the flood's connections.
+	HostileSquatDrops, HostileLagDrops, HostileLagRefused, HostileDesyncDrops, HostileDesyncRefused, HostileFlood int64
 	// Pre is before the host, Base the host alone, Warm after warm-up,
 	// End after the chaos with the warm-up's population.
 	Pre, Base, Warm, End sample
@@ -361,6 +365,13 @@ func (s *soak) collect(res *Result) {
 		mib(e.heapLive), mib(w.heapLive), mib(hLimit), heapGrowth, mib(heapSlack))
 
 	st := res.HostStats
+	// The desync looper's desyncs, repairs begun and drops are on purpose.
+	looperDesyncs, looperDrops := int(s.hostile.looperDetected.Load()), int(s.hostile.looperDropped.Load())
+	st.Desyncs -= min(st.Desyncs, looperDesyncs)
+	st.DesyncDrops -= min(st.DesyncDrops, looperDrops)
+	if st.WorldResyncs >= looperDesyncs {
+		st.WorldResyncs -= looperDesyncs // a wrong world hash repairs the world
+	}
 	res.check("host save errors", st.SaveErrors == 0, "%d (last: %q)", st.SaveErrors, st.LastSaveError)
 	res.check("host desync drops", st.DesyncDrops == 0, "%d players dropped for desyncing or an unfinished repair", st.DesyncDrops)
 	res.check("desyncs only where injected", int64(st.Desyncs) == res.Perturbed,
@@ -404,6 +415,8 @@ func (r *Result) report(w io.Writer) {
 	fmt.Fprintf(w, "commands     %d sent, %d applied, %d refused\n", r.Sent, r.Applied, r.Refused)
 	fmt.Fprintf(w, "desyncs      %d injected (%d made), %d detected, %d repaired by the host (%d map, %d world; %.1f KiB), last repair %v\n",
 		r.Injected, r.Perturbed, st.Desyncs, st.Repaired, st.MapResyncs, st.WorldResyncs, float64(st.ResyncBytes)/1024, st.LastRepair.Round(time.Millisecond))
+	fmt.Fprintf(w, "hostile      %d squatters dropped as too slow; lag griefer %d drops, %d rejoins refused; desync looper %d drops, %d rejoins refused; %d flood connections\n",
+		r.HostileSquatDrops, r.HostileLagDrops, r.HostileLagRefused, r.HostileDesyncDrops, r.HostileDesyncRefused, r.HostileFlood)
 	fmt.Fprintf(w, "hashes       %d host checkpoints (%d skipped), %d client reports compared\n", st.Checkpoints, st.CheckpointsSkipped, st.HashReports)
 	fmt.Fprintf(w, "saves        %d autosaves (every %v, keep %d), final save at tick %d, newest autosave at tick %d\n",
 		r.Autosaves, c.Autosave, c.Keep, r.FinalTick, r.AutosaveTick)

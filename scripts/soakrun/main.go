@@ -7,7 +7,11 @@
 // drops connections under them (a reset, no goodbye), rejoins dropped or
 // departed players with their session token, and corrupts a map of a full
 // client at a step so the host must detect and repair it; it keeps the
-// population near its target all along.
+// population near its target all along. Beside the bots, hostile clients
+// from other loopback addresses abuse the host (hostile.go): squatters
+// that download a byte a second, a lag griefer that never advances, a
+// desync looper that never finishes its repair, and a connect-and-close
+// flood; each rule must drop them and the cool-down refuse their rejoins.
 //
 // Afterwards it checks that every full client has the host's world and map
 // hashes at one tick and every light client still acknowledges ticks;
@@ -125,7 +129,12 @@ simulating). For --duration a chaos loop joins new players, makes players
 leave, drops connections under them (a reset, no goodbye), rejoins dropped
 or departed players with their session token, and corrupts one map of a
 full client at a step so the host must detect and repair it, keeping the
-population near --clients. A progress line is printed every 30 s (--progress).
+population near --clients. Meanwhile hostile clients, each from its own
+loopback address, abuse the host: 3 squatters that acknowledge the world a
+byte a second, a lag griefer that never advances, a desync looper that
+never finishes its repair (each rejoining at once when dropped, then after
+the cool-down), and a flood that connects and hangs up 200 times a second.
+A progress line is printed every 30 s (--progress).
 
 Then it checks, and exits 1 with one line per failed check, unless:
   - every full client has the host's world hash and map hashes at one tick,
@@ -141,7 +150,10 @@ Then it checks, and exits 1 with one line per failed check, unless:
   - the host counted no save error and no desync drop, detected exactly
     the desyncs injected and repaired each one, every join and rejoin
     worked (a rejoin as the same player) and no client was disconnected
-    except by the chaos.
+    except by the chaos (the hostile clients' desyncs and drops apart);
+  - the hostile clients met only the rules meant for them and, when the
+    chaos lasted 25 s or more, each was dropped and a rejoin refused in
+    its cool-down; the flood stayed off the status page's joins list.
 Exit codes: 0 pass, 1 a check failed or the soak could not run, 2 usage.
 
 Flags:

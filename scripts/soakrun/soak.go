@@ -40,6 +40,7 @@ type soak struct {
 	injecting sync.WaitGroup // desyncs waiting for their repair
 
 	n        counters
+	hostile  hostileCounts
 	probs    problems
 	probe    probe
 	hostTick atomic.Uint64
@@ -217,7 +218,12 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	fmt.Fprintf(cfg.Out, "[%s] warm-up sample: %d clients, %d goroutines, live heap %s, RSS %s; chaos until %s\n",
 		s.elapsed(), res.Warm.clients, res.Warm.goroutines, mib(res.Warm.heapLive), kib(res.Warm.rss), end.Sub(s.start).Round(time.Second))
 
+	hostileCtx, stopHostile := context.WithCancel(ctx)
+	hostileDone := make(chan struct{})
+	go func() { defer close(hostileDone); s.hostiles(hostileCtx, ln.Addr().String()) }()
 	s.chaos(end)
+	stopHostile()
+	<-hostileDone
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
@@ -260,6 +266,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	res.RSSPeak = max(peakRSS(), res.Warm.rss, res.End.rss)
 
 	s.checkSaves(res, savePath, world)
+	s.checkHostile(res, res.Soaked-cfg.Warmup)
 	s.collect(res)
 	res.Wall = time.Since(s.start)
 	res.report(cfg.Out)
@@ -277,6 +284,10 @@ const (
 	stopSlack        = 5
 )
 
+// soakDropCooldown is the host's cool-down after a drop for lagging or
+// desyncs, which the hostile clients wait out.
+const soakDropCooldown = 5 * time.Second
+
 // gameName is the soak's game, announced to joiners and written in its
 // saves.
 const gameName = "lockhost soak"
@@ -290,11 +301,22 @@ func (s *soak) hostConfig(savePath string) host.Config {
 	cfg := s.cfg
 	meta := hostcontent.SaveMeta(s.bundle, gameName)
 	return host.Config{
-		GameName:    gameName,
-		MaxPlayers:  cfg.Clients + 16,
-		ConnRate:    -1,
-		HashEvery:   cfg.HashEvery,
-		DesyncLimit: 1 << 20,
+		GameName:   gameName,
+		MaxPlayers: cfg.Clients + 16,
+		ConnRate:   -1,
+		// The bots join from one address, up to 8 at once plus the
+		// chaos's; the hostile clients each have their own.
+		MaxPendingPerAddr: 16,
+		// Short enough for the hostile clients to be dropped within a
+		// short soak, long enough for a loaded machine's bots.
+		DownloadStallTimeout: 5 * time.Second,
+		MinDownloadRate:      256 << 10,
+		MaxHold:              10 * time.Second,
+		ResyncTimeout:        15 * time.Second,
+		DropCooldown:         soakDropCooldown,
+		HashEvery:            cfg.HashEvery,
+		DesyncLimit:          1 << 20,
+		Observer:             observer{&s.hostile},
 		Save: host.SaveConfig{Path: savePath, Every: cfg.Autosave, Keep: cfg.Keep,
 			Meta: func() saves.Meta { return meta }},
 		Logger: cfg.Logger.With("side", "host"),

@@ -1,0 +1,79 @@
+package host
+
+import (
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+)
+
+// refusalLog keeps refusals of connections that were never admitted from
+// filling the log: per address (an IPv6 address by its /64) the first
+// refusal of an interval is logged in full, later ones are only counted,
+// and flush logs one summary line per address with the count by reason.
+type refusalLog struct {
+	log   *slog.Logger
+	every time.Duration
+	mu    sync.Mutex
+	addrs map[string]*refusals
+}
+
+// refusals is one address's refusals in the current interval.
+type refusals struct {
+	since    time.Time      // when the interval's first refusal was logged
+	quiet    int            // refusals counted but not logged since
+	byReason map[string]int // of the quiet ones
+}
+
+func newRefusalLog(log *slog.Logger, every time.Duration) *refusalLog {
+	return &refusalLog{log: log, every: every, addrs: map[string]*refusals{}}
+}
+
+// refused logs a refusal from key with reason, or counts it if a line for
+// key went out less than an interval ago. attrs are the full line's.
+func (l *refusalLog) refused(now time.Time, key, msg, reason string, attrs ...any) {
+	l.mu.Lock()
+	r := l.addrs[key]
+	if r != nil && now.Sub(r.since) < l.every {
+		r.quiet++
+		r.byReason[reason]++
+		l.mu.Unlock()
+		return
+	}
+	if r != nil && r.quiet > 0 {
+		l.summary(key, r)
+	}
+	l.addrs[key] = &refusals{since: now, byReason: map[string]int{}}
+	l.mu.Unlock()
+	l.log.Info(msg, attrs...)
+}
+
+// flush logs a summary for every address whose interval is over and
+// forgets it.
+func (l *refusalLog) flush(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key, r := range l.addrs {
+		if now.Sub(r.since) < l.every {
+			continue
+		}
+		if r.quiet > 0 {
+			l.summary(key, r)
+		}
+		delete(l.addrs, key)
+	}
+}
+
+// summary logs r's quiet refusals; l.mu is held.
+func (l *refusalLog) summary(key string, r *refusals) {
+	reasons := make([]string, 0, len(r.byReason))
+	for k := range r.byReason {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	attrs := []any{"addr", key, "count", r.quiet, "since", r.since}
+	for _, k := range reasons {
+		attrs = append(attrs, slog.Int("reason_"+k, r.byReason[k]))
+	}
+	l.log.Info("more clients refused", attrs...)
+}
