@@ -200,145 +200,73 @@ type Config struct {
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
 }
 
-// Defaults returns c with every unset field filled in.
+// Defaults returns c with every unset field filled in: the one place the
+// defaults live.
 func (c Config) Defaults() Config {
-	if c.GameName == "" {
-		c.GameName = "lockhost colony"
-	}
-	if c.TickRate == 0 {
-		c.TickRate = 60
-	}
-	if c.MaxPlayers == 0 {
-		c.MaxPlayers = 8
-	}
+	orDefault(&c.GameName, "lockhost colony")
+	orDefault(&c.TickRate, 60)
+	orDefault(&c.MaxPlayers, 8)
 	switch c.MaxSpectators {
 	case 0:
 		c.MaxSpectators = 4
 	case -1:
 		c.MaxSpectators = 0
 	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = 10 * time.Second
-	}
-	if c.UsernameTimeout == 0 {
-		c.UsernameTimeout = 10 * time.Second
-	}
-	if c.DownloadStallTimeout == 0 {
-		c.DownloadStallTimeout = 30 * time.Second
-	}
-	if c.MinDownloadRate == 0 {
-		c.MinDownloadRate = 16 << 10
-	}
-	if c.CatchUpTimeout == 0 {
-		c.CatchUpTimeout = 2 * time.Minute
-	}
-	if c.ClockWindow == 0 {
-		c.ClockWindow = 50 * time.Millisecond
-	}
-	if c.ClockRetries == 0 {
-		c.ClockRetries = 32
-	}
-	if c.ConnRate == 0 {
-		c.ConnRate = 5
-	}
-	if c.ConnBurst == 0 {
-		c.ConnBurst = 10
-	}
-	if c.MaxPending == 0 {
-		c.MaxPending = 64
-	}
-	if c.MaxPendingPerAddr == 0 {
-		c.MaxPendingPerAddr = 4
-	}
-	if c.PasswordRate == 0 {
-		c.PasswordRate = 0.5
-	}
-	if c.PasswordBurst == 0 {
-		c.PasswordBurst = 10
-	}
-	if c.PasswordRateAll == 0 {
-		c.PasswordRateAll = 5
-	}
-	if c.PasswordBurstAll == 0 {
-		c.PasswordBurstAll = 20
-	}
-	if c.RefusalLogEvery == 0 {
-		c.RefusalLogEvery = 10 * time.Second
-	}
-	if c.HandshakeMaxFrame == 0 {
-		c.HandshakeMaxFrame = 80 << 10
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = 15 * time.Second
-	}
-	if c.MaxFrame == 0 {
-		c.MaxFrame = wire.MaxClientCommandPayload + 4096
-	}
-	if c.MaxCommandPayload == 0 {
-		c.MaxCommandPayload = wire.MaxCommandPayload
-	}
-	if c.CommandRate == 0 {
-		c.CommandRate = 100
-	}
-	if c.CommandBurst == 0 {
-		c.CommandBurst = 200
-	}
-	if c.MaxLag == 0 {
-		c.MaxLag = 120
-	}
-	if c.MaxHold == 0 {
-		c.MaxHold = time.Minute
-	}
-	if c.HoldWindow == 0 {
-		c.HoldWindow = 10 * time.Minute
-	}
-	if c.DropCooldown == 0 {
-		c.DropCooldown = 2 * time.Minute
-	}
-	if c.SendQueue == 0 {
-		c.SendQueue = 1024
-	}
-	if c.SendQueueBytes == 0 {
-		c.SendQueueBytes = 8 << 20
-	}
-	if c.JoinPointMaxAge == 0 {
-		c.JoinPointMaxAge = 10 * time.Second
-	}
-	if c.GzipLevel == 0 {
-		c.GzipLevel = snapshot.DefaultLevel
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	orDefault(&c.HandshakeTimeout, 10*time.Second)
+	orDefault(&c.UsernameTimeout, 10*time.Second)
+	orDefault(&c.DownloadStallTimeout, 30*time.Second)
+	orDefault(&c.MinDownloadRate, 16<<10)
+	orDefault(&c.CatchUpTimeout, 2*time.Minute)
+	orDefault(&c.ClockWindow, 50*time.Millisecond)
+	orDefault(&c.ClockRetries, 32)
+	orDefault(&c.ConnRate, 5)
+	orDefault(&c.ConnBurst, 10)
+	orDefault(&c.MaxPending, 64)
+	orDefault(&c.MaxPendingPerAddr, 4)
+	orDefault(&c.PasswordRate, 0.5)
+	orDefault(&c.PasswordBurst, 10)
+	orDefault(&c.PasswordRateAll, 5)
+	orDefault(&c.PasswordBurstAll, 20)
+	orDefault(&c.RefusalLogEvery, 10*time.Second)
+	orDefault(&c.HandshakeMaxFrame, 80<<10)
+	orDefault(&c.WriteTimeout, 15*time.Second)
+	orDefault(&c.MaxFrame, wire.MaxClientCommandPayload+4096)
+	orDefault(&c.MaxCommandPayload, wire.MaxCommandPayload)
+	orDefault(&c.CommandRate, 100)
+	orDefault(&c.CommandBurst, 200)
+	orDefault(&c.MaxLag, 120)
+	orDefault(&c.MaxHold, time.Minute)
+	orDefault(&c.HoldWindow, 10*time.Minute)
+	orDefault(&c.DropCooldown, 2*time.Minute)
+	orDefault(&c.SendQueue, 1024)
+	orDefault(&c.SendQueueBytes, 8<<20)
+	orDefault(&c.JoinPointMaxAge, 10*time.Second)
+	orDefault(&c.GzipLevel, snapshot.DefaultLevel)
+	orDefault(&c.Logger, slog.Default())
 	switch c.HashEvery {
 	case 0:
 		c.HashEvery = lockstep.DefaultHashEvery
 	case -1:
 		c.HashEvery = 0
 	}
-	if c.HashWindow == 0 {
-		c.HashWindow = max(1800, 2*c.MaxLag, 4*uint64(c.HashEvery))
-	}
-	if c.DesyncLimit == 0 {
-		c.DesyncLimit = 3
-	}
-	if c.DesyncWindow == 0 {
-		c.DesyncWindow = 10 * time.Minute
-	}
-	if c.ResyncTimeout == 0 {
-		c.ResyncTimeout = 2 * time.Minute
-	}
+	orDefault(&c.HashWindow, max(1800, 2*c.MaxLag, 4*uint64(c.HashEvery)))
+	orDefault(&c.DesyncLimit, 3)
+	orDefault(&c.DesyncWindow, 10*time.Minute)
+	orDefault(&c.ResyncTimeout, 2*time.Minute)
 	c.Save = c.Save.withDefaults()
-	if c.KeepaliveEvery == 0 {
-		c.KeepaliveEvery = time.Second
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 30 * time.Second
-	}
-	if c.RejoinGrace == 0 {
-		c.RejoinGrace = 5 * time.Minute
-	}
+	orDefault(&c.KeepaliveEvery, time.Second)
+	orDefault(&c.Timeout, 30*time.Second)
+	orDefault(&c.RejoinGrace, 5*time.Minute)
 	return c
+}
+
+// orDefault sets *p to v when it holds its type's zero value, that is when
+// the field was left unset.
+func orDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
 }
 
 // Validate reports settings that cannot work.

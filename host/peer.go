@@ -201,66 +201,96 @@ func (p *peer) isClosing() bool {
 	}
 }
 
-// run drives the connection through every phase. admitted reports whether
-// the session knows the player (and so must be told when it leaves).
+// run drives the connection through every phase, one named step each:
+// handshake, admit, transfer, settle, play. admitted reports whether the
+// session knows the player (and so must be told when it leaves).
 func (p *peer) run() (admitted bool, err error) {
+	challenge, err := p.handshake()
+	if err != nil {
+		return false, err
+	}
+	jr, err := p.admit(challenge)
+	if err != nil {
+		return false, err
+	}
+	pl, err := p.transfer(jr)
+	if err != nil {
+		return true, err
+	}
+	if err := p.settle(jr.member, pl); err != nil {
+		return true, err
+	}
+	return true, p.play(jr.member)
+}
+
+// handshake runs steps 1-4 under the handshake deadline: the protocol
+// version, the mod list (with a fresh password challenge if the session
+// has a password, which it returns), the def databases, a clock sync and
+// DefsOK with the player's ID.
+func (p *peer) handshake() (challenge []byte, err error) {
 	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
 
 	// 1. Protocol.
 	pkt, err := p.read(wire.IDClientProtocol)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if v := pkt.(*wire.ClientProtocol).Protocol; v != wire.ProtocolVersion {
 		older := "this client is older than the host: update lockhost on this machine"
 		if v > wire.ProtocolVersion {
 			older = "the host is older than this client: the host needs to update lockhost"
 		}
-		return false, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
+		return nil, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
 	}
 	p.phase("handshake")
 
-	// 2. Mod list, with a fresh password challenge if the session has a
-	// password.
+	// 2. Mod list, with the challenge.
 	ct := p.srv.content
-	var challenge []byte
 	if len(cfg.Password) > 0 {
 		if challenge, err = password.NewChallenge(); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge}) {
-		return false, net.ErrClosed
+		return nil, net.ErrClosed
 	}
 
 	// 3. Def databases.
 	if pkt, err = p.read(wire.IDClientDefs); err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := p.checkDefs(pkt.(*wire.ClientDefs)); err != nil {
-		return false, err
+		return nil, err
 	}
 
 	// Clock sync, still under the handshake deadline.
 	if _, err := p.syncClock(nil); err != nil {
-		return false, err
+		return nil, err
 	}
 
 	// 4. DefsOK with the player's ID.
 	p.id = p.srv.nextID.Add(1)
 	p.log = p.log.With("player", p.id)
 	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
-		return false, net.ErrClosed
+		return nil, net.ErrClosed
 	}
 	p.phase("defs")
+	return challenge, nil
+}
 
-	// 5. Username; an empty one is ignored, under the same deadline.
+// admit runs step 5: it waits for a username (an empty one is ignored,
+// under the same deadline), checks the password proof against challenge
+// and asks the session to admit the player. On admission the connection
+// is no longer pending and takes full-size frames.
+func (p *peer) admit(challenge []byte) (joinReply, error) {
+	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.UsernameTimeout))
 	var cu *wire.ClientUsername
 	for cu == nil || cu.Name == "" {
-		if pkt, err = p.read(wire.IDClientUsername); err != nil {
-			return false, err
+		pkt, err := p.read(wire.IDClientUsername)
+		if err != nil {
+			return joinReply{}, err
 		}
 		cu = pkt.(*wire.ClientUsername)
 	}
@@ -271,7 +301,7 @@ func (p *peer) run() (admitted bool, err error) {
 	passwordOK := len(cfg.Password) == 0
 	if !passwordOK {
 		if !p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now()) {
-			return false, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
+			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
 		}
 		passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof)
 	}
@@ -279,51 +309,70 @@ func (p *peer) run() (admitted bool, err error) {
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
-		return false, refuse(wire.ReasonServerClosing, "")
+		return joinReply{}, refuse(wire.ReasonServerClosing, "")
 	}
 	jr := <-reply
 	if jr.err != nil {
 		var ce *coolingError
 		if errors.As(jr.err, &ce) {
-			return false, refuse(ce.why, "%s", ce.Error())
+			return joinReply{}, refuse(ce.why, "%s", ce.Error())
 		}
 		r := admissionReason(jr.err)
-		return false, refuse(r, "%s", r.Sentence())
+		return joinReply{}, refuse(r, "%s", r.Sentence())
 	}
-	admitted = true
 	p.unpend()
 	p.fr.SetMax(cfg.MaxFrame)
 	p.member = jr.member
 	p.id, p.name = jr.id, jr.member.name
-	cu.Spectate = jr.member.spectator
-	p.spectator = cu.Spectate
+	p.spectator = jr.member.spectator
 	p.phase("admission")
+	return jr, nil
+}
 
-	// 6-7. World data. Small packets already flow.
+// transfer runs steps 6-8: it sends the join point's world while small
+// packets already flow, follows the acknowledgements under the stall
+// deadline and the minimum download rate, then waits for WorldReady under
+// the catch-up deadline. It returns the payload sent and WorldReady.
+func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
+	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
 	point, err := jr.point.compressed(cfg.GzipLevel)
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
-		return true, refuse(wire.ReasonGeneric, "the host could not prepare the world")
+		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
 	pl, err := snapshot.NewPayload(point, jr.faction, jr.granted, jr.cmds)
 	if err != nil {
 		p.log.Error("lay out join point", "err", err)
-		return true, refuse(wire.ReasonGeneric, "the host could not prepare the world")
+		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
 	p.conn.startTransfer(pl)
 	p.sentBytes = pl.Total()
-	p.log.Info("sending world", "name", p.name, "spectator", cu.Spectate, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
+	p.log.Info("sending world", "name", p.name, "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
+	wr, err := p.download(pl.Total())
+	if err != nil {
+		return nil, err
+	}
+	p.phase("catch_up")
+	select {
+	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
+	case <-p.srv.sess.done:
+		return nil, net.ErrClosed
+	}
+	return pl, nil
+}
 
-	// 8. Acknowledgements measure the download; then WorldReady. The
-	// download must also keep an average rate: it has a deadline of its
-	// own, which the stall deadline never passes.
+// download reads the acknowledgements of a transfer of total bytes, which
+// measure the download, and then WorldReady. The download must also keep
+// an average rate: it has a deadline of its own, which the stall deadline
+// never passes.
+func (p *peer) download(total uint64) (*wire.ClientWorldReady, error) {
+	cfg := p.srv.cfg
 	var acked uint64
 	downloaded := false
-	var wr *wire.ClientWorldReady
 	finish := time.Time{} // the whole download's deadline; zero: none
 	if cfg.MinDownloadRate > 0 {
-		finish = time.Now().Add(cfg.DownloadStallTimeout + time.Duration(float64(pl.Total())/cfg.MinDownloadRate*float64(time.Second)))
+		finish = time.Now().Add(cfg.DownloadStallTimeout + time.Duration(float64(total)/cfg.MinDownloadRate*float64(time.Second)))
 	}
 	downloadDeadline := func() {
 		d := time.Now().Add(cfg.DownloadStallTimeout)
@@ -333,70 +382,75 @@ func (p *peer) run() (admitted bool, err error) {
 		_ = p.nc.SetReadDeadline(d)
 	}
 	downloadDeadline()
-	for wr == nil {
-		if pkt, err = p.read(wire.IDClientAck, wire.IDClientWorldReady); err != nil {
+	for {
+		pkt, err := p.read(wire.IDClientAck, wire.IDClientWorldReady)
+		if err != nil {
 			if !downloaded && !finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(finish) {
-				return true, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
-					byteSize(cfg.MinDownloadRate), acked, pl.Total())
+				return nil, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
+					byteSize(cfg.MinDownloadRate), acked, total)
 			}
-			return true, err
+			return nil, err
 		}
 		switch pkt := pkt.(type) {
 		case *wire.ClientAck:
-			if pkt.Received < acked || pkt.Received > pl.Total() {
-				return true, refuse(wire.ReasonBadPacket, "acknowledged %d of %d bytes after %d", pkt.Received, pl.Total(), acked)
+			if pkt.Received < acked || pkt.Received > total {
+				return nil, refuse(wire.ReasonBadPacket, "acknowledged %d of %d bytes after %d", pkt.Received, total, acked)
 			}
 			if pkt.Received > acked {
 				acked = pkt.Received
 				downloadDeadline()
 			}
-			if acked == pl.Total() && !downloaded {
+			if acked == total && !downloaded {
 				downloaded = true
 				p.phase("download")
 				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.CatchUpTimeout))
 			}
 		case *wire.ClientWorldReady:
-			if acked != pl.Total() {
-				return true, refuse(wire.ReasonBadPacket, "WorldReady after acknowledging %d of %d bytes", acked, pl.Total())
+			if acked != total {
+				return nil, refuse(wire.ReasonBadPacket, "WorldReady after acknowledging %d of %d bytes", acked, total)
 			}
-			wr = pkt
+			return pkt, nil
 		}
 	}
-	p.phase("catch_up")
-	select {
-	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
-	case <-p.srv.sess.done:
-		return true, net.ErrClosed
-	}
+}
 
-	// Phase change: sync clocks again, taking commands meanwhile.
+// settle syncs clocks again after WorldReady, taking the member's commands
+// meanwhile, tells the session the round trip, and logs and records the
+// join with every phase's time.
+func (p *peer) settle(m *member, pl *snapshot.Payload) error {
+	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
-	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, jr.member) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
+	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
 	if err != nil {
-		return true, err
+		return err
 	}
 	_ = p.nc.SetReadDeadline(time.Time{})
 	select {
 	case p.srv.sess.latency <- latencyReq{id: p.id, rtt: rtt}:
 	case <-p.srv.sess.done:
-		return true, net.ErrClosed
+		return net.ErrClosed
 	}
 	p.phase("clock_sync")
-	attrs := []any{"name", p.name, "spectator", cu.Spectate, "rejoin", p.rejoin, "bytes", pl.Total(),
+	attrs := []any{"name", p.name, "spectator", p.spectator, "rejoin", p.rejoin, "bytes", pl.Total(),
 		"total_ms", ms(time.Since(p.start)), "rtt_ms", ms(rtt)}
 	for _, ph := range p.phases {
 		attrs = append(attrs, ph.Phase+"_ms", ms(ph.D))
 	}
 	p.log.Info("player joined", attrs...)
 	p.record(JoinOK, "")
+	return nil
+}
 
-	// Playing: commands and tick reports.
+// play reads the playing phase's commands and tick reports until the
+// connection ends.
+func (p *peer) play(m *member) error {
 	for {
-		if pkt, err = p.read(wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced); err != nil {
-			return true, err
+		pkt, err := p.read(wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
+		if err != nil {
+			return err
 		}
-		if err := p.playing(pkt, jr.member); err != nil {
-			return true, err
+		if err := p.playing(pkt, m); err != nil {
+			return err
 		}
 	}
 }
