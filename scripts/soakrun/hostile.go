@@ -268,36 +268,35 @@ func (s *soak) squatOnce(ctx context.Context, addr, name string) error {
 // rejoins with its token at once (the cool-down must refuse it), then
 // after the cool-down.
 func (s *soak) lagGriefer(ctx context.Context, addr string) {
-	var token []byte
-	for ctx.Err() == nil {
-		tok, err := s.griefOnce(ctx, lagFrom, addr, "LagGriefer", token, false)
-		if ctx.Err() != nil {
-			return
-		}
-		if tok != nil {
-			token = tok
-		}
-		switch r, msg, ok := reasonOf(err); {
-		case ok && r == wire.ReasonLagging && strings.Contains(msg, "may rejoin"):
-			s.hostile.lagRefused.Add(1)
-			sleepCtx(ctx, soakDropCooldown)
-		case ok && r == wire.ReasonLagging:
-			s.hostile.lagDrops.Add(1)
-		default:
-			s.hostile.odd("lag griefer: %v", err)
-			token = nil
-			sleepCtx(ctx, time.Second)
-		}
-	}
+	s.griefLoop(ctx, griefer{from: lagFrom, name: "LagGriefer", reason: wire.ReasonLagging,
+		drops: &s.hostile.lagDrops, refused: &s.hostile.lagRefused, what: "lag griefer"}, addr)
 }
 
 // desyncLooper reports a wrong world hash and never finishes the repair;
 // once dropped it rejoins with its token at once, then after the
 // cool-down, and does it again.
 func (s *soak) desyncLooper(ctx context.Context, addr string) {
+	s.griefLoop(ctx, griefer{from: desyncFrom, name: looperName, desync: true, reason: wire.ReasonDesync,
+		drops: &s.hostile.desyncDrops, refused: &s.hostile.desyncRefused, what: "desync looper"}, addr)
+}
+
+// griefer is one kind of griefing player: where it connects from, its
+// name, whether it lies about hashes, the reason it is dropped with and
+// the counters of its drops and refused rejoins.
+type griefer struct {
+	from, name, what string
+	desync           bool
+	reason           wire.Reason
+	drops, refused   *atomic.Int64
+}
+
+// griefLoop joins as g until ctx ends, rejoining with its token after
+// each drop: at once (the cool-down must refuse it), then after the
+// cool-down. Anything but its own drop or refusal is recorded as odd.
+func (s *soak) griefLoop(ctx context.Context, g griefer, addr string) {
 	var token []byte
 	for ctx.Err() == nil {
-		tok, err := s.griefOnce(ctx, desyncFrom, addr, looperName, token, true)
+		tok, err := s.griefOnce(ctx, g.from, addr, g.name, token, g.desync)
 		if ctx.Err() != nil {
 			return
 		}
@@ -305,13 +304,13 @@ func (s *soak) desyncLooper(ctx context.Context, addr string) {
 			token = tok
 		}
 		switch r, msg, ok := reasonOf(err); {
-		case ok && r == wire.ReasonDesync && strings.Contains(msg, "may rejoin"):
-			s.hostile.desyncRefused.Add(1)
+		case ok && r == g.reason && strings.Contains(msg, "may rejoin"):
+			g.refused.Add(1)
 			sleepCtx(ctx, soakDropCooldown)
-		case ok && r == wire.ReasonDesync:
-			s.hostile.desyncDrops.Add(1)
+		case ok && r == g.reason:
+			g.drops.Add(1)
 		default:
-			s.hostile.odd("desync looper: %v", err)
+			s.hostile.odd("%s: %v", g.what, err)
 			token = nil
 			sleepCtx(ctx, time.Second)
 		}
