@@ -133,18 +133,8 @@ func TestOversizedDefsListRefusedBeforeDecoding(t *testing.T) {
 // admitted).
 func tryJoin(t *testing.T, addr, name string, mod func(*join.Config)) wire.Reason {
 	t.Helper()
-	cfg := joinCfg(addr, name, newHashLog())
-	if mod != nil {
-		mod(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := join.Join(ctx, cfg)
-	if err != nil {
-		var re *join.RejectedError
-		if !errors.As(err, &re) {
-			t.Fatalf("join %s: %v", name, err)
-		}
+	s, re := joinWith(t, addr, name, mod)
+	if re != nil {
 		return re.Reason
 	}
 	s.Close()
