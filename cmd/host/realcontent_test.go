@@ -22,7 +22,6 @@ import (
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/saves"
-	"github.com/lockhost/lockhost/web"
 )
 
 // realModFiles is a mod written the way real RimWorld mods are: version
@@ -117,21 +116,8 @@ func TestHostRealModContent(t *testing.T) {
 		free.Close()
 		all := append([]string{"serve", "--listen", addr, "--save", save, "--autosave", "0", "--map-size", "48",
 			"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0"}, content...)
-		cmd := exec.Command(hostBin, append(all, args...)...)
-		cmd.Env = append(os.Environ(), web.TokenEnv+"=")
-		var log syncbuf.Buffer
-		cmd.Stderr = &log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-done
-			done <- nil
-		})
-		return &log, waitStatusPage(t, &log, done), addr, done, cmd
+		h := runHost(t, hostBin, append(all, args...)...)
+		return h.log, waitStatusPage(t, h.log, h.done), addr, h.done, h.cmd
 	}
 	stop := func(cmd *exec.Cmd, done chan error, log *syncbuf.Buffer) {
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

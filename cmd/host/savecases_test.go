@@ -14,6 +14,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/web"
 )
 
 // hostRun is a running `host serve`.
@@ -26,11 +27,20 @@ type hostRun struct {
 // smallWorld are serve's flags for a quick world on a free port.
 var smallWorld = []string{"--listen", "127.0.0.1:0", "--maps", "1", "--map-size", "48", "--conn-rate", "-1", "--tick-rate", "120"}
 
-// startServe starts bin serve with args, and stops it (if still running)
-// when the test ends.
+// startServe starts bin serve on a small world with args, and stops it
+// (if still running) when the test ends.
 func startServe(t *testing.T, bin, dataDir string, args ...string) *hostRun {
 	t.Helper()
-	cmd := exec.Command(bin, append(append([]string{"serve", "--data-dir", dataDir}, smallWorld...), args...)...)
+	return runHost(t, bin, append(append([]string{"serve", "--data-dir", dataDir}, smallWorld...), args...)...)
+}
+
+// runHost starts bin with args, its status page open without a token,
+// and kills it (if still running) when the test ends. Whoever takes the
+// exit from done puts it back, for the cleanup.
+func runHost(t *testing.T, bin string, args ...string) *hostRun {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), web.TokenEnv+"=")
 	h := &hostRun{cmd: cmd, log: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = h.log
 	if err := cmd.Start(); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,7 +17,6 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/saves"
-	"github.com/lockhost/lockhost/web"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -52,21 +50,10 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	free.Close()
 
 	save := filepath.Join(dir, "world.lhsave")
-	hostCmd := exec.Command(hostBin, "serve", "--listen", addr, "--save", save, "--new", "--autosave", "0",
+	h := runHost(t, hostBin, "serve", "--listen", addr, "--save", save, "--new", "--autosave", "0",
 		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0")
-	hostCmd.Env = append(os.Environ(), web.TokenEnv+"=") // the test reads the status page without a token
-	var hostErr syncbuf.Buffer
-	hostCmd.Stderr = &hostErr
-	if err := hostCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	hostDone := make(chan error, 1)
-	go func() { hostDone <- hostCmd.Wait() }()
-	t.Cleanup(func() {
-		_ = hostCmd.Process.Kill()
-		<-hostDone
-	})
-	status := waitStatusPage(t, &hostErr, hostDone)
+	hostCmd, hostErr, hostDone := h.cmd, h.log, h.done
+	status := waitStatusPage(t, hostErr, hostDone)
 
 	joinCmd := exec.Command(joinBin, addr, "--name", "Alice", "--no-input", "--no-reconnect")
 	stdout, err := joinCmd.StdoutPipe()
@@ -115,7 +102,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 		if err != nil {
 			t.Fatalf("host exited with %v after SIGTERM:\n%s", err, hostErr.String())
 		}
-		hostDone <- nil // for the cleanup
+		hostDone <- err // for the cleanup
 	case <-time.After(20 * time.Second):
 		t.Fatalf("host still running 20 s after SIGTERM:\n%s", hostErr.String())
 	}
