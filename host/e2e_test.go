@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/joinopt"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -348,7 +349,7 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 		v     uint32
 		older string
 	}{{wire.ProtocolVersion + 1, "the host is older"}, {wire.ProtocolVersion - 1, "this client is older"}} {
-		// Protocol 0 means "the default" to join.Config, so speak raw.
+		// Over a raw connection: the host's answer to each version.
 		c := dialRaw(t, h.addr)
 		c.send(&wire.ClientProtocol{Protocol: tc.v})
 		d := c.disconnected()
@@ -356,9 +357,12 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 			t.Fatalf("protocol %d: %s %q, want Protocol saying %q", tc.v, d.Reason, d.Message, tc.older)
 		}
 	}
-	cfg.Protocol = wire.ProtocolVersion + 1
-	if re := rejection(t, cfg); re.Reason != wire.ReasonProtocol {
-		t.Fatalf("join tool: reason %s, want Protocol", re.Reason)
+	// The join tool announcing another version reads the refusal.
+	ctx, cancel := context.WithTimeout(joinopt.With(context.Background(), joinopt.Options{Protocol: wire.ProtocolVersion + 1}), 20*time.Second)
+	defer cancel()
+	var re *join.RejectedError
+	if _, err := join.Join(ctx, cfg); !errors.As(err, &re) || re.Reason != wire.ReasonProtocol {
+		t.Fatalf("join tool with a newer protocol: %v, want refused as Protocol", err)
 	}
 	cfg = joinCfg(h.addr, "Alice", newHashLog())
 	cfg.Databases = []defs.Summary{
@@ -366,7 +370,7 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 		{Type: "TerrainDef", Count: 3, Hash: 0x1234},
 		{Type: "RecipeDef", Count: 1, Hash: 1},
 	}
-	re := rejection(t, cfg)
+	re = rejection(t, cfg)
 	if re.Reason != wire.ReasonDefs {
 		t.Fatalf("reason %s, want Defs", re.Reason)
 	}
