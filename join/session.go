@@ -94,8 +94,12 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	start := time.Now()
 	report(cfg, PhaseConnect, 0, 0)
-	d := net.Dialer{Timeout: cfg.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
+	opt := joinopt.From(ctx)
+	dial := (&net.Dialer{Timeout: cfg.DialTimeout}).DialContext
+	if opt.Dial != nil {
+		dial = func(ctx context.Context, _, addr string) (net.Conn, error) { return opt.Dial(ctx, addr) }
+	}
+	nc, err := dial(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 	}
@@ -110,7 +114,7 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		nc = tc
 	}
-	s := &Session{cfg: cfg, opt: joinopt.From(ctx), nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
+	s := &Session{cfg: cfg, opt: opt, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	defer stop()
