@@ -197,9 +197,14 @@ func (h *fakeHost) handshake() (*wire.ClientUsername, error) {
 
 // sendWorld sends b as world data in chunks of size bytes, saying total.
 func (h *fakeHost) sendWorld(b []byte, total uint64, size int) error {
+	return h.sendWorldFrom(0, b, total, size)
+}
+
+// sendWorldFrom sends b, which starts at offset start of the payload.
+func (h *fakeHost) sendWorldFrom(start int, b []byte, total uint64, size int) error {
 	for off := 0; off < len(b); off += size {
 		end := min(off+size, len(b))
-		if err := h.send(&wire.ServerWorldData{Offset: uint64(off), Total: total, Data: b[off:end]}); err != nil {
+		if err := h.send(&wire.ServerWorldData{Offset: uint64(start + off), Total: total, Data: b[off:end]}); err != nil {
 			return err
 		}
 	}
