@@ -214,6 +214,15 @@ func TestSessionEnds(t *testing.T) {
 	}{
 		{"silent host", join.Config{HostTimeout: 300 * time.Millisecond}, func(l *live) error { return nil },
 			func(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }, "went silent"},
+		{"silent host after a keepalive", join.Config{HostTimeout: 300 * time.Millisecond}, func(l *live) error {
+			// The deadline restarts with every packet, not only at
+			// WorldReady.
+			if err := l.h.send(&wire.ServerKeepalive{Seq: 1}); err != nil {
+				return err
+			}
+			_, err := l.h.until(wire.IDClientKeepalive)
+			return err
+		}, func(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }, "went silent"},
 		{"tick in the past", join.Config{}, func(l *live) error {
 			cmd := locksteptest.Counters{}.AddCommand(0, 1)
 			cmd.Tick = l.w.granted - 1
