@@ -63,8 +63,9 @@ func (r *Relay) Addr() string { return r.ln.Addr().String() }
 func (r *Relay) SetDelay(d time.Duration) { r.delay.Store(int64(d)) }
 
 // Stall stops (true) or resumes (false) forwarding in every connection.
-// While stalled nothing is written and nothing is closed; what arrives is
-// held and forwarded in order on resuming.
+// While stalled nothing is written and nothing is closed: a side that
+// hangs up is not told to the other. What arrives is held and forwarded
+// in order on resuming.
 func (r *Relay) Stall(on bool) { r.stall.Store(on) }
 
 // CutAfter cuts connection i (counting from 0 in the order they were
@@ -157,6 +158,7 @@ type Conn struct {
 	client, host net.Conn
 	down, up     atomic.Int64 // bytes forwarded to the client, to the target
 	read         atomic.Int64 // bytes read from either side
+	readsEnded   atomic.Int32 // sides that have ended (for tests)
 	limit        atomic.Int64 // bytes to the client before the cut; -1: none
 	cut, reset   atomic.Bool
 	done         chan struct{}
@@ -229,6 +231,7 @@ func (c *Conn) pipe(src, dst net.Conn, count *atomic.Int64, toClient bool) {
 	q := make(chan piece, 1024)
 	go func() {
 		defer close(q)
+		defer c.readsEnded.Add(1)
 		for {
 			buf := make([]byte, 32<<10)
 			n, err := src.Read(buf)
@@ -247,9 +250,7 @@ func (c *Conn) pipe(src, dst net.Conn, count *atomic.Int64, toClient bool) {
 			continue // keep reading src so it is not reset for unread data
 		}
 		time.Sleep(time.Until(p.at))
-		for c.r.stall.Load() && !c.reset.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
+		c.waitStall()
 		if toClient {
 			p.data = c.clip(p.data)
 		}
@@ -262,8 +263,17 @@ func (c *Conn) pipe(src, dst net.Conn, count *atomic.Int64, toClient bool) {
 			failed = true
 		}
 	}
+	c.waitStall() // a stalled relay holds the end of the stream too
 	if tc, ok := dst.(*net.TCPConn); ok && !failed && !c.reset.Load() {
 		_ = tc.CloseWrite() // pass the end of the stream on
+	}
+}
+
+// waitStall returns once the relay is not stalled or the connection has
+// been reset.
+func (c *Conn) waitStall() {
+	for c.r.stall.Load() && !c.reset.Load() {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"syscall"
 	"testing"
@@ -185,6 +186,21 @@ func TestRelayStall(t *testing.T) {
 	}
 	// The count follows the write, so it may lag the read a moment.
 	WaitFor(t, "the counts to show the bytes forwarded", func() bool { return c.Held() == 0 && c.Down() == 4 })
+
+	// A hang-up is held too: the target's end of the stream reaches the
+	// client only on resuming.
+	r.Stall(true)
+	target.Close()
+	WaitFor(t, "the relay to see the target's hang-up", func() bool { return c.readsEnded.Load() == 1 })
+	_ = client.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := client.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read %v through a stalled relay after the target hung up, want nothing", err)
+	}
+	r.Stall(false)
+	_ = client.SetReadDeadline(time.Now().Add(DefaultWait))
+	if _, err := client.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("after resuming: %v, want EOF", err)
+	}
 }
 
 // timeoutErr returns err if it is a timeout, for errors.Is above.
