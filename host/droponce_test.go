@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -71,11 +72,11 @@ func TestRejoinWrongPasswordKeepsToken(t *testing.T) {
 			h := startHost(t, host.Config{Password: []byte("secret"), Timeout: time.Minute}, locksteptest.New(2, 256))
 			startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.Password = []byte("secret") })
 			addr := h.addr
-			var px *proxy
+			var px *testkit.Relay
 			if lingering {
 				// Through a proxy that can hold Bob's hang-up from the host.
-				px = startProxy(t, h.addr, 0)
-				addr = px.addr
+				px = testkit.StartRelay(t, h.addr)
+				addr = px.Addr()
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -91,7 +92,7 @@ func TestRejoinWrongPasswordKeepsToken(t *testing.T) {
 			waitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
 			first := bob.Info()
 			if lingering {
-				px.frozen.Store(true) // the host does not notice Bob is gone
+				px.Stall(true) // the host does not notice Bob is gone
 			}
 			bob.Close()
 			<-runErr

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +14,9 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
 	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -72,14 +72,12 @@ func (h *hashLog) at(tick uint64) ([]uint64, bool) {
 }
 
 type testHost struct {
-	addr   string
-	srv    *host.Server
-	log    *hashLog
-	cancel context.CancelFunc
-	done   chan error
+	addr string
+	srv  *host.Server
+	log  *hashLog
 }
 
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quietLogger() *slog.Logger { return testkit.Quiet() }
 
 func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	t.Helper()
@@ -90,24 +88,13 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	return startHostOn(t, ln, cfg, sim)
 }
 
-// startHostOn serves on ln until the test ends.
+// startHostOn serves on ln until the test ends (hosttest.StartOn, with
+// a fast tick and every tick's hashes and commands in the host's log).
 func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Sim) *testHost {
 	t.Helper()
-	th := &testHost{addr: ln.Addr().String(), log: newHashLog(), done: make(chan error, 1)}
-	if cfg.Logger == nil {
-		cfg.Logger = quietLogger()
-	}
+	th := &testHost{log: newHashLog()}
 	if cfg.TickRate == 0 {
 		cfg.TickRate = 200
-	}
-	if cfg.ConnRate == 0 {
-		cfg.ConnRate = -1 // tests connect from one address, many times
-	}
-	if cfg.MaxPendingPerAddr == 0 {
-		cfg.MaxPendingPerAddr = -1 // and many at once
-	}
-	if cfg.PasswordRate == 0 {
-		cfg.PasswordRate = -1 // and try passwords often
 	}
 	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {
@@ -117,26 +104,8 @@ func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Si
 			th.log.record(sim)
 		}
 	}
-	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, sim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	th.srv = srv
-	ctx, cancel := context.WithCancel(context.Background())
-	th.cancel = cancel
-	go func() { th.done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-th.done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			buf := make([]byte, 4<<20)
-			t.Errorf("host did not stop within 30 s; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
-		}
-	})
+	h := hosttest.StartOn(t, ln, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, sim)
+	th.addr, th.srv = h.Addr, h.Server
 	return th
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/roster"
@@ -19,11 +20,11 @@ import (
 func TestRejoinWithToken(t *testing.T) {
 	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, Timeout: time.Minute}, locksteptest.New(2, 256))
 	startJoiner(t, h.addr, "Alice")
-	px := startProxy(t, h.addr, 0)
+	px := testkit.StartRelay(t, h.addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log1 := newHashLog()
-	bob, err := join.Join(ctx, joinCfg(px.addr, "Bob", log1))
+	bob, err := join.Join(ctx, joinCfg(px.Addr(), "Bob", log1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestRejoinWithToken(t *testing.T) {
 
 	// The network drops Bob (the host has not noticed yet: its timeout is a
 	// minute), and Bob comes back with his token.
-	px.frozen.Store(true)
+	px.Stall(true)
 	bob.Close()
 	<-runErr
 	log2 := newHashLog()
