@@ -2,6 +2,7 @@ package join_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -262,5 +264,52 @@ func checkProgress(t *testing.T, list []join.Progress, total, ticks uint64) {
 	}
 	if lastCU.Done != ticks || lastCU.Total != ticks {
 		t.Fatalf("last catch-up report %+v, want %d of %d ticks", lastCU, ticks, ticks)
+	}
+}
+
+// TestCutMidDownload: a connection cut by the network after exactly n
+// bytes of the download (testkit.Relay between the client and the host)
+// ends the join with a network error, not a refusal or a protocol error,
+// and the client has acknowledged no more than it got.
+func TestCutMidDownload(t *testing.T) {
+	w := newWorld(t, 3, 0)
+	total := uint64(len(w.payload))
+	_, hostAddr, ends := tcpTransport(t)
+	relay := testkit.StartRelay(t, hostAddr)
+	// The handshake's packets come first; cut 5 chunks into the world.
+	hs := len(wire.MustMarshal(greeting.modList)) + len(wire.MustMarshal(greeting.defsOK))
+	frame := len(wire.MustMarshal(&wire.ServerWorldData{Offset: 0, Total: total, Data: w.payload[:chunk]}))
+	cut := int64(hs + 5*frame + frame/2)
+	relay.CutAfter(0, cut)
+	var acked uint64
+	_, err, script := runCtx(t, context.Background(), relay.Addr(), ends, join.Config{}, func(h *fakeHost) error {
+		if _, err := h.handshake(); err != nil {
+			return err
+		}
+		_ = h.sendWorld(w.payload, total, chunk) // the relay resets it midway
+		for {
+			p, err := h.next()
+			if err != nil {
+				return nil // the reset
+			}
+			if a, ok := p.(*wire.ClientAck); ok {
+				acked = a.Received
+			}
+		}
+	})
+	scriptOK(t, script)
+	if err == nil || isProtocolError(err) {
+		t.Fatalf("join: %v, want a network error", err)
+	}
+	var re *join.RejectedError
+	if errors.As(err, &re) {
+		t.Fatalf("a cut reads as a refusal: %v", err)
+	}
+	c := relay.Conns()[0]
+	if !c.Cut() || c.Down() != cut {
+		t.Fatalf("relay: cut %v after %d bytes, want a cut after %d", c.Cut(), c.Down(), cut)
+	}
+	if acked > 5*chunk {
+		t.Fatalf("acknowledged %d bytes of the world, received at most %d", acked, 5*chunk)
 	}
 }

@@ -316,3 +316,49 @@ func TestHashReports(t *testing.T) {
 		}
 	}
 }
+
+// TestLight: a light client simulates nothing after WorldReady: commands
+// count as applied when they arrive, it reports the host's grant as its
+// tick, and a repair is a protocol error.
+func TestLight(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			var cb callbacks
+			cfg := cb.config()
+			cfg.Light = true
+			ctx, addr, ends := tr.start(t)
+			l := joinLive(t, tr, ctx, addr, ends, cfg)
+			g := l.w.granted
+			cmd := locksteptest.Counters{}.AddCommand(0, 1)
+			cmd.Tick = g + 50
+			if err := l.h.send(&wire.ServerTick{Tick: cmd.Tick, Commands: []lockstep.Command{cmd}, Granted: g + 100}); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				p, err := l.h.until(wire.IDClientTickAck)
+				if err != nil {
+					t.Fatalf("%v; Run: %v", err, l.ended(t))
+				}
+				if p.(*wire.ClientTickAck).Tick == g+100 {
+					break
+				}
+			}
+			cb.locked(func() {
+				if len(cb.applied) != 1 || cb.applied[0].Tick != g+50 {
+					t.Errorf("applied %+v on arrival, want the command for tick %d", cb.applied, g+50)
+				}
+			})
+			did := make(chan uint64, 1)
+			l.s.Do(func(sim lockstep.Sim) { did <- sim.Tick() })
+			if tick := <-did; tick != g {
+				t.Fatalf("a light client simulated to tick %d, want none past %d", tick, g)
+			}
+			if err := l.h.send(&wire.ServerResync{Tick: g + 100, Maps: []int32{0}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.ended(t); !isProtocolError(err) || !strings.Contains(err.Error(), "light client") {
+				t.Fatalf("Run after a repair to a light client: %v", err)
+			}
+		})
+	}
+}
