@@ -114,12 +114,15 @@ func (h *fakeHost) raw(b []byte) error {
 	return err
 }
 
+// errClientClosed is next's error once the client's side has ended.
+var errClientClosed = errors.New("the client closed the connection")
+
 // next returns the client's next packet.
 func (h *fakeHost) next() (wire.Packet, error) {
 	select {
 	case p, ok := <-h.from:
 		if !ok {
-			return nil, errors.New("the client closed the connection")
+			return nil, errClientClosed
 		}
 		return p, nil
 	case <-time.After(testkit.DefaultWait):
@@ -155,10 +158,9 @@ func (h *fakeHost) until(id wire.ID) (wire.Packet, error) {
 // waitClosed waits for the client to hang up, skipping what it sends.
 func (h *fakeHost) waitClosed() error {
 	for {
-		if _, err := h.next(); err != nil {
-			if err.Error() == "the client closed the connection" {
-				return nil
-			}
+		if _, err := h.next(); errors.Is(err, errClientClosed) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
