@@ -7,7 +7,6 @@ import (
 
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // Overview is a picture of the session for status pages: who is online,
@@ -261,13 +260,6 @@ func (s *Server) Overview() Overview {
 // overviewEvery is how often the session refreshes its Overview.
 const overviewEvery = 250 * time.Millisecond
 
-// mapCheck is the last hash comparison of one map.
-type mapCheck struct {
-	tick    uint64
-	at      time.Time
-	matched bool
-}
-
 // tickRate measures the ticks simulated per second.
 type tickRate struct {
 	at   time.Time
@@ -286,25 +278,6 @@ func (r *tickRate) observe(now time.Time, tick uint64) float64 {
 	return r.tps
 }
 
-// noteChecks records which maps a compared report covered and whether they
-// matched the host's.
-func (s *session) noteChecks(rep *wire.ClientHashes, differ []int32) {
-	now := time.Now()
-	for _, rm := range rep.Maps {
-		matched := !slices.Contains(differ, rm.MapID)
-		c, seen := s.mapChecks[rm.MapID]
-		switch {
-		case !seen || rep.Tick > c.tick:
-			c = mapCheck{tick: rep.Tick, at: now, matched: matched}
-		case rep.Tick == c.tick:
-			c.matched = c.matched && matched
-		default:
-			continue // an older checkpoint than one already shown
-		}
-		s.mapChecks[rm.MapID] = c
-	}
-}
-
 // publishOverview refreshes the Overview a few times a second.
 func (s *session) publishOverview(now time.Time) {
 	if now.Sub(s.lastOverview) < overviewEvery {
@@ -315,7 +288,7 @@ func (s *session) publishOverview(now time.Time) {
 	o := &Overview{
 		At: now, Started: s.started, Game: s.cfg.GameName,
 		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.rate.observe(now, tick),
-		Holding: s.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
+		Holding: s.lag.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
 		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery), MaxLag: s.cfg.MaxLag,
 	}
 	for _, id := range s.order {
@@ -343,7 +316,7 @@ func (s *session) publishOverview(now time.Time) {
 		if mp, ok := sizes[id]; ok {
 			v.RawBytes, v.Bytes = mp.Blob.RawSize, uint64(len(mp.Blob.Data))
 		}
-		if c, ok := s.mapChecks[id]; ok {
+		if c, ok := s.desync.mapChecks[id]; ok {
 			v.CheckedTick, v.CheckedAt, v.Matched = c.tick, c.at, c.matched
 		}
 		o.Maps = append(o.Maps, v)
