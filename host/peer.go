@@ -354,6 +354,11 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return nil, err
 	}
 	p.phase("catch_up")
+	// The reader is the only writer of acked: the tick the client is
+	// ready at is its first report, before the session counts its lag.
+	if m := p.member; wr.Tick > m.acked.Load() {
+		m.acked.Store(wr.Tick)
+	}
 	select {
 	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
 	case <-p.srv.sess.done:

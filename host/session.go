@@ -14,17 +14,22 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// member is an admitted client as the session sees it.
+// member is an admitted client as the session sees it. The session
+// goroutine creates it at admission and owns every plain field; the
+// client's reader gets it in the join reply and writes only the three
+// atomics, which the session reads each tick (see doc.go).
 type member struct {
-	id        int32
-	name      string
-	conn      *conn
-	spectator bool
-	playing   bool          // past WorldReady and not a spectator: can hold time
-	acked     atomic.Uint64 // tick it reports having simulated (written by its reader)
-	heard     atomic.Int64  // when its reader last got a packet, unix nanoseconds
-	rtt       atomic.Int64  // smoothed keepalive round trip, microseconds (0: none yet)
-	shownRTT  int64         // the round trip last broadcast, microseconds
+	id        int32  // fixed at admission
+	name      string // fixed at admission
+	conn      *conn  // fixed at admission
+	spectator bool   // fixed at admission
+	playing   bool   // past WorldReady and not a spectator: can hold time
+	// Written by its reader only (heard is set once at admission, before
+	// the reader has the member), read by the session goroutine.
+	acked    atomic.Uint64 // tick it reports having simulated
+	heard    atomic.Int64  // when its reader last got a packet, unix nanoseconds
+	rtt      atomic.Int64  // smoothed keepalive round trip, microseconds (0: none yet)
+	shownRTT int64         // the round trip last broadcast, microseconds
 
 	resync          *resyncState // a repair under way
 	conduct         *conduct     // its budgets, shared with its rejoins
@@ -437,8 +442,7 @@ func (s *session) ready(r readyReq) {
 	}
 	_ = s.roster.SetStatus(r.id, st)
 	if m := s.members[r.id]; m != nil {
-		m.acked.Store(r.tick)
-		m.playing = !p.Spectator
+		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
