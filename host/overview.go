@@ -9,10 +9,13 @@ import (
 	"github.com/lockhost/lockhost/snapshot"
 )
 
-// Overview is a picture of the session for status pages: who is online,
-// how far behind they are, the maps, and what happened lately. The session
-// goroutine refreshes its part a few times a second; Server.Overview
-// returns the latest.
+// Overview is a picture of the session: who is online, how far behind
+// they are, the maps, what happened lately and the host's counters. It is
+// the one thing to poll: the status page, the metrics gauges and the UDP
+// status reply all read it. The session goroutine refreshes its part a few
+// times a second; Server.Overview returns the latest, with the recent
+// events and the counters as of the call. Events as they happen go to
+// Config.Observer, and every tick to Config.AfterTick.
 type Overview struct {
 	// At is when the session goroutine took the picture.
 	At time.Time
@@ -53,7 +56,7 @@ type Overview struct {
 	Desyncs []DesyncRecord
 	// LastSave is the last save attempt, if any.
 	LastSave *SaveRecord
-	// Stats are the host's counters.
+	// Stats are the host's counters, as of the call to Server.Overview.
 	Stats Stats
 }
 
@@ -253,7 +256,7 @@ func (s *Server) Overview() Overview {
 		o.Maps = slices.Clone(p.Maps)
 	}
 	s.sess.history.fill(&o)
-	o.Stats = s.Stats()
+	o.Stats = s.counters()
 	return o
 }
 

@@ -99,8 +99,7 @@ type session struct {
 	desync   *desyncTracker
 	autosave autosave
 
-	live         atomic.Value             // liveInfo, for status replies
-	overview     atomic.Pointer[Overview] // the latest picture for status pages
+	overview     atomic.Pointer[Overview] // the latest picture for status pages, metrics and status replies
 	history      *history                 // recent joins, desyncs and saves
 	started      time.Time
 	lastOverview time.Time
@@ -210,7 +209,6 @@ func (s *session) tick(now time.Time) {
 	s.points.expire(s.auth)
 	s.points.prepare(now, s.auth)
 	s.checkLiveness(now)
-	defer s.publishLive()
 	defer s.publishOverview(now)
 	if s.autosave.due(now) {
 		s.startSave(false)
@@ -229,12 +227,6 @@ func (s *session) tick(now time.Time) {
 			break
 		}
 	}
-}
-
-// publishLive stores the players and tick that status replies report.
-func (s *session) publishLive() {
-	players, _ := s.roster.Count()
-	s.live.Store(liveInfo{players: int32(players), tick: s.auth.Sim().Tick()})
 }
 
 func (s *session) publish(res lockstep.TickResult) {
