@@ -161,7 +161,7 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 	if drop {
 		rec.Event = DesyncDropped
 	}
-	s.history.desync(rec)
+	s.pub.history.desync(rec)
 	if drop {
 		ev.State = wire.DesyncDropped
 		s.broadcastPacket(ev)
@@ -305,7 +305,7 @@ func (s *session) repaired(m *member) {
 	s.cfg.Logger.Info("desync repaired", "player", m.id, "name", m.name, "tick", rs.checkTick, "maps", rs.maps,
 		"full", rs.full, "repair_ms", d.Milliseconds())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
-	s.history.desync(DesyncRecord{At: time.Now(), Player: m.id, Name: m.name, Event: DesyncRepaired, Tick: rs.checkTick,
+	s.pub.history.desync(DesyncRecord{At: time.Now(), Player: m.id, Name: m.name, Event: DesyncRepaired, Tick: rs.checkTick,
 		Maps: rs.maps, Repair: d})
 	s.broadcastPacket(&wire.ServerDesync{State: wire.DesyncRepaired, PlayerID: m.id, Name: m.name, Tick: rs.checkTick,
 		Maps: rs.maps, World: rs.full, RepairMs: d.Milliseconds()})
@@ -320,7 +320,7 @@ func (s *session) checkResyncs(now time.Time) {
 		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.ResyncTimeout {
 			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
-			s.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
+			s.pub.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
 			s.conducts.coolDown(m.conduct, now, wire.ReasonDesync)
 			m.resync = nil // dropped once: the next pass must not count it again while it leaves

@@ -20,9 +20,10 @@
 // members and the session's parts, each in a file of its own: the join
 // points (joinpoints.go), the rejoin tokens (rejoins.go), liveness
 // (liveness.go), the lag policy (lag.go), the players' conduct budgets
-// (conduct.go), desync tracking (desynctrack.go) and autosaves
-// (autosave.go). Nothing else reads or writes them, except where a part's
-// comment names another goroutine.
+// (conduct.go), desync tracking (desynctrack.go), autosaves
+// (autosave.go) and what it publishes (the Overview and the recent
+// history, overview.go). Nothing else reads or writes them, except where
+// a part's comment names another goroutine.
 //
 // One client is three values, each with one owner:
 //

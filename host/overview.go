@@ -3,6 +3,7 @@ package host
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/roster"
@@ -250,14 +251,28 @@ func (h *history) fill(o *Overview) {
 // Overview returns the latest picture of the session.
 func (s *Server) Overview() Overview {
 	var o Overview
-	if p := s.sess.overview.Load(); p != nil {
+	if p := s.sess.pub.overview.Load(); p != nil {
 		o = *p
 		o.Players = slices.Clone(p.Players)
 		o.Maps = slices.Clone(p.Maps)
 	}
-	s.sess.history.fill(&o)
+	s.sess.pub.history.fill(&o)
 	o.Stats = s.counters()
 	return o
+}
+
+// publisher keeps what the session shows to the outside: the Overview it
+// refreshes a few times a second and the history of recent events. The
+// session goroutine owns it and alone writes the Overview; the pointer is
+// an atomic because Server.Overview and status replies read it from
+// their own goroutines. The history has its own lock: readers record
+// joins and save goroutines record saves.
+type publisher struct {
+	overview atomic.Pointer[Overview] // the latest picture
+	history  *history                 // recent joins, desyncs and saves
+	started  time.Time                // when the session goroutine started
+	last     time.Time                // when the Overview was last refreshed
+	rate     tickRate
 }
 
 // overviewEvery is how often the session refreshes its Overview.
@@ -283,14 +298,14 @@ func (r *tickRate) observe(now time.Time, tick uint64) float64 {
 
 // publishOverview refreshes the Overview a few times a second.
 func (s *session) publishOverview(now time.Time) {
-	if now.Sub(s.lastOverview) < overviewEvery {
+	if now.Sub(s.pub.last) < overviewEvery {
 		return
 	}
-	s.lastOverview = now
+	s.pub.last = now
 	tick := s.auth.Sim().Tick()
 	o := &Overview{
-		At: now, Started: s.started, Game: s.cfg.GameName,
-		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.rate.observe(now, tick),
+		At: now, Started: s.pub.started, Game: s.cfg.GameName,
+		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.pub.rate.observe(now, tick),
 		Holding: s.lag.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
 		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery), MaxLag: s.cfg.MaxLag,
 	}
@@ -324,5 +339,5 @@ func (s *session) publishOverview(now time.Time) {
 		}
 		o.Maps = append(o.Maps, v)
 	}
-	s.overview.Store(o)
+	s.pub.overview.Store(o)
 }

@@ -134,7 +134,7 @@ func (s *session) writeSave(job saveJob) {
 	d := time.Since(start)
 	s.stats.saved(d)
 	rec.At, rec.Bytes, rec.D = time.Now(), body.Total(), d
-	s.history.saved(rec)
+	s.pub.history.saved(rec)
 	s.autosave.state.finished(rec)
 	if s.autosave.state.recovered() {
 		s.cfg.Logger.Info("saving works again", "path", job.path, "tick", job.granted)
@@ -145,7 +145,7 @@ func (s *session) writeSave(job saveJob) {
 func (s *session) saveFailed(rec SaveRecord, err error) {
 	s.stats.saveFailed(err)
 	rec.At, rec.Err = time.Now(), err.Error()
-	s.history.saved(rec)
+	s.pub.history.saved(rec)
 	s.autosave.state.finished(rec)
 	level, msg := slog.LevelError, "save failed; the session goes on and the previous save is untouched"
 	switch {

@@ -78,8 +78,8 @@ type leaveReq struct {
 
 // session owns the simulation, the roster and the members, and drives the
 // parts that each keep one concern's state: join points, rejoin tokens,
-// liveness, the lag policy, conduct budgets, desync tracking and
-// autosaves. Only run, the session goroutine, touches them, except where a
+// liveness, the lag policy, conduct budgets, desync tracking,
+// autosaves and what it publishes. Only run, the session goroutine, touches them, except where a
 // part's comment names another goroutine.
 type session struct {
 	cfg   Config
@@ -98,12 +98,7 @@ type session struct {
 	conducts *conducts
 	desync   *desyncTracker
 	autosave autosave
-
-	overview     atomic.Pointer[Overview] // the latest picture for status pages, metrics and status replies
-	history      *history                 // recent joins, desyncs and saves
-	started      time.Time
-	lastOverview time.Time
-	rate         tickRate
+	pub      publisher
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -129,7 +124,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		conducts: newConducts(cfg),
 		desync:   newDesyncTracker(cfg, sim),
 		autosave: autosave{path: cfg.Save.Path, every: cfg.Save.Every},
-		history:  &history{obs: cfg.Observer},
+		pub:      publisher{history: &history{obs: cfg.Observer}},
 		stopping: make(chan struct{}),
 		joins:    make(chan joinReq),
 		readies:  make(chan readyReq, 64),
@@ -151,10 +146,10 @@ func (s *session) run(ctx context.Context) {
 		case <-s.stopping:
 		}
 	})
-	s.started = time.Now()
-	s.alive.start(s.started)
-	s.clock = lockstep.NewClock(s.cfg.TickRate, s.started)
-	s.publishOverview(s.started)
+	s.pub.started = time.Now()
+	s.alive.start(s.pub.started)
+	s.clock = lockstep.NewClock(s.cfg.TickRate, s.pub.started)
+	s.publishOverview(s.pub.started)
 	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {

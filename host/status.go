@@ -15,7 +15,7 @@ import (
 func (s *Server) statusInfo() status.Info {
 	var players int32
 	var tick uint64
-	if o := s.sess.overview.Load(); o != nil {
+	if o := s.sess.pub.overview.Load(); o != nil {
 		tick = o.Tick
 		for _, p := range o.Players {
 			if !p.Spectator {
