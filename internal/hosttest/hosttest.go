@@ -2,6 +2,7 @@ package hosttest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"runtime"
 	"sync"
@@ -23,6 +24,11 @@ type Host struct {
 	Addr string
 	// Server is the running host.
 	Server *host.Server
+
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
 }
 
 // Config returns cfg with the settings a loopback test needs where cfg
@@ -68,21 +74,30 @@ func StartOn(t testing.TB, ln net.Listener, cfg host.Config, content host.Conten
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
+	h := &Host{Addr: ln.Addr().String(), Server: srv, cancel: cancel, done: make(chan error, 1)}
+	go func() { h.done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { h.Stop(t) })
+	return h
+}
+
+// Stop stops the host and waits for Serve to return (once; later calls
+// only check again), failing the test if Serve returned an error or took
+// longer than StopWait. A test that reads what the host did on stopping
+// (its final save, its stats) calls it; otherwise the test's end does.
+func (h *Host) Stop(t testing.TB) {
+	t.Helper()
+	h.once.Do(func() {
+		h.cancel()
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
+		case h.err = <-h.done:
 		case <-time.After(StopWait):
 			buf := make([]byte, 4<<20)
-			t.Errorf("host did not stop within %v; goroutines:\n%s", StopWait, buf[:runtime.Stack(buf, true)])
+			h.err = fmt.Errorf("host did not stop within %v; goroutines:\n%s", StopWait, buf[:runtime.Stack(buf, true)])
 		}
 	})
-	return &Host{Addr: ln.Addr().String(), Server: srv}
+	if h.err != nil {
+		t.Errorf("serve: %v", h.err)
+	}
 }
 
 // Joiner is a session joined for a test and followed (Session.Run) until

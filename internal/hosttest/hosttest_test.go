@@ -37,3 +37,16 @@ func TestStartAndJoin(t *testing.T) {
 	}
 	testkit.WaitFor(t, "Bob gone from Alice's list", func() bool { return len(a.Session.Players()) == 1 })
 }
+
+// TestStop: Stop ends the session (the joiner's Run returns) and may be
+// called again, as the test's end does.
+func TestStop(t *testing.T) {
+	h := hosttest.Start(t, host.Config{}, host.Content{}, locksteptest.New(1, 64))
+	a := hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Alice", Loader: locksteptest.Load})
+	h.Stop(t)
+	<-a.Done()
+	if a.Err() == nil {
+		t.Fatal("Run returned nil when the host stopped")
+	}
+	h.Stop(t)
+}
