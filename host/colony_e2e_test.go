@@ -72,13 +72,13 @@ func TestColonyJoinEndToEnd(t *testing.T) {
 	cmd.Player = joiners[0].sess.Info().PlayerID
 	key := cmdKey(cmd)
 	var hostTick uint64
-	waitFor(t, "host to apply the spawn", func() bool {
+	testkit.WaitFor(t, "host to apply the spawn", func() bool {
 		var ok bool
 		hostTick, ok = hl.cmdTick(key)
 		return ok
 	})
 	for i, j := range joiners {
-		waitFor(t, fmt.Sprintf("joiner %d to apply the spawn", i), func() bool {
+		testkit.WaitFor(t, fmt.Sprintf("joiner %d to apply the spawn", i), func() bool {
 			tk, ok := j.log.cmdTick(key)
 			if ok && tk != hostTick {
 				t.Fatalf("joiner %d applied the spawn at tick %d, host at %d", i, tk, hostTick)

@@ -25,7 +25,7 @@ func spectate(c *join.Config) { c.Spectate = true }
 // the named player: the host has seen it leave.
 func waitGone(t *testing.T, h *testHost, name string, since time.Time) {
 	t.Helper()
-	waitFor(t, name+" to leave", func() bool {
+	testkit.WaitFor(t, name+" to leave", func() bool {
 		o := h.srv.Overview()
 		return o.At.After(since) && !slices.ContainsFunc(o.Players, func(p host.PlayerView) bool { return p.Name == name })
 	})
@@ -50,7 +50,7 @@ func TestLagDropDropsOnce(t *testing.T) {
 	}
 	defer s.Close()
 	// The client does not call Run: it acknowledges no tick.
-	waitFor(t, "the stalled player to be dropped", func() bool { return strings.Contains(logs.String(), "dropping a lagging player") })
+	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return strings.Contains(logs.String(), "dropping a lagging player") })
 	waitGone(t, h, "Stalled", time.Now())
 	line := fmt.Sprintf(`msg="dropping a lagging player" player=%d `, s.Info().PlayerID)
 	if n := strings.Count(logs.String(), line); n != 1 {
@@ -89,7 +89,7 @@ func TestRejoinWrongPasswordKeepsToken(t *testing.T) {
 			runErr := make(chan error, 1)
 			go func() { runErr <- bob.Run(ctx) }()
 			var token []byte
-			waitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
+			testkit.WaitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
 			first := bob.Info()
 			if lingering {
 				px.Stall(true) // the host does not notice Bob is gone

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -77,8 +76,6 @@ type testHost struct {
 	log  *hashLog
 }
 
-func quietLogger() *slog.Logger { return testkit.Quiet() }
-
 func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -118,7 +115,7 @@ type testJoiner struct {
 func joinCfg(addr, name string, log *hashLog) join.Config {
 	return join.Config{
 		Addr: addr, Name: name, Databases: testDefs, Loader: locksteptest.Load,
-		OnStep: log.record, OnApply: log.applied, Logger: quietLogger(),
+		OnStep: log.record, OnApply: log.applied, Logger: testkit.Quiet(),
 	}
 }
 
@@ -144,38 +141,19 @@ func startJoiner(t *testing.T, addr, name string, mods ...func(*join.Config)) *t
 	return tj
 }
 
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitWithin(t, 20*time.Second, what, cond)
-}
-
-// waitWithin polls cond until it holds or d passes: d bounds a hang, not a
-// speed, so it is generous.
-func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // checkSameHashes compares every joiner's map hashes with the host's at
 // tick, waiting for all to reach it.
 func checkSameHashes(t *testing.T, h *testHost, tick uint64, js ...*testJoiner) {
 	t.Helper()
 	var want []uint64
-	waitFor(t, fmt.Sprintf("host tick %d", tick), func() bool {
+	testkit.WaitFor(t, fmt.Sprintf("host tick %d", tick), func() bool {
 		var ok bool
 		want, ok = h.log.at(tick)
 		return ok
 	})
 	for i, j := range js {
 		var got []uint64
-		waitFor(t, fmt.Sprintf("joiner %d tick %d", i, tick), func() bool {
+		testkit.WaitFor(t, fmt.Sprintf("joiner %d tick %d", i, tick), func() bool {
 			var ok bool
 			got, ok = j.log.at(tick)
 			return ok
@@ -199,14 +177,14 @@ func TestTwoJoinersCommandAndHashes(t *testing.T) {
 	}
 	key := cmdKey(lockstep.Command{Player: a.sess.Info().PlayerID, MapID: 2, Kind: locksteptest.KindAdd, Payload: []byte{7}})
 	var hostTick uint64
-	waitFor(t, "host to apply the command", func() bool {
+	testkit.WaitFor(t, "host to apply the command", func() bool {
 		var ok bool
 		hostTick, ok = h.log.cmdTick(key)
 		return ok
 	})
 	for name, j := range map[string]*testJoiner{"Alice": a, "Bob": b} {
 		var tk uint64
-		waitFor(t, name+" to apply the command", func() bool {
+		testkit.WaitFor(t, name+" to apply the command", func() bool {
 			var ok bool
 			tk, ok = j.log.cmdTick(key)
 			return ok
@@ -246,7 +224,7 @@ func TestJoinWhileCommandsFlow(t *testing.T) {
 	sent.Wait()
 	// Catch every tick up to one well past the last command.
 	var last uint64
-	waitFor(t, "a tick after the commands", func() bool {
+	testkit.WaitFor(t, "a tick after the commands", func() bool {
 		h.log.mu.Lock()
 		defer h.log.mu.Unlock()
 		for _, tk := range h.log.cmds {

@@ -34,11 +34,11 @@ func TestSilentClientTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	go bob.Run(ctx)
-	waitFor(t, "Bob to play a while", func() bool { return bobLog.latest() > bob.Timings().ReadyTick+20 })
+	testkit.WaitFor(t, "Bob to play a while", func() bool { return bobLog.latest() > bob.Timings().ReadyTick+20 })
 	px.Stall(true) // Bob's machine goes silent: no FIN, nothing
-	// waitFor gives up after 20 s, below the 30 s default Timeout: the drop
+	// testkit.WaitFor gives up after 20 s, below the 30 s default Timeout: the drop
 	// must come from the configured 1 s.
-	waitFor(t, "Bob to be dropped as timed out", func() bool {
+	testkit.WaitFor(t, "Bob to be dropped as timed out", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, n := range notices {
@@ -49,7 +49,7 @@ func TestSilentClientTimesOut(t *testing.T) {
 		return false
 	})
 	t0 := alice.log.latest()
-	waitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
+	testkit.WaitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
 }
 
 func TestRTTNearInjectedDelay(t *testing.T) {
@@ -81,7 +81,7 @@ func TestRTTNearInjectedDelay(t *testing.T) {
 	// wait counted in, with room for any scheduling delay a loaded machine
 	// adds to a loopback round trip.
 	inRange := func(ms int32) bool { return ms >= 80 && ms <= 1000 }
-	waitFor(t, "Bob's latency near 80 ms in Alice's list", func() bool {
+	testkit.WaitFor(t, "Bob's latency near 80 ms in Alice's list", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return inRange(bobRTT)

@@ -31,7 +31,7 @@ func TestRejoinWithToken(t *testing.T) {
 	runErr := make(chan error, 1)
 	go func() { runErr <- bob.Run(ctx) }()
 	var token []byte
-	waitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
+	testkit.WaitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
 	first := bob.Info()
 
 	// The network drops Bob (the host has not noticed yet: its timeout is a
@@ -53,7 +53,7 @@ func TestRejoinWithToken(t *testing.T) {
 		t.Fatalf("rejoined as player %d faction %d, was %d faction %d", second.PlayerID, second.Faction, first.PlayerID, first.Faction)
 	}
 	var name string
-	waitFor(t, "Bob in his own list", func() bool {
+	testkit.WaitFor(t, "Bob in his own list", func() bool {
 		for _, p := range again.Players() {
 			if p.ID == second.PlayerID {
 				name = p.Name
