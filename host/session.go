@@ -135,6 +135,7 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
+	addr       string // addrKey of the remote address, for bans
 	conn       *conn
 	reply      chan joinReply
 }
@@ -208,6 +209,7 @@ type session struct {
 	recentHead   int                // where the live part of recent starts; before it, commands past the window
 	partNames    []string           // the simulation's map part names, if it has parts
 	reports      sync.WaitGroup     // desync reports being written
+	admin        adminState         // the admin API's actions and ban list
 
 	joins   chan joinReq
 	readies chan readyReq
@@ -295,6 +297,8 @@ func (s *session) run(ctx context.Context) {
 			s.checkHashes(r)
 		case cp := <-s.cps:
 			s.addCheckpoint(cp)
+		case f := <-s.admin.do:
+			f()
 		}
 	}
 }
@@ -624,6 +628,9 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
+	}
+	if err := s.admin.banned(r.name, r.addr); err != nil {
+		return joinReply{err: err}
 	}
 	if c := s.conducts[r.id]; rejoined && c != nil && time.Now().Before(c.coolUntil) {
 		return joinReply{err: &coolingError{why: c.coolWhy, left: time.Until(c.coolUntil)}}
