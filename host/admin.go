@@ -96,13 +96,14 @@ func (s *session) findMember(name string) *member {
 	return nil
 }
 
-// expel disconnects m with reason r and message msg, and revokes its
-// rejoin token so it cannot come back on it.
-func (s *session) expel(m *member, r wire.Reason, msg, why string) {
+// expel disconnects m with reason r and message msg; revoke also
+// revokes its rejoin token so it cannot come back on it (a ban keeps the
+// token, whose rejoin the ban refuses with its own reason).
+func (s *session) expel(m *member, r wire.Reason, msg, why string, revoke bool) {
 	m.conn.closeWith(&wire.ServerDisconnect{Reason: r, Message: msg}, why)
 	m.playing = false // it holds nobody while it leaves
 	for tok, rj := range s.tokens {
-		if rj.id == m.id {
+		if revoke && rj.id == m.id {
 			delete(s.tokens, tok)
 		}
 	}
@@ -127,7 +128,7 @@ func (s *Server) Kick(by, name, reason string) (AdminPlayer, error) {
 			return
 		}
 		found = &AdminPlayer{ID: m.id, Name: m.name, Spectator: m.spectator, Addr: m.conn.nc.RemoteAddr().String()}
-		s.sess.expel(m, wire.ReasonKicked, withReason("You were kicked from the session", reason), withReason("kicked", reason))
+		s.sess.expel(m, wire.ReasonKicked, withReason("You were kicked from the session", reason), withReason("kicked", reason), true)
 	})
 	if err != nil {
 		return AdminPlayer{}, err
@@ -166,7 +167,7 @@ func (s *Server) Ban(by, target string, d time.Duration, reason string) (Ban, []
 			m := s.sess.members[id]
 			if b.matches(m.name, addrKey(remoteIP(m.conn.nc))) {
 				kicked = append(kicked, m.name)
-				s.sess.expel(m, wire.ReasonBanned, (&bannedError{ban: b}).Error(), withReason("banned", b.Reason))
+				s.sess.expel(m, wire.ReasonBanned, (&bannedError{ban: b}).Error(), withReason("banned", b.Reason), false)
 			}
 		}
 	})
@@ -262,15 +263,12 @@ func (s *Server) SaveNow(by, path string) (SaveRecord, error) {
 	}
 	defer s.sess.saving.Done()
 	defer s.sess.saveBusy.Store(false)
-	start := time.Now()
 	err = s.sess.writeSave(job)
-	rec := SaveRecord{At: time.Now(), Path: path, Tick: job.granted, D: time.Since(start)}
 	s.logAdmin(by, "save", "path", path, "tick", job.granted, "err", err)
 	if err != nil {
-		rec.Err = err.Error()
-		return rec, fmt.Errorf("save %s: %w", path, err)
+		return SaveRecord{Path: path, Tick: job.granted, Err: err.Error()}, fmt.Errorf("save %s: %w", path, err)
 	}
-	return rec, nil
+	return s.sess.history.lastSave(), nil
 }
 
 // SetSpeed sets the game speed (0 pauses, 1 is normal, up to
@@ -366,4 +364,14 @@ func (a *adminState) banned(name, addr string) error {
 		return &bannedError{ban: *b}
 	}
 	return nil
+}
+
+// lastSave is the record of the latest save attempt (writeSave keeps it).
+func (h *history) lastSave() SaveRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.save == nil {
+		return SaveRecord{}
+	}
+	return *h.save
 }
