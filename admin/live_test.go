@@ -241,6 +241,7 @@ func everyCommand(t *testing.T, l *live, run way, dir string) {
 
 	expect(t, run, "kick Bob being rude", "kicked Bob")
 	bob.endedWith(t, wire.ReasonKicked, "being rude")
+	waitFor(t, "Alice to be told why Bob left", func() bool { return alice.saw("Bob left the session (kicked by the host: being rude).") })
 	expect(t, run, "kick Nobody", "error:", "Nobody")
 
 	token, _ := alice.sess.Token()

@@ -117,6 +117,15 @@ func withReason(sentence, reason string) string {
 	return sentence + ": " + reason + "."
 }
 
+// why is what the other players are told of an expulsion, inside the
+// leave notice's parentheses.
+func why(what, reason string) string {
+	if reason == "" {
+		return what + " by the host"
+	}
+	return what + " by the host: " + reason
+}
+
 // Kick disconnects the player online as name with reason Kicked, showing
 // it reason; it may join again.
 func (s *Server) Kick(by, name, reason string) (AdminPlayer, error) {
@@ -128,7 +137,7 @@ func (s *Server) Kick(by, name, reason string) (AdminPlayer, error) {
 			return
 		}
 		found = &AdminPlayer{ID: m.id, Name: m.name, Spectator: m.spectator, Addr: m.conn.nc.RemoteAddr().String()}
-		s.sess.expel(m, wire.ReasonKicked, withReason("You were kicked from the session", reason), withReason("kicked", reason), true)
+		s.sess.expel(m, wire.ReasonKicked, withReason("You were kicked from the session", reason), why("kicked", reason), true)
 	})
 	if err != nil {
 		return AdminPlayer{}, err
@@ -167,7 +176,7 @@ func (s *Server) Ban(by, target string, d time.Duration, reason string) (Ban, []
 			m := s.sess.members[id]
 			if b.matches(m.name, addrKey(remoteIP(m.conn.nc))) {
 				kicked = append(kicked, m.name)
-				s.sess.expel(m, wire.ReasonBanned, (&bannedError{ban: b}).Error(), withReason("banned", b.Reason), false)
+				s.sess.expel(m, wire.ReasonBanned, (&bannedError{ban: b}).Error(), why("banned", b.Reason), false)
 			}
 		}
 	})
