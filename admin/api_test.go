@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
@@ -33,6 +34,21 @@ func TestServerMethods(t *testing.T) {
 	waitFor(t, "the message without its control characters", func() bool { return alice.saw("[admin] hi all") })
 	if err := srv.Say(by, "\x00\x01 "); err == nil {
 		t.Fatal("an empty message was said")
+	}
+	if err := srv.Say(by, "long "+strings.Repeat("é", host.MaxSayText)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the long message", func() bool { return alice.saw("[admin] long é") })
+	var long string
+	alice.mu.Lock()
+	for _, n := range alice.notices {
+		if strings.HasPrefix(n, "[admin] long") {
+			long = n
+		}
+	}
+	alice.mu.Unlock()
+	if text := strings.TrimPrefix(long, "[admin] "); len(text) > host.MaxSayText || !utf8.ValidString(text) {
+		t.Fatalf("long message shown as %d bytes, valid UTF-8 %v", len(text), utf8.ValidString(text))
 	}
 
 	speedIs := func(n int) func() bool { return func() bool { return srv.Overview().Speed == n } }

@@ -220,7 +220,7 @@ func everyCommand(t *testing.T, l *live, run way, dir string) {
 	expect(t, run, "players", "2 online", "Alice", "Bob", "127.0.0.1:")
 
 	expect(t, run, "say hello\tthere", "said: hello")
-	waitFor(t, "Bob to see the admin's message", func() bool { return bob.saw("[admin] hello") })
+	waitFor(t, "Bob to see the admin's message", func() bool { return bob.saw("[admin] hello there") })
 
 	speedIs := func(n int) func() bool { return func() bool { return l.srv.Overview().Speed == n } }
 	expect(t, run, "speed 2", "speed set to 2")

@@ -205,8 +205,8 @@ func (s *Server) Unban(by, target string) ([]Ban, error) {
 func (s *Server) Bans() []Ban { return s.sess.admin.bans.list(time.Now()) }
 
 // Say shows text to every player as a notice from the host, "[admin]
-// text". Control characters are dropped and the text is cut at
-// MaxSayText bytes.
+// text". Tabs and line ends become spaces, other control characters are
+// dropped, and the text is cut at MaxSayText bytes.
 func (s *Server) Say(by, text string) error {
 	text = cleanText(text)
 	if text == "" {
@@ -225,7 +225,10 @@ func (s *Server) Say(by, text string) error {
 // on a character boundary.
 func cleanText(text string) string {
 	text = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case unicode.IsControl(r) || r == unicode.ReplacementChar:
 			return -1
 		}
 		return r

@@ -13,4 +13,10 @@
 // disconnected as too slow. Work that grows with the world (compressing
 // join points and repairs, hashing checkpoints) runs off the session
 // goroutine on a clone when the simulation can clone itself.
+//
+// The host operator's actions (admin.go) are methods of Server: Players,
+// Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and
+// Shutdown. Those that touch the session run on its goroutine; bans
+// (bans.go) are kept in Config.BanFile and checked at admission, rejoins
+// included.
 package host
