@@ -41,7 +41,10 @@ type AdminPlayer struct {
 	Since time.Time
 }
 
-// adminState is the session's part of the admin API.
+// adminState is the session's part of the admin API. resume belongs to
+// the session goroutine, which runs what arrives on do; the ban list is
+// safe for any goroutine (admission reads it, the admin methods change
+// it); stop and quit are for Shutdown's callers, under mu.
 type adminState struct {
 	do     chan func() // actions run on the session goroutine
 	bans   *banList
@@ -102,9 +105,16 @@ func (s *session) findMember(name string) *member {
 func (s *session) expel(m *member, r wire.Reason, msg, why string, revoke bool) {
 	m.conn.closeWith(&wire.ServerDisconnect{Reason: r, Message: msg}, why)
 	m.playing = false // it holds nobody while it leaves
-	for tok, rj := range s.tokens {
-		if revoke && rj.id == m.id {
-			delete(s.tokens, tok)
+	if revoke {
+		s.rejoins.revoke(m.id)
+	}
+}
+
+// revoke forgets player id's tokens.
+func (r *rejoins) revoke(id int32) {
+	for tok, rj := range r.tokens {
+		if rj.id == id {
+			delete(r.tokens, tok)
 		}
 	}
 }
@@ -253,19 +263,18 @@ func (s *Server) SaveNow(by, path string) (SaveRecord, error) {
 	var job saveJob
 	var prepErr error
 	err := s.onSession(func() {
-		if !s.sess.saveBusy.CompareAndSwap(false, true) {
+		if !s.sess.autosave.busy.CompareAndSwap(false, true) {
 			prepErr = errors.New("a save is being written; try again in a moment")
 			return
 		}
-		if s.sess.point == nil {
-			if err := s.sess.cutJoinPoint(); err != nil {
-				s.sess.saveBusy.Store(false)
-				prepErr = fmt.Errorf("cut the world: %w", err)
-				return
-			}
+		point, err := s.sess.points.ensure(s.sess.auth)
+		if err != nil {
+			s.sess.autosave.busy.Store(false)
+			prepErr = fmt.Errorf("cut the world: %w", err)
+			return
 		}
-		s.sess.saving.Add(1)
-		job = saveJob{point: s.sess.point, granted: s.sess.auth.Sim().Tick(), cmds: s.sess.queuedCommands(), path: path, manual: true}
+		s.sess.autosave.writing.Add(1)
+		job = saveJob{point: point, granted: s.sess.auth.Sim().Tick(), cmds: s.sess.queuedCommands(), path: path, manual: true}
 	})
 	if err == nil {
 		err = prepErr
@@ -273,14 +282,14 @@ func (s *Server) SaveNow(by, path string) (SaveRecord, error) {
 	if err != nil {
 		return SaveRecord{}, err
 	}
-	defer s.sess.saving.Done()
-	defer s.sess.saveBusy.Store(false)
+	defer s.sess.autosave.writing.Done()
+	defer s.sess.autosave.busy.Store(false)
 	err = s.sess.writeSave(job)
 	s.logAdmin(by, "save", "path", path, "tick", job.granted, "err", err)
 	if err != nil {
 		return SaveRecord{Path: path, Tick: job.granted, Err: err.Error()}, fmt.Errorf("save %s: %w", path, err)
 	}
-	return s.sess.history.lastSave(), nil
+	return s.sess.pub.history.lastSave(), nil
 }
 
 // SetSpeed sets the game speed (0 pauses, 1 is normal, up to
