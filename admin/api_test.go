@@ -113,6 +113,9 @@ func TestServerMethods(t *testing.T) {
 		t.Fatalf("Alice after a restart: %v", re)
 	}
 
+	// Two says, speed, pause, resume, save, kick, two bans and an unban
+	// so far (the refused ones are not actions).
+	waitFor(t, "10 admin actions counted", func() bool { return srv.Overview().Stats.AdminActions == 10 })
 	if err := srv.Shutdown(by, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -67,8 +67,9 @@ func (s *Server) onSession(f func()) error {
 	return nil
 }
 
-// logAdmin logs one admin action with who did it.
+// logAdmin logs one admin action with who did it, and counts it.
 func (s *Server) logAdmin(by, action string, attrs ...any) {
+	s.sess.stats.update(func(st *Stats) { st.AdminActions++ })
 	s.cfg.Logger.Info("admin action", append([]any{"by", by, "action", action}, attrs...)...)
 }
 
