@@ -45,6 +45,7 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
+	addr       string // addrKey of the remote address, for bans
 	conn       *conn
 	reply      chan joinReply
 }
@@ -99,6 +100,7 @@ type session struct {
 	desync   *desyncTracker
 	autosave autosave
 	pub      publisher
+	admin    adminState // the admin API's actions and ban list
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -184,6 +186,8 @@ func (s *session) run(ctx context.Context) {
 			s.checkHashes(r)
 		case cp := <-s.desync.cps:
 			s.addCheckpoint(cp)
+		case f := <-s.admin.do:
+			f()
 		}
 	}
 }
@@ -358,6 +362,9 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
+	}
+	if err := s.admin.banned(r.name, r.addr); err != nil {
+		return joinReply{err: err}
 	}
 	if rejoined {
 		if err := s.conducts.cooling(r.id, time.Now()); err != nil {

@@ -19,6 +19,14 @@ import (
 // serveBundle hosts a small world of b on loopback for the test's life.
 func serveBundle(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)) string {
 	t.Helper()
+	addr, _ := serveBundleServer(t, b, mods...)
+	return addr
+}
+
+// serveBundleServer is serveBundle that also returns the host, for tests
+// that act on it (kick, ban).
+func serveBundleServer(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)) (string, *host.Server) {
+	t.Helper()
 	world, err := colony.New(b.Content, colony.Config{Maps: 2, Width: 64, Height: 64, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +36,7 @@ func serveBundle(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)
 	for _, m := range mods {
 		m(&cfg)
 	}
-	return hosttest.Start(t, cfg,
+	h := hosttest.Start(t, cfg,
 		host.Content{GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
 			Detail: func(types []string) []byte {
 				d, err := defs.MarshalDetail(manifest.Only(types))
@@ -36,7 +44,8 @@ func serveBundle(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)
 					t.Error(err)
 				}
 				return d
-			}}, world).Addr
+			}}, world)
+	return h.Addr, h.Server
 }
 
 // runJoin runs the tool in-process and returns its exit code and output.
