@@ -41,7 +41,8 @@
 //
 //	0  Client_Protocol    {v:protocol}
 //	1  Client_Defs        {d:databases[]{t:type, c:count, h:hash}}   at most MaxDatabases
-//	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token}
+//	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token, r:resume[]{i:index, h:hash}}
+//	                      resume (with a token, before WorldReady): blobs held, <= MaxResumeBlobs
 //	3  Client_WorldReady  {t:tick, h:worldHash}
 //	4  Client_Command     {m:mapID, k:kind, d:payload}               payload <= MaxClientCommandPayload
 //	5  Client_Clock       {n:nonce, c:clientTime}                    echo of a Server_Clock
