@@ -135,6 +135,7 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
+	resume     []wire.HeldBlob // blobs held, on a retry before WorldReady
 	conn       *conn
 	reply      chan joinReply
 }
@@ -147,6 +148,8 @@ type joinReply struct {
 	faction int32
 	granted uint64
 	cmds    []snapshot.MapCommands
+	join    *joinProgress   // the join across its retries
+	held    map[uint64]bool // blob hashes the joiner holds: not sent again
 }
 
 type readyReq struct {
@@ -173,6 +176,7 @@ type session struct {
 	stats *stats
 	clock *lockstep.Clock
 
+	joinSeq      uint64      // the last join's number (joinProgress.seq)
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
 	holding      bool                     // time is held for a laggard (LagWait)
@@ -568,6 +572,10 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonBadPassword
 	case errors.Is(err, errBadToken):
 		return wire.ReasonBadToken
+	case errors.Is(err, errBadResume):
+		return wire.ReasonBadPacket
+	case errors.Is(err, errResumeStalled):
+		return wire.ReasonRateLimited
 	}
 	return wire.ReasonGeneric
 }
@@ -583,6 +591,7 @@ type rejoin struct {
 	spectator bool
 	online    bool
 	left      time.Time
+	progress  *joinProgress // the join under way until WorldReady, for a resume
 }
 
 // errBadToken is a rejoin with an unknown or expired token.
@@ -590,8 +599,9 @@ var errBadToken = errors.New("unknown or expired session token")
 
 func (s *session) admit(r joinReq) joinReply {
 	rejoined := false
+	var rj *rejoin
 	if r.token != nil {
-		rj := s.tokens[string(r.token)]
+		rj = s.tokens[string(r.token)]
 		if rj == nil || !rj.online && time.Since(rj.left) > s.cfg.RejoinGrace {
 			return joinReply{err: errBadToken}
 		}
@@ -631,6 +641,10 @@ func (s *session) admit(r joinReq) joinReply {
 	if err := s.roster.Check(r.name, r.spectator); err != nil {
 		return joinReply{err: err}
 	}
+	jp, held, err := s.startJoin(rj, r.resume)
+	if err != nil {
+		return joinReply{err: err}
+	}
 	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
 	if err != nil {
 		return joinReply{err: err}
@@ -649,7 +663,7 @@ func (s *session) admit(r joinReq) joinReply {
 		if s.tokens == nil {
 			s.tokens = map[string]*rejoin{}
 		}
-		s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true}
+		s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true, progress: jp}
 		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id,
 			HashEvery: uint32(s.cfg.HashEvery)})
 	}
@@ -674,7 +688,7 @@ func (s *session) admit(r joinReq) joinReply {
 		}
 	}
 	return joinReply{id: r.id, member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands()}
+		cmds: s.queuedCommands(), join: jp, held: held}
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
@@ -698,6 +712,7 @@ func (s *session) ready(r readyReq) {
 		st = roster.Spectating
 	}
 	_ = s.roster.SetStatus(r.id, st)
+	s.joinDone(r.id)
 	if m := s.members[r.id]; m != nil {
 		m.acked.Store(r.tick)
 		m.playing = !p.Spectator

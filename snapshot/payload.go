@@ -57,10 +57,13 @@ type Header struct {
 // Payload is a join point laid out for sending: a header followed by the
 // shared blobs. It refers to the Point's bytes without copying them.
 type Payload struct {
-	segs  [][]byte
-	blobs []int // blob index of each segment; -1 for the header
-	total uint64
-	held  uint64 // bytes of the blobs left out as held
+	segs    [][]byte
+	blobs   []int    // blob index of each segment; -1 for the header
+	hashes  []uint64 // hash of each blob, by blob index
+	sizes   []uint64 // size of each blob, by blob index
+	total   uint64
+	held    uint64 // bytes of the blobs left out as held
+	heldIdx []int  // the blobs left out
 }
 
 // NewPayload lays out p for one joiner of the given faction with the
@@ -88,8 +91,11 @@ func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapComman
 	pl := &Payload{segs: make([][]byte, 1, 2+len(p.Maps)), blobs: make([]int, 1, 2+len(p.Maps))}
 	pl.blobs[0] = -1
 	add := func(i int, b Blob) {
+		pl.hashes = append(pl.hashes, b.Hash)
+		pl.sizes = append(pl.sizes, uint64(len(b.Data)))
 		if held[b.Hash] {
 			h.Held = append(h.Held, uint32(i))
+			pl.heldIdx = append(pl.heldIdx, i)
 			pl.held += uint64(len(b.Data))
 			return
 		}
@@ -120,6 +126,15 @@ func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapComman
 // Held is how many bytes of blobs the payload leaves out because the
 // joiner holds them.
 func (p *Payload) Held() uint64 { return p.held }
+
+// BlobSize is the compressed size of blob i, sent or held.
+func (p *Payload) BlobSize(i int) uint64 { return p.sizes[i] }
+
+// HeldBlobs returns the blobs left out because the joiner holds them.
+func (p *Payload) HeldBlobs() []int { return p.heldIdx }
+
+// BlobHash is the hash of blob i (0 the world, 1+i map i), sent or held.
+func (p *Payload) BlobHash(i int) uint64 { return p.hashes[i] }
 
 // Complete returns the blobs (0 the world, 1+i map i) that lie wholly in
 // the first acked bytes of the payload, in order.
