@@ -128,7 +128,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		logf("client refused", pe.disc.Reason.String(), "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
-	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
 		c.closeWith(nil, "")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
@@ -197,6 +197,13 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 		}
 		return pkt, nil
 	}
+}
+
+// lostConnection reports a read that failed because the connection
+// broke (reset by the peer or the network): a drop, not a bad packet.
+func lostConnection(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "read" && !oe.Timeout()
 }
 
 func (p *peer) isClosing() bool {
@@ -355,6 +362,10 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
 	jr.join.sending(pl)
+	p.conn.written = jr.join.written
+	if w := p.srv.cfg.DownloadWindow; w > 0 {
+		p.conn.window, p.conn.windowed = uint64(w), pl
+	}
 	p.conn.startTransfer(pl)
 	p.sentBytes, p.resumed, p.retry = pl.Total(), pl.Held(), jr.held != nil
 	if jr.held != nil {
@@ -414,6 +425,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 			if pkt.Received > acked {
 				acked = pkt.Received
 				p.join.acked(pl, acked)
+				p.conn.ack(acked)
 				downloadDeadline()
 			}
 			if acked == total && !downloaded {

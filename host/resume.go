@@ -37,7 +37,8 @@ type joinProgress struct {
 	seq uint64 // names the join in the history; never 0
 
 	mu       sync.Mutex
-	pairs    map[heldKey]bool  // what a resume may name
+	current  *snapshot.Payload // the payload of the latest connection
+	pairs    map[heldKey]bool  // what a resume may name: written whole, or held
 	sizes    map[uint64]uint64 // hash -> size of every blob held
 	held     uint64            // bytes of distinct blobs held
 	finished bool              // the last connection acknowledged its whole download
@@ -79,13 +80,28 @@ func (jp *joinProgress) resume(claim []wire.HeldBlob) (map[uint64]bool, error) {
 func (jp *joinProgress) sending(pl *snapshot.Payload) {
 	jp.mu.Lock()
 	defer jp.mu.Unlock()
+	jp.current = pl
 	for _, i := range pl.HeldBlobs() {
 		jp.pairs[heldKey{uint32(i), pl.BlobHash(i)}] = true
 	}
 }
 
+// written records that the first offset bytes of pl went out: a resume
+// may name every blob wholly in them (its acknowledgement may have been
+// lost with the connection). Other payloads (repairs) are not the join's.
+func (jp *joinProgress) written(pl *snapshot.Payload, offset uint64) {
+	jp.mu.Lock()
+	defer jp.mu.Unlock()
+	if pl != jp.current {
+		return
+	}
+	for _, i := range pl.Complete(offset) {
+		jp.pairs[heldKey{uint32(i), pl.BlobHash(i)}] = true
+	}
+}
+
 // acked records an acknowledgement of the first acked bytes of pl: every
-// blob wholly in them is held.
+// blob wholly in them is held, which is the join's progress.
 func (jp *joinProgress) acked(pl *snapshot.Payload, acked uint64) {
 	jp.mu.Lock()
 	defer jp.mu.Unlock()
@@ -111,8 +127,8 @@ func (jp *joinProgress) retried() int {
 
 // startJoin is the progress of an admitted join: the one its token was
 // following when this is a retry before WorldReady (the claim checked
-// against it), else a new one. held are the blob hashes the payload may
-// leave out.
+// against it), else a new one, whatever the claim. held are the blob
+// hashes the payload may leave out.
 func (s *session) startJoin(rj *rejoin, claim []wire.HeldBlob) (jp *joinProgress, held map[uint64]bool, err error) {
 	if rj != nil && rj.progress != nil {
 		held, err := rj.progress.resume(claim)
@@ -121,10 +137,8 @@ func (s *session) startJoin(rj *rejoin, claim []wire.HeldBlob) (jp *joinProgress
 		}
 		return rj.progress, held, nil
 	}
-	if len(claim) > 0 {
-		// Nothing of this join is under way: nothing was sent to resume.
-		return nil, nil, fmt.Errorf("%w: no download is under way for this token", errBadResume)
-	}
+	// A new join. A claim from a joiner whose WorldReady arrived just
+	// before its connection dropped is moot: the player rejoins playing.
 	s.joinSeq++
 	return newJoinProgress(s.joinSeq), nil, nil
 }
