@@ -170,7 +170,7 @@ func run(c *cli.Context) error {
 		TLS:    tlsCfg,
 		Logger: log,
 	}
-	sess, err := join.Join(ctx, cfg)
+	sess, err := firstJoin(ctx, cfg, !c.Bool("no-reconnect"))
 	bar.clear()
 	if err != nil {
 		return explain(err, bundle)
