@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -132,10 +134,14 @@ func lostDuring(ph join.Phase, res *join.Resume, err error) string {
 }
 
 // retryable reports a join error worth another attempt: the network, not
-// the host refusing nor the host sending something this tool cannot take.
+// the host refusing, sending something this tool cannot take, or failing
+// the TLS checks.
 func retryable(err error) bool {
 	var pe *join.ProtocolError
-	return droppedByNetwork(err) && !errors.As(err, &pe)
+	var me *tlsid.MismatchError
+	var ae tls.AlertError
+	var ce *tls.CertificateVerificationError
+	return droppedByNetwork(err) && !errors.As(err, &pe) && !errors.As(err, &me) && !errors.As(err, &ae) && !errors.As(err, &ce)
 }
 
 // unreachable reports a join that never reached the host.
