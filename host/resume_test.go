@@ -143,6 +143,28 @@ func (r *cutRelay) Cut() {
 	}
 }
 
+// countingLoader is a MapLoader that counts the maps it loads, so a test
+// sees whether a resumed join loaded a map again.
+type countingLoader struct {
+	lockstep.MapLoader
+	maps *atomic.Int32
+}
+
+func (l countingLoader) Begin(world []byte, maps int) (lockstep.MapAssembly, error) {
+	a, err := l.MapLoader.Begin(world, maps)
+	return countingAssembly{a, l.maps}, err
+}
+
+type countingAssembly struct {
+	lockstep.MapAssembly
+	maps *atomic.Int32
+}
+
+func (a countingAssembly) AddMap(m lockstep.MapBlob) error {
+	a.maps.Add(1)
+	return a.MapAssembly.AddMap(m)
+}
+
 // colonyHost serves a generated colony world and logs its map hashes
 // every 10 ticks.
 type colonyHost struct {
@@ -251,6 +273,7 @@ func TestResumeThroughCuts(t *testing.T) {
 		name    string
 		rules   []int64
 		catchUp bool // cut at the first step of catching up
+		reloads bool // every map is loaded twice: the first load was finished
 		tries   int
 		resumed bool // the host left blobs out on the retry (if false: may or not)
 	}{
@@ -258,7 +281,7 @@ func TestResumeThroughCuts(t *testing.T) {
 		{name: "early download", rules: []int64{hs + payload/10}, tries: 2},
 		{name: "late download", rules: []int64{hs + payload*9/10}, tries: 2, resumed: true},
 		{name: "twice", rules: []int64{hs + payload/3, payload / 2}, tries: 3, resumed: true},
-		{name: "catch-up", catchUp: true, tries: 2, resumed: true},
+		{name: "catch-up", catchUp: true, reloads: true, tries: 2, resumed: true},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -266,6 +289,8 @@ func TestResumeThroughCuts(t *testing.T) {
 			name := fmt.Sprintf("Cut%d", i)
 			tj := &testJoiner{log: newHashLog()}
 			cfg := h.config(relay.addr, name, tj)
+			var loads atomic.Int32
+			cfg.MapLoader = countingLoader{cfg.MapLoader, &loads}
 			before := h.srv.Stats()
 			if c.catchUp {
 				// Catching up needs ticks past the join point: let some pass.
@@ -291,6 +316,12 @@ func TestResumeThroughCuts(t *testing.T) {
 				t.Fatalf("WorldReady after %d attempts and %d cuts, want %d and %d", tries, relay.cuts.Load(), c.tries, c.tries-1)
 			}
 			checkSameHashes(t, h.testHost, h.log.latest()+2*colonyEvery, tj)
+			// The join point stays the same (it lives an hour here): what an
+			// attempt loaded, the next one keeps, unless it was finished.
+			maps := int32(len(h.srv.Overview().Maps))
+			if want := map[bool]int32{false: maps, true: 2 * maps}[c.reloads]; loads.Load() != want {
+				t.Fatalf("%d maps loaded over the attempts, want %d (%d maps)", loads.Load(), want, maps)
+			}
 			rec := joinRecords(h.srv, name)
 			wantRetries := c.tries - 1
 			if c.name == "handshake" {
