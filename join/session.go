@@ -398,43 +398,55 @@ func (s *Session) Players() []wire.PlayerInfo {
 	return slices.Clone(s.players)
 }
 
-func (s *Session) download(ctx context.Context, start time.Time) error {
+// receive takes the world payload into recv, acknowledging each chunk,
+// and returns the live ticks that arrived meanwhile. dec is where the
+// receiver's decoder is once the header has arrived.
+func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **decoder) ([]*wire.ServerTick, error) {
 	cfg := s.cfg
-	dl := time.Now()
 	var ticks []*wire.ServerTick // live ticks that arrive before the world is loaded
-	recv, dec := s.receiver()
-	defer func() {
-		if *dec != nil {
-			(*dec).stop()
-		}
-	}()
 	report(cfg, PhaseDownload, 0, 0)
 	for done := false; !done; {
 		in, err := s.recv(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch p := in.(type) {
 		case *wire.ServerWorldData:
 			if done, err = recv.Add(p.Offset, p.Total, p.Data); err != nil {
-				return protoErr("world data: %w", err)
+				return nil, protoErr("world data: %w", err)
 			}
 			if *dec != nil {
 				if err := (*dec).failed(); err != nil {
-					return protoErr("world data: %w", err)
+					return nil, protoErr("world data: %w", err)
 				}
 			}
 			if err := s.write(&wire.ClientAck{Received: recv.Received()}); err != nil {
-				return err
+				return nil, err
 			}
 			report(cfg, PhaseDownload, recv.Received(), recv.Total())
 		case *wire.ServerTick:
 			ticks = append(ticks, p)
 		default:
 			if !s.handleSmall(p) {
-				return protoErr("unexpected %s while downloading", p.ID())
+				return nil, protoErr("unexpected %s while downloading", p.ID())
 			}
 		}
+	}
+	return ticks, nil
+}
+
+func (s *Session) download(ctx context.Context, start time.Time) error {
+	cfg := s.cfg
+	dl := time.Now()
+	recv, dec := s.receiver()
+	defer func() {
+		if *dec != nil {
+			(*dec).stop()
+		}
+	}()
+	ticks, err := s.receive(ctx, recv, dec)
+	if err != nil {
+		return err
 	}
 	s.timings.Download = time.Since(dl)
 	s.timings.Bytes = recv.Total()
