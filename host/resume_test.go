@@ -16,6 +16,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -230,8 +231,8 @@ func (h *colonyHost) config(addr, name string, tj *testJoiner) join.Config {
 // joinRetrying joins as the join tool does on a flaky link: an attempt
 // that fails on the network is tried again with the same Resume, so it
 // rejoins with the token and names what it holds. It returns the live
-// joiner and how many attempts it took.
-func joinRetrying(t *testing.T, ctx context.Context, cfg join.Config, tj *testJoiner) int {
+// joiner and how many attempts it took; between runs between attempts.
+func joinRetrying(t *testing.T, ctx context.Context, cfg join.Config, tj *testJoiner, between ...func()) int {
 	t.Helper()
 	cfg.Resume = &join.Resume{}
 	for attempt := 1; attempt <= 10; attempt++ {
@@ -246,6 +247,9 @@ func joinRetrying(t *testing.T, ctx context.Context, cfg join.Config, tj *testJo
 			t.Fatalf("attempt %d refused: %v", attempt, err)
 		}
 		t.Logf("attempt %d: %v", attempt, err)
+		for _, fn := range between {
+			fn()
+		}
 	}
 	t.Fatal("no WorldReady in 10 attempts")
 	return 0
@@ -425,4 +429,46 @@ func TestResumeStalls(t *testing.T) {
 		}
 	}
 	t.Fatal("a join resuming without progress was never refused")
+}
+
+// TestResumeFromNewerPoint: when the host has cut a newer join point by
+// the time the joiner retries, the maps that did not change (idle maps
+// keep their blob) are still not sent again, and the joiner, which must
+// start a new assembly for the new point, loads them from what it kept
+// and ends in sync.
+func TestResumeFromNewerPoint(t *testing.T) {
+	// Maps nobody touches stay idle: the same blob in every join point
+	// (Huffman coding only, so their zeros still take some bytes).
+	h := startHost(t, host.Config{JoinPointMaxAge: time.Millisecond, GzipLevel: -2}, locksteptest.New(6, 200000))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := join.Join(ctx, joinCfg(h.addr, "Probe", newHashLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, point := int64(s.Timings().Bytes), s.Timings().SnapshotTick
+	s.Close()
+
+	relay := startCutRelay(t, h.addr, 1<<10+payload*8/10)
+	tj := &testJoiner{log: newHashLog()}
+	before := h.srv.Stats()
+	// The host ticks on between the attempts, so the first join point is
+	// too old for the retry.
+	later := func() {
+		waitFor(t, "the host to tick on", func() bool { return h.log.latest() > point+20 })
+	}
+	if tries := joinRetrying(t, ctx, joinCfg(relay.addr, "Newer", tj.log), tj, later); tries != 2 {
+		t.Fatalf("WorldReady after %d attempts, want 2", tries)
+	}
+	defer func() {
+		tj.sess.Close()
+		<-tj.errc
+	}()
+	if got := tj.sess.Timings().SnapshotTick; got <= point {
+		t.Fatalf("the retry got the join point of tick %d, not one newer than %d", got, point)
+	}
+	if after := h.srv.Stats(); after.ResumedBytes == before.ResumedBytes {
+		t.Fatal("nothing resumed from the newer join point: its unchanged maps were sent again")
+	}
+	checkSameHashes(t, h, h.log.latest()+5, tj)
 }

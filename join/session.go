@@ -400,14 +400,21 @@ func (s *Session) Players() []wire.PlayerInfo {
 
 // receive takes the world payload into recv, acknowledging each chunk,
 // and returns the live ticks that arrived meanwhile. dec is where the
-// receiver's decoder is once the header has arrived.
+// receiver's decoder is once the header has arrived. When an
+// acknowledgement cannot be sent, the connection is gone, but what
+// arrived before is still taken (a resume will not ask for it again)
+// until the reading side ends too.
 func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **decoder) ([]*wire.ServerTick, error) {
 	cfg := s.cfg
 	var ticks []*wire.ServerTick // live ticks that arrive before the world is loaded
+	var lost error               // an acknowledgement that could not be sent
 	report(cfg, PhaseDownload, 0, 0)
 	for done := false; !done; {
 		in, err := s.recv(ctx)
 		if err != nil {
+			if lost != nil && ctx.Err() == nil {
+				return nil, lost
+			}
 			return nil, err
 		}
 		switch p := in.(type) {
@@ -420,8 +427,8 @@ func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **de
 					return nil, protoErr("world data: %w", err)
 				}
 			}
-			if err := s.write(&wire.ClientAck{Received: recv.Received()}); err != nil {
-				return nil, err
+			if lost == nil {
+				lost = s.write(&wire.ClientAck{Received: recv.Received()})
 			}
 			report(cfg, PhaseDownload, recv.Received(), recv.Total())
 		case *wire.ServerTick:
@@ -432,7 +439,7 @@ func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **de
 			}
 		}
 	}
-	return ticks, nil
+	return ticks, lost
 }
 
 func (s *Session) download(ctx context.Context, start time.Time) error {
