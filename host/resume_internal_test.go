@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/snapshot"
@@ -63,5 +64,25 @@ func TestJoinProgressClaims(t *testing.T) {
 	}
 	if next.Held() != uint64(len(pt.World.Data)+len(pt.Maps[0].Blob.Data)) {
 		t.Fatalf("resumed payload leaves out %d bytes", next.Held())
+	}
+}
+
+// The recent joins list a join retried after drops once: the last
+// attempt's outcome, the bytes of every attempt, the time from the first.
+func TestHistoryMergesRetries(t *testing.T) {
+	h := &history{}
+	t0 := time.Now()
+	h.join(JoinRecord{At: t0, Name: "Ann", Outcome: JoinOK, Join: 1})
+	h.join(JoinRecord{At: t0.Add(2 * time.Second), Name: "Bo", Outcome: JoinDropped, Join: 2, Bytes: 100, Total: time.Second})
+	h.join(JoinRecord{At: t0.Add(5 * time.Second), Name: "Bo", Outcome: JoinDropped, Join: 2, Retries: 1, Bytes: 50, Resumed: 70, Total: time.Second})
+	h.join(JoinRecord{At: t0.Add(9 * time.Second), Name: "Bo", Outcome: JoinOK, Join: 2, Retries: 2, Bytes: 10, Resumed: 90, Total: 2 * time.Second})
+	var o Overview
+	h.fill(&o)
+	if len(o.Joins) != 2 || o.Joins[1].Name != "Ann" {
+		t.Fatalf("joins %+v, want Bo's one row and Ann's", o.Joins)
+	}
+	bo := o.Joins[0]
+	if bo.Outcome != JoinOK || bo.Retries != 2 || bo.Bytes != 160 || bo.Resumed != 160 || bo.Total != 8*time.Second {
+		t.Fatalf("Bo's join: %+v", bo)
 	}
 }
