@@ -82,7 +82,7 @@ func (p *peer) record(outcome, reason string) {
 	if p.join != nil {
 		r.Join, r.Retries, r.Retry = p.join.seq, p.join.retried(), p.retry
 	}
-	p.srv.sess.history.join(r)
+	p.srv.sess.pub.history.join(r)
 }
 
 func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
@@ -94,7 +94,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		// No protocol was spoken: there is nobody to tell why.
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
 			"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
-		s.sess.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
+		s.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
 			Reason: "TLSHandshake", Total: time.Since(start)})
 		raw.Close()
 		return
@@ -378,6 +378,11 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return nil, err
 	}
 	p.phase("catch_up")
+	// The reader is the only writer of acked: the tick the client is
+	// ready at is its first report, before the session counts its lag.
+	if m := p.member; wr.Tick > m.acked.Load() {
+		m.acked.Store(wr.Tick)
+	}
 	select {
 	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
 	case <-p.srv.sess.done:

@@ -129,7 +129,7 @@ func (jp *joinProgress) retried() int {
 // following when this is a retry before WorldReady (the claim checked
 // against it), else a new one, whatever the claim. held are the blob
 // hashes the payload may leave out.
-func (s *session) startJoin(rj *rejoin, claim []wire.HeldBlob) (jp *joinProgress, held map[uint64]bool, err error) {
+func (r *rejoins) startJoin(rj *rejoin, claim []wire.HeldBlob) (jp *joinProgress, held map[uint64]bool, err error) {
 	if rj != nil && rj.progress != nil {
 		held, err := rj.progress.resume(claim)
 		if err != nil {
@@ -139,14 +139,14 @@ func (s *session) startJoin(rj *rejoin, claim []wire.HeldBlob) (jp *joinProgress
 	}
 	// A new join. A claim from a joiner whose WorldReady arrived just
 	// before its connection dropped is moot: the player rejoins playing.
-	s.joinSeq++
-	return newJoinProgress(s.joinSeq), nil, nil
+	r.seq++
+	return newJoinProgress(r.seq), nil, nil
 }
 
 // joinDone ends the join of player id at WorldReady: its token rejoins
 // from then on as a player that left, not as a download to resume.
-func (s *session) joinDone(id int32) {
-	for _, rj := range s.tokens {
+func (r *rejoins) joinDone(id int32) {
+	for _, rj := range r.tokens {
 		if rj.id == id {
 			rj.progress = nil
 		}

@@ -295,7 +295,7 @@ func TestResumeThroughCuts(t *testing.T) {
 			cfg := h.config(relay.addr, name, tj)
 			var loads atomic.Int32
 			cfg.MapLoader = countingLoader{cfg.MapLoader, &loads}
-			before := h.srv.Stats()
+			before := h.srv.Overview().Stats
 			if c.catchUp {
 				// Catching up needs ticks past the join point: let some pass.
 				tick := h.log.latest()
@@ -334,7 +334,7 @@ func TestResumeThroughCuts(t *testing.T) {
 			if len(rec) != 1 || rec[0].Outcome != host.JoinOK || rec[0].Retries != wantRetries {
 				t.Fatalf("recent joins of %s: %+v, want one, joined, with %d retries", name, rec, wantRetries)
 			}
-			after := h.srv.Stats()
+			after := h.srv.Overview().Stats
 			if saved := after.ResumedBytes - before.ResumedBytes; c.resumed && saved == 0 || rec[0].Resumed != saved {
 				t.Fatalf("resumed %d bytes (record %d), want some: %v", saved, rec[0].Resumed, c.resumed)
 			}
@@ -373,7 +373,7 @@ func TestResumeCostsLittle(t *testing.T) {
 		func(c *host.Config) { c.DownloadWindow = 80 << 10 })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	before := h.srv.Stats()
+	before := h.srv.Overview().Stats
 	probe := &testJoiner{log: newHashLog()}
 	s, err := join.Join(ctx, h.config(h.addr, "Probe", probe))
 	if err != nil {
@@ -382,11 +382,11 @@ func TestResumeCostsLittle(t *testing.T) {
 	world := int64(s.Timings().Bytes)
 	s.Close()
 	waitFor(t, "the probe to leave", func() bool { return joinOutcome(h.srv, "Probe") != "" })
-	probeCost := h.srv.Stats().BytesSent - before.BytesSent
+	probeCost := h.srv.Overview().Stats.BytesSent - before.BytesSent
 
 	relay := startCutRelay(t, h.addr, world*6/13)
 	tj := &testJoiner{log: newHashLog()}
-	start := h.srv.Stats().BytesSent
+	start := h.srv.Overview().Stats.BytesSent
 	if tries := joinRetrying(t, ctx, h.config(relay.addr, "Flaky", tj), tj); tries != 2 {
 		t.Fatalf("WorldReady after %d attempts, want 2", tries)
 	}
@@ -394,7 +394,7 @@ func TestResumeCostsLittle(t *testing.T) {
 		tj.sess.Close()
 		<-tj.errc
 	}()
-	cost := h.srv.Stats().BytesSent - start
+	cost := h.srv.Overview().Stats.BytesSent - start
 	t.Logf("world %d bytes compressed; one clean join cost the host %d bytes, a join cut once after %d bytes %d (%.3fx the world)",
 		world, probeCost, world*6/13, cost, float64(cost)/float64(world))
 	if float64(cost) > 1.25*float64(world) {
@@ -451,7 +451,7 @@ func TestResumeFromNewerPoint(t *testing.T) {
 
 	relay := startCutRelay(t, h.addr, 1<<10+payload*8/10)
 	tj := &testJoiner{log: newHashLog()}
-	before := h.srv.Stats()
+	before := h.srv.Overview().Stats
 	// The host ticks on between the attempts, so the first join point is
 	// too old for the retry.
 	later := func() {
@@ -467,7 +467,7 @@ func TestResumeFromNewerPoint(t *testing.T) {
 	if got := tj.sess.Timings().SnapshotTick; got <= point {
 		t.Fatalf("the retry got the join point of tick %d, not one newer than %d", got, point)
 	}
-	if after := h.srv.Stats(); after.ResumedBytes == before.ResumedBytes {
+	if after := h.srv.Overview().Stats; after.ResumedBytes == before.ResumedBytes {
 		t.Fatal("nothing resumed from the newer join point: its unchanged maps were sent again")
 	}
 	checkSameHashes(t, h, h.log.latest()+5, tj)
