@@ -36,13 +36,14 @@ type conn struct {
 	// written, if set, hears how far each payload has been written; set
 	// before the payload is handed over.
 	written func(pl *snapshot.Payload, offset uint64)
-	// window bounds how far the writer runs ahead of acked in windowed
-	// (a join's payload; a repair's has no acknowledgements); set before
-	// the payload is handed over.
-	window   uint64
-	windowed *snapshot.Payload
-	acked    atomic.Uint64
-	ackWake  chan struct{} // a new acknowledgement (capacity 1)
+	// joinPl is the join's payload (a repair's is another, without
+	// acknowledgements); window, if not 0, bounds how far the writer runs
+	// ahead of acked in it. Both are set before the payload is handed over.
+	joinPl      *snapshot.Payload
+	window      uint64
+	acked       atomic.Uint64
+	ackWake     chan struct{} // a new acknowledgement (capacity 1)
+	joinWritten atomic.Uint64 // bytes of joinPl written
 }
 
 func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {
@@ -94,7 +95,7 @@ func (c *conn) sendPacket(p wire.Packet) bool {
 }
 
 // ack records that the client acknowledged the first n bytes of the
-// windowed payload, letting the writer run on.
+// join's payload, letting the writer run on.
 func (c *conn) ack(n uint64) {
 	c.acked.Store(n)
 	select {
@@ -106,7 +107,7 @@ func (c *conn) ack(n uint64) {
 // ahead reports whether the writer must wait for acknowledgements before
 // writing pl from offset.
 func (c *conn) ahead(pl *snapshot.Payload, offset uint64) bool {
-	return c.window > 0 && pl == c.windowed && offset >= c.acked.Load()+c.window
+	return c.window > 0 && pl == c.joinPl && offset >= c.acked.Load()+c.window
 }
 
 // startTransfer hands the world payload to the writer.
@@ -204,6 +205,9 @@ func (c *conn) writeLoop() {
 				return
 			}
 			offset += uint64(len(data))
+			if pl == c.joinPl {
+				c.joinWritten.Store(offset)
+			}
 			if c.written != nil {
 				c.written(pl, offset)
 			}

@@ -126,8 +126,9 @@ type JoinRecord struct {
 	Phases []PhaseTime
 	// Total is from the first byte to the end of the attempt.
 	Total time.Duration
-	// Bytes is the world payload sent; Resumed the payload bytes left out
-	// because the joiner held them from an earlier attempt.
+	// Bytes is the world payload written to the connection; Resumed the
+	// payload bytes left out because the joiner held them from an earlier
+	// attempt.
 	Bytes, Resumed uint64
 	// Join numbers the join this attempt belongs to (0 for an attempt
 	// never admitted): a join whose connection dropped before WorldReady

@@ -59,7 +59,6 @@ type peer struct {
 	phases      []PhaseTime
 	spectator   bool
 	rejoin      bool
-	sentBytes   uint64        // world payload
 	resumed     uint64        // world payload bytes left out: the joiner held them
 	retry       bool          // this connection retries a join that dropped before WorldReady
 	join        *joinProgress // the join across its retries, once admitted
@@ -78,7 +77,7 @@ func (p *peer) record(outcome, reason string) {
 	p.joined = true
 	r := JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
 		Spectator: p.spectator, Rejoin: p.rejoin, Outcome: outcome, Reason: reason, Phases: p.phases,
-		Total: time.Since(p.start), Bytes: p.sentBytes, Resumed: p.resumed}
+		Total: time.Since(p.start), Bytes: p.conn.joinWritten.Load(), Resumed: p.resumed}
 	if p.join != nil {
 		r.Join, r.Retries, r.Retry = p.join.seq, p.join.retried(), p.retry
 	}
@@ -363,11 +362,12 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	}
 	jr.join.sending(pl)
 	p.conn.written = jr.join.written
+	p.conn.joinPl = pl
 	if w := p.srv.cfg.DownloadWindow; w > 0 {
-		p.conn.window, p.conn.windowed = uint64(w), pl
+		p.conn.window = uint64(w)
 	}
 	p.conn.startTransfer(pl)
-	p.sentBytes, p.resumed, p.retry = pl.Total(), pl.Held(), jr.held != nil
+	p.resumed, p.retry = pl.Held(), jr.held != nil
 	if jr.held != nil {
 		p.srv.sess.stats.update(func(st *Stats) { st.Resumes++; st.ResumedBytes += pl.Held() })
 	}

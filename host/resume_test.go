@@ -188,7 +188,7 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 		t.Fatal(err)
 	}
 	hl := newHashLog()
-	cfg := host.Config{TickRate: 60, Logger: quietLogger(), ConnRate: -1, MaxPendingPerAddr: -1, JoinPointMaxAge: time.Hour,
+	cfg := host.Config{TickRate: 20, Logger: quietLogger(), ConnRate: -1, MaxPendingPerAddr: -1, JoinPointMaxAge: time.Hour,
 		AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
 			if res.Stepped && sim.Tick()%colonyEvery == 0 {
 				hl.record(sim)
@@ -439,7 +439,7 @@ func TestResumeStalls(t *testing.T) {
 func TestResumeFromNewerPoint(t *testing.T) {
 	// Maps nobody touches stay idle: the same blob in every join point
 	// (Huffman coding only, so their zeros still take some bytes).
-	h := startHost(t, host.Config{JoinPointMaxAge: time.Millisecond, GzipLevel: -2}, locksteptest.New(6, 200000))
+	h := startHost(t, host.Config{TickRate: 20, JoinPointMaxAge: time.Millisecond, GzipLevel: -2}, locksteptest.New(6, 200000))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := join.Join(ctx, joinCfg(h.addr, "Probe", newHashLog()))
