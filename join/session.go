@@ -398,6 +398,10 @@ func (s *Session) Players() []wire.PlayerInfo {
 	return slices.Clone(s.players)
 }
 
+// lostGrace is how long a download whose acknowledgement failed goes on
+// reading what already arrived.
+const lostGrace = 2 * time.Second
+
 // receive takes the world payload into recv, acknowledging each chunk,
 // and returns the live ticks that arrived meanwhile. dec is where the
 // receiver's decoder is once the header has arrived. When an
@@ -428,7 +432,11 @@ func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **de
 				}
 			}
 			if lost == nil {
-				lost = s.write(&wire.ClientAck{Received: recv.Received()})
+				if lost = s.write(&wire.ClientAck{Received: recv.Received()}); lost != nil {
+					// What the link delivered is read at once; a link that
+					// is merely stuck is not waited for.
+					_ = s.nc.SetReadDeadline(time.Now().Add(lostGrace))
+				}
 			}
 			report(cfg, PhaseDownload, recv.Received(), recv.Total())
 		case *wire.ServerTick:
