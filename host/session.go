@@ -46,6 +46,7 @@ type joinReq struct {
 	spectator  bool
 	passwordOK bool
 	resume     []wire.HeldBlob // blobs held, on a retry before WorldReady
+	addr       string          // addrKey of the remote address, for bans
 	conn       *conn
 	reply      chan joinReply
 }
@@ -102,6 +103,7 @@ type session struct {
 	desync   *desyncTracker
 	autosave autosave
 	pub      publisher
+	admin    adminState // the admin API's actions and ban list
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -187,6 +189,8 @@ func (s *session) run(ctx context.Context) {
 			s.checkHashes(r)
 		case cp := <-s.desync.cps:
 			s.addCheckpoint(cp)
+		case f := <-s.admin.do:
+			f()
 		}
 	}
 }
@@ -366,6 +370,9 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
+	}
+	if err := s.admin.banned(r.name, r.addr); err != nil {
+		return joinReply{err: err}
 	}
 	if rejoined {
 		if err := s.conducts.cooling(r.id, time.Now()); err != nil {

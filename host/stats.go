@@ -53,6 +53,9 @@ type Stats struct {
 	// not need sent again.
 	Resumes      int
 	ResumedBytes uint64
+	// AdminActions counts the admin actions done (kick, ban, say, save,
+	// speed, ...; not the listings), whoever did them.
+	AdminActions uint64
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.

@@ -11,8 +11,8 @@ type stateCollector struct {
 	src Source
 	now func() time.Time
 
-	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints *prometheus.Desc
-	online, tick, speed, tps, holding, maxLag, behind, latency, age                      *prometheus.Desc
+	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints, admin *prometheus.Desc
+	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -29,6 +29,7 @@ func newStateCollector(src Source) *stateCollector {
 		skipped:     d("lockhost_checkpoints_skipped_total", "State-hash checkpoints dropped because hashing fell behind.", nil, nil),
 		hashReports: d("lockhost_hash_reports_total", "Client state-hash reports compared with the host's.", nil, nil),
 		joinPoints:  d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
+		admin:       d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
 
 		online:  d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
 		tick:    d("lockhost_session_tick", "The session's current tick.", nil, nil),
@@ -44,7 +45,7 @@ func newStateCollector(src Source) *stateCollector {
 
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
-		c.joinPoints, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age}
+		c.joinPoints, c.admin, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age}
 }
 
 // Describe implements prometheus.Collector.
@@ -75,6 +76,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.hashReports, float64(st.HashReports))
 	counter(c.joinPoints, float64(st.JoinPoints), "cut")
 	counter(c.joinPoints, float64(st.Built), "built")
+	counter(c.admin, float64(st.AdminActions))
 
 	gauge(c.tick, float64(o.Tick))
 	gauge(c.speed, float64(o.Speed))
