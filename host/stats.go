@@ -48,6 +48,11 @@ type Stats struct {
 	// it refused.
 	BytesSent                 uint64
 	Commands, CommandsRefused uint64
+	// Resumes counts joins retried before WorldReady that went on from
+	// what the joiner held; ResumedBytes the world payload bytes they did
+	// not need sent again.
+	Resumes      int
+	ResumedBytes uint64
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64
