@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,128 +19,27 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// cutRelay forwards TCP connections to a host and cuts them (a reset on
-// both sides, as a dropped link looks) where its rules say: connection k
-// after rules[k] bytes from the host (a negative rule, or none, never).
-// Cut cuts every live connection at once.
-type cutRelay struct {
-	addr  string
-	mu    sync.Mutex
-	rules []int64
-	n     int
-	live  map[*relayPair]bool
-	down  atomic.Int64 // bytes forwarded from the host, all connections
-	cuts  atomic.Int32
-}
-
-type relayPair struct{ c, u net.Conn }
-
-func (p *relayPair) reset() {
-	for _, c := range []net.Conn{p.c, p.u} {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
-		c.Close()
-	}
-}
-
-func startCutRelay(t *testing.T, target string, rules ...int64) *cutRelay {
+// cutRelay relays to target through a testkit.Relay that cuts
+// connection k after rules[k] bytes from the host (the client reads them
+// and then the end of the stream; the host's side is reset).
+func cutRelay(t *testing.T, target string, rules ...int64) *testkit.Relay {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	r := testkit.StartRelay(t, target)
+	for k, n := range rules {
+		r.CutAfter(k, n)
 	}
-	r := &cutRelay{addr: ln.Addr().String(), rules: rules, live: map[*relayPair]bool{}}
-	t.Cleanup(func() {
-		ln.Close()
-		r.Cut()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p := &relayPair{c: c, u: u}
-			r.mu.Lock()
-			rule := int64(-1)
-			if r.n < len(r.rules) {
-				rule = r.rules[r.n]
-			}
-			r.n++
-			r.live[p] = true
-			r.mu.Unlock()
-			go func() { _, _ = io.Copy(u, c) }()
-			go r.down2(p, rule)
-		}
-	}()
 	return r
 }
 
-// down2 copies the host's bytes to the client until the budget is spent,
-// then cuts the pair.
-func (r *cutRelay) down2(p *relayPair, budget int64) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := p.u.Read(buf)
-		if budget >= 0 && int64(n) >= budget {
-			// The client gets every byte up to the cut, then the end of
-			// the stream; the host a reset.
-			_, _ = p.c.Write(buf[:budget])
-			r.down.Add(budget)
-			r.cuts.Add(1)
-			r.mu.Lock()
-			delete(r.live, p)
-			r.mu.Unlock()
-			p.c.Close()
-			if tc, ok := p.u.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0)
-			}
-			p.u.Close()
-			return
-		}
-		if n > 0 {
-			if _, werr := p.c.Write(buf[:n]); werr != nil {
-				r.drop(p)
-				return
-			}
-			r.down.Add(int64(n))
-			if budget >= 0 {
-				budget -= int64(n)
-			}
-		}
-		if err != nil {
-			r.drop(p)
-			return
+// drops counts the connections through r that were cut or reset.
+func drops(r *testkit.Relay) int {
+	n := 0
+	for _, c := range r.Conns() {
+		if c.Cut() || c.WasReset() {
+			n++
 		}
 	}
-}
-
-func (r *cutRelay) drop(p *relayPair) {
-	r.mu.Lock()
-	delete(r.live, p)
-	r.mu.Unlock()
-	p.reset()
-}
-
-// Cut resets every live connection.
-func (r *cutRelay) Cut() {
-	r.mu.Lock()
-	pairs := make([]*relayPair, 0, len(r.live))
-	for p := range r.live {
-		pairs = append(pairs, p)
-	}
-	r.live = map[*relayPair]bool{}
-	r.mu.Unlock()
-	for _, p := range pairs {
-		r.cuts.Add(1)
-		p.reset()
-	}
+	return n
 }
 
 // countingLoader is a MapLoader that counts the maps it loads, so a test
@@ -290,10 +187,10 @@ func TestResumeThroughCuts(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			relay := startCutRelay(t, h.addr, c.rules...)
+			relay := cutRelay(t, h.addr, c.rules...)
 			name := fmt.Sprintf("Cut%d", i)
 			tj := &testJoiner{log: newHashLog()}
-			cfg := h.config(relay.addr, name, tj)
+			cfg := h.config(relay.Addr(), name, tj)
 			var loads atomic.Int32
 			cfg.MapLoader = countingLoader{cfg.MapLoader, &loads}
 			before := h.srv.Overview().Stats
@@ -307,7 +204,7 @@ func TestResumeThroughCuts(t *testing.T) {
 				cfg.OnStep = func(sim lockstep.Sim) {
 					step(sim)
 					if armed.Swap(false) {
-						relay.Cut()
+						relay.ResetAll()
 						testkit.WaitFor(t, "the host to see the drop", func() bool { return joinOutcome(h.srv, name) == host.JoinDropped })
 					}
 				}
@@ -317,8 +214,8 @@ func TestResumeThroughCuts(t *testing.T) {
 				tj.sess.Close()
 				<-tj.errc
 			}()
-			if tries != c.tries || relay.cuts.Load() != int32(c.tries-1) {
-				t.Fatalf("WorldReady after %d attempts and %d cuts, want %d and %d", tries, relay.cuts.Load(), c.tries, c.tries-1)
+			if tries != c.tries || drops(relay) != c.tries-1 {
+				t.Fatalf("WorldReady after %d attempts and %d cuts, want %d and %d", tries, drops(relay), c.tries, c.tries-1)
 			}
 			checkSameHashes(t, h.testHost, h.log.latest()+2*colonyEvery, tj)
 			// The join point stays the same (it lives an hour here): what an
@@ -385,10 +282,10 @@ func TestResumeCostsLittle(t *testing.T) {
 	testkit.WaitFor(t, "the probe to leave", func() bool { return joinOutcome(h.srv, "Probe") != "" })
 	probeCost := h.srv.Overview().Stats.BytesSent - before.BytesSent
 
-	relay := startCutRelay(t, h.addr, world*6/13)
+	relay := cutRelay(t, h.addr, world*6/13)
 	tj := &testJoiner{log: newHashLog()}
 	start := h.srv.Overview().Stats.BytesSent
-	if tries := joinRetrying(t, ctx, h.config(relay.addr, "Flaky", tj), tj); tries != 2 {
+	if tries := joinRetrying(t, ctx, h.config(relay.Addr(), "Flaky", tj), tj); tries != 2 {
 		t.Fatalf("WorldReady after %d attempts, want 2", tries)
 	}
 	defer func() {
@@ -411,9 +308,9 @@ func TestResumeStalls(t *testing.T) {
 	h := startColonyHost(t, colony.SizedConfig(2<<20, 7))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	relay := startCutRelay(t, h.addr, 4<<10, 4<<10, 4<<10, 4<<10, 4<<10, 4<<10)
+	relay := cutRelay(t, h.addr, 4<<10, 4<<10, 4<<10, 4<<10, 4<<10, 4<<10)
 	tj := &testJoiner{log: newHashLog()}
-	cfg := h.config(relay.addr, "Stall", tj)
+	cfg := h.config(relay.Addr(), "Stall", tj)
 	cfg.Resume = &join.Resume{}
 	for attempt := 1; attempt <= 6; attempt++ {
 		_, err := join.Join(ctx, cfg)
@@ -450,7 +347,7 @@ func TestResumeFromNewerPoint(t *testing.T) {
 	payload, point := int64(s.Timings().Bytes), s.Timings().SnapshotTick
 	s.Close()
 
-	relay := startCutRelay(t, h.addr, 1<<10+payload*8/10)
+	relay := cutRelay(t, h.addr, 1<<10+payload*8/10)
 	tj := &testJoiner{log: newHashLog()}
 	before := h.srv.Overview().Stats
 	// The host ticks on between the attempts, so the first join point is
@@ -458,7 +355,7 @@ func TestResumeFromNewerPoint(t *testing.T) {
 	later := func() {
 		testkit.WaitFor(t, "the host to tick on", func() bool { return h.log.latest() > point+20 })
 	}
-	if tries := joinRetrying(t, ctx, joinCfg(relay.addr, "Newer", tj.log), tj, later); tries != 2 {
+	if tries := joinRetrying(t, ctx, joinCfg(relay.Addr(), "Newer", tj.log), tj, later); tries != 2 {
 		t.Fatalf("WorldReady after %d attempts, want 2", tries)
 	}
 	defer func() {

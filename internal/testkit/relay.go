@@ -181,6 +181,10 @@ func (c *Conn) Held() int64 { return c.read.Load() - c.down.Load() - c.up.Load()
 // Cut reports whether the connection was cut by a CutAfter rule.
 func (c *Conn) Cut() bool { return c.cut.Load() }
 
+// WasReset reports whether the connection was reset by Reset, ResetAll
+// or Close (and not only cut by a CutAfter rule).
+func (c *Conn) WasReset() bool { return c.reset.Load() }
+
 // Done is closed once both directions have ended.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 

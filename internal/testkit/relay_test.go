@@ -218,8 +218,11 @@ func TestRelayReset(t *testing.T) {
 	r := StartRelay(t, addr)
 	client, target := dialThrough(t, r, accepted)
 	send(t, client, target, []byte("hi"))
-	if n := r.ResetAll(); n != 1 {
-		t.Fatalf("reset %d connections, want 1", n)
+	if r.Conns()[0].WasReset() {
+		t.Fatal("WasReset before any reset")
+	}
+	if n := r.ResetAll(); n != 1 || !r.Conns()[0].WasReset() {
+		t.Fatalf("reset %d connections (WasReset %v), want 1", n, r.Conns()[0].WasReset())
 	}
 	for name, c := range map[string]net.Conn{"client": client, "target": target} {
 		_ = c.SetReadDeadline(time.Now().Add(DefaultWait))
