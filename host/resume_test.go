@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
 	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
@@ -68,7 +68,6 @@ func (a countingAssembly) AddMap(m lockstep.MapBlob) error {
 // every 10 ticks.
 type colonyHost struct {
 	*testHost
-	srv     *host.Server
 	dbs     []defs.Summary
 	content *colony.Content
 }
@@ -86,7 +85,7 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 		t.Fatal(err)
 	}
 	hl := newHashLog()
-	cfg := host.Config{TickRate: 20, Logger: testkit.Quiet(), ConnRate: -1, MaxPendingPerAddr: -1, JoinPointMaxAge: time.Hour,
+	cfg := host.Config{TickRate: 20, JoinPointMaxAge: time.Hour,
 		AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
 			if res.Stepped && sim.Tick()%colonyEvery == 0 {
 				hl.record(sim)
@@ -95,24 +94,8 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 	for _, m := range mods {
 		m(&cfg)
 	}
-	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	})
-	return &colonyHost{testHost: &testHost{addr: ln.Addr().String(), log: hl}, srv: srv, dbs: set.Summary(), content: content}
+	h := hosttest.Start(t, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
+	return &colonyHost{testHost: &testHost{addr: h.Addr, srv: h.Server, log: hl}, dbs: set.Summary(), content: content}
 }
 
 // config is a joiner's config for this host, logging hashes into tj.
