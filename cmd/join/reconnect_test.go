@@ -2,64 +2,17 @@ package main
 
 import (
 	"context"
-	"io"
-	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 )
-
-// dropper forwards connections to target and can cut them all.
-type dropper struct {
-	addr  string
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startDropper(t *testing.T, target string) *dropper {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	d := &dropper{addr: ln.Addr().String()}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			d.mu.Lock()
-			d.conns = append(d.conns, c, u)
-			d.mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
-		}
-	}()
-	return d
-}
-
-// cut drops every connection, as a network failure would.
-func (d *dropper) cut() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, c := range d.conns {
-		c.Close()
-	}
-	d.conns = nil
-}
 
 // TestReconnectsWithToken: the join tool's session loop rejoins by itself
 // after the connection drops, as the same player with the same faction, and
@@ -70,12 +23,12 @@ func TestReconnectsWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := serveBundle(t, b)
-	d := startDropper(t, addr)
+	d := testkit.StartRelay(t, addr)
 	var out, errOut syncbuf.Buffer
 	stdout, stderr = &out, &errOut
 	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
 
-	cfg := join.Config{Addr: d.addr, Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
+	cfg := join.Config{Addr: d.Addr(), Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sess, err := join.Join(ctx, cfg)
@@ -87,14 +40,14 @@ func TestReconnectsWithToken(t *testing.T) {
 	cur.set(sess)
 	done := make(chan error, 1)
 	go func() { done <- stay(ctx, cur, cfg, true) }()
-	waitUntil(t, func() bool { tok, _ := sess.Token(); return tok != nil })
-	d.cut()
-	waitUntil(t, func() bool { return cur.get() != sess })
+	testkit.WaitFor(t, "a session token", func() bool { tok, _ := sess.Token(); return tok != nil })
+	d.ResetAll()
+	testkit.WaitFor(t, "a new session", func() bool { return cur.get() != sess })
 	again := cur.get().Info()
 	if again.PlayerID != first.PlayerID || again.Faction != first.Faction {
 		t.Fatalf("reconnected as player %d faction %d, was %d faction %d", again.PlayerID, again.Faction, first.PlayerID, first.Faction)
 	}
-	waitUntil(t, func() bool {
+	testkit.WaitFor(t, "the rejoined player listed by name", func() bool {
 		for _, p := range cur.get().Players() {
 			if p.ID == again.PlayerID {
 				return p.Name == "Wanderer"
@@ -122,8 +75,8 @@ func TestNoReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := startDropper(t, serveBundle(t, b))
-	cfg := join.Config{Addr: d.addr, Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
+	d := testkit.StartRelay(t, serveBundle(t, b))
+	cfg := join.Config{Addr: d.Addr(), Name: "Wanderer", Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content)}
 	sess, err := join.Join(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +86,7 @@ func TestNoReconnect(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- stay(context.Background(), cur, cfg, false) }()
 	time.Sleep(100 * time.Millisecond)
-	d.cut()
+	d.ResetAll()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -159,16 +112,6 @@ func TestRejoinGraceTooShort(t *testing.T) {
 	}
 	if s := errOut.String(); s != "" {
 		t.Errorf("printed %q before giving up", s)
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -202,7 +145,7 @@ func TestKickedOrBannedExitsWithoutReconnecting(t *testing.T) {
 			code, out, errOut := runJoin(t, addr, "--name", tc.name, "--no-input")
 			res <- result{code, out, errOut}
 		}()
-		waitUntil(t, func() bool {
+		testkit.WaitFor(t, "the player playing", func() bool {
 			ps, _ := srv.Players()
 			return len(ps) == 1 && ps[0].Name == tc.name && ps[0].Status == "playing"
 		})

@@ -2,51 +2,23 @@ package main
 
 import (
 	"context"
-	"io"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 )
 
-// startCutter forwards connections to target and cuts the first one after
+// startCutter relays to target and cuts the first connection after
 // budget bytes from the host, as a link that drops mid-download.
 func startCutter(t *testing.T, target string, budget int64) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for n := 0; ; n++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			t.Cleanup(func() { c.Close(); u.Close() })
-			go func() { _, _ = io.Copy(u, c); u.Close() }()
-			go func(first bool) {
-				if first {
-					_, _ = io.CopyN(c, u, budget)
-				} else {
-					_, _ = io.Copy(c, u)
-				}
-				c.Close()
-				u.Close()
-			}(n == 0)
-		}
-	}()
-	return ln.Addr().String()
+	r := testkit.StartRelay(t, target)
+	r.CutAfter(0, budget)
+	return r.Addr()
 }
 
 // TestJoinRetriesDuringDownload: the join tool whose link drops during the
