@@ -12,13 +12,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,12 +24,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 )
 
 func main() {
@@ -89,12 +86,12 @@ func run(mib int, cut int64) error {
 
 	var out string
 	resumed, err := b.measure("resumed", func() (string, error) {
-		relay, err := startRelay(b.game, cut)
+		relay, err := cutFirst(b.game, cut)
 		if err != nil {
 			return "", err
 		}
-		defer relay.close()
-		out, err = b.join(relay.addr, "Flaky")
+		defer relay.Close()
+		out, err = b.join(relay.Addr(), "Flaky")
 		return out, err
 	})
 	if err != nil {
@@ -103,12 +100,12 @@ func run(mib int, cut int64) error {
 	b.row("cut once, retried and resumed", resumed, world)
 
 	over, err := b.measure("over", func() (string, error) {
-		relay, err := startRelay(b.game, cut)
+		relay, err := cutFirst(b.game, cut)
 		if err != nil {
 			return "", err
 		}
-		defer relay.close()
-		if out, err := b.join(relay.addr, "Again", "--no-reconnect"); err == nil {
+		defer relay.Close()
+		if out, err := b.join(relay.Addr(), "Again", "--no-reconnect"); err == nil {
 			return out, errors.New("the cut join did not fail with --no-reconnect")
 		}
 		return b.join(b.game, "Again2")
@@ -215,70 +212,14 @@ func (b *bench) join(addr, name string, extra ...string) (string, error) {
 
 func mb(n float64) string { return fmt.Sprintf("%.2f MB", n/1e6) }
 
-// relay forwards connections to a host; the first is cut (reset both
-// ways) after cut bytes from the host.
-type relay struct {
-	addr  string
-	ln    net.Listener
-	n     atomic.Int32
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startRelay(target string, cut int64) (*relay, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// cutFirst relays to the host and cuts the first connection after cut
+// bytes from the host: the joiner reads them and then the end of the
+// stream, the host's side is reset.
+func cutFirst(target string, cut int64) (*testkit.Relay, error) {
+	r, err := testkit.NewRelay(target)
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{addr: ln.Addr().String(), ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			r.mu.Lock()
-			r.conns = append(r.conns, c, u)
-			r.mu.Unlock()
-			budget := int64(-1)
-			if r.n.Add(1) == 1 {
-				budget = cut
-			}
-			go func() { _, _ = io.Copy(u, c); u.Close() }()
-			go pipeDown(c, u, budget)
-		}
-	}()
+	r.CutAfter(0, cut)
 	return r, nil
-}
-
-// pipeDown copies the host's bytes to the client; with a budget, it
-// forwards that many and then cuts the connection.
-func pipeDown(c, u net.Conn, budget int64) {
-	br := bufio.NewReaderSize(u, 64<<10)
-	if budget >= 0 {
-		_, _ = io.CopyN(c, br, budget)
-		for _, x := range []net.Conn{c, u} {
-			if tc, ok := x.(*net.TCPConn); ok && x == u {
-				_ = tc.SetLinger(0)
-			}
-			x.Close()
-		}
-		return
-	}
-	_, _ = io.Copy(c, br)
-	c.Close()
-}
-
-func (r *relay) close() {
-	r.ln.Close()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.conns {
-		c.Close()
-	}
 }
