@@ -21,9 +21,9 @@ import (
 func TestServerMethods(t *testing.T) {
 	dir := t.TempDir()
 	l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName)})
-	srv, by := l.srv, admin.ByAPI
-	alice, _ := joinLive(t, joinCfg(l.addr, "Alice"))
-	bob, _ := joinLive(t, joinCfg(l.addr, "Bob"))
+	srv, by := l.Server, admin.ByAPI
+	alice, _ := joinLive(t, joinCfg(l.Addr, "Alice"))
+	bob, _ := joinLive(t, joinCfg(l.Addr, "Bob"))
 
 	ps, err := srv.Players()
 	if err != nil || len(ps) != 2 || ps[0].Name != "Alice" || ps[1].Name != "Bob" || !strings.HasPrefix(ps[0].Addr, "127.0.0.1:") {
@@ -32,14 +32,14 @@ func TestServerMethods(t *testing.T) {
 	if err := srv.Say(by, "hi\x07 all\x1b"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the message without its control characters", func() bool { return alice.saw("[admin] hi all") })
+	testkit.WaitFor(t, "the message without its control characters", func() bool { return alice.saw("[admin] hi all") })
 	if err := srv.Say(by, "\x00\x01 "); err == nil {
 		t.Fatal("an empty message was said")
 	}
 	if err := srv.Say(by, "long "+strings.Repeat("é", host.MaxSayText)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the long message", func() bool { return alice.saw("[admin] long é") })
+	testkit.WaitFor(t, "the long message", func() bool { return alice.saw("[admin] long é") })
 	var long string
 	alice.mu.Lock()
 	for _, n := range alice.notices {
@@ -56,15 +56,15 @@ func TestServerMethods(t *testing.T) {
 	if err := srv.SetSpeed(by, 3); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "speed 3", speedIs(3))
+	testkit.WaitFor(t, "speed 3", speedIs(3))
 	if err := srv.Pause(by); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the pause", speedIs(0))
+	testkit.WaitFor(t, "the pause", speedIs(0))
 	if s, err := srv.Resume(by); err != nil || s != 3 {
 		t.Fatalf("resume: %d, %v", s, err)
 	}
-	waitFor(t, "speed 3 again", speedIs(3))
+	testkit.WaitFor(t, "speed 3 again", speedIs(3))
 	if err := srv.SetSpeed(by, 4); err == nil {
 		t.Fatal("speed 4 accepted")
 	}
@@ -107,23 +107,20 @@ func TestServerMethods(t *testing.T) {
 	// The ban list survives a restart: a new host on the same file refuses
 	// Alice.
 	l2 := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName)})
-	if bans := l2.srv.Bans(); len(bans) != 1 || bans[0].Name != "Alice" || bans[0].Reason != "cheating" {
+	if bans := l2.Server.Bans(); len(bans) != 1 || bans[0].Name != "Alice" || bans[0].Reason != "cheating" {
 		t.Fatalf("bans after a restart: %+v", bans)
 	}
-	if _, re := joinLive(t, joinCfg(l2.addr, "alice")); re == nil || re.Reason != wire.ReasonBanned {
+	if _, re := joinLive(t, joinCfg(l2.Addr, "alice")); re == nil || re.Reason != wire.ReasonBanned {
 		t.Fatalf("Alice after a restart: %v", re)
 	}
 
 	// Two says, speed, pause, resume, save, kick, two bans and an unban
 	// so far (the refused ones are not actions).
-	waitFor(t, "10 admin actions counted", func() bool { return srv.Overview().Stats.AdminActions == 10 })
+	testkit.WaitFor(t, "10 admin actions counted", func() bool { return srv.Overview().Stats.AdminActions == 10 })
 	if err := srv.Shutdown(by, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-l.done; err != nil {
-		t.Fatalf("serve: %v", err)
-	}
-	l.done <- nil
+	l.Wait(t)
 	if _, err := srv.Players(); err != host.ErrSessionOver {
 		t.Fatalf("players after the end: %v", err)
 	}
@@ -146,10 +143,10 @@ func TestDamagedBanFileRefused(t *testing.T) {
 // refuses an overlong one without stopping.
 func TestConsoleSession(t *testing.T) {
 	l := startLive(t, host.Config{})
-	joinLive(t, joinCfg(l.addr, "Alice"))
+	joinLive(t, joinCfg(l.Addr, "Alice"))
 	in := "players\n\n   \n" + "say " + strings.Repeat("x", admin.MaxLine+10) + "\nbans\r\nhelp kick"
 	var out strings.Builder
-	if err := admin.RunConsole(context.Background(), l.srv, admin.ByConsole, strings.NewReader(in), &out); err != nil {
+	if err := admin.RunConsole(context.Background(), l.Server, admin.ByConsole, strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

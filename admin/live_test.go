@@ -14,6 +14,7 @@ import (
 	"github.com/gorcon/rcon"
 	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
 	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -21,36 +22,11 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// live is a host serving on loopback for one test.
-type live struct {
-	srv  *host.Server
-	addr string
-	done chan error
-}
-
-func startLive(t *testing.T, cfg host.Config) *live {
+// startLive serves a small test game for one test, ticking fast.
+func startLive(t *testing.T, cfg host.Config) *hosttest.Host {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Logger, cfg.TickRate, cfg.ConnRate, cfg.MaxPendingPerAddr = testkit.Quiet(), 200, -1, -1
-	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}}, locksteptest.New(2, 64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &live{srv: srv, addr: ln.Addr().String(), done: make(chan error, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { l.done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-l.done:
-		case <-time.After(30 * time.Second):
-			t.Error("host did not stop within 30 s")
-		}
-	})
-	return l
+	cfg.TickRate = 200
+	return hosttest.Start(t, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}}, locksteptest.New(2, 64))
 }
 
 // player is a real joiner: its notices and how its session ended.
@@ -120,37 +96,26 @@ func (p *player) endedWith(t *testing.T, r wire.Reason, text string) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // bounds a hang only
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // way runs one command line and returns its output.
 type way func(t *testing.T, line string) string
 
-func consoleWay(l *live) way {
+func consoleWay(l *hosttest.Host) way {
 	return func(t *testing.T, line string) string {
 		var out strings.Builder
-		if err := admin.RunConsole(context.Background(), l.srv, admin.ByConsole, strings.NewReader(line+"\n"), &out); err != nil {
+		if err := admin.RunConsole(context.Background(), l.Server, admin.ByConsole, strings.NewReader(line+"\n"), &out); err != nil {
 			t.Fatalf("console: %v", err)
 		}
 		return out.String()
 	}
 }
 
-func rconWay(t *testing.T, l *live) way {
+func rconWay(t *testing.T, l *hosttest.Host) way {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs, err := lhrcon.NewServer(lhrcon.Config{Password: []byte("pw"), Logger: testkit.Quiet(),
-		Exec: func(by, line string) string { return admin.Exec(l.srv, by, line) }})
+		Exec: func(by, line string) string { return admin.Exec(l.Server, by, line) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +137,8 @@ func rconWay(t *testing.T, l *live) way {
 	}
 }
 
-func apiWay(l *live) way {
-	return func(_ *testing.T, line string) string { return admin.Exec(l.srv, admin.ByAPI, line) }
+func apiWay(l *hosttest.Host) way {
+	return func(_ *testing.T, line string) string { return admin.Exec(l.Server, admin.ByAPI, line) }
 }
 
 func expect(t *testing.T, run way, line string, want ...string) string {
@@ -193,11 +158,11 @@ func expect(t *testing.T, run way, line string, want ...string) string {
 func TestEveryCommandEveryWay(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		way  func(t *testing.T, l *live) way
+		way  func(t *testing.T, l *hosttest.Host) way
 	}{
-		{"console", func(_ *testing.T, l *live) way { return consoleWay(l) }},
+		{"console", func(_ *testing.T, l *hosttest.Host) way { return consoleWay(l) }},
 		{"rcon", rconWay},
-		{"exec", func(_ *testing.T, l *live) way { return apiWay(l) }},
+		{"exec", func(_ *testing.T, l *hosttest.Host) way { return apiWay(l) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -208,25 +173,25 @@ func TestEveryCommandEveryWay(t *testing.T) {
 	}
 }
 
-func everyCommand(t *testing.T, l *live, run way, dir string) {
-	alice, _ := joinLive(t, joinCfg(l.addr, "Alice"))
-	bob, _ := joinLive(t, joinCfg(l.addr, "Bob"))
+func everyCommand(t *testing.T, l *hosttest.Host, run way, dir string) {
+	alice, _ := joinLive(t, joinCfg(l.Addr, "Alice"))
+	bob, _ := joinLive(t, joinCfg(l.Addr, "Bob"))
 	expect(t, run, "help", "players", "kick NAME [reason]", "ban NAME|IP [duration] [reason]", "unban", "bans", "say TEXT",
 		"save [FILE]", "pause", "resume", "speed N", "shutdown [delay]")
 	expect(t, run, "help ban", "ban NAME|IP", "7d")
 	expect(t, run, "players", "2 online", "Alice", "Bob", "127.0.0.1:")
 
 	expect(t, run, "say hello\tthere", "said: hello")
-	waitFor(t, "Bob to see the admin's message", func() bool { return bob.saw("[admin] hello there") })
+	testkit.WaitFor(t, "Bob to see the admin's message", func() bool { return bob.saw("[admin] hello there") })
 
-	speedIs := func(n int) func() bool { return func() bool { return l.srv.Overview().Speed == n } }
+	speedIs := func(n int) func() bool { return func() bool { return l.Server.Overview().Speed == n } }
 	expect(t, run, "speed 2", "speed set to 2")
-	waitFor(t, "speed 2", speedIs(2))
+	testkit.WaitFor(t, "speed 2", speedIs(2))
 	expect(t, run, "pause", "paused")
-	waitFor(t, "the pause", speedIs(0))
-	waitFor(t, "Alice to be told of the pause", func() bool { return alice.saw("paused") })
+	testkit.WaitFor(t, "the pause", speedIs(0))
+	testkit.WaitFor(t, "Alice to be told of the pause", func() bool { return alice.saw("paused") })
 	expect(t, run, "resume", "resumed at speed 2")
-	waitFor(t, "speed 2 again", speedIs(2))
+	testkit.WaitFor(t, "speed 2 again", speedIs(2))
 	expect(t, run, "speed 9", "error:")
 
 	file := filepath.Join(dir, "now.lhsave")
@@ -238,30 +203,30 @@ func everyCommand(t *testing.T, l *live, run way, dir string) {
 
 	expect(t, run, "kick Bob being rude", "kicked Bob")
 	bob.endedWith(t, wire.ReasonKicked, "being rude")
-	waitFor(t, "Alice to be told why Bob left", func() bool { return alice.saw("Bob left the session (kicked by the host: being rude).") })
+	testkit.WaitFor(t, "Alice to be told why Bob left", func() bool { return alice.saw("Bob left the session (kicked by the host: being rude).") })
 	expect(t, run, "kick Nobody", "error:", "Nobody")
 
 	token, _ := alice.sess.Token()
 	expect(t, run, "ban alice 1h spamming", "banned alice until", "spamming", "disconnected Alice")
 	alice.endedWith(t, wire.ReasonBanned, "spamming")
-	if _, re := joinLive(t, joinCfg(l.addr, "Alice")); re == nil || re.Reason != wire.ReasonBanned {
+	if _, re := joinLive(t, joinCfg(l.Addr, "Alice")); re == nil || re.Reason != wire.ReasonBanned {
 		t.Fatalf("banned Alice joined again: %v", re)
 	}
-	rejoin := joinCfg(l.addr, "Alice")
+	rejoin := joinCfg(l.Addr, "Alice")
 	rejoin.Token = token
 	if _, re := joinLive(t, rejoin); re == nil || re.Reason != wire.ReasonBanned {
 		t.Fatalf("banned Alice rejoined with her token: %v", re)
 	}
 	// A player who left before the ban may not come back on its token.
-	dave, _ := joinLive(t, joinCfg(l.addr, "Dave"))
+	dave, _ := joinLive(t, joinCfg(l.Addr, "Dave"))
 	daveToken, _ := dave.sess.Token()
 	dave.sess.Close()
-	waitFor(t, "Dave to be gone", func() bool {
-		ps, _ := l.srv.Players()
+	testkit.WaitFor(t, "Dave to be gone", func() bool {
+		ps, _ := l.Server.Players()
 		return len(ps) == 0
 	})
 	expect(t, run, "ban Dave", "banned Dave for good")
-	rejoin = joinCfg(l.addr, "Dave")
+	rejoin = joinCfg(l.Addr, "Dave")
 	rejoin.Token = daveToken
 	if _, re := joinLive(t, rejoin); re == nil || re.Reason != wire.ReasonBanned {
 		t.Fatalf("Dave, banned while away, rejoined with his token: %v", re)
@@ -270,24 +235,21 @@ func everyCommand(t *testing.T, l *live, run way, dir string) {
 	expect(t, run, "bans", "1 banned", "alice until", "spamming")
 	expect(t, run, "unban Alice", "unbanned Alice")
 	expect(t, run, "bans", "no bans")
-	if _, re := joinLive(t, joinCfg(l.addr, "Alice")); re != nil {
+	if _, re := joinLive(t, joinCfg(l.Addr, "Alice")); re != nil {
 		t.Fatalf("unbanned Alice refused: %v", re)
 	}
 
 	expect(t, run, "ban 127.0.0.1 2d", "banned 127.0.0.1 until", "disconnected Alice")
-	if _, re := joinLive(t, joinCfg(l.addr, "Carol")); re == nil || re.Reason != wire.ReasonBanned {
+	if _, re := joinLive(t, joinCfg(l.Addr, "Carol")); re == nil || re.Reason != wire.ReasonBanned {
 		t.Fatalf("a player from a banned address joined: %v", re)
 	}
 	expect(t, run, "unban 127.0.0.1", "unbanned")
 	expect(t, run, "ban 10.0.0.0/8", "error:")
 	expect(t, run, "frobnicate", "error: unknown command")
 
-	carol, _ := joinLive(t, joinCfg(l.addr, "Carol"))
+	carol, _ := joinLive(t, joinCfg(l.Addr, "Carol"))
 	expect(t, run, "shutdown 1s", "shutting down in 1s")
-	waitFor(t, "Carol to be told", func() bool { return carol.saw("shuts down in 1s") })
+	testkit.WaitFor(t, "Carol to be told", func() bool { return carol.saw("shuts down in 1s") })
 	carol.endedWith(t, wire.ReasonServerClosing, "")
-	if err := <-l.done; err != nil {
-		t.Fatalf("serve after shutdown: %v", err)
-	}
-	l.done <- nil // for the cleanup
+	l.Wait(t)
 }

@@ -86,8 +86,22 @@ func StartOn(t testing.TB, ln net.Listener, cfg host.Config, content host.Conten
 // (its final save, its stats) calls it; otherwise the test's end does.
 func (h *Host) Stop(t testing.TB) {
 	t.Helper()
+	h.cancel()
+	h.wait(t)
+}
+
+// Wait waits for Serve to return by itself, as it does after a shutdown
+// command, failing the test as Stop does if it returned an error or has
+// not returned within StopWait. Stop at the test's end then only checks
+// again.
+func (h *Host) Wait(t testing.TB) {
+	t.Helper()
+	h.wait(t)
+}
+
+func (h *Host) wait(t testing.TB) {
+	t.Helper()
 	h.once.Do(func() {
-		h.cancel()
 		select {
 		case h.err = <-h.done:
 		case <-time.After(StopWait):

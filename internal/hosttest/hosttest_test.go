@@ -1,7 +1,9 @@
 package hosttest_test
 
 import (
+	"net"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/hosttest"
@@ -49,4 +51,27 @@ func TestStop(t *testing.T) {
 		t.Fatal("Run returned nil when the host stopped")
 	}
 	h.Stop(t)
+}
+
+// TestWait: Wait returns once a shutdown command has ended Serve: the
+// host no longer listens and its player's session ends.
+func TestWait(t *testing.T) {
+	h := hosttest.Start(t, host.Config{}, host.Content{}, locksteptest.New(1, 64))
+	a := hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Alice", Loader: locksteptest.Load})
+	if err := h.Server.Shutdown("test", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	h.Wait(t)
+	if c, err := net.Dial("tcp", h.Addr); err == nil {
+		c.Close()
+		t.Fatal("the host still listens after Wait")
+	}
+	select {
+	case <-a.Done():
+	case <-time.After(testkit.DefaultWait): // bounds a hang only
+		t.Fatal("the player's session did not end after the shutdown")
+	}
+	if a.Err() == nil {
+		t.Fatal("Run returned nil when the host shut down")
+	}
 }
