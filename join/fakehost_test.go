@@ -43,23 +43,8 @@ func pipeTransport(t *testing.T) (context.Context, string, <-chan net.Conn) {
 }
 
 func tcpTransport(t *testing.T) (context.Context, string, <-chan net.Conn) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	ends := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			ends <- c
-		}
-	}()
-	return context.Background(), ln.Addr().String(), ends
+	addr, ends := testkit.Listen(t)
+	return context.Background(), addr, ends
 }
 
 // fakeHost is the host's end of one connection, driven by a test's

@@ -12,29 +12,6 @@ import (
 	"time"
 )
 
-// echoTarget listens on loopback and hands each accepted connection to
-// the test.
-func echoTarget(t *testing.T) (string, <-chan net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	accepted := make(chan net.Conn, 8)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			accepted <- c
-		}
-	}()
-	return ln.Addr().String(), accepted
-}
-
 // dialThrough dials the relay and returns the client end and the
 // target's end of the new connection.
 func dialThrough(t *testing.T, r *Relay, accepted <-chan net.Conn) (client, target net.Conn) {
@@ -71,7 +48,7 @@ func send(t *testing.T, from, to net.Conn, msg []byte) {
 // TestRelayForwardsAndCounts: bytes go both ways unchanged and each
 // connection counts its own.
 func TestRelayForwardsAndCounts(t *testing.T) {
-	addr, accepted := echoTarget(t)
+	addr, accepted := Listen(t)
 	r := StartRelay(t, addr)
 	c1, t1 := dialThrough(t, r, accepted)
 	c2, t2 := dialThrough(t, r, accepted)
@@ -98,7 +75,7 @@ func TestRelayForwardsAndCounts(t *testing.T) {
 // sends and then the end of the stream; the target's side is reset; the
 // rule applies to the connection it names only.
 func TestRelayCutAfter(t *testing.T) {
-	addr, accepted := echoTarget(t)
+	addr, accepted := Listen(t)
 	r := StartRelay(t, addr)
 	r.CutAfter(0, 1000)
 	client, target := dialThrough(t, r, accepted)
@@ -147,7 +124,7 @@ func TestRelayCutAfter(t *testing.T) {
 // TestRelayCutLive: a rule set on a live connection that has already
 // forwarded more cuts it at once.
 func TestRelayCutLive(t *testing.T) {
-	addr, accepted := echoTarget(t)
+	addr, accepted := Listen(t)
 	r := StartRelay(t, addr)
 	client, target := dialThrough(t, r, accepted)
 	send(t, target, client, []byte("twelve bytes"))
@@ -161,7 +138,7 @@ func TestRelayCutLive(t *testing.T) {
 // TestRelayStall: a stalled relay forwards nothing and closes nothing;
 // resuming delivers what was held, in order.
 func TestRelayStall(t *testing.T) {
-	addr, accepted := echoTarget(t)
+	addr, accepted := Listen(t)
 	r := StartRelay(t, addr)
 	client, target := dialThrough(t, r, accepted)
 	r.Stall(true)
@@ -214,7 +191,7 @@ func timeoutErr(err error) error {
 
 // TestRelayReset: ResetAll fails both ends, as a network failure does.
 func TestRelayReset(t *testing.T) {
-	addr, accepted := echoTarget(t)
+	addr, accepted := Listen(t)
 	r := StartRelay(t, addr)
 	client, target := dialThrough(t, r, accepted)
 	send(t, client, target, []byte("hi"))
@@ -259,4 +236,27 @@ func (f *fakeT) Helper() {}
 func (f *fakeT) Fatalf(string, ...any) {
 	f.failed = true
 	runtime.Goexit()
+}
+
+// TestListen: each connection made to the address arrives on the
+// channel, in order, joined to the dialler's end.
+func TestListen(t *testing.T) {
+	addr, accepted := Listen(t)
+	for i := range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var got net.Conn
+		select {
+		case got = <-accepted:
+		case <-time.After(DefaultWait): // bounds a hang only
+			t.Fatalf("connection %d did not arrive", i)
+		}
+		if got.RemoteAddr().String() != c.LocalAddr().String() {
+			t.Fatalf("connection %d: accepted %v, dialled from %v", i, got.RemoteAddr(), c.LocalAddr())
+		}
+		send(t, c, got, []byte("ping"))
+	}
 }

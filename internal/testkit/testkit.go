@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 )
@@ -31,4 +32,28 @@ func WaitWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Listen listens on a free loopback port until the test ends and hands
+// each connection it accepts to the test on the returned channel; every
+// one is closed when the test ends.
+func Listen(t testing.TB) (addr string, accepted <-chan net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	conns := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			conns <- c
+		}
+	}()
+	return ln.Addr().String(), conns
 }
