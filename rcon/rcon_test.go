@@ -38,13 +38,13 @@ func TestSizeLimits(t *testing.T) {
 	for _, size := range []int32{-1, 0, 9, MaxPacket - 3, 1 << 30, -1 << 31} {
 		var b []byte
 		b = binary.LittleEndian.AppendUint32(b, uint32(size))
-		r := &countingReader{r: io.MultiReader(bytes.NewReader(b), zeros{})}
+		r := &testkit.CountingReader{R: io.MultiReader(bytes.NewReader(b), zeros{})}
 		_, err := ReadPacket(r)
 		if !errors.Is(err, ErrPacketSize) {
 			t.Fatalf("size %d: %v, want ErrPacketSize", size, err)
 		}
-		if r.n > 4 {
-			t.Fatalf("size %d: read %d bytes past the header", size, r.n-4)
+		if r.N > 4 {
+			t.Fatalf("size %d: read %d bytes past the header", size, r.N-4)
 		}
 	}
 	// The largest client packet allowed is MaxPacket bytes in all.
@@ -112,17 +112,6 @@ func TestSplit(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
-
-type countingReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
 
 // serve starts a server whose commands answer with exec.
 func serve(t *testing.T, exec func(by, line string) string) string {

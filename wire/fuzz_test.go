@@ -6,6 +6,8 @@ import (
 	"io"
 	"reflect"
 	"testing"
+
+	"github.com/lockhost/lockhost/internal/testkit"
 )
 
 // fuzzFrameLimit is small so the fuzzer meets the limit often.
@@ -23,7 +25,7 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add([]byte{0, 0, 4, 1, 0})          // one over the limit
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}) // huge
 	f.Fuzz(func(t *testing.T, in []byte) {
-		cr := &countingReader{r: bytes.NewReader(in)}
+		cr := &testkit.CountingReader{R: bytes.NewReader(in)}
 		fr := NewFrameReader(cr, fuzzFrameLimit)
 		consumed := 0
 		for {
@@ -39,8 +41,8 @@ func FuzzFrameReader(f *testing.F) {
 						t.Fatal("io.ErrUnexpectedEOF at a frame boundary")
 					}
 				case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrEmptyFrame):
-					if cr.n != consumed+frameHeader {
-						t.Fatalf("%v after reading %d bytes of the frame", err, cr.n-consumed)
+					if cr.N != consumed+frameHeader {
+						t.Fatalf("%v after reading %d bytes of the frame", err, cr.N-consumed)
 					}
 				default:
 					t.Fatalf("unexpected error %v", err)
@@ -51,8 +53,8 @@ func FuzzFrameReader(f *testing.F) {
 				t.Fatalf("frame of %d bytes over the limit %d", len(body)+1, fuzzFrameLimit)
 			}
 			consumed += frameHeader + 1 + len(body)
-			if cr.n != consumed {
-				t.Fatalf("read %d bytes, frames account for %d", cr.n, consumed)
+			if cr.N != consumed {
+				t.Fatalf("read %d bytes, frames account for %d", cr.N, consumed)
 			}
 			if !bytes.Equal(in[consumed-len(body):consumed], body) || in[consumed-len(body)-1] != byte(id) {
 				t.Fatal("frame does not hold the stream's bytes")

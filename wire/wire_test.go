@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/internal/codec"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -188,18 +189,6 @@ func TestTruncatedStream(t *testing.T) {
 	}
 }
 
-// countingReader counts the bytes handed out.
-type countingReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
 func TestFrameTooLarge(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -215,14 +204,14 @@ func TestFrameTooLarge(t *testing.T) {
 			// would find bytes.
 			in := binary.BigEndian.AppendUint32(nil, tc.length)
 			in = append(in, make([]byte, 4096)...)
-			cr := &countingReader{r: bytes.NewReader(in)}
+			cr := &testkit.CountingReader{R: bytes.NewReader(in)}
 			fr := NewFrameReader(cr, tc.max)
 			_, _, err := fr.Next()
 			if !errors.Is(err, ErrFrameTooLarge) {
 				t.Fatalf("Next: %v, want ErrFrameTooLarge", err)
 			}
-			if cr.n != frameHeader {
-				t.Fatalf("read %d bytes, want only the %d header bytes", cr.n, frameHeader)
+			if cr.N != frameHeader {
+				t.Fatalf("read %d bytes, want only the %d header bytes", cr.N, frameHeader)
 			}
 			if cap(fr.buf) != 0 {
 				t.Fatalf("allocated a %d-byte body buffer for a refused frame", cap(fr.buf))
@@ -247,13 +236,13 @@ func TestFrameAtLimitAccepted(t *testing.T) {
 
 func TestEmptyFrame(t *testing.T) {
 	in := []byte{0, 0, 0, 0, 1, 2, 3}
-	cr := &countingReader{r: bytes.NewReader(in)}
+	cr := &testkit.CountingReader{R: bytes.NewReader(in)}
 	_, _, err := NewFrameReader(cr, 0).Next()
 	if !errors.Is(err, ErrEmptyFrame) {
 		t.Fatalf("Next: %v, want ErrEmptyFrame", err)
 	}
-	if cr.n != frameHeader {
-		t.Fatalf("read %d bytes past an empty frame header", cr.n-frameHeader)
+	if cr.N != frameHeader {
+		t.Fatalf("read %d bytes past an empty frame header", cr.N-frameHeader)
 	}
 }
 

@@ -260,3 +260,14 @@ func TestListen(t *testing.T) {
 		send(t, c, got, []byte("ping"))
 	}
 }
+
+// TestCountingReader counts what passes through, and no more.
+func TestCountingReader(t *testing.T) {
+	r := &CountingReader{R: bytes.NewReader([]byte("twelve bytes"))}
+	if _, err := io.ReadFull(r, make([]byte, 5)); err != nil || r.N != 5 {
+		t.Fatalf("after 5 bytes: N %d, %v", r.N, err)
+	}
+	if rest, err := io.ReadAll(r); err != nil || len(rest) != 7 || r.N != 12 {
+		t.Fatalf("after the rest: N %d, %d more bytes, %v", r.N, len(rest), err)
+	}
+}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"io"
 	"log/slog"
 	"net"
 	"testing"
@@ -56,4 +57,18 @@ func Listen(t testing.TB) (addr string, accepted <-chan net.Conn) {
 		}
 	}()
 	return ln.Addr().String(), conns
+}
+
+// CountingReader counts the bytes read from R through it in N, so a test
+// sees how far a decoder read.
+type CountingReader struct {
+	R io.Reader
+	N int
+}
+
+// Read reads from R and adds what it got to N.
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N += n
+	return n, err
 }
