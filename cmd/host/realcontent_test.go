@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -151,7 +150,7 @@ func TestHostRealModContent(t *testing.T) {
 	fmt.Fprintln(stdin, "move 0 1 20 20")
 	const sent = 21 // the spawns and the move; speed is the session's, not a map command
 	var accepted int
-	for deadline := time.Now().Add(30 * time.Second); accepted < sent || overviewSpeed(t, page) != 3; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); accepted < sent || readOverview(t, page).Speed != 3; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d commands accepted after 30 s\nhost:\n%s\njoin:\n%s", accepted, sent, hostLog.String(), joinErr.String())
 		}
@@ -159,8 +158,8 @@ func TestHostRealModContent(t *testing.T) {
 	}
 	// Run past at least two state-hash checks (every 60 ticks) after the
 	// commands, so a desync would show.
-	start := overviewTick(t, page)
-	for deadline := time.Now().Add(30 * time.Second); overviewTick(t, page) < start+150; time.Sleep(20 * time.Millisecond) {
+	start := readOverview(t, page).Tick
+	for deadline := time.Now().Add(30 * time.Second); readOverview(t, page).Tick < start+150; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("session stuck:\n%s", hostLog.String())
 		}
@@ -228,23 +227,6 @@ func join(t *testing.T, bin, addr string, content []string) (io.WriteCloser, *sy
 		}
 	}
 	return stdin, &out, &errOut
-}
-
-// overviewSpeed reads the session's speed from the status page's JSON.
-func overviewSpeed(t *testing.T, page string) int {
-	t.Helper()
-	resp, err := http.Get(page + "api/overview")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var o struct {
-		Speed int `json:"speed"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil {
-		t.Fatalf("GET %sapi/overview: %v", page, err)
-	}
-	return o.Speed
 }
 
 // commandsAccepted reads lockhost_commands_total{result="accepted"}.

@@ -91,7 +91,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the host's tick is still %d after 20 s:\n%s", seen, hostErr.String())
 		}
-		seen = overviewTick(t, status)
+		seen = readOverview(t, status).Tick
 	}
 
 	if err := hostCmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -157,22 +157,26 @@ func waitStatusPage(t *testing.T, log *syncbuf.Buffer, done chan error) string {
 	}
 }
 
-// overviewTick reads the session's tick from the status page's JSON.
-func overviewTick(t *testing.T, page string) uint64 {
+// overview is what the tests read of the status page's JSON overview.
+type overview struct {
+	Tick  uint64 `json:"tick"`
+	Speed int    `json:"speed"`
+}
+
+// readOverview reads the session's overview from the status page.
+func readOverview(t *testing.T, page string) overview {
 	t.Helper()
 	resp, err := http.Get(page + "api/overview")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var o struct {
-		Tick uint64 `json:"tick"`
-	}
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %sapi/overview: %s", page, resp.Status)
 	}
+	var o overview
 	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil {
 		t.Fatalf("GET %sapi/overview: %v", page, err)
 	}
-	return o.Tick
+	return o
 }
