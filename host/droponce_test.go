@@ -44,11 +44,7 @@ func TestLagDropDropsOnce(t *testing.T) {
 	startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := joinStalled(t, ctx, h.addr)
 	// The client does not call Run: it acknowledges no tick.
 	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return strings.Contains(logs.String(), "dropping a lagging player") })
 	waitGone(t, h, "Stalled", time.Now())

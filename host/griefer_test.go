@@ -130,11 +130,7 @@ func TestLagGrieferCoolsDown(t *testing.T) {
 	alice := startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := joinStalled(t, ctx, h.addr)
 	token, _ := s.Token()
 	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
 	var re *join.RejectedError

@@ -19,6 +19,19 @@ import (
 // hostTick is the host's latest stepped tick as recorded by startHost.
 func hostTick(h *testHost) uint64 { return h.log.latest() }
 
+// joinStalled joins a player named Stalled and does not run its session:
+// it steps nothing and acknowledges no tick, as a machine that froze,
+// until the test calls Run with ctx. It is closed when the test ends.
+func joinStalled(t *testing.T, ctx context.Context, addr string) *join.Session {
+	t.Helper()
+	s, err := join.Join(ctx, joinCfg(addr, "Stalled", newHashLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
 func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
 	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20}, locksteptest.New(1, 16))
 	var mu sync.Mutex
@@ -64,14 +77,11 @@ func TestLagDropDisconnects(t *testing.T) {
 	alice := startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := joinStalled(t, ctx, h.addr)
 	// Stalled past MaxLag, it is dropped; only then does it read its
 	// backlog, up to the disconnect.
 	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
-	err = s.Run(ctx)
+	err := s.Run(ctx)
 	re, ok := err.(*join.RejectedError)
 	if !ok || re.Reason != wire.ReasonLagging {
 		t.Fatalf("stalled client ended with %v, want a Lagging disconnect", err)
@@ -194,18 +204,14 @@ func TestLagWaitHoldsOnlySoLong(t *testing.T) {
 	alice := startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := join.Join(ctx, joinCfg(h.addr, "Stalled", newHashLog()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := joinStalled(t, ctx, h.addr)
 	// Held within a few ticks of MaxLag...
 	testkit.WaitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
 	// ...then the stalled client is dropped and time runs again.
 	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
 	t0 := alice.log.latest()
 	testkit.WaitFor(t, "Alice to advance again", func() bool { return alice.log.latest() > t0+50 })
-	err = s.Run(ctx) // reads the backlog up to the disconnect
+	err := s.Run(ctx) // reads the backlog up to the disconnect
 	// The drop names the rule that made it, MaxHold, rather than the test
 	// timing the hold on a clock the machine's load can skew.
 	if re, ok := err.(*join.RejectedError); !ok || re.Reason != wire.ReasonLagging || !strings.Contains(re.Message, "for over 500ms") {
