@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
 	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/status"
@@ -25,14 +26,10 @@ func TestStatusPing(t *testing.T) {
 	}
 	defer pc.Close()
 
-	srv, err := host.New(host.Config{GameName: "Pinged", ConnRate: -1, Logger: testkit.Quiet(), Password: nil},
-		host.Content{GameVersion: "1.5", Databases: testDefs}, locksteptest.New(1, 64))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := hosttest.StartOn(t, ln, host.Config{GameName: "Pinged"},
+		host.Content{GameVersion: "1.5", Databases: testDefs}, locksteptest.New(1, 64)).Server
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go srv.Serve(ctx, ln)
 	go srv.ServeStatus(ctx, pc)
 	alice := startJoiner(t, ln.Addr().String(), "Alice")
 
