@@ -65,6 +65,21 @@ func (c *rawClient) nextTick(min uint64) uint64 {
 	}
 }
 
+// desyncWorldOnly reports, at the first checkpoint (every every ticks)
+// from tick 3*every on, the host's own hashes of both maps with a wrong
+// world hash, and returns the host's answer: a repair of the whole world,
+// since only the world-level state differs.
+func (c *rawClient) desyncWorldOnly(h *testHost, every uint64) *wire.ServerResync {
+	c.t.Helper()
+	cp := c.nextTick(3*every) / every * every
+	maps, ok := h.log.at(cp)
+	if !ok {
+		c.t.Fatalf("host has no hashes at %d", cp)
+	}
+	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
+	return c.syncClockUntil(wire.IDServerResync).(*wire.ServerResync)
+}
+
 // TestHashReportRules replays bad hash reports against a live host. Each
 // ends that client with BadPacket (or, for a report older than the
 // host's window, a notice), while a real player keeps playing in sync.
@@ -225,15 +240,7 @@ func TestRepairThatDoesNotMatchEscalates(t *testing.T) {
 	h := startHost(t, host.Config{HashEvery: every, DesyncLimit: 1}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Raw")
-	cp := c.nextTick(3*every) / every * every
-	maps, ok := h.log.at(cp)
-	if !ok {
-		t.Fatalf("host has no hashes at %d", cp)
-	}
-	// Right map hashes, wrong world hash: the world-level state differs,
-	// so the whole world is sent.
-	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
-	rs := c.syncClockUntil(wire.IDServerResync).(*wire.ServerResync)
+	rs := c.desyncWorldOnly(h, every)
 	if !rs.Full {
 		t.Fatalf("%+v, want a full repair", rs)
 	}

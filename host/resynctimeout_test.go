@@ -7,7 +7,6 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // TestRepairTimeoutDropsOnce starts a repair for a client that then
@@ -21,13 +20,7 @@ func TestRepairTimeoutDropsOnce(t *testing.T) {
 		ResyncTimeout: 300 * time.Millisecond}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Raw")
-	cp := c.nextTick(3*every) / every * every
-	maps, ok := h.log.at(cp)
-	if !ok {
-		t.Fatalf("host has no hashes at %d", cp)
-	}
-	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
-	c.syncClockUntil(wire.IDServerResync)
+	c.desyncWorldOnly(h, every)
 	// The client stops here: the repair never goes in.
 	testkit.WaitFor(t, "the repair to time out", func() bool { return h.srv.Overview().Stats.DesyncDrops > 0 })
 	waitGone(t, h, "Raw", time.Now())
