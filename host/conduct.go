@@ -20,6 +20,9 @@ type conduct struct {
 	coolUntil time.Time   // no rejoin before this
 	coolWhy   wire.Reason // the drop that started the cool-down
 	last      time.Time   // the last time it was online or dropped
+
+	chat        chatLimit // its chat rate, across rejoins
+	chatRefused time.Time // when the last chat-refused notice went out
 }
 
 // conductOf returns the conduct of player id, making it on first use.

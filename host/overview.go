@@ -52,6 +52,8 @@ type Overview struct {
 	Unnamed uint64
 	// Desyncs lists the last desync events, newest first.
 	Desyncs []DesyncRecord
+	// Chat lists the last chat lines, newest first.
+	Chat []ChatRecord
 	// LastSave is the last save attempt, if any.
 	LastSave *SaveRecord
 	// Stats are the host's counters.
@@ -173,7 +175,8 @@ type Observer interface {
 	Saved(SaveRecord)
 }
 
-// recentLimit is how many joins and desyncs an Overview keeps.
+// recentLimit is how many joins, desyncs and chat lines an Overview
+// keeps.
 const recentLimit = 20
 
 // history keeps the recent events an Overview lists and forwards them to
@@ -183,6 +186,7 @@ type history struct {
 	mu      sync.Mutex
 	joins   []JoinRecord
 	desyncs []DesyncRecord
+	chat    []ChatRecord
 	save    *SaveRecord
 	unnamed uint64
 }
@@ -217,6 +221,12 @@ func (h *history) desync(r DesyncRecord) {
 	}
 }
 
+func (h *history) chatted(r ChatRecord) {
+	h.mu.Lock()
+	h.chat = pushRecent(h.chat, r)
+	h.mu.Unlock()
+}
+
 func (h *history) saved(r SaveRecord) {
 	h.mu.Lock()
 	h.save = &r
@@ -238,6 +248,10 @@ func (h *history) fill(o *Overview) {
 	o.Desyncs = make([]DesyncRecord, len(h.desyncs))
 	for i, r := range h.desyncs {
 		o.Desyncs[len(h.desyncs)-1-i] = r
+	}
+	o.Chat = make([]ChatRecord, len(h.chat))
+	for i, r := range h.chat {
+		o.Chat[len(h.chat)-1-i] = r
 	}
 	if h.save != nil {
 		s := *h.save

@@ -164,6 +164,7 @@ type leaveReq struct {
 	id   int32
 	conn *conn // the connection that left: a rejoin may have replaced it already
 	why  string
+	left bool // it sent Client_Leave: a leave on purpose, not a drop
 }
 
 // session owns the simulation, the roster and the join point. Only run
@@ -215,6 +216,7 @@ type session struct {
 	leaves  chan leaveReq
 	cmds    chan lockstep.Command
 	hashes  chan hashReq
+	calls   chan func() // work for the session goroutine (chat, the operator's say)
 	done    chan struct{}
 }
 
@@ -241,6 +243,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		latency:   make(chan latencyReq, 64),
 		leaves:    make(chan leaveReq, 64),
 		cmds:      make(chan lockstep.Command, 4096),
+		calls:     make(chan func(), 64),
 		done:      make(chan struct{}),
 	}
 }
@@ -295,6 +298,8 @@ func (s *session) run(ctx context.Context) {
 			s.checkHashes(r)
 		case cp := <-s.cps:
 			s.addCheckpoint(cp)
+		case fn := <-s.calls:
+			fn()
 		}
 	}
 }
@@ -483,6 +488,7 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.stats.update(func(st *Stats) {
 			st.Commands += uint64(len(res.Accepted))
 			st.CommandsRefused += uint64(len(res.Rejected))
+			st.RefusedInvalid += uint64(len(res.Rejected))
 		})
 	}
 	for _, r := range res.Rejected {
@@ -712,6 +718,7 @@ func (s *session) leave(r leaveReq) {
 		return
 	}
 	m.conduct.last = time.Now()
+	s.noteLeave(m, r)
 	s.dropMember(r.id)
 	for _, rj := range s.tokens {
 		if rj.id == r.id && rj.online {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -48,6 +49,21 @@ type Stats struct {
 	// it refused.
 	BytesSent                 uint64
 	Commands, CommandsRefused uint64
+	// RefusedRate, RefusedSpectator and RefusedInvalid split
+	// CommandsRefused by reason: over the player's command rate, sent by
+	// a spectator, or invalid (too large, a reserved kind, or refused by
+	// the simulation).
+	RefusedRate, RefusedSpectator, RefusedInvalid uint64
+	// Chats counts chat lines relayed to everyone (the host's own
+	// included); ChatsRefused those refused (over the chat rate).
+	Chats, ChatsRefused uint64
+	// Leaves counts players who left on purpose (Client_Leave); Drops
+	// those whose connection ended otherwise (lost, timed out, dropped
+	// by the host).
+	Leaves, Drops uint64
+	// AdminActions counts operator actions by name (kick, ban, say, …),
+	// as CountAdminAction reports them.
+	AdminActions map[string]uint64
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -104,7 +120,9 @@ func (st *stats) lastPoint() *snapshot.Point {
 func (st *stats) snapshot() Stats {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.s
+	s := st.s
+	s.AdminActions = maps.Clone(st.s.AdminActions)
+	return s
 }
 
 // Stats returns the host's counters: join points, saves, desyncs.
@@ -112,4 +130,40 @@ func (s *Server) Stats() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
 	return st
+}
+
+// refusedBy is why a command was refused before it reached the session.
+type refusedBy int
+
+// Reasons a command is refused.
+const (
+	refusedRate refusedBy = iota
+	refusedSpectator
+	refusedInvalid
+)
+
+// refused counts one command refused for reason.
+func (st *stats) refused(reason refusedBy) {
+	st.update(func(s *Stats) {
+		s.CommandsRefused++
+		switch reason {
+		case refusedRate:
+			s.RefusedRate++
+		case refusedSpectator:
+			s.RefusedSpectator++
+		case refusedInvalid:
+			s.RefusedInvalid++
+		}
+	})
+}
+
+// CountAdminAction counts one operator action (kick, ban, say, …) under
+// its name, for the status page and metrics.
+func (s *Server) CountAdminAction(action string) {
+	s.sess.stats.update(func(st *Stats) {
+		if st.AdminActions == nil {
+			st.AdminActions = map[string]uint64{}
+		}
+		st.AdminActions[action]++
+	})
 }
