@@ -27,11 +27,18 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // observer until the test ends.
 func startHost(t *testing.T, obs host.Observer) (*host.Server, string) {
 	t.Helper()
+	return startHostWith(t, host.Config{Observer: obs})
+}
+
+// startHostWith is startHost with more of the host's settings.
+func startHostWith(t *testing.T, cfg host.Config) (*host.Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := host.New(host.Config{Logger: quiet(), ConnRate: -1, Observer: obs},
+	cfg.Logger, cfg.ConnRate = quiet(), -1
+	srv, err := host.New(cfg,
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, locksteptest.New(4, 4096))
 	if err != nil {
 		t.Fatal(err)
