@@ -499,6 +499,7 @@ func (s *session) publish(res lockstep.TickResult) {
 	}
 	if len(res.Accepted) > 0 {
 		s.remember(res.Accepted, res.Granted)
+		s.announce(res.Accepted)
 	}
 	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
 		s.checkpoint()

@@ -144,6 +144,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
+	typed := &typedLog{out: stdout}
 	cfg := join.Config{
 		Addr:         hostAddr(c.Args().First()),
 		Name:         name,
@@ -155,6 +156,8 @@ func run(c *cli.Context) error {
 		MaxPayload:   uint64(max(1, c.Int("max-download-mib"))) << 20,
 		Progress:     bar.update,
 		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", termsafe.String(text)) },
+		Chat:         func(line wire.ServerChat) { bar.clear(); fmt.Fprintln(stdout, chatLine(line)) },
+		OnApply:      typed.applied,
 		Desync: func(d wire.ServerDesync) {
 			bar.clear()
 			fmt.Fprintln(stdout, "desync:", termsafe.String(describeDesync(d)))
@@ -191,16 +194,19 @@ func run(c *cli.Context) error {
 		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
 		size(t.Bytes), size(t.RawBytes), t.CatchUpTicks, t.CatchUpRate())
 	if c.Bool("exit-after-ready") {
-		sess.Close()
+		if err := sess.Leave("exit after ready"); err != nil {
+			log.Debug("leave", "err", err)
+		}
 		return nil
 	}
+	typed.me.Store(info.PlayerID)
 	playCtx, stopPlay := context.WithCancel(ctx)
 	defer stopPlay()
 	cur := &current{}
 	cur.set(sess)
 	if !c.Bool("no-input") {
 		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
-		go readCommands(playCtx, os.Stdin, cur)
+		go readCommands(playCtx, os.Stdin, cur, typed)
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
 	if err := stay(ctx, cur, cfg, !c.Bool("no-reconnect")); err != nil {
