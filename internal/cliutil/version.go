@@ -3,6 +3,7 @@ package cliutil
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
@@ -35,6 +36,9 @@ func Version() string {
 				dirty = s.Value == "true"
 			}
 		}
+	}
+	if r, ok := strings.CutSuffix(rev, "+changes"); ok {
+		rev, dirty = r, true // stamped by scripts/release from a changed tree
 	}
 	if v == "" {
 		v = "(devel)"
