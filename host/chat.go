@@ -50,7 +50,7 @@ func (p *peer) anyPhase(id wire.ID, body []byte) (bool, error) {
 			return true, errLeft
 		}
 	case *wire.ClientLeave:
-		p.log.Debug("client leaving", "name", p.name, "why", termsafe.Strip(pkt.Why))
+		p.log.Debug("client leaving", "why", termsafe.Strip(pkt.Why))
 		return true, errLeft
 	}
 	return true, nil

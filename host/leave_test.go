@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 )
 
@@ -60,5 +62,52 @@ func TestLeaveIsNotADrop(t *testing.T) {
 	}
 	if watch.noticed("Bob left the session (") || watch.noticed("Carol left the session (") {
 		t.Fatal("a leave on purpose was told as a lost connection")
+	}
+}
+
+// TestPlayerLinesNameThePlayer runs joins, chat, a speed change,
+// a leave and a drop with a JSON log at info level: every line about a
+// player carries both its ID and its name, and each leave or drop is
+// logged once.
+func TestPlayerLinesNameThePlayer(t *testing.T) {
+	var buf syncbuf.Buffer
+	h := startHost(t, host.Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}, locksteptest.New(1, 16))
+	startJoiner(t, h.addr, "Alice", spectate)
+	bob := startJoiner(t, h.addr, "Bob")
+	if err := bob.sess.Chat("hi"); err != nil {
+		t.Fatal(err)
+	}
+	speed := lockstep.SetSpeed(2)
+	if err := bob.sess.Send(speed.MapID, speed.Kind, speed.Payload); err != nil {
+		t.Fatal(err)
+	}
+	carol, _ := joinWith(t, h.addr, "Carol", spectate)
+	carol.Close()
+	dave, _ := joinWith(t, h.addr, "Dave", spectate)
+	if err := dave.Leave(""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the drop, the leave and the speed", func() bool {
+		l := buf.String()
+		return strings.Contains(l, `"player dropped"`) && strings.Contains(l, `"player left"`) && strings.Contains(l, `"speed set"`)
+	})
+	counts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not JSON: %q: %v", line, err)
+		}
+		if _, ok := rec["player"]; !ok {
+			continue
+		}
+		if name, _ := rec["name"].(string); name == "" {
+			t.Errorf("a player line without the name: %s", line)
+		}
+		if msg := rec["msg"].(string); msg == "player left" || msg == "player dropped" {
+			counts[msg+" "+rec["name"].(string)]++
+		}
+	}
+	if counts["player dropped Carol"] != 1 || counts["player left Dave"] != 1 || len(counts) != 2 {
+		t.Fatalf("leave and drop lines %v, want one drop for Carol and one leave for Dave", counts)
 	}
 }

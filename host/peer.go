@@ -327,6 +327,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	p.member = jr.member
 	p.id, p.name = jr.id, jr.member.name
 	p.spectator = jr.member.spectator
+	// A rejoin takes its old ID: every line from here names the player
+	// as the others know it.
+	p.log = p.srv.cfg.Logger.With("remote", p.nc.RemoteAddr().String(), "player", p.id, "name", p.name)
 	p.phase("admission")
 	return jr, nil
 }
@@ -350,7 +353,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	}
 	p.conn.startTransfer(pl)
 	p.sentBytes = pl.Total()
-	p.log.Info("sending world", "name", p.name, "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
+	p.log.Info("sending world", "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
 	wr, err := p.download(pl.Total())
 	if err != nil {
 		return nil, err
@@ -433,7 +436,7 @@ func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 		return net.ErrClosed
 	}
 	p.phase("clock_sync")
-	attrs := []any{"name", p.name, "spectator", p.spectator, "rejoin", p.rejoin, "bytes", pl.Total(),
+	attrs := []any{"spectator", p.spectator, "rejoin", p.rejoin, "bytes", pl.Total(),
 		"total_ms", ms(time.Since(p.start)), "rtt_ms", ms(rtt)}
 	for _, ph := range p.phases {
 		attrs = append(attrs, ph.Phase+"_ms", ms(ph.D))

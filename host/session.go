@@ -374,7 +374,7 @@ func (s *session) liveness(now time.Time) {
 	for _, id := range s.order {
 		m := s.members[id]
 		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeout {
-			s.cfg.Logger.Info("client silent; dropping it", "player", id, "silent", silent.Round(time.Millisecond))
+			s.cfg.Logger.Info("client silent; dropping it", "player", id, "name", m.name, "silent", silent.Round(time.Millisecond))
 			m.conn.close(wire.ReasonTimeout, "timed out")
 		}
 	}
@@ -431,7 +431,7 @@ func (s *session) applyLagPolicy(due int) int {
 			b = now - a
 		}
 		if s.cfg.LagPolicy == LagDrop && b > s.cfg.MaxLag {
-			s.cfg.Logger.Info("dropping a lagging player", "player", id, "behind", b)
+			s.cfg.Logger.Info("dropping a lagging player", "player", id, "name", m.name, "behind", b)
 			m.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind", b))
 			m.playing = false // it holds nobody, and is not dropped again, while it leaves
 			continue
@@ -451,7 +451,7 @@ func (s *session) applyLagPolicy(due int) int {
 	since := nowT.Sub(s.lastLagCheck)
 	s.lastLagCheck = nowT
 	if holding && s.holding && s.cfg.MaxHold > 0 && s.chargeHold(worst.conduct, nowT, since) {
-		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "behind", behind,
+		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "name", worst.name, "behind", behind,
 			"held", worst.conduct.held.Round(time.Millisecond))
 		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.MaxHold))
 		worst.playing = false // it holds nobody while it leaves
@@ -709,7 +709,7 @@ func (s *session) ready(r readyReq) {
 		m.acked.Store(r.tick)
 		m.playing = !p.Spectator
 	}
-	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
+	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
 
