@@ -63,6 +63,13 @@ func TestLeaveIsNotADrop(t *testing.T) {
 	if watch.noticed("Bob left the session (") || watch.noticed("Carol left the session (") {
 		t.Fatal("a leave on purpose was told as a lost connection")
 	}
+	// Bob may leave before the host has finished his join (its last clock
+	// sync): his join then ends as left, never as dropped.
+	for _, j := range h.srv.Overview().Joins {
+		if j.Name == "Bob" && j.Outcome != host.JoinOK && j.Outcome != host.JoinLeft {
+			t.Fatalf("Bob's join ended %q, want joined or left", j.Outcome)
+		}
+	}
 }
 
 // TestPlayerLinesNameThePlayer runs joins, chat, a speed change,

@@ -108,6 +108,10 @@ const (
 	JoinRefused  = "refused"
 	JoinTimedOut = "timed_out"
 	JoinDropped  = "dropped"
+	// JoinLeft is a join the client gave up on purpose (Client_Leave)
+	// before it was complete, such as a script that leaves right after
+	// WorldReady.
+	JoinLeft = "left"
 )
 
 // JoinRecord is one finished join attempt: admitted or not.
@@ -118,8 +122,8 @@ type JoinRecord struct {
 	Name      string
 	Spectator bool
 	Rejoin    bool
-	// Outcome is JoinOK, JoinRefused, JoinTimedOut or JoinDropped; Reason
-	// the wire reason's name when refused ("" otherwise).
+	// Outcome is JoinOK, JoinRefused, JoinTimedOut, JoinDropped or
+	// JoinLeft; Reason the wire reason's name when refused ("" otherwise).
 	Outcome, Reason string
 	// Phases holds the phases the attempt completed, in JoinPhases order.
 	Phases []PhaseTime

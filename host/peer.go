@@ -124,7 +124,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
 	case errors.Is(err, errLeft):
 		c.closeWith(nil, "")
-		left = true
+		left, outcome = true, JoinLeft
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
