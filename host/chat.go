@@ -122,7 +122,7 @@ func (s *session) relayChat(r ChatRecord) {
 	} else {
 		s.cfg.Logger.Info("chat", "player", r.PlayerID, "name", r.Name, "text", r.Text)
 	}
-	s.history.chatted(r)
+	s.pub.history.chatted(r)
 }
 
 // Say sends a chat line from the host itself to every player, as the

@@ -25,43 +25,66 @@ type conduct struct {
 	chatRefused time.Time // when the last chat-refused notice went out
 }
 
-// conductOf returns the conduct of player id, making it on first use.
-func (s *session) conductOf(id int32) *conduct {
-	c := s.conducts[id]
+// conducts is the conduct of every player seen lately, by player ID, and
+// the budgets they are held to. Only the session goroutine touches it.
+type conducts struct {
+	byID         map[int32]*conduct
+	maxHold      time.Duration // Config.MaxHold
+	holdWindow   time.Duration // Config.HoldWindow
+	desyncWindow time.Duration // Config.DesyncWindow
+	cooldown     time.Duration // Config.DropCooldown
+	keep         time.Duration // how long a gone player's conduct is worth keeping
+}
+
+func newConducts(cfg Config) *conducts {
+	return &conducts{byID: map[int32]*conduct{}, maxHold: cfg.MaxHold, holdWindow: cfg.HoldWindow,
+		desyncWindow: cfg.DesyncWindow, cooldown: cfg.DropCooldown,
+		keep: max(cfg.DesyncWindow, cfg.HoldWindow, cfg.DropCooldown, cfg.RejoinGrace)}
+}
+
+// of returns the conduct of player id, making it on first use.
+func (cs *conducts) of(id int32) *conduct {
+	c := cs.byID[id]
 	if c == nil {
-		if s.conducts == nil {
-			s.conducts = map[int32]*conduct{}
-		}
 		c = &conduct{}
-		s.conducts[id] = c
+		cs.byID[id] = c
 	}
 	return c
 }
 
 // chargeHold counts d of held time against c's budget, which is MaxHold
 // per HoldWindow, and reports whether the budget is spent.
-func (s *session) chargeHold(c *conduct, now time.Time, d time.Duration) bool {
-	if c.heldFrom.IsZero() || now.Sub(c.heldFrom) > s.cfg.HoldWindow {
+func (cs *conducts) chargeHold(c *conduct, now time.Time, d time.Duration) bool {
+	if c.heldFrom.IsZero() || now.Sub(c.heldFrom) > cs.holdWindow {
 		c.held, c.heldFrom = 0, now
 	}
 	c.held += d
-	return c.held > s.cfg.MaxHold
+	return c.held > cs.maxHold
 }
 
 // countDesync records a desync at now and returns how many fall within
 // DesyncWindow.
-func (s *session) countDesync(c *conduct, now time.Time) int {
-	c.desyncs = slices.DeleteFunc(c.desyncs, func(t time.Time) bool { return now.Sub(t) > s.cfg.DesyncWindow })
+func (cs *conducts) countDesync(c *conduct, now time.Time) int {
+	c.desyncs = slices.DeleteFunc(c.desyncs, func(t time.Time) bool { return now.Sub(t) > cs.desyncWindow })
 	c.desyncs = append(c.desyncs, now)
 	return len(c.desyncs)
 }
 
 // coolDown starts c's cool-down after a drop for reason r.
-func (s *session) coolDown(c *conduct, now time.Time, r wire.Reason) {
-	if s.cfg.DropCooldown > 0 {
-		c.coolUntil, c.coolWhy = now.Add(s.cfg.DropCooldown), r
+func (cs *conducts) coolDown(c *conduct, now time.Time, r wire.Reason) {
+	if cs.cooldown > 0 {
+		c.coolUntil, c.coolWhy = now.Add(cs.cooldown), r
 	}
 	c.last = now
+}
+
+// cooling returns the refusal for a rejoin of player id during its
+// cool-down, or nil.
+func (cs *conducts) cooling(id int32, now time.Time) error {
+	if c := cs.byID[id]; c != nil && now.Before(c.coolUntil) {
+		return &coolingError{why: c.coolWhy, left: c.coolUntil.Sub(now)}
+	}
+	return nil
 }
 
 // coolingError refuses a rejoin during a cool-down.
@@ -78,13 +101,12 @@ func (e *coolingError) Error() string {
 	return fmt.Sprintf("You were dropped for %s too often; you may rejoin in %s.", what, e.left.Round(time.Second))
 }
 
-// sweepConducts forgets players long gone whose budgets and cool-downs
-// are over.
-func (s *session) sweepConducts(now time.Time) {
-	keep := max(s.cfg.DesyncWindow, s.cfg.HoldWindow, s.cfg.DropCooldown, s.cfg.RejoinGrace)
-	for id, c := range s.conducts {
-		if _, online := s.members[id]; !online && now.Sub(c.last) > keep {
-			delete(s.conducts, id)
+// sweep forgets players long gone whose budgets and cool-downs are over;
+// online says whether a player is still a member.
+func (cs *conducts) sweep(now time.Time, online func(id int32) bool) {
+	for id, c := range cs.byID {
+		if !online(id) && now.Sub(c.last) > cs.keep {
+			delete(cs.byID, id)
 		}
 	}
 }

@@ -10,10 +10,10 @@ import (
 // TestHoldBudget: time held adds up per player over separate holds (a
 // rejoin keeps the same conduct) until the window passes.
 func TestHoldBudget(t *testing.T) {
-	s := &session{cfg: Config{MaxHold: time.Minute, HoldWindow: 10 * time.Minute, DropCooldown: 2 * time.Minute}}
+	s := newConducts(Config{MaxHold: time.Minute, HoldWindow: 10 * time.Minute, DropCooldown: 2 * time.Minute})
 	t0 := time.Unix(1000, 0)
-	c := s.conductOf(7)
-	if s.conductOf(7) != c {
+	c := s.of(7)
+	if s.of(7) != c {
 		t.Fatal("a player's conduct is not kept")
 	}
 	steps := []struct {
@@ -35,13 +35,12 @@ func TestHoldBudget(t *testing.T) {
 	if want := t0.Add(2 * time.Minute); !c.coolUntil.Equal(want) || c.coolWhy != wire.ReasonLagging {
 		t.Fatalf("cool-down until %v for %v, want %v for Lagging", c.coolUntil, c.coolWhy, want)
 	}
-	s.sweepConducts(t0.Add(time.Minute))
-	if s.conducts[7] == nil {
+	s.sweep(t0.Add(time.Minute), func(int32) bool { return false })
+	if s.byID[7] == nil {
 		t.Fatal("swept a conduct whose cool-down runs")
 	}
-	s.members = map[int32]*member{}
-	s.sweepConducts(t0.Add(time.Hour))
-	if s.conducts[7] != nil {
+	s.sweep(t0.Add(time.Hour), func(int32) bool { return false })
+	if s.byID[7] != nil {
 		t.Fatal("kept the conduct of a player long gone")
 	}
 }

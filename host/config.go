@@ -201,7 +201,9 @@ type Config struct {
 	// happen (metrics); Server.Overview shows the recent ones either way.
 	Observer Observer
 	// AfterTick, if set, is called on the session goroutine after every
-	// Advance with the simulation; it must not keep sim.
+	// Advance with the simulation; it must not keep sim. It is for tools
+	// and tests that check every tick (a soak's determinism check); it
+	// runs on the tick, so it must return quickly.
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
 }
 

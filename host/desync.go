@@ -1,9 +1,7 @@
 package host
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,9 +49,9 @@ type resyncState struct {
 // big world's hashing does not stall the tick.
 func (s *session) checkpoint() {
 	start := time.Now()
-	cp, ok := s.checkpointer.Take(s.auth.Sim())
+	cp, ok := s.desync.checkpointer.Take(s.auth.Sim())
 	d := time.Since(start)
-	skipped := int(s.checkpointer.Skipped())
+	skipped := int(s.desync.checkpointer.Skipped())
 	s.stats.update(func(st *Stats) {
 		st.Checkpoints++
 		st.LastHash = d
@@ -65,63 +63,12 @@ func (s *session) checkpoint() {
 	}
 }
 
-// maxPending bounds the reports waiting for their checkpoint.
-const maxPending = 256
-
 // addCheckpoint records a checkpoint and compares the reports that were
 // waiting for it.
 func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
-	s.ring.Add(cp)
-	if len(s.pending) == 0 {
-		return
-	}
-	var due []hashReq
-	keep := s.pending[:0]
-	for _, r := range s.pending {
-		if r.r.Tick <= cp.Tick {
-			due = append(due, r)
-		} else {
-			keep = append(keep, r)
-		}
-	}
-	clear(s.pending[len(keep):])
-	s.pending = keep
-	for _, r := range due {
+	for _, r := range s.desync.add(cp) {
 		s.checkHashes(r)
 	}
-}
-
-// remember keeps the commands of the last hash window for desync reports.
-// Commands that fall out of the window are skipped by advancing
-// recentHead, not by moving the window down every tick; the slice is
-// compacted only once the skipped part passes half of it.
-func (s *session) remember(cmds []lockstep.Command, now uint64) {
-	s.recent = append(s.recent, cmds...)
-	live := s.liveRecent()
-	if len(live) == 0 || live[0].Tick+s.cfg.HashWindow >= now {
-		return
-	}
-	n := firstAt(live, now-s.cfg.HashWindow)
-	clear(live[:n]) // let go of the payloads now
-	s.recentHead += n
-	if s.recentHead > len(s.recent)/2 {
-		kept := copy(s.recent, s.recent[s.recentHead:])
-		clear(s.recent[kept:])
-		s.recent = s.recent[:kept]
-		s.recentHead = 0
-	}
-}
-
-// liveRecent is the commands of the last hash window, in tick order.
-func (s *session) liveRecent() []lockstep.Command {
-	return s.recent[s.recentHead:]
-}
-
-// firstAt is the index of the first command stamped tick or later in
-// cmds, which are in tick order.
-func firstAt(cmds []lockstep.Command, tick uint64) int {
-	i, _ := slices.BinarySearchFunc(cmds, tick, func(c lockstep.Command, t uint64) int { return cmp.Compare(c.Tick, t) })
-	return i // the first of equal ticks, or where tick would go
 }
 
 // checkHashes compares a client's report with the host's checkpoint.
@@ -139,24 +86,22 @@ func (s *session) checkHashes(r hashReq) {
 		m.conn.close(wire.ReasonBadPacket, fmt.Sprintf("hashes for tick %d, ahead of the host's tick %d", rep.Tick, now))
 		return
 	}
-	if rep.Tick < s.ring.Oldest() {
+	if rep.Tick < s.desync.ring.Oldest() {
 		if now := time.Now(); now.Sub(m.lastHashRefusal) >= time.Second {
 			m.lastHashRefusal = now
 			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo,
-				Text: fmt.Sprintf("Hash report for tick %d refused: older than the host keeps (tick %d).", rep.Tick, s.ring.Oldest())})
+				Text: fmt.Sprintf("Hash report for tick %d refused: older than the host keeps (tick %d).", rep.Tick, s.desync.ring.Oldest())})
 		}
 		return
 	}
-	if rep.Tick > s.ring.Newest() {
+	if rep.Tick > s.desync.ring.Newest() {
 		// The host's own checkpoint is still being hashed.
-		if len(s.pending) < maxPending {
-			s.pending = append(s.pending, r)
-		} else {
+		if !s.desync.wait(r) {
 			s.cfg.Logger.Debug("too many hash reports waiting; one not compared", "player", m.id, "name", m.name, "tick", rep.Tick)
 		}
 		return
 	}
-	cp := s.ring.Get(rep.Tick)
+	cp := s.desync.ring.Get(rep.Tick)
 	if cp == nil {
 		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "name", m.name, "tick", rep.Tick)
 		return
@@ -178,7 +123,7 @@ func (s *session) checkHashes(r hashReq) {
 	}
 	worldDiffers := rep.World != cp.World
 	m.lastCheck = rep.Tick
-	s.noteChecks(rep, differ)
+	s.desync.noteChecks(rep, differ)
 	if m.resync != nil {
 		if len(differ) == 0 && !worldDiffers {
 			s.repaired(m)
@@ -196,7 +141,7 @@ func (s *session) checkHashes(r hashReq) {
 // player desyncs too often.
 func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpoint, differ []int32, worldDiffers bool) {
 	now := time.Now()
-	count := s.countDesync(m.conduct, now) // over its rejoins too
+	count := s.conducts.countDesync(m.conduct, now) // over its rejoins too
 	// The world-level state alone, or every map: the whole world goes.
 	full := len(differ) == 0 || len(differ) == len(cp.Maps)
 	repair := "map"
@@ -210,20 +155,20 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 	s.stats.update(func(st *Stats) { st.Desyncs++ })
 	s.cfg.Logger.Warn("desync", "player", m.id, "name", m.name, "tick", rep.Tick, "host_tick", s.auth.Sim().Tick(),
 		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count)
-	s.writeReport(s.report(m, rep, cp, differ, repair))
+	s.desync.writeReport(s.report(m, rep, cp, differ, repair))
 	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
 	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ}
 	if drop {
 		rec.Event = DesyncDropped
 	}
-	s.history.desync(rec)
+	s.pub.history.desync(rec)
 	if drop {
 		ev.State = wire.DesyncDropped
 		s.broadcastPacket(ev)
 		s.stats.update(func(st *Stats) { st.DesyncDrops++ })
 		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", count, s.cfg.DesyncWindow))
 		m.playing = false // it holds nobody while it leaves
-		s.coolDown(m.conduct, now, wire.ReasonDesync)
+		s.conducts.coolDown(m.conduct, now, wire.ReasonDesync)
 		return
 	}
 	_ = s.roster.SetStatus(m.id, roster.Desynced)
@@ -360,7 +305,7 @@ func (s *session) repaired(m *member) {
 	s.cfg.Logger.Info("desync repaired", "player", m.id, "name", m.name, "tick", rs.checkTick, "maps", rs.maps,
 		"full", rs.full, "repair_ms", d.Milliseconds())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
-	s.history.desync(DesyncRecord{At: time.Now(), Player: m.id, Name: m.name, Event: DesyncRepaired, Tick: rs.checkTick,
+	s.pub.history.desync(DesyncRecord{At: time.Now(), Player: m.id, Name: m.name, Event: DesyncRepaired, Tick: rs.checkTick,
 		Maps: rs.maps, Repair: d})
 	s.broadcastPacket(&wire.ServerDesync{State: wire.DesyncRepaired, PlayerID: m.id, Name: m.name, Tick: rs.checkTick,
 		Maps: rs.maps, World: rs.full, RepairMs: d.Milliseconds()})
@@ -375,9 +320,9 @@ func (s *session) checkResyncs(now time.Time) {
 		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.ResyncTimeout {
 			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "name", m.name, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
-			s.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
+			s.pub.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
-			s.coolDown(m.conduct, now, wire.ReasonDesync)
+			s.conducts.coolDown(m.conduct, now, wire.ReasonDesync)
 			m.resync = nil // dropped once: the next pass must not count it again while it leaves
 		}
 	}
@@ -396,8 +341,8 @@ func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpo
 	for _, rm := range rep.Maps {
 		hm := cp.Map(rm.MapID)
 		mc := desync.MapCheck{ID: rm.MapID, Host: hm.Hash, Client: rm.Hash, Match: hm.Hash == rm.Hash}
-		if !mc.Match && len(hm.Parts) == len(rm.Parts) && len(hm.Parts) == len(s.partNames) {
-			for i, name := range s.partNames {
+		if !mc.Match && len(hm.Parts) == len(rm.Parts) && len(hm.Parts) == len(s.desync.partNames) {
+			for i, name := range s.desync.partNames {
 				mc.Parts = append(mc.Parts, desync.PartCheck{Name: name, Host: hm.Parts[i], Client: rm.Parts[i], Match: hm.Parts[i] == rm.Parts[i]})
 			}
 		}
@@ -406,25 +351,7 @@ func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpo
 	if rep.Tick > s.cfg.HashWindow {
 		r.CommandsFrom = rep.Tick - s.cfg.HashWindow
 	}
-	live := s.liveRecent()
+	live := s.desync.liveRecent()
 	r.Commands = desync.Records(live[firstAt(live, r.CommandsFrom):])
 	return r
-}
-
-// writeReport writes a desync report off the session goroutine.
-func (s *session) writeReport(r *desync.Report) {
-	if s.cfg.DesyncDir == "" {
-		return
-	}
-	dir, log := s.cfg.DesyncDir, s.cfg.Logger
-	s.reports.Add(1)
-	go func() {
-		defer s.reports.Done()
-		path, err := desync.Write(dir, r)
-		if err != nil {
-			log.Error("write desync report", "err", err)
-			return
-		}
-		log.Info("desync report written", "path", path)
-	}()
 }

@@ -170,7 +170,7 @@ func TestDesyncOfEveryMapSendsTheWorld(t *testing.T) {
 	if len(d.Maps) != 3 || !d.World {
 		t.Fatalf("desync event %+v, want three maps and the world", d)
 	}
-	st := h.srv.Stats()
+	st := h.srv.Overview().Stats
 	if st.WorldResyncs != 1 || st.MapResyncs != 0 {
 		t.Fatalf("stats %+v: want one world repair", st)
 	}
@@ -211,7 +211,7 @@ func TestRepeatedDesyncDrops(t *testing.T) {
 		t.Fatalf("Alice ended with %v, want reason Desync", err)
 	}
 	waitFor(t, "Bob to hear of the drop", func() bool { _, ok := bobEvents.find(wire.DesyncDropped); return ok })
-	if st := h.srv.Stats(); st.DesyncDrops != 1 || st.Desyncs != 2 {
+	if st := h.srv.Overview().Stats; st.DesyncDrops != 1 || st.Desyncs != 2 {
 		t.Fatalf("stats %+v: want two desyncs and one drop", st)
 	}
 }
@@ -245,7 +245,7 @@ func TestRepairThatDoesNotMatchEscalates(t *testing.T) {
 	if d.Reason != wire.ReasonDesync {
 		t.Fatalf("%+v, want Desync", d)
 	}
-	if st := h.srv.Stats(); st.Desyncs != 2 || st.Repaired != 0 {
+	if st := h.srv.Overview().Stats; st.Desyncs != 2 || st.Repaired != 0 {
 		t.Fatalf("stats %+v: want two desyncs, none repaired", st)
 	}
 }

@@ -176,7 +176,7 @@ func TestDesyncRepairOneMap(t *testing.T) {
 		t.Errorf("Bob's notices %q lack the desync or the repair", bobEvents.notices)
 	}
 	// Only the one map was sent.
-	st := h.srv.Stats()
+	st := h.srv.Overview().Stats
 	if st.MapResyncs != 1 || st.WorldResyncs != 0 || st.Repaired != 1 {
 		t.Fatalf("stats %+v: want one map repair, no world repair, one repaired", st)
 	}

@@ -13,4 +13,43 @@
 // disconnected as too slow. Work that grows with the world (compressing
 // join points and repairs, hashing checkpoints) runs off the session
 // goroutine on a clone when the simulation can clone itself.
+//
+// # Who owns what
+//
+// The session goroutine (session.run) owns the simulation, the roster, the
+// members and the session's parts, each in a file of its own: the join
+// points (joinpoints.go), the rejoin tokens (rejoins.go), liveness
+// (liveness.go), the lag policy (lag.go), the players' conduct budgets
+// (conduct.go, chat rates included), desync tracking (desynctrack.go),
+// autosaves (autosave.go) and what it publishes (the Overview and the
+// recent history, overview.go). Nothing else reads or writes them, except
+// where a part's comment names another goroutine. Chat (chat.go) and
+// leaves (leave.go) are handled there too: a reader passes a chat line to
+// the session as a function over its calls channel, and Server.Say does
+// the same from the operator's goroutine.
+//
+// One client is three values, each with one owner:
+//
+//   - peer (peer.go) is the client as its reader goroutine sees it: the
+//     handshake, the join's timeline, its command budget. Only the reader
+//     touches it.
+//   - conn (conn.go) is the client's sending side. Any goroutine may queue
+//     a frame or close it; the writer goroutine alone writes to the socket.
+//     Its queued byte count is an atomic because senders add and the
+//     writer subtracts; its close runs once, and what it records is read
+//     only after it.
+//   - member (session.go) is the client as the session sees it, made at
+//     admission and handed to the reader in the join reply. The session
+//     goroutine owns all of it except three atomics, which only the reader
+//     writes: acked (the last tick the client reported), heard (when it
+//     last sent anything) and rtt (its smoothed round trip). They change
+//     with nearly every packet and the session reads them on its tick, so
+//     they are published values rather than messages. Everything else a
+//     reader tells the session (a join, WorldReady, a command, a hash
+//     report, the first round trip, a chat line, a leave) goes over the
+//     session's channels.
+//
+// Work the session starts elsewhere reports back through atomics read on
+// its tick (a join point being prepared, an autosave being written, a
+// repair's world hash once known) or a channel (checkpoints being hashed).
 package host

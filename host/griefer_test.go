@@ -112,8 +112,8 @@ func TestDesyncBudgetSurvivesRejoin(t *testing.T) {
 			if tc.cooldown < 0 {
 				wantDesyncs = 3
 			}
-			waitFor(t, "the desyncs to be counted", func() bool { return h.srv.Stats().Desyncs == wantDesyncs })
-			if st := h.srv.Stats(); st.Repaired != 0 || st.DesyncDrops != wantDesyncs-1 {
+			waitFor(t, "the desyncs to be counted", func() bool { return h.srv.Overview().Stats.Desyncs == wantDesyncs })
+			if st := h.srv.Overview().Stats; st.Repaired != 0 || st.DesyncDrops != wantDesyncs-1 {
 				t.Fatalf("stats %+v: want %d desyncs, %d drops, no repair", st, wantDesyncs, wantDesyncs-1)
 			}
 			checkSameHashes(t, h, (hostTick(h)/every+2)*every, alice)

@@ -14,7 +14,7 @@ import (
 // gives, and that the skipped part never exceeds half the slice.
 func TestRememberKeepsTheHashWindow(t *testing.T) {
 	const window = 16
-	s := &session{cfg: Config{HashWindow: window}}
+	s := &desyncTracker{window: window}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var all []lockstep.Command
 	seq := uint32(0)

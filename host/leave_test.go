@@ -46,7 +46,7 @@ func TestLeaveIsNotADrop(t *testing.T) {
 	dave.Close()
 	waitFor(t, "Dave's drop notice", func() bool { return watch.noticed("Dave left the session (connection lost).") })
 
-	waitFor(t, "the counters", func() bool { st := h.srv.Stats(); return st.Leaves == 2 && st.Drops == 1 })
+	waitFor(t, "the counters", func() bool { st := h.srv.Overview().Stats; return st.Leaves == 2 && st.Drops == 1 })
 	for _, tc := range []struct {
 		s    *join.Session
 		line string

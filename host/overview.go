@@ -3,17 +3,20 @@ package host
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
-	"github.com/lockhost/lockhost/wire"
 )
 
-// Overview is a picture of the session for status pages: who is online,
-// how far behind they are, the maps, and what happened lately. The session
-// goroutine refreshes its part a few times a second; Server.Overview
-// returns the latest.
+// Overview is a picture of the session: who is online, how far behind
+// they are, the maps, what happened lately and the host's counters. It is
+// the one thing to poll: the status page, the metrics gauges and the UDP
+// status reply all read it. The session goroutine refreshes its part a few
+// times a second; Server.Overview returns the latest, with the recent
+// events and the counters as of the call. Events as they happen go to
+// Config.Observer, and every tick to Config.AfterTick.
 type Overview struct {
 	// At is when the session goroutine took the picture.
 	At time.Time
@@ -56,7 +59,7 @@ type Overview struct {
 	Chat []ChatRecord
 	// LastSave is the last save attempt, if any.
 	LastSave *SaveRecord
-	// Stats are the host's counters.
+	// Stats are the host's counters, as of the call to Server.Overview.
 	Stats Stats
 }
 
@@ -266,25 +269,32 @@ func (h *history) fill(o *Overview) {
 // Overview returns the latest picture of the session.
 func (s *Server) Overview() Overview {
 	var o Overview
-	if p := s.sess.overview.Load(); p != nil {
+	if p := s.sess.pub.overview.Load(); p != nil {
 		o = *p
 		o.Players = slices.Clone(p.Players)
 		o.Maps = slices.Clone(p.Maps)
 	}
-	s.sess.history.fill(&o)
-	o.Stats = s.Stats()
+	s.sess.pub.history.fill(&o)
+	o.Stats = s.counters()
 	return o
+}
+
+// publisher keeps what the session shows to the outside: the Overview it
+// refreshes a few times a second and the history of recent events. The
+// session goroutine owns it and alone writes the Overview; the pointer is
+// an atomic because Server.Overview and status replies read it from
+// their own goroutines. The history has its own lock: readers record
+// joins and save goroutines record saves.
+type publisher struct {
+	overview atomic.Pointer[Overview] // the latest picture
+	history  *history                 // recent joins, desyncs, chat and saves
+	started  time.Time                // when the session goroutine started
+	last     time.Time                // when the Overview was last refreshed
+	rate     tickRate
 }
 
 // overviewEvery is how often the session refreshes its Overview.
 const overviewEvery = 250 * time.Millisecond
-
-// mapCheck is the last hash comparison of one map.
-type mapCheck struct {
-	tick    uint64
-	at      time.Time
-	matched bool
-}
 
 // tickRate measures the ticks simulated per second.
 type tickRate struct {
@@ -304,36 +314,17 @@ func (r *tickRate) observe(now time.Time, tick uint64) float64 {
 	return r.tps
 }
 
-// noteChecks records which maps a compared report covered and whether they
-// matched the host's.
-func (s *session) noteChecks(rep *wire.ClientHashes, differ []int32) {
-	now := time.Now()
-	for _, rm := range rep.Maps {
-		matched := !slices.Contains(differ, rm.MapID)
-		c, seen := s.mapChecks[rm.MapID]
-		switch {
-		case !seen || rep.Tick > c.tick:
-			c = mapCheck{tick: rep.Tick, at: now, matched: matched}
-		case rep.Tick == c.tick:
-			c.matched = c.matched && matched
-		default:
-			continue // an older checkpoint than one already shown
-		}
-		s.mapChecks[rm.MapID] = c
-	}
-}
-
 // publishOverview refreshes the Overview a few times a second.
 func (s *session) publishOverview(now time.Time) {
-	if now.Sub(s.lastOverview) < overviewEvery {
+	if now.Sub(s.pub.last) < overviewEvery {
 		return
 	}
-	s.lastOverview = now
+	s.pub.last = now
 	tick := s.auth.Sim().Tick()
 	o := &Overview{
-		At: now, Started: s.started, Game: s.cfg.GameName,
-		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.rate.observe(now, tick),
-		Holding: s.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
+		At: now, Started: s.pub.started, Game: s.cfg.GameName,
+		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.pub.rate.observe(now, tick),
+		Holding: s.lag.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
 		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery), MaxLag: s.cfg.MaxLag,
 	}
 	for _, id := range s.order {
@@ -361,10 +352,10 @@ func (s *session) publishOverview(now time.Time) {
 		if mp, ok := sizes[id]; ok {
 			v.RawBytes, v.Bytes = mp.Blob.RawSize, uint64(len(mp.Blob.Data))
 		}
-		if c, ok := s.mapChecks[id]; ok {
+		if c, ok := s.desync.mapChecks[id]; ok {
 			v.CheckedTick, v.CheckedAt, v.Matched = c.tick, c.at, c.matched
 		}
 		o.Maps = append(o.Maps, v)
 	}
-	s.overview.Store(o)
+	s.pub.overview.Store(o)
 }

@@ -73,7 +73,7 @@ func (p *peer) phase(name string) {
 // record writes the join's record: outcome JoinOK when it succeeded.
 func (p *peer) record(outcome, reason string) {
 	p.joined = true
-	p.srv.sess.history.join(JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
+	p.srv.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
 		Spectator: p.spectator, Rejoin: p.rejoin, Outcome: outcome, Reason: reason, Phases: p.phases,
 		Total: time.Since(p.start), Bytes: p.sentBytes})
 }
@@ -87,7 +87,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		// No protocol was spoken: there is nobody to tell why.
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
 			"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
-		s.sess.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
+		s.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
 			Reason: "TLSHandshake", Total: time.Since(start)})
 		raw.Close()
 		return
@@ -359,6 +359,11 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return nil, err
 	}
 	p.phase("catch_up")
+	// The reader is the only writer of acked: the tick the client is
+	// ready at is its first report, before the session counts its lag.
+	if m := p.member; wr.Tick > m.acked.Load() {
+		m.acked.Store(wr.Tick)
+	}
 	select {
 	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
 	case <-p.srv.sess.done:

@@ -28,9 +28,9 @@ func TestRepairTimeoutDropsOnce(t *testing.T) {
 	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
 	c.syncClockUntil(wire.IDServerResync)
 	// The client stops here: the repair never goes in.
-	waitFor(t, "the repair to time out", func() bool { return h.srv.Stats().DesyncDrops > 0 })
+	waitFor(t, "the repair to time out", func() bool { return h.srv.Overview().Stats.DesyncDrops > 0 })
 	waitGone(t, h, "Raw", time.Now())
-	if n := h.srv.Stats().DesyncDrops; n != 1 {
+	if n := h.srv.Overview().Stats.DesyncDrops; n != 1 {
 		t.Fatalf("%d desync drops counted, want 1", n)
 	}
 	dropped := 0

@@ -63,18 +63,17 @@ func (s *session) startSave(final bool) {
 		return
 	}
 	if final {
-		s.saving.Wait()
-	} else if !s.saveBusy.CompareAndSwap(false, true) {
+		s.autosave.writing.Wait()
+	} else if !s.autosave.busy.CompareAndSwap(false, true) {
 		return
 	}
-	if s.point == nil {
-		if err := s.cutJoinPoint(); err != nil {
-			s.saveFailed(SaveRecord{Path: sc.Path, Tick: s.auth.Sim().Tick(), Final: final}, fmt.Errorf("cut: %w", err))
-			s.saveBusy.Store(false)
-			return
-		}
+	point, err := s.points.ensure(s.auth)
+	if err != nil {
+		s.saveFailed(SaveRecord{Path: sc.Path, Tick: s.auth.Sim().Tick(), Final: final}, fmt.Errorf("cut: %w", err))
+		s.autosave.busy.Store(false)
+		return
 	}
-	job := saveJob{point: s.point, granted: s.auth.Sim().Tick(), cmds: s.queuedCommands(), path: sc.Path, final: final}
+	job := saveJob{point: point, granted: s.auth.Sim().Tick(), cmds: s.queuedCommands(), path: sc.Path, final: final}
 	if !final {
 		job.path = saves.AutosavePath(sc.Path, job.granted)
 	}
@@ -82,10 +81,10 @@ func (s *session) startSave(final bool) {
 		s.writeSave(job)
 		return
 	}
-	s.saving.Add(1)
+	s.autosave.writing.Add(1)
 	go func() {
-		defer s.saving.Done()
-		defer s.saveBusy.Store(false)
+		defer s.autosave.writing.Done()
+		defer s.autosave.busy.Store(false)
 		s.writeSave(job)
 	}()
 }
@@ -135,9 +134,9 @@ func (s *session) writeSave(job saveJob) {
 	d := time.Since(start)
 	s.stats.saved(d)
 	rec.At, rec.Bytes, rec.D = time.Now(), body.Total(), d
-	s.history.saved(rec)
-	s.saveState.finished(rec)
-	if s.saveState.recovered() {
+	s.pub.history.saved(rec)
+	s.autosave.state.finished(rec)
+	if s.autosave.state.recovered() {
 		s.cfg.Logger.Info("saving works again", "path", job.path, "tick", job.granted)
 	}
 	s.cfg.Logger.Info("saved", "path", job.path, "tick", job.granted, "bytes", body.Total(), "ms", d.Milliseconds(), "final", job.final)
@@ -146,13 +145,13 @@ func (s *session) writeSave(job saveJob) {
 func (s *session) saveFailed(rec SaveRecord, err error) {
 	s.stats.saveFailed(err)
 	rec.At, rec.Err = time.Now(), err.Error()
-	s.history.saved(rec)
-	s.saveState.finished(rec)
+	s.pub.history.saved(rec)
+	s.autosave.state.finished(rec)
 	level, msg := slog.LevelError, "save failed; the session goes on and the previous save is untouched"
 	switch {
 	case rec.Final:
 		msg = "final save failed; the previous saves are untouched"
-	case !s.saveState.failedNew(err):
+	case !s.autosave.state.failedNew(err):
 		// The same failure as last time: said once, not every autosave.
 		level, msg = slog.LevelDebug, "autosave failed again"
 	default:
@@ -217,11 +216,11 @@ func rootCause(err error) error {
 // FinalSave is the outcome of the save written when the session ended,
 // or nil if none was attempted (no save path, or the session still runs).
 func (s *Server) FinalSave() *SaveRecord {
-	s.sess.saveState.mu.Lock()
-	defer s.sess.saveState.mu.Unlock()
-	if s.sess.saveState.final == nil {
+	s.sess.autosave.state.mu.Lock()
+	defer s.sess.autosave.state.mu.Unlock()
+	if s.sess.autosave.state.final == nil {
 		return nil
 	}
-	rec := *s.sess.saveState.final
+	rec := *s.sess.autosave.state.final
 	return &rec
 }

@@ -37,7 +37,7 @@ func serveFor(t *testing.T, cfg host.Config, sim lockstep.Sim, body func(addr st
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	return srv.Stats()
+	return srv.Overview().Stats
 }
 
 // TestSaveLoadJoin: a session saved on exit loads into a new host at the
@@ -86,7 +86,7 @@ func TestSaveFailureKeepsSession(t *testing.T) {
 	st := serveFor(t, host.Config{TickRate: 200, Save: host.SaveConfig{Path: path, Every: 100 * time.Millisecond, Keep: 2},
 		AfterTick: func(res lockstep.TickResult, _ lockstep.Sim) { ticks = append(ticks, res.Tick) }},
 		locksteptest.New(2, 256), func(addr string, srv *host.Server) {
-			waitFor(t, "a first autosave", func() bool { return srv.Stats().Saves >= 1 })
+			waitFor(t, "a first autosave", func() bool { return srv.Overview().Stats.Saves >= 1 })
 			// The folder goes away and a file takes its place: nothing can
 			// be written there any more.
 			moved := dir + ".kept"
@@ -94,10 +94,10 @@ func TestSaveFailureKeepsSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.WriteFile(dir, []byte("not a folder"), 0o644)
-			waitFor(t, "a failed autosave", func() bool { return srv.Stats().SaveErrors >= 1 })
-			before := srv.Stats()
+			waitFor(t, "a failed autosave", func() bool { return srv.Overview().Stats.SaveErrors >= 1 })
+			before := srv.Overview().Stats
 			time.Sleep(200 * time.Millisecond)
-			if srv.Stats().SaveErrors == before.SaveErrors {
+			if srv.Overview().Stats.SaveErrors == before.SaveErrors {
 				t.Log("no second failure yet; fine")
 			}
 			// The earlier autosave, now in the moved folder, still loads.

@@ -93,9 +93,9 @@ func TestFullDiskMakesRoom(t *testing.T) {
 	logs := &logRecords{}
 	srv := serveLogged(t, host.Config{TickRate: 200, Save: host.SaveConfig{Path: path, Every: 20 * time.Millisecond, Keep: 5, Write: write}},
 		logs, func(srv *host.Server) {
-			waitFor(t, "autosaves past the disk's room", func() bool { return srv.Stats().Saves >= room+3 })
+			waitFor(t, "autosaves past the disk's room", func() bool { return srv.Overview().Stats.Saves >= room+3 })
 		})
-	st := srv.Stats()
+	st := srv.Overview().Stats
 	if st.SaveErrors != 0 {
 		t.Fatalf("%d saves failed (%s); every one should have made room", st.SaveErrors, st.LastSaveError)
 	}
@@ -132,7 +132,7 @@ func TestFullDiskLogsOnce(t *testing.T) {
 	full.Store(true)
 	srv := serveLogged(t, host.Config{TickRate: 200, Save: host.SaveConfig{Path: path, Every: 20 * time.Millisecond, Keep: 2, Write: write}},
 		logs, func(srv *host.Server) {
-			waitFor(t, "several failed autosaves", func() bool { return srv.Stats().SaveErrors >= 4 })
+			waitFor(t, "several failed autosaves", func() bool { return srv.Overview().Stats.SaveErrors >= 4 })
 			if n := logs.count("ERROR"); n != 1 {
 				t.Errorf("%d error lines for one repeated failure, want 1", n)
 			}
@@ -140,15 +140,15 @@ func TestFullDiskLogsOnce(t *testing.T) {
 				t.Errorf("%d repeats at debug level, want at least 3", n)
 			}
 			full.Store(false)
-			waitFor(t, "autosaves again", func() bool { return srv.Stats().Saves >= 2 })
+			waitFor(t, "autosaves again", func() bool { return srv.Overview().Stats.Saves >= 2 })
 			if n := logs.count("INFO saving works again"); n != 1 {
 				t.Errorf("%d lines saying saving works again, want 1", n)
 			}
 			full.Store(true)
 			// A new failure after a success is said again.
-			errs := srv.Stats().SaveErrors
+			errs := srv.Overview().Stats.SaveErrors
 			// Two more failures: the first of them is logged by then.
-			waitFor(t, "failures after the recovery", func() bool { return srv.Stats().SaveErrors > errs+1 })
+			waitFor(t, "failures after the recovery", func() bool { return srv.Overview().Stats.SaveErrors > errs+1 })
 			if n := logs.count("ERROR"); n != 2 {
 				t.Errorf("%d error lines after fail, work, fail; want 2", n)
 			}

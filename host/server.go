@@ -208,7 +208,7 @@ func (s *Server) secure(ctx context.Context, nc net.Conn, timeout time.Duration)
 // most a few seconds on it.
 func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
 	defer nc.Close()
-	s.sess.history.join(JoinRecord{At: time.Now(), Remote: nc.RemoteAddr().String(), Outcome: JoinRefused, Reason: r.String()})
+	s.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: nc.RemoteAddr().String(), Outcome: JoinRefused, Reason: r.String()})
 	tc, err := s.secure(context.Background(), nc, 2*time.Second)
 	if err != nil {
 		return // not worth more: it is refused anyway

@@ -2,12 +2,9 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,109 +14,22 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// joinPoint is a cut of the simulation that joiners share. The session
-// goroutine only freezes the state (a clone when the simulation can clone
-// itself, else an encoded copy); the first joiner that needs the
-// compressed form builds it, off the session goroutine, and the others
-// wait for that one result.
-type joinPoint struct {
-	state    snapshot.State
-	versions []uint64
-	prev     *snapshot.Point
-	cutAt    time.Time
-	stats    *stats
-	log      *slog.Logger
-	once     sync.Once
-	point    *snapshot.Point
-	err      error
-}
-
-func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
-	j.once.Do(func() {
-		start := time.Now()
-		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Level: level, Prev: j.prev, Versions: j.versions})
-		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
-		if j.err == nil {
-			d := time.Since(start)
-			j.stats.built(j.point, d)
-			j.log.Info("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
-				"raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
-				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
-		}
-	})
-	return j.point, j.err
-}
-
-// cutJoinPoint freezes the simulation as the new join point and resets the
-// command queues to start there.
-func (s *session) cutJoinPoint() error {
-	sim := s.auth.Sim()
-	start := time.Now()
-	state, err := freeze(sim)
-	if err != nil {
-		return err
-	}
-	s.point = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: s.stats.lastPoint(),
-		cutAt: time.Now(), stats: s.stats, log: s.cfg.Logger}
-	cut := time.Since(start)
-	s.stats.cut(cut)
-	s.cfg.Logger.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(cut.Microseconds())/1000)
-	s.auth.Queues().Reset()
-	return nil
-}
-
-// prepareJoinPoint keeps a built join point ready so a joiner does not wait
-// for compression: when there is none, it cuts one and builds it in the
-// background, but not while another build runs and not more often than
-// every twenty build times, which bounds the background work at about 5%
-// of a core.
-func (s *session) prepareJoinPoint(now time.Time) {
-	if s.cfg.LazyJoinPoints || s.point != nil || s.preparing.Load() {
-		return
-	}
-	if st := s.stats.snapshot(); now.Sub(s.lastPrepared) < 20*st.LastBuild {
-		return
-	}
-	if err := s.cutJoinPoint(); err != nil {
-		s.cfg.Logger.Error("cut join point", "err", err)
-		return
-	}
-	s.lastPrepared = now
-	s.preparing.Store(true)
-	jp, level := s.point, s.cfg.GzipLevel
-	go func() {
-		defer s.preparing.Store(false)
-		if _, err := jp.compressed(level); err != nil {
-			s.cfg.Logger.Error("build join point", "err", err)
-		}
-	}()
-}
-
-// freeze takes the state a join point is built from, on the session
-// goroutine: a clone if the simulation offers one (a copy, not an
-// encoding), else the encoded state.
-func freeze(sim lockstep.Sim) (snapshot.State, error) {
-	if c, ok := sim.(lockstep.Cloner); ok {
-		return c.Clone(), nil
-	}
-	raw, err := snapshot.Cut(sim)
-	if err != nil {
-		return nil, err
-	}
-	return raw.State(), nil
-}
-
-// member is an admitted client as the session sees it.
+// member is an admitted client as the session sees it. The session
+// goroutine creates it at admission and owns every plain field; the
+// client's reader gets it in the join reply and writes only the three
+// atomics, which the session reads each tick (see doc.go).
 type member struct {
-	id        int32
-	name      string
-	conn      *conn
-	spectator bool
-	playing   bool          // past WorldReady and not a spectator: can hold time
-	acked     atomic.Uint64 // tick it reports having simulated (written by its reader)
-	heard     atomic.Int64  // when its reader last got a packet, unix nanoseconds
-	rtt       atomic.Int64  // smoothed keepalive round trip, microseconds (0: none yet)
-	shownRTT  int64         // the round trip last broadcast, microseconds
+	id        int32  // fixed at admission
+	name      string // fixed at admission
+	conn      *conn  // fixed at admission
+	spectator bool   // fixed at admission
+	playing   bool   // past WorldReady and not a spectator: can hold time
+	// Written by its reader only (heard is set once at admission, before
+	// the reader has the member), read by the session goroutine.
+	acked    atomic.Uint64 // tick it reports having simulated
+	heard    atomic.Int64  // when its reader last got a packet, unix nanoseconds
+	rtt      atomic.Int64  // smoothed keepalive round trip, microseconds (0: none yet)
+	shownRTT int64         // the round trip last broadcast, microseconds
 
 	resync          *resyncState // a repair under way
 	conduct         *conduct     // its budgets, shared with its rejoins
@@ -167,84 +77,65 @@ type leaveReq struct {
 	left bool // it sent Client_Leave: a leave on purpose, not a drop
 }
 
-// session owns the simulation, the roster and the join point. Only run
-// touches them.
+// session owns the simulation, the roster and the members, and drives the
+// parts that each keep one concern's state: join points, rejoin tokens,
+// liveness, the lag policy, conduct budgets, desync tracking,
+// autosaves and what it publishes. Only run, the session goroutine, touches them, except where a
+// part's comment names another goroutine.
 type session struct {
 	cfg   Config
 	stats *stats
 	clock *lockstep.Clock
+	auth  *lockstep.Authority
 
-	preparing    atomic.Bool // a join point is being built in the background
-	lastPrepared time.Time
-	holding      bool                     // time is held for a laggard (LagWait)
-	holdSince    time.Time                // when the current hold began
-	tokens       map[string]*rejoin       // session token -> who it rejoins as
-	conducts     map[int32]*conduct       // per player ID, across rejoins
-	lastLagCheck time.Time                // when applyLagPolicy last ran
-	live         atomic.Value             // liveInfo, for status replies
-	overview     atomic.Pointer[Overview] // the latest picture for status pages
-	history      *history                 // recent joins, desyncs and saves
-	started      time.Time
-	lastOverview time.Time
-	rate         tickRate
-	mapChecks    map[int32]mapCheck // the last hash comparison of each map
-	keepaliveSeq uint32
-	lastAlive    time.Time // when the last keepalive went out
-	lastRTTShown time.Time // when latencies were last broadcast
-	saveBusy     atomic.Bool
-	saving       sync.WaitGroup
-	saveState    saveState
-	lastAutosave time.Time
-	auth         *lockstep.Authority
-	roster       *roster.Roster
-	members      map[int32]*member
-	order        []int32 // member IDs in admission order, for stable broadcast
-	point        *joinPoint
-	checkpointer *lockstep.Checkpointer // hashes clones off this goroutine, reusing unchanged maps' hashes
-	cps          chan lockstep.Checkpoint
-	stopping     chan struct{}      // closed when the session starts to shut down
-	pending      []hashReq          // reports for a checkpoint still being hashed
-	ring         *lockstep.HashRing // checkpoints of the last HashWindow ticks
-	recent       []lockstep.Command // commands of the last HashWindow ticks from recentHead on, for desync reports
-	recentHead   int                // where the live part of recent starts; before it, commands past the window
-	partNames    []string           // the simulation's map part names, if it has parts
-	reports      sync.WaitGroup     // desync reports being written
+	roster  *roster.Roster
+	members map[int32]*member
+	order   []int32 // member IDs in admission order, for stable broadcast
 
-	joins   chan joinReq
-	readies chan readyReq
-	latency chan latencyReq
-	leaves  chan leaveReq
-	cmds    chan lockstep.Command
-	hashes  chan hashReq
-	calls   chan func() // work for the session goroutine (chat, the operator's say)
-	done    chan struct{}
+	points   *joinPoints
+	rejoins  rejoins
+	alive    liveness
+	lag      lagPolicy
+	conducts *conducts
+	desync   *desyncTracker
+	autosave autosave
+	pub      publisher
+
+	stopping chan struct{} // closed when the session starts to shut down
+	joins    chan joinReq
+	readies  chan readyReq
+	latency  chan latencyReq
+	leaves   chan leaveReq
+	cmds     chan lockstep.Command
+	hashes   chan hashReq
+	calls    chan func() // work for the session goroutine (chat, the operator's say)
+	done     chan struct{}
 }
 
 func newSession(cfg Config, sim lockstep.Sim) *session {
-	var parts []string
-	if dg, ok := sim.(lockstep.MapDigester); ok {
-		parts = dg.MapPartNames()
-	}
+	st := &stats{}
 	return &session{
-		cps:       make(chan lockstep.Checkpoint, 4),
-		stopping:  make(chan struct{}),
-		ring:      lockstep.NewHashRing(cfg.HashWindow),
-		partNames: parts,
-		hashes:    make(chan hashReq, 64),
-		cfg:       cfg,
-		stats:     &stats{},
-		history:   &history{obs: cfg.Observer},
-		mapChecks: make(map[int32]mapCheck),
-		auth:      lockstep.NewAuthority(sim),
-		roster:    roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
-		members:   make(map[int32]*member),
-		joins:     make(chan joinReq),
-		readies:   make(chan readyReq, 64),
-		latency:   make(chan latencyReq, 64),
-		leaves:    make(chan leaveReq, 64),
-		cmds:      make(chan lockstep.Command, 4096),
-		calls:     make(chan func(), 64),
-		done:      make(chan struct{}),
+		cfg:      cfg,
+		stats:    st,
+		auth:     lockstep.NewAuthority(sim),
+		roster:   roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
+		members:  make(map[int32]*member),
+		points:   newJoinPoints(cfg, st),
+		rejoins:  rejoins{grace: cfg.RejoinGrace},
+		alive:    liveness{every: cfg.KeepaliveEvery},
+		conducts: newConducts(cfg),
+		desync:   newDesyncTracker(cfg, sim),
+		autosave: autosave{path: cfg.Save.Path, every: cfg.Save.Every},
+		pub:      publisher{history: &history{obs: cfg.Observer}},
+		stopping: make(chan struct{}),
+		joins:    make(chan joinReq),
+		readies:  make(chan readyReq, 64),
+		latency:  make(chan latencyReq, 64),
+		leaves:   make(chan leaveReq, 64),
+		cmds:     make(chan lockstep.Command, 4096),
+		hashes:   make(chan hashReq, 64),
+		calls:    make(chan func(), 64),
+		done:     make(chan struct{}),
 	}
 }
 
@@ -252,30 +143,28 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 // simulation or the roster.
 func (s *session) run(ctx context.Context) {
 	defer close(s.done)
-	s.checkpointer = lockstep.NewCheckpointer(true, runtime.GOMAXPROCS(0), func(cp lockstep.Checkpoint) {
+	s.desync.checkpointer = lockstep.NewCheckpointer(true, runtime.GOMAXPROCS(0), func(cp lockstep.Checkpoint) {
 		select {
-		case s.cps <- cp:
+		case s.desync.cps <- cp:
 		case <-s.stopping:
 		}
 	})
-	s.started = time.Now()
-	// The first keepalive goes one interval after the start, as every later
-	// one does: nobody is there to hear one sent at once.
-	s.lastAlive, s.lastRTTShown = s.started, s.started
-	s.clock = lockstep.NewClock(s.cfg.TickRate, s.started)
-	s.publishOverview(s.started)
+	s.pub.started = time.Now()
+	s.alive.start(s.pub.started)
+	s.clock = lockstep.NewClock(s.cfg.TickRate, s.pub.started)
+	s.publishOverview(s.pub.started)
 	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			close(s.stopping)
-			s.checkpointer.Close()
+			s.desync.checkpointer.Close()
 			for _, id := range s.order {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
 			s.startSave(true) // the final save, written before Serve returns
-			s.reports.Wait()
+			s.desync.reports.Wait()
 			return
 		case now := <-ticker.C:
 			s.tick(now)
@@ -296,7 +185,7 @@ func (s *session) run(ctx context.Context) {
 			s.auth.Submit(c)
 		case r := <-s.hashes:
 			s.checkHashes(r)
-		case cp := <-s.cps:
+		case cp := <-s.desync.cps:
 			s.addCheckpoint(cp)
 		case fn := <-s.calls:
 			fn()
@@ -317,22 +206,12 @@ func (s *session) tick(now time.Time) {
 			drained = true
 		}
 	}
-	if s.point != nil && time.Since(s.point.cutAt) > s.cfg.JoinPointMaxAge {
-		// Nobody may reuse it any more, so the commands kept for it can go.
-		s.point = nil
-		s.auth.Queues().Reset()
-	}
-	s.prepareJoinPoint(now)
-	s.liveness(now)
-	defer s.publishLive()
+	s.points.expire(s.auth)
+	s.points.prepare(now, s.auth)
+	s.checkLiveness(now)
 	defer s.publishOverview(now)
-	if sc := s.cfg.Save; sc.Path != "" && sc.Every > 0 {
-		if s.lastAutosave.IsZero() {
-			s.lastAutosave = now
-		} else if now.Sub(s.lastAutosave) >= sc.Every {
-			s.lastAutosave = now
-			s.startSave(false)
-		}
+	if s.autosave.due(now) {
+		s.startSave(false)
 	}
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
@@ -350,139 +229,6 @@ func (s *session) tick(now time.Time) {
 	}
 }
 
-// publishLive stores the players and tick that status replies report.
-func (s *session) publishLive() {
-	players, _ := s.roster.Count()
-	s.live.Store(liveInfo{players: int32(players), tick: s.auth.Sim().Tick()})
-}
-
-// liveness sends the keepalive, drops members heard from too long ago, and
-// broadcasts round trips that changed noticeably.
-func (s *session) liveness(now time.Time) {
-	if now.Sub(s.lastAlive) < s.cfg.KeepaliveEvery {
-		return
-	}
-	s.lastAlive = now
-	s.checkResyncs(now)
-	s.keepaliveSeq++
-	s.broadcastPacket(&wire.ServerKeepalive{Seq: s.keepaliveSeq, HostTime: now.UnixMicro()})
-	for tok, rj := range s.tokens {
-		if !rj.online && now.Sub(rj.left) > s.cfg.RejoinGrace {
-			delete(s.tokens, tok) // past the grace period
-		}
-	}
-	for _, id := range s.order {
-		m := s.members[id]
-		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeout {
-			s.cfg.Logger.Info("client silent; dropping it", "player", id, "name", m.name, "silent", silent.Round(time.Millisecond))
-			m.conn.close(wire.ReasonTimeout, "timed out")
-		}
-	}
-	if now.Sub(s.lastRTTShown) < 5*s.cfg.KeepaliveEvery {
-		return
-	}
-	s.lastRTTShown = now
-	var changed []wire.PlayerInfo
-	for _, id := range s.order {
-		m := s.members[id]
-		rtt := m.rtt.Load()
-		if rtt == 0 || abs(rtt-m.shownRTT)*10 < max(m.shownRTT, 1000) { // under 10% (or 0.1 ms) of change
-			continue
-		}
-		m.shownRTT = rtt
-		if p := s.roster.Get(id); p == nil || p.LatencyMs == int32(rtt/1000) {
-			continue // the list shows milliseconds: nothing visible changed
-		}
-		if s.roster.SetLatency(id, int32(rtt/1000)) == nil {
-			changed = append(changed, playerInfo(s.roster.Get(id)))
-		}
-	}
-	if len(changed) > 0 {
-		s.broadcastPacket(&wire.ServerPlayerList{Action: wire.PlayerListLatencies, Players: changed})
-	}
-}
-
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// applyLagPolicy looks at how far the slowest playing client is behind.
-// Under LagWait it halves the ticks owed past MaxLag/2, steps no further
-// than MaxLag+1 ahead of the slowest player even with a backlog owed, and
-// holds time past MaxLag, telling everyone whom the session waits for;
-// under LagDrop it
-// disconnects whoever is past MaxLag. Joiners still catching up and
-// spectators never count.
-func (s *session) applyLagPolicy(due int) int {
-	now := s.auth.Sim().Tick()
-	var worst *member
-	var behind uint64
-	anyone := false // a playing member whose lag counts
-	for _, id := range s.order {
-		m := s.members[id]
-		if !m.playing {
-			continue
-		}
-		b := uint64(0)
-		if a := m.acked.Load(); a < now {
-			b = now - a
-		}
-		if s.cfg.LagPolicy == LagDrop && b > s.cfg.MaxLag {
-			s.cfg.Logger.Info("dropping a lagging player", "player", id, "name", m.name, "behind", b)
-			m.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind", b))
-			m.playing = false // it holds nobody, and is not dropped again, while it leaves
-			continue
-		}
-		anyone = true
-		if b > behind {
-			worst, behind = m, b
-		}
-	}
-	if s.cfg.LagPolicy == LagDrop {
-		return due
-	}
-	holding := behind > s.cfg.MaxLag
-	// The time held is charged to the player held for, over its rejoins:
-	// dropping and rejoining does not buy a fresh MaxHold.
-	nowT := time.Now()
-	since := nowT.Sub(s.lastLagCheck)
-	s.lastLagCheck = nowT
-	if holding && s.holding && s.cfg.MaxHold > 0 && s.chargeHold(worst.conduct, nowT, since) {
-		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "name", worst.name, "behind", behind,
-			"held", worst.conduct.held.Round(time.Millisecond))
-		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.MaxHold))
-		worst.playing = false // it holds nobody while it leaves
-		s.coolDown(worst.conduct, nowT, wire.ReasonLagging)
-		s.holdSince = nowT
-	}
-	if holding != s.holding {
-		s.holding = holding
-		s.holdSince = time.Now()
-		text := "The session is running again."
-		if holding {
-			text = fmt.Sprintf("Waiting for %s (%d ticks behind).", worst.name, behind)
-		}
-		s.cfg.Logger.Info("lag", "holding", holding, "behind", behind)
-		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: text})
-	}
-	switch {
-	case holding:
-		return 0
-	case behind > s.cfg.MaxLag/2:
-		due = (due + 1) / 2
-	}
-	if anyone {
-		// A backlog of owed ticks is not stepped past the hold: the
-		// slowest player ends at most MaxLag+1 behind, however late this
-		// loop ran.
-		due = min(due, int(s.cfg.MaxLag+1-behind))
-	}
-	return due
-}
-
 func (s *session) publish(res lockstep.TickResult) {
 	if len(res.Accepted) > 0 || len(res.Rejected) > 0 {
 		s.stats.update(func(st *Stats) {
@@ -492,13 +238,16 @@ func (s *session) publish(res lockstep.TickResult) {
 		})
 	}
 	for _, r := range res.Rejected {
-		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
-		if m := s.members[r.Cmd.Player]; m != nil {
+		m := s.members[r.Cmd.Player]
+		name := ""
+		if m != nil {
+			name = m.name
 			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: " + r.Err.Error()})
 		}
+		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "name", name, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
 	}
 	if len(res.Accepted) > 0 {
-		s.remember(res.Accepted, res.Granted)
+		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
 	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
@@ -583,23 +332,11 @@ func admissionReason(err error) wire.Reason {
 // before the roster's.
 var errBadPassword = errors.New("wrong password")
 
-// rejoin is what a session token gives back.
-type rejoin struct {
-	id        int32
-	name      string
-	spectator bool
-	online    bool
-	left      time.Time
-}
-
-// errBadToken is a rejoin with an unknown or expired token.
-var errBadToken = errors.New("unknown or expired session token")
-
 func (s *session) admit(r joinReq) joinReply {
 	rejoined := false
 	if r.token != nil {
-		rj := s.tokens[string(r.token)]
-		if rj == nil || !rj.online && time.Since(rj.left) > s.cfg.RejoinGrace {
+		rj := s.rejoins.lookup(r.token)
+		if rj == nil {
 			return joinReply{err: errBadToken}
 		}
 		if rj.online {
@@ -632,8 +369,10 @@ func (s *session) admit(r joinReq) joinReply {
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
 	}
-	if c := s.conducts[r.id]; rejoined && c != nil && time.Now().Before(c.coolUntil) {
-		return joinReply{err: &coolingError{why: c.coolWhy, left: time.Until(c.coolUntil)}}
+	if rejoined {
+		if err := s.conducts.cooling(r.id, time.Now()); err != nil {
+			return joinReply{err: err}
+		}
 	}
 	if err := s.roster.Check(r.name, r.spectator); err != nil {
 		return joinReply{err: err}
@@ -646,24 +385,19 @@ func (s *session) admit(r joinReq) joinReply {
 		// A token is good for one rejoin and is used up only once the
 		// rejoin is admitted; the new one is issued just below, at
 		// admission, before the world is sent.
-		delete(s.tokens, string(r.token))
+		s.rejoins.use(r.token)
 		notices = []roster.Notice{{Kind: roster.NoticeJoined, Text: r.name + " is back."}}
 	}
 	// The token to come back as this player after a dropped connection,
 	// sent before the world so the joiner knows its lasting player ID.
-	token := make([]byte, wire.TokenSize)
-	if _, err := rand.Read(token); err == nil {
-		if s.tokens == nil {
-			s.tokens = map[string]*rejoin{}
-		}
-		s.tokens[string(token)] = &rejoin{id: r.id, name: p.Name, spectator: p.Spectator, online: true}
+	if token := s.rejoins.issue(r.id, p.Name, p.Spectator); token != nil {
 		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id,
 			HashEvery: uint32(s.cfg.HashEvery)})
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
-	s.sweepConducts(time.Now())
-	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator, since: time.Now(), conduct: s.conductOf(r.id)}
+	s.conducts.sweep(time.Now(), func(id int32) bool { return s.members[id] != nil })
+	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator, since: time.Now(), conduct: s.conducts.of(r.id)}
 	m.conduct.last = time.Now()
 	m.heard.Store(time.Now().UnixNano())
 	s.members[r.id] = m
@@ -673,14 +407,13 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
-	if s.point == nil {
-		if err := s.cutJoinPoint(); err != nil {
-			s.cfg.Logger.Error("cut join point", "err", err)
-			s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
-			return joinReply{err: fmt.Errorf("cut join point: %w", err)}
-		}
+	point, err := s.points.ensure(s.auth)
+	if err != nil {
+		s.cfg.Logger.Error("cut join point", "err", err)
+		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
+		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 	}
-	return joinReply{id: r.id, member: m, point: s.point, faction: p.Faction, granted: s.auth.Sim().Tick(),
+	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
 		cmds: s.queuedCommands()}
 }
 
@@ -706,8 +439,7 @@ func (s *session) ready(r readyReq) {
 	}
 	_ = s.roster.SetStatus(r.id, st)
 	if m := s.members[r.id]; m != nil {
-		m.acked.Store(r.tick)
-		m.playing = !p.Spectator
+		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
@@ -721,11 +453,7 @@ func (s *session) leave(r leaveReq) {
 	m.conduct.last = time.Now()
 	s.noteLeave(m, r)
 	s.dropMember(r.id)
-	for _, rj := range s.tokens {
-		if rj.id == r.id && rj.online {
-			rj.online, rj.left = false, time.Now()
-		}
-	}
+	s.rejoins.left(r.id, time.Now())
 	notices, ok := s.roster.Remove(r.id, r.why)
 	if !ok {
 		return

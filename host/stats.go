@@ -125,8 +125,8 @@ func (st *stats) snapshot() Stats {
 	return s
 }
 
-// Stats returns the host's counters: join points, saves, desyncs.
-func (s *Server) Stats() Stats {
+// counters returns the host's counters as of now, for the Overview.
+func (s *Server) counters() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
 	return st

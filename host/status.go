@@ -9,24 +9,27 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// liveInfo is what the session publishes each tick for status replies.
-type liveInfo struct {
-	players int32
-	tick    uint64
-}
-
 // statusInfo builds a status reply's content: the host's static facts
-// (the content hash computed once by New) and the session's latest players
-// and tick.
+// (the content hash computed once by New) and the players and tick of the
+// session's latest published Overview.
 func (s *Server) statusInfo() status.Info {
-	li, _ := s.sess.live.Load().(liveInfo)
+	var players int32
+	var tick uint64
+	if o := s.sess.pub.overview.Load(); o != nil {
+		tick = o.Tick
+		for _, p := range o.Players {
+			if !p.Spectator {
+				players++
+			}
+		}
+	}
 	return status.Info{
-		Players:     li.players,
+		Players:     players,
 		MaxPlayers:  int32(s.cfg.MaxPlayers),
 		GameName:    s.cfg.GameName,
 		GameVersion: s.content.GameVersion,
 		Protocol:    wire.ProtocolVersion,
-		Tick:        li.tick,
+		Tick:        tick,
 		Password:    len(s.cfg.Password) > 0,
 		TLS:         s.cfg.TLS != nil,
 		Databases:   int32(len(s.content.Databases)),

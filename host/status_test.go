@@ -35,16 +35,16 @@ func TestStatusPing(t *testing.T) {
 	go srv.ServeStatus(ctx, pc)
 	alice := startJoiner(t, ln.Addr().String(), "Alice")
 
-	// The session publishes its counts every tick: wait for one.
-	var info status.Info
-	var rtt time.Duration
-	waitFor(t, "a status showing Alice", func() bool {
-		info, rtt, err = status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.Players == 1 && info.Tick > 0
+	// The status reply reads the published Overview: wait for one showing
+	// Alice, then ask once (pinging in a loop meets the rate limit).
+	waitFor(t, "an Overview showing Alice", func() bool {
+		o := srv.Overview()
+		return len(o.Players) == 1 && o.Tick > 0
 	})
+	info, rtt, err := status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if info.GameName != "Pinged" || info.Players != 1 || info.MaxPlayers != 8 || info.Protocol != wire.ProtocolVersion ||
 		info.GameVersion != "1.5" || info.Databases != int32(len(testDefs)) || info.Tick == 0 || rtt <= 0 {
 		t.Fatalf("status %+v rtt %v", info, rtt)
@@ -75,5 +75,16 @@ func TestStatusPing(t *testing.T) {
 	waitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
 	if _, _, err := status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second); err != nil {
 		t.Fatalf("a real ping after the flood: %v", err)
+	}
+
+	// A spectator is online but is not counted as a player.
+	startJoiner(t, ln.Addr().String(), "Watcher", spectate)
+	waitFor(t, "the Overview to show the spectator", func() bool { return len(srv.Overview().Players) == 2 })
+	info, _, err = status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Players != 1 {
+		t.Fatalf("status counts %d players with one player and one spectator online", info.Players)
 	}
 }

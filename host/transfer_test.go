@@ -45,7 +45,7 @@ func TestSixteenJoinersOneCompression(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	st := h.srv.Stats()
+	st := h.srv.Overview().Stats
 	if st.JoinPoints != 1 || st.Built != 1 || st.BlobsCompressed != 1+maps || st.BlobsReused != 0 {
 		t.Fatalf("stats %+v: want one join point, built once, %d blobs compressed", st, 1+maps)
 	}
@@ -67,7 +67,7 @@ func TestUnchangedMapsReuseBlobs(t *testing.T) {
 	})
 	time.Sleep(100 * time.Millisecond) // the first join point expires
 	b := startJoiner(t, h.addr, "Bob")
-	st := h.srv.Stats()
+	st := h.srv.Overview().Stats
 	if st.Built != 2 || st.BlobsReused != maps-1 || st.BlobsCompressed != (1+maps)+(1+1) {
 		t.Fatalf("stats %+v: want the second point to compress the world and map 3 only", st)
 	}
@@ -190,9 +190,9 @@ func listen(t *testing.T) net.Listener {
 // compression of its own.
 func TestJoinPointPreparedInAdvance(t *testing.T) {
 	h := startHost(t, host.Config{}, locksteptest.New(3, 64<<10))
-	waitFor(t, "a join point built in the background", func() bool { return h.srv.Stats().Built == 1 })
+	waitFor(t, "a join point built in the background", func() bool { return h.srv.Overview().Stats.Built == 1 })
 	startJoiner(t, h.addr, "Alice")
-	if st := h.srv.Stats(); st.JoinPoints != 1 || st.Built != 1 {
+	if st := h.srv.Overview().Stats; st.JoinPoints != 1 || st.Built != 1 {
 		t.Fatalf("stats %+v: the joiner did not use the prepared join point", st)
 	}
 }

@@ -147,7 +147,7 @@ func run(n, worldMiB, every int) error {
 	var lat []float64
 	var detectMs, repairMs, gaps []float64
 	for i := 0; i < n; i++ {
-		before := srv.Stats()
+		before := srv.Overview().Stats
 		m := int32(rand.IntN(maps))
 		target.Store(m)
 		arm.Store(uint64(1 + rand.IntN(3*every))) // anywhere in the next three intervals
@@ -175,7 +175,7 @@ func run(n, worldMiB, every int) error {
 		det := detAt.Sub(time.Unix(0, corruptedAt.Load()))
 		repDone := detAt.Add(time.Duration(rep.RepairMs) * time.Millisecond)
 		gap := maxGap(ev, time.Unix(0, corruptedAt.Load()), repDone.Add(100*time.Millisecond))
-		after := srv.Stats()
+		after := srv.Overview().Stats
 		bytes := after.ResyncBytes - before.ResyncBytes
 		fmt.Printf("%3d %4d %8d %7d tk %10.1f %10d %10d %8.1f%% %9s\n", i+1, m, ct, rep.Tick-ct,
 			procstat.Ms(det), rep.RepairMs, bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
@@ -186,7 +186,7 @@ func run(n, worldMiB, every int) error {
 		corruptedTick.Store(0)
 		time.Sleep(300 * time.Millisecond)
 	}
-	st := srv.Stats()
+	st := srv.Overview().Stats
 	fmt.Printf("detection latency: median %.0f ticks, max %.0f (the interval is %d)\n", procstat.Median(lat), slices.Max(lat), every)
 	fmt.Printf("corruption to detection: median %.0f ms, max %.0f ms\n", procstat.Median(detectMs), slices.Max(detectMs))
 	fmt.Printf("repair (detection to matching hashes): median %.1f ms, max %.0f ms\n", procstat.Median(repairMs), slices.Max(repairMs))

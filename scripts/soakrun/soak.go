@@ -245,7 +245,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	}
 	res.AfterLeave = s.waitGoroutines(res.Base.goroutines, settleGoroutines)
 
-	res.HostStats = srv.Stats()
+	res.HostStats = srv.Overview().Stats
 	stopHost()
 	select {
 	case err := <-served:
@@ -257,7 +257,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 		return nil, errors.New("the host did not stop within a minute")
 	}
 	res.HostUptime = time.Since(hostStart)
-	res.HostStats = srv.Stats()
+	res.HostStats = srv.Overview().Stats
 	stopMon()
 	<-monDone
 	res.AfterStop = s.waitGoroutines(res.Pre.goroutines, settleGoroutines)
@@ -416,7 +416,7 @@ func (s *soak) hostSettled() bool {
 			return false
 		}
 	}
-	st := s.srv.Stats()
+	st := s.srv.Overview().Stats
 	return st.Repaired == st.Desyncs
 }
 
@@ -473,7 +473,7 @@ func (s *soak) monitor(ctx context.Context) {
 // progress prints one line: elapsed, clients online, joins, commands,
 // desyncs repaired, goroutines, RSS.
 func (s *soak) progress() {
-	repaired := s.srv.Stats().Repaired
+	repaired := s.srv.Overview().Stats.Repaired
 	fmt.Fprintf(s.cfg.Out, "[%s] online %d/%d, joins %d (%d rejoins), leaves %d, drops %d, commands %d sent %d applied, desyncs %d injected %d repaired, goroutines %d, RSS %s\n",
 		s.elapsed(), s.online(), s.cfg.Clients, s.n.joins.Load(), s.n.rejoins.Load(), s.n.leaves.Load(), s.n.drops.Load(),
 		s.n.sent.Load(), s.n.applied.Load(), s.n.perturbed.Load(), repaired, runtime.NumGoroutine(), kib(currentRSS()))

@@ -1,0 +1,144 @@
+package host
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/snapshot"
+)
+
+// joinPoints keeps the join point that joiners and saves share, and keeps
+// one built ahead of need. The session goroutine owns it and is the only
+// one to cut, replace or drop the current point; the one field another
+// goroutine touches is preparing, which the background build clears when
+// it ends (hence an atomic).
+type joinPoints struct {
+	stats  *stats
+	log    *slog.Logger
+	lazy   bool          // Config.LazyJoinPoints: build only when a joiner needs one
+	level  int           // gzip level
+	maxAge time.Duration // Config.JoinPointMaxAge
+
+	current      *joinPoint  // nil until cut, and after it ages out
+	preparing    atomic.Bool // a join point is being built in the background
+	lastPrepared time.Time
+}
+
+func newJoinPoints(cfg Config, st *stats) *joinPoints {
+	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.LazyJoinPoints, level: cfg.GzipLevel,
+		maxAge: cfg.JoinPointMaxAge}
+}
+
+// joinPoint is a cut of the simulation that joiners share. The session
+// goroutine only freezes the state (a clone when the simulation can clone
+// itself, else an encoded copy); the first joiner that needs the
+// compressed form builds it, off the session goroutine, and the others
+// wait for that one result.
+type joinPoint struct {
+	state    snapshot.State
+	versions []uint64
+	prev     *snapshot.Point
+	cutAt    time.Time
+	stats    *stats
+	log      *slog.Logger
+	once     sync.Once
+	point    *snapshot.Point
+	err      error
+}
+
+func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
+	j.once.Do(func() {
+		start := time.Now()
+		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Level: level, Prev: j.prev, Versions: j.versions})
+		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
+		if j.err == nil {
+			d := time.Since(start)
+			j.stats.built(j.point, d)
+			j.log.Info("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
+				"raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
+				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
+		}
+	})
+	return j.point, j.err
+}
+
+// cut freezes the simulation as the new join point and resets the command
+// queues to start there.
+func (j *joinPoints) cut(auth *lockstep.Authority) error {
+	sim := auth.Sim()
+	start := time.Now()
+	state, err := freeze(sim)
+	if err != nil {
+		return err
+	}
+	j.current = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
+		cutAt: time.Now(), stats: j.stats, log: j.log}
+	d := time.Since(start)
+	j.stats.cut(d)
+	j.log.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(d.Microseconds())/1000)
+	auth.Queues().Reset()
+	return nil
+}
+
+// ensure returns the current join point, cutting one if there is none.
+func (j *joinPoints) ensure(auth *lockstep.Authority) (*joinPoint, error) {
+	if j.current == nil {
+		if err := j.cut(auth); err != nil {
+			return nil, err
+		}
+	}
+	return j.current, nil
+}
+
+// expire drops a join point older than maxAge: nobody may reuse it any
+// more, so the commands kept for it can go.
+func (j *joinPoints) expire(auth *lockstep.Authority) {
+	if j.current != nil && time.Since(j.current.cutAt) > j.maxAge {
+		j.current = nil
+		auth.Queues().Reset()
+	}
+}
+
+// prepare keeps a built join point ready so a joiner does not wait for
+// compression: when there is none, it cuts one and builds it in the
+// background, but not while another build runs and not more often than
+// every twenty build times, which bounds the background work at about 5%
+// of a core.
+func (j *joinPoints) prepare(now time.Time, auth *lockstep.Authority) {
+	if j.lazy || j.current != nil || j.preparing.Load() {
+		return
+	}
+	if st := j.stats.snapshot(); now.Sub(j.lastPrepared) < 20*st.LastBuild {
+		return
+	}
+	if err := j.cut(auth); err != nil {
+		j.log.Error("cut join point", "err", err)
+		return
+	}
+	j.lastPrepared = now
+	j.preparing.Store(true)
+	jp, level, log := j.current, j.level, j.log
+	go func() {
+		defer j.preparing.Store(false)
+		if _, err := jp.compressed(level); err != nil {
+			log.Error("build join point", "err", err)
+		}
+	}()
+}
+
+// freeze takes the state a join point is built from, on the session
+// goroutine: a clone if the simulation offers one (a copy, not an
+// encoding), else the encoded state.
+func freeze(sim lockstep.Sim) (snapshot.State, error) {
+	if c, ok := sim.(lockstep.Cloner); ok {
+		return c.Clone(), nil
+	}
+	raw, err := snapshot.Cut(sim)
+	if err != nil {
+		return nil, err
+	}
+	return raw.State(), nil
+}
