@@ -3,6 +3,8 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,10 +18,10 @@ import (
 )
 
 // TestLeaveIsNotADrop has one player leave on purpose (Leave), one leave
-// by stopping Run, and one vanish (Close with no leave). The watcher is
-// told the first two left and the third's connection was lost; the
-// counters say two leaves and one drop; the log has one line for each,
-// with the player's name and ID.
+// by stopping Run, one vanish (Close with no leave) and one have its
+// connection reset. The watcher is told the first two left and the
+// others' connections were lost; the counters say two leaves and two
+// drops; the log has one line for each, with the player's name and ID.
 func TestLeaveIsNotADrop(t *testing.T) {
 	var logs syncbuf.Buffer
 	h := startHost(t, host.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, locksteptest.New(1, 16))
@@ -46,7 +48,14 @@ func TestLeaveIsNotADrop(t *testing.T) {
 	dave.Close()
 	waitFor(t, "Dave's drop notice", func() bool { return watch.noticed("Dave left the session (connection lost).") })
 
-	waitFor(t, "the counters", func() bool { st := h.srv.Overview().Stats; return st.Leaves == 2 && st.Drops == 1 })
+	// Erin's connection is reset under her, as a crashed machine's or a
+	// NAT's would be: a lost connection too, not a bad packet.
+	rp := startResetProxy(t, h.addr)
+	erin, _ := joinWith(t, rp.addr, "Erin", spectate)
+	rp.reset()
+	waitFor(t, "Erin's drop notice", func() bool { return watch.noticed("Erin left the session (connection lost).") })
+
+	waitFor(t, "the counters", func() bool { st := h.srv.Overview().Stats; return st.Leaves == 2 && st.Drops == 2 })
 	for _, tc := range []struct {
 		s    *join.Session
 		line string
@@ -54,6 +63,7 @@ func TestLeaveIsNotADrop(t *testing.T) {
 		{bob, `msg="player left" player=%d name=Bob `},
 		{carol, `msg="player left" player=%d name=Carol `},
 		{dave, `msg="player dropped" player=%d name=Dave why="connection lost" `},
+		{erin, `msg="player dropped" player=%d name=Erin why="connection lost" `},
 	} {
 		line := fmt.Sprintf(tc.line, tc.s.Info().PlayerID)
 		if n := strings.Count(logs.String(), line); n != 1 {
@@ -117,4 +127,43 @@ func TestPlayerLinesNameThePlayer(t *testing.T) {
 	if counts["player dropped Carol"] != 1 || counts["player left Dave"] != 1 || len(counts) != 2 {
 		t.Fatalf("leave and drop lines %v, want one drop for Carol and one leave for Dave", counts)
 	}
+}
+
+// resetProxy forwards one connection to a host and can reset the host's
+// side of it, as a crashed machine or a NAT that forgot it would.
+type resetProxy struct {
+	addr string
+	up   chan *net.TCPConn
+}
+
+func startResetProxy(t *testing.T, target string) *resetProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	rp := &resetProxy{addr: ln.Addr().String(), up: make(chan *net.TCPConn, 1)}
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.Dial("tcp", target)
+		if err != nil {
+			c.Close()
+			return
+		}
+		rp.up <- u.(*net.TCPConn)
+		go func() { io.Copy(u, c); u.Close() }()
+		go func() { io.Copy(c, u); c.Close() }()
+	}()
+	return rp
+}
+
+// reset closes the host's side with an RST.
+func (rp *resetProxy) reset() {
+	u := <-rp.up
+	_ = u.SetLinger(0)
+	u.Close()
 }

@@ -125,7 +125,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 	case errors.Is(err, errLeft):
 		c.closeWith(nil, "")
 		left, outcome = true, JoinLeft
-	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || connLost(err):
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
