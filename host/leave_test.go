@@ -3,10 +3,10 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 
