@@ -125,19 +125,24 @@ func (s *session) relayChat(r ChatRecord) {
 	s.pub.history.chatted(r)
 }
 
-// Say sends a chat line from the host itself to every player, as the
-// operator's say command does; by names who said it (for the log and the
-// status page, not the players). Control characters are removed and the
-// line is cut at wire.MaxChatBytes; an empty line is not sent. It waits
-// for the session goroutine and does nothing once the session has ended.
-func (s *Server) Say(by, text string) {
+// Say sends a chat line from the host itself to every player (a
+// Server_Chat with no speaker; the join tool shows "chat: [host] text"),
+// as the admin say command does; by names who said it, for the log and
+// the status page. Tabs and line ends become spaces, other control
+// characters are dropped and the line is cut at MaxSayText bytes; an
+// empty line is an error. It is an admin action: logged with who did
+// it, and counted.
+func (s *Server) Say(by, text string) error {
 	text = chatText(text)
 	if text == "" {
-		return
+		return errors.New("nothing to say")
 	}
 	by = termsafe.Strip(by)
-	sess := s.sess
-	sess.call(func() { sess.relayChat(ChatRecord{At: time.Now(), By: by, Text: text}) })
+	err := s.onSession(func() { s.sess.relayChat(ChatRecord{At: time.Now(), By: by, Text: text}) })
+	if err == nil {
+		s.logAdmin(by, "say", "text", text)
+	}
+	return err
 }
 
 // chatLimit is a player's chat budget, kept in its conduct across

@@ -182,6 +182,10 @@ type Config struct {
 	// DesyncDir, if set, is the folder each desync report is written to
 	// (package desync); empty writes none (the log still has a line).
 	DesyncDir string
+	// BanFile, if set, is where the ban list is kept (the data folder's
+	// BansFileName); every change rewrites it atomically and it is read
+	// at New, so bans survive restarts. Empty keeps bans in memory.
+	BanFile string
 	// DesyncLimit is how many desyncs one player may have within
 	// DesyncWindow, counted over its rejoins (same session token); one
 	// more drops it with reason Desync (defaults 3 and 10 min).

@@ -52,4 +52,10 @@
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known) or a channel (checkpoints being hashed).
+//
+// The host operator's actions (admin.go) are methods of Server: Players,
+// Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and
+// Shutdown. Those that touch the session run on its goroutine; bans
+// (bans.go) are kept in Config.BanFile and checked at admission, rejoins
+// included.
 package host

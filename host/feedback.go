@@ -12,14 +12,12 @@ import (
 // Session goroutine only.
 func (s *session) announce(accepted []lockstep.Command) {
 	for _, c := range accepted {
-		if c.Kind != lockstep.KindSetSpeed || len(c.Payload) != 1 {
-			continue
+		if c.Kind != lockstep.KindSetSpeed || len(c.Payload) != 1 || c.Player == 0 {
+			continue // the admin commands announce the host's own (player 0) changes
 		}
 		by := fmt.Sprintf("player %d", c.Player)
 		if p := s.roster.Get(c.Player); p != nil {
 			by = p.Name
-		} else if c.Player == 0 {
-			by = "the host" // player IDs start at 1
 		}
 		what := fmt.Sprintf("Speed set to %d by %s.", c.Payload[0], by)
 		if c.Payload[0] == 0 {

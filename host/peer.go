@@ -309,7 +309,8 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	}
 	reply := make(chan joinReply, 1)
 	select {
-	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK, conn: p.conn, reply: reply}:
+	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
+		addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
 	}
@@ -318,6 +319,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		var ce *coolingError
 		if errors.As(jr.err, &ce) {
 			return joinReply{}, refuse(ce.why, "%s", ce.Error())
+		}
+		if be := (*bannedError)(nil); errors.As(jr.err, &be) {
+			return joinReply{}, refuse(wire.ReasonBanned, "%s", be.Error())
 		}
 		r := admissionReason(jr.err)
 		return joinReply{}, refuse(r, "%s", r.Sentence())

@@ -51,6 +51,7 @@ type saveJob struct {
 	cmds    []snapshot.MapCommands
 	path    string
 	final   bool
+	manual  bool // asked for (admin save): leaves the autosaves alone
 }
 
 // startSave freezes what a save needs on the session goroutine (the
@@ -90,19 +91,21 @@ func (s *session) startSave(final bool) {
 }
 
 // writeSave builds the join point if needed and writes the file. Errors
-// are reported and the session goes on.
-func (s *session) writeSave(job saveJob) {
+// are reported (and returned) and the session goes on.
+func (s *session) writeSave(job saveJob) error {
 	start := time.Now()
 	rec := SaveRecord{Path: job.path, Tick: job.granted, Final: job.final}
 	point, err := job.point.compressed(s.cfg.GzipLevel)
 	if err != nil {
-		s.saveFailed(rec, fmt.Errorf("build: %w", err))
-		return
+		err = fmt.Errorf("build: %w", err)
+		s.saveFailed(rec, err)
+		return err
 	}
 	body, err := snapshot.NewPayload(point, 0, job.granted, job.cmds)
 	if err != nil {
-		s.saveFailed(rec, fmt.Errorf("lay out: %w", err))
-		return
+		err = fmt.Errorf("lay out: %w", err)
+		s.saveFailed(rec, err)
+		return err
 	}
 	var meta saves.Meta
 	if s.cfg.Save.Meta != nil {
@@ -124,9 +127,9 @@ func (s *session) writeSave(job saveJob) {
 	}
 	if err != nil {
 		s.saveFailed(rec, err)
-		return
+		return err
 	}
-	if !job.final {
+	if !job.final && !job.manual {
 		if err := saves.PruneAutosaves(s.cfg.Save.Path, s.cfg.Save.Keep); err != nil {
 			s.cfg.Logger.Warn("prune autosaves", "err", err)
 		}
@@ -140,6 +143,7 @@ func (s *session) writeSave(job saveJob) {
 		s.cfg.Logger.Info("saving works again", "path", job.path, "tick", job.granted)
 	}
 	s.cfg.Logger.Info("saved", "path", job.path, "tick", job.granted, "bytes", body.Total(), "ms", d.Milliseconds(), "final", job.final)
+	return nil
 }
 
 func (s *session) saveFailed(rec SaveRecord, err error) {

@@ -44,7 +44,13 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	if sim == nil {
 		return nil, errors.New("host: no simulation")
 	}
-	return &Server{cfg: cfg, content: content, sess: newSession(cfg, sim), limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
+	bans, err := loadBans(cfg.BanFile)
+	if err != nil {
+		return nil, err
+	}
+	sess := newSession(cfg, sim)
+	sess.admin.do, sess.admin.bans = make(chan func()), bans
+	return &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
 		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
 		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
@@ -57,6 +63,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.sess.admin.serving(cancel)
 	go s.sess.run(ctx)
 	go func() {
 		<-ctx.Done()

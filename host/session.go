@@ -45,6 +45,7 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
+	addr       string // addrKey of the remote address, for bans
 	conn       *conn
 	reply      chan joinReply
 }
@@ -100,6 +101,7 @@ type session struct {
 	desync   *desyncTracker
 	autosave autosave
 	pub      publisher
+	admin    adminState // the admin API's actions and ban list
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -189,6 +191,8 @@ func (s *session) run(ctx context.Context) {
 			s.addCheckpoint(cp)
 		case fn := <-s.calls:
 			fn()
+		case f := <-s.admin.do:
+			f()
 		}
 	}
 }
@@ -368,6 +372,9 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
+	}
+	if err := s.admin.banned(r.name, r.addr); err != nil {
+		return joinReply{err: err}
 	}
 	if rejoined {
 		if err := s.conducts.cooling(r.id, time.Now()); err != nil {

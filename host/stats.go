@@ -1,7 +1,6 @@
 package host
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -61,9 +60,9 @@ type Stats struct {
 	// those whose connection ended otherwise (lost, timed out, dropped
 	// by the host).
 	Leaves, Drops uint64
-	// AdminActions counts operator actions by name (kick, ban, say, …),
-	// as CountAdminAction reports them.
-	AdminActions map[string]uint64
+	// AdminActions counts the admin actions done (kick, ban, say, save,
+	// speed, ...; not the listings), whoever did them.
+	AdminActions uint64
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -120,9 +119,7 @@ func (st *stats) lastPoint() *snapshot.Point {
 func (st *stats) snapshot() Stats {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	s := st.s
-	s.AdminActions = maps.Clone(st.s.AdminActions)
-	return s
+	return st.s
 }
 
 // counters returns the host's counters as of now, for the Overview.
@@ -154,16 +151,5 @@ func (st *stats) refused(reason refusedBy) {
 		case refusedInvalid:
 			s.RefusedInvalid++
 		}
-	})
-}
-
-// CountAdminAction counts one operator action (kick, ban, say, …) under
-// its name, for the status page and metrics.
-func (s *Server) CountAdminAction(action string) {
-	s.sess.stats.update(func(st *Stats) {
-		if st.AdminActions == nil {
-			st.AdminActions = map[string]uint64{}
-		}
-		st.AdminActions[action]++
 	})
 }

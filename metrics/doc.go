@@ -18,7 +18,4 @@
 // name: a username is at most 15 characters of A-Z a-z 0-9 _, the players
 // online are capped by the host (a few dozen at most), and a player who
 // leaves drops out of the next scrape, so the label set stays bounded.
-// The action label of lockhost_admin_actions_total is the name the
-// operator's code passes to host.Server.CountAdminAction: one per admin
-// command, a fixed set.
 package metrics

@@ -102,7 +102,7 @@ func TestEventsAndState(t *testing.T) {
 			{Name: "Eve", Spectator: true, Status: "spectating", TicksBehind: 3},
 		},
 		Stats: host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Repaired: 1, Checkpoints: 70,
-			MapResyncs: 1, JoinPoints: 3, Built: 2},
+			MapResyncs: 1, JoinPoints: 3, Built: 2, AdminActions: 4},
 	}}
 	m := metrics.New()
 	reg, err := metrics.NewRegistry(m, src)
@@ -145,6 +145,7 @@ func TestEventsAndState(t *testing.T) {
 		{"lockhost_resyncs_started_total", []string{"scope", "map"}, 1},
 		{"lockhost_checkpoints_total", nil, 70},
 		{"lockhost_join_points_total", []string{"stage", "built"}, 2},
+		{"lockhost_admin_actions_total", nil, 4},
 		{"lockhost_players_online", []string{"role", "player"}, 2},
 		{"lockhost_players_online", []string{"role", "spectator"}, 1},
 		{"lockhost_session_tick", nil, 4321},

@@ -11,9 +11,9 @@ type stateCollector struct {
 	src Source
 	now func() time.Time
 
-	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints *prometheus.Desc
-	refused, chats, departures, admin                                                    *prometheus.Desc
-	online, tick, speed, tps, holding, maxLag, behind, latency, age                      *prometheus.Desc
+	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints, admin *prometheus.Desc
+	refused, chats, departures                                                                  *prometheus.Desc
+	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -33,7 +33,7 @@ func newStateCollector(src Source) *stateCollector {
 		refused:     d("lockhost_commands_refused_total", "Player commands refused, by reason: rate (over the player's command rate), spectator (sent by a spectator), invalid (too large, a reserved kind, or refused by the game).", []string{"reason"}, nil),
 		chats:       d("lockhost_chat_messages_total", "Chat lines by result: relayed (to everyone; the host's own included) or refused (over the chat rate).", []string{"result"}, nil),
 		departures:  d("lockhost_players_departed_total", "Players who went, by how: left (on purpose, with a leave) or dropped (connection lost, timed out, or dropped by the host).", []string{"how"}, nil),
-		admin:       d("lockhost_admin_actions_total", "Operator actions (kick, ban, say, ...), by action.", []string{"action"}, nil),
+		admin:       d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
 
 		online:  d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
 		tick:    d("lockhost_session_tick", "The session's current tick.", nil, nil),
@@ -87,9 +87,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.chats, float64(st.ChatsRefused), "refused")
 	counter(c.departures, float64(st.Leaves), "left")
 	counter(c.departures, float64(st.Drops), "dropped")
-	for action, n := range st.AdminActions {
-		counter(c.admin, float64(n), action)
-	}
+	counter(c.admin, float64(st.AdminActions))
 
 	gauge(c.tick, float64(o.Tick))
 	gauge(c.speed, float64(o.Speed))

@@ -135,9 +135,9 @@ type statsJSON struct {
 	ChatsRefused uint64            `json:"chats_refused"`
 	// Leaves are players who left on purpose; Drops those whose
 	// connection ended otherwise.
-	Leaves       uint64            `json:"leaves"`
-	Drops        uint64            `json:"drops"`
-	AdminActions map[string]uint64 `json:"admin_actions"`
+	Leaves       uint64 `json:"leaves"`
+	Drops        uint64 `json:"drops"`
+	AdminActions uint64 `json:"admin_actions"`
 }
 
 // ms is d in milliseconds.
@@ -173,7 +173,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			RefusedBy: map[string]uint64{"rate": o.Stats.RefusedRate, "spectator": o.Stats.RefusedSpectator,
 				"invalid": o.Stats.RefusedInvalid},
 			Chats: o.Stats.Chats, ChatsRefused: o.Stats.ChatsRefused, Leaves: o.Stats.Leaves, Drops: o.Stats.Drops,
-			AdminActions: map[string]uint64{},
+			AdminActions: o.Stats.AdminActions,
 		},
 		Chat: make([]chatJSON, 0, len(o.Chat)),
 	}
@@ -212,9 +212,6 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		}
 		v.Desyncs = append(v.Desyncs, desyncJSON{At: stamp(d.At), Player: d.Player, Name: d.Name, Event: d.Event,
 			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair)})
-	}
-	for a, n := range o.Stats.AdminActions {
-		v.Stats.AdminActions[a] = n
 	}
 	for _, c := range o.Chat {
 		v.Chat = append(v.Chat, chatJSON{At: stamp(c.At), Player: c.PlayerID, Name: c.Name, By: c.By, Text: c.Text})

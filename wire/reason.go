@@ -28,6 +28,7 @@ const (
 	ReasonBadToken              Reason = 17
 	ReasonReplaced              Reason = 18
 	ReasonDesync                Reason = 19
+	ReasonBanned                Reason = 20
 )
 
 var reasonNames = [...]string{
@@ -51,6 +52,7 @@ var reasonNames = [...]string{
 	ReasonBadToken:              "BadToken",
 	ReasonReplaced:              "Replaced",
 	ReasonDesync:                "Desync",
+	ReasonBanned:                "Banned",
 }
 
 // String returns the reason's protocol name.
@@ -82,6 +84,7 @@ var reasonSentences = [...]string{
 	ReasonBadToken:              "Your session token is unknown or expired; join again without it.",
 	ReasonReplaced:              "You rejoined from a new connection; this one is closed.",
 	ReasonDesync:                "Your game kept diverging from the host's; join again to get a fresh copy of the world.",
+	ReasonBanned:                "You are banned from this session.",
 }
 
 // Sentence is the reason as one sentence for a user.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/rcon"
 	"github.com/lockhost/lockhost/web"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -36,7 +37,8 @@ func configFlag() cli.Flag {
 // token) in the environment stands in for a password (token) file, so it
 // wins over that key the way every other environment variable wins over
 // the file.
-var envBeatsFile = map[string]string{"password-file": cliutil.PasswordEnv, "http-token-file": web.TokenEnv}
+var envBeatsFile = map[string]string{"password-file": cliutil.PasswordEnv, "http-token-file": web.TokenEnv,
+	"rcon-password-file": rcon.PasswordEnv}
 
 // configFile reads the TOML file that --config names into the command's
 // flags. Its keys are the command's flag names and its values the flags'

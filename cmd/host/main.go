@@ -84,6 +84,7 @@ func serveCommand() *cli.Command {
 		&cli.StringFlag{Name: "tls-cert", Usage: "with --tls: use this certificate `FILE` (PEM) instead of the self-signed one"},
 		&cli.StringFlag{Name: "tls-key", Usage: "with --tls: the key `FILE` (PEM) of --tls-cert"},
 	)
+	flags = append(flags, adminFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
@@ -182,6 +183,11 @@ func serve(c *cli.Context) error {
 		observer = metrics.New()
 		cfg.Observer = observer
 	}
+	ways, err := openAdmin(c)
+	if err != nil {
+		return err
+	}
+	defer ways.close()
 	var world lockstep.Sim
 	path := c.String("save")
 	var start *saveStart
@@ -237,12 +243,17 @@ func serve(c *cli.Context) error {
 	} else {
 		webDone <- nil
 	}
+	adminDone := make(chan error, 1)
+	go func() { adminDone <- ways.run(ctx, srv, log) }()
 	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
 	err = srv.ListenAndServe(ctx, c.String("listen"))
 	stop() // the status page goes with the host, whatever ended it
 	if werr := <-webDone; werr != nil {
 		log.Warn("status page stopped with an error", "err", werr)
+	}
+	if aerr := <-adminDone; aerr != nil {
+		log.Warn("RCON stopped with an error", "err", aerr)
 	}
 	if err != nil {
 		return err
@@ -313,6 +324,7 @@ func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (h
 		ConnBurst:    max(1, int(2*c.Float64("conn-rate"))),
 		HashEvery:    c.Int("hash-every"),
 		DesyncDir:    filepath.Join(data, desync.DirName),
+		BanFile:      filepath.Join(data, host.BansFileName),
 		DesyncLimit:  c.Int("desync-limit"),
 		DesyncWindow: c.Duration("desync-window"),
 		TLS:          tlsCfg,

@@ -14,10 +14,13 @@ const module = "github.com/lockhost/lockhost/"
 
 // hostSide are the packages (and everything under them) that only a host
 // runs: the session, its saves, desync reports, the roster, the status
-// page and metrics, the host's view of game content, and the recorder of
-// a real session. The join tool must not link any of them.
+// page and metrics, the admin commands and RCON, the host's view of game
+// content, and the recorder of a real session. The join tool must not link
+// any of them.
 var hostSide = []string{
 	"host",
+	"admin",
+	"rcon",
 	"saves",
 	"desync",
 	"roster",

@@ -21,6 +21,14 @@ import (
 // serveBundle hosts a small world of b on loopback for the test's life.
 func serveBundle(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)) string {
 	t.Helper()
+	addr, _ := serveBundleServer(t, b, mods...)
+	return addr
+}
+
+// serveBundleServer is serveBundle that also returns the host, for tests
+// that act on it (kick, ban).
+func serveBundleServer(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)) (string, *host.Server) {
+	t.Helper()
 	world, err := colony.New(b.Content, colony.Config{Maps: 2, Width: 64, Height: 64, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +63,7 @@ func serveBundle(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.Config)
 			t.Error(err)
 		}
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), srv
 }
 
 // runJoin runs the tool in-process and returns its exit code and output.

@@ -171,3 +171,52 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestKickedOrBannedExitsWithoutReconnecting: the tool, reconnection on,
+// shows the host's reason and exits 3 when the host kicks or bans it.
+func TestKickedOrBannedExitsWithoutReconnecting(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, srv := serveBundleServer(t, b)
+	for _, tc := range []struct {
+		name, want string
+		act        func(name string) error
+	}{
+		{"Kicky", "(Kicked): You were kicked from the session: too loud.", func(name string) error {
+			_, err := srv.Kick("api", name, "too loud")
+			return err
+		}},
+		{"Banny", "(Banned): You are banned from this session: griefing.", func(name string) error {
+			_, _, err := srv.Ban("api", name, 0, "griefing")
+			return err
+		}},
+	} {
+		type result struct {
+			code        int
+			out, errOut string
+		}
+		res := make(chan result, 1)
+		go func() {
+			code, out, errOut := runJoin(t, addr, "--name", tc.name, "--no-input")
+			res <- result{code, out, errOut}
+		}()
+		waitUntil(t, func() bool {
+			ps, _ := srv.Players()
+			return len(ps) == 1 && ps[0].Name == tc.name && ps[0].Status == "playing"
+		})
+		if err := tc.act(tc.name); err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		select {
+		case r = <-res:
+		case <-time.After(60 * time.Second): // bounds a hang only
+			t.Fatalf("%s: the join tool did not exit", tc.name)
+		}
+		if r.code != 3 || !strings.Contains(r.errOut, tc.want) || strings.Contains(r.errOut+r.out, "reconnect") {
+			t.Fatalf("%s: exit %d, stderr:\n%s\nstdout:\n%s", tc.name, r.code, r.errOut, r.out)
+		}
+	}
+}

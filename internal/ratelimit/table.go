@@ -77,3 +77,19 @@ func (t *Table[K]) sweep(now time.Time) {
 		}
 	}
 }
+
+// Peek reports whether Allow would allow key at now, taking nothing: a
+// limit on failures checks it before an attempt and takes a token only
+// when the attempt fails.
+func (t *Table[K]) Peek(key K, now time.Time) bool {
+	if t == nil {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b, ok := t.buckets[key]
+	if !ok {
+		return t.maxKeys <= 0 || len(t.buckets) < t.maxKeys
+	}
+	return b.Take(now, t.rate, t.burst) // on a copy: the table's bucket keeps its tokens
+}

@@ -73,3 +73,25 @@ func TestNilTable(t *testing.T) {
 		t.Fatal("nil table tracks keys")
 	}
 }
+
+func TestPeekTakesNothing(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tb := NewTable[string](1, 2, 2)
+	for range 5 {
+		if !tb.Peek("a", now) {
+			t.Fatal("peek at a full bucket refused")
+		}
+	}
+	tb.Allow("a", now)
+	tb.Allow("a", now)
+	if tb.Peek("a", now) {
+		t.Fatal("peek at an empty bucket allowed")
+	}
+	if !tb.Peek("a", now.Add(time.Second)) {
+		t.Fatal("peek after a refill refused")
+	}
+	tb.Allow("b", now)
+	if tb.Peek("c", now) {
+		t.Fatal("peek at a new key in a full table allowed")
+	}
+}
