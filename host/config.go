@@ -59,6 +59,11 @@ type Config struct {
 	// -1 for no minimum). A client that acknowledges a byte now and then
 	// cannot hold a slot.
 	MinDownloadRate float64
+	// DownloadWindow is how far, in bytes, the world download may run
+	// ahead of the joiner's acknowledgements (default 2 MiB; -1 for no
+	// limit). It bounds what a connection that drops mid-download wastes:
+	// bytes written but never received are sent again on the retry.
+	DownloadWindow int64
 	// CatchUpTimeout bounds the end of the download to WorldReady
 	// (default 2 min).
 	CatchUpTimeout time.Duration
@@ -227,6 +232,7 @@ func (c Config) Defaults() Config {
 	orDefault(&c.UsernameTimeout, 10*time.Second)
 	orDefault(&c.DownloadStallTimeout, 30*time.Second)
 	orDefault(&c.MinDownloadRate, 16<<10)
+	orDefault(&c.DownloadWindow, 2<<20)
 	orDefault(&c.CatchUpTimeout, 2*time.Minute)
 	orDefault(&c.ClockWindow, 50*time.Millisecond)
 	orDefault(&c.ClockRetries, 32)

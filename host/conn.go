@@ -33,6 +33,17 @@ type conn struct {
 	final     []byte         // disconnect frame to send before closing
 	why       string         // why it closed, for the other players
 	sent      *atomic.Uint64 // counts bytes written, if set
+	// written, if set, hears how far each payload has been written; set
+	// before the payload is handed over.
+	written func(pl *snapshot.Payload, offset uint64)
+	// joinPl is the join's payload (a repair's is another, without
+	// acknowledgements); window, if not 0, bounds how far the writer runs
+	// ahead of acked in it. Both are set before the payload is handed over.
+	joinPl      *snapshot.Payload
+	window      uint64
+	acked       atomic.Uint64
+	ackWake     chan struct{} // a new acknowledgement (capacity 1)
+	joinWritten atomic.Uint64 // bytes of joinPl written
 }
 
 func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {
@@ -43,6 +54,7 @@ func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration,
 		writeTimeout: writeTimeout,
 		ctrl:         make(chan []byte, queue),
 		transfer:     make(chan *snapshot.Payload, 1),
+		ackWake:      make(chan struct{}, 1),
 		closing:      make(chan struct{}),
 		done:         make(chan struct{}),
 	}
@@ -80,6 +92,22 @@ func (c *conn) sendPacket(p wire.Packet) bool {
 		return false
 	}
 	return c.send(b)
+}
+
+// ack records that the client acknowledged the first n bytes of the
+// join's payload, letting the writer run on.
+func (c *conn) ack(n uint64) {
+	c.acked.Store(n)
+	select {
+	case c.ackWake <- struct{}{}:
+	default:
+	}
+}
+
+// ahead reports whether the writer must wait for acknowledgements before
+// writing pl from offset.
+func (c *conn) ahead(pl *snapshot.Payload, offset uint64) bool {
+	return c.window > 0 && pl == c.joinPl && offset >= c.acked.Load()+c.window
 }
 
 // startTransfer hands the world payload to the writer.
@@ -167,7 +195,7 @@ func (c *conn) writeLoop() {
 			continue
 		default:
 		}
-		if pl != nil {
+		if pl != nil && !c.ahead(pl, offset) {
 			// The chunk goes out as a small header plus the shared blob
 			// bytes themselves: nothing is copied or encoded per joiner.
 			data := pl.Chunk(offset, wire.MaxChunkData)
@@ -177,10 +205,20 @@ func (c *conn) writeLoop() {
 				return
 			}
 			offset += uint64(len(data))
+			if pl == c.joinPl {
+				c.joinWritten.Store(offset)
+			}
+			if c.written != nil {
+				c.written(pl, offset)
+			}
 			if offset >= pl.Total() {
 				pl = nil
 			}
 			continue
+		}
+		transfer := c.transfer
+		if pl != nil {
+			transfer = nil // one payload at a time
 		}
 		select {
 		case <-c.closing:
@@ -192,8 +230,9 @@ func (c *conn) writeLoop() {
 				fail(err)
 				return
 			}
-		case p := <-c.transfer:
+		case p := <-transfer:
 			pl, offset = p, 0
+		case <-c.ackWake:
 		}
 	}
 }

@@ -1,11 +1,6 @@
 package host
 
-import (
-	"errors"
-	"net"
-	"os"
-	"time"
-)
+import "time"
 
 // noteLeave logs a member's leave or drop, once, with its name and ID,
 // and counts it. Session goroutine only.
@@ -22,13 +17,4 @@ func (s *session) noteLeave(m *member, r leaveReq) {
 	}
 	s.stats.update(func(st *Stats) { st.Drops++ })
 	s.cfg.Logger.Info("player dropped", "player", m.id, "name", m.name, "why", why, "online", online)
-}
-
-// connLost reports a read that failed because the network or the peer
-// ended the connection (reset, aborted), as opposed to a deadline or a
-// bad packet: the others are told the connection was lost, not a
-// socket error.
-func connLost(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "read" && !errors.Is(err, os.ErrDeadlineExceeded)
 }

@@ -132,8 +132,18 @@ type JoinRecord struct {
 	Phases []PhaseTime
 	// Total is from the first byte to the end of the attempt.
 	Total time.Duration
-	// Bytes is the world payload sent.
-	Bytes uint64
+	// Bytes is the world payload written to the connection; Resumed the
+	// payload bytes left out because the joiner held them from an earlier
+	// attempt.
+	Bytes, Resumed uint64
+	// Join numbers the join this attempt belongs to (0 for an attempt
+	// never admitted): a join whose connection dropped before WorldReady
+	// and was retried keeps its number, and the recent joins list it once.
+	Join uint64
+	// Retries counts the join's connections after its first; Retry says
+	// this attempt was one of them.
+	Retries int
+	Retry   bool
 }
 
 // Desync events in a DesyncRecord.
@@ -211,12 +221,32 @@ func (h *history) join(r JoinRecord) {
 	if r.Name == "" && r.Outcome != JoinOK {
 		h.unnamed++
 	} else {
-		h.joins = pushRecent(h.joins, r)
+		h.joins = pushRecent(h.joins, h.merge(r))
 	}
 	h.mu.Unlock()
 	if h.obs != nil {
 		h.obs.JoinFinished(r)
 	}
+}
+
+// merge takes the earlier attempts of r's join out of the list and
+// returns r as the whole join: bytes of every attempt, time from the first.
+func (h *history) merge(r JoinRecord) JoinRecord {
+	if r.Join == 0 {
+		return r
+	}
+	h.joins = slices.DeleteFunc(h.joins, func(old JoinRecord) bool {
+		if old.Join != r.Join {
+			return false
+		}
+		r.Bytes += old.Bytes
+		r.Resumed += old.Resumed
+		if began := old.At.Add(-old.Total); began.Before(r.At.Add(-r.Total)) {
+			r.Total = r.At.Sub(began)
+		}
+		return true
+	})
+	return r
 }
 
 func (h *history) desync(r DesyncRecord) {

@@ -59,8 +59,10 @@ type peer struct {
 	phases      []PhaseTime
 	spectator   bool
 	rejoin      bool
-	sentBytes   uint64 // world payload
-	joined      bool   // the join record has been written
+	resumed     uint64        // world payload bytes left out: the joiner held them
+	retry       bool          // this connection retries a join that dropped before WorldReady
+	join        *joinProgress // the join across its retries, once admitted
+	joined      bool          // the join record has been written
 }
 
 // phase ends the join phase under way.
@@ -73,9 +75,13 @@ func (p *peer) phase(name string) {
 // record writes the join's record: outcome JoinOK when it succeeded.
 func (p *peer) record(outcome, reason string) {
 	p.joined = true
-	p.srv.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
+	r := JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
 		Spectator: p.spectator, Rejoin: p.rejoin, Outcome: outcome, Reason: reason, Phases: p.phases,
-		Total: time.Since(p.start), Bytes: p.sentBytes})
+		Total: time.Since(p.start), Bytes: p.conn.joinWritten.Load(), Resumed: p.resumed}
+	if p.join != nil {
+		r.Join, r.Retries, r.Retry = p.join.seq, p.join.retried(), p.retry
+	}
+	p.srv.sess.pub.history.join(r)
 }
 
 func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
@@ -125,7 +131,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 	case errors.Is(err, errLeft):
 		c.closeWith(nil, "")
 		left, outcome = true, JoinLeft
-	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || connLost(err):
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
@@ -192,6 +198,13 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 		}
 		return pkt, nil
 	}
+}
+
+// lostConnection reports a read that failed because the connection
+// broke (reset by the peer or the network): a drop, not a bad packet.
+func lostConnection(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "read" && !oe.Timeout()
 }
 
 func (p *peer) isClosing() bool {
@@ -310,7 +323,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	reply := make(chan joinReply, 1)
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
-		addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
+		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
 	}
@@ -328,7 +341,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	}
 	p.unpend()
 	p.fr.SetMax(cfg.MaxFrame)
-	p.member = jr.member
+	p.member, p.join = jr.member, jr.join
 	p.id, p.name = jr.id, jr.member.name
 	p.spectator = jr.member.spectator
 	// A rejoin takes its old ID: every line from here names the player
@@ -350,15 +363,25 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		p.log.Error("compress join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
-	pl, err := snapshot.NewPayload(point, jr.faction, jr.granted, jr.cmds)
+	pl, err := snapshot.NewResumedPayload(point, jr.faction, jr.granted, jr.cmds, jr.held)
 	if err != nil {
 		p.log.Error("lay out join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
+	jr.join.sending(pl)
+	p.conn.written = jr.join.written
+	p.conn.joinPl = pl
+	if w := p.srv.cfg.DownloadWindow; w > 0 {
+		p.conn.window = uint64(w)
+	}
 	p.conn.startTransfer(pl)
-	p.sentBytes = pl.Total()
-	p.log.Info("sending world", "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(), "raw_bytes", point.RawSize())
-	wr, err := p.download(pl.Total())
+	p.resumed, p.retry = pl.Held(), jr.held != nil
+	if jr.held != nil {
+		p.srv.sess.stats.update(func(st *Stats) { st.Resumes++; st.ResumedBytes += pl.Held() })
+	}
+	p.log.Info("sending world", "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(),
+		"raw_bytes", point.RawSize(), "resumed_bytes", pl.Held(), "retries", jr.join.retried())
+	wr, err := p.download(pl)
 	if err != nil {
 		return nil, err
 	}
@@ -376,12 +399,14 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	return pl, nil
 }
 
-// download reads the acknowledgements of a transfer of total bytes, which
-// measure the download, and then WorldReady. The download must also keep
-// an average rate: it has a deadline of its own, which the stall deadline
-// never passes.
-func (p *peer) download(total uint64) (*wire.ClientWorldReady, error) {
+// download reads the acknowledgements of the transfer of pl, which
+// measure the download (and tell the join's progress what the joiner
+// holds), and then WorldReady. The download must also keep an average
+// rate: it has a deadline of its own, which the stall deadline never
+// passes.
+func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 	cfg := p.srv.cfg
+	total := pl.Total()
 	var acked uint64
 	downloaded := false
 	finish := time.Time{} // the whole download's deadline; zero: none
@@ -412,6 +437,8 @@ func (p *peer) download(total uint64) (*wire.ClientWorldReady, error) {
 			}
 			if pkt.Received > acked {
 				acked = pkt.Received
+				p.join.acked(pl, acked)
+				p.conn.ack(acked)
 				downloadDeadline()
 			}
 			if acked == total && !downloaded {

@@ -14,6 +14,7 @@ import (
 type rejoins struct {
 	grace  time.Duration      // Config.RejoinGrace
 	tokens map[string]*rejoin // session token -> who it rejoins as
+	seq    uint64             // the last join's number (joinProgress.seq)
 }
 
 // rejoin is what a session token gives back.
@@ -23,6 +24,7 @@ type rejoin struct {
 	spectator bool
 	online    bool
 	left      time.Time
+	progress  *joinProgress // the join under way until WorldReady, for a resume
 }
 
 // errBadToken is a rejoin with an unknown or expired token.
@@ -43,9 +45,9 @@ func (r *rejoins) use(token []byte) {
 	delete(r.tokens, string(token))
 }
 
-// issue makes a new token for an admitted player, or nil if no random
-// bytes could be had.
-func (r *rejoins) issue(id int32, name string, spectator bool) []byte {
+// issue makes a new token for an admitted player whose join is jp, or nil
+// if no random bytes could be had.
+func (r *rejoins) issue(id int32, name string, spectator bool, jp *joinProgress) []byte {
 	token := make([]byte, wire.TokenSize)
 	if _, err := rand.Read(token); err != nil {
 		return nil
@@ -53,7 +55,7 @@ func (r *rejoins) issue(id int32, name string, spectator bool) []byte {
 	if r.tokens == nil {
 		r.tokens = map[string]*rejoin{}
 	}
-	r.tokens[string(token)] = &rejoin{id: id, name: name, spectator: spectator, online: true}
+	r.tokens[string(token)] = &rejoin{id: id, name: name, spectator: spectator, online: true, progress: jp}
 	return token
 }
 

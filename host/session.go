@@ -45,7 +45,8 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
-	addr       string // addrKey of the remote address, for bans
+	resume     []wire.HeldBlob // blobs held, on a retry before WorldReady
+	addr       string          // addrKey of the remote address, for bans
 	conn       *conn
 	reply      chan joinReply
 }
@@ -58,6 +59,8 @@ type joinReply struct {
 	faction int32
 	granted uint64
 	cmds    []snapshot.MapCommands
+	join    *joinProgress   // the join across its retries
+	held    map[uint64]bool // blob hashes the joiner holds: not sent again
 }
 
 type readyReq struct {
@@ -328,6 +331,10 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonBadPassword
 	case errors.Is(err, errBadToken):
 		return wire.ReasonBadToken
+	case errors.Is(err, errBadResume):
+		return wire.ReasonBadPacket
+	case errors.Is(err, errResumeStalled):
+		return wire.ReasonRateLimited
 	}
 	return wire.ReasonGeneric
 }
@@ -338,8 +345,9 @@ var errBadPassword = errors.New("wrong password")
 
 func (s *session) admit(r joinReq) joinReply {
 	rejoined := false
+	var rj *rejoin
 	if r.token != nil {
-		rj := s.rejoins.lookup(r.token)
+		rj = s.rejoins.lookup(r.token)
 		if rj == nil {
 			return joinReply{err: errBadToken}
 		}
@@ -384,6 +392,10 @@ func (s *session) admit(r joinReq) joinReply {
 	if err := s.roster.Check(r.name, r.spectator); err != nil {
 		return joinReply{err: err}
 	}
+	jp, held, err := s.rejoins.startJoin(rj, r.resume)
+	if err != nil {
+		return joinReply{err: err}
+	}
 	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
 	if err != nil {
 		return joinReply{err: err}
@@ -397,7 +409,7 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	// The token to come back as this player after a dropped connection,
 	// sent before the world so the joiner knows its lasting player ID.
-	if token := s.rejoins.issue(r.id, p.Name, p.Spectator); token != nil {
+	if token := s.rejoins.issue(r.id, p.Name, p.Spectator, jp); token != nil {
 		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id,
 			HashEvery: uint32(s.cfg.HashEvery)})
 	}
@@ -421,7 +433,7 @@ func (s *session) admit(r joinReq) joinReply {
 		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 	}
 	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands()}
+		cmds: s.queuedCommands(), join: jp, held: held}
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
@@ -445,6 +457,7 @@ func (s *session) ready(r readyReq) {
 		st = roster.Spectating
 	}
 	_ = s.roster.SetStatus(r.id, st)
+	s.rejoins.joinDone(r.id)
 	if m := s.members[r.id]; m != nil {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 	}

@@ -60,6 +60,11 @@ type Stats struct {
 	// those whose connection ended otherwise (lost, timed out, dropped
 	// by the host).
 	Leaves, Drops uint64
+	// Resumes counts joins retried before WorldReady that went on from
+	// what the joiner held; ResumedBytes the world payload bytes they did
+	// not need sent again.
+	Resumes      int
+	ResumedBytes uint64
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64

@@ -45,6 +45,12 @@ type Config struct {
 	// Token rejoins as the player a previous session's Token belonged to:
 	// same player ID, name and faction (see Session.Token).
 	Token []byte
+	// Resume, if set, carries the join over retries before WorldReady: an
+	// attempt records in it the session token and the blobs it
+	// downloaded, and an attempt with a Resume that holds a token (and no
+	// Token above) rejoins with it and asks only for what it lacks. Use
+	// one Resume per join.
+	Resume *Resume
 	// Protocol overrides the protocol version sent (default
 	// wire.ProtocolVersion); for tests.
 	Protocol uint32

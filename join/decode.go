@@ -29,6 +29,8 @@ type decoder struct {
 	mu       sync.Mutex
 	err      error
 	declared uint64
+	got      map[int]bool // blobs handed over so far
+	taken    bool         // finish ran: the simulation is out
 
 	worldDone chan struct{}      // closed once the world is inflated (and begun)
 	asm       *snapshot.Assembly // set with the world blob's arrival
@@ -55,6 +57,12 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 	if err := d.declare(i, b.RawSize); err != nil {
 		return err
 	}
+	d.mu.Lock()
+	if d.got == nil {
+		d.got = map[int]bool{}
+	}
+	d.got[i] = true
+	d.mu.Unlock()
 	// A slot is held from inflating until the raw bytes are handed on, so
 	// at most GOMAXPROCS raw maps are alive however fast inflating is.
 	d.sem <- struct{}{}
@@ -124,6 +132,21 @@ func (d *decoder) addMap(i int, raw []byte) {
 	d.add(d.asm.Map(i, raw))
 }
 
+// has reports whether blob i was handed over already.
+func (d *decoder) has(i int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.got[i]
+}
+
+// reusable reports whether a later attempt may go on with this decoder:
+// it has the world, nothing failed and its simulation was not taken.
+func (d *decoder) reusable() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err == nil && !d.taken && d.got[0]
+}
+
 // failed reports the first error so far.
 func (d *decoder) failed() error {
 	d.mu.Lock()
@@ -135,6 +158,9 @@ func (d *decoder) failed() error {
 // against the header.
 func (d *decoder) finish() (lockstep.Sim, error) {
 	d.wg.Wait()
+	d.mu.Lock()
+	d.taken = true
+	d.mu.Unlock()
 	if err := d.failed(); err != nil {
 		return nil, err
 	}

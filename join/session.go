@@ -238,7 +238,11 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	if len(ml.PasswordChallenge) > 0 && len(cfg.Password) > 0 {
 		proof = password.Proof(cfg.Password, ml.PasswordChallenge)
 	}
-	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, Spectate: cfg.Spectate, Token: cfg.Token}); err != nil {
+	token, held := cfg.Token, []wire.HeldBlob(nil)
+	if token == nil && cfg.Resume != nil {
+		token, held = cfg.Resume.claim()
+	}
+	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, Spectate: cfg.Spectate, Token: token, Resume: held}); err != nil {
 		return err
 	}
 	s.timings.Handshake = time.Since(hs)
@@ -318,6 +322,9 @@ func (s *Session) handleSmall(p wire.Packet) bool {
 		s.token, s.grace = p.Token, time.Duration(p.GraceMs)*time.Millisecond
 		s.info.PlayerID = p.PlayerID
 		s.tokenMu.Unlock()
+		if s.cfg.Resume != nil && !s.ready {
+			s.cfg.Resume.setToken(p.Token, time.Duration(p.GraceMs)*time.Millisecond)
+		}
 		s.hashEvery = uint64(p.HashEvery)
 		return true
 	case *wire.ServerDesync:
@@ -394,39 +401,70 @@ func (s *Session) Players() []wire.PlayerInfo {
 	return slices.Clone(s.players)
 }
 
-func (s *Session) download(ctx context.Context, start time.Time) error {
+// lostGrace is how long a download whose acknowledgement failed goes on
+// reading what already arrived.
+const lostGrace = 2 * time.Second
+
+// receive takes the world payload into recv, acknowledging each chunk,
+// and returns the live ticks that arrived meanwhile. dec is where the
+// receiver's decoder is once the header has arrived. When an
+// acknowledgement cannot be sent, the connection is gone, but what
+// arrived before is still taken (a resume will not ask for it again)
+// until the reading side ends too.
+func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **decoder) ([]*wire.ServerTick, error) {
 	cfg := s.cfg
-	dl := time.Now()
 	var ticks []*wire.ServerTick // live ticks that arrive before the world is loaded
-	var recv *snapshot.Receiver
-	dec := newDecoder(cfg, func() *snapshot.Header { return recv.Header() })
-	defer dec.stop()
-	recv = snapshot.NewReceiver(cfg.MaxPayload, dec.blob)
+	var lost error               // an acknowledgement that could not be sent
 	report(cfg, PhaseDownload, 0, 0)
 	for done := false; !done; {
 		in, err := s.recv(ctx)
 		if err != nil {
-			return err
+			if lost != nil && ctx.Err() == nil {
+				return nil, lost
+			}
+			return nil, err
 		}
 		switch p := in.(type) {
 		case *wire.ServerWorldData:
 			if done, err = recv.Add(p.Offset, p.Total, p.Data); err != nil {
-				return protoErr("world data: %w", err)
+				return nil, protoErr("world data: %w", err)
 			}
-			if err := dec.failed(); err != nil {
-				return protoErr("world data: %w", err)
+			if *dec != nil {
+				if err := (*dec).failed(); err != nil {
+					return nil, protoErr("world data: %w", err)
+				}
 			}
-			if err := s.write(&wire.ClientAck{Received: recv.Received()}); err != nil {
-				return err
+			if lost == nil {
+				if lost = s.write(&wire.ClientAck{Received: recv.Received()}); lost != nil {
+					// What the link delivered is read at once; a link that
+					// is merely stuck is not waited for.
+					_ = s.nc.SetReadDeadline(time.Now().Add(lostGrace))
+				}
 			}
 			report(cfg, PhaseDownload, recv.Received(), recv.Total())
 		case *wire.ServerTick:
 			ticks = append(ticks, p)
 		default:
 			if !s.handleSmall(p) {
-				return protoErr("unexpected %s while downloading", p.ID())
+				return nil, protoErr("unexpected %s while downloading", p.ID())
 			}
 		}
+	}
+	return ticks, lost
+}
+
+func (s *Session) download(ctx context.Context, start time.Time) error {
+	cfg := s.cfg
+	dl := time.Now()
+	recv, dec := s.receiver()
+	defer func() {
+		if *dec != nil {
+			(*dec).stop()
+		}
+	}()
+	ticks, err := s.receive(ctx, recv, dec)
+	if err != nil {
+		return err
 	}
 	s.timings.Download = time.Since(dl)
 	s.timings.Bytes = recv.Total()
@@ -434,7 +472,13 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	report(cfg, PhaseLoad, 0, 0)
 	ld := time.Now()
 	header := recv.Header()
-	sim, err := dec.finish()
+	if *dec == nil {
+		return protoErr("world data: no world blob")
+	}
+	sim, err := (*dec).finish()
+	if cfg.Resume != nil {
+		cfg.Resume.finished()
+	}
 	if err != nil {
 		return protoErr("world data: %w", err)
 	}
@@ -485,6 +529,9 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		return err
 	}
 	s.ready, s.acked, s.ackedAt, s.lightTick = true, sim.Tick(), time.Now(), sim.Tick()
+	if cfg.Resume != nil {
+		cfg.Resume.ready()
+	}
 	s.live.Store(true)
 	// The reader may be blocked under the join's longer deadline until the
 	// next packet comes: a host silent from now on must be noticed after
@@ -492,6 +539,45 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
 	s.timings.Total = time.Since(start)
 	return nil
+}
+
+// receiver returns the receiver of a world download and where the decoder
+// it feeds will be once the header arrives: with a Resume, the decoder of
+// the last attempt when it was assembling the same join point, else a new
+// one; blobs the host left out come from those the Resume kept.
+func (s *Session) receiver() (*snapshot.Receiver, **decoder) {
+	cfg := s.cfg
+	res := cfg.Resume
+	var recv *snapshot.Receiver
+	dec := new(*decoder)
+	pick := func() *decoder {
+		if *dec == nil {
+			mk := func() *decoder { return newDecoder(cfg, recv.Header) }
+			if res == nil {
+				*dec = mk()
+			} else {
+				*dec = res.decoderFor(recv.Header(), mk)
+			}
+		}
+		return *dec
+	}
+	recv = snapshot.NewReceiver(cfg.MaxPayload, func(i int, b snapshot.Blob) error {
+		d := pick()
+		if res != nil {
+			res.keep(i, b)
+			if d.has(i) {
+				return nil // loaded by the attempt before
+			}
+		}
+		return d.blob(i, b)
+	})
+	recv.OnHeld(func(i int, info snapshot.BlobInfo) error {
+		if res == nil {
+			return fmt.Errorf("the host left out blob %d, but this join holds nothing", i)
+		}
+		return res.held(pick(), i, info)
+	})
+	return recv, dec
 }
 
 // recv waits for the next packet.

@@ -33,6 +33,8 @@ type Host struct {
 	joinTime    *prometheus.HistogramVec
 	phaseTime   *prometheus.HistogramVec
 	joinBytes   prometheus.Counter
+	resumed     prometheus.Counter
+	resumes     prometheus.Counter
 	desyncs     *prometheus.CounterVec
 	repairTime  prometheus.Histogram
 	saveTime    prometheus.Histogram
@@ -66,6 +68,14 @@ func New() *Host {
 		joinBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "lockhost_join_world_bytes_total",
 			Help: "World snapshot bytes sent to joiners.",
+		}),
+		resumed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lockhost_resumed_bytes_total",
+			Help: "World snapshot bytes not sent again because a joiner retrying after a dropped connection already held them.",
+		}),
+		resumes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lockhost_join_retries_total",
+			Help: "Join attempts that retried a join whose connection dropped before WorldReady.",
 		}),
 		desyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockhost_desync_events_total",
@@ -116,6 +126,12 @@ func (h *Host) JoinFinished(r host.JoinRecord) {
 	if r.Bytes > 0 {
 		h.joinBytes.Add(float64(r.Bytes))
 	}
+	if r.Resumed > 0 {
+		h.resumed.Add(float64(r.Resumed))
+	}
+	if r.Retry {
+		h.resumes.Inc()
+	}
 }
 
 // Desync implements host.Observer: it counts the event and observes a
@@ -147,7 +163,7 @@ func (h *Host) Saved(r host.SaveRecord) {
 // metrics read from src at each scrape: the session's tick and speed, the
 // players online and how far behind they are, and the host's counters.
 func (h *Host) Register(reg prometheus.Registerer, src Source) error {
-	cs := []prometheus.Collector{h.joins, h.joinTime, h.phaseTime, h.joinBytes, h.desyncs,
+	cs := []prometheus.Collector{h.joins, h.joinTime, h.phaseTime, h.joinBytes, h.resumed, h.resumes, h.desyncs,
 		h.repairTime, h.saveTime, h.saveFails, h.lastSave, h.lastSaveLen}
 	if src != nil {
 		cs = append(cs, newStateCollector(src))

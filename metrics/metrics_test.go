@@ -119,6 +119,8 @@ func TestEventsAndState(t *testing.T) {
 	m.JoinFinished(host.JoinRecord{Name: "Alice", Outcome: host.JoinOK, Phases: phases(1, 2, 3, 400, 50, 6), Total: 462 * time.Millisecond, Bytes: 1000})
 	m.JoinFinished(host.JoinRecord{Name: "Bob", Outcome: host.JoinOK, Phases: phases(1, 2, 3, 4, 5, 6), Total: 21 * time.Millisecond, Bytes: 500})
 	m.JoinFinished(host.JoinRecord{Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline", Phases: phases(1, 2), Total: 3 * time.Millisecond})
+	m.JoinFinished(host.JoinRecord{Name: "Cy", Outcome: host.JoinDropped, Join: 3, Bytes: 900})
+	m.JoinFinished(host.JoinRecord{Name: "Cy", Outcome: host.JoinOK, Join: 3, Retries: 1, Retry: true, Bytes: 100, Resumed: 800})
 	m.Desync(host.DesyncRecord{Event: host.DesyncDetected})
 	m.Desync(host.DesyncRecord{Event: host.DesyncRepaired, Repair: 80 * time.Millisecond})
 	m.Saved(host.SaveRecord{At: now, D: 30 * time.Millisecond, Bytes: 2048})
@@ -130,9 +132,11 @@ func TestEventsAndState(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"lockhost_joins_total", []string{"outcome", "joined", "reason", ""}, 2},
+		{"lockhost_joins_total", []string{"outcome", "joined", "reason", ""}, 3},
 		{"lockhost_joins_total", []string{"outcome", "refused", "reason", "UsernameAlreadyOnline"}, 1},
-		{"lockhost_join_world_bytes_total", nil, 1500},
+		{"lockhost_join_world_bytes_total", nil, 2500},
+		{"lockhost_resumed_bytes_total", nil, 800},
+		{"lockhost_join_retries_total", nil, 1},
 		{"lockhost_desync_events_total", []string{"event", "detected"}, 1},
 		{"lockhost_desync_events_total", []string{"event", "repaired"}, 1},
 		{"lockhost_desync_events_total", []string{"event", "dropped"}, 0},
@@ -182,8 +186,8 @@ func TestEventsAndState(t *testing.T) {
 	if got, want := dl.GetSampleSum(), 0.404; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("download phase sum %v s, want %v", got, want)
 	}
-	if h := find(fams, "lockhost_join_duration_seconds", "outcome", "joined").GetHistogram(); h.GetSampleCount() != 2 {
-		t.Errorf("join durations of joined: %d samples, want 2", h.GetSampleCount())
+	if h := find(fams, "lockhost_join_duration_seconds", "outcome", "joined").GetHistogram(); h.GetSampleCount() != 3 {
+		t.Errorf("join durations of joined: %d samples, want 3", h.GetSampleCount())
 	}
 	if h := find(fams, "lockhost_autosave_duration_seconds").GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() != 0.03 {
 		t.Errorf("autosave durations: %d samples summing %v, want 1 of 0.03", h.GetSampleCount(), h.GetSampleSum())

@@ -157,3 +157,58 @@ func FuzzInflate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReceiverHeld feeds a receiver a resumed payload whose held blobs
+// and chunk size come from the input. The receiver must hand on every
+// blob exactly once (received or held), in order, and be done only then.
+func FuzzReceiverHeld(f *testing.F) {
+	sim := runSim(f, 3, 2000, 20)
+	p := cutPoint(f, sim, DefaultLevel)
+	f.Add([]byte{0, 2}, uint16(700))
+	f.Add([]byte{3}, uint16(100))
+	f.Add([]byte{2, 1}, uint16(5000))
+	f.Add([]byte{0, 1, 2, 3}, uint16(1))
+	f.Fuzz(func(t *testing.T, heldIdx []byte, step uint16) {
+		held := map[uint64]bool{}
+		for _, i := range heldIdx {
+			if i == 0 {
+				held[p.World.Hash] = true
+			} else if int(i) <= len(p.Maps) {
+				held[p.Maps[i-1].Blob.Hash] = true
+			}
+		}
+		pl, err := NewResumedPayload(p, 1, sim.Tick(), nil, held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := pl.Bytes()
+		next := 0
+		r := NewReceiver(pl.Total(), func(i int, _ Blob) error {
+			if i != next {
+				t.Fatalf("blob %d handed on, expected %d", i, next)
+			}
+			next++
+			return nil
+		})
+		r.OnHeld(func(i int, _ BlobInfo) error {
+			if i != next {
+				t.Fatalf("held blob %d handed on, expected %d", i, next)
+			}
+			next++
+			return nil
+		})
+		n := int(step) + 1
+		for off := 0; off < len(b); off += n {
+			done, err := r.Add(uint64(off), pl.Total(), b[off:min(off+n, len(b))])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done && next != 1+len(p.Maps) {
+				t.Fatalf("done after %d of %d blobs", next, 1+len(p.Maps))
+			}
+		}
+		if next != 1+len(p.Maps) {
+			t.Fatalf("%d of %d blobs handed on", next, 1+len(p.Maps))
+		}
+	})
+}

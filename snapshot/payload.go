@@ -48,18 +48,34 @@ type Header struct {
 	World     BlobInfo      `codec:"w"`
 	Maps      []MapInfo     `codec:"m"`
 	Commands  []MapCommands `codec:"c"`
+	// Held lists, in ascending order, the blobs (0 the world, 1+i map i)
+	// left out of the payload because the joiner said it holds them: a
+	// resumed download. Their sizes in World and Maps still describe them.
+	Held []uint32 `codec:"k"`
 }
 
 // Payload is a join point laid out for sending: a header followed by the
 // shared blobs. It refers to the Point's bytes without copying them.
 type Payload struct {
-	segs  [][]byte
-	total uint64
+	segs    [][]byte
+	blobs   []int    // blob index of each segment; -1 for the header
+	hashes  []uint64 // hash of each blob, by blob index
+	sizes   []uint64 // size of each blob, by blob index
+	total   uint64
+	held    uint64 // bytes of the blobs left out as held
+	heldIdx []int  // the blobs left out
 }
 
 // NewPayload lays out p for one joiner of the given faction with the
 // commands queued since p was cut and the grant at admission.
 func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*Payload, error) {
+	return NewResumedPayload(p, faction, granted, cmds, nil)
+}
+
+// NewResumedPayload is NewPayload for a joiner that already holds the
+// blobs whose hashes held contains: those are listed in Header.Held and
+// left out.
+func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapCommands, held map[uint64]bool) (*Payload, error) {
 	if granted < p.Tick {
 		return nil, fmt.Errorf("grant %d before join point tick %d", granted, p.Tick)
 	}
@@ -72,11 +88,24 @@ func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*P
 		Maps:      make([]MapInfo, len(p.Maps)),
 		Commands:  cmds,
 	}
-	segs := make([][]byte, 0, 2+len(p.Maps))
-	segs = append(segs, nil, p.World.Data)
+	pl := &Payload{segs: make([][]byte, 1, 2+len(p.Maps)), blobs: make([]int, 1, 2+len(p.Maps))}
+	pl.blobs[0] = -1
+	add := func(i int, b Blob) {
+		pl.hashes = append(pl.hashes, b.Hash)
+		pl.sizes = append(pl.sizes, uint64(len(b.Data)))
+		if held[b.Hash] {
+			h.Held = append(h.Held, uint32(i))
+			pl.heldIdx = append(pl.heldIdx, i)
+			pl.held += uint64(len(b.Data))
+			return
+		}
+		pl.segs = append(pl.segs, b.Data)
+		pl.blobs = append(pl.blobs, i)
+	}
+	add(0, p.World)
 	for i, m := range p.Maps {
 		h.Maps[i] = MapInfo{ID: m.ID, Blob: info(m.Blob), StateHash: m.StateHash}
-		segs = append(segs, m.Blob.Data)
+		add(1+i, m.Blob)
 	}
 	hb, err := codec.Encode(&h)
 	if err != nil {
@@ -85,14 +114,43 @@ func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*P
 	if len(hb) > MaxHeader {
 		return nil, fmt.Errorf("header of %d bytes: %w", len(hb), ErrTooLarge)
 	}
-	segs[0] = binary.BigEndian.AppendUint32(make([]byte, 0, prefixSize+len(hb)), uint32(len(hb)))
-	segs[0] = binary.BigEndian.AppendUint64(segs[0], xxhash.Sum64(hb))
-	segs[0] = append(segs[0], hb...)
-	pl := &Payload{segs: segs}
-	for _, s := range segs {
+	hdr := binary.BigEndian.AppendUint32(make([]byte, 0, prefixSize+len(hb)), uint32(len(hb)))
+	hdr = binary.BigEndian.AppendUint64(hdr, xxhash.Sum64(hb))
+	pl.segs[0] = append(hdr, hb...)
+	for _, s := range pl.segs {
 		pl.total += uint64(len(s))
 	}
 	return pl, nil
+}
+
+// Held is how many bytes of blobs the payload leaves out because the
+// joiner holds them.
+func (p *Payload) Held() uint64 { return p.held }
+
+// BlobSize is the compressed size of blob i, sent or held.
+func (p *Payload) BlobSize(i int) uint64 { return p.sizes[i] }
+
+// HeldBlobs returns the blobs left out because the joiner holds them.
+func (p *Payload) HeldBlobs() []int { return p.heldIdx }
+
+// BlobHash is the hash of blob i (0 the world, 1+i map i), sent or held.
+func (p *Payload) BlobHash(i int) uint64 { return p.hashes[i] }
+
+// Complete returns the blobs (0 the world, 1+i map i) that lie wholly in
+// the first acked bytes of the payload, in order.
+func (p *Payload) Complete(acked uint64) []int {
+	var out []int
+	pos := uint64(0)
+	for i, s := range p.segs {
+		pos += uint64(len(s))
+		if pos > acked {
+			break
+		}
+		if p.blobs[i] >= 0 {
+			out = append(out, p.blobs[i])
+		}
+	}
+	return out
 }
 
 func info(b Blob) BlobInfo {
@@ -135,7 +193,8 @@ type Parsed struct {
 }
 
 // Parse splits a complete payload and checks its header hash and that its
-// sizes add up. Blob hashes are checked by Decompress.
+// sizes add up. Blob hashes are checked by Decompress. A resumed payload,
+// which leaves out blobs the joiner holds, is refused.
 func Parse(b []byte) (*Parsed, error) {
 	p := &Parsed{}
 	r := NewReceiver(uint64(len(b)), func(i int, blob Blob) error {
@@ -146,6 +205,7 @@ func Parse(b []byte) (*Parsed, error) {
 		}
 		return nil
 	})
+
 	done, err := r.Add(0, uint64(len(b)), b)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,8 @@ type Receiver struct {
 	got    uint64
 	begun  bool
 	onBlob func(index int, b Blob) error
+	onHeld func(index int, info BlobInfo) error
+	held   []bool // per blob: left out of the payload (Header.Held)
 
 	prefix  []byte // the prefix, then the header, while they arrive
 	hdrLen  uint64
@@ -36,6 +38,11 @@ type Receiver struct {
 func NewReceiver(limit uint64, onBlob func(index int, b Blob) error) *Receiver {
 	return &Receiver{limit: limit, onBlob: onBlob}
 }
+
+// OnHeld sets what is called, in blob order, for each blob the header
+// lists as held by the joiner (not in the payload). Without it, a payload
+// that leaves blobs out is refused.
+func (r *Receiver) OnHeld(fn func(index int, info BlobInfo) error) { r.onHeld = fn }
 
 // Header is the payload's header once it has arrived, else nil.
 func (r *Receiver) Header() *Header { return r.header }
@@ -107,6 +114,12 @@ func (r *Receiver) take(data []byte) (int, error) {
 // finishBlobs hands on the current blob, and any empty ones after it, once
 // complete.
 func (r *Receiver) finishBlobs() error {
+	for r.cur < len(r.infos) && r.held[r.cur] {
+		if err := r.onHeld(r.cur, r.infos[r.cur]); err != nil {
+			return err
+		}
+		r.cur++
+	}
 	for r.cur < len(r.infos) && uint64(len(r.curData)) == r.infos[r.cur].Size {
 		info := r.infos[r.cur]
 		data := r.curData
@@ -118,6 +131,12 @@ func (r *Receiver) finishBlobs() error {
 			return err
 		}
 		r.cur++
+		for r.cur < len(r.infos) && r.held[r.cur] {
+			if err := r.onHeld(r.cur, r.infos[r.cur]); err != nil {
+				return err
+			}
+			r.cur++
+		}
 	}
 	return nil
 }
@@ -152,10 +171,17 @@ func (r *Receiver) takeHeader(data []byte) (int, error) {
 	for _, m := range h.Maps {
 		infos = append(infos, m.Blob)
 	}
-	// The blob sizes must add up to exactly what is left.
+	held, err := r.heldBlobs(h.Held, len(infos))
+	if err != nil {
+		return 0, err
+	}
+	// The sizes of the blobs sent must add up to exactly what is left.
 	left := r.total - prefixSize - r.hdrLen
 	var sum uint64
-	for _, bi := range infos {
+	for i, bi := range infos {
+		if held[i] {
+			continue
+		}
 		if bi.Size > left-sum {
 			return 0, fmt.Errorf("%w: blob sizes exceed the %d bytes after the header", ErrMalformed, left)
 		}
@@ -164,9 +190,28 @@ func (r *Receiver) takeHeader(data []byte) (int, error) {
 	if sum != left {
 		return 0, fmt.Errorf("%w: blobs take %d of the %d bytes after the header", ErrMalformed, sum, left)
 	}
-	r.header, r.infos, r.prefix = h, infos, nil
+	r.header, r.infos, r.held, r.prefix = h, infos, held, nil
 	if err := r.finishBlobs(); err != nil { // empty blobs are complete already
 		return 0, err
 	}
 	return int(n), nil
+}
+
+// heldBlobs checks a header's held list (ascending, each a blob of the
+// n) and returns it as a flag per blob.
+func (r *Receiver) heldBlobs(list []uint32, n int) ([]bool, error) {
+	held := make([]bool, n)
+	if len(list) == 0 {
+		return held, nil
+	}
+	if r.onHeld == nil {
+		return nil, fmt.Errorf("%w: the payload leaves out %d blobs, but none are held here", ErrMalformed, len(list))
+	}
+	for k, i := range list {
+		if uint64(i) >= uint64(n) || k > 0 && i <= list[k-1] {
+			return nil, fmt.Errorf("%w: held blob %d (of %d) out of order or range", ErrMalformed, i, n)
+		}
+		held[i] = true
+	}
+	return held, nil
 }

@@ -82,6 +82,11 @@ type joinJSON struct {
 	Phases    []phaseJSON `json:"phases"`
 	TotalMs   float64     `json:"total_ms"`
 	Bytes     uint64      `json:"bytes"`
+	// Retries counts the join's connections after the first (dropped
+	// before WorldReady and resumed); ResumedBytes the payload not sent
+	// again because the joiner held it.
+	Retries      int    `json:"retries"`
+	ResumedBytes uint64 `json:"resumed_bytes"`
 }
 
 type desyncJSON struct {
@@ -203,7 +208,8 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			phases = append(phases, phaseJSON{Phase: p.Phase, Ms: ms(p.D)})
 		}
 		v.Joins = append(v.Joins, joinJSON{At: stamp(j.At), Remote: j.Remote, Name: j.Name, Spectator: j.Spectator,
-			Rejoin: j.Rejoin, Outcome: j.Outcome, Reason: j.Reason, Phases: phases, TotalMs: ms(j.Total), Bytes: j.Bytes})
+			Rejoin: j.Rejoin, Outcome: j.Outcome, Reason: j.Reason, Phases: phases, TotalMs: ms(j.Total), Bytes: j.Bytes,
+			Retries: j.Retries, ResumedBytes: j.Resumed})
 	}
 	for _, d := range o.Desyncs {
 		maps := d.Maps

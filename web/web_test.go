@@ -65,7 +65,7 @@ func fullOverview(now time.Time) host.Overview {
 		Joins: []host.JoinRecord{
 			{At: now.Add(-30 * time.Second), Remote: "127.0.0.1:5555", Name: "Alice", Outcome: host.JoinOK,
 				Phases: []host.PhaseTime{{Phase: "handshake", D: 1500 * time.Microsecond}, {Phase: "download", D: 2 * time.Second}},
-				Total:  2500 * time.Millisecond, Bytes: 1 << 20},
+				Total:  2500 * time.Millisecond, Bytes: 1 << 20, Resumed: 3 << 20, Join: 9, Retries: 2},
 			{At: now.Add(-20 * time.Second), Remote: "127.0.0.1:5556", Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline",
 				Total: 3 * time.Millisecond},
 		},
@@ -140,7 +140,9 @@ func TestOverviewJSON(t *testing.T) {
 				Phase string  `json:"phase"`
 				Ms    float64 `json:"ms"`
 			} `json:"phases"`
-			TotalMs float64 `json:"total_ms"`
+			TotalMs      float64 `json:"total_ms"`
+			Retries      int     `json:"retries"`
+			ResumedBytes uint64  `json:"resumed_bytes"`
 		} `json:"joins"`
 		Unnamed uint64 `json:"unnamed"`
 		Desyncs []struct {
@@ -189,7 +191,8 @@ func TestOverviewJSON(t *testing.T) {
 		t.Errorf("maps: %+v", v.Maps)
 	}
 	if len(v.Joins) != 2 || v.Joins[0].TotalMs != 2500 || len(v.Joins[0].Phases) != 2 || v.Joins[0].Phases[0].Phase != "handshake" ||
-		v.Joins[0].Phases[0].Ms != 1.5 || v.Joins[1].Reason != "UsernameAlreadyOnline" || v.Joins[1].Phases == nil {
+		v.Joins[0].Phases[0].Ms != 1.5 || v.Joins[1].Reason != "UsernameAlreadyOnline" || v.Joins[1].Phases == nil ||
+		v.Joins[0].Retries != 2 || v.Joins[0].ResumedBytes != 3<<20 || v.Joins[1].Retries != 0 {
 		t.Errorf("joins: %+v", v.Joins)
 	}
 	if v.Unnamed != 417 {

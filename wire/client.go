@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -73,6 +74,22 @@ type ClientUsername struct {
 	// Token, when set, rejoins as the player the host gave it to: same
 	// player ID, name and faction. See Server_Session.
 	Token []byte `codec:"k"`
+	// Resume, with Token, continues a join whose connection dropped
+	// before WorldReady: the world blobs the client already holds, each
+	// verified against its hash, by index in the last payload header it
+	// got. The host sends only the others. At most MaxResumeBlobs.
+	Resume []HeldBlob `codec:"r"`
+}
+
+// MaxResumeBlobs bounds the blobs a resume may name: the world blob and
+// one per map.
+const MaxResumeBlobs = 1 + lockstep.MaxMaps
+
+// HeldBlob is one world blob a resuming client holds: its index in the
+// payload header (0 the world, 1+i map i) and its xxhash64.
+type HeldBlob struct {
+	Index uint32 `codec:"i"`
+	Hash  uint64 `codec:"h"`
 }
 
 // ID implements Packet.
@@ -88,6 +105,17 @@ func (p *ClientUsername) Validate() error {
 	}
 	if len(p.Token) != 0 && len(p.Token) != TokenSize {
 		return fmt.Errorf("session token of %d bytes", len(p.Token))
+	}
+	if len(p.Resume) > MaxResumeBlobs {
+		return fmt.Errorf("resume names %d blobs, over %d", len(p.Resume), MaxResumeBlobs)
+	}
+	if len(p.Resume) > 0 && len(p.Token) == 0 {
+		return errors.New("resume without a session token")
+	}
+	for _, b := range p.Resume {
+		if b.Index >= MaxResumeBlobs {
+			return fmt.Errorf("resume names blob %d, over %d", b.Index, MaxResumeBlobs-1)
+		}
 	}
 	return nil
 }

@@ -42,7 +42,8 @@
 //
 //	0  Client_Protocol    {v:protocol}
 //	1  Client_Defs        {d:databases[]{t:type, c:count, h:hash}}   at most MaxDatabases
-//	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token}
+//	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token, r:resume[]{i:index, h:hash}}
+//	                      resume (with a token, before WorldReady): blobs held, <= MaxResumeBlobs
 //	3  Client_WorldReady  {t:tick, h:worldHash}
 //	4  Client_Command     {m:mapID, k:kind, d:payload}               payload <= MaxClientCommandPayload
 //	5  Client_Clock       {n:nonce, c:clientTime}                    echo of a Server_Clock
@@ -129,6 +130,23 @@
 // then closed, reason Replaced), gets the same player ID, name and faction;
 // an unknown or expired token is refused with reason BadToken.
 //
+// Resume: a joiner whose connection drops after admission but before
+// WorldReady retries with the token and lists in Client_Username's resume
+// the blobs it holds: each received whole and checked against its hash,
+// by its index in the last world payload header it got (0 the world, 1+i
+// map i) and that hash. The host checks that this join was sent each one
+// (written whole, or left out of an earlier resumed payload) at that
+// index; otherwise it refuses with reason BadPacket. A join that resumes
+// more than twice in a row without acknowledging a new blob whole (or its
+// whole download) in between is refused with reason RateLimited. The
+// host then sends the world payload of its current join point, leaving
+// out every blob whose hash the joiner holds: the header's held list
+// names them. A join point's map that did not change keeps its blob, so a
+// newer join point still spares what the joiner holds. Admission, limits
+// and deadlines are those of a first join. The host writes a join's
+// payload at most a window (default 2 MiB) ahead of the joiner's
+// acknowledgements.
+//
 // Liveness: once admitted, a client gets a Server_Keepalive every second
 // and echoes it at once; the host keeps a smoothed round trip per player
 // (shown in the player list) and drops a client it has heard nothing from
@@ -193,8 +211,10 @@
 //
 // WorldHeader names the faction, the snapshot tick, each blob's size and
 // xxhash64, the host's state hashes at the snapshot tick, and the per-map
-// commands queued since the snapshot. hdrHash is checked before the
-// header is decoded (package snapshot, MaxHeader, holds the details). The
-// blobs are the gzip-compressed world state followed by each map's
-// gzip-compressed state, in header order.
+// commands queued since the snapshot, and (key k, on a resume) the held
+// list: the indexes, ascending, of blobs left out because the joiner holds
+// them. hdrHash is checked before the header is decoded (package
+// snapshot, MaxHeader, holds the details). The blobs are the
+// gzip-compressed world state followed by each map's gzip-compressed
+// state, in header order, less the held ones.
 package wire

@@ -118,6 +118,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{"unknown subcommand", []string{"defs", "nosuch"}, cliutil.ExitUsage, `unknown command "defs nosuch"`},
 		{"subcommand missing", []string{"defs"}, cliutil.ExitUsage, "give a command of defs"},
 		{"host wants TLS", []string{secure, "--name", "Alice", "-q", "--no-reconnect"}, cliutil.ExitNetwork, "the host speaks TLS; add --tls"},
+		{"host wants TLS, no retry", []string{secure, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "the host speaks TLS; add --tls"},
 		{"host has no TLS", []string{plain, "--name", "Alice", "-q", "--tls", "--known-hosts", kh}, cliutil.ExitNetwork, "the host does not speak TLS"},
 		{"version", []string{"--version"}, cliutil.ExitOK, "protocol " + strconv.Itoa(int(wire.ProtocolVersion))},
 		{"exit after ready", []string{plain, "--name", "Alice", "-q", "--exit-after-ready"}, cliutil.ExitOK, "WorldReady"},

@@ -74,7 +74,7 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
 		&cli.Float64Flag{Name: "bot", Usage: "after joining, send about `RATE` random valid commands per second (demos, load tests)"},
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
-		&cli.BoolFlag{Name: "no-reconnect", Usage: "leave when the connection drops instead of rejoining with the session token"},
+		&cli.BoolFlag{Name: "no-reconnect", Usage: "when the connection drops, while joining or playing, stop instead of retrying with the session token"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
@@ -193,10 +193,10 @@ func run(c *cli.Context) error {
 		TLS:    tlsCfg,
 		Logger: log,
 	}
-	sess, err := join.Join(ctx, cfg)
+	sess, err := firstJoin(ctx, cfg, !c.Bool("no-reconnect"))
 	bar.clear()
 	if err != nil {
-		return explain(tlsHint(ctx, err, cfg.Addr, tlsCfg != nil), bundle)
+		return explain(err, bundle)
 	}
 	if learned != nil {
 		if fp, isNew := learned(); isNew {
