@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -135,7 +136,7 @@ func TestDamagedBanFileRefused(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := host.New(host.Config{BanFile: path, Logger: quiet()}, host.Content{}, locksteptest.New(1, 16)); err == nil ||
+	if _, err := host.New(host.Config{BanFile: path, Logger: testkit.Quiet()}, host.Content{}, locksteptest.New(1, 16)); err == nil ||
 		!strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("damaged ban list: %v", err)
 	}

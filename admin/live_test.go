@@ -3,8 +3,6 @@ package admin_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,13 +14,12 @@ import (
 	"github.com/gorcon/rcon"
 	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	lhrcon "github.com/lockhost/lockhost/rcon"
 	"github.com/lockhost/lockhost/wire"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // live is a host serving on loopback for one test.
 type live struct {
@@ -37,7 +34,7 @@ func startLive(t *testing.T, cfg host.Config) *live {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Logger, cfg.TickRate, cfg.ConnRate, cfg.MaxPendingPerAddr = quiet(), 200, -1, -1
+	cfg.Logger, cfg.TickRate, cfg.ConnRate, cfg.MaxPendingPerAddr = testkit.Quiet(), 200, -1, -1
 	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}}, locksteptest.New(2, 64))
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +74,7 @@ func (p *player) saw(text string) bool {
 }
 
 func joinCfg(addr, name string) join.Config {
-	return join.Config{Addr: addr, Name: name, Loader: locksteptest.Load, Logger: quiet()}
+	return join.Config{Addr: addr, Name: name, Loader: locksteptest.Load, Logger: testkit.Quiet()}
 }
 
 // joinLive joins and runs a player until the test ends, or returns the
@@ -160,7 +157,7 @@ func rconWay(t *testing.T, l *live) way {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := lhrcon.NewServer(lhrcon.Config{Password: []byte("pw"), Logger: quiet(),
+	rs, err := lhrcon.NewServer(lhrcon.Config{Password: []byte("pw"), Logger: testkit.Quiet(),
 		Exec: func(by, line string) string { return admin.Exec(l.srv, by, line) }})
 	if err != nil {
 		t.Fatal(err)

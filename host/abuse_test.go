@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockhost/lockhost/internal/codec"
 	"log/slog"
 	"net"
 	"strings"
@@ -14,7 +13,9 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -54,7 +55,7 @@ func TestPendingConnectionCaps(t *testing.T) {
 		c.nc.Close()
 	}
 	// The slots come back once the host sees the idlers gone.
-	waitFor(t, "a player to join after the idlers left", func() bool {
+	testkit.WaitFor(t, "a player to join after the idlers left", func() bool {
 		cfg := joinCfg(h.addr, "Bob", newHashLog())
 		cfg.Spectate = true
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -92,7 +93,7 @@ func TestHandshakeFrameLimit(t *testing.T) {
 	p.send(&wire.ClientCommand{MapID: 0, Kind: locksteptest.KindAdd, Payload: make([]byte, 10000)})
 	payload := []byte{0x2a}
 	p.send(&wire.ClientCommand{MapID: 0, Kind: locksteptest.KindAdd, Payload: payload})
-	waitFor(t, "the command after the 10 KB one to be applied", func() bool {
+	testkit.WaitFor(t, "the command after the 10 KB one to be applied", func() bool {
 		h.log.mu.Lock()
 		defer h.log.mu.Unlock()
 		for k := range h.log.cmds {
@@ -221,7 +222,7 @@ func TestConnectFloodIsQuiet(t *testing.T) {
 		}
 		nc.Close()
 	}
-	waitFor(t, "every flood connection to be counted", func() bool { return h.srv.Overview().Unnamed == flood })
+	testkit.WaitFor(t, "every flood connection to be counted", func() bool { return h.srv.Overview().Unnamed == flood })
 	if got := obs.joins.Load(); got != flood+1 {
 		t.Errorf("observer heard of %d attempts, want %d (the flood and Alice)", got, flood+1)
 	}
@@ -277,6 +278,6 @@ func TestSquatterDroppedBelowMinimumRate(t *testing.T) {
 	if d.Reason != wire.ReasonTimeout || !strings.Contains(d.Message, "minimum") {
 		t.Fatalf("squatter: %+v, want Timeout naming the minimum rate", d)
 	}
-	waitFor(t, "the squatter's slot to be free", func() bool { return tryJoin(t, h.addr, "Bobby", nil) == 0 })
+	testkit.WaitFor(t, "the squatter's slot to be free", func() bool { return tryJoin(t, h.addr, "Bobby", nil) == 0 })
 	checkSameHashes(t, h, hostTick(h)+20, alice)
 }

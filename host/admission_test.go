@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/roster"
@@ -100,7 +101,7 @@ func TestSpectators(t *testing.T) {
 	if err := spec.Send(0, locksteptest.KindAdd, []byte{5}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the spectator's command to be refused", func() bool {
+	testkit.WaitFor(t, "the spectator's command to be refused", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.ContainsFunc(notices, func(s string) bool { return strings.Contains(s, "spectators cannot send commands") })
@@ -108,7 +109,7 @@ func TestSpectators(t *testing.T) {
 	// The session goes on: Alice still advances and the spectator is
 	// still connected.
 	t0 := alice.log.latest()
-	waitFor(t, "Alice to advance", func() bool { return alice.log.latest() > t0+10 })
+	testkit.WaitFor(t, "Alice to advance", func() bool { return alice.log.latest() > t0+10 })
 	select {
 	case err := <-runErr:
 		t.Fatalf("spectator dropped: %v", err)
@@ -163,18 +164,18 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 	// measured latency; her own status and latency come as deltas too. The
 	// host handles Alice's WorldReady and Bob's join on their own
 	// goroutines, so the test waits for both without assuming an order.
-	waitFor(t, "Alice and Bob playing in Alice's list", func() bool {
+	testkit.WaitFor(t, "Alice and Bob playing in Alice's list", func() bool {
 		a, aok := find("Alice")
 		b, bok := find("Bob")
 		return aok && bok && a.Status == wire.StatusPlaying && b.Status == wire.StatusPlaying && b.Faction == bob.Info().Faction
 	})
 	// Bob's latency comes once his clock is synced again after WorldReady.
-	waitFor(t, "six list updates", func() bool { mu.Lock(); defer mu.Unlock(); return updates >= 6 })
+	testkit.WaitFor(t, "six list updates", func() bool { mu.Lock(); defer mu.Unlock(); return updates >= 6 })
 	bob.Close()
 	// The whole list once, then only deltas: Alice's status and latency,
 	// Bob's add, status and latency, Bob's removal. With keepalives an
 	// hour apart, no other latency update can come.
-	waitFor(t, "Bob removed from Alice's list after seven updates", func() bool {
+	testkit.WaitFor(t, "Bob removed from Alice's list after seven updates", func() bool {
 		_, ok := find("Bob")
 		mu.Lock()
 		defer mu.Unlock()

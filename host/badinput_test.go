@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/codec"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -206,7 +207,7 @@ func TestBadInputDisconnectsOnlyThatClient(t *testing.T) {
 	// Alice was never disturbed: she still follows the session.
 	before := alice.log
 	var t0 uint64
-	waitFor(t, "Alice to keep simulating", func() bool {
+	testkit.WaitFor(t, "Alice to keep simulating", func() bool {
 		before.mu.Lock()
 		defer before.mu.Unlock()
 		for tk := range before.hashes {
@@ -214,7 +215,7 @@ func TestBadInputDisconnectsOnlyThatClient(t *testing.T) {
 		}
 		return t0 > 0
 	})
-	waitFor(t, "Alice to advance further", func() bool {
+	testkit.WaitFor(t, "Alice to advance further", func() bool {
 		_, ok := alice.log.at(t0 + 20)
 		return ok
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -62,11 +63,11 @@ func TestChatRelayedToEveryone(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := wire.ServerChat{Name: "Alice", PlayerID: alice.sess.Info().PlayerID, Text: "hello[2J Bob  evil"}
-	waitFor(t, "Alice's line at both joiners", func() bool { return aliceLog.has(want) && bobLog.has(want) })
+	testkit.WaitFor(t, "Alice's line at both joiners", func() bool { return aliceLog.has(want) && bobLog.has(want) })
 
 	h.srv.Say("console", "the host\x07 restarts soon")
 	fromHost := wire.ServerChat{Text: "the host restarts soon"}
-	waitFor(t, "the host's line at both joiners", func() bool { return aliceLog.has(fromHost) && bobLog.has(fromHost) })
+	testkit.WaitFor(t, "the host's line at both joiners", func() bool { return aliceLog.has(fromHost) && bobLog.has(fromHost) })
 
 	o := h.srv.Overview()
 	if len(o.Chat) != 2 || o.Chat[0].Text != fromHost.Text || o.Chat[0].By != "console" || o.Chat[0].Name != "" ||
@@ -99,20 +100,20 @@ func TestChatRateAndLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "two refusals counted", func() bool { return h.srv.Overview().Stats.ChatsRefused == 2 })
-	waitFor(t, "the refusal notice", func() bool { return aliceLog.noticed("Chat refused") })
+	testkit.WaitFor(t, "two refusals counted", func() bool { return h.srv.Overview().Stats.ChatsRefused == 2 })
+	testkit.WaitFor(t, "the refusal notice", func() bool { return aliceLog.noticed("Chat refused") })
 	if bobLog.noticed("Chat refused") {
 		t.Fatal("Bob was told of Alice's refusal")
 	}
 	if n := h.srv.Overview().Stats.Chats; n != 2 {
 		t.Fatalf("%d lines relayed, want the burst of 2", n)
 	}
-	waitFor(t, "both lines at Bob", func() bool { return bobLog.count() == 2 })
+	testkit.WaitFor(t, "both lines at Bob", func() bool { return bobLog.count() == 2 })
 	if err := alice.sess.Chat(strings.Repeat("x", wire.MaxChatBytes+1)); err == nil {
 		t.Fatal("an over-long line was accepted for sending")
 	}
 	since := time.Now()
-	waitFor(t, "a later overview that lists Alice", func() bool {
+	testkit.WaitFor(t, "a later overview that lists Alice", func() bool {
 		o := h.srv.Overview()
 		return o.At.After(since) && slices.ContainsFunc(o.Players, func(p host.PlayerView) bool { return p.Name == "Alice" })
 	})

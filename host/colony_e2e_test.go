@@ -3,12 +3,13 @@ package host_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 )
@@ -28,11 +29,7 @@ func TestColonyJoinEndToEnd(t *testing.T) {
 	}
 	const every = 10 // hash the default world every 10 ticks, not every tick
 	hl := newHashLog()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := host.Config{TickRate: 120, Logger: quietLogger(), AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
+	cfg := host.Config{TickRate: 120, AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {
 			hl.applied(c)
 		}
@@ -40,27 +37,17 @@ func TestColonyJoinEndToEnd(t *testing.T) {
 			hl.record(sim)
 		}
 	}}
-	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := hosttest.Start(t, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer cancel()
 	th := &testHost{log: hl}
 
 	joiners := make([]*testJoiner, 2)
 	for i, name := range []string{"Alice", "Bob"} {
 		tj := &testJoiner{log: newHashLog(), errc: make(chan error, 1)}
 		s, err := join.Join(ctx, join.Config{
-			Addr: ln.Addr().String(), Name: name, Databases: set.Summary(), MapLoader: colony.MapLoader(content),
-			Logger: quietLogger(), OnApply: tj.log.applied,
+			Addr: h.Addr, Name: name, Databases: set.Summary(), MapLoader: colony.MapLoader(content),
+			Logger: testkit.Quiet(), OnApply: tj.log.applied,
 			OnStep: func(sim lockstep.Sim) {
 				if sim.Tick()%every == 0 {
 					tj.log.record(sim)
@@ -85,13 +72,13 @@ func TestColonyJoinEndToEnd(t *testing.T) {
 	cmd.Player = joiners[0].sess.Info().PlayerID
 	key := cmdKey(cmd)
 	var hostTick uint64
-	waitFor(t, "host to apply the spawn", func() bool {
+	testkit.WaitFor(t, "host to apply the spawn", func() bool {
 		var ok bool
 		hostTick, ok = hl.cmdTick(key)
 		return ok
 	})
 	for i, j := range joiners {
-		waitFor(t, fmt.Sprintf("joiner %d to apply the spawn", i), func() bool {
+		testkit.WaitFor(t, fmt.Sprintf("joiner %d to apply the spawn", i), func() bool {
 			tk, ok := j.log.cmdTick(key)
 			if ok && tk != hostTick {
 				t.Fatalf("joiner %d applied the spawn at tick %d, host at %d", i, tk, hostTick)

@@ -2,14 +2,13 @@ package host
 
 import (
 	"bufio"
-	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -26,7 +25,7 @@ func TestSlowConsumerDropped(t *testing.T) {
 func slowConsumerDropped(t *testing.T) {
 	hostEnd, clientEnd := net.Pipe() // no buffer at all: a client that does not read blocks every write
 	defer clientEnd.Close()
-	c := newConn(hostEnd, 1024, 2000, 3*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := newConn(hostEnd, 1024, 2000, 3*time.Second, testkit.Quiet())
 	frame := wire.MustMarshal(&wire.ServerNotice{Text: strings.Repeat("x", 90)})
 	sent := 0
 	start := time.Now()

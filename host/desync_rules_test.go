@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -165,7 +166,7 @@ func TestDesyncOfEveryMapSendsTheWorld(t *testing.T) {
 		c.Desync, c.Resynced = events.desync, events.resynced
 	})
 	at.Store(alice.sess.Timings().ReadyTick + 30)
-	waitFor(t, "the repair", func() bool { _, ok := events.find(wire.DesyncRepaired); return ok })
+	testkit.WaitFor(t, "the repair", func() bool { _, ok := events.find(wire.DesyncRepaired); return ok })
 	d, _ := events.find(wire.DesyncDetected)
 	if len(d.Maps) != 3 || !d.World {
 		t.Fatalf("desync event %+v, want three maps and the world", d)
@@ -197,7 +198,7 @@ func TestRepeatedDesyncDrops(t *testing.T) {
 	at2.Store(math.MaxUint64)
 	alice := startJoiner(t, h.addr, "Alice", corruptOnce(t, &at, &done, 1), corruptOnce(t, &at2, &done2, 1))
 	at.Store(alice.sess.Timings().ReadyTick + 30)
-	waitFor(t, "the first repair", func() bool { _, ok := bobEvents.find(wire.DesyncRepaired); return ok })
+	testkit.WaitFor(t, "the first repair", func() bool { _, ok := bobEvents.find(wire.DesyncRepaired); return ok })
 	at2.Store(hostTick(h) + 10)
 	var err error
 	select {
@@ -210,7 +211,7 @@ func TestRepeatedDesyncDrops(t *testing.T) {
 	if !errors.As(err, &re) || re.Reason != wire.ReasonDesync {
 		t.Fatalf("Alice ended with %v, want reason Desync", err)
 	}
-	waitFor(t, "Bob to hear of the drop", func() bool { _, ok := bobEvents.find(wire.DesyncDropped); return ok })
+	testkit.WaitFor(t, "Bob to hear of the drop", func() bool { _, ok := bobEvents.find(wire.DesyncDropped); return ok })
 	if st := h.srv.Overview().Stats; st.DesyncDrops != 1 || st.Desyncs != 2 {
 		t.Fatalf("stats %+v: want two desyncs and one drop", st)
 	}

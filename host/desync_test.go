@@ -12,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
@@ -152,7 +153,7 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	corruptAt.Store(alice.sess.Timings().ReadyTick + 45)
 
 	var detected wire.ServerDesync
-	waitFor(t, "Bob to hear of the desync", func() bool {
+	testkit.WaitFor(t, "Bob to hear of the desync", func() bool {
 		var ok bool
 		detected, ok = bobEvents.find(wire.DesyncDetected)
 		return ok
@@ -167,7 +168,7 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	t.Logf("corrupted map %d at tick %d; detected at checkpoint %d (%d ticks later)", badMap, bad, detected.Tick, detected.Tick-bad)
 
 	var repaired wire.ServerDesync
-	waitFor(t, "the repair", func() bool {
+	testkit.WaitFor(t, "the repair", func() bool {
 		var ok bool
 		repaired, ok = bobEvents.find(wire.DesyncRepaired)
 		return ok

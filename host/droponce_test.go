@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -24,7 +25,7 @@ func spectate(c *join.Config) { c.Spectate = true }
 // the named player: the host has seen it leave.
 func waitGone(t *testing.T, h *testHost, name string, since time.Time) {
 	t.Helper()
-	waitFor(t, name+" to leave", func() bool {
+	testkit.WaitFor(t, name+" to leave", func() bool {
 		o := h.srv.Overview()
 		return o.At.After(since) && !slices.ContainsFunc(o.Players, func(p host.PlayerView) bool { return p.Name == name })
 	})
@@ -49,7 +50,7 @@ func TestLagDropDropsOnce(t *testing.T) {
 	}
 	defer s.Close()
 	// The client does not call Run: it acknowledges no tick.
-	waitFor(t, "the stalled player to be dropped", func() bool { return strings.Contains(logs.String(), "dropping a lagging player") })
+	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return strings.Contains(logs.String(), "dropping a lagging player") })
 	waitGone(t, h, "Stalled", time.Now())
 	line := fmt.Sprintf(`msg="dropping a lagging player" player=%d `, s.Info().PlayerID)
 	if n := strings.Count(logs.String(), line); n != 1 {
@@ -71,11 +72,11 @@ func TestRejoinWrongPasswordKeepsToken(t *testing.T) {
 			h := startHost(t, host.Config{Password: []byte("secret"), Timeout: time.Minute}, locksteptest.New(2, 256))
 			startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.Password = []byte("secret") })
 			addr := h.addr
-			var px *proxy
+			var px *testkit.Relay
 			if lingering {
 				// Through a proxy that can hold Bob's hang-up from the host.
-				px = startProxy(t, h.addr, 0)
-				addr = px.addr
+				px = testkit.StartRelay(t, h.addr)
+				addr = px.Addr()
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -88,10 +89,10 @@ func TestRejoinWrongPasswordKeepsToken(t *testing.T) {
 			runErr := make(chan error, 1)
 			go func() { runErr <- bob.Run(ctx) }()
 			var token []byte
-			waitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
+			testkit.WaitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
 			first := bob.Info()
 			if lingering {
-				px.frozen.Store(true) // the host does not notice Bob is gone
+				px.Stall(true) // the host does not notice Bob is gone
 			}
 			bob.Close()
 			<-runErr

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +13,9 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
+	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -71,14 +71,10 @@ func (h *hashLog) at(tick uint64) ([]uint64, bool) {
 }
 
 type testHost struct {
-	addr   string
-	srv    *host.Server
-	log    *hashLog
-	cancel context.CancelFunc
-	done   chan error
+	addr string
+	srv  *host.Server
+	log  *hashLog
 }
-
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	t.Helper()
@@ -89,24 +85,13 @@ func startHost(t *testing.T, cfg host.Config, sim lockstep.Sim) *testHost {
 	return startHostOn(t, ln, cfg, sim)
 }
 
-// startHostOn serves on ln until the test ends.
+// startHostOn serves on ln until the test ends (hosttest.StartOn, with
+// a fast tick and every tick's hashes and commands in the host's log).
 func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Sim) *testHost {
 	t.Helper()
-	th := &testHost{addr: ln.Addr().String(), log: newHashLog(), done: make(chan error, 1)}
-	if cfg.Logger == nil {
-		cfg.Logger = quietLogger()
-	}
+	th := &testHost{log: newHashLog()}
 	if cfg.TickRate == 0 {
 		cfg.TickRate = 200
-	}
-	if cfg.ConnRate == 0 {
-		cfg.ConnRate = -1 // tests connect from one address, many times
-	}
-	if cfg.MaxPendingPerAddr == 0 {
-		cfg.MaxPendingPerAddr = -1 // and many at once
-	}
-	if cfg.PasswordRate == 0 {
-		cfg.PasswordRate = -1 // and try passwords often
 	}
 	cfg.AfterTick = func(res lockstep.TickResult, sim lockstep.Sim) {
 		for _, c := range res.Accepted {
@@ -116,26 +101,8 @@ func startHostOn(t *testing.T, ln net.Listener, cfg host.Config, sim lockstep.Si
 			th.log.record(sim)
 		}
 	}
-	srv, err := host.New(cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, sim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	th.srv = srv
-	ctx, cancel := context.WithCancel(context.Background())
-	th.cancel = cancel
-	go func() { th.done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-th.done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			buf := make([]byte, 4<<20)
-			t.Errorf("host did not stop within 30 s; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
-		}
-	})
+	h := hosttest.StartOn(t, ln, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, sim)
+	th.addr, th.srv = h.Addr, h.Server
 	return th
 }
 
@@ -148,7 +115,7 @@ type testJoiner struct {
 func joinCfg(addr, name string, log *hashLog) join.Config {
 	return join.Config{
 		Addr: addr, Name: name, Databases: testDefs, Loader: locksteptest.Load,
-		OnStep: log.record, OnApply: log.applied, Logger: quietLogger(),
+		OnStep: log.record, OnApply: log.applied, Logger: testkit.Quiet(),
 	}
 }
 
@@ -174,38 +141,19 @@ func startJoiner(t *testing.T, addr, name string, mods ...func(*join.Config)) *t
 	return tj
 }
 
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitWithin(t, 20*time.Second, what, cond)
-}
-
-// waitWithin polls cond until it holds or d passes: d bounds a hang, not a
-// speed, so it is generous.
-func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // checkSameHashes compares every joiner's map hashes with the host's at
 // tick, waiting for all to reach it.
 func checkSameHashes(t *testing.T, h *testHost, tick uint64, js ...*testJoiner) {
 	t.Helper()
 	var want []uint64
-	waitFor(t, fmt.Sprintf("host tick %d", tick), func() bool {
+	testkit.WaitFor(t, fmt.Sprintf("host tick %d", tick), func() bool {
 		var ok bool
 		want, ok = h.log.at(tick)
 		return ok
 	})
 	for i, j := range js {
 		var got []uint64
-		waitFor(t, fmt.Sprintf("joiner %d tick %d", i, tick), func() bool {
+		testkit.WaitFor(t, fmt.Sprintf("joiner %d tick %d", i, tick), func() bool {
 			var ok bool
 			got, ok = j.log.at(tick)
 			return ok
@@ -229,14 +177,14 @@ func TestTwoJoinersCommandAndHashes(t *testing.T) {
 	}
 	key := cmdKey(lockstep.Command{Player: a.sess.Info().PlayerID, MapID: 2, Kind: locksteptest.KindAdd, Payload: []byte{7}})
 	var hostTick uint64
-	waitFor(t, "host to apply the command", func() bool {
+	testkit.WaitFor(t, "host to apply the command", func() bool {
 		var ok bool
 		hostTick, ok = h.log.cmdTick(key)
 		return ok
 	})
 	for name, j := range map[string]*testJoiner{"Alice": a, "Bob": b} {
 		var tk uint64
-		waitFor(t, name+" to apply the command", func() bool {
+		testkit.WaitFor(t, name+" to apply the command", func() bool {
 			var ok bool
 			tk, ok = j.log.cmdTick(key)
 			return ok
@@ -276,7 +224,7 @@ func TestJoinWhileCommandsFlow(t *testing.T) {
 	sent.Wait()
 	// Catch every tick up to one well past the last command.
 	var last uint64
-	waitFor(t, "a tick after the commands", func() bool {
+	testkit.WaitFor(t, "a tick after the commands", func() bool {
 		h.log.mu.Lock()
 		defer h.log.mu.Unlock()
 		for _, tk := range h.log.cmds {
@@ -348,7 +296,7 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 		v     uint32
 		older string
 	}{{wire.ProtocolVersion + 1, "the host is older"}, {wire.ProtocolVersion - 1, "this client is older"}} {
-		// Protocol 0 means "the default" to join.Config, so speak raw.
+		// Over a raw connection: the host's answer to each version.
 		c := dialRaw(t, h.addr)
 		c.send(&wire.ClientProtocol{Protocol: tc.v})
 		d := c.disconnected()
@@ -356,9 +304,12 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 			t.Fatalf("protocol %d: %s %q, want Protocol saying %q", tc.v, d.Reason, d.Message, tc.older)
 		}
 	}
-	cfg.Protocol = wire.ProtocolVersion + 1
-	if re := rejection(t, cfg); re.Reason != wire.ReasonProtocol {
-		t.Fatalf("join tool: reason %s, want Protocol", re.Reason)
+	// The join tool announcing another version reads the refusal.
+	ctx, cancel := context.WithTimeout(joinopt.With(context.Background(), joinopt.Options{Protocol: wire.ProtocolVersion + 1}), 20*time.Second)
+	defer cancel()
+	var re *join.RejectedError
+	if _, err := join.Join(ctx, cfg); !errors.As(err, &re) || re.Reason != wire.ReasonProtocol {
+		t.Fatalf("join tool with a newer protocol: %v, want refused as Protocol", err)
 	}
 	cfg = joinCfg(h.addr, "Alice", newHashLog())
 	cfg.Databases = []defs.Summary{
@@ -366,7 +317,7 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 		{Type: "TerrainDef", Count: 3, Hash: 0x1234},
 		{Type: "RecipeDef", Count: 1, Hash: 1},
 	}
-	re := rejection(t, cfg)
+	re = rejection(t, cfg)
 	if re.Reason != wire.ReasonDefs {
 		t.Fatalf("reason %s, want Defs", re.Reason)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/snapshot"
@@ -90,7 +91,7 @@ func TestDesyncBudgetSurvivesRejoin(t *testing.T) {
 			if d := c.expect(wire.IDServerDisconnect).(*wire.ServerDisconnect); d.Reason != wire.ReasonDesync {
 				t.Fatalf("%+v, want Desync", d)
 			}
-			waitFor(t, "the looper to leave", func() bool { return len(h.srv.Overview().Players) == 1 })
+			testkit.WaitFor(t, "the looper to leave", func() bool { return len(h.srv.Overview().Players) == 1 })
 
 			c2 := dialRaw(t, h.addr)
 			_, d = c2.rawJoin("Looper", token)
@@ -112,7 +113,7 @@ func TestDesyncBudgetSurvivesRejoin(t *testing.T) {
 			if tc.cooldown < 0 {
 				wantDesyncs = 3
 			}
-			waitFor(t, "the desyncs to be counted", func() bool { return h.srv.Overview().Stats.Desyncs == wantDesyncs })
+			testkit.WaitFor(t, "the desyncs to be counted", func() bool { return h.srv.Overview().Stats.Desyncs == wantDesyncs })
 			if st := h.srv.Overview().Stats; st.Repaired != 0 || st.DesyncDrops != wantDesyncs-1 {
 				t.Fatalf("stats %+v: want %d desyncs, %d drops, no repair", st, wantDesyncs, wantDesyncs-1)
 			}
@@ -135,7 +136,7 @@ func TestLagGrieferCoolsDown(t *testing.T) {
 	}
 	defer s.Close()
 	token, _ := s.Token()
-	waitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
+	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
 	var re *join.RejectedError
 	if err := s.Run(ctx); !errors.As(err, &re) || re.Reason != wire.ReasonLagging {
 		t.Fatalf("stalled player ended with %v, want Lagging", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -32,7 +33,7 @@ func TestLeaveIsNotADrop(t *testing.T) {
 	if err := bob.Leave("done for today"); err != nil {
 		t.Fatalf("leave: %v", err)
 	}
-	waitFor(t, "Bob's leave notice", func() bool { return watch.noticed("Bob left the session.") })
+	testkit.WaitFor(t, "Bob's leave notice", func() bool { return watch.noticed("Bob left the session.") })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	carol, _ := joinWith(t, h.addr, "Carol", spectate)
@@ -42,20 +43,20 @@ func TestLeaveIsNotADrop(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	waitFor(t, "Carol's leave notice", func() bool { return watch.noticed("Carol left the session.") })
+	testkit.WaitFor(t, "Carol's leave notice", func() bool { return watch.noticed("Carol left the session.") })
 
 	dave, _ := joinWith(t, h.addr, "Dave", spectate)
 	dave.Close()
-	waitFor(t, "Dave's drop notice", func() bool { return watch.noticed("Dave left the session (connection lost).") })
+	testkit.WaitFor(t, "Dave's drop notice", func() bool { return watch.noticed("Dave left the session (connection lost).") })
 
 	// Erin's connection is reset under her, as a crashed machine's or a
 	// NAT's would be: a lost connection too, not a bad packet.
 	rp := startResetProxy(t, h.addr)
 	erin, _ := joinWith(t, rp.addr, "Erin", spectate)
 	rp.reset()
-	waitFor(t, "Erin's drop notice", func() bool { return watch.noticed("Erin left the session (connection lost).") })
+	testkit.WaitFor(t, "Erin's drop notice", func() bool { return watch.noticed("Erin left the session (connection lost).") })
 
-	waitFor(t, "the counters", func() bool { st := h.srv.Overview().Stats; return st.Leaves == 2 && st.Drops == 2 })
+	testkit.WaitFor(t, "the counters", func() bool { st := h.srv.Overview().Stats; return st.Leaves == 2 && st.Drops == 2 })
 	for _, tc := range []struct {
 		s    *join.Session
 		line string
@@ -104,7 +105,7 @@ func TestPlayerLinesNameThePlayer(t *testing.T) {
 	if err := dave.Leave(""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the drop, the leave and the speed", func() bool {
+	testkit.WaitFor(t, "the drop, the leave and the speed", func() bool {
 		l := buf.String()
 		return strings.Contains(l, `"player dropped"`) && strings.Contains(l, `"player left"`) && strings.Contains(l, `"speed set"`)
 	})

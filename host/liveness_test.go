@@ -2,94 +2,17 @@ package host_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
-
-// proxy forwards one TCP connection to target with a delay each way, and
-// can freeze: stop forwarding without closing, as a cable pulled out.
-type proxy struct {
-	addr   string
-	frozen atomic.Bool
-}
-
-func startProxy(t *testing.T, target string, delay time.Duration) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{addr: ln.Addr().String()}
-	var conns []net.Conn
-	var mu sync.Mutex
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c, u)
-			mu.Unlock()
-			go p.pipe(c, u, delay)
-			go p.pipe(u, c, delay)
-		}
-	}()
-	return p
-}
-
-// pipe copies src to dst, each piece delay after it was read.
-func (p *proxy) pipe(src, dst net.Conn, delay time.Duration) {
-	type piece struct {
-		at   time.Time
-		data []byte
-	}
-	q := make(chan piece, 4096)
-	go func() {
-		defer close(q)
-		for {
-			buf := make([]byte, 32<<10)
-			n, err := src.Read(buf)
-			if n > 0 {
-				q <- piece{time.Now().Add(delay), buf[:n]}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for pc := range q {
-		time.Sleep(time.Until(pc.at))
-		for p.frozen.Load() {
-			time.Sleep(10 * time.Millisecond) // hold everything: no FIN, no data
-		}
-		if _, err := dst.Write(pc.data); err != nil {
-			return
-		}
-	}
-}
 
 func TestSilentClientTimesOut(t *testing.T) {
 	// 3 s: long enough that Alice, echoing every 100 ms keepalive, is never
@@ -100,22 +23,22 @@ func TestSilentClientTimesOut(t *testing.T) {
 	alice := startJoiner(t, h.addr, "Alice", func(c *join.Config) {
 		c.Notice = func(s string) { mu.Lock(); notices = append(notices, s); mu.Unlock() }
 	})
-	px := startProxy(t, h.addr, 0)
+	px := testkit.StartRelay(t, h.addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bobLog := newHashLog()
-	cfg := joinCfg(px.addr, "Bob", bobLog)
+	cfg := joinCfg(px.Addr(), "Bob", bobLog)
 	cfg.HostTimeout = time.Hour // Bob must not give up first
 	bob, err := join.Join(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go bob.Run(ctx)
-	waitFor(t, "Bob to play a while", func() bool { return bobLog.latest() > bob.Timings().ReadyTick+20 })
-	px.frozen.Store(true) // Bob's machine goes silent: no FIN, nothing
-	// waitFor gives up after 20 s, below the 30 s default Timeout: the drop
+	testkit.WaitFor(t, "Bob to play a while", func() bool { return bobLog.latest() > bob.Timings().ReadyTick+20 })
+	px.Stall(true) // Bob's machine goes silent: no FIN, nothing
+	// testkit.WaitFor gives up after 20 s, below the 30 s default Timeout: the drop
 	// must come from the configured 1 s.
-	waitFor(t, "Bob to be dropped as timed out", func() bool {
+	testkit.WaitFor(t, "Bob to be dropped as timed out", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, n := range notices {
@@ -126,7 +49,7 @@ func TestSilentClientTimesOut(t *testing.T) {
 		return false
 	})
 	t0 := alice.log.latest()
-	waitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
+	testkit.WaitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
 }
 
 func TestRTTNearInjectedDelay(t *testing.T) {
@@ -144,10 +67,11 @@ func TestRTTNearInjectedDelay(t *testing.T) {
 			}
 		}
 	})
-	px := startProxy(t, h.addr, 40*time.Millisecond) // 80 ms round trip
+	px := testkit.StartRelay(t, h.addr)
+	px.SetDelay(40 * time.Millisecond) // 80 ms round trip
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	bob, err := join.Join(ctx, joinCfg(px.addr, "Bob", newHashLog()))
+	bob, err := join.Join(ctx, joinCfg(px.Addr(), "Bob", newHashLog()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +81,7 @@ func TestRTTNearInjectedDelay(t *testing.T) {
 	// wait counted in, with room for any scheduling delay a loaded machine
 	// adds to a loopback round trip.
 	inRange := func(ms int32) bool { return ms >= 80 && ms <= 1000 }
-	waitFor(t, "Bob's latency near 80 ms in Alice's list", func() bool {
+	testkit.WaitFor(t, "Bob's latency near 80 ms in Alice's list", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return inRange(bobRTT)
@@ -173,10 +97,10 @@ func TestRTTNearInjectedDelay(t *testing.T) {
 
 func TestJoinerNoticesSilentHost(t *testing.T) {
 	h := startHost(t, host.Config{}, locksteptest.New(1, 64))
-	px := startProxy(t, h.addr, 0)
+	px := testkit.StartRelay(t, h.addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := joinCfg(px.addr, "Bob", newHashLog())
+	cfg := joinCfg(px.Addr(), "Bob", newHashLog())
 	cfg.HostTimeout = 500 * time.Millisecond
 	bob, err := join.Join(ctx, cfg)
 	if err != nil {
@@ -184,7 +108,7 @@ func TestJoinerNoticesSilentHost(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- bob.Run(ctx) }()
-	px.frozen.Store(true)
+	px.Stall(true)
 	// 20 s is below the 30 s default HostTimeout: the end must come from
 	// the configured 500 ms.
 	select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -34,7 +35,7 @@ func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
 	// The client does not call Run: it simulates nothing and reports
 	// nothing, like a machine that froze. The host must hold time.
 	ready := s.Timings().ReadyTick
-	waitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
+	testkit.WaitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
 	held := hostTick(h)
 	// The host steps no further than MaxLag+1 ahead of its slowest player,
 	// even when a loaded machine leaves it a backlog of ticks owed.
@@ -47,7 +48,7 @@ func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
 	}
 	// The client wakes up: it catches up, reports, and time resumes.
 	go s.Run(ctx)
-	waitFor(t, "time to resume", func() bool { return hostTick(h) > held+50 })
+	testkit.WaitFor(t, "time to resume", func() bool { return hostTick(h) > held+50 })
 	mu.Lock()
 	defer mu.Unlock()
 	all := strings.Join(notices, "\n")
@@ -69,7 +70,7 @@ func TestLagDropDisconnects(t *testing.T) {
 	}
 	// Stalled past MaxLag, it is dropped; only then does it read its
 	// backlog, up to the disconnect.
-	waitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
+	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
 	err = s.Run(ctx)
 	re, ok := err.(*join.RejectedError)
 	if !ok || re.Reason != wire.ReasonLagging {
@@ -77,7 +78,7 @@ func TestLagDropDisconnects(t *testing.T) {
 	}
 	// Time never stopped for Alice.
 	t0 := alice.log.latest()
-	waitFor(t, "Alice to keep advancing", func() bool { return alice.log.latest() > t0+20 })
+	testkit.WaitFor(t, "Alice to keep advancing", func() bool { return alice.log.latest() > t0+20 })
 }
 
 func TestCommandLimits(t *testing.T) {
@@ -96,7 +97,7 @@ func TestCommandLimits(t *testing.T) {
 	go func() { done <- alice.Run(ctx) }()
 	refused := func(what string) {
 		t.Helper()
-		waitFor(t, "a refusal: "+what, func() bool {
+		testkit.WaitFor(t, "a refusal: "+what, func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, n := range notices {
@@ -169,7 +170,7 @@ func TestBotsStayInSync(t *testing.T) {
 	// distinct commands, however long a loaded machine takes for either.
 	applied := func() int { h.log.mu.Lock(); defer h.log.mu.Unlock(); return len(h.log.cmds) }
 	target := hostTick(h) + 3000
-	waitWithin(t, 2*time.Minute, "3000 ticks and 1000 commands applied", func() bool {
+	testkit.WaitWithin(t, 2*time.Minute, "3000 ticks and 1000 commands applied", func() bool {
 		return hostTick(h) >= target && applied() >= 1000
 	})
 	target = hostTick(h)
@@ -199,11 +200,11 @@ func TestLagWaitHoldsOnlySoLong(t *testing.T) {
 	}
 	defer s.Close()
 	// Held within a few ticks of MaxLag...
-	waitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
+	testkit.WaitFor(t, "the hold", func() bool { return h.srv.Overview().Holding })
 	// ...then the stalled client is dropped and time runs again.
-	waitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
+	testkit.WaitFor(t, "the stalled player to be dropped", func() bool { return len(h.srv.Overview().Players) == 1 })
 	t0 := alice.log.latest()
-	waitFor(t, "Alice to advance again", func() bool { return alice.log.latest() > t0+50 })
+	testkit.WaitFor(t, "Alice to advance again", func() bool { return alice.log.latest() > t0+50 })
 	err = s.Run(ctx) // reads the backlog up to the disconnect
 	// The drop names the rule that made it, MaxHold, rather than the test
 	// timing the hold on a clock the machine's load can skew.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -26,7 +27,7 @@ func TestJSONLogLines(t *testing.T) {
 	if _, re := joinWith(t, h.addr, "Bob", func(c *join.Config) { c.Password = []byte("open sesame!") }); re == nil || re.Reason != wire.ReasonBadPassword {
 		t.Fatalf("wrong password: %v", re)
 	}
-	waitFor(t, "Alice's join line", func() bool { return strings.Contains(buf.String(), `"player joined"`) })
+	testkit.WaitFor(t, "Alice's join line", func() bool { return strings.Contains(buf.String(), `"player joined"`) })
 
 	var joined, refused []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {

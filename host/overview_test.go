@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -61,7 +62,7 @@ func TestOverviewAndObserver(t *testing.T) {
 	startJoiner(t, h.addr, "Bob")
 	// A join is recorded after its last clock sync, a little after the
 	// joiner reports WorldReady.
-	waitFor(t, "both joins recorded", func() bool { return len(h.srv.Overview().Joins) == 2 })
+	testkit.WaitFor(t, "both joins recorded", func() bool { return len(h.srv.Overview().Joins) == 2 })
 	re := rejection(t, joinCfg(h.addr, "alice", newHashLog()))
 	if re.Reason != wire.ReasonUsernameAlreadyOnline {
 		t.Fatalf("third join refused with %v", re.Reason)
@@ -73,7 +74,7 @@ func TestOverviewAndObserver(t *testing.T) {
 	}
 
 	var o host.Overview
-	waitFor(t, "an overview with two players checked and saved", func() bool {
+	testkit.WaitFor(t, "an overview with two players checked and saved", func() bool {
 		o = h.srv.Overview()
 		if len(o.Players) != 2 || o.LastSave == nil || o.Stats.Commands < 5 || o.TicksPerSecond == 0 {
 			return false

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/roster"
@@ -19,23 +20,23 @@ import (
 func TestRejoinWithToken(t *testing.T) {
 	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, Timeout: time.Minute}, locksteptest.New(2, 256))
 	startJoiner(t, h.addr, "Alice")
-	px := startProxy(t, h.addr, 0)
+	px := testkit.StartRelay(t, h.addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log1 := newHashLog()
-	bob, err := join.Join(ctx, joinCfg(px.addr, "Bob", log1))
+	bob, err := join.Join(ctx, joinCfg(px.Addr(), "Bob", log1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- bob.Run(ctx) }()
 	var token []byte
-	waitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
+	testkit.WaitFor(t, "Bob's session token", func() bool { token, _ = bob.Token(); return token != nil })
 	first := bob.Info()
 
 	// The network drops Bob (the host has not noticed yet: its timeout is a
 	// minute), and Bob comes back with his token.
-	px.frozen.Store(true)
+	px.Stall(true)
 	bob.Close()
 	<-runErr
 	log2 := newHashLog()
@@ -52,7 +53,7 @@ func TestRejoinWithToken(t *testing.T) {
 		t.Fatalf("rejoined as player %d faction %d, was %d faction %d", second.PlayerID, second.Faction, first.PlayerID, first.Faction)
 	}
 	var name string
-	waitFor(t, "Bob in his own list", func() bool {
+	testkit.WaitFor(t, "Bob in his own list", func() bool {
 		for _, p := range again.Players() {
 			if p.ID == second.PlayerID {
 				name = p.Name

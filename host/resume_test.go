@@ -14,6 +14,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -188,7 +189,7 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 		t.Fatal(err)
 	}
 	hl := newHashLog()
-	cfg := host.Config{TickRate: 20, Logger: quietLogger(), ConnRate: -1, MaxPendingPerAddr: -1, JoinPointMaxAge: time.Hour,
+	cfg := host.Config{TickRate: 20, Logger: testkit.Quiet(), ConnRate: -1, MaxPendingPerAddr: -1, JoinPointMaxAge: time.Hour,
 		AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
 			if res.Stepped && sim.Tick()%colonyEvery == 0 {
 				hl.record(sim)
@@ -220,7 +221,7 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 // config is a joiner's config for this host, logging hashes into tj.
 func (h *colonyHost) config(addr, name string, tj *testJoiner) join.Config {
 	return join.Config{Addr: addr, Name: name, Databases: h.dbs, MapLoader: colony.MapLoader(h.content),
-		Logger: quietLogger(), OnApply: tj.log.applied, HandshakeTimeout: 20 * time.Second,
+		Logger: testkit.Quiet(), OnApply: tj.log.applied, HandshakeTimeout: 20 * time.Second,
 		OnStep: func(sim lockstep.Sim) {
 			if sim.Tick()%colonyEvery == 0 {
 				tj.log.record(sim)
@@ -299,7 +300,7 @@ func TestResumeThroughCuts(t *testing.T) {
 			if c.catchUp {
 				// Catching up needs ticks past the join point: let some pass.
 				tick := h.log.latest()
-				waitFor(t, "the host to tick on", func() bool { return h.log.latest() > tick+colonyEvery })
+				testkit.WaitFor(t, "the host to tick on", func() bool { return h.log.latest() > tick+colonyEvery })
 				var armed atomic.Bool
 				armed.Store(true)
 				step := cfg.OnStep
@@ -307,7 +308,7 @@ func TestResumeThroughCuts(t *testing.T) {
 					step(sim)
 					if armed.Swap(false) {
 						relay.Cut()
-						waitFor(t, "the host to see the drop", func() bool { return joinOutcome(h.srv, name) == host.JoinDropped })
+						testkit.WaitFor(t, "the host to see the drop", func() bool { return joinOutcome(h.srv, name) == host.JoinDropped })
 					}
 				}
 			}
@@ -381,7 +382,7 @@ func TestResumeCostsLittle(t *testing.T) {
 	}
 	world := int64(s.Timings().Bytes)
 	s.Close()
-	waitFor(t, "the probe to leave", func() bool { return joinOutcome(h.srv, "Probe") != "" })
+	testkit.WaitFor(t, "the probe to leave", func() bool { return joinOutcome(h.srv, "Probe") != "" })
 	probeCost := h.srv.Overview().Stats.BytesSent - before.BytesSent
 
 	relay := startCutRelay(t, h.addr, world*6/13)
@@ -455,7 +456,7 @@ func TestResumeFromNewerPoint(t *testing.T) {
 	// The host ticks on between the attempts, so the first join point is
 	// too old for the retry.
 	later := func() {
-		waitFor(t, "the host to tick on", func() bool { return h.log.latest() > point+20 })
+		testkit.WaitFor(t, "the host to tick on", func() bool { return h.log.latest() > point+20 })
 	}
 	if tries := joinRetrying(t, ctx, joinCfg(relay.addr, "Newer", tj.log), tj, later); tries != 2 {
 		t.Fatalf("WorldReady after %d attempts, want 2", tries)

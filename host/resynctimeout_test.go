@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -28,7 +29,7 @@ func TestRepairTimeoutDropsOnce(t *testing.T) {
 	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
 	c.syncClockUntil(wire.IDServerResync)
 	// The client stops here: the repair never goes in.
-	waitFor(t, "the repair to time out", func() bool { return h.srv.Overview().Stats.DesyncDrops > 0 })
+	testkit.WaitFor(t, "the repair to time out", func() bool { return h.srv.Overview().Stats.DesyncDrops > 0 })
 	waitGone(t, h, "Raw", time.Now())
 	if n := h.srv.Overview().Stats.DesyncDrops; n != 1 {
 		t.Fatalf("%d desync drops counted, want 1", n)

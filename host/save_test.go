@@ -1,8 +1,6 @@
 package host_test
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -20,24 +20,13 @@ import (
 // returns its stats (after the final save).
 func serveFor(t *testing.T, cfg host.Config, sim lockstep.Sim, body func(addr string, srv *host.Server)) host.Stats {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	h := hosttest.Start(t, cfg, host.Content{Databases: testDefs}, sim)
+	body(h.Addr, h.Server)
+	h.Stop(t)
+	if t.Failed() {
+		t.FailNow()
 	}
-	cfg.Logger, cfg.ConnRate = quietLogger(), -1
-	srv, err := host.New(cfg, host.Content{Databases: testDefs}, sim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	body(ln.Addr().String(), srv)
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	return srv.Overview().Stats
+	return h.Server.Overview().Stats
 }
 
 // TestSaveLoadJoin: a session saved on exit loads into a new host at the
@@ -70,7 +59,7 @@ func TestSaveLoadJoin(t *testing.T) {
 	}
 	// A new host from the save, and a joiner of it.
 	h := startHost(t, host.Config{}, loaded)
-	waitFor(t, "the loaded host to tick", func() bool { return h.log.latest() > savedTick })
+	testkit.WaitFor(t, "the loaded host to tick", func() bool { return h.log.latest() > savedTick })
 	b := startJoiner(t, h.addr, "Bob", func(c *join.Config) { c.Loader, c.MapLoader = nil, locksteptest.MapLoader })
 	checkSameHashes(t, h, h.log.latest()+10, b)
 }
@@ -86,7 +75,7 @@ func TestSaveFailureKeepsSession(t *testing.T) {
 	st := serveFor(t, host.Config{TickRate: 200, Save: host.SaveConfig{Path: path, Every: 100 * time.Millisecond, Keep: 2},
 		AfterTick: func(res lockstep.TickResult, _ lockstep.Sim) { ticks = append(ticks, res.Tick) }},
 		locksteptest.New(2, 256), func(addr string, srv *host.Server) {
-			waitFor(t, "a first autosave", func() bool { return srv.Overview().Stats.Saves >= 1 })
+			testkit.WaitFor(t, "a first autosave", func() bool { return srv.Overview().Stats.Saves >= 1 })
 			// The folder goes away and a file takes its place: nothing can
 			// be written there any more.
 			moved := dir + ".kept"
@@ -94,7 +83,7 @@ func TestSaveFailureKeepsSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.WriteFile(dir, []byte("not a folder"), 0o644)
-			waitFor(t, "a failed autosave", func() bool { return srv.Overview().Stats.SaveErrors >= 1 })
+			testkit.WaitFor(t, "a failed autosave", func() bool { return srv.Overview().Stats.SaveErrors >= 1 })
 			before := srv.Overview().Stats
 			time.Sleep(200 * time.Millisecond)
 			if srv.Overview().Stats.SaveErrors == before.SaveErrors {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
@@ -93,7 +94,7 @@ func TestFullDiskMakesRoom(t *testing.T) {
 	logs := &logRecords{}
 	srv := serveLogged(t, host.Config{TickRate: 200, Save: host.SaveConfig{Path: path, Every: 20 * time.Millisecond, Keep: 5, Write: write}},
 		logs, func(srv *host.Server) {
-			waitFor(t, "autosaves past the disk's room", func() bool { return srv.Overview().Stats.Saves >= room+3 })
+			testkit.WaitFor(t, "autosaves past the disk's room", func() bool { return srv.Overview().Stats.Saves >= room+3 })
 		})
 	st := srv.Overview().Stats
 	if st.SaveErrors != 0 {
@@ -132,7 +133,7 @@ func TestFullDiskLogsOnce(t *testing.T) {
 	full.Store(true)
 	srv := serveLogged(t, host.Config{TickRate: 200, Save: host.SaveConfig{Path: path, Every: 20 * time.Millisecond, Keep: 2, Write: write}},
 		logs, func(srv *host.Server) {
-			waitFor(t, "several failed autosaves", func() bool { return srv.Overview().Stats.SaveErrors >= 4 })
+			testkit.WaitFor(t, "several failed autosaves", func() bool { return srv.Overview().Stats.SaveErrors >= 4 })
 			if n := logs.count("ERROR"); n != 1 {
 				t.Errorf("%d error lines for one repeated failure, want 1", n)
 			}
@@ -140,7 +141,7 @@ func TestFullDiskLogsOnce(t *testing.T) {
 				t.Errorf("%d repeats at debug level, want at least 3", n)
 			}
 			full.Store(false)
-			waitFor(t, "autosaves again", func() bool { return srv.Overview().Stats.Saves >= 2 })
+			testkit.WaitFor(t, "autosaves again", func() bool { return srv.Overview().Stats.Saves >= 2 })
 			if n := logs.count("INFO saving works again"); n != 1 {
 				t.Errorf("%d lines saying saving works again, want 1", n)
 			}
@@ -148,7 +149,7 @@ func TestFullDiskLogsOnce(t *testing.T) {
 			// A new failure after a success is said again.
 			errs := srv.Overview().Stats.SaveErrors
 			// Two more failures: the first of them is logged by then.
-			waitFor(t, "failures after the recovery", func() bool { return srv.Overview().Stats.SaveErrors > errs+1 })
+			testkit.WaitFor(t, "failures after the recovery", func() bool { return srv.Overview().Stats.SaveErrors > errs+1 })
 			if n := logs.count("ERROR"); n != 2 {
 				t.Errorf("%d error lines after fail, work, fail; want 2", n)
 			}

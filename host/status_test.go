@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/wire"
@@ -24,7 +25,7 @@ func TestStatusPing(t *testing.T) {
 	}
 	defer pc.Close()
 
-	srv, err := host.New(host.Config{GameName: "Pinged", ConnRate: -1, Logger: quietLogger(), Password: nil},
+	srv, err := host.New(host.Config{GameName: "Pinged", ConnRate: -1, Logger: testkit.Quiet(), Password: nil},
 		host.Content{GameVersion: "1.5", Databases: testDefs}, locksteptest.New(1, 64))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestStatusPing(t *testing.T) {
 
 	// The status reply reads the published Overview: wait for one showing
 	// Alice, then ask once (pinging in a loop meets the rate limit).
-	waitFor(t, "an Overview showing Alice", func() bool {
+	testkit.WaitFor(t, "an Overview showing Alice", func() bool {
 		o := srv.Overview()
 		return len(o.Players) == 1 && o.Tick > 0
 	})
@@ -72,14 +73,14 @@ func TestStatusPing(t *testing.T) {
 		t.Fatalf("a junk datagram got a %d-byte reply", n)
 	}
 	t0 := alice.log.latest()
-	waitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
+	testkit.WaitFor(t, "Alice to keep playing", func() bool { return alice.log.latest() > t0+20 })
 	if _, _, err := status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second); err != nil {
 		t.Fatalf("a real ping after the flood: %v", err)
 	}
 
 	// A spectator is online but is not counted as a player.
 	startJoiner(t, ln.Addr().String(), "Watcher", spectate)
-	waitFor(t, "the Overview to show the spectator", func() bool { return len(srv.Overview().Players) == 2 })
+	testkit.WaitFor(t, "the Overview to show the spectator", func() bool { return len(srv.Overview().Players) == 2 })
 	info, _, err = status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -61,7 +63,7 @@ func TestUnchangedMapsReuseBlobs(t *testing.T) {
 	if err := a.sess.Send(3, locksteptest.KindAdd, []byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the command", func() bool {
+	testkit.WaitFor(t, "the command", func() bool {
 		_, ok := h.log.cmdTick(cmdKey(lockstep.Command{Player: a.sess.Info().PlayerID, MapID: 3, Kind: locksteptest.KindAdd, Payload: []byte{1}}))
 		return ok
 	})
@@ -107,19 +109,13 @@ func TestTicksAdvanceDuringBigJoin(t *testing.T) {
 	var ticks atomic.Uint64
 	sim := heldSim{Counters: locksteptest.New(8, 1<<20), gate: make(chan struct{}), entered: make(chan struct{}), once: new(sync.Once)}
 	ln := listen(t)
-	srv, err := host.New(host.Config{TickRate: 100, ConnRate: -1, Logger: quietLogger(),
+	h := hosttest.StartOn(t, ln, host.Config{TickRate: 100,
 		AfterTick: func(res lockstep.TickResult, _ lockstep.Sim) {
 			if res.Stepped {
 				ticks.Add(1)
 			}
 		}}, host.Content{Databases: testDefs}, sim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-done }()
+	defer h.Stop(t) // after the gate opens (deferred below)
 	opened := false
 	defer func() {
 		if !opened {
@@ -130,7 +126,7 @@ func TestTicksAdvanceDuringBigJoin(t *testing.T) {
 	tickOn := func(what string) {
 		t.Helper()
 		from := ticks.Load()
-		waitFor(t, fmt.Sprintf("%d ticks while %s", ahead, what), func() bool { return ticks.Load() >= from+ahead })
+		testkit.WaitFor(t, fmt.Sprintf("%d ticks while %s", ahead, what), func() bool { return ticks.Load() >= from+ahead })
 	}
 
 	// The host prepares a join point in the background from the start.
@@ -158,7 +154,7 @@ func TestTicksAdvanceDuringBigJoin(t *testing.T) {
 		}
 		heldOK <- ticks.Load() >= from+ahead
 	}
-	s, err := join.Join(ctx, cfg)
+	s, err := join.Join(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +186,7 @@ func listen(t *testing.T) net.Listener {
 // compression of its own.
 func TestJoinPointPreparedInAdvance(t *testing.T) {
 	h := startHost(t, host.Config{}, locksteptest.New(3, 64<<10))
-	waitFor(t, "a join point built in the background", func() bool { return h.srv.Overview().Stats.Built == 1 })
+	testkit.WaitFor(t, "a join point built in the background", func() bool { return h.srv.Overview().Stats.Built == 1 })
 	startJoiner(t, h.addr, "Alice")
 	if st := h.srv.Overview().Stats; st.JoinPoints != 1 || st.Built != 1 {
 		t.Fatalf("stats %+v: the joiner did not use the prepared join point", st)

@@ -51,9 +51,6 @@ type Config struct {
 	// Token above) rejoins with it and asks only for what it lacks. Use
 	// one Resume per join.
 	Resume *Resume
-	// Protocol overrides the protocol version sent (default
-	// wire.ProtocolVersion); for tests.
-	Protocol uint32
 	// Databases are the client's def databases; empty for a game without
 	// any (the host's must be empty too).
 	Databases []defs.Summary
@@ -111,9 +108,6 @@ type Config struct {
 	// repair of this client's state has gone in, before the host is told
 	// (so it comes before any DesyncRepaired event about this client).
 	Resynced func(Resync)
-	// NoHashReports sends no state hashes even when the host asks for
-	// them (the host then cannot detect this client's desyncs).
-	NoHashReports bool
 	// Light, for load tests: after WorldReady the client simulates nothing;
 	// commands count as applied when they arrive (OnApply is called then)
 	// and it reports the host's grant as its tick.
@@ -124,9 +118,6 @@ type Config struct {
 
 // Defaults returns c with unset fields filled in.
 func (c Config) Defaults() Config {
-	if c.Protocol == 0 {
-		c.Protocol = wire.ProtocolVersion
-	}
 	if c.DialTimeout == 0 {
 		c.DialTimeout = 10 * time.Second
 	}

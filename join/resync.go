@@ -47,7 +47,7 @@ func (s *Session) stepped(sim lockstep.Sim) {
 	if s.cfg.OnStep != nil {
 		s.cfg.OnStep(sim)
 	}
-	if !s.ready || s.hashEvery == 0 || s.cfg.NoHashReports || sim.Tick()%s.hashEvery != 0 {
+	if !s.ready || s.hashEvery == 0 || s.opt.NoHashReports || sim.Tick()%s.hashEvery != 0 {
 		return
 	}
 	cpr := s.checkpointer.Load()

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/joinopt"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
@@ -42,6 +43,7 @@ func (t Timings) CatchUpRate() float64 {
 // Session is a joined session.
 type Session struct {
 	cfg      Config
+	opt      joinopt.Options // test-only settings, from Join's context
 	nc       net.Conn
 	in       chan inbound
 	wmu      sync.Mutex
@@ -92,8 +94,12 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	start := time.Now()
 	report(cfg, PhaseConnect, 0, 0)
-	d := net.Dialer{Timeout: cfg.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
+	opt := joinopt.From(ctx)
+	dial := (&net.Dialer{Timeout: cfg.DialTimeout}).DialContext
+	if opt.Dial != nil {
+		dial = func(ctx context.Context, _, addr string) (net.Conn, error) { return opt.Dial(ctx, addr) }
+	}
+	nc, err := dial(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 	}
@@ -108,7 +114,7 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		nc = tc
 	}
-	s := &Session{cfg: cfg, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
+	s := &Session{cfg: cfg, opt: opt, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	defer stop()
@@ -195,7 +201,11 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
 	fr := wire.NewFrameReader(bufio.NewReaderSize(s.nc, 64<<10), cfg.MaxFrame)
 
-	if err := s.write(&wire.ClientProtocol{Protocol: cfg.Protocol}); err != nil {
+	protocol := wire.ProtocolVersion
+	if s.opt.Protocol != 0 {
+		protocol = s.opt.Protocol
+	}
+	if err := s.write(&wire.ClientProtocol{Protocol: protocol}); err != nil {
 		return err
 	}
 	p, err := readDirect(fr)
@@ -732,7 +742,7 @@ func (s *Session) Run(ctx context.Context) error {
 // taken on the way.
 func (s *Session) simulate() error {
 	for {
-		if _, err := s.follower.Run(1 << 30); errors.Is(err, lockstep.ErrRefused) && s.hashEvery > 0 && !s.cfg.NoHashReports {
+		if _, err := s.follower.Run(1 << 30); errors.Is(err, lockstep.ErrRefused) && s.hashEvery > 0 && !s.opt.NoHashReports {
 			// Diverged: the host's hash check finds it and repairs the
 			// state; the session goes on meanwhile.
 			s.cfg.Logger.Warn("desync", "err", err)

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/metrics"
@@ -20,8 +19,6 @@ import (
 )
 
 var testDefs = []defs.Summary{{Type: "ThingDef", Count: 3, Hash: 0xABCDEF}}
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // startHost serves a small counters world on loopback with obs as its
 // observer until the test ends.
@@ -33,53 +30,13 @@ func startHost(t *testing.T, obs host.Observer) (*host.Server, string) {
 // startHostWith is startHost with more of the host's settings.
 func startHostWith(t *testing.T, cfg host.Config) (*host.Server, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Logger, cfg.ConnRate = quiet(), -1
-	srv, err := host.New(cfg,
+	h := hosttest.Start(t, cfg,
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, locksteptest.New(4, 4096))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("host did not stop")
-		}
-	})
-	return srv, ln.Addr().String()
+	return h.Server, h.Addr
 }
 
 func joinConfig(addr, name string) join.Config {
-	return join.Config{Addr: addr, Name: name, Databases: testDefs, Loader: locksteptest.Load, Logger: quiet()}
-}
-
-// startPlayer joins as name and runs the session until the test ends.
-func startPlayer(t *testing.T, addr, name string) *join.Session {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := join.Join(ctx, joinConfig(addr, name))
-	if err != nil {
-		cancel()
-		t.Fatalf("join %s: %v", name, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return s
+	return join.Config{Addr: addr, Name: name, Databases: testDefs, Loader: locksteptest.Load, Logger: testkit.Quiet()}
 }
 
 // eventually scrapes url until check returns nil or a minute passes.
@@ -110,8 +67,8 @@ func TestRealHostJoins(t *testing.T) {
 	}
 	url := serve(t, reg)
 
-	alice := startPlayer(t, addr, "Alice")
-	startPlayer(t, addr, "Bob")
+	alice := hosttest.Join(t, joinConfig(addr, "Alice")).Session
+	hosttest.Join(t, joinConfig(addr, "Bob"))
 	// Names are unique case-insensitively: this one is refused.
 	_, err = join.Join(context.Background(), joinConfig(addr, "alice"))
 	var rej *join.RejectedError

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -28,7 +29,7 @@ func TestRealHostRefusalsChatLeaves(t *testing.T) {
 	}
 	url := serve(t, reg)
 
-	alice := startPlayer(t, addr, "Alice")
+	alice := hosttest.Join(t, joinConfig(addr, "Alice")).Session
 	for range 3 {
 		if err := alice.Send(0, locksteptest.KindAdd, []byte{1}); err != nil {
 			t.Fatal(err)

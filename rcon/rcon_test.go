@@ -7,11 +7,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockhost/lockhost/internal/testkit"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -130,7 +131,7 @@ func serve(t *testing.T, exec func(by, line string) string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewServer(Config{Password: []byte("hunter2"), Exec: exec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := NewServer(Config{Password: []byte("hunter2"), Exec: exec, Logger: testkit.Quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

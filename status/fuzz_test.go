@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lockhost/lockhost/internal/testkit"
 )
 
 func FuzzDecodeReply(f *testing.F) {
@@ -51,7 +53,7 @@ func FuzzRequest(f *testing.F) {
 		}
 		s := NewServer(nil, func() Info {
 			return Info{GameName: name, GameVersion: version, Players: players, MaxPlayers: players, Databases: players}
-		}, Options{Logger: quiet})
+		}, Options{Logger: testkit.Quiet()})
 		reply, ok := s.reply(nil, id)
 		if !ok {
 			t.Fatal("no reply to a valid request")

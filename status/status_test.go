@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -16,9 +14,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/internal/testkit"
 )
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func sampleInfo() Info {
 	return Info{
@@ -40,7 +37,7 @@ func startServer(t *testing.T, info func() Info, opts Options) (*Server, string)
 		t.Fatal(err)
 	}
 	if opts.Logger == nil {
-		opts.Logger = quiet
+		opts.Logger = testkit.Quiet()
 	}
 	s := NewServer(pc, info, opts)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -210,7 +207,7 @@ func TestRateLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	s := NewServer(pc, sampleInfo, Options{Rate: 1, Burst: 3, Logger: quiet})
+	s := NewServer(pc, sampleInfo, Options{Rate: 1, Burst: 3, Logger: testkit.Quiet()})
 	s.now = clock
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -519,7 +516,7 @@ func TestServeStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	s := NewServer(pc, sampleInfo, Options{Logger: quiet})
+	s := NewServer(pc, sampleInfo, Options{Logger: testkit.Quiet()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()
@@ -537,7 +534,7 @@ func TestServeStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = NewServer(pc2, sampleInfo, Options{Logger: quiet})
+	s = NewServer(pc2, sampleInfo, Options{Logger: testkit.Quiet()})
 	go func() { done <- s.Serve(context.Background()) }()
 	time.Sleep(10 * time.Millisecond)
 	pc2.Close()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/web"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -27,9 +28,9 @@ func basic(user, pw string) string {
 // serves with it; without Config.Token every route is open.
 func TestToken(t *testing.T) {
 	src := &fakeSource{o: fullOverview(time.Now()), live: true}
-	guarded := httptest.NewServer(web.Handler(src, web.Config{Gatherer: prometheus.NewRegistry(), Logger: quiet(), Token: token}))
+	guarded := httptest.NewServer(web.Handler(src, web.Config{Gatherer: prometheus.NewRegistry(), Logger: testkit.Quiet(), Token: token}))
 	defer guarded.Close()
-	open := httptest.NewServer(web.Handler(src, web.Config{Gatherer: prometheus.NewRegistry(), Logger: quiet()}))
+	open := httptest.NewServer(web.Handler(src, web.Config{Gatherer: prometheus.NewRegistry(), Logger: testkit.Quiet()}))
 	defer open.Close()
 
 	auths := []struct {
@@ -113,7 +114,7 @@ func TestServeWarnsWhenOpenToOthers(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			served := make(chan error, 1)
 			go func() {
-				served <- web.Serve(ctx, ln, web.Handler(&fakeSource{}, web.Config{Logger: quiet(), Token: c.token}), log)
+				served <- web.Serve(ctx, ln, web.Handler(&fakeSource{}, web.Config{Logger: testkit.Quiet(), Token: c.token}), log)
 			}()
 			deadline := time.Now().Add(10 * time.Second)
 			for !strings.Contains(logs.String(), "msg=\"status page\"") && time.Now().Before(deadline) {

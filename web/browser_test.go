@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/hosttest"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/metrics"
@@ -110,60 +111,22 @@ var testDefs = []defs.Summary{{Type: "ThingDef", Count: 3, Hash: 0xABCDEF}}
 // joined and sending commands, until the test ends.
 func liveHost(t *testing.T, obs host.Observer) *host.Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := host.New(host.Config{GameName: "Browser test colony", Logger: quiet(), ConnRate: -1, Observer: obs},
+	h := hosttest.Start(t, host.Config{GameName: "Browser test colony", Observer: obs},
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, locksteptest.New(4, 4096))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("host: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("the host did not stop")
-		}
-	})
 	for _, name := range []string{"Alice", "Bob"} {
-		s, err := join.Join(ctx, join.Config{Addr: ln.Addr().String(), Name: name, Databases: testDefs,
-			Loader: locksteptest.Load, Logger: quiet()})
-		if err != nil {
-			t.Fatalf("join %s: %v", name, err)
-		}
-		ran := make(chan struct{})
-		go func() {
-			defer close(ran)
-			s.Run(ctx)
-		}()
+		s := hosttest.Join(t, join.Config{Addr: h.Addr, Name: name, Databases: testDefs, Loader: locksteptest.Load}).Session
 		go func() {
 			tick := time.NewTicker(200 * time.Millisecond)
 			defer tick.Stop()
 			for i := 0; ; i++ {
-				select {
-				case <-ran:
-					return
-				case <-tick.C:
-					if s.Send(int32(i%4), locksteptest.KindAdd, []byte{1}) != nil {
-						return
-					}
+				<-tick.C
+				if s.Send(int32(i%4), locksteptest.KindAdd, []byte{1}) != nil {
+					return // the session has ended
 				}
 			}
 		}()
-		t.Cleanup(func() {
-			cancel()
-			<-ran
-		})
 	}
-	return srv
+	return h.Server
 }
 
 // screenshotPath is $LOCKHOST_SCREENSHOT, else a file in the test's
@@ -193,7 +156,7 @@ func TestBrowser(t *testing.T) {
 		defer stopWeb()
 		webDone := make(chan error, 1)
 		go func() {
-			webDone <- web.Serve(webCtx, ln, web.Handler(srv, web.Config{Gatherer: reg, Logger: quiet()}), quiet())
+			webDone <- web.Serve(webCtx, ln, web.Handler(srv, web.Config{Gatherer: reg, Logger: testkit.Quiet()}), testkit.Quiet())
 		}()
 
 		ctx := tab(t, bctx)
@@ -373,10 +336,10 @@ func serveFake(t *testing.T, src web.Source, cfg web.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Logger = quiet()
+	cfg.Logger = testkit.Quiet()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- web.Serve(ctx, ln, web.Handler(src, cfg), quiet()) }()
+	go func() { done <- web.Serve(ctx, ln, web.Handler(src, cfg), testkit.Quiet()) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/web"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -49,8 +49,6 @@ func (f *fakeSource) set(o host.Overview) {
 	f.o = o
 	f.mu.Unlock()
 }
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // fullOverview has one of everything.
 func fullOverview(now time.Time) host.Overview {
@@ -99,7 +97,7 @@ func TestOverviewJSON(t *testing.T) {
 	src := &fakeSource{o: fullOverview(time.Now())}
 	// Stale only after an hour, so a slow machine cannot make the
 	// 100 ms-old picture stale before the request.
-	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: time.Hour, Logger: quiet()}))
+	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: time.Hour, Logger: testkit.Quiet()}))
 	defer ts.Close()
 	resp, body := get(t, ts.URL+"/api/overview")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
@@ -244,7 +242,7 @@ func readEvent(t *testing.T, r *bufio.Reader) []string {
 
 func TestEventsFraming(t *testing.T) {
 	src := &fakeSource{o: fullOverview(time.Now()), live: true}
-	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 1, Logger: quiet()}))
+	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 1, Logger: testkit.Quiet()}))
 	defer ts.Close()
 
 	open := func() (*http.Response, context.CancelFunc) {
@@ -315,7 +313,7 @@ func TestHealthz(t *testing.T) {
 	src := &fakeSource{}
 	// An hour's margin either side of StaleAfter: a loaded machine may
 	// take seconds between building this table and a request.
-	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: time.Hour, Logger: quiet()}))
+	ts := httptest.NewServer(web.Handler(src, web.Config{StaleAfter: time.Hour, Logger: testkit.Quiet()}))
 	defer ts.Close()
 	for _, c := range []struct {
 		name string
@@ -338,7 +336,7 @@ func TestHealthz(t *testing.T) {
 }
 
 func TestPage(t *testing.T) {
-	ts := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Logger: quiet()}))
+	ts := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Logger: testkit.Quiet()}))
 	defer ts.Close()
 	resp, body := get(t, ts.URL+"/")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
@@ -378,9 +376,9 @@ func TestRoutes(t *testing.T) {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "lockhost_test_total", Help: "A test counter."})
 	c.Add(3)
 	reg.MustRegister(c)
-	with := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Gatherer: reg, Logger: quiet()}))
+	with := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Gatherer: reg, Logger: testkit.Quiet()}))
 	defer with.Close()
-	without := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Logger: quiet()}))
+	without := httptest.NewServer(web.Handler(&fakeSource{}, web.Config{Logger: testkit.Quiet()}))
 	defer without.Close()
 
 	resp, body := get(t, with.URL+"/metrics")
@@ -472,7 +470,9 @@ func TestServeShutdown(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	src := &fakeSource{o: fullOverview(time.Now()), live: true}
-	go func() { served <- web.Serve(ctx, ln, web.Handler(src, web.Config{Logger: quiet()}), quiet()) }()
+	go func() {
+		served <- web.Serve(ctx, ln, web.Handler(src, web.Config{Logger: testkit.Quiet()}), testkit.Quiet())
+	}()
 
 	resp, err := http.Get("http://" + ln.Addr().String() + "/events")
 	if err != nil {
@@ -506,7 +506,7 @@ func TestServeShutdown(t *testing.T) {
 // server's write timeout: each event pushes the deadline forward.
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	src := &fakeSource{o: fullOverview(time.Now()), live: true}
-	ts := httptest.NewUnstartedServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, Logger: quiet()}))
+	ts := httptest.NewUnstartedServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, Logger: testkit.Quiet()}))
 	ts.Config.WriteTimeout = 300 * time.Millisecond
 	ts.Start()
 	defer ts.Close()
@@ -535,7 +535,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 // the slot comes back when a stream ends.
 func TestEventsPerAddressCap(t *testing.T) {
 	src := &fakeSource{o: fullOverview(time.Now()), live: true}
-	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 8, MaxStreamsPerAddr: 2, Logger: quiet()}))
+	ts := httptest.NewServer(web.Handler(src, web.Config{Interval: 50 * time.Millisecond, MaxStreams: 8, MaxStreamsPerAddr: 2, Logger: testkit.Quiet()}))
 	t.Cleanup(ts.Close) // after the streams' cleanups below, which end them
 	clientFrom := func(ip string) *http.Client {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/web"
 	"github.com/urfave/cli/v2"
@@ -55,7 +55,7 @@ func runServe(t *testing.T, buildCfg bool, args ...string) serveRun {
 			if !buildCfg {
 				return nil
 			}
-			cfg, err := hostConfig(c, nil, slog.New(slog.DiscardHandler))
+			cfg, err := hostConfig(c, nil, testkit.Quiet())
 			got.cfg = cfg
 			return err
 		}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hosttest"
 )
 
 // serveBundle hosts a small world of b on loopback for the test's life.
@@ -34,11 +32,11 @@ func serveBundleServer(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.C
 		t.Fatal(err)
 	}
 	manifest := b.Set.Manifest()
-	cfg := host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ConnRate: -1}
+	var cfg host.Config
 	for _, m := range mods {
 		m(&cfg)
 	}
-	srv, err := host.New(cfg,
+	h := hosttest.Start(t, cfg,
 		host.Content{GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
 			Detail: func(types []string) []byte {
 				d, err := defs.MarshalDetail(manifest.Only(types))
@@ -47,23 +45,7 @@ func serveBundleServer(t *testing.T, b *gamecontent.Bundle, mods ...func(*host.C
 				}
 				return d
 			}}, world)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return ln.Addr().String(), srv
+	return h.Addr, h.Server
 }
 
 // runJoin runs the tool in-process and returns its exit code and output.

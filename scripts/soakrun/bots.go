@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
@@ -29,7 +30,7 @@ const (
 // through its own relay, which lets the soak drop exactly its bot.
 type slot struct {
 	full  bool
-	relay *relay
+	relay *testkit.Relay
 	// Guarded by soak.mu.
 	state    slotState
 	bot      *bot
@@ -85,7 +86,7 @@ type bot struct {
 // clientConfig is the join configuration of bot b in slot sl.
 func (s *soak) clientConfig(b *bot, sl *slot) join.Config {
 	cfg := join.Config{
-		Addr:         sl.relay.addr(),
+		Addr:         sl.relay.Addr(),
 		Name:         b.name,
 		Databases:    s.bundle.Summary(),
 		MapLoader:    colony.MapLoader(s.bundle.Content),

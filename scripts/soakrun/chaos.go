@@ -162,7 +162,7 @@ func (s *soak) do(ev event, rng *rand.Rand) {
 		s.n.leaves.Add(1)
 	case evDrop:
 		b.ending.Store(endDrop)
-		if n := sl.relay.cut(); n == 0 {
+		if n := sl.relay.ResetAll(); n == 0 {
 			s.problem(&s.probs.disconnect, "drop of %s: no connection to cut", b.name)
 		}
 		s.await(b, "drop")

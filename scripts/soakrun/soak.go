@@ -18,6 +18,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 )
@@ -187,7 +188,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 
 	// Every slot gets its relay and its bot.
 	for i := 0; i < cfg.Clients; i++ {
-		r, err := newRelay(ln.Addr().String())
+		r, err := testkit.NewRelay(ln.Addr().String())
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +196,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	}
 	defer func() {
 		for _, sl := range s.slots {
-			sl.relay.close()
+			sl.relay.Close()
 		}
 	}()
 	defer s.stopAll()
@@ -241,7 +242,7 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	// baseline, then everything of the host's once it stops.
 	s.stopAll()
 	for _, sl := range s.slots {
-		sl.relay.close()
+		sl.relay.Close()
 	}
 	res.AfterLeave = s.waitGoroutines(res.Base.goroutines, settleGoroutines)
 

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"net"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -61,70 +58,6 @@ func TestSoakShort(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "\nPASS\n") {
 		t.Error("the report does not end in PASS")
-	}
-}
-
-// TestRelayCut checks that a relay forwards both ways and that cut resets
-// the connection on both sides, as a network failure does.
-func TestRelayCut(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			accepted <- c
-		}
-	}()
-	r, err := newRelay(ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
-	client, err := net.Dial("tcp", r.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server := <-accepted
-	defer server.Close()
-
-	roundTrip := func(from, to net.Conn, msg string) {
-		t.Helper()
-		if _, err := from.Write([]byte(msg)); err != nil {
-			t.Fatal(err)
-		}
-		buf := make([]byte, len(msg))
-		_ = to.SetReadDeadline(time.Now().Add(20 * time.Second))
-		if _, err := io.ReadFull(to, buf); err != nil || string(buf) != msg {
-			t.Fatalf("read %q, %v; want %q", buf, err, msg)
-		}
-	}
-	roundTrip(client, server, "hello host")
-	roundTrip(server, client, "hello bot")
-
-	waitTracked := time.Now().Add(20 * time.Second)
-	for {
-		r.mu.Lock()
-		n := len(r.conns)
-		r.mu.Unlock()
-		if n == 2 || time.Now().After(waitTracked) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := r.cut(); n != 2 {
-		t.Fatalf("cut %d connections, want 2 (towards the bot and towards the host)", n)
-	}
-	for name, c := range map[string]net.Conn{"bot": client, "host": server} {
-		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-		_, err := c.Read(make([]byte, 16))
-		if !errors.Is(err, syscall.ECONNRESET) {
-			t.Errorf("the %s side read %v after the cut, want a connection reset", name, err)
-		}
 	}
 }
 

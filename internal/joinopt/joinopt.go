@@ -1,0 +1,38 @@
+// Package joinopt holds the settings of a join that exist for tests and
+// are kept out of join.Config, the public API: a test puts them in the
+// context it passes to join.Join. Nothing outside this module can set
+// them.
+package joinopt
+
+import (
+	"context"
+	"net"
+)
+
+// Options are the test-only settings of one join. The zero value is what
+// a real client does.
+type Options struct {
+	// Protocol, if not 0, is announced instead of wire.ProtocolVersion,
+	// to test how a host refuses another version.
+	Protocol uint32
+	// NoHashReports sends no state hashes even when the host asks for
+	// them, as a client that never reports (the host then cannot detect
+	// its desyncs).
+	NoHashReports bool
+	// Dial, if set, makes the connection to addr instead of a TCP dial:
+	// a test's end of a net.Pipe, for example.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+type key struct{}
+
+// With returns ctx carrying o for join.Join.
+func With(ctx context.Context, o Options) context.Context {
+	return context.WithValue(ctx, key{}, o)
+}
+
+// From returns the options ctx carries, or the zero Options.
+func From(ctx context.Context) Options {
+	o, _ := ctx.Value(key{}).(Options)
+	return o
+}
