@@ -32,23 +32,23 @@ func TestServerMethods(t *testing.T) {
 	if err := srv.Say(by, "hi\x07 all\x1b"); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFor(t, "the message without its control characters", func() bool { return alice.saw("[admin] hi all") })
+	testkit.WaitFor(t, "the message without its control characters", func() bool { return alice.saw("[host] hi all") })
 	if err := srv.Say(by, "\x00\x01 "); err == nil {
 		t.Fatal("an empty message was said")
 	}
 	if err := srv.Say(by, "long "+strings.Repeat("é", host.MaxSayText)); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFor(t, "the long message", func() bool { return alice.saw("[admin] long é") })
+	testkit.WaitFor(t, "the long message", func() bool { return alice.saw("[host] long é") })
 	var long string
 	alice.mu.Lock()
 	for _, n := range alice.notices {
-		if strings.HasPrefix(n, "[admin] long") {
+		if strings.HasPrefix(n, "[host] long") {
 			long = n
 		}
 	}
 	alice.mu.Unlock()
-	if text := strings.TrimPrefix(long, "[admin] "); len(text) > host.MaxSayText || !utf8.ValidString(text) {
+	if text := strings.TrimPrefix(long, "[host] "); len(text) > host.MaxSayText || !utf8.ValidString(text) {
 		t.Fatalf("long message shown as %d bytes, valid UTF-8 %v", len(text), utf8.ValidString(text))
 	}
 

@@ -29,7 +29,8 @@ func startLive(t *testing.T, cfg host.Config) *hosttest.Host {
 	return hosttest.Start(t, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}}, locksteptest.New(2, 64))
 }
 
-// player is a real joiner: its notices and how its session ended.
+// player is a real joiner: its notices, the host's chat lines (as
+// "[host] text") and how its session ended.
 type player struct {
 	sess    *join.Session
 	mu      sync.Mutex
@@ -61,6 +62,13 @@ func joinLive(t *testing.T, cfg join.Config) (*player, *join.RejectedError) {
 		p.mu.Lock()
 		p.notices = append(p.notices, text)
 		p.mu.Unlock()
+	}
+	cfg.Chat = func(c wire.ServerChat) {
+		if c.FromHost() {
+			p.mu.Lock()
+			p.notices = append(p.notices, "[host] "+c.Text)
+			p.mu.Unlock()
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	jctx, jcancel := context.WithTimeout(ctx, 30*time.Second)
@@ -182,7 +190,7 @@ func everyCommand(t *testing.T, l *hosttest.Host, run way, dir string) {
 	expect(t, run, "players", "2 online", "Alice", "Bob", "127.0.0.1:")
 
 	expect(t, run, "say hello\tthere", "said: hello")
-	testkit.WaitFor(t, "Bob to see the admin's message", func() bool { return bob.saw("[admin] hello there") })
+	testkit.WaitFor(t, "Bob to see the admin's message", func() bool { return bob.saw("[host] hello there") })
 
 	speedIs := func(n int) func() bool { return func() bool { return l.Server.Overview().Speed == n } }
 	expect(t, run, "speed 2", "speed set to 2")

@@ -24,8 +24,8 @@ import (
 // ended.
 var ErrSessionOver = errors.New("the session has ended")
 
-// MaxSayText bounds the text of Say, in bytes.
-const MaxSayText = 400
+// MaxSayText bounds the text of Say, in bytes: a chat line's limit.
+const MaxSayText = wire.MaxChatBytes
 
 // AdminPlayer is one online player as the admin commands list it.
 type AdminPlayer struct {
@@ -214,23 +214,6 @@ func (s *Server) Unban(by, target string) ([]Ban, error) {
 
 // Bans lists the bans in force, oldest first.
 func (s *Server) Bans() []Ban { return s.sess.admin.bans.list(time.Now()) }
-
-// Say shows text to every player as a notice from the host, "[admin]
-// text". Tabs and line ends become spaces, other control characters are
-// dropped, and the text is cut at MaxSayText bytes.
-func (s *Server) Say(by, text string) error {
-	text = cleanText(text)
-	if text == "" {
-		return errors.New("nothing to say")
-	}
-	err := s.onSession(func() {
-		s.sess.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "[admin] " + text})
-	})
-	if err == nil {
-		s.logAdmin(by, "say", "text", text)
-	}
-	return err
-}
 
 // cleanText drops control characters and cuts text at MaxSayText bytes,
 // on a character boundary.

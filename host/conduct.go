@@ -20,6 +20,9 @@ type conduct struct {
 	coolUntil time.Time   // no rejoin before this
 	coolWhy   wire.Reason // the drop that started the cool-down
 	last      time.Time   // the last time it was online or dropped
+
+	chat        chatLimit // its chat rate, across rejoins
+	chatRefused time.Time // when the last chat-refused notice went out
 }
 
 // conducts is the conduct of every player seen lately, by player ID, and

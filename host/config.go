@@ -125,6 +125,11 @@ type Config struct {
 	// are refused with a notice.
 	CommandRate  float64
 	CommandBurst int
+	// ChatRate is how many chat lines per second one player may send,
+	// across rejoins, with bursts of ChatBurst (defaults 1 and 5); a line
+	// over it is refused with a notice to the sender.
+	ChatRate  float64
+	ChatBurst int
 	// LagPolicy says what happens when a playing client falls more than
 	// MaxLag ticks behind the host (default LagWait).
 	LagPolicy LagPolicy
@@ -246,6 +251,8 @@ func (c Config) Defaults() Config {
 	orDefault(&c.MaxCommandPayload, wire.MaxCommandPayload)
 	orDefault(&c.CommandRate, 100)
 	orDefault(&c.CommandBurst, 200)
+	orDefault(&c.ChatRate, 1)
+	orDefault(&c.ChatBurst, 5)
 	orDefault(&c.MaxLag, 120)
 	orDefault(&c.MaxHold, time.Minute)
 	orDefault(&c.HoldWindow, 10*time.Minute)
@@ -318,6 +325,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxCommandPayload < 0 || c.MaxCommandPayload > wire.MaxCommandPayload {
 		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", c.MaxCommandPayload, wire.MaxCommandPayload))
+	}
+	if c.ChatRate <= 0 || c.ChatBurst < 1 {
+		errs = append(errs, fmt.Errorf("chat rate %v/s with burst %d: both must be positive", c.ChatRate, c.ChatBurst))
 	}
 	if c.CommandRate <= 0 || c.CommandBurst < 1 {
 		errs = append(errs, fmt.Errorf("command rate %v/s with burst %d: both must be positive", c.CommandRate, c.CommandBurst))

@@ -97,13 +97,13 @@ func (s *session) checkHashes(r hashReq) {
 	if rep.Tick > s.desync.ring.Newest() {
 		// The host's own checkpoint is still being hashed.
 		if !s.desync.wait(r) {
-			s.cfg.Logger.Debug("too many hash reports waiting; one not compared", "player", m.id, "tick", rep.Tick)
+			s.cfg.Logger.Debug("too many hash reports waiting; one not compared", "player", m.id, "name", m.name, "tick", rep.Tick)
 		}
 		return
 	}
 	cp := s.desync.ring.Get(rep.Tick)
 	if cp == nil {
-		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "tick", rep.Tick)
+		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "name", m.name, "tick", rep.Tick)
 		return
 	}
 	s.stats.update(func(st *Stats) { st.HashReports++ })
@@ -209,7 +209,7 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	} else {
 		var err error
 		if raw, err = cutRepair(sim, maps, full); err != nil {
-			s.cfg.Logger.Error("cut a repair", "player", m.id, "err", err)
+			s.cfg.Logger.Error("cut a repair", "player", m.id, "name", m.name, "err", err)
 			m.conn.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
 			return
 		}
@@ -318,7 +318,7 @@ func (s *session) checkResyncs(now time.Time) {
 	for _, id := range s.order {
 		m := s.members[id]
 		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.ResyncTimeout {
-			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
+			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "name", m.name, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
 			s.pub.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))

@@ -20,10 +20,13 @@
 // members and the session's parts, each in a file of its own: the join
 // points (joinpoints.go), the rejoin tokens (rejoins.go), liveness
 // (liveness.go), the lag policy (lag.go), the players' conduct budgets
-// (conduct.go), desync tracking (desynctrack.go), autosaves
-// (autosave.go) and what it publishes (the Overview and the recent
-// history, overview.go). Nothing else reads or writes them, except where
-// a part's comment names another goroutine.
+// (conduct.go, chat rates included), desync tracking (desynctrack.go),
+// autosaves (autosave.go) and what it publishes (the Overview and the
+// recent history, overview.go). Nothing else reads or writes them, except
+// where a part's comment names another goroutine. Chat (chat.go) and
+// leaves (leave.go) are handled there too: a reader passes a chat line to
+// the session as a function over its calls channel, and Server.Say does
+// the same from the operator's goroutine.
 //
 // One client is three values, each with one owner:
 //
@@ -43,8 +46,8 @@
 //     with nearly every packet and the session reads them on its tick, so
 //     they are published values rather than messages. Everything else a
 //     reader tells the session (a join, WorldReady, a command, a hash
-//     report, the first round trip, a leave) goes over the session's
-//     channels.
+//     report, the first round trip, a chat line, a leave) goes over the
+//     session's channels.
 //
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a

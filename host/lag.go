@@ -39,7 +39,7 @@ func (s *session) applyLagPolicy(due int) int {
 			b = now - a
 		}
 		if s.cfg.LagPolicy == LagDrop && b > s.cfg.MaxLag {
-			s.cfg.Logger.Info("dropping a lagging player", "player", id, "behind", b)
+			s.cfg.Logger.Info("dropping a lagging player", "player", id, "name", m.name, "behind", b)
 			m.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind", b))
 			m.playing = false // it holds nobody, and is not dropped again, while it leaves
 			continue
@@ -59,7 +59,7 @@ func (s *session) applyLagPolicy(due int) int {
 	since := nowT.Sub(s.lag.lastCheck)
 	s.lag.lastCheck = nowT
 	if holding && s.lag.holding && s.cfg.MaxHold > 0 && s.conducts.chargeHold(worst.conduct, nowT, since) {
-		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "behind", behind,
+		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "name", worst.name, "behind", behind,
 			"held", worst.conduct.held.Round(time.Millisecond))
 		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.MaxHold))
 		worst.playing = false // it holds nobody while it leaves

@@ -57,7 +57,7 @@ func (s *session) checkLiveness(now time.Time) {
 	for _, id := range s.order {
 		m := s.members[id]
 		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeout {
-			s.cfg.Logger.Info("client silent; dropping it", "player", id, "silent", silent.Round(time.Millisecond))
+			s.cfg.Logger.Info("client silent; dropping it", "player", id, "name", m.name, "silent", silent.Round(time.Millisecond))
 			m.conn.close(wire.ReasonTimeout, "timed out")
 		}
 	}

@@ -55,6 +55,8 @@ type Overview struct {
 	Unnamed uint64
 	// Desyncs lists the last desync events, newest first.
 	Desyncs []DesyncRecord
+	// Chat lists the last chat lines, newest first.
+	Chat []ChatRecord
 	// LastSave is the last save attempt, if any.
 	LastSave *SaveRecord
 	// Stats are the host's counters, as of the call to Server.Overview.
@@ -109,6 +111,10 @@ const (
 	JoinRefused  = "refused"
 	JoinTimedOut = "timed_out"
 	JoinDropped  = "dropped"
+	// JoinLeft is a join the client gave up on purpose (Client_Leave)
+	// before it was complete, such as a script that leaves right after
+	// WorldReady.
+	JoinLeft = "left"
 )
 
 // JoinRecord is one finished join attempt: admitted or not.
@@ -119,8 +125,8 @@ type JoinRecord struct {
 	Name      string
 	Spectator bool
 	Rejoin    bool
-	// Outcome is JoinOK, JoinRefused, JoinTimedOut or JoinDropped; Reason
-	// the wire reason's name when refused ("" otherwise).
+	// Outcome is JoinOK, JoinRefused, JoinTimedOut, JoinDropped or
+	// JoinLeft; Reason the wire reason's name when refused ("" otherwise).
 	Outcome, Reason string
 	// Phases holds the phases the attempt completed, in JoinPhases order.
 	Phases []PhaseTime
@@ -186,7 +192,8 @@ type Observer interface {
 	Saved(SaveRecord)
 }
 
-// recentLimit is how many joins and desyncs an Overview keeps.
+// recentLimit is how many joins, desyncs and chat lines an Overview
+// keeps.
 const recentLimit = 20
 
 // history keeps the recent events an Overview lists and forwards them to
@@ -196,6 +203,7 @@ type history struct {
 	mu      sync.Mutex
 	joins   []JoinRecord
 	desyncs []DesyncRecord
+	chat    []ChatRecord
 	save    *SaveRecord
 	unnamed uint64
 }
@@ -250,6 +258,12 @@ func (h *history) desync(r DesyncRecord) {
 	}
 }
 
+func (h *history) chatted(r ChatRecord) {
+	h.mu.Lock()
+	h.chat = pushRecent(h.chat, r)
+	h.mu.Unlock()
+}
+
 func (h *history) saved(r SaveRecord) {
 	h.mu.Lock()
 	h.save = &r
@@ -271,6 +285,10 @@ func (h *history) fill(o *Overview) {
 	o.Desyncs = make([]DesyncRecord, len(h.desyncs))
 	for i, r := range h.desyncs {
 		o.Desyncs[len(h.desyncs)-1-i] = r
+	}
+	o.Chat = make([]ChatRecord, len(h.chat))
+	for i, r := range h.chat {
+		o.Chat[len(h.chat)-1-i] = r
 	}
 	if h.save != nil {
 		s := *h.save
@@ -299,7 +317,7 @@ func (s *Server) Overview() Overview {
 // joins and save goroutines record saves.
 type publisher struct {
 	overview atomic.Pointer[Overview] // the latest picture
-	history  *history                 // recent joins, desyncs and saves
+	history  *history                 // recent joins, desyncs, chat and saves
 	started  time.Time                // when the session goroutine started
 	last     time.Time                // when the Overview was last refreshed
 	rate     tickRate

@@ -120,6 +120,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), msg, reason, append([]any{"remote", raw.RemoteAddr().String()}, attrs...)...)
 	}
 	var pe *protocolError
+	left := false
 	outcome, reason := JoinDropped, ""
 	switch {
 	case err == nil:
@@ -127,8 +128,11 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		logf("client refused", pe.disc.Reason.String(), "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
-	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
+	case errors.Is(err, errLeft):
 		c.closeWith(nil, "")
+		left, outcome = true, JoinLeft
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
+		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
@@ -143,7 +147,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 	}
 	if admitted {
 		select {
-		case s.sess.leaves <- leaveReq{id: p.id, conn: c, why: c.why}:
+		case s.sess.leaves <- leaveReq{id: p.id, conn: c, why: c.why, left: left}:
 		case <-s.sess.done:
 		}
 	}
@@ -165,13 +169,11 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 		}
 		if p.member != nil {
 			p.member.heard.Store(time.Now().UnixNano())
-			if id == wire.IDClientKeepalive {
-				// An echo is allowed in every phase after admission.
-				pkt, err := wire.Decode(id, body)
-				if err != nil {
-					return nil, refuse(wire.ReasonBadPacket, "%s", err)
-				}
-				p.keepalive(pkt.(*wire.ClientKeepalive))
+			// Keepalive echoes, chat and a leave are allowed in every
+			// phase after admission.
+			if handled, err := p.anyPhase(id, body); err != nil {
+				return nil, err
+			} else if handled {
 				continue
 			}
 		}
@@ -342,6 +344,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	p.member, p.join = jr.member, jr.join
 	p.id, p.name = jr.id, jr.member.name
 	p.spectator = jr.member.spectator
+	// A rejoin takes its old ID: every line from here names the player
+	// as the others know it.
+	p.log = p.srv.cfg.Logger.With("remote", p.nc.RemoteAddr().String(), "player", p.id, "name", p.name)
 	p.phase("admission")
 	return jr, nil
 }
@@ -374,7 +379,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	if jr.held != nil {
 		p.srv.sess.stats.update(func(st *Stats) { st.Resumes++; st.ResumedBytes += pl.Held() })
 	}
-	p.log.Info("sending world", "name", p.name, "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(),
+	p.log.Info("sending world", "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(),
 		"raw_bytes", point.RawSize(), "resumed_bytes", pl.Held(), "retries", jr.join.retried())
 	wr, err := p.download(pl)
 	if err != nil {
@@ -467,7 +472,7 @@ func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 		return net.ErrClosed
 	}
 	p.phase("clock_sync")
-	attrs := []any{"name", p.name, "spectator", p.spectator, "rejoin", p.rejoin, "bytes", pl.Total(),
+	attrs := []any{"spectator", p.spectator, "rejoin", p.rejoin, "bytes", pl.Total(),
 		"total_ms", ms(time.Since(p.start)), "rtt_ms", ms(rtt)}
 	for _, ph := range p.phases {
 		attrs = append(attrs, ph.Phase+"_ms", ms(ph.D))
@@ -564,7 +569,8 @@ func (p *peer) keepalive(k *wire.ClientKeepalive) {
 // rate. A refusal is a notice (at most one a second); the session goes on.
 func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 	cfg := p.srv.cfg
-	refuse := func(why string) error {
+	refuse := func(reason refusedBy, why string) error {
+		p.srv.sess.stats.refused(reason)
 		if now := time.Now(); now.Sub(p.lastRefusal) >= time.Second {
 			p.lastRefusal = now
 			p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: " + why})
@@ -573,14 +579,14 @@ func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 	}
 	switch {
 	case spectator:
-		return refuse("spectators cannot send commands.")
+		return refuse(refusedSpectator, "spectators cannot send commands.")
 	case len(cc.Payload) > cfg.MaxCommandPayload:
-		return refuse(fmt.Sprintf("its payload of %d bytes is over the limit of %d.", len(cc.Payload), cfg.MaxCommandPayload))
+		return refuse(refusedInvalid, fmt.Sprintf("its payload of %d bytes is over the limit of %d.", len(cc.Payload), cfg.MaxCommandPayload))
 	case cc.Kind >= lockstep.KindReserved && cc.Kind != lockstep.KindSetSpeed:
-		return refuse(fmt.Sprintf("kind %#x is reserved.", cc.Kind))
+		return refuse(refusedInvalid, fmt.Sprintf("kind %#x is reserved.", cc.Kind))
 	}
 	if !p.cmdLimit.Take(time.Now(), cfg.CommandRate, float64(cfg.CommandBurst)) {
-		return refuse(fmt.Sprintf("more than %.0f commands per second.", cfg.CommandRate))
+		return refuse(refusedRate, fmt.Sprintf("more than %.0f commands per second.", cfg.CommandRate))
 	}
 	if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {
 		return net.ErrClosed

@@ -78,6 +78,7 @@ type leaveReq struct {
 	id   int32
 	conn *conn // the connection that left: a rejoin may have replaced it already
 	why  string
+	left bool // it sent Client_Leave: a leave on purpose, not a drop
 }
 
 // session owns the simulation, the roster and the members, and drives the
@@ -112,6 +113,7 @@ type session struct {
 	leaves   chan leaveReq
 	cmds     chan lockstep.Command
 	hashes   chan hashReq
+	calls    chan func() // work for the session goroutine (chat, the operator's say)
 	done     chan struct{}
 }
 
@@ -137,6 +139,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		leaves:   make(chan leaveReq, 64),
 		cmds:     make(chan lockstep.Command, 4096),
 		hashes:   make(chan hashReq, 64),
+		calls:    make(chan func(), 64),
 		done:     make(chan struct{}),
 	}
 }
@@ -189,6 +192,8 @@ func (s *session) run(ctx context.Context) {
 			s.checkHashes(r)
 		case cp := <-s.desync.cps:
 			s.addCheckpoint(cp)
+		case fn := <-s.calls:
+			fn()
 		case f := <-s.admin.do:
 			f()
 		}
@@ -236,16 +241,21 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.stats.update(func(st *Stats) {
 			st.Commands += uint64(len(res.Accepted))
 			st.CommandsRefused += uint64(len(res.Rejected))
+			st.RefusedInvalid += uint64(len(res.Rejected))
 		})
 	}
 	for _, r := range res.Rejected {
-		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
-		if m := s.members[r.Cmd.Player]; m != nil {
+		m := s.members[r.Cmd.Player]
+		name := ""
+		if m != nil {
+			name = m.name
 			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Command refused: " + r.Err.Error()})
 		}
+		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "name", name, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
 	}
 	if len(res.Accepted) > 0 {
 		s.desync.remember(res.Accepted, res.Granted)
+		s.announce(res.Accepted)
 	}
 	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
 		s.checkpoint()
@@ -451,7 +461,7 @@ func (s *session) ready(r readyReq) {
 	if m := s.members[r.id]; m != nil {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 	}
-	s.cfg.Logger.Info("player ready", "player", r.id, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
+	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
 
@@ -461,6 +471,7 @@ func (s *session) leave(r leaveReq) {
 		return
 	}
 	m.conduct.last = time.Now()
+	s.noteLeave(m, r)
 	s.dropMember(r.id)
 	s.rejoins.left(r.id, time.Now())
 	notices, ok := s.roster.Remove(r.id, r.why)

@@ -48,6 +48,18 @@ type Stats struct {
 	// it refused.
 	BytesSent                 uint64
 	Commands, CommandsRefused uint64
+	// RefusedRate, RefusedSpectator and RefusedInvalid split
+	// CommandsRefused by reason: over the player's command rate, sent by
+	// a spectator, or invalid (too large, a reserved kind, or refused by
+	// the simulation).
+	RefusedRate, RefusedSpectator, RefusedInvalid uint64
+	// Chats counts chat lines relayed to everyone (the host's own
+	// included); ChatsRefused those refused (over the chat rate).
+	Chats, ChatsRefused uint64
+	// Leaves counts players who left on purpose (Client_Leave); Drops
+	// those whose connection ended otherwise (lost, timed out, dropped
+	// by the host).
+	Leaves, Drops uint64
 	// Resumes counts joins retried before WorldReady that went on from
 	// what the joiner held; ResumedBytes the world payload bytes they did
 	// not need sent again.
@@ -120,4 +132,29 @@ func (s *Server) counters() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
 	return st
+}
+
+// refusedBy is why a command was refused before it reached the session.
+type refusedBy int
+
+// Reasons a command is refused.
+const (
+	refusedRate refusedBy = iota
+	refusedSpectator
+	refusedInvalid
+)
+
+// refused counts one command refused for reason.
+func (st *stats) refused(reason refusedBy) {
+	st.update(func(s *Stats) {
+		s.CommandsRefused++
+		switch reason {
+		case refusedRate:
+			s.RefusedRate++
+		case refusedSpectator:
+			s.RefusedSpectator++
+		case refusedInvalid:
+			s.RefusedInvalid++
+		}
+	})
 }

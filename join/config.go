@@ -88,6 +88,10 @@ type Config struct {
 	Progress func(Progress)
 	// Notice, if set, receives notices from the host.
 	Notice func(text string)
+	// Chat, if set, receives the chat lines the host relays (this
+	// client's own included); a line from the host itself has an empty
+	// Name.
+	Chat func(wire.ServerChat)
 	// Players, if set, receives the whole player list, in ID order, after
 	// every change.
 	Players func([]wire.PlayerInfo)

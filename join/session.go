@@ -342,6 +342,9 @@ func (s *Session) handleSmall(p wire.Packet) bool {
 			s.cfg.Desync(*p)
 		}
 		return true
+	case *wire.ServerChat:
+		s.chatFrom(p)
+		return true
 	}
 	return false
 }
@@ -685,9 +688,9 @@ func (s *Session) simulatedTick() uint64 {
 const ackEvery = 50 * time.Millisecond
 
 // Run follows the session: it applies the host's ticks as they are granted
-// until ctx is done (returning nil) or the host ends the session (returning
-// a *RejectedError, for example with reason ServerClosing) or the
-// connection fails.
+// until ctx is done (then it leaves, as Leave does, and returns nil) or the
+// host ends the session (returning a *RejectedError, for example with
+// reason ServerClosing) or the connection fails.
 func (s *Session) Run(ctx context.Context) error {
 	defer s.Close()
 	var timer *time.Timer
@@ -721,6 +724,9 @@ func (s *Session) Run(ctx context.Context) error {
 			fn(s.follower.Sim())
 		case <-wake:
 		case <-ctx.Done():
+			if err := s.Leave("the client was stopped"); err != nil {
+				s.cfg.Logger.Debug("leave", "err", err)
+			}
 			return nil
 		case <-s.closed:
 			return net.ErrClosed

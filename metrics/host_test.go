@@ -24,7 +24,13 @@ var testDefs = []defs.Summary{{Type: "ThingDef", Count: 3, Hash: 0xABCDEF}}
 // observer until the test ends.
 func startHost(t *testing.T, obs host.Observer) (*host.Server, string) {
 	t.Helper()
-	h := hosttest.Start(t, host.Config{Observer: obs},
+	return startHostWith(t, host.Config{Observer: obs})
+}
+
+// startHostWith is startHost with more of the host's settings.
+func startHostWith(t *testing.T, cfg host.Config) (*host.Server, string) {
+	t.Helper()
+	h := hosttest.Start(t, cfg,
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, locksteptest.New(4, 4096))
 	return h.Server, h.Addr
 }

@@ -53,7 +53,7 @@ func New() *Host {
 	h := &Host{
 		joins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockhost_joins_total",
-			Help: "Finished join attempts by outcome (joined, refused, timed_out, dropped) and the wire reason of a refusal (empty when joined).",
+			Help: "Finished join attempts by outcome (joined, refused, timed_out, dropped, left) and the wire reason of a refusal (empty when joined).",
 		}, []string{"outcome", "reason"}),
 		joinTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lockhost_join_duration_seconds",

@@ -12,6 +12,7 @@ type stateCollector struct {
 	now func() time.Time
 
 	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints, admin *prometheus.Desc
+	refused, chats, departures                                                                  *prometheus.Desc
 	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
 }
 
@@ -29,6 +30,9 @@ func newStateCollector(src Source) *stateCollector {
 		skipped:     d("lockhost_checkpoints_skipped_total", "State-hash checkpoints dropped because hashing fell behind.", nil, nil),
 		hashReports: d("lockhost_hash_reports_total", "Client state-hash reports compared with the host's.", nil, nil),
 		joinPoints:  d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
+		refused:     d("lockhost_commands_refused_total", "Player commands refused, by reason: rate (over the player's command rate), spectator (sent by a spectator), invalid (too large, a reserved kind, or refused by the game).", []string{"reason"}, nil),
+		chats:       d("lockhost_chat_messages_total", "Chat lines by result: relayed (to everyone; the host's own included) or refused (over the chat rate).", []string{"result"}, nil),
+		departures:  d("lockhost_players_departed_total", "Players who went, by how: left (on purpose, with a leave) or dropped (connection lost, timed out, or dropped by the host).", []string{"how"}, nil),
 		admin:       d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
 
 		online:  d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
@@ -45,7 +49,7 @@ func newStateCollector(src Source) *stateCollector {
 
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
-		c.joinPoints, c.admin, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age}
+		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age}
 }
 
 // Describe implements prometheus.Collector.
@@ -76,6 +80,13 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.hashReports, float64(st.HashReports))
 	counter(c.joinPoints, float64(st.JoinPoints), "cut")
 	counter(c.joinPoints, float64(st.Built), "built")
+	counter(c.refused, float64(st.RefusedRate), "rate")
+	counter(c.refused, float64(st.RefusedSpectator), "spectator")
+	counter(c.refused, float64(st.RefusedInvalid), "invalid")
+	counter(c.chats, float64(st.Chats), "relayed")
+	counter(c.chats, float64(st.ChatsRefused), "refused")
+	counter(c.departures, float64(st.Leaves), "left")
+	counter(c.departures, float64(st.Drops), "dropped")
 	counter(c.admin, float64(st.AdminActions))
 
 	gauge(c.tick, float64(o.Tick))

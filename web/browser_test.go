@@ -180,6 +180,12 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%d join rows, want at least 2", n)
 		}
 
+		srv.Say("console", "hello from the host")
+		poll(t, ctx, "the host's chat line", `[...document.querySelectorAll('#chat td[data-field="text"]')].some((td) => td.textContent === "hello from the host")`, 20*time.Second)
+		if got := eval[string](t, ctx, `document.getElementById("c-chat").textContent`); !strings.HasPrefix(got, "1 line relayed") {
+			t.Errorf("chat counter %q, want 1 line relayed", got)
+		}
+
 		tick1 := eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
 		if tick1 == 0 {
 			t.Fatalf("the page shows tick 0 with a live host")
@@ -252,6 +258,7 @@ func TestBrowser(t *testing.T) {
 		o.Players[1].Name = bad
 		o.Joins[1].Name = bad
 		o.Desyncs[0].Name = bad
+		o.Chat[1].Text = bad
 		src := &fakeSource{o: o, live: true}
 		addr := serveFake(t, src, web.Config{})
 
@@ -268,15 +275,15 @@ func TestBrowser(t *testing.T) {
 		if v := eval[bool](t, ctx, `window.injected === undefined`); !v {
 			t.Error("a player name ran script")
 		}
-		got := eval[[]string](t, ctx, `[...document.querySelectorAll('#players td[data-field="name"], #joins td[data-field="name"], #desyncs td[data-field="name"]')].map((td) => td.textContent)`)
+		got := eval[[]string](t, ctx, `[...document.querySelectorAll('#players td[data-field="name"], #joins td[data-field="name"], #desyncs td[data-field="name"], #chat td[data-field="text"]')].map((td) => td.textContent)`)
 		count := 0
 		for _, s := range got {
 			if s == bad {
 				count++
 			}
 		}
-		if count != 3 {
-			t.Errorf("the hostile name shows as text in %d cells, want 3 (players, joins, desyncs): %q", count, got)
+		if count != 4 {
+			t.Errorf("the hostile name shows as text in %d cells, want 4 (players, joins, desyncs, chat): %q", count, got)
 		}
 		if !eval[bool](t, ctx, fmt.Sprintf(`[...document.querySelectorAll("#players tbody tr")].some((tr) => tr.dataset.player === %q)`, bad)) {
 			t.Error("no player row keyed by the hostile name")

@@ -40,6 +40,7 @@ type overviewJSON struct {
 	Joins          []joinJSON   `json:"joins"`
 	Unnamed        uint64       `json:"unnamed"` // join attempts that ended before a name, not listed
 	Desyncs        []desyncJSON `json:"desyncs"`
+	Chat           []chatJSON   `json:"chat"`
 	LastSave       *saveJSON    `json:"last_save"`
 	Stats          statsJSON    `json:"stats"`
 }
@@ -98,6 +99,16 @@ type desyncJSON struct {
 	RepairMs float64    `json:"repair_ms"`
 }
 
+// chatJSON is one chat line; a line of the host's own has an empty name
+// and player 0, and by names who said it.
+type chatJSON struct {
+	At     *time.Time `json:"at"`
+	Player int32      `json:"player"`
+	Name   string     `json:"name"`
+	By     string     `json:"by"`
+	Text   string     `json:"text"`
+}
+
 type saveJSON struct {
 	At *time.Time `json:"at"`
 	// File is the save's file name, without the folder.
@@ -122,6 +133,16 @@ type statsJSON struct {
 	Repaired        int    `json:"repaired"`
 	DesyncDrops     int    `json:"desync_drops"`
 	ResyncBytes     uint64 `json:"resync_bytes"`
+	// RefusedBy splits commands_refused by reason: rate, spectator,
+	// invalid.
+	RefusedBy    map[string]uint64 `json:"refused_by"`
+	Chats        uint64            `json:"chats"`
+	ChatsRefused uint64            `json:"chats_refused"`
+	// Leaves are players who left on purpose; Drops those whose
+	// connection ended otherwise.
+	Leaves       uint64 `json:"leaves"`
+	Drops        uint64 `json:"drops"`
+	AdminActions uint64 `json:"admin_actions"`
 }
 
 // ms is d in milliseconds.
@@ -154,7 +175,12 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			JoinPoints: o.Stats.JoinPoints, Saves: o.Stats.Saves, SaveErrors: o.Stats.SaveErrors,
 			Checkpoints: o.Stats.Checkpoints, HashReports: o.Stats.HashReports, Desyncs: o.Stats.Desyncs,
 			Repaired: o.Stats.Repaired, DesyncDrops: o.Stats.DesyncDrops, ResyncBytes: o.Stats.ResyncBytes,
+			RefusedBy: map[string]uint64{"rate": o.Stats.RefusedRate, "spectator": o.Stats.RefusedSpectator,
+				"invalid": o.Stats.RefusedInvalid},
+			Chats: o.Stats.Chats, ChatsRefused: o.Stats.ChatsRefused, Leaves: o.Stats.Leaves, Drops: o.Stats.Drops,
+			AdminActions: o.Stats.AdminActions,
 		},
+		Chat: make([]chatJSON, 0, len(o.Chat)),
 	}
 	if o.At.IsZero() {
 		v.Stale = true
@@ -192,6 +218,9 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		}
 		v.Desyncs = append(v.Desyncs, desyncJSON{At: stamp(d.At), Player: d.Player, Name: d.Name, Event: d.Event,
 			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair)})
+	}
+	for _, c := range o.Chat {
+		v.Chat = append(v.Chat, chatJSON{At: stamp(c.At), Player: c.PlayerID, Name: c.Name, By: c.By, Text: c.Text})
 	}
 	if s := o.LastSave; s != nil {
 		file := ""

@@ -70,7 +70,12 @@ func fullOverview(now time.Time) host.Overview {
 		Unnamed:  417,
 		Desyncs:  []host.DesyncRecord{{At: now.Add(-10 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncRepaired, Tick: 98000, Maps: []int32{0}, Repair: 80 * time.Millisecond}},
 		LastSave: &host.SaveRecord{At: now.Add(-5 * time.Second), Path: "/srv/games/saves/world.lhsave", Tick: 98700, Bytes: 2 << 20, D: 45 * time.Millisecond},
-		Stats:    host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Checkpoints: 1600, Saves: 3},
+		Chat: []host.ChatRecord{
+			{At: now.Add(-2 * time.Second), By: "console", Text: "restart in 5 minutes"},
+			{At: now.Add(-3 * time.Second), PlayerID: 2, Name: "Alice", Text: hostile},
+		},
+		Stats: host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 6, RefusedRate: 3, RefusedSpectator: 2, RefusedInvalid: 1,
+			Checkpoints: 1600, Saves: 3, Chats: 9, ChatsRefused: 1, Leaves: 4, Drops: 2, AdminActions: 1},
 	}
 }
 
@@ -148,10 +153,22 @@ func TestOverviewJSON(t *testing.T) {
 			Ms   float64 `json:"ms"`
 			Tick uint64  `json:"tick"`
 		} `json:"last_save"`
+		Chat []struct {
+			Player int32  `json:"player"`
+			Name   string `json:"name"`
+			By     string `json:"by"`
+			Text   string `json:"text"`
+		} `json:"chat"`
 		Stats struct {
-			BytesSent       uint64 `json:"bytes_sent"`
-			Commands        uint64 `json:"commands"`
-			CommandsRefused uint64 `json:"commands_refused"`
+			BytesSent       uint64            `json:"bytes_sent"`
+			Commands        uint64            `json:"commands"`
+			CommandsRefused uint64            `json:"commands_refused"`
+			RefusedBy       map[string]uint64 `json:"refused_by"`
+			Chats           uint64            `json:"chats"`
+			ChatsRefused    uint64            `json:"chats_refused"`
+			Leaves          uint64            `json:"leaves"`
+			Drops           uint64            `json:"drops"`
+			AdminActions    uint64            `json:"admin_actions"`
 		} `json:"stats"`
 	}
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
@@ -185,15 +202,21 @@ func TestOverviewJSON(t *testing.T) {
 	if v.LastSave == nil || v.LastSave.File != "world.lhsave" || v.LastSave.Ms != 45 || v.LastSave.Tick != 98700 {
 		t.Errorf("last save: %+v", v.LastSave)
 	}
-	if v.Stats.BytesSent != 123456 || v.Stats.Commands != 40 || v.Stats.CommandsRefused != 2 {
+	if st := v.Stats; st.BytesSent != 123456 || st.Commands != 40 || st.CommandsRefused != 6 ||
+		st.RefusedBy["rate"] != 3 || st.RefusedBy["spectator"] != 2 || st.RefusedBy["invalid"] != 1 ||
+		st.Chats != 9 || st.ChatsRefused != 1 || st.Leaves != 4 || st.Drops != 2 || st.AdminActions != 1 {
 		t.Errorf("stats: %+v", v.Stats)
+	}
+	if len(v.Chat) != 2 || v.Chat[0].Name != "" || v.Chat[0].By != "console" || v.Chat[0].Text != "restart in 5 minutes" ||
+		v.Chat[1].Name != "Alice" || v.Chat[1].Player != 2 || v.Chat[1].Text != hostile {
+		t.Errorf("chat: %+v", v.Chat)
 	}
 
 	// Before the session publishes anything: empty lists, not null, and
 	// stale.
 	src.set(host.Overview{})
 	_, body = get(t, ts.URL+"/api/overview")
-	for _, field := range []string{`"players":[]`, `"maps":[]`, `"joins":[]`, `"desyncs":[]`, `"last_save":null`, `"at":null`, `"stale":true`} {
+	for _, field := range []string{`"players":[]`, `"maps":[]`, `"joins":[]`, `"desyncs":[]`, `"chat":[]`, `"admin_actions":0`, `"last_save":null`, `"at":null`, `"stale":true`} {
 		if !strings.Contains(body, field) {
 			t.Errorf("empty overview lacks %s: %s", field, body)
 		}

@@ -24,7 +24,8 @@
 // allocates or reads the body; a longer frame ends the connection with
 // reason BadPacket. Bodies are msgpack (hashicorp/go-msgpack/v2, structs as
 // maps with short keys) and must decode completely: trailing bytes are an
-// error. The largest byte field is Server_Disconnect's detail, at most
+// error. A chat line (Client_Chat, Server_Chat) is at most MaxChatBytes
+// (256 bytes). The largest byte field is Server_Disconnect's detail, at most
 // MaxDetailBytes (512 KiB); a Server_WorldData chunk carries at most
 // MaxChunkData (256 KiB) and a Client_Command payload at most
 // MaxClientCommandPayload (256 KiB).
@@ -52,6 +53,8 @@
 //	9  Client_Hashes      {t:tick, w:world, m:maps[]{m:mapID, h:hash, p:parts[]}}
 //	                      state hashes at a checkpoint; maps <= MaxHashMaps, parts <= lockstep.MaxMapParts
 //	10 Client_Resynced    {t:tick, w:world}                          a repair went in: world hash at its tick
+//	11 Client_Leave       {w:why}                                    leaving on purpose; why <= MaxLeaveWhyBytes
+//	12 Client_Chat        {t:text}                                   a chat line; text <= MaxChatBytes
 //
 // Host to client (16..):
 //
@@ -72,6 +75,7 @@
 //	                      follows as Server_WorldData chunks
 //	27 Server_Desync      {s:state, p:playerID, n:name, t:tick, m:maps[], w:world, r:repairMs}
 //	                      to all: detected, repaired or dropped
+//	28 Server_Chat        {n:name, p:playerID, t:text}               a chat line to all; the host's own: name "", id 0
 //
 // Enumerations: Server_PlayerList action 0 List, 1 Add, 2 Remove, 3 Status,
 // 4 Latencies; player status 0 joining, 1 downloading, 2 playing,
@@ -148,6 +152,17 @@
 // (shown in the player list) and drops a client it has heard nothing from
 // for the timeout (default 30 s) with reason Timeout. A client that hears
 // nothing from the host for as long gives up the same way.
+//
+// Leaving: a client that leaves on purpose sends Client_Leave and waits
+// (briefly) for the host to close the connection; the others are told it
+// left. A connection that ends without one is a drop: the others are told
+// the connection was lost.
+//
+// Chat: after admission a client may send Client_Chat at any time. The
+// host removes control characters, refuses an empty line or one over the
+// chat rate (a notice to the sender only; the connection stays) and
+// relays the rest to everyone, the sender included, as Server_Chat with
+// the sender's name and player ID.
 //
 // Desync detection: every hashEvery ticks (default 60) each playing
 // client that simulates sends Client_Hashes for the tick it just stepped

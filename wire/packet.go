@@ -23,6 +23,8 @@ const (
 	IDClientKeepalive  ID = 8
 	IDClientHashes     ID = 9
 	IDClientResynced   ID = 10
+	IDClientLeave      ID = 11
+	IDClientChat       ID = 12
 
 	IDServerModList    ID = 16
 	IDServerDefsOK     ID = 17
@@ -36,6 +38,7 @@ const (
 	IDServerSession    ID = 25
 	IDServerResync     ID = 26
 	IDServerDesync     ID = 27
+	IDServerChat       ID = 28
 )
 
 // String returns the packet's protocol name.

@@ -48,6 +48,8 @@ var registry = [...]entry{
 	{IDClientKeepalive, "Client_Keepalive", ClientToHost, func() Packet { return new(ClientKeepalive) }},
 	{IDClientHashes, "Client_Hashes", ClientToHost, func() Packet { return new(ClientHashes) }},
 	{IDClientResynced, "Client_Resynced", ClientToHost, func() Packet { return new(ClientResynced) }},
+	{IDClientLeave, "Client_Leave", ClientToHost, func() Packet { return new(ClientLeave) }},
+	{IDClientChat, "Client_Chat", ClientToHost, func() Packet { return new(ClientChat) }},
 
 	{IDServerModList, "Server_ModList", HostToClient, func() Packet { return new(ServerModList) }},
 	{IDServerDefsOK, "Server_DefsOK", HostToClient, func() Packet { return new(ServerDefsOK) }},
@@ -61,6 +63,7 @@ var registry = [...]entry{
 	{IDServerSession, "Server_Session", HostToClient, func() Packet { return new(ServerSession) }},
 	{IDServerResync, "Server_Resync", HostToClient, func() Packet { return new(ServerResync) }},
 	{IDServerDesync, "Server_Desync", HostToClient, func() Packet { return new(ServerDesync) }},
+	{IDServerChat, "Server_Chat", HostToClient, func() Packet { return new(ServerChat) }},
 }
 
 // byID indexes the registry by packet ID.

@@ -39,6 +39,10 @@ func samplePackets() []Packet {
 		}},
 		&ServerResync{Tick: 1200, Applied: 3, Maps: []int32{2, 5}},
 		&ClientResynced{Tick: 1200, World: 0xfedcba9876543210},
+		&ClientLeave{Why: "interrupted"},
+		&ClientChat{Text: "hello, colony"},
+		&ServerChat{Name: "Alice", PlayerID: 2, Text: "hello, colony"},
+		&ServerChat{Text: "the host speaks"},
 		&ServerResync{Tick: 1260, Full: true},
 		&ServerDesync{State: DesyncRepaired, PlayerID: 3, Name: "Bob", Tick: 600, Maps: []int32{2}, World: true, RepairMs: 850},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
@@ -271,7 +275,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{11, 15, 28, 255} {
+	for _, id := range []ID{13, 15, 29, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -335,6 +339,13 @@ func TestValidateLimits(t *testing.T) {
 		{"resync over map limit", &ServerResync{Maps: make([]int32, MaxHashMaps+1)}, false, nil},
 		{"desync over map limit", &ServerDesync{Maps: make([]int32, MaxHashMaps+1)}, false, nil},
 		{"desync long name", &ServerDesync{Name: strings.Repeat("a", MaxNameBytes+1)}, false, nil},
+		{"chat at limit", &ClientChat{Text: strings.Repeat("c", MaxChatBytes)}, true, nil},
+		{"chat over limit", &ClientChat{Text: strings.Repeat("c", MaxChatBytes+1)}, false, nil},
+		{"relayed chat at limit", &ServerChat{Name: "Alice", Text: strings.Repeat("c", MaxChatBytes)}, true, nil},
+		{"relayed chat over limit", &ServerChat{Name: "Alice", Text: strings.Repeat("c", MaxChatBytes+1)}, false, nil},
+		{"relayed chat long name", &ServerChat{Name: strings.Repeat("a", MaxNameBytes+1)}, false, nil},
+		{"leave reason at limit", &ClientLeave{Why: strings.Repeat("w", MaxLeaveWhyBytes)}, true, nil},
+		{"leave reason over limit", &ClientLeave{Why: strings.Repeat("w", MaxLeaveWhyBytes+1)}, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.Validate()
@@ -545,7 +556,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("New(%s) returned the same packet twice", s)
 		}
 	}
-	for _, id := range []ID{11, 15, 28, 99, 255} {
+	for _, id := range []ID{13, 15, 29, 99, 255} {
 		if got := id.String(); got != fmt.Sprintf("packet(%d)", id) {
 			t.Errorf("ID(%d).String() = %q", id, got)
 		}

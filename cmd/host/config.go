@@ -250,6 +250,9 @@ func checkSetting(key string, v any, settable map[string]cli.Flag, names []strin
 	f, ok := settable[key]
 	if !ok {
 		switch {
+		case strings.Contains(strings.ToLower(key), "token"):
+			return nil, fmt.Errorf("key %q: secrets are never read from a config file; put the status page's token in the environment variable %s, or in a file named by http-token-file",
+				key, web.TokenEnv)
 		case looksSecret(key):
 			return nil, fmt.Errorf("key %q: secrets are never read from a config file; put the session password in the environment variable %s, or in a file named by password-file",
 				key, cliutil.PasswordEnv)

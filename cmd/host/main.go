@@ -35,13 +35,15 @@ func main() {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "host",
 		Usage: "host a lockstep co-op session",
 		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
 			"same deterministic world; only commands travel once a player has joined.",
 		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), defscli.Command()},
 	}
+	cliutil.SetVersion(app)
+	return app
 }
 
 func serveCommand() *cli.Command {
@@ -171,6 +173,9 @@ func serve(c *cli.Context) error {
 	var webLn net.Listener
 	var observer *metrics.Host
 	if addr := c.String("http"); addr != "" {
+		if _, err := web.ListenAddr(addr); err != nil {
+			return cliutil.Usagef("--http: %v", err)
+		}
 		if webLn, err = web.Listen(addr); err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
@@ -265,6 +270,9 @@ func serve(c *cli.Context) error {
 // from the config file included): everything but the world and the
 // content. bundle is only read when a save is written.
 func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (host.Config, error) {
+	if err := cliutil.CheckListenAddr("--listen", c.String("listen")); err != nil {
+		return host.Config{}, err
+	}
 	factions, err := roster.ParseFactionMode(c.String("factions"))
 	if err != nil {
 		return host.Config{}, cliutil.Usagef("--factions: %v", err)

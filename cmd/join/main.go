@@ -47,7 +47,8 @@ func classify(err error) int {
 		return cliutil.ExitRejected
 	}
 	var na *noAnswer
-	if errors.As(err, &na) {
+	var tm *tlsMismatch
+	if errors.As(err, &na) || errors.As(err, &tm) {
 		return cliutil.ExitNetwork
 	}
 	var ne net.Error
@@ -82,7 +83,8 @@ func newApp() *cli.App {
 	}
 	flags = append(flags, gamecontent.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
-	return &cli.App{
+	app := &cli.App{
+		Writer:    stdout,
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
 		UsageText: "join HOST[:PORT] --name NAME [options]\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
@@ -96,6 +98,8 @@ func newApp() *cli.App {
 		Action:   run,
 		Commands: []*cli.Command{pingCommand(), defscli.Command()},
 	}
+	cliutil.SetVersion(app)
+	return app
 }
 
 // hostAddr adds the default port when addr has none.
@@ -106,6 +110,19 @@ func hostAddr(addr string) string {
 	return net.JoinHostPort(addr, strconv.Itoa(wire.DefaultPort))
 }
 
+// checkHostAddr refuses a HOST[:PORT] whose port is not a port number,
+// as a usage mistake, before anything is dialled.
+func checkHostAddr(arg string) error {
+	_, port, err := net.SplitHostPort(hostAddr(arg))
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil || port == "0" {
+		return cliutil.Usagef("%q: give the host as HOST or HOST:PORT, the port a number from 1 to 65535", arg)
+	}
+	return nil
+}
+
 func run(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return cliutil.Usagef("give the host to join: join HOST[:PORT] --name NAME")
@@ -113,6 +130,9 @@ func run(c *cli.Context) error {
 	name := c.String("name")
 	if name == "" {
 		return cliutil.Usagef("give a username with --name")
+	}
+	if err := checkHostAddr(c.Args().First()); err != nil {
+		return err
 	}
 	log, err := cliutil.Logger(c, stderr)
 	if err != nil {
@@ -144,6 +164,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
+	typed := &typedLog{out: stdout}
 	cfg := join.Config{
 		Addr:         hostAddr(c.Args().First()),
 		Name:         name,
@@ -155,6 +176,8 @@ func run(c *cli.Context) error {
 		MaxPayload:   uint64(max(1, c.Int("max-download-mib"))) << 20,
 		Progress:     bar.update,
 		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", termsafe.String(text)) },
+		Chat:         func(line wire.ServerChat) { bar.clear(); fmt.Fprintln(stdout, chatLine(line)) },
+		OnApply:      typed.applied,
 		Desync: func(d wire.ServerDesync) {
 			bar.clear()
 			fmt.Fprintln(stdout, "desync:", termsafe.String(describeDesync(d)))
@@ -191,16 +214,19 @@ func run(c *cli.Context) error {
 		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
 		size(t.Bytes), size(t.RawBytes), t.CatchUpTicks, t.CatchUpRate())
 	if c.Bool("exit-after-ready") {
-		sess.Close()
+		if err := sess.Leave("exit after ready"); err != nil {
+			log.Debug("leave", "err", err)
+		}
 		return nil
 	}
+	typed.me.Store(info.PlayerID)
 	playCtx, stopPlay := context.WithCancel(ctx)
 	defer stopPlay()
 	cur := &current{}
 	cur.set(sess)
 	if !c.Bool("no-input") {
 		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
-		go readCommands(playCtx, os.Stdin, cur)
+		go readCommands(playCtx, os.Stdin, cur, typed)
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
 	if err := stay(ctx, cur, cfg, !c.Bool("no-reconnect")); err != nil {

@@ -51,6 +51,9 @@ func ping(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return cliutil.Usagef("give the host to ping: join ping HOST[:PORT]")
 	}
+	if err := checkHostAddr(c.Args().First()); err != nil {
+		return err
+	}
 	addr := hostAddr(c.Args().First())
 	bundle, err := gamecontent.FromFlags(c)
 	if err != nil {

@@ -7,26 +7,37 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/termsafe"
+	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // playHelp documents the commands typed on standard input.
 const playHelp = `commands (one per line):
   speed N                       set the game speed: 0 paused, 1 normal, 2 or 3 fast
   spawn THING MAP X Y [COUNT]   spawn a thing (a ThingDef name) on a map at a cell
-  move MAP PAWN X Y             send a pawn to a cell
+  move MAP PAWN X Y             send a pawn to a cell (pawns MAP lists the pawn ids)
   pawns MAP                     list the pawns of a map
   maps                          list the maps
+  players                       list who is in the session, with latency
+  say TEXT                      chat to everyone (so does any line that is not a command)
   help                          this text`
 
+// errNotCommand is a typed line whose first word names no command: it
+// is chat.
+var errNotCommand = errors.New("not a command")
+
 // parseCommand turns one typed line into a command. It returns a nil
-// command for lines that only read state (pawns, maps, help) and an error
-// naming the mistake.
+// command for lines that only read state (pawns, maps, players, help) or
+// chat (say), errNotCommand for a line whose first word is no command,
+// and an error naming the mistake.
 func parseCommand(line string) (*lockstep.Command, error) {
 	f := strings.Fields(line)
 	if len(f) == 0 {
@@ -81,59 +92,118 @@ func parseCommand(line string) (*lockstep.Command, error) {
 		}
 		c := colony.MovePawn(int32(n[0]), int32(n[1]), n[2], n[3])
 		return &c, nil
-	case "pawns", "maps", "help":
+	case "pawns":
+		if len(f) != 2 {
+			return nil, errors.New("usage: pawns MAP")
+		}
+		if _, err := nums(f[1:]); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case "say":
+		if len(f) == 1 {
+			return nil, errors.New("usage: say TEXT")
+		}
+		return nil, nil
+	case "maps", "players", "help":
 		return nil, nil
 	}
-	return nil, fmt.Errorf("unknown command %q (try help)", f[0])
+	return nil, errNotCommand
 }
 
-// readCommands sends the commands typed on in until it ends or ctx is
-// done. Mistakes are reported and reading goes on.
-func readCommands(ctx context.Context, in io.Reader, cur *current) {
+// readCommands plays the lines typed on in until it ends or ctx is done:
+// commands go to the host (and their effect is printed when they apply,
+// see typedLog), queries are answered here, anything else is chat.
+// Mistakes are reported and reading goes on.
+func readCommands(ctx context.Context, in io.Reader, cur *current, typed *typedLog) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() && ctx.Err() == nil {
 		sess := cur.get()
 		line := strings.TrimSpace(sc.Text())
 		cmd, err := parseCommand(line)
-		if err != nil {
+		switch {
+		case errors.Is(err, errNotCommand):
+			chat(sess, line)
+			continue
+		case err != nil:
 			fmt.Fprintln(stderr, err)
 			continue
-		}
-		if cmd != nil {
+		case cmd != nil:
+			typed.add(*cmd)
 			if err := sess.Send(cmd.MapID, cmd.Kind, cmd.Payload); err != nil {
+				typed.forget(*cmd)
 				fmt.Fprintln(stderr, "not sent: the connection is down")
 			}
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
+		if line != "" {
+			query(sess, line)
 		}
-		switch f[0] {
-		case "help":
-			fmt.Fprintln(stdout, playHelp)
-		case "maps":
-			sess.Do(func(sim lockstep.Sim) {
-				if w, ok := sim.(*colony.World); ok {
-					for _, m := range w.Stats() {
-						fmt.Fprintf(stdout, "map %d: %dx%d, %d things, %d pawns\n", m.ID, m.Width, m.Height, m.Things, m.Pawns)
-					}
+	}
+}
+
+// chat sends a chat line, saying why when it cannot.
+func chat(sess *join.Session, line string) {
+	if err := sess.Chat(line); err != nil {
+		if len(line) > wire.MaxChatBytes {
+			fmt.Fprintln(stderr, err)
+			return
+		}
+		fmt.Fprintln(stderr, "not sent: the connection is down")
+	}
+}
+
+// query answers a line that reads state (or chats with say): help, maps,
+// pawns, players.
+func query(sess *join.Session, line string) {
+	f := strings.Fields(line)
+	switch f[0] {
+	case "help":
+		fmt.Fprintln(stdout, playHelp)
+	case "say":
+		chat(sess, strings.TrimSpace(strings.TrimPrefix(line, "say")))
+	case "players":
+		printPlayers(sess.Players())
+	case "maps":
+		sess.Do(func(sim lockstep.Sim) {
+			if w, ok := sim.(*colony.World); ok {
+				for _, m := range w.Stats() {
+					fmt.Fprintf(stdout, "map %d: %dx%d, %d things, %d pawns\n", m.ID, m.Width, m.Height, m.Things, m.Pawns)
 				}
-			})
-		case "pawns":
-			id, err := strconv.Atoi(strings.Join(f[1:], ""))
-			if err != nil {
-				fmt.Fprintln(stderr, "usage: pawns MAP")
-				continue
 			}
-			sess.Do(func(sim lockstep.Sim) {
-				if w, ok := sim.(*colony.World); ok {
-					for _, p := range w.Pawns(int32(id)) {
-						fmt.Fprintf(stdout, "pawn %d %s at %d,%d: %s\n", p.ID, p.Kind, p.X, p.Y, p.Job)
-					}
-				}
-			})
+		})
+	case "pawns":
+		id, _ := strconv.Atoi(f[1])
+		sess.Do(func(sim lockstep.Sim) {
+			w, ok := sim.(*colony.World)
+			if !ok {
+				return
+			}
+			if !slices.Contains(sim.MapIDs(), int32(id)) {
+				fmt.Fprintf(stdout, "there is no map %d (maps lists them)\n", id)
+				return
+			}
+			pawns := w.Pawns(int32(id))
+			if len(pawns) == 0 {
+				fmt.Fprintf(stdout, "map %d has no pawns\n", id)
+			}
+			for _, p := range pawns {
+				fmt.Fprintf(stdout, "pawn %d %s at %d,%d: %s\n", p.ID, p.Kind, p.X, p.Y, p.Job)
+			}
+		})
+	}
+}
+
+// printPlayers lists the players this client knows of, with the round
+// trip the host measured.
+func printPlayers(list []wire.PlayerInfo) {
+	fmt.Fprintf(stdout, "%d in the session:\n", len(list))
+	for _, p := range list {
+		role := fmt.Sprintf("faction %d", p.Faction)
+		if p.Spectator {
+			role = "spectator"
 		}
+		fmt.Fprintf(stdout, "  player %d %s: %s, %s, latency %d ms\n", p.ID, termsafe.String(p.Name), p.Status, role, p.LatencyMs)
 	}
 }
 

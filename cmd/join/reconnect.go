@@ -95,7 +95,12 @@ func firstJoin(ctx context.Context, cfg join.Config, reconnect bool) (*join.Sess
 		}
 	}
 	s, err := join.Join(ctx, cfg)
-	if err == nil || !reconnect || !retryable(err) || unreachable(err) || ctx.Err() != nil {
+	if err != nil {
+		// TLS on one side only: no retry helps, the user must change a flag.
+		err = tlsHint(ctx, err, cfg.Addr, cfg.TLS != nil)
+	}
+	var tm *tlsMismatch
+	if err == nil || !reconnect || !retryable(err) || unreachable(err) || ctx.Err() != nil || errors.As(err, &tm) {
 		return s, err
 	}
 	var deadline atomic.Int64 // unix nanoseconds

@@ -3,12 +3,12 @@ package cliutil
 import (
 	"errors"
 	"fmt"
-	"github.com/lockhost/lockhost/internal/termsafe"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/urfave/cli/v2"
 )
 
@@ -57,9 +57,7 @@ func ErrOut(c *cli.Context) io.Writer {
 // errors or cli.ExitCoder to a code; nil means ExitFailure.
 func Run(app *cli.App, args []string, stderr io.Writer, classify func(error) int) int {
 	app.ExitErrHandler = func(*cli.Context, error) {} // exit codes are decided here, not inside Run
-	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-		return &UsageError{Msg: err.Error()}
-	}
+	strict(app)
 	err := app.Run(ReorderFlags(app, args))
 	if err == nil {
 		return ExitOK
@@ -221,12 +219,14 @@ func Secret(what, file, env string) ([]byte, error) {
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%s file: %w", what, err)
+		// A file named on the command line that is not there is a
+		// mistake in how the tool was called.
+		return nil, &UsageError{Msg: fmt.Sprintf("%s file: %v", what, err)}
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimRight(line, "\r")
 	if line == "" {
-		return nil, fmt.Errorf("%s file %s: the first line is empty", what, file)
+		return nil, &UsageError{Msg: fmt.Sprintf("%s file %s: the first line is empty", what, file)}
 	}
 	return []byte(line), nil
 }

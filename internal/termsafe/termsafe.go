@@ -80,3 +80,29 @@ func (sw *writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Strip returns s without the characters String would escape (control
+// characters, newline and tab included, and invalid UTF-8) and without
+// the Unicode bidirectional controls that can make a line read backwards
+// (U+202A to U+202E, U+2066 to U+2069). A newline or tab becomes a
+// space, so the words on either side stay apart. It is for one-line text
+// that others will see, such as chat.
+func Strip(s string) string {
+	if clean(s) && !strings.ContainsAny(s, "\n\t\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteByte(' ')
+		case unsafeRune(r, n), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

@@ -35,3 +35,20 @@ func TestWriter(t *testing.T) {
 		t.Fatalf("wrote %q, want %q", buf.String(), want)
 	}
 }
+
+func TestStrip(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"hello", "hello"},
+		{"héllo wörld", "héllo wörld"},
+		{"a\x1b[2Jb", "a[2Jb"},
+		{"line\nbreak\ttab", "line break tab"},
+		{"bell\x07 del\x7f c1\u0085", "bell del c1"},
+		{"bad\xffutf8", "badutf8"},
+		{"abc\u202edcba", "abcdcba"},
+		{"\u2066iso\u2069", "iso"},
+	} {
+		if got := Strip(tc.in); got != tc.want {
+			t.Errorf("Strip(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
