@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
@@ -51,9 +49,9 @@ func TestLeaveIsNotADrop(t *testing.T) {
 
 	// Erin's connection is reset under her, as a crashed machine's or a
 	// NAT's would be: a lost connection too, not a bad packet.
-	rp := startResetProxy(t, h.addr)
-	erin, _ := joinWith(t, rp.addr, "Erin", spectate)
-	rp.reset()
+	relay := testkit.StartRelay(t, h.addr)
+	erin, _ := joinWith(t, relay.Addr(), "Erin", spectate)
+	relay.ResetAll()
 	testkit.WaitFor(t, "Erin's drop notice", func() bool { return watch.noticed("Erin left the session (connection lost).") })
 
 	testkit.WaitFor(t, "the counters", func() bool { st := h.srv.Overview().Stats; return st.Leaves == 2 && st.Drops == 2 })
@@ -128,43 +126,4 @@ func TestPlayerLinesNameThePlayer(t *testing.T) {
 	if counts["player dropped Carol"] != 1 || counts["player left Dave"] != 1 || len(counts) != 2 {
 		t.Fatalf("leave and drop lines %v, want one drop for Carol and one leave for Dave", counts)
 	}
-}
-
-// resetProxy forwards one connection to a host and can reset the host's
-// side of it, as a crashed machine or a NAT that forgot it would.
-type resetProxy struct {
-	addr string
-	up   chan *net.TCPConn
-}
-
-func startResetProxy(t *testing.T, target string) *resetProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	rp := &resetProxy{addr: ln.Addr().String(), up: make(chan *net.TCPConn, 1)}
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		u, err := net.Dial("tcp", target)
-		if err != nil {
-			c.Close()
-			return
-		}
-		rp.up <- u.(*net.TCPConn)
-		go func() { io.Copy(u, c); u.Close() }()
-		go func() { io.Copy(c, u); c.Close() }()
-	}()
-	return rp
-}
-
-// reset closes the host's side with an RST.
-func (rp *resetProxy) reset() {
-	u := <-rp.up
-	_ = u.SetLinger(0)
-	u.Close()
 }

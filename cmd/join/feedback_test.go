@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
@@ -25,7 +25,7 @@ func player(t *testing.T, addr, name string, b *gamecontent.Bundle, out io.Write
 	t.Helper()
 	typed := &typedLog{out: out}
 	cfg := join.Config{Addr: addr, Name: name, Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:  testkit.Quiet(),
 		Notice:  func(text string) { fmt.Fprintln(out, "notice:", text) },
 		Chat:    func(c wire.ServerChat) { fmt.Fprintln(out, chatLine(c)) },
 		OnApply: typed.applied}
@@ -54,18 +54,6 @@ func waitOutput(t *testing.T, buf *syncbuf.Buffer, want string) {
 	}
 }
 
-// waitFor waits for cond; the bound only ends a hang.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestTypedCommandsAnswer types the README's commands, in its order
 // (pawns first, for an ID to move), into a real session: each one says
 // what happened, to this player or (speed, chat) to everyone.
@@ -80,7 +68,7 @@ func TestTypedCommandsAnswer(t *testing.T) {
 	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
 	sess, typed := player(t, addr, "Alice", b, &out)
 	player(t, addr, "Bob", b, &bobOut)
-	waitFor(t, "Alice to see Bob playing", func() bool {
+	testkit.WaitFor(t, "Alice to see Bob playing", func() bool {
 		ps := sess.Players()
 		return len(ps) == 2 && ps[1].Status == wire.StatusPlaying
 	})
