@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
@@ -23,10 +24,9 @@ import (
 // buildTool compiles one of the repository's commands into dir.
 func buildTool(t *testing.T, dir, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(dir, filepath.Base(pkg))
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	bin, err := procstat.BuildTool(dir, pkg)
 	if err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -24,13 +25,15 @@ func buildTools(t *testing.T) (joinBin, hostBin string) {
 		t.Skip("builds and runs the tools")
 	}
 	dir := t.TempDir()
-	for _, pkg := range []string{"join", "host"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, pkg), "github.com/lockhost/lockhost/cmd/"+pkg).CombinedOutput()
+	var bins []string
+	for _, pkg := range []string{"github.com/lockhost/lockhost/cmd/join", "github.com/lockhost/lockhost/cmd/host"} {
+		bin, err := procstat.BuildTool(dir, pkg)
 		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+			t.Fatal(err)
 		}
+		bins = append(bins, bin)
 	}
-	return filepath.Join(dir, "join"), filepath.Join(dir, "host")
+	return bins[0], bins[1]
 }
 
 // freeAddr is a loopback address nothing listens on.

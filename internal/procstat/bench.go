@@ -38,8 +38,9 @@ func Median[T cmp.Ordered](v []T) T {
 }
 
 // BuildTool builds the command package pkg (such as "./cmd/host",
-// relative to the working directory) with go build into dir, and returns
-// the binary's path: dir joined with the package's last element.
+// relative to the working directory, or a full import path, as the tests
+// that run the real tools give) with go build into dir, and returns the
+// binary's path: dir joined with the package's last element.
 func BuildTool(dir, pkg string) (string, error) {
 	bin := filepath.Join(dir, path.Base(pkg))
 	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {

@@ -1,5 +1,6 @@
 // Package procstat reads a process's CPU time and memory from Linux's
-// /proc, for the benchmarks in scripts/.
+// /proc, for the benchmarks in scripts/, and builds a tool of this
+// module for them and for the tests that run the real binaries.
 package procstat
 
 import (
