@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -107,16 +106,11 @@ func TestHostRealModContent(t *testing.T) {
 
 	save := filepath.Join(dir, "world.lhsave")
 	serve := func(args ...string) (*syncbuf.Buffer, string, string, chan error, *exec.Cmd) {
-		free, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := free.Addr().String()
-		free.Close()
-		all := append([]string{"serve", "--listen", addr, "--save", save, "--autosave", "0", "--map-size", "48",
+		all := append([]string{"serve", "--listen", "127.0.0.1:0", "--save", save, "--autosave", "0", "--map-size", "48",
 			"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0"}, content...)
 		h := runHost(t, hostBin, append(all, args...)...)
-		return h.log, waitStatusPage(t, h.log, h.done), addr, h.done, h.cmd
+		page := waitStatusPage(t, h.log, h.done)
+		return h.log, page, hostingAddr(t, h.log), h.done, h.cmd
 	}
 	stop := func(cmd *exec.Cmd, done chan error, log *syncbuf.Buffer) {
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

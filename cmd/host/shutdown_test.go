@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -42,18 +41,12 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	dir := t.TempDir()
 	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
 	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := free.Addr().String()
-	free.Close()
-
 	save := filepath.Join(dir, "world.lhsave")
-	h := runHost(t, hostBin, "serve", "--listen", addr, "--save", save, "--new", "--autosave", "0",
+	h := runHost(t, hostBin, "serve", "--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "0",
 		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0")
 	hostCmd, hostErr, hostDone := h.cmd, h.log, h.done
 	status := waitStatusPage(t, hostErr, hostDone)
+	addr := hostingAddr(t, hostErr)
 
 	joinCmd := exec.Command(joinBin, addr, "--name", "Alice", "--no-input", "--no-reconnect")
 	stdout, err := joinCmd.StdoutPipe()
@@ -155,6 +148,19 @@ func waitStatusPage(t *testing.T, log *syncbuf.Buffer, done chan error) string {
 			t.Fatalf("no status page after 30 s:\n%s", log.String())
 		}
 	}
+}
+
+// hostingAddr returns the game address the host's log says it is hosting
+// on. The host is given port 0 and picks one itself: a port picked by the
+// test and closed again could be taken before the host binds it (by the
+// host's own status page among others).
+func hostingAddr(t *testing.T, log *syncbuf.Buffer) string {
+	t.Helper()
+	m := regexp.MustCompile(`msg=hosting addr=(\S+)`).FindStringSubmatch(log.String())
+	if m == nil {
+		t.Fatalf("no hosting address in the host's log:\n%s", log.String())
+	}
+	return m[1]
 }
 
 // overview is what the tests read of the status page's JSON overview.

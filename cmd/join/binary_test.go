@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,24 +36,12 @@ func buildTools(t *testing.T) (joinBin, hostBin string) {
 	return bins[0], bins[1]
 }
 
-// freeAddr is a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// startHostBin runs the host tool on addr with args until the test ends
-// and waits for it to accept players. Its log is returned.
-func startHostBin(t *testing.T, bin, addr string, args ...string) *syncbuf.Buffer {
+// startHostBin runs the host tool with args until the test ends and waits
+// for it to accept players. Its log and game address are returned.
+func startHostBin(t *testing.T, bin string, args ...string) (*syncbuf.Buffer, string) {
 	t.Helper()
 	var log syncbuf.Buffer
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr, "--maps", "1", "--map-size", "64", "--conn-rate", "-1",
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--maps", "1", "--map-size", "64", "--conn-rate", "-1",
 		"--data-dir", t.TempDir()}, args...)...)
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
@@ -72,7 +60,13 @@ func startHostBin(t *testing.T, bin, addr string, args ...string) *syncbuf.Buffe
 			t.Fatalf("host not up after 60 s:\n%s", log.String())
 		}
 	}
-	return &log
+	// The host picks its port: one picked here and closed again could be
+	// taken by another test before the host binds it.
+	m := regexp.MustCompile(`msg=hosting addr=(\S+)`).FindStringSubmatch(log.String())
+	if m == nil {
+		t.Fatalf("no hosting address in the host's log:\n%s", log.String())
+	}
+	return &log, m[1]
 }
 
 // runBin runs the join tool and returns its exit code, stdout and stderr.
@@ -100,9 +94,8 @@ func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 // leaves so the host logs a leave, not a drop.
 func TestBinaryExitCodes(t *testing.T) {
 	joinBin, hostBin := buildTools(t)
-	plain, secure := freeAddr(t), freeAddr(t)
-	plainLog := startHostBin(t, hostBin, plain)
-	startHostBin(t, hostBin, secure, "--tls")
+	plainLog, plain := startHostBin(t, hostBin)
+	_, secure := startHostBin(t, hostBin, "--tls")
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 
 	for _, tc := range []struct {
