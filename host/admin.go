@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
@@ -42,11 +40,10 @@ type AdminPlayer struct {
 }
 
 // adminState is the session's part of the admin API. resume belongs to
-// the session goroutine, which runs what arrives on do; the ban list is
-// safe for any goroutine (admission reads it, the admin methods change
-// it); stop and quit are for Shutdown's callers, under mu.
+// the session goroutine, which runs the admin actions (see onSession);
+// the ban list is safe for any goroutine (admission reads it, the admin
+// methods change it); stop and quit are for Shutdown's callers, under mu.
 type adminState struct {
-	do     chan func() // actions run on the session goroutine
 	bans   *banList
 	resume uint8 // the speed Resume restores
 
@@ -55,16 +52,25 @@ type adminState struct {
 	quit *time.Timer        // a delayed shutdown
 }
 
-// onSession runs f on the session goroutine and waits for it.
+// onSession runs f on the session goroutine, over the same calls channel
+// chat uses, and waits for it. It fails if the session ends before f ran.
 func (s *Server) onSession(f func()) error {
 	done := make(chan struct{})
-	select {
-	case s.sess.admin.do <- func() { defer close(done); f() }:
-	case <-s.sess.done:
+	if !s.sess.call(func() { defer close(done); f() }) {
 		return ErrSessionOver
 	}
-	<-done
-	return nil
+	select {
+	case <-done:
+		return nil
+	case <-s.sess.done:
+		// f runs inside the session's loop, so if it ran, done closed first.
+		select {
+		case <-done:
+			return nil
+		default:
+			return ErrSessionOver
+		}
+	}
 }
 
 // logAdmin logs one admin action with who did it, and counts it.
@@ -140,7 +146,7 @@ func why(what, reason string) string {
 // Kick disconnects the player online as name with reason Kicked, showing
 // it reason; it may join again.
 func (s *Server) Kick(by, name, reason string) (AdminPlayer, error) {
-	reason = cleanText(reason)
+	reason = chatText(reason)
 	var found *AdminPlayer
 	err := s.onSession(func() {
 		m := s.sess.findMember(name)
@@ -174,7 +180,7 @@ func (s *Server) Ban(by, target string, d time.Duration, reason string) (Ban, []
 		return Ban{}, nil, fmt.Errorf("ban duration %v: give a positive duration, or none for good", d)
 	}
 	now := time.Now()
-	b := Ban{Name: name, Addr: addr, Reason: cleanText(reason), By: by, At: now.UTC()}
+	b := Ban{Name: name, Addr: addr, Reason: chatText(reason), By: by, At: now.UTC()}
 	if d > 0 {
 		b.Until = now.Add(d).UTC()
 	}
@@ -214,25 +220,6 @@ func (s *Server) Unban(by, target string) ([]Ban, error) {
 
 // Bans lists the bans in force, oldest first.
 func (s *Server) Bans() []Ban { return s.sess.admin.bans.list(time.Now()) }
-
-// cleanText drops control characters and cuts text at MaxSayText bytes,
-// on a character boundary.
-func cleanText(text string) string {
-	text = strings.TrimSpace(strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return ' '
-		case unicode.IsControl(r) || r == unicode.ReplacementChar:
-			return -1
-		}
-		return r
-	}, text))
-	for len(text) > MaxSayText {
-		_, size := utf8.DecodeLastRuneInString(text)
-		text = text[:len(text)-size]
-	}
-	return text
-}
 
 // SaveNow writes the session to path now (the save file the host was
 // started with when path is empty) and returns the record of the write.

@@ -57,7 +57,8 @@ func (p *peer) anyPhase(id wire.ID, body []byte) (bool, error) {
 }
 
 // chatText is a chat line as others see it: control characters removed,
-// spaces trimmed, at most wire.MaxChatBytes (cut at a character).
+// spaces trimmed, at most wire.MaxChatBytes (cut at a character). Kick
+// and ban reasons, which others see too, are cleaned the same way.
 func chatText(s string) string {
 	s = trimSpace(termsafe.Strip(s))
 	if len(s) <= wire.MaxChatBytes {

@@ -25,8 +25,9 @@
 // recent history, overview.go). Nothing else reads or writes them, except
 // where a part's comment names another goroutine. Chat (chat.go) and
 // leaves (leave.go) are handled there too: a reader passes a chat line to
-// the session as a function over its calls channel, and Server.Say does
-// the same from the operator's goroutine.
+// the session as a function over its calls channel, and the admin
+// methods (Server.Say, Kick, Pause...) do the same from the operator's
+// goroutine.
 //
 // One client is three values, each with one owner:
 //

@@ -49,7 +49,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		return nil, err
 	}
 	sess := newSession(cfg, sim)
-	sess.admin.do, sess.admin.bans = make(chan func()), bans
+	sess.admin.bans = bans
 	return &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
 		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),

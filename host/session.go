@@ -194,8 +194,6 @@ func (s *session) run(ctx context.Context) {
 			s.addCheckpoint(cp)
 		case fn := <-s.calls:
 			fn()
-		case f := <-s.admin.do:
-			f()
 		}
 	}
 }
