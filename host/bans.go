@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -133,21 +134,13 @@ func (bl *banList) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("ban list: %w", err)
 	}
-	if err := os.MkdirAll(dirOf(bl.path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(bl.path), 0o700); err != nil {
 		return fmt.Errorf("ban list: %w", err)
 	}
 	if err := atomicfile.WriteFile(bl.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("ban list: %w", err)
 	}
 	return nil
-}
-
-func dirOf(path string) string {
-	i := strings.LastIndexAny(path, `/\`)
-	if i < 0 {
-		return "."
-	}
-	return path[:i+1]
 }
 
 // add puts b on the list, replacing a ban of the same target, and drops
