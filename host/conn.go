@@ -35,7 +35,7 @@ type conn struct {
 	sent      *atomic.Uint64 // counts bytes written, if set
 	// written, if set, hears how far each payload has been written; set
 	// before the payload is handed over.
-	written func(pl *snapshot.Payload, offset uint64)
+	written func(pl *snapshot.Payload, from, to uint64)
 	// joinPl is the join's payload (a repair's is another, without
 	// acknowledgements); window, if not 0, bounds how far the writer runs
 	// ahead of acked in it. Both are set before the payload is handed over.
@@ -204,12 +204,13 @@ func (c *conn) writeLoop() {
 				fail(err)
 				return
 			}
+			from := offset
 			offset += uint64(len(data))
 			if pl == c.joinPl {
 				c.joinWritten.Store(offset)
 			}
 			if c.written != nil {
-				c.written(pl, offset)
+				c.written(pl, from, offset)
 			}
 			if offset >= pl.Total() {
 				pl = nil

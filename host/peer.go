@@ -436,8 +436,8 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 				return nil, refuse(wire.ReasonBadPacket, "acknowledged %d of %d bytes after %d", pkt.Received, total, acked)
 			}
 			if pkt.Received > acked {
+				p.join.acked(pl, acked, pkt.Received)
 				acked = pkt.Received
-				p.join.acked(pl, acked)
 				p.conn.ack(acked)
 				downloadDeadline()
 			}

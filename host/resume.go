@@ -86,26 +86,32 @@ func (jp *joinProgress) sending(pl *snapshot.Payload) {
 	}
 }
 
-// written records that the first offset bytes of pl went out: a resume
-// may name every blob wholly in them (its acknowledgement may have been
-// lost with the connection). Other payloads (repairs) are not the join's.
-func (jp *joinProgress) written(pl *snapshot.Payload, offset uint64) {
+// written records that bytes from..to of pl went out: a resume may name
+// every blob they completed (its acknowledgement may have been lost with
+// the connection). Other payloads (repairs) are not the join's. It is
+// called for every chunk, so a chunk inside a blob costs no lock.
+func (jp *joinProgress) written(pl *snapshot.Payload, from, to uint64) {
+	done := pl.CompletedIn(from, to)
+	if len(done) == 0 {
+		return
+	}
 	jp.mu.Lock()
 	defer jp.mu.Unlock()
 	if pl != jp.current {
 		return
 	}
-	for _, i := range pl.Complete(offset) {
+	for _, i := range done {
 		jp.pairs[heldKey{uint32(i), pl.BlobHash(i)}] = true
 	}
 }
 
-// acked records an acknowledgement of the first acked bytes of pl: every
-// blob wholly in them is held, which is the join's progress.
-func (jp *joinProgress) acked(pl *snapshot.Payload, acked uint64) {
+// acked records an acknowledgement that moved from the first from bytes
+// of pl to the first acked: every blob completed in between is held,
+// which is the join's progress.
+func (jp *joinProgress) acked(pl *snapshot.Payload, from, acked uint64) {
 	jp.mu.Lock()
 	defer jp.mu.Unlock()
-	for _, i := range pl.Complete(acked) {
+	for _, i := range pl.CompletedIn(from, acked) {
 		h := pl.BlobHash(i)
 		jp.pairs[heldKey{uint32(i), h}] = true
 		if _, ok := jp.sizes[h]; !ok {

@@ -37,8 +37,9 @@ func TestJoinProgressClaims(t *testing.T) {
 			break
 		}
 	}
-	jp.written(pl, end1)
-	jp.acked(pl, end1-1)
+	jp.written(pl, 0, end1-1) // the writer reports chunk by chunk
+	jp.written(pl, end1-1, end1)
+	jp.acked(pl, 0, end1-1)
 
 	world := wire.HeldBlob{Index: 0, Hash: pt.World.Hash}
 	map0 := wire.HeldBlob{Index: 1, Hash: pt.Maps[0].Blob.Hash}

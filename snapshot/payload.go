@@ -138,15 +138,20 @@ func (p *Payload) BlobHash(i int) uint64 { return p.hashes[i] }
 
 // Complete returns the blobs (0 the world, 1+i map i) that lie wholly in
 // the first acked bytes of the payload, in order.
-func (p *Payload) Complete(acked uint64) []int {
+func (p *Payload) Complete(acked uint64) []int { return p.CompletedIn(0, acked) }
+
+// CompletedIn returns the blobs that the bytes from..to completed: those
+// that end after the first from bytes and within the first to, in order.
+// A sender that moves from one offset to the next learns each blob once.
+func (p *Payload) CompletedIn(from, to uint64) []int {
 	var out []int
 	pos := uint64(0)
 	for i, s := range p.segs {
 		pos += uint64(len(s))
-		if pos > acked {
+		if pos > to {
 			break
 		}
-		if p.blobs[i] >= 0 {
+		if pos > from && p.blobs[i] >= 0 {
 			out = append(out, p.blobs[i])
 		}
 	}

@@ -52,6 +52,13 @@ func TestResumedPayload(t *testing.T) {
 			t.Fatalf("after %d bytes Complete says %v, the receiver handed on %v", end, got, order)
 		}
 	}
+	var chunked []int // what CompletedIn says, 7 bytes at a time
+	for off := uint64(0); off < pl.Total(); off += 7 {
+		chunked = append(chunked, pl.CompletedIn(off, min(off+7, pl.Total()))...)
+	}
+	if !slices.Equal(chunked, pl.Complete(pl.Total())) {
+		t.Fatalf("CompletedIn chunk by chunk gave %v, Complete(total) %v", chunked, pl.Complete(pl.Total()))
+	}
 	if want := []int{-1, 1, 2, -4, 4}; !slices.Equal(order, want) {
 		t.Fatalf("blobs handed on in order %v, want %v (negative: held)", order, want)
 	}
