@@ -56,7 +56,10 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 		// it is run as, so manifests compare like for like.
 		b.Set.GameVersion = gameVersion
 	} else {
-		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
+		// The game run here loads exactly this content: a MayRequire naming
+		// any other mod (a DLC not given, …) is not met, as in a game
+		// without that mod.
+		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion, ActiveComplete: true})
 		if err != nil {
 			return nil, fmt.Errorf("scan content: %w", err)
 		}
