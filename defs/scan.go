@@ -36,11 +36,13 @@ type Def struct {
 // Skipped is a def the game does not load because a mod its MayRequire or
 // MayRequireAnyOf names is not active.
 type Skipped struct {
-	Type, Name string
-	Mod, File  string
-	Line       int
+	Type string `json:"type"`
+	Name string `json:"name"`
+	Mod  string `json:"mod"`
+	File string `json:"file"`
+	Line int    `json:"line"`
 	// Requires is the def's MayRequire or MayRequireAnyOf value.
-	Requires string
+	Requires string `json:"requires"`
 }
 
 // Database is every def of one type.

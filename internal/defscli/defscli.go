@@ -304,7 +304,11 @@ func reportIssues(c *cli.Context, label string, s *defs.Set) {
 		}
 	}
 	if n := len(s.Undecided); n > 0 {
-		fmt.Fprintf(w, "%s%s depend (MayRequire) on mods neither scanned nor declared with --active or --mods-config; they are kept as written:\n", prefix, count(n, "def"))
+		verb := "depend"
+		if n == 1 {
+			verb = "depends"
+		}
+		fmt.Fprintf(w, "%s%s %s (MayRequire) on mods neither scanned nor declared with --active or --mods-config; kept as written:\n", prefix, count(n, "def"), verb)
 		for i, d := range s.Undecided {
 			if i == maxUnresolvedListed && !c.Bool("warnings") {
 				fmt.Fprintf(w, "%s  … and %d more; use --warnings to list them\n", prefix, n-i)
@@ -330,8 +334,11 @@ type scanJSON struct {
 	Mods        []modJSON        `json:"mods"`
 	Databases   []summaryJSON    `json:"databases"`
 	Unresolved  []unresolvedJSON `json:"unresolved"`
-	Errors      []string         `json:"errors"`
-	Warnings    []string         `json:"warnings"`
+	// Undecided and Skipped: MayRequire (see --active).
+	Undecided []undecidedJSON `json:"undecided"`
+	Skipped   []defs.Skipped  `json:"skipped"`
+	Errors    []string        `json:"errors"`
+	Warnings  []string        `json:"warnings"`
 }
 
 type modJSON struct {
@@ -355,6 +362,15 @@ func contentErr(what string, err error) error {
 	return fail("%s: %v", what, err)
 }
 
+type undecidedJSON struct {
+	Type string   `json:"type"`
+	Name string   `json:"name"`
+	Mod  string   `json:"mod"`
+	File string   `json:"file"`
+	Line int      `json:"line"`
+	Mods []string `json:"mods"` // the mods whose state is unknown
+}
+
 type unresolvedJSON struct {
 	Type   string `json:"type"`
 	Name   string `json:"name"`
@@ -372,7 +388,13 @@ func scanAction(c *cli.Context) error {
 	w := cliutil.Out(c)
 	if c.Bool("json") {
 		m := s.Manifest()
-		j := scanJSON{GameVersion: s.GameVersion, Databases: []summaryJSON{}, Unresolved: []unresolvedJSON{}, Errors: []string{}, Warnings: []string{}}
+		j := scanJSON{GameVersion: s.GameVersion, Databases: []summaryJSON{}, Unresolved: []unresolvedJSON{}, Undecided: []undecidedJSON{}, Skipped: s.Skipped, Errors: []string{}, Warnings: []string{}}
+		if j.Skipped == nil {
+			j.Skipped = []defs.Skipped{}
+		}
+		for _, d := range s.Undecided {
+			j.Undecided = append(j.Undecided, undecidedJSON{Type: d.Type, Name: d.Name, Mod: d.Mod, File: d.File, Line: d.Line, Mods: d.Undecided})
+		}
 		for i, mm := range m.Mods {
 			j.Mods = append(j.Mods, modJSON{ManifestMod: mm, Folders: s.Mods[i].Folders})
 		}
