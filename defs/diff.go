@@ -95,8 +95,9 @@ type DefChange struct {
 	FileB string `json:"fileB,omitempty"`
 	// Path is the first element, in document order, where the two defs
 	// differ, such as "statBases/MaxHitPoints" or "comps/li[2]"; "" is the
-	// def element itself (its attributes or text). Known only when both
-	// sides were scanned (see DiffSets); PathKnown says whether it was.
+	// def element itself (its attributes or text). Known when both sides
+	// were scanned (see DiffSets) or both list the def's Elements;
+	// PathKnown says whether it was.
 	Path      string `json:"path,omitempty"`
 	PathKnown bool   `json:"pathKnown,omitempty"`
 }
@@ -206,8 +207,10 @@ func diffDB(a, b *ManifestDatabase) DatabaseDiff {
 			j++
 		default:
 			if da[i].Hash != db[j].Hash {
-				d.Changed = append(d.Changed, DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash,
-					UnresolvedA: da[i].UnresolvedParent, UnresolvedB: db[j].UnresolvedParent, FileA: da[i].File, FileB: db[j].File})
+				c := DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash,
+					UnresolvedA: da[i].UnresolvedParent, UnresolvedB: db[j].UnresolvedParent, FileA: da[i].File, FileB: db[j].File}
+				c.Path, c.PathKnown = FirstDifferenceElements(da[i].Elements, db[j].Elements)
+				d.Changed = append(d.Changed, c)
 			}
 			i++
 			j++

@@ -16,8 +16,18 @@ func TestFirstDifference(t *testing.T) {
 		get := func(body string) *Node {
 			return scan(t, Options{}, mod("test.a", map[string]string{"Defs/T.xml": defsXML(`<ThingDef><defName>W</defName>` + body + `</ThingDef>`)})).Database("ThingDef").Def("W").Node
 		}
-		if got := FirstDifference(get(tc.a), get(tc.b)); got != tc.want {
+		na, nb := get(tc.a), get(tc.b)
+		if got := FirstDifference(na, nb); got != tc.want {
 			t.Errorf("%s vs %s: %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+		// From the fingerprints a manifest carries, the same answer.
+		if got, ok := FirstDifferenceElements(Elements(na), Elements(nb)); !ok || got != tc.want {
+			t.Errorf("elements of %s vs %s: %q %v, want %q", tc.a, tc.b, got, ok, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "1 a 00000000", "0 a 00000000;2 b 00000000", "0 a", "0 a 00000000;x b 00000000", "0 a 00000000;0 b 00000000"} {
+		if _, ok := FirstDifferenceElements(bad, "0 a 00000000"); ok {
+			t.Errorf("%q read as an Elements list", bad)
 		}
 	}
 	a := scan(t, Options{}, mod("test.a", map[string]string{"Defs/T.xml": defsXML(`<ThingDef Foo="1"><defName>W</defName></ThingDef>`)})).Database("ThingDef").Def("W").Node

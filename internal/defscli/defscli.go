@@ -140,6 +140,7 @@ written), 2 the command failed.`,
 				Flags: []cli.Flag{
 					gameVersionFlag(), modsConfigFlag(), activeFlag(), warningsFlag(),
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "manifest file to write (- for standard output)", Required: true},
+					&cli.BoolFlag{Name: "elements", Usage: "also fingerprint each def's elements, so that a diff against the manifest names the first element that differs (a manifest about four times larger)"},
 				},
 				Action: exportAction,
 			},
@@ -161,7 +162,8 @@ other side is a manifest, the manifest's game version is used.
 records the active set it was checked against.
 
 Each def whose content differs is named with its file (relative to its
-mod) and, when both sides are content, the first element that differs.
+mod) and, when both sides are content or manifests exported with
+--elements, the first element that differs.
 
 Exit status:
   0  both sides were read completely and have the same mods and defs
@@ -443,12 +445,16 @@ func exportAction(c *cli.Context) error {
 		return contentErr("export", err)
 	}
 	reportIssues(c, "", s)
+	m := s.Manifest()
+	if c.Bool("elements") {
+		m = s.ManifestWithElements()
+	}
 	dest := c.String("output")
 	if dest == "-" {
-		if err := defs.WriteManifest(cliutil.Out(c), s.Manifest()); err != nil {
+		if err := defs.WriteManifest(cliutil.Out(c), m); err != nil {
 			return fail("export: %v", err)
 		}
-	} else if err := writeFileAtomic(dest, s.Manifest()); err != nil {
+	} else if err := writeFileAtomic(dest, m); err != nil {
 		return fail("export: %v", err)
 	}
 	if len(s.Errors) > 0 {
@@ -527,7 +533,9 @@ func (s *side) load(c *cli.Context, label, gameVersion string) (*defs.Manifest, 
 		return nil, nil, err
 	}
 	reportIssues(c, label, set)
-	return set.Manifest(), set, nil
+	// With elements, a diff against a manifest exported with --elements
+	// names the first element that differs.
+	return set.ManifestWithElements(), set, nil
 }
 
 func diffAction(c *cli.Context) error {

@@ -96,3 +96,55 @@ func TestScanModsConfigDeclaresActive(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestDiffNamesFileAndElement is case 11 of the content bugs: a def whose
+// content differs is named with the file it comes from and the first
+// element that differs, and one def is "1 def".
+func TestDiffNamesFileAndElement(t *testing.T) {
+	dir := t.TempDir()
+	for side, mass := range map[string]string{"a": "1", "b": "2"} {
+		writeTree(t, filepath.Join(dir, side), map[string]string{
+			"m/About/About.xml":        about("test.one"),
+			"m/Defs/Items/Widgets.xml": defsFile(`<ThingDef><defName>Widget</defName><label>widget</label><statBases><MaxHitPoints>100</MaxHitPoints><Mass>` + mass + `</Mass></statBases></ThingDef>`),
+			"m/Defs/Items/Other.xml":   defsFile(`<ThingDef><defName>Other</defName></ThingDef>`),
+		})
+	}
+	writeTree(t, filepath.Join(dir, "b"), map[string]string{"m/Defs/Kinds.xml": defsFile(`<PawnKindDef><defName>Ghost</defName></PawnKindDef>`)})
+	a, b := filepath.Join(dir, "a", "m"), filepath.Join(dir, "b", "m")
+	code, out, errOut := run(t, "diff", a, b)
+	if code != ExitDifferent {
+		t.Fatalf("diff exit %d, want %d\n%s\n%s", code, ExitDifferent, out, errOut)
+	}
+	for _, want := range []string{
+		"ThingDef Widget (mod test.one, file Defs/Items/Widgets.xml) has different content, first at statBases/Mass.",
+		"Database PawnKindDef (1 def) is only in B (",
+		"PawnKindDef Ghost (mod test.one, file Defs/Kinds.xml) is only in B (",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff report lacks %q:\n%s", want, out)
+		}
+	}
+	// From a manifest the file is still named.
+	manifest := filepath.Join(dir, "a.json")
+	if code, _, errOut := run(t, "export", "-o", manifest, a); code != 0 {
+		t.Fatalf("export: %d %s", code, errOut)
+	}
+	code, out, _ = run(t, "diff", manifest, b)
+	if want := "ThingDef Widget (mod test.one, file Defs/Items/Widgets.xml) has different content."; code != ExitDifferent || !strings.Contains(out, want) {
+		t.Errorf("diff from a manifest: exit %d, report lacks %q:\n%s", code, want, out)
+	}
+	// A manifest exported with --elements also locates the difference,
+	// against content or another such manifest.
+	mb := filepath.Join(dir, "b.json")
+	for side, m := range map[string]string{a: manifest, b: mb} {
+		if code, _, errOut := run(t, "export", "--elements", "-o", m, side); code != 0 {
+			t.Fatalf("export --elements: %d %s", code, errOut)
+		}
+	}
+	for _, args := range [][]string{{manifest, b}, {manifest, mb}} {
+		code, out, _ = run(t, "diff", args[0], args[1])
+		if want := "ThingDef Widget (mod test.one, file Defs/Items/Widgets.xml) has different content, first at statBases/Mass."; code != ExitDifferent || !strings.Contains(out, want) {
+			t.Errorf("diff %v: exit %d, report lacks %q:\n%s", args, code, want, out)
+		}
+	}
+}
