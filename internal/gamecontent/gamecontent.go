@@ -101,6 +101,9 @@ func (b *Bundle) Notes() []string {
 		d := b.Set.Unresolved[0]
 		out = append(out, fmt.Sprintf("%d def(s) have a parent that is not in the content, e.g. %s %s (mod %s) with parent %q; they are hashed by their own XML", n, d.Type, d.Name, d.Mod, d.UnresolvedParent))
 	}
+	if n := len(b.Set.Skipped); n > 0 || b.Set.SkippedItems > 0 {
+		out = append(out, fmt.Sprintf("%d def(s) and %d list item(s) are not loaded because a mod their MayRequire names is not in the content, as the game does without that mod", n, b.Set.SkippedItems))
+	}
 	if b.Report != nil {
 		var carried []string
 		total := 0

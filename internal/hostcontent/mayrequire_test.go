@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,9 @@ func mayRequireContent(t *testing.T, mass string) *gamecontent.Bundle {
 // host must refuse the joiner for its defs.
 func TestHostRefusesDefsMayRequireHides(t *testing.T) {
 	hb, jb := mayRequireContent(t, "1"), mayRequireContent(t, "2")
+	if notes := strings.Join(hb.Notes(), "\n"); !strings.Contains(notes, "1 def(s) and 0 list item(s) are not loaded because a mod their MayRequire names is not in the content") {
+		t.Errorf("the host does not say that it left the Widget that needs Biotech out:\n%s", notes)
+	}
 	w, err := colony.New(hb.Content, colony.Config{Maps: 1, Width: 16, Height: 16, Seed: 1, ThingsPerMap: 2, PawnsPerMap: 1})
 	if err != nil {
 		t.Fatal(err)
