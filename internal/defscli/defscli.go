@@ -65,8 +65,8 @@ MayRequireAnyOf="id1,id2" (one needed) is loaded only when those mods are
 active, as in the game. The scanned mods are active; --active names the
 DLCs and other mods active in the game (e.g. --active
 Ludeon.RimWorld.Biotech,Ludeon.RimWorld.Royalty, or --active none), and
-then every other mod counts as inactive; with --mods-config its active
-mods are. Without either, a MayRequire naming a mod that was not scanned
+then every other mod counts as inactive; with --mods-config (scan and
+export) its active mods are. Without either, a MayRequire naming a mod that was not scanned
 cannot be decided: the def is kept as written and listed, and diff does
 not say the sides are the same (exit 3).`
 
@@ -158,8 +158,10 @@ other side is a manifest, the manifest's game version is used.
 
 ` + versionHelp + `
 
-` + activeHelp + ` --active applies to both content sides; a manifest
-records the active set it was checked against.
+` + activeHelp + `
+
+--active applies to both content sides; a manifest records the active set
+it was checked against.
 
 Each def whose content differs is named with its file (relative to its
 mod) and, when both sides are content or manifests exported with
