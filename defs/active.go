@@ -57,13 +57,15 @@ func newActiveSet(mods []Mod, opts Options) *activeSet {
 func (a *activeSet) isActive(id string) bool { return a.ids[modKey(id)] }
 
 // state returns gateLoad for an active mod, gateSkip for an inactive one
-// and gateUnknown when that cannot be told. An empty ID names no mod.
+// and gateUnknown when that cannot be told. An empty ID names no mod. As
+// in the game, the ID asked for is trimmed and lower-cased but keeps any
+// "_steam": only the active mods' IDs lose theirs.
 func (a *activeSet) state(id string) gate {
 	k := strings.ToLower(strings.TrimSpace(id))
 	switch {
 	case k == "":
 		return gateSkip
-	case a.ids[k] || a.ids[strings.TrimSuffix(k, steamSuffix)]:
+	case a.ids[k]:
 		return gateLoad
 	case a.complete:
 		return gateSkip

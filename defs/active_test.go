@@ -26,6 +26,8 @@ func TestMayRequire(t *testing.T) {
 			xml: `<ThingDef MayRequire=" ludeon.rimworld.biotech , test.a"><defName>Widget</defName></ThingDef>`, loaded: true, sameHash: true},
 		{name: "def, steam copy active", opts: Options{Active: []string{"ludeon.rimworld.biotech_steam"}, ActiveComplete: true},
 			xml: `<ThingDef MayRequire="Ludeon.RimWorld.Biotech"><defName>Widget</defName></ThingDef>`, loaded: true, sameHash: true},
+		{name: "def, asks for the steam copy by name", opts: Options{Active: []string{biotech}, ActiveComplete: true},
+			xml: `<ThingDef MayRequire="Ludeon.RimWorld.Biotech_steam"><defName>Widget</defName></ThingDef>`, skipped: 1},
 		{name: "def, mod inactive", opts: Options{ActiveComplete: true},
 			xml: `<ThingDef MayRequire="Ludeon.RimWorld.Biotech"><defName>Widget</defName></ThingDef>`, skipped: 1},
 		{name: "def, one of two inactive", opts: Options{Active: []string{biotech}, ActiveComplete: true},
