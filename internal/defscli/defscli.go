@@ -433,7 +433,8 @@ func scanAction(c *cli.Context) error {
 		if err := tw.Flush(); err != nil {
 			return fail("scan: %v", err)
 		}
-		fmt.Fprintf(w, "%d mods, %d databases, %d defs (%d with a parent not in the scan, %d undecided), %d not loaded (MayRequire), %d errors, %d warnings\n", len(s.Mods), len(s.Databases), total, len(s.Unresolved), len(s.Undecided), len(s.Skipped), len(s.Errors), len(s.Warnings))
+		fmt.Fprintf(w, "%s, %s, %s (%d with a parent not in the scan, %d undecided), %d not loaded (MayRequire), %s, %s\n",
+			count(len(s.Mods), "mod"), count(len(s.Databases), "database"), count(total, "def"), len(s.Unresolved), len(s.Undecided), len(s.Skipped), count(len(s.Errors), "error"), count(len(s.Warnings), "warning"))
 	}
 	if len(s.Errors) > 0 {
 		return cli.Exit("", ExitDifferent)

@@ -165,7 +165,7 @@ func TestCommand(t *testing.T) {
 	}
 	writeTree(t, client, map[string]string{"b_addon/Defs/Broken.xml": "<Defs><ThingDef>\n</Defs>"})
 	code, out, errOut = run(t, "scan", client)
-	if code != 1 || !strings.Contains(errOut, "b_addon") && !strings.Contains(errOut, "Defs/Broken.xml:2") || !strings.Contains(out, "1 errors") {
+	if code != 1 || !strings.Contains(errOut, "b_addon") && !strings.Contains(errOut, "Defs/Broken.xml:2") || !strings.Contains(out, "1 error,") {
 		t.Fatalf("scan broken: %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -189,7 +189,7 @@ func TestGameVersionAndFolders(t *testing.T) {
 	})
 	m := filepath.Join(dir, "m")
 	code, out, errOut := run(t, "scan", m)
-	if code != 0 || !strings.Contains(out, "1 defs") {
+	if code != 0 || !strings.Contains(out, "1 mod, 1 database, 1 def (") {
 		t.Fatalf("scan: %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"game version 1.6\n", "mod test.versioned: folders /, 1.6/\n"} {
