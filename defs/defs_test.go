@@ -453,7 +453,7 @@ func TestRealModsDiffer(t *testing.T) {
 	var buf bytes.Buffer
 	r.WriteText(&buf, "old", "new")
 	t.Log(buf.String())
-	if !strings.Contains(buf.String(), "WorkTypeDef HaulingUrgent (mod UnlimitedHugs.AllowTool) has different content") {
+	if !strings.Contains(buf.String(), "WorkTypeDef HaulingUrgent has different content: in old from mod UnlimitedHugs.AllowTool, file v1.3/Defs/WorkTypeDefs/AllowToolWorkTypes.xml; in new from mod UnlimitedHugs.AllowTool, file Defs/WorkTypeDefs/AllowToolWorkTypes.xml.") {
 		t.Errorf("report lacks the WorkTypeDef change")
 	}
 	sb5, _ := ScanDirs([]string{b}, Options{GameVersion: "1.5"})

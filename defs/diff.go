@@ -29,8 +29,13 @@ type Report struct {
 	// (defs or files not read at all).
 	UnresolvedA []UnresolvedDef `json:"unresolvedA,omitempty"`
 	UnresolvedB []UnresolvedDef `json:"unresolvedB,omitempty"`
-	ScanErrorsA int             `json:"scanErrorsA,omitempty"`
-	ScanErrorsB int             `json:"scanErrorsB,omitempty"`
+	// UndecidedA and UndecidedB list the defs that depend, through a
+	// MayRequire of theirs or of a list item, on a mod whose state was not
+	// known on that side: whether the game loads them is not known.
+	UndecidedA  []UndecidedDef `json:"undecidedA,omitempty"`
+	UndecidedB  []UndecidedDef `json:"undecidedB,omitempty"`
+	ScanErrorsA int            `json:"scanErrorsA,omitempty"`
+	ScanErrorsB int            `json:"scanErrorsB,omitempty"`
 }
 
 // UnresolvedDef is a def whose parent is not in the scanned content.
@@ -39,6 +44,15 @@ type UnresolvedDef struct {
 	Name   string `json:"name"`
 	Mod    string `json:"mod"`
 	Parent string `json:"parent"` // the missing parent's Name
+}
+
+// UndecidedDef is a def whose loading depends on mods whose state was not
+// known.
+type UndecidedDef struct {
+	Type string   `json:"type"`
+	Name string   `json:"name"`
+	Mod  string   `json:"mod"`
+	Mods []string `json:"mods"` // the package IDs whose state is unknown
 }
 
 // ModChange is a mod whose metadata differs between the sides.
@@ -75,6 +89,17 @@ type DefChange struct {
 	// side, when it has one: its content was compared by its own XML.
 	UnresolvedA string `json:"unresolvedA,omitempty"`
 	UnresolvedB string `json:"unresolvedB,omitempty"`
+	// FileA and FileB are the files the def comes from on each side,
+	// relative to its mod (empty when a manifest does not say).
+	FileA string `json:"fileA,omitempty"`
+	FileB string `json:"fileB,omitempty"`
+	// Path is the first element, in document order, where the two defs
+	// differ, such as "statBases/MaxHitPoints" or "comps/li[2]"; "" is the
+	// def element itself (its attributes or text). Known when both sides
+	// were scanned (see DiffSets) or both list the def's Elements;
+	// PathKnown says whether it was.
+	Path      string `json:"path,omitempty"`
+	PathKnown bool   `json:"pathKnown,omitempty"`
 }
 
 // Same reports whether no difference was found: same game version, same
@@ -86,16 +111,19 @@ func (r *Report) Same() bool {
 }
 
 // Complete reports whether both sides were read completely: no scan
-// errors and no def with an unresolved parent. Only a report that is Same
-// and Complete says that the game would load the same defs on both sides.
+// errors, no def with an unresolved parent and none whose loading depends
+// on a mod whose state was not known. Only a report that is Same and
+// Complete says that the game would load the same defs on both sides.
 func (r *Report) Complete() bool {
-	return r.ScanErrorsA == 0 && r.ScanErrorsB == 0 && len(r.UnresolvedA) == 0 && len(r.UnresolvedB) == 0
+	return r.ScanErrorsA == 0 && r.ScanErrorsB == 0 && len(r.UnresolvedA) == 0 && len(r.UnresolvedB) == 0 &&
+		len(r.UndecidedA) == 0 && len(r.UndecidedB) == 0
 }
 
 // Diff compares two manifests exactly.
 func Diff(a, b *Manifest) *Report {
 	r := &Report{GameVersionA: a.GameVersion, GameVersionB: b.GameVersion,
-		UnresolvedA: a.Unresolved(), UnresolvedB: b.Unresolved(), ScanErrorsA: a.ScanErrors, ScanErrorsB: b.ScanErrors}
+		UnresolvedA: a.Unresolved(), UnresolvedB: b.Unresolved(), ScanErrorsA: a.ScanErrors, ScanErrorsB: b.ScanErrors,
+		UndecidedA: a.Undecided(), UndecidedB: b.Undecided()}
 
 	inB := map[string]ManifestMod{}
 	for _, m := range b.Mods {
@@ -179,8 +207,10 @@ func diffDB(a, b *ManifestDatabase) DatabaseDiff {
 			j++
 		default:
 			if da[i].Hash != db[j].Hash {
-				d.Changed = append(d.Changed, DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash,
-					UnresolvedA: da[i].UnresolvedParent, UnresolvedB: db[j].UnresolvedParent})
+				c := DefChange{Name: da[i].Name, ModA: da[i].Mod, ModB: db[j].Mod, HashA: da[i].Hash, HashB: db[j].Hash,
+					UnresolvedA: da[i].UnresolvedParent, UnresolvedB: db[j].UnresolvedParent, FileA: da[i].File, FileB: db[j].File}
+				c.Path, c.PathKnown = FirstDifferenceElements(da[i].Elements, db[j].Elements)
+				d.Changed = append(d.Changed, c)
 			}
 			i++
 			j++
@@ -220,20 +250,20 @@ func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
 	for _, d := range r.Databases {
 		switch {
 		case !d.InB:
-			ew.printf("Database %s (%d defs) is only in %s.\n", d.Type, d.CountA, aLabel)
+			ew.printf("Database %s (%s) is only in %s.\n", d.Type, nDefs(d.CountA), aLabel)
 		case !d.InA:
-			ew.printf("Database %s (%d defs) is only in %s.\n", d.Type, d.CountB, bLabel)
+			ew.printf("Database %s (%s) is only in %s.\n", d.Type, nDefs(d.CountB), bLabel)
 		default:
-			ew.printf("Database %s differs: %s has %d defs (hash %s), %s has %d defs (hash %s).\n", d.Type, aLabel, d.CountA, d.HashA, bLabel, d.CountB, d.HashB)
+			ew.printf("Database %s differs: %s has %s (hash %s), %s has %s (hash %s).\n", d.Type, aLabel, nDefs(d.CountA), d.HashA, bLabel, nDefs(d.CountB), d.HashB)
 		}
 		if d.NoDetail {
 			ew.printf("  (one side lists no defs for %s; details are incomplete)\n", d.Type)
 		}
 		for _, x := range d.OnlyA {
-			ew.printf("  %s %s (mod %s) is only in %s.\n", d.Type, x.Name, x.Mod, aLabel)
+			ew.printf("  %s %s (%s) is only in %s.\n", d.Type, x.Name, from(x.Mod, x.File), aLabel)
 		}
 		for _, x := range d.OnlyB {
-			ew.printf("  %s %s (mod %s) is only in %s.\n", d.Type, x.Name, x.Mod, bLabel)
+			ew.printf("  %s %s (%s) is only in %s.\n", d.Type, x.Name, from(x.Mod, x.File), bLabel)
 		}
 		for _, x := range d.Changed {
 			note := ""
@@ -247,10 +277,17 @@ func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
 			case pb != "":
 				note = fmt.Sprintf(" (in %s its parent %q is not in the scan)", bLabel, pb)
 			}
-			if x.ModA == x.ModB {
-				ew.printf("  %s %s (mod %s) has different content%s.\n", d.Type, x.Name, x.ModA, note)
+			if x.PathKnown {
+				if x.Path == "" {
+					note += ", first in the def element's own attributes or text"
+				} else {
+					note += ", first at " + x.Path
+				}
+			}
+			if x.ModA == x.ModB && x.FileA == x.FileB {
+				ew.printf("  %s %s (%s) has different content%s.\n", d.Type, x.Name, from(x.ModA, x.FileA), note)
 			} else {
-				ew.printf("  %s %s has different content: from mod %s in %s, from mod %s in %s%s.\n", d.Type, x.Name, x.ModA, aLabel, x.ModB, bLabel, note)
+				ew.printf("  %s %s has different content%s: in %s from %s; in %s from %s.\n", d.Type, x.Name, note, aLabel, from(x.ModA, x.FileA), bLabel, from(x.ModB, x.FileB))
 			}
 		}
 	}
@@ -261,14 +298,24 @@ const maxUnresolvedListed = 20
 
 // writeIncomplete says what each side could not compare.
 func (r *Report) writeIncomplete(ew *errWriter, aLabel, bLabel string) {
-	side := func(label string, errs int, un []UnresolvedDef) {
+	side := func(label string, errs int, un []UnresolvedDef, ud []UndecidedDef) {
+		if len(ud) > 0 {
+			ew.printf("%s has %s whose loading depends on mods that were neither scanned nor declared active or inactive (MayRequire); declare the active DLCs and mods (defs --active, or --mods-config) to compare what the game would load:\n", label, nDefs(len(ud)))
+			for i, u := range ud {
+				if i == maxUnresolvedListed {
+					ew.printf("  … and %d more (--json lists them all)\n", len(ud)-i)
+					break
+				}
+				ew.printf("  %s %s (mod %s): needs %s\n", u.Type, u.Name, u.Mod, strings.Join(u.Mods, ", "))
+			}
+		}
 		if errs > 0 {
 			ew.printf("%s was not read completely: its scan had %d error(s); those defs or files are not compared.\n", label, errs)
 		}
 		if len(un) == 0 {
 			return
 		}
-		ew.printf("%s has %d def(s) whose parent is not in the scan; they are compared by their own XML, not by what the game would load:\n", label, len(un))
+		ew.printf("%s has %s whose parent is not in the scan; compared by their own XML, not by what the game would load:\n", label, nDefs(len(un)))
 		for i, u := range un {
 			if i == maxUnresolvedListed {
 				ew.printf("  … and %d more (--json lists them all)\n", len(un)-i)
@@ -277,8 +324,25 @@ func (r *Report) writeIncomplete(ew *errWriter, aLabel, bLabel string) {
 			ew.printf("  %s %s (mod %s): parent %q\n", u.Type, u.Name, u.Mod, u.Parent)
 		}
 	}
-	side(aLabel, r.ScanErrorsA, r.UnresolvedA)
-	side(bLabel, r.ScanErrorsB, r.UnresolvedB)
+	side(aLabel, r.ScanErrorsA, r.UnresolvedA, r.UndecidedA)
+	side(bLabel, r.ScanErrorsB, r.UnresolvedB, r.UndecidedB)
+}
+
+// nDefs says "1 def" or "n defs".
+func nDefs(n int) string {
+	if n == 1 {
+		return "1 def"
+	}
+	return fmt.Sprintf("%d defs", n)
+}
+
+// from names where a def comes from: "mod X, file F" (the file when
+// known).
+func from(mod, file string) string {
+	if file == "" {
+		return "mod " + mod
+	}
+	return "mod " + mod + ", file " + file
 }
 
 func modText(m ManifestMod) string {

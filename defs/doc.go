@@ -111,6 +111,24 @@
 // its own XML and that name. Such defs are listed in Set.Unresolved and
 // marked in manifests; a [Report] with them is not Complete.
 //
+// # MayRequire
+//
+// As in the game, after inheritance a def whose own element has
+// MayRequire="id1,id2" (every mod needed; an empty value names no mod) or
+// MayRequireAnyOf="id1,id2" (one needed) that the active set does not
+// meet is not loaded (it is listed in Set.Skipped; it can still be a
+// parent), before duplicates are looked at; and an <li> at any depth with
+// such an attribute (an empty value is no condition there) is dropped.
+// Package IDs compare case insensitively, trimmed, and an active mod's
+// trailing "_steam" is ignored. The active set is the scanned mods plus
+// Options.Active; other mods are inactive when Options.ActiveComplete is
+// set, else unknown: a def or item whose condition depends on an unknown
+// mod is kept as written, the def is listed in Set.Undecided, and the set
+// is not Complete. Once applied, both attributes are removed from the
+// resolved element, so they never change a hash by themselves.
+// LoadFolders.xml's IfModActive sees the same active set (an unknown mod
+// counts as inactive there).
+//
 // A def without a name, in an inheritance cycle or whose parent has
 // errors, and a file that is not well-formed XML, are errors naming the
 // file and line; the def (or the whole file) is dropped and everything

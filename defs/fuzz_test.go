@@ -97,6 +97,18 @@ func FuzzReadManifest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+	// With element fingerprints, diffed against another def of the same
+	// name, the fingerprints are read.
+	buf.Reset()
+	if err := WriteManifest(&buf, s.ManifestWithElements()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	other, err := ScanFS([]ModSource{mod("core", map[string]string{"Defs/A.xml": defsXML(`<ThingDef><defName>Steel</defName><comps><li>x</li></comps></ThingDef>`)})}, Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	om := other.ManifestWithElements()
 	f.Add([]byte(`{"schema":1}`))
 	f.Add([]byte(`{"schema":1,"gameVersion":"1.5","mods":[{"packageId":"a","name":"A","version":"1"}],"databases":[{"type":"A","count":0,"hash":"0000000000000000"}]}`))
 	f.Add([]byte(`{"schema":2}`))
@@ -129,5 +141,6 @@ func FuzzReadManifest(f *testing.F) {
 		_ = m.Only([]string{"A"})
 		var sink bytes.Buffer
 		Diff(m, m2).WriteText(&sink, "a", "b")
+		Diff(m, om).WriteText(&sink, "a", "b")
 	})
 }

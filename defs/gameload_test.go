@@ -108,7 +108,7 @@ func TestUnresolvedParentsKept(t *testing.T) {
 	}
 	var out strings.Builder
 	r.WriteText(&out, "A", "B")
-	for _, want := range []string{"ThingDef Chair (mod my.mod) has different content (its parent \"BuildingBase\" is not in the scan", "A has 2 def(s) whose parent is not in the scan"} {
+	for _, want := range []string{"ThingDef Chair (mod my.mod, file Defs/Things.xml) has different content (its parent \"BuildingBase\" is not in the scan", "A has 2 defs whose parent is not in the scan"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

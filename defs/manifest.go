@@ -55,6 +55,10 @@ type Manifest struct {
 	// could not read); a manifest with errors describes content only in
 	// part.
 	ScanErrors int `json:"scanErrors,omitempty" codec:"scanErrors,omitempty"`
+	// Active and ActiveComplete record what MayRequire was checked
+	// against (see Set.Active).
+	Active         []string `json:"active,omitempty" codec:"active,omitempty"`
+	ActiveComplete bool     `json:"activeComplete,omitempty" codec:"activeComplete,omitempty"`
 }
 
 // ManifestMod is one mod of a manifest, in load order.
@@ -81,9 +85,16 @@ type ManifestDef struct {
 	// UnresolvedParent names the missing parent of a def whose parent was
 	// not in the scan (see Def.UnresolvedParent).
 	UnresolvedParent string `json:"unresolvedParent,omitempty" codec:"unresolvedParent,omitempty"`
+	// File is the file the def comes from, relative to its mod.
+	File string `json:"file,omitempty" codec:"file,omitempty"`
+	// Undecided lists the mods whose state decides whether the game loads
+	// this def or some of its list items, but which were neither scanned
+	// nor declared active or inactive (see Def.Undecided).
+	Undecided []string `json:"undecided,omitempty" codec:"undecided,omitempty"`
+	// Elements, when present, fingerprints the def's elements (see
+	// Elements) so that Diff can name the first element that differs.
+	Elements string `json:"elements,omitempty" codec:"elements,omitempty"`
 }
-
-// Manifest describes the set, including every def.
 
 // Unresolved returns the defs of the manifest whose parent was not in the
 // scan, by database type and name.
@@ -99,18 +110,48 @@ func (m *Manifest) Unresolved() []UnresolvedDef {
 	return out
 }
 
+// Undecided returns the defs of the manifest that depend on mods whose
+// state was not known (see Def.Undecided), by database type and name.
+func (m *Manifest) Undecided() []UndecidedDef {
+	var out []UndecidedDef
+	for _, db := range m.Databases {
+		for _, d := range db.Defs {
+			if len(d.Undecided) > 0 {
+				out = append(out, UndecidedDef{Type: db.Type, Name: d.Name, Mod: d.Mod, Mods: d.Undecided})
+			}
+		}
+	}
+	return out
+}
+
 // Complete reports whether the manifest describes content read completely:
-// no scan errors and no def with an unresolved parent.
-func (m *Manifest) Complete() bool { return m.ScanErrors == 0 && len(m.Unresolved()) == 0 }
-func (s *Set) Manifest() *Manifest {
-	m := &Manifest{Schema: ManifestSchema, GameVersion: s.GameVersion, Mods: make([]ManifestMod, len(s.Mods)), Databases: make([]ManifestDatabase, len(s.Databases)), ScanErrors: len(s.Errors)}
+// no scan errors, no def with an unresolved parent and none that depends
+// on a mod whose state was not known.
+func (m *Manifest) Complete() bool {
+	return m.ScanErrors == 0 && len(m.Unresolved()) == 0 && len(m.Undecided()) == 0
+}
+
+// Manifest describes the set, including every def.
+func (s *Set) Manifest() *Manifest { return s.manifest(false) }
+
+// ManifestWithElements is Manifest with each def's Elements, so that a
+// diff against it names the first element that differs; it is about four
+// times larger.
+func (s *Set) ManifestWithElements() *Manifest { return s.manifest(true) }
+
+func (s *Set) manifest(elements bool) *Manifest {
+	m := &Manifest{Schema: ManifestSchema, GameVersion: s.GameVersion, Mods: make([]ManifestMod, len(s.Mods)), Databases: make([]ManifestDatabase, len(s.Databases)), ScanErrors: len(s.Errors),
+		Active: s.Active, ActiveComplete: s.ActiveComplete}
 	for i, mod := range s.Mods {
 		m.Mods[i] = ManifestMod{PackageID: mod.PackageID, Name: mod.Name, Version: mod.Version}
 	}
 	for i, db := range s.Databases {
 		md := ManifestDatabase{Type: db.Type, Count: len(db.Defs), Hash: Hash64(db.Hash), Defs: make([]ManifestDef, len(db.Defs))}
 		for j, d := range db.Defs {
-			md.Defs[j] = ManifestDef{Name: d.Name, Mod: d.Mod, Hash: Hash64(d.Hash), UnresolvedParent: d.UnresolvedParent}
+			md.Defs[j] = ManifestDef{Name: d.Name, Mod: d.Mod, Hash: Hash64(d.Hash), UnresolvedParent: d.UnresolvedParent, File: d.File, Undecided: d.Undecided}
+			if elements {
+				md.Defs[j].Elements = Elements(d.Node)
+			}
 		}
 		m.Databases[i] = md
 	}
@@ -141,7 +182,8 @@ func (m *Manifest) Database(typ string) *ManifestDatabase {
 // databases that differ; the client then restricts its own manifest to the
 // same types and calls Diff(host, client) to print which defs differ.
 func (m *Manifest) Only(types []string) *Manifest {
-	out := &Manifest{Schema: m.Schema, GameVersion: m.GameVersion, Mods: slices.Clone(m.Mods), ScanErrors: m.ScanErrors}
+	out := &Manifest{Schema: m.Schema, GameVersion: m.GameVersion, Mods: slices.Clone(m.Mods), ScanErrors: m.ScanErrors,
+		Active: slices.Clone(m.Active), ActiveComplete: m.ActiveComplete}
 	for _, db := range m.Databases {
 		if slices.Contains(types, db.Type) {
 			db.Defs = slices.Clone(db.Defs)

@@ -116,8 +116,9 @@ func TestDiffReport(t *testing.T) {
 		"Mod extra (Extra) is only in client.",
 		"Mod addon differs: host has addon (addon name 1.0), client has addon (addon name 2.0).",
 		"different order",
-		"Database PawnKindDef (1 defs) is only in client.",
-		"ThingDef Steel has different content: from mod core in host, from mod addon in client.",
+		"Database PawnKindDef (1 def) is only in client.",
+		"PawnKindDef Ghost (mod addon, file Defs/B.xml) is only in client.",
+		"ThingDef Steel has different content: in host from mod core, file Defs/A.xml; in client from mod addon, file Defs/B.xml.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

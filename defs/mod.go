@@ -353,16 +353,8 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 	return out, nil
 }
 
-// LoadOrder reads a RimWorld ModsConfig.xml and returns the folders of its
-// active mods in load order. Each search directory is a folder whose
-// immediate subfolders are mods (a subfolder with About/About.xml); a
-// search directory that is itself a mod folder also counts. Package IDs
-// match case-insensitively, and an ID ending in "_steam" also matches the
-// ID without that suffix. When an ID is found in several places, the first
-// search directory (then the lexically first subfolder) wins. If some
-// active mods are not found, LoadOrder returns the folders it did find
-// together with an error naming the missing IDs.
-func LoadOrder(modsConfig string, searchDirs []string) ([]string, error) {
+// readModsConfig returns the <activeMods> element of a ModsConfig.xml.
+func readModsConfig(modsConfig string) (*Node, error) {
 	data, err := readFileBounded(os.DirFS(filepath.Dir(modsConfig)), filepath.Base(modsConfig), maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading mods config: %w", err)
@@ -374,6 +366,40 @@ func LoadOrder(modsConfig string, searchDirs []string) ([]string, error) {
 	active := root.Child("activeMods")
 	if active == nil {
 		return nil, fmt.Errorf("mods config %s: no <activeMods>", modsConfig)
+	}
+	return active, nil
+}
+
+// ActiveMods returns the package IDs a RimWorld ModsConfig.xml lists as
+// active (<activeMods><li>…), in its order: with LoadOrder's folders, the
+// Options.Active of a scan that knows every active mod.
+func ActiveMods(modsConfig string) ([]string, error) {
+	active, err := readModsConfig(modsConfig)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, li := range active.Children {
+		if li.Name == "li" && li.Text != "" {
+			out = append(out, li.Text)
+		}
+	}
+	return out, nil
+}
+
+// LoadOrder reads a RimWorld ModsConfig.xml and returns the folders of its
+// active mods in load order. Each search directory is a folder whose
+// immediate subfolders are mods (a subfolder with About/About.xml); a
+// search directory that is itself a mod folder also counts. Package IDs
+// match case-insensitively, and an ID ending in "_steam" also matches the
+// ID without that suffix. When an ID is found in several places, the first
+// search directory (then the lexically first subfolder) wins. If some
+// active mods are not found, LoadOrder returns the folders it did find
+// together with an error naming the missing IDs.
+func LoadOrder(modsConfig string, searchDirs []string) ([]string, error) {
+	active, err := readModsConfig(modsConfig)
+	if err != nil {
+		return nil, err
 	}
 	found := map[string]string{} // lower-case package ID -> folder
 	add := func(dir string) {

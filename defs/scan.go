@@ -24,6 +24,25 @@ type Def struct {
 	// a ParentName attribute naming the missing parent, so its hash covers
 	// its own XML and that name but not what the game would inherit.
 	UnresolvedParent string
+	// Undecided lists the package IDs (in lower case, sorted) named by a
+	// MayRequire or MayRequireAnyOf of this def or of one of its list
+	// items whose mod is neither scanned nor declared active (see
+	// Options.Active) while the active set is not complete: whether the
+	// game loads the def, or those items, cannot be told. The def is kept
+	// as written, those attributes included.
+	Undecided []string
+}
+
+// Skipped is a def the game does not load because a mod its MayRequire or
+// MayRequireAnyOf names is not active.
+type Skipped struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+	Mod  string `json:"mod"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Requires is the def's MayRequire or MayRequireAnyOf value.
+	Requires string `json:"requires"`
 }
 
 // Database is every def of one type.
@@ -88,13 +107,30 @@ type Set struct {
 	// Unresolved lists the defs of the databases whose parent is not in
 	// the scan (see Def.UnresolvedParent), sorted by type and name.
 	Unresolved []*Def
-	Warnings   []Issue
-	Errors     []Issue
+	// Undecided lists the defs whose MayRequire or MayRequireAnyOf (or
+	// that of one of their list items) names a mod whose state is not
+	// known (see Def.Undecided), sorted by type and name.
+	Undecided []*Def
+	// Skipped lists the defs not loaded because a mod they require is not
+	// active, in load order; SkippedItems counts the list items dropped
+	// for the same reason.
+	Skipped      []Skipped
+	SkippedItems int
+	// Active is the set MayRequire was checked against: the package IDs of
+	// the scanned mods and of Options.Active, in lower case, sorted.
+	// ActiveComplete copies Options.ActiveComplete.
+	Active         []string
+	ActiveComplete bool
+	Warnings       []Issue
+	Errors         []Issue
 }
 
 // Complete reports whether every def was read and resolved as the game
-// would: no errors and no unresolved parents.
-func (s *Set) Complete() bool { return len(s.Errors) == 0 && len(s.Unresolved) == 0 }
+// would: no errors, no unresolved parents and no MayRequire that could
+// not be decided.
+func (s *Set) Complete() bool {
+	return len(s.Errors) == 0 && len(s.Unresolved) == 0 && len(s.Undecided) == 0
+}
 
 // Database returns the database of the given type, or nil.
 func (s *Set) Database(typ string) *Database {
@@ -119,6 +155,18 @@ type Options struct {
 	// Workers bounds the number of files parsed at once; 0 means
 	// GOMAXPROCS.
 	Workers int
+	// Active lists the package IDs of the DLCs and mods active in the game
+	// besides the scanned mods (compared case insensitively; a trailing
+	// "_steam" is ignored, as the game does). A def or list item whose
+	// MayRequire or MayRequireAnyOf is not met by the scanned mods and
+	// these is not loaded, as in the game; LoadFolders.xml's IfModActive
+	// sees them too.
+	Active []string
+	// ActiveComplete says that the scanned mods and Active are every mod
+	// active in the game. When it is false, a MayRequire naming another
+	// mod cannot be decided: the def or item is kept as written and listed
+	// in Set.Undecided, and the set is not Complete.
+	ActiveComplete bool
 }
 
 // ScanDirs scans mod folders on disk, in load order.
@@ -158,6 +206,11 @@ type entry struct {
 	// missing is the name of a parent in e's ancestry that is not in the
 	// scan; node then holds what could be resolved.
 	missing string
+	// unknown collects the package IDs of MayRequire conditions on the
+	// def or its list items that could not be decided.
+	unknown map[string]bool
+	// loaded is node as the game loads it: MayRequire applied.
+	loaded *Node
 
 	state uint8 // 0 unresolved, 1 resolving, 2 done, 3 failed
 }
@@ -193,7 +246,13 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		ids[id] = i
 		s.Mods = append(s.Mods, m)
 	}
-	active := func(id string) bool { _, ok := ids[strings.ToLower(id)]; return ok }
+	act := newActiveSet(s.Mods, opts)
+	active := act.isActive
+	s.ActiveComplete = opts.ActiveComplete
+	for id := range act.ids {
+		s.Active = append(s.Active, id)
+	}
+	slices.Sort(s.Active)
 
 	var jobs []*fileJob
 	for i, src := range mods {
@@ -266,6 +325,28 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		if e.defName = r.defName(e); e.defName == "" {
 			continue
 		}
+		// As in the game, a def's own MayRequire decides whether it is
+		// loaded at all (after inheritance: a skipped def can still be a
+		// parent), before duplicates are looked at.
+		e.unknown = map[string]bool{}
+		switch act.check(e.raw.Node.Attrs, false, e.unknown) {
+		case gateSkip:
+			req, _ := e.raw.Node.Attr(attrMayRequire)
+			if v, ok := e.raw.Node.Attr(attrMayRequireAnyOf); ok {
+				req = strings.TrimPrefix(req+"; any of "+v, "; ")
+			}
+			s.Skipped = append(s.Skipped, Skipped{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Requires: req})
+			continue
+		}
+		// e.node stays as resolved: it may be a parent of a def not yet
+		// resolved.
+		e.loaded = e.node
+		if len(e.unknown) == 0 {
+			e.loaded = withoutGate(e.node)
+		}
+		var dropped int
+		e.loaded, dropped = act.applyItems(e.loaded, e.unknown)
+		s.SkippedItems += dropped
 		concrete = append(concrete, e)
 	}
 
@@ -298,18 +379,27 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 
 	out := make([]*Def, len(final))
 	for i, e := range final {
-		out[i] = &Def{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Node: e.node, UnresolvedParent: e.missing}
+		out[i] = &Def{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Node: e.loaded, UnresolvedParent: e.missing}
 		if e.missing != "" {
 			s.Unresolved = append(s.Unresolved, out[i])
 		}
+		if len(e.unknown) > 0 {
+			for id := range e.unknown {
+				out[i].Undecided = append(out[i].Undecided, id)
+			}
+			slices.Sort(out[i].Undecided)
+			s.Undecided = append(s.Undecided, out[i])
+		}
 	}
 	hashDefs(out, workers)
-	slices.SortFunc(s.Unresolved, func(a, b *Def) int {
+	byTypeName := func(a, b *Def) int {
 		if c := strings.Compare(a.Type, b.Type); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Name, b.Name)
-	})
+	}
+	slices.SortFunc(s.Unresolved, byTypeName)
+	slices.SortFunc(s.Undecided, byTypeName)
 
 	byType := map[string]*Database{}
 	for _, d := range out {

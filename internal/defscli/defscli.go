@@ -60,6 +60,46 @@ func modsConfigFlag() cli.Flag {
 	return &cli.StringFlag{Name: "mods-config", Usage: "take the load order from this ModsConfig.xml; CONTENT arguments are the folders to search for mods"}
 }
 
+const activeHelp = `A def or list item with MayRequire="id1,id2" (all needed) or
+MayRequireAnyOf="id1,id2" (one needed) is loaded only when those mods are
+active, as in the game. The scanned mods are active; --active names the
+DLCs and other mods active in the game (e.g. --active
+Ludeon.RimWorld.Biotech,Ludeon.RimWorld.Royalty, or --active none), and
+then every other mod counts as inactive; with --mods-config (scan and
+export) its active mods are. Without either, a MayRequire naming a mod that was not scanned
+cannot be decided: the def is kept as written and listed, and diff does
+not say the sides are the same (exit 3).`
+
+// activeNone is the --active value that declares no mod active besides
+// the scanned ones (a package ID always has a dot, so it names no mod).
+const activeNone = "none"
+
+func activeFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "active", Usage: "package `IDS` of the DLCs and mods active in the game besides the scanned ones (comma-separated, repeatable; \"none\" for none): every other mod is then inactive for MayRequire"}
+}
+
+// activeOptions sets the MayRequire options from --active and, when
+// given, the ModsConfig.xml's active mods.
+func activeOptions(c *cli.Context, opts *defs.Options, modsConfig string) error {
+	if c.IsSet("active") {
+		opts.ActiveComplete = true
+		for _, v := range c.StringSlice("active") {
+			if v = strings.TrimSpace(v); v != "" && !strings.EqualFold(v, activeNone) {
+				opts.Active = append(opts.Active, v)
+			}
+		}
+	}
+	if modsConfig != "" {
+		ids, err := defs.ActiveMods(modsConfig)
+		if err != nil {
+			return err
+		}
+		opts.Active = append(opts.Active, ids...)
+		opts.ActiveComplete = true
+	}
+	return nil
+}
+
 func warningsFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "warnings", Aliases: []string{"w"}, Usage: "list every warning (overridden defs, …) instead of counting them"}
 }
@@ -76,7 +116,7 @@ func Command() *cli.Command {
 				Name:      "scan",
 				Usage:     "scan content and print each def database's type, count and hash",
 				ArgsUsage: "CONTENT...",
-				Description: contentHelp + "\n\n" + versionHelp + `
+				Description: contentHelp + "\n\n" + versionHelp + "\n\n" + activeHelp + `
 
 Errors and warnings in def files go to standard error, and so does the
 list of defs whose parent is not in the scan (from Core or a DLC that was
@@ -84,7 +124,7 @@ not given): they are counted and hashed by their own XML. Exit status: 0
 no errors, 1 the content has errors (the table is still printed), 2 the
 command failed.`,
 				Flags: []cli.Flag{
-					gameVersionFlag(), modsConfigFlag(), warningsFlag(),
+					gameVersionFlag(), modsConfigFlag(), activeFlag(), warningsFlag(),
 					&cli.BoolFlag{Name: "json", Usage: "print JSON (hashes as 16 hex digits) instead of a table"},
 				},
 				Action: scanAction,
@@ -93,13 +133,14 @@ command failed.`,
 				Name:      "export",
 				Usage:     "scan content and write its manifest (JSON) for a later diff",
 				ArgsUsage: "CONTENT...",
-				Description: contentHelp + "\n\n" + versionHelp + `
+				Description: contentHelp + "\n\n" + versionHelp + "\n\n" + activeHelp + `
 
 Exit status: 0 no errors, 1 the content has errors (the manifest is still
 written), 2 the command failed.`,
 				Flags: []cli.Flag{
-					gameVersionFlag(), modsConfigFlag(), warningsFlag(),
+					gameVersionFlag(), modsConfigFlag(), activeFlag(), warningsFlag(),
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "manifest file to write (- for standard output)", Required: true},
+					&cli.BoolFlag{Name: "elements", Usage: "also fingerprint each def's elements, so that a diff against the manifest names the first element that differs (a manifest about four times larger)"},
 				},
 				Action: exportAction,
 			},
@@ -117,6 +158,15 @@ other side is a manifest, the manifest's game version is used.
 
 ` + versionHelp + `
 
+` + activeHelp + `
+
+--active applies to both content sides; a manifest records the active set
+it was checked against.
+
+Each def whose content differs is named with its file (relative to its
+mod) and, when both sides are content or manifests exported with
+--elements, the first element that differs.
+
 Exit status:
   0  both sides were read completely and have the same mods and defs
   1  they differ (every difference is listed)
@@ -124,9 +174,11 @@ Exit status:
   3  no difference was found, but a side has content that could not be
      compared: defs whose parent is not in the scan (compared by their own
      XML, not by what the game would load; add the mod with the parent,
-     usually Core or a DLC) or def errors (those defs are not compared).`,
+     usually Core or a DLC), defs whose MayRequire names a mod neither
+     scanned nor declared (see --active) or def errors (those defs are
+     not compared).`,
 				Flags: []cli.Flag{
-					gameVersionFlag(), warningsFlag(),
+					gameVersionFlag(), activeFlag(), warningsFlag(),
 					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 				},
 				Action: diffAction,
@@ -194,7 +246,8 @@ func loadContent(c *cli.Context, args []string) (*defs.Set, error) {
 		return nil, err
 	}
 	var dirs []string
-	if cfg := c.String("mods-config"); cfg != "" {
+	cfg := c.String("mods-config")
+	if cfg != "" {
 		dirs, err = defs.LoadOrder(cfg, args)
 	} else {
 		dirs, err = expandContent(args)
@@ -202,7 +255,19 @@ func loadContent(c *cli.Context, args []string) (*defs.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	return defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
+	opts := defs.Options{GameVersion: gameVersion}
+	if err := activeOptions(c, &opts, cfg); err != nil {
+		return nil, err
+	}
+	return defs.ScanDirs(dirs, opts)
+}
+
+// count says "1 def" or "n defs" for a regular noun.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // maxUnresolvedListed bounds the unresolved defs listed without --warnings.
@@ -234,6 +299,28 @@ func reportIssues(c *cli.Context, label string, s *defs.Set) {
 			fmt.Fprintf(w, "%s  [%s] %s:%d: %s %s: parent %q\n", prefix, d.Mod, d.File, d.Line, d.Type, d.Name, d.UnresolvedParent)
 		}
 	}
+	if n := len(s.Skipped); n > 0 || s.SkippedItems > 0 {
+		fmt.Fprintf(w, "%sMayRequire: %s and %s not loaded (a mod they need is not active)\n", prefix, count(n, "def"), count(s.SkippedItems, "list item"))
+		if c.Bool("warnings") {
+			for _, d := range s.Skipped {
+				fmt.Fprintf(w, "%s  [%s] %s:%d: %s %s needs %s\n", prefix, d.Mod, d.File, d.Line, d.Type, d.Name, d.Requires)
+			}
+		}
+	}
+	if n := len(s.Undecided); n > 0 {
+		verb := "depend"
+		if n == 1 {
+			verb = "depends"
+		}
+		fmt.Fprintf(w, "%s%s %s (MayRequire) on mods neither scanned nor declared with --active or --mods-config; kept as written:\n", prefix, count(n, "def"), verb)
+		for i, d := range s.Undecided {
+			if i == maxUnresolvedListed && !c.Bool("warnings") {
+				fmt.Fprintf(w, "%s  … and %d more; use --warnings to list them\n", prefix, n-i)
+				break
+			}
+			fmt.Fprintf(w, "%s  [%s] %s:%d: %s %s needs %s\n", prefix, d.Mod, d.File, d.Line, d.Type, d.Name, strings.Join(d.Undecided, ", "))
+		}
+	}
 	for _, is := range s.Errors {
 		fmt.Fprintf(w, "%serror: %s\n", prefix, is)
 	}
@@ -251,8 +338,11 @@ type scanJSON struct {
 	Mods        []modJSON        `json:"mods"`
 	Databases   []summaryJSON    `json:"databases"`
 	Unresolved  []unresolvedJSON `json:"unresolved"`
-	Errors      []string         `json:"errors"`
-	Warnings    []string         `json:"warnings"`
+	// Undecided and Skipped: MayRequire (see --active).
+	Undecided []undecidedJSON `json:"undecided"`
+	Skipped   []defs.Skipped  `json:"skipped"`
+	Errors    []string        `json:"errors"`
+	Warnings  []string        `json:"warnings"`
 }
 
 type modJSON struct {
@@ -276,6 +366,15 @@ func contentErr(what string, err error) error {
 	return fail("%s: %v", what, err)
 }
 
+type undecidedJSON struct {
+	Type string   `json:"type"`
+	Name string   `json:"name"`
+	Mod  string   `json:"mod"`
+	File string   `json:"file"`
+	Line int      `json:"line"`
+	Mods []string `json:"mods"` // the mods whose state is unknown
+}
+
 type unresolvedJSON struct {
 	Type   string `json:"type"`
 	Name   string `json:"name"`
@@ -293,7 +392,13 @@ func scanAction(c *cli.Context) error {
 	w := cliutil.Out(c)
 	if c.Bool("json") {
 		m := s.Manifest()
-		j := scanJSON{GameVersion: s.GameVersion, Databases: []summaryJSON{}, Unresolved: []unresolvedJSON{}, Errors: []string{}, Warnings: []string{}}
+		j := scanJSON{GameVersion: s.GameVersion, Databases: []summaryJSON{}, Unresolved: []unresolvedJSON{}, Undecided: []undecidedJSON{}, Skipped: s.Skipped, Errors: []string{}, Warnings: []string{}}
+		if j.Skipped == nil {
+			j.Skipped = []defs.Skipped{}
+		}
+		for _, d := range s.Undecided {
+			j.Undecided = append(j.Undecided, undecidedJSON{Type: d.Type, Name: d.Name, Mod: d.Mod, File: d.File, Line: d.Line, Mods: d.Undecided})
+		}
 		for i, mm := range m.Mods {
 			j.Mods = append(j.Mods, modJSON{ManifestMod: mm, Folders: s.Mods[i].Folders})
 		}
@@ -328,7 +433,8 @@ func scanAction(c *cli.Context) error {
 		if err := tw.Flush(); err != nil {
 			return fail("scan: %v", err)
 		}
-		fmt.Fprintf(w, "%d mods, %d databases, %d defs (%d with a parent not in the scan), %d errors, %d warnings\n", len(s.Mods), len(s.Databases), total, len(s.Unresolved), len(s.Errors), len(s.Warnings))
+		fmt.Fprintf(w, "%s, %s, %s (%d with a parent not in the scan, %d undecided), %d not loaded (MayRequire), %s, %s\n",
+			count(len(s.Mods), "mod"), count(len(s.Databases), "database"), count(total, "def"), len(s.Unresolved), len(s.Undecided), len(s.Skipped), count(len(s.Errors), "error"), count(len(s.Warnings), "warning"))
 	}
 	if len(s.Errors) > 0 {
 		return cli.Exit("", ExitDifferent)
@@ -342,12 +448,16 @@ func exportAction(c *cli.Context) error {
 		return contentErr("export", err)
 	}
 	reportIssues(c, "", s)
+	m := s.Manifest()
+	if c.Bool("elements") {
+		m = s.ManifestWithElements()
+	}
 	dest := c.String("output")
 	if dest == "-" {
-		if err := defs.WriteManifest(cliutil.Out(c), s.Manifest()); err != nil {
+		if err := defs.WriteManifest(cliutil.Out(c), m); err != nil {
 			return fail("export: %v", err)
 		}
-	} else if err := writeFileAtomic(dest, s.Manifest()); err != nil {
+	} else if err := writeFileAtomic(dest, m); err != nil {
 		return fail("export: %v", err)
 	}
 	if len(s.Errors) > 0 {
@@ -412,16 +522,23 @@ func openSide(arg string) (*side, error) {
 	return &side{arg: arg, dirs: dirs}, nil
 }
 
-func (s *side) load(c *cli.Context, label, gameVersion string) (*defs.Manifest, error) {
+// load returns the side's manifest and, for content, its scanned set.
+func (s *side) load(c *cli.Context, label, gameVersion string) (*defs.Manifest, *defs.Set, error) {
 	if s.manifest != nil {
-		return s.manifest, nil
+		return s.manifest, nil, nil
 	}
-	set, err := defs.ScanDirs(s.dirs, defs.Options{GameVersion: gameVersion})
+	opts := defs.Options{GameVersion: gameVersion}
+	if err := activeOptions(c, &opts, ""); err != nil {
+		return nil, nil, err
+	}
+	set, err := defs.ScanDirs(s.dirs, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reportIssues(c, label, set)
-	return set.Manifest(), nil
+	// With elements, a diff against a manifest exported with --elements
+	// names the first element that differs.
+	return set.ManifestWithElements(), set, nil
 }
 
 func diffAction(c *cli.Context) error {
@@ -448,15 +565,20 @@ func diffAction(c *cli.Context) error {
 		}
 	}
 	la, lb := "A ("+a.arg+")", "B ("+b.arg+")"
-	ma, err := a.load(c, "A", gv)
+	ma, sa, err := a.load(c, "A", gv)
 	if err != nil {
 		return fail("diff: A: %v", err)
 	}
-	mb, err := b.load(c, "B", gv)
+	mb, sb, err := b.load(c, "B", gv)
 	if err != nil {
 		return fail("diff: B: %v", err)
 	}
-	r := defs.Diff(ma, mb)
+	var r *defs.Report
+	if sa != nil && sb != nil {
+		r = defs.DiffSets(sa, sb) // both scanned: the first differing element is known
+	} else {
+		r = defs.Diff(ma, mb)
+	}
 	w := cliutil.Out(c)
 	if c.Bool("json") {
 		bs, err := json.MarshalIndent(struct {

@@ -56,7 +56,10 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 		// it is run as, so manifests compare like for like.
 		b.Set.GameVersion = gameVersion
 	} else {
-		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion})
+		// The game run here loads exactly this content: a MayRequire naming
+		// any other mod (a DLC not given, …) is not met, as in a game
+		// without that mod.
+		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion, ActiveComplete: true})
 		if err != nil {
 			return nil, fmt.Errorf("scan content: %w", err)
 		}
@@ -97,6 +100,9 @@ func (b *Bundle) Notes() []string {
 	if n := len(b.Set.Unresolved); n > 0 {
 		d := b.Set.Unresolved[0]
 		out = append(out, fmt.Sprintf("%d def(s) have a parent that is not in the content, e.g. %s %s (mod %s) with parent %q; they are hashed by their own XML", n, d.Type, d.Name, d.Mod, d.UnresolvedParent))
+	}
+	if n := len(b.Set.Skipped); n > 0 || b.Set.SkippedItems > 0 {
+		out = append(out, fmt.Sprintf("%d def(s) and %d list item(s) are not loaded because a mod their MayRequire names is not in the content, as the game does without that mod", n, b.Set.SkippedItems))
 	}
 	if b.Report != nil {
 		var carried []string
