@@ -2,12 +2,16 @@ package status
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -53,5 +57,28 @@ func TestGoldenDatagrams(t *testing.T) {
 	id, info, err := DecodeReply(got["Reply"])
 	if err != nil || id != goldenPingID || info != goldenInfo {
 		t.Errorf("the spec's reply decodes as %#x, %+v, %v", id, info, err)
+	}
+}
+
+// TestSpecDefsHash computes the status reply's defsHash as the protocol
+// specification (section 7.4) describes it, without this package's
+// encoder, and checks it against SummaryHash.
+func TestSpecDefsHash(t *testing.T) {
+	sums := []defs.Summary{{Type: "PawnKindDef", Count: 3, Hash: 0x438748fb4ea49bd6}, {Type: "ThingDef", Count: 25, Hash: 0x3a1c18b21366324e}}
+	var b []byte
+	for _, s := range sums {
+		for n := uint64(len(s.Type)); ; n >>= 7 { // str(type): uvarint length, then the bytes
+			if n < 0x80 {
+				b = append(b, byte(n))
+				break
+			}
+			b = append(b, byte(n)|0x80)
+		}
+		b = append(b, s.Type...)
+		b = binary.BigEndian.AppendUint32(b, uint32(s.Count))
+		b = binary.BigEndian.AppendUint64(b, s.Hash)
+	}
+	if got, want := xxhash.Sum64(b), SummaryHash(sums); got != want {
+		t.Errorf("the spec's defsHash is %016x, the package's %016x", got, want)
 	}
 }
