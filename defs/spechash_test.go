@@ -1,8 +1,10 @@
 package defs_test
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -92,5 +94,31 @@ func TestSpecDatabaseHash(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d defs, hash %016x", db.Type, len(db.Defs), got)
+	}
+}
+
+// TestSpecManifestExample reads the example manifest of the protocol
+// specification (section 7.3) as a client would: it must be a valid
+// manifest, its database hash that of its defs.
+func TestSpecManifestExample(t *testing.T) {
+	spec, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(spec), "\n### 7.3 ")
+	if !ok {
+		t.Fatal("the spec has no section 7.3")
+	}
+	_, block, ok := strings.Cut(sec, "\n```\n")
+	block, _, ok2 := strings.Cut(block, "\n```\n")
+	if !ok || !ok2 {
+		t.Fatal("section 7.3 has no example block")
+	}
+	m, err := defs.ReadManifest(strings.NewReader(block))
+	if err != nil {
+		t.Fatalf("the spec's example manifest: %v", err)
+	}
+	if len(m.Databases) == 0 || len(m.Databases[0].Defs) == 0 {
+		t.Fatal("the spec's example manifest lists no defs")
 	}
 }
