@@ -569,6 +569,12 @@ class PayloadVerifier:
         return data
 
     def _blob_bytes(self, chunk):
+        try:
+            self._inflate(chunk)
+        except zlib.error as e:
+            raise PayloadError(f"blob {self.cur[0]} does not inflate: {e}") from None
+
+    def _inflate(self, chunk):
         index, blob, _, hasher, inflater, raw = self.cur
         hasher.update(chunk)
         room = blob["rawSize"] - raw
