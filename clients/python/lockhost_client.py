@@ -658,11 +658,37 @@ def describe_disconnect(p):
     if p["reason"] == 2 and p["detail"]:
         try:
             manifest = json.loads(bounded_gunzip(p["detail"], MAX_MANIFEST_SIZE))
-            types = [d.get("type", "?") for d in manifest.get("databases", [])]
-            extra += " The host's differing databases: " + ", ".join(types) + "."
-        except (ValueError, OSError, EOFError, zlib.error, AttributeError) as e:
+            dbs = manifest.get("databases", [])
+            extra += " The host's differing databases: " + ", ".join(d.get("type", "?") for d in dbs) + "."
+            bad = [d.get("type", "?") for d in dbs if manifest_database_hash(d) != int(d.get("hash", ""), 16)]
+            if bad:
+                extra += " (The detail's hashes of " + ", ".join(bad) + " do not add up from their defs.)"
+        except (ValueError, OSError, EOFError, zlib.error, AttributeError, KeyError, TypeError) as e:
             extra += f" (the detail does not read: {e})"
     return f"refused by the host ({name}): {text}{extra}"
+
+
+def _uvarint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _str71(s):
+    b = s.encode("utf-8")
+    return _uvarint(len(b)) + b
+
+
+def manifest_database_hash(db):
+    """Section 7.1's Database.Hash over a manifest database's defs (section 7.3)."""
+    defs = sorted(db.get("defs", []), key=lambda d: d["name"].encode("utf-8"))
+    data = _str71(db["type"]) + _uvarint(len(defs))
+    for d in defs:
+        data += _str71(d["name"]) + int(d["hash"], 16).to_bytes(8, "little")
+    return xxh64(data)
 
 
 def bounded_gunzip(data, limit):
@@ -750,6 +776,8 @@ class Client:
         self.ready = False
         self.clock_rounds = 0
         self.chat_seen = False
+        self.keepalives = 0
+        self.tick_acks = 0
 
     def step(self, text):
         now = time.monotonic()
@@ -761,6 +789,7 @@ class Client:
         c = self.conn
         if name == "Server_Keepalive":
             c.send("Client_Keepalive", seq=p["seq"], hostTime=p["hostTime"])
+            self.keepalives += 1
         elif name == "Server_Clock":
             c.send("Client_Clock", nonce=p["nonce"], clientTime=now_us())
             self.clock_rounds += 1
@@ -800,6 +829,7 @@ class Client:
         if self.ready and not self.args.spectate and self.grant != self.acked_tick:
             self.conn.send("Client_TickAck", tick=self.grant)
             self.acked_tick = self.grant
+            self.tick_acks += 1
 
     def player_list(self, p):
         action = p["action"]
@@ -866,6 +896,9 @@ class Client:
         if challenge and a.password is None:
             raise Refused("the host requires a password; pass --password")
         # Section 7.2 and 11: with no content of our own, declare what the host announced.
+        if a.wrong_defs and dbs:
+            # For checks of the Defs refusal: declare the first database with another hash.
+            dbs = [dict(dbs[0], hash=dbs[0]["hash"] ^ 1)] + dbs[1:]
         c.send("Client_Defs", databases=dbs)
         _, ok = self.expect({"Server_DefsOK"}, 10, "Server_DefsOK")
         self.step(f"defs accepted, clock synced in {self.clock_rounds} round(s): game {ok['gameName']!r}, "
@@ -952,7 +985,8 @@ class Client:
                 continue
             self.handle_common(*got)
         self.step(f"stayed {a.stay:g} s: host tick {self.tick}, grant {self.grant}, speed {self.speed}, "
-                  f"{self.clock_rounds} clock round(s) answered since admission")
+                  f"answered {self.keepalives} keepalive(s) and {self.clock_rounds} clock round(s), "
+                  f"sent {self.tick_acks} tick report(s)")
         if a.chat and not self.chat_seen:
             raise ProtocolError("the host did not relay our chat line back")
 
@@ -987,7 +1021,9 @@ def parse_args(argv):
     ap.add_argument("--stay", type=float, default=20.0, help="seconds to stay after WorldReady (default 20)")
     ap.add_argument("--chat", help="one chat line to send once in")
     ap.add_argument("--max-world", type=int, default=DEFAULT_MAX_WORLD, help="largest world payload accepted, bytes")
+    # For checks of the refusals: another protocol version, a wrong def database hash.
     ap.add_argument("--protocol-version", type=int, default=PROTOCOL_VERSION, help=argparse.SUPPRESS)
+    ap.add_argument("--wrong-defs", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     host, _, port = a.address.rpartition(":")
     if not host or port.startswith("]") or not port.isdigit():
