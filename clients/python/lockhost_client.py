@@ -357,12 +357,14 @@ def decode_body(t, body, where):
     The unpacker refuses any str, bin, array or map longer than the schema
     allows before it allocates it; trailing bytes are an error (section 1).
     """
-    lim = _limits(t, {"str": 1, "bin": 1, "arr": 1})
+    # A floor leaves room for unknown keys (ignored, section 1); the body's
+    # own length bounds everything anyway.
+    lim = _limits(t, {"str": 4096, "bin": 4096, "arr": 4096})
     try:
         v = msgpack.unpackb(
             body, raw=False, strict_map_key=True, use_list=True,
-            max_str_len=lim["str"], max_bin_len=lim["bin"], max_array_len=min(lim["arr"], len(body)),
-            max_map_len=64, max_ext_len=0,
+            max_str_len=min(lim["str"], len(body)), max_bin_len=min(lim["bin"], len(body)),
+            max_array_len=min(lim["arr"], len(body)), max_map_len=min(4096, len(body)), max_ext_len=0,
         )
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, UnicodeDecodeError) as e:
         raise ProtocolError(f"{where}: does not decode ({e})") from None

@@ -157,7 +157,8 @@ class DecoderTest(unittest.TestCase):
             "a bool for an int": (6, b"\x81\xa1\x72\xc3", "want an integer"),
             "negative uint": (6, b"\x81\xa1\x72\xff", "does not fit"),
             "uint8 overflow": (19, b"\x81\xa1\x61\xcd\x01\x00", "does not fit uint8"),
-            "chat over 256 bytes": (28, b"\x81\xa1\x74\xda\x01\x01" + b"x" * 257, "does not decode"),
+            "chat over 256 bytes": (28, b"\x81\xa1\x74\xda\x01\x01" + b"x" * 257, "257 bytes, allowed 0 to 256"),
+            "a str longer than its frame": (28, b"\x81\xa1\x74\xdb\x7f\xff\xff\xff" + b"x" * 8, "does not decode"),
             "token of 15 bytes": (25, b"\x81\xa1\x6b\xc4\x0f" + b"\0" * 15, "exactly 16"),
             "unknown packet": (15, b"\x80", "unknown packet ID"),
         }
