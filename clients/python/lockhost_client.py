@@ -780,6 +780,7 @@ class Client:
         self.chat_seen = False
         self.keepalives = 0
         self.tick_acks = 0
+        self.commands = 0
 
     def step(self, text):
         now = time.monotonic()
@@ -802,6 +803,7 @@ class Client:
                 if cmd["tick"] != p["tick"]:
                     raise ProtocolError(f"Server_Tick: a command stamped {cmd['tick']} in tick {p['tick']}")
             self.tick = max(self.tick, p["tick"])
+            self.commands += len(p["commands"])
             self.grant = max(self.grant, p["granted"])
             self.speed = p["speed"]
             self.report_tick()
@@ -988,7 +990,7 @@ class Client:
             self.handle_common(*got)
         self.step(f"stayed {a.stay:g} s: host tick {self.tick}, grant {self.grant}, speed {self.speed}, "
                   f"answered {self.keepalives} keepalive(s) and {self.clock_rounds} clock round(s), "
-                  f"sent {self.tick_acks} tick report(s)")
+                  f"sent {self.tick_acks} tick report(s); saw {self.commands} command(s)")
         if a.chat and not self.chat_seen:
             raise ProtocolError("the host did not relay our chat line back")
 
