@@ -199,6 +199,13 @@ type Config struct {
 	// ResyncTimeout bounds a repair, from detection to matching hashes
 	// (default 2 min); past it the player is dropped with reason Desync.
 	ResyncTimeout time.Duration
+	// DropUnverified, if above 0, drops with reason Desync a playing
+	// client whose state the host cannot check: one that has reported no
+	// state hashes for DropUnverified intervals (HashEvery ticks each)
+	// past MaxLag, counted from its WorldReady or its last report (see
+	// unverifiedAfter). 0, the default, only marks such a player
+	// unverified (Overview, metrics).
+	DropUnverified int
 	// TLS, if set, makes the game port speak TLS only (1.3 or later):
 	// each connection's TLS handshake runs under HandshakeTimeout before
 	// anything else (package tlsid makes a self-signed identity). Nil
@@ -291,6 +298,9 @@ func orDefault[T comparable](p *T, v T) {
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
 	var errs []error
+	if c.DropUnverified < 0 {
+		errs = append(errs, fmt.Errorf("drop-unverified %d is negative", c.DropUnverified))
+	}
 	if c.TickRate < 1 || c.TickRate > 1000 {
 		errs = append(errs, fmt.Errorf("tick rate %d outside 1..1000", c.TickRate))
 	}

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/wire"
@@ -30,6 +33,27 @@ func compareDefs(host []defs.Summary, client []wire.DefSummary) (statuses []uint
 		}
 	}
 	return statuses, bad
+}
+
+// announcedDatabases is the host's def databases as Server_ModList
+// lists them, sorted by type, so a client learns what to declare before
+// it is refused. A list a client could not declare within the protocol's
+// limits (too many databases, a type name too long) is not announced at
+// all: such a client is refused whatever it sends, and the refusal's
+// detail still names the databases.
+func announcedDatabases(dbs []defs.Summary) []wire.DefSummary {
+	if len(dbs) > wire.MaxDatabases {
+		return nil
+	}
+	out := make([]wire.DefSummary, len(dbs))
+	for i, d := range dbs {
+		if d.Type == "" || len(d.Type) > wire.MaxTypeNameBytes {
+			return nil
+		}
+		out[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
+	}
+	slices.SortStableFunc(out, func(a, b wire.DefSummary) int { return strings.Compare(a.Type, b.Type) })
+	return out
 }
 
 // declaredDatabases counts the entries of a Client_Defs body without

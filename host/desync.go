@@ -78,10 +78,13 @@ func (s *session) checkHashes(r hashReq) {
 		return
 	}
 	if r.resynced != nil {
+		// A repair's confirmation checks the state as a report does.
+		m.hashedTick = max(m.hashedTick, r.resynced.Tick)
 		s.resynced(m, r.resynced)
 		return
 	}
 	rep := r.r
+	m.hashedTick = max(m.hashedTick, rep.Tick)
 	if now := s.auth.Sim().Tick(); rep.Tick > now {
 		m.conn.close(wire.ReasonBadPacket, fmt.Sprintf("hashes for tick %d, ahead of the host's tick %d", rep.Tick, now))
 		return

@@ -78,6 +78,10 @@ type PlayerView struct {
 	TicksBehind uint64
 	// Repairing is true while a desync repair is under way.
 	Repairing bool
+	// Unverified is true for a playing client that has reported no state
+	// hashes for two hash intervals past the lag limit: the host cannot
+	// tell whether its game agrees (see Config.DropUnverified).
+	Unverified bool
 	// Since is when the player was admitted.
 	Since time.Time
 }
@@ -363,7 +367,8 @@ func (s *session) publishOverview(now time.Time) {
 			continue
 		}
 		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
-			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since}
+			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since,
+			Unverified: m.unverified}
 		if p.Status != roster.Downloading {
 			if a := m.acked.Load(); a < tick {
 				v.TicksBehind = tick - a

@@ -267,7 +267,8 @@ func (p *peer) handshake() (challenge []byte, err error) {
 			return nil, err
 		}
 	}
-	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge}) {
+	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
+		Databases: p.srv.modDatabases}) {
 		return nil, net.ErrClosed
 	}
 

@@ -32,6 +32,8 @@ type Server struct {
 	// defsHash is status.SummaryHash of content.Databases, for status
 	// replies; the content does not change after New.
 	defsHash uint64
+	// modDatabases is content.Databases as Server_ModList announces them.
+	modDatabases []wire.DefSummary
 }
 
 // New returns a server for sim. cfg is completed with Defaults and
@@ -54,7 +56,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
 		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
-		defsHash: status.SummaryHash(content.Databases)}, nil
+		defsHash: status.SummaryHash(content.Databases), modDatabases: announcedDatabases(content.Databases)}, nil
 }
 
 // Serve runs the session and accepts clients on ln until ctx is done, then

@@ -34,6 +34,9 @@ type member struct {
 	resync          *resyncState // a repair under way
 	conduct         *conduct     // its budgets, shared with its rejoins
 	lastCheck       uint64       // tick of the last hash report compared
+	readyTick       uint64       // tick of its WorldReady
+	hashedTick      uint64       // tick of its last hash report (0: none yet)
+	unverified      bool         // playing without hash reports: see checkVerified
 	lastCut         uint64       // tick of the last repair: reports up to it show the old state
 	lastHashRefusal time.Time    // when the last refused-report notice went out
 	since           time.Time    // when it was admitted
@@ -220,6 +223,7 @@ func (s *session) tick(now time.Time) {
 	}
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
+	s.checkVerified()
 	if due == 0 {
 		if s.auth.Pending() > 0 {
 			s.publish(s.auth.Advance(false)) // paused: commands still run
@@ -458,6 +462,7 @@ func (s *session) ready(r readyReq) {
 	s.rejoins.joinDone(r.id)
 	if m := s.members[r.id]; m != nil {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
+		m.readyTick = r.tick
 	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))

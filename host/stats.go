@@ -38,6 +38,9 @@ type Stats struct {
 	// hashes; DesyncDrops the players dropped for desyncing too often or
 	// not getting repaired in time.
 	Desyncs, MapResyncs, WorldResyncs, Repaired, DesyncDrops int
+	// UnverifiedDrops counts players dropped for reporting no state
+	// hashes (Config.DropUnverified).
+	UnverifiedDrops int
 	// ResyncBytes is the payload bytes of all repairs; LastResyncBytes the
 	// last one's. LastRepair is the last repair's time from detection to
 	// matching hashes.

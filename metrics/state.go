@@ -14,6 +14,7 @@ type stateCollector struct {
 	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints, admin *prometheus.Desc
 	refused, chats, departures                                                                  *prometheus.Desc
 	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
+	unverified, unverifiedDrops                                                                 *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -35,21 +36,24 @@ func newStateCollector(src Source) *stateCollector {
 		departures:  d("lockhost_players_departed_total", "Players who went, by how: left (on purpose, with a leave) or dropped (connection lost, timed out, or dropped by the host).", []string{"how"}, nil),
 		admin:       d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
 
-		online:  d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
-		tick:    d("lockhost_session_tick", "The session's current tick.", nil, nil),
-		speed:   d("lockhost_session_speed", "The game speed: 0 paused, 1 normal, more is faster.", nil, nil),
-		tps:     d("lockhost_ticks_per_second", "Ticks simulated over the last second, as measured.", nil, nil),
-		holding: d("lockhost_session_holding", "1 while time is held for a lagging player, else 0.", nil, nil),
-		maxLag:  d("lockhost_tick_lag_max_ticks", "The most ticks any player in the game (not still joining or downloading) trails the host by.", nil, nil),
-		behind:  d("lockhost_player_ticks_behind", "Ticks each online player's reported tick trails the host's, by player name.", []string{"player"}, nil),
-		latency: d("lockhost_player_latency_seconds", "Each online player's smoothed keepalive round trip, by player name (absent until measured).", []string{"player"}, nil),
-		age:     d("lockhost_overview_age_seconds", "Time since the session goroutine last published its state; it grows when that goroutine stalls.", nil, nil),
+		online:          d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
+		tick:            d("lockhost_session_tick", "The session's current tick.", nil, nil),
+		speed:           d("lockhost_session_speed", "The game speed: 0 paused, 1 normal, more is faster.", nil, nil),
+		tps:             d("lockhost_ticks_per_second", "Ticks simulated over the last second, as measured.", nil, nil),
+		holding:         d("lockhost_session_holding", "1 while time is held for a lagging player, else 0.", nil, nil),
+		maxLag:          d("lockhost_tick_lag_max_ticks", "The most ticks any player in the game (not still joining or downloading) trails the host by.", nil, nil),
+		behind:          d("lockhost_player_ticks_behind", "Ticks each online player's reported tick trails the host's, by player name.", []string{"player"}, nil),
+		latency:         d("lockhost_player_latency_seconds", "Each online player's smoothed keepalive round trip, by player name (absent until measured).", []string{"player"}, nil),
+		unverified:      d("lockhost_players_unverified", "Playing clients that have reported no state hashes for two hash intervals past the lag limit: the host cannot check their game.", nil, nil),
+		unverifiedDrops: d("lockhost_players_unverified_dropped_total", "Players dropped for reporting no state hashes (--drop-unverified).", nil, nil),
+		age:             d("lockhost_overview_age_seconds", "Time since the session goroutine last published its state; it grows when that goroutine stalls.", nil, nil),
 	}
 }
 
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
-		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age}
+		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
+		c.unverified, c.unverifiedDrops}
 }
 
 // Describe implements prometheus.Collector.
@@ -88,6 +92,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.departures, float64(st.Leaves), "left")
 	counter(c.departures, float64(st.Drops), "dropped")
 	counter(c.admin, float64(st.AdminActions))
+	counter(c.unverifiedDrops, float64(st.UnverifiedDrops))
 
 	gauge(c.tick, float64(o.Tick))
 	gauge(c.speed, float64(o.Speed))
@@ -97,7 +102,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.age, c.now().Sub(o.At).Seconds())
 	}
 
-	var players, spectators int
+	var players, spectators, unverified int
 	var maxLag uint64
 	seen := make(map[string]bool, len(o.Players))
 	for _, p := range o.Players {
@@ -105,6 +110,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			spectators++
 		} else {
 			players++
+		}
+		if p.Unverified {
+			unverified++
 		}
 		if p.Status != "joining" && p.Status != "downloading" {
 			maxLag = max(maxLag, p.TicksBehind)
@@ -123,6 +131,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.online, float64(players), "player")
 	gauge(c.online, float64(spectators), "spectator")
 	gauge(c.maxLag, float64(maxLag))
+	gauge(c.unverified, float64(unverified))
 }
 
 func boolValue(b bool) float64 {

@@ -54,6 +54,7 @@ type playerJSON struct {
 	LatencyMs   float64    `json:"latency_ms"`
 	TicksBehind uint64     `json:"ticks_behind"`
 	Repairing   bool       `json:"repairing"`
+	Unverified  bool       `json:"unverified"`
 	Since       *time.Time `json:"since"`
 }
 
@@ -195,7 +196,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 	for _, p := range o.Players {
 		v.Players = append(v.Players, playerJSON{
 			ID: p.ID, Name: p.Name, Spectator: p.Spectator, Status: p.Status, Faction: p.Faction,
-			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Since: stamp(p.Since),
+			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, Since: stamp(p.Since),
 		})
 	}
 	for _, m := range o.Maps {

@@ -13,7 +13,7 @@ const (
 	HostToClient
 )
 
-// String names the direction as the spec in the package doc does.
+// String names the direction as the spec (docs/protocol.md) does.
 func (d Direction) String() string {
 	switch d {
 	case ClientToHost:
@@ -27,7 +27,7 @@ func (d Direction) String() string {
 // entry registers one packet: its ID, protocol name, direction and a
 // constructor of an empty body. The registry is the only place a packet is
 // listed; String, Direction, New and Decode all read it, and a test checks
-// it against the spec in the package doc.
+// it against the spec, docs/protocol.md.
 type entry struct {
 	id   ID
 	name string

@@ -22,11 +22,15 @@ const (
 	MaxDetailBytes = 512 << 10
 )
 
-// ServerModList answers a matching protocol with the host's content.
+// ServerModList answers a matching protocol with the host's content:
+// its game version, its mods, a password challenge when the session has
+// a password, and the summaries of its def databases (sorted by type), so
+// a client can see what the host expects before it declares its own.
 type ServerModList struct {
-	GameVersion       string   `codec:"v"`
-	Mods              []string `codec:"m"`
-	PasswordChallenge []byte   `codec:"c"`
+	GameVersion       string       `codec:"v"`
+	Mods              []string     `codec:"m"`
+	PasswordChallenge []byte       `codec:"c"`
+	Databases         []DefSummary `codec:"d"`
 }
 
 // ID implements Packet.
@@ -39,6 +43,14 @@ func (p *ServerModList) Validate() error {
 	}
 	if len(p.PasswordChallenge) > MaxProofBytes {
 		return fmt.Errorf("password challenge of %d bytes", len(p.PasswordChallenge))
+	}
+	if len(p.Databases) > MaxDatabases {
+		return ErrTooManyDatabases
+	}
+	for _, d := range p.Databases {
+		if len(d.Type) == 0 || len(d.Type) > MaxTypeNameBytes {
+			return fmt.Errorf("database type name of %d bytes", len(d.Type))
+		}
 	}
 	return nil
 }
@@ -55,7 +67,8 @@ func (*ServerDefsOK) ID() ID { return IDServerDefsOK }
 // Validate implements Packet.
 func (*ServerDefsOK) Validate() error { return nil }
 
-// ServerWorldData is one chunk of the world payload (see the package doc).
+// ServerWorldData is one chunk of the world payload (docs/protocol.md,
+// section 8).
 type ServerWorldData struct {
 	Offset uint64 `codec:"o"`
 	Total  uint64 `codec:"t"`

@@ -2,8 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"go/parser"
-	"go/token"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -26,30 +24,39 @@ type specPacket struct {
 	fields []specField
 }
 
-// packageDoc returns the package comment of doc.go.
-func packageDoc(t *testing.T) string {
+var specRow = regexp.MustCompile(`^(\d+)\s+(\w+)\s+(\{.*)$`)
+
+// specSection returns the text of the spec's section that starts with the
+// heading line head, up to the next heading of the same or a higher level.
+func specSection(t *testing.T, spec, head string) string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil {
-		t.Fatalf("parse doc.go: %v", err)
+	_, sec, ok := strings.Cut(spec, "\n"+head+"\n")
+	if !ok {
+		t.Fatalf("the spec has no %q section", head)
 	}
-	if f.Doc == nil {
-		t.Fatal("doc.go has no package comment")
+	level := head[:strings.IndexByte(head, ' ')+1]
+	for i := 0; i < len(sec); {
+		j := strings.IndexByte(sec[i:], '\n')
+		if j < 0 {
+			break
+		}
+		line := sec[i+j+1:]
+		if strings.HasPrefix(line, "#") {
+			hashes := line[:strings.IndexFunc(line, func(r rune) bool { return r != '#' })]
+			if len(hashes) < len(level) {
+				return sec[:i+j+1]
+			}
+		}
+		i += j + 1
 	}
-	return f.Doc.Text()
+	return sec
 }
 
-var specRow = regexp.MustCompile(`^\t(\d+)\s+(\w+)\s+(\{.*)$`)
-
-// parseSpecTable reads the packet table between "# Packet IDs" and the
-// next heading.
-func parseSpecTable(t *testing.T, doc string) []specPacket {
+// parseSpecTable reads the packet table of the spec's section 4.
+func parseSpecTable(t *testing.T, spec string) []specPacket {
 	t.Helper()
-	_, sec, ok := strings.Cut(doc, "# Packet IDs\n")
-	if !ok {
-		t.Fatal("the package doc has no \"# Packet IDs\" section")
-	}
-	sec, _, _ = strings.Cut(sec, "\n# ")
+	sec := specSection(t, spec, "## 4 Packets")
+	sec, _, _ = strings.Cut(sec, "\n### ")
 	var out []specPacket
 	dir := Direction(255)
 	for _, line := range strings.Split(sec, "\n") {
@@ -73,6 +80,9 @@ func parseSpecTable(t *testing.T, doc string) []specPacket {
 			t.Fatalf("spec row %q: %v", line, err)
 		}
 		out = append(out, specPacket{id: ID(n), name: m[2], dir: dir, fields: fields})
+	}
+	if len(out) == 0 {
+		t.Fatal("the spec's packet table has no rows")
 	}
 	return out
 }
@@ -198,7 +208,7 @@ func compareFields(where string, rt reflect.Type, spec []specField) []string {
 }
 
 func TestSpecMatchesRegistry(t *testing.T) {
-	spec := parseSpecTable(t, packageDoc(t))
+	spec := parseSpecTable(t, readSpec(t))
 	inSpec := map[ID]bool{}
 	for _, sp := range spec {
 		if inSpec[sp.id] {
@@ -252,69 +262,6 @@ func TestSpecParserCatchesDrift(t *testing.T) {
 		errs := compareFields("Client_Hashes", rt, fields)
 		if tc.ok != (len(errs) == 0) {
 			t.Errorf("%s: errors %q, want ok=%v", tc.body, errs, tc.ok)
-		}
-	}
-}
-
-// TestSpecLimits checks every "Name (N KiB)" the package doc states
-// against the constant.
-func TestSpecLimits(t *testing.T) {
-	consts := map[string]int{
-		"DefaultMaxFrame":         DefaultMaxFrame,
-		"MaxChunkData":            MaxChunkData,
-		"MaxDetailBytes":          MaxDetailBytes,
-		"MaxCommandPayload":       MaxCommandPayload,
-		"MaxClientCommandPayload": MaxClientCommandPayload,
-	}
-	re := regexp.MustCompile(`(\w+)\s+\((\d+) (KiB|MiB)\)`)
-	found := 0
-	for _, m := range re.FindAllStringSubmatch(packageDoc(t), -1) {
-		v, ok := consts[m[1]]
-		if !ok {
-			t.Errorf("the doc states %s but the test does not know it", m[0])
-			continue
-		}
-		n, _ := strconv.Atoi(m[2])
-		unit := 1 << 10
-		if m[3] == "MiB" {
-			unit = 1 << 20
-		}
-		if n*unit != v {
-			t.Errorf("the doc says %s; it is %d bytes", m[0], v)
-		}
-		found++
-	}
-	if found < 3 {
-		t.Errorf("found %d stated limits, want the frame, chunk and detail limits at least", found)
-	}
-}
-
-// TestSpecEnumerations checks the spec's list of each enumeration against
-// the values the code names, in both directions: a value the code gains
-// or the spec lists wrongly fails.
-func TestSpecEnumerations(t *testing.T) {
-	doc := strings.Join(strings.Fields(packageDoc(t)), " ")
-	for _, tc := range []struct {
-		label   string
-		name    func(uint8) string
-		unnamed string // the prefix String gives a value without a name
-	}{
-		{"Server_PlayerList action", func(v uint8) string { return PlayerListAction(v).String() }, "action("},
-		{"player status", func(v uint8) string { return PlayerStatus(v).String() }, "status("},
-		{"notice kind", func(v uint8) string { return NoticeKind(v).String() }, "notice("},
-		{"Server_Desync state", func(v uint8) string { return DesyncState(v).String() }, "desync("},
-	} {
-		var parts []string
-		for v := 0; v < 256; v++ {
-			n := tc.name(uint8(v))
-			if strings.HasPrefix(n, tc.unnamed) {
-				break
-			}
-			parts = append(parts, fmt.Sprintf("%d %s", v, n))
-		}
-		want := tc.label + " " + strings.Join(parts, ", ") + ";"
-		if !strings.Contains(doc, want) {
-			t.Errorf("the spec does not say %q", want)
 		}
 	}
 }

@@ -1,0 +1,84 @@
+package status
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// goldenInfo is the reply the protocol specification shows byte for byte.
+var goldenInfo = Info{Players: 2, MaxPlayers: 8, GameName: "colony", GameVersion: "1.5",
+	Protocol: wire.ProtocolVersion, Tick: 600, Password: true, Databases: 1, DefsHash: 0x0011223344556677}
+
+// goldenPingID is the ping ID of the specification's example.
+const goldenPingID = 0x01020304
+
+// specDatagram matches one of the specification's example datagrams.
+var specDatagram = regexp.MustCompile("(?m)^(Request|Reply) datagram:\\s*\\n+```hex\\n([0-9a-f \\n]+)```")
+
+// TestGoldenDatagrams holds the request and reply encodings to the bytes
+// the protocol specification quotes, and the spec's bytes to the decoders.
+func TestGoldenDatagrams(t *testing.T) {
+	spec, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for _, m := range specDatagram.FindAllStringSubmatch(string(spec), -1) {
+		b, err := hex.DecodeString(strings.Join(strings.Fields(m[2]), ""))
+		if err != nil {
+			t.Fatalf("%s datagram: %v", m[1], err)
+		}
+		got[m[1]] = b
+	}
+	req := AppendRequest(nil, goldenPingID)
+	if !bytes.Equal(got["Request"], req) {
+		t.Errorf("the request encodes as %x; the spec says %x", req, got["Request"])
+	}
+	if id, ok := ParseRequest(got["Request"]); !ok || id != goldenPingID {
+		t.Errorf("the spec's request parses as %#x, %v", id, ok)
+	}
+	rep, err := AppendReply(nil, goldenPingID, goldenInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got["Reply"], rep) {
+		t.Errorf("the reply encodes as %x; the spec says %x", rep, got["Reply"])
+	}
+	id, info, err := DecodeReply(got["Reply"])
+	if err != nil || id != goldenPingID || info != goldenInfo {
+		t.Errorf("the spec's reply decodes as %#x, %+v, %v", id, info, err)
+	}
+}
+
+// TestSpecDefsHash computes the status reply's defsHash as the protocol
+// specification (section 7.4) describes it, without this package's
+// encoder, and checks it against SummaryHash.
+func TestSpecDefsHash(t *testing.T) {
+	sums := []defs.Summary{{Type: "PawnKindDef", Count: 3, Hash: 0x438748fb4ea49bd6}, {Type: "ThingDef", Count: 25, Hash: 0x3a1c18b21366324e}}
+	var b []byte
+	for _, s := range sums {
+		for n := uint64(len(s.Type)); ; n >>= 7 { // str(type): uvarint length, then the bytes
+			if n < 0x80 {
+				b = append(b, byte(n))
+				break
+			}
+			b = append(b, byte(n)|0x80)
+		}
+		b = append(b, s.Type...)
+		b = binary.BigEndian.AppendUint32(b, uint32(s.Count))
+		b = binary.BigEndian.AppendUint64(b, s.Hash)
+	}
+	if got, want := xxhash.Sum64(b), SummaryHash(sums); got != want {
+		t.Errorf("the spec's defsHash is %016x, the package's %016x", got, want)
+	}
+}

@@ -1,0 +1,140 @@
+package wire_test
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// These tests hold the parts of the protocol specification that name
+// values of packages above wire (the host's defaults, the payload's and
+// the manifest's limits, the def statuses) to those packages.
+
+func readSpecText(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// tableRows returns the rows of the first markdown table after the
+// heading line head, without header and separator.
+func tableRows(t *testing.T, spec, head string) [][]string {
+	t.Helper()
+	_, sec, ok := strings.Cut(spec, "\n"+head+"\n")
+	if !ok {
+		t.Fatalf("the spec has no %q section", head)
+	}
+	var rows [][]string
+	in := false
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if in {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if !in || strings.Trim(cells[0], "-") == "" {
+			in = true
+			continue
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+var limitValue = regexp.MustCompile(`^(\d+)(?: (KiB|MiB) \((\d+)\))?$`)
+
+// TestSpecLimits holds the spec's table of limits to the constants, in
+// both directions for the wire package's.
+func TestSpecLimits(t *testing.T) {
+	consts := map[string]int{
+		"DefaultMaxFrame":         wire.DefaultMaxFrame,
+		"HandshakeMaxFrame":       host.Config{}.Defaults().HandshakeMaxFrame,
+		"MaxChunkData":            wire.MaxChunkData,
+		"MaxCommandPayload":       wire.MaxCommandPayload,
+		"MaxClientCommandPayload": wire.MaxClientCommandPayload,
+		"MaxDetailBytes":          wire.MaxDetailBytes,
+		"MaxDatabases":            wire.MaxDatabases,
+		"MaxTypeNameBytes":        wire.MaxTypeNameBytes,
+		"MaxNameBytes":            wire.MaxNameBytes,
+		"MaxProofBytes":           wire.MaxProofBytes,
+		"TokenSize":               wire.TokenSize,
+		"MaxResumeBlobs":          wire.MaxResumeBlobs,
+		"MaxHashMaps":             wire.MaxHashMaps,
+		"MaxMapParts":             lockstep.MaxMapParts,
+		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,
+		"MaxChatBytes":            wire.MaxChatBytes,
+		"MaxMods":                 wire.MaxMods,
+		"MaxPlayers":              wire.MaxPlayers,
+		"MaxTickCommands":         wire.MaxTickCommands,
+		"MaxTextBytes":            wire.MaxTextBytes,
+		"MaxHeader":               snapshot.MaxHeader,
+		"MaxManifestSize":         defs.MaxManifestSize,
+	}
+	seen := map[string]bool{}
+	for _, row := range tableRows(t, readSpecText(t), "## 3 Limits") {
+		name, val := row[0], row[1]
+		want, ok := consts[name]
+		if !ok {
+			t.Errorf("the spec states limit %s, which the test does not know", name)
+			continue
+		}
+		seen[name] = true
+		m := limitValue.FindStringSubmatch(val)
+		if m == nil {
+			t.Errorf("%s: value %q is not N or N KiB/MiB (bytes)", name, val)
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		if m[2] != "" {
+			unit := 1 << 10
+			if m[2] == "MiB" {
+				unit = 1 << 20
+			}
+			bytes, _ := strconv.Atoi(m[3])
+			if n*unit != bytes {
+				t.Errorf("%s: %q does not add up", name, val)
+			}
+			n = bytes
+		}
+		if n != want {
+			t.Errorf("the spec says %s is %s; it is %d", name, val, want)
+		}
+	}
+	for name := range consts {
+		if !seen[name] {
+			t.Errorf("the spec's limits do not list %s", name)
+		}
+	}
+}
+
+// TestSpecDefStatuses holds the spec's def statuses to package defs.
+func TestSpecDefStatuses(t *testing.T) {
+	rows := tableRows(t, readSpecText(t), "### 5.2 Def statuses")
+	for i, row := range rows {
+		if row[0] != strconv.Itoa(i) {
+			t.Errorf("row %d has value %s", i, row[0])
+		}
+		if got := defs.Status(i).String(); got != row[1] {
+			t.Errorf("status %d is %s in the spec, %s in the code", i, row[1], got)
+		}
+	}
+	if n := defs.Status(len(rows)).String(); !strings.HasPrefix(n, "status(") {
+		t.Errorf("the code names status %d (%s), the spec does not", len(rows), n)
+	}
+}
