@@ -156,7 +156,10 @@
 // Leaving: a client that leaves on purpose sends Client_Leave and waits
 // (briefly) for the host to close the connection; the others are told it
 // left. A connection that ends without one is a drop: the others are told
-// the connection was lost.
+// the connection was lost. Client_Leave is allowed in every phase, the
+// handshake and the download included: a joiner that gives up before
+// admission is closed without a disconnect packet and counted as a join
+// left, not refused.
 //
 // Chat: after admission a client may send Client_Chat at any time. The
 // host removes control characters, refuses an empty line or one over the
