@@ -130,7 +130,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
 	case errors.Is(err, errLeft):
 		if !admitted {
-			logf("client left before admission", "Left")
+			s.refusal.gone(time.Now(), addrKey(remoteIP(raw)), "client left before admission", "remote", raw.RemoteAddr().String(), "player", p.id)
 		}
 		c.closeWith(nil, "")
 		left, outcome = true, JoinLeft
