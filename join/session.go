@@ -251,7 +251,11 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
 	report(cfg, PhaseHandshake, 0, 0)
 	hs := time.Now()
-	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	s.phaseMu.Lock()
+	if ctx.Err() == nil { // else wake has set a deadline that must hold
+		_ = s.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	}
+	s.phaseMu.Unlock()
 	fr := wire.NewFrameReader(bufio.NewReaderSize(s.nc, 64<<10), cfg.MaxFrame)
 
 	protocol := wire.ProtocolVersion
