@@ -100,7 +100,7 @@ func firstJoin(ctx context.Context, cfg join.Config, window time.Duration) (*joi
 		}
 	}
 	stopped := func(err error) error {
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return &stoppedError{phase: phase.Load().(join.Phase)}
 		}
 		return err
