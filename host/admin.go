@@ -122,6 +122,7 @@ func (r *rejoins) revoke(id int32) {
 	for tok, rj := range r.tokens {
 		if rj.id == id {
 			delete(r.tokens, tok)
+			r.dirty = true
 		}
 	}
 }

@@ -18,7 +18,8 @@
 //
 // The session goroutine (session.run) owns the simulation, the roster, the
 // members and the session's parts, each in a file of its own: the join
-// points (joinpoints.go), the rejoin tokens (rejoins.go), liveness
+// points (joinpoints.go), the rejoin tokens (rejoins.go; kept beside the
+// save by tokenfile.go, whose own goroutine writes them), liveness
 // (liveness.go), the lag policy (lag.go), the players' conduct budgets
 // (conduct.go, chat rates included), desync tracking (desynctrack.go),
 // autosaves (autosave.go) and what it publishes (the Overview and the

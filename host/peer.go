@@ -129,6 +129,9 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		c.closeWith(pe.disc, pe.disc.Reason.String())
 		outcome, reason = JoinRefused, pe.disc.Reason.String()
 	case errors.Is(err, errLeft):
+		if !admitted {
+			s.refusal.gone(time.Now(), addrKey(remoteIP(raw)), "client left before admission", "remote", raw.RemoteAddr().String(), "player", p.id)
+		}
 		c.closeWith(nil, "")
 		left, outcome = true, JoinLeft
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
@@ -166,6 +169,14 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 				return nil, net.ErrClosed
 			}
 			return nil, err
+		}
+		if id == wire.IDClientLeave && p.member == nil {
+			// A joiner that gives up before admission leaves as cleanly
+			// as a member does.
+			if _, err := wire.Decode(id, body); err != nil {
+				return nil, refuse(wire.ReasonBadPacket, "%s", err)
+			}
+			return nil, errLeft
 		}
 		if p.member != nil {
 			p.member.heard.Store(time.Now().UnixNano())

@@ -48,6 +48,26 @@ func (l *refusalLog) refused(now time.Time, key, msg, reason string, attrs ...an
 	l.log.Info(msg, attrs...)
 }
 
+// gone logs a connection that was never admitted and did nothing wrong
+// (a joiner that left before admission): in full when no line for key
+// went out this interval, else not at all. It is not a refusal and is
+// not counted as one, but it starts key's interval, so a flood of them is
+// one line per interval too.
+func (l *refusalLog) gone(now time.Time, key, msg string, attrs ...any) {
+	l.mu.Lock()
+	r := l.addrs[key]
+	if r != nil && now.Sub(r.since) < l.every {
+		l.mu.Unlock()
+		return
+	}
+	if r != nil && r.quiet > 0 {
+		l.summary(key, r)
+	}
+	l.addrs[key] = &refusals{since: now, byReason: map[string]int{}}
+	l.mu.Unlock()
+	l.log.Info(msg, attrs...)
+}
+
 // flush logs a summary for every address whose interval is over and
 // forgets it.
 func (l *refusalLog) flush(now time.Time) {

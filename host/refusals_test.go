@@ -40,3 +40,23 @@ func TestRefusalLog(t *testing.T) {
 		t.Fatalf("%d full lines, want 3 after a new interval began", got)
 	}
 }
+
+// TestGoneIsNotARefusal: a joiner that left before admission is logged
+// once per interval per address and never counted among the refusals.
+func TestGoneIsNotARefusal(t *testing.T) {
+	var buf syncbuf.Buffer
+	l := newRefusalLog(slog.New(slog.NewTextHandler(&buf, nil)), time.Minute)
+	now := time.Now()
+	for i := 0; i < 100; i++ {
+		l.gone(now, "127.0.0.1", "client left before admission")
+	}
+	l.refused(now, "127.0.0.1", "client refused", "BadPacket")
+	l.flush(now.Add(2 * time.Minute))
+	out := buf.String()
+	if n := strings.Count(out, "client left before admission"); n != 1 {
+		t.Fatalf("%d lines for 100 leaves in one interval, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "more clients refused") || !strings.Contains(out, "count=1 ") || strings.Contains(out, "Left") {
+		t.Fatalf("the summary should count the one refusal and no leave:\n%s", out)
+	}
+}

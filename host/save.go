@@ -17,7 +17,13 @@ import (
 // saves nothing.
 type SaveConfig struct {
 	// Path is the save file; autosaves go beside it. Empty disables saving.
+	// The session tokens are kept beside it too (saves.TokensPath), as
+	// they change, so players rejoin as themselves after a restart.
 	Path string
+	// Resumed says the world was loaded from Path (or its autosaves): the
+	// session tokens kept beside it are restored. Otherwise they belong
+	// to another world and are discarded.
+	Resumed bool
 	// Every is the autosave interval (default 5 min; negative disables
 	// autosaves but keeps the final save).
 	Every time.Duration

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -52,11 +53,19 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	}
 	sess := newSession(cfg, sim)
 	sess.admin.bans = bans
-	return &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
+	srv := &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
 		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
 		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
-		defsHash: status.SummaryHash(content.Databases), modDatabases: announcedDatabases(content.Databases)}, nil
+		defsHash: status.SummaryHash(content.Databases), modDatabases: announcedDatabases(content.Databases)}
+	sess.lastID = &srv.nextID
+	if cfg.Save.Path != "" {
+		sess.tokenFile = newTokenFile(saves.TokensPath(cfg.Save.Path), cfg.Logger)
+		// Player IDs go on above the restored ones: nobody new takes a
+		// returning player's ID, nor its faction.
+		srv.nextID.Store(sess.restoreTokens(time.Now()))
+	}
+	return srv, nil
 }
 
 // Serve runs the session and accepts clients on ln until ctx is done, then

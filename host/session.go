@@ -99,15 +99,17 @@ type session struct {
 	members map[int32]*member
 	order   []int32 // member IDs in admission order, for stable broadcast
 
-	points   *joinPoints
-	rejoins  rejoins
-	alive    liveness
-	lag      lagPolicy
-	conducts *conducts
-	desync   *desyncTracker
-	autosave autosave
-	pub      publisher
-	admin    adminState // the admin API's actions and ban list
+	points    *joinPoints
+	rejoins   rejoins
+	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
+	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
+	alive     liveness
+	lag       lagPolicy
+	conducts  *conducts
+	desync    *desyncTracker
+	autosave  autosave
+	pub       publisher
+	admin     adminState // the admin API's actions and ban list
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -158,6 +160,10 @@ func (s *session) run(ctx context.Context) {
 		}
 	})
 	s.pub.started = time.Now()
+	if s.tokenFile != nil {
+		go s.tokenFile.run()
+		defer s.tokenFile.close()
+	}
 	s.alive.start(s.pub.started)
 	s.clock = lockstep.NewClock(s.cfg.TickRate, s.pub.started)
 	s.publishOverview(s.pub.started)
@@ -172,6 +178,7 @@ func (s *session) run(ctx context.Context) {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
 			s.startSave(true) // the final save, written before Serve returns
+			s.persistTokens() // and the tokens as they are, written by the deferred close
 			s.desync.reports.Wait()
 			return
 		case now := <-ticker.C:
@@ -217,6 +224,7 @@ func (s *session) tick(now time.Time) {
 	s.points.expire(s.auth)
 	s.points.prepare(now, s.auth)
 	s.checkLiveness(now)
+	s.persistTokens()
 	defer s.publishOverview(now)
 	if s.autosave.due(now) {
 		s.startSave(false)

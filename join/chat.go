@@ -35,9 +35,15 @@ func (s *Session) Leave(why string) error {
 	if err := s.write(&wire.ClientLeave{Why: why}); err != nil {
 		return err
 	}
-	// The host closes the connection when it reads the leave. Closing
-	// first, with the host's packets unread, could reset the connection
-	// before the host reads the leave.
+	return s.awaitHangUp()
+}
+
+// awaitHangUp waits, up to leaveWait, for the host to close the
+// connection after a leave, throwing away what arrives meanwhile. The
+// host closes it when it reads the leave; closing first, with the host's
+// packets unread, could reset the connection before the host reads the
+// leave.
+func (s *Session) awaitHangUp() error {
 	t := time.NewTimer(leaveWait)
 	defer t.Stop()
 	for {

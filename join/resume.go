@@ -60,6 +60,15 @@ func (r *Resume) Held() (blobs int, bytes uint64) {
 	return len(r.blobs), bytes
 }
 
+// Forget drops the session token, so the next attempt joins afresh
+// (with the host's BadToken, for example after the host restarted). The
+// blobs kept stay until a header no longer lists them.
+func (r *Resume) Forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.token, r.grace = nil, 0
+}
+
 func (r *Resume) setToken(token []byte, grace time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
@@ -56,6 +57,9 @@ type Session struct {
 	acked    uint64            // the tick it reported
 	closed   chan struct{}
 	once     sync.Once
+
+	phaseMu   sync.Mutex // orders streaming and the read deadline against wake
+	streaming bool       // the reader goroutine runs (after the handshake)
 
 	lightTick uint64        // Light mode: the grant, taken as simulated
 	tokenMu   sync.Mutex    // guards token, grace, info and players once Run runs
@@ -116,16 +120,59 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s := &Session{cfg: cfg, opt: opt, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)
-	stop := context.AfterFunc(ctx, func() { s.Close() })
-	defer stop()
-	if err := s.join(ctx, start); err != nil {
-		s.Close()
+	woken := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(woken)
+		s.wake()
+	})
+	err = s.join(ctx, start)
+	if !stop() && err != nil {
+		<-woken
+	}
+	if err != nil {
 		if ctx.Err() != nil {
+			// Stopped on purpose: the host is told, so it counts a leave
+			// and not a lost connection.
+			s.abandon()
 			return nil, ctx.Err()
 		}
+		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// wake makes a join that ctx stopped return: a handshake read waiting on
+// the connection ends at once (a download waits on ctx itself, and its
+// reader must go on reading for abandon).
+func (s *Session) wake() {
+	s.phaseMu.Lock()
+	defer s.phaseMu.Unlock()
+	if !s.streaming {
+		_ = s.nc.SetReadDeadline(time.Now())
+	}
+}
+
+// abandon ends a join stopped before WorldReady as Leave ends a session:
+// it sends Client_Leave, waits up to leaveWait for the host to hang up
+// (reading what still arrives, so the leave is not lost to a reset) and
+// closes the connection. Call it only from the goroutine that ran join.
+func (s *Session) abandon() {
+	defer s.Close()
+	if err := s.writeWithin(&wire.ClientLeave{Why: "the joiner was stopped"}, leaveWait); err != nil {
+		return
+	}
+	s.phaseMu.Lock()
+	streaming := s.streaming
+	s.phaseMu.Unlock()
+	if !streaming {
+		// Nobody else reads: read here, and throw away, until the host
+		// hangs up.
+		_ = s.nc.SetReadDeadline(time.Now().Add(leaveWait))
+		_, _ = io.Copy(io.Discard, s.nc)
+		return
+	}
+	s.awaitHangUp()
 }
 
 func report(cfg Config, ph Phase, done, total uint64) {
@@ -155,14 +202,20 @@ func (s *Session) Close() {
 	}
 }
 
-func (s *Session) write(p wire.Packet) error {
+// writeTimeout bounds one write to the host.
+const writeTimeout = 15 * time.Second
+
+func (s *Session) write(p wire.Packet) error { return s.writeWithin(p, writeTimeout) }
+
+// writeWithin sends p, giving up after d.
+func (s *Session) writeWithin(p wire.Packet, d time.Duration) error {
 	b, err := wire.Marshal(nil, p)
 	if err != nil {
 		return err
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_ = s.nc.SetWriteDeadline(time.Now().Add(15 * time.Second))
+	_ = s.nc.SetWriteDeadline(time.Now().Add(d))
 	if _, err := s.nc.Write(b); err != nil {
 		return fmt.Errorf("send %s: %w", p.ID(), err)
 	}
@@ -198,7 +251,11 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
 	report(cfg, PhaseHandshake, 0, 0)
 	hs := time.Now()
-	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	s.phaseMu.Lock()
+	if ctx.Err() == nil { // else wake has set a deadline that must hold
+		_ = s.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	}
+	s.phaseMu.Unlock()
 	fr := wire.NewFrameReader(bufio.NewReaderSize(s.nc, 64<<10), cfg.MaxFrame)
 
 	protocol := wire.ProtocolVersion
@@ -258,7 +315,14 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	s.timings.Handshake = time.Since(hs)
 
 	// From here the host streams: read on a goroutine, simulate here.
+	s.phaseMu.Lock()
+	if ctx.Err() != nil {
+		s.phaseMu.Unlock()
+		return ctx.Err()
+	}
+	s.streaming = true
 	_ = s.nc.SetReadDeadline(time.Now().Add(cfg.ReadyTimeout))
+	s.phaseMu.Unlock()
 	go s.readLoop(fr)
 	return s.download(ctx, start)
 }
@@ -520,6 +584,9 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	// in new ticks between batches.
 	cu := time.Now()
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		n, err := f.Run(256)
 		if err != nil {
 			return err

@@ -56,4 +56,12 @@
 // back valid (and says which newer ones it passed over), and MakeRoom
 // deletes the oldest autosave after a write failed for a full disk,
 // never the newest valid one.
+//
+// # Session tokens
+//
+// Beside dir/NAME.lhsave, dir/NAME.tokens keeps the host's session tokens
+// (TokensPath, WriteTokens, ReadTokens): JSON, written atomically with
+// mode 0600, holding each token's SHA-256 hash with the player ID, name
+// and role it rejoins as, and the highest player ID handed out. One file
+// serves the save and its autosaves.
 package saves

@@ -216,6 +216,7 @@ func serve(c *cli.Context) error {
 			return err
 		}
 		world = sim
+		cfg.Save.Resumed = true // the players' session tokens kept beside it come back too
 		log.Info("save loaded", "path", f.Path, "tick", f.Meta.Tick, "bytes", f.Size, "ms", time.Since(loadStart).Milliseconds())
 	} else {
 		genStart := time.Now()

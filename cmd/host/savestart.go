@@ -80,8 +80,8 @@ func checkWritable(dir string) error {
 	return nil
 }
 
-// moveAside moves the save and its autosaves into a dated folder beside
-// the save, so --force-new starts over without deleting a colony. It
+// moveAside moves the save, its autosaves and its players' session
+// tokens into a dated folder beside the save, so --force-new starts over without deleting a colony. It
 // returns the folder.
 func (st *saveStart) moveAside(now time.Time) (string, error) {
 	dir, base := filepath.Split(st.path)
@@ -96,7 +96,11 @@ func (st *saveStart) moveAside(now time.Time) (string, error) {
 	if err := os.Mkdir(into, 0o755); err != nil {
 		return "", fmt.Errorf("--force-new: %w", err)
 	}
-	for _, p := range st.existing {
+	files := st.existing
+	if tokens := saves.TokensPath(st.path); fileExists(tokens) {
+		files = append(files[:len(files):len(files)], tokens) // the players of the old world go with it
+	}
+	for _, p := range files {
 		if err := os.Rename(p, filepath.Join(into, filepath.Base(p))); err != nil {
 			return "", fmt.Errorf("--force-new: move %s into %s: %w (nothing was deleted)", p, into, err)
 		}
@@ -191,4 +195,10 @@ func finalSaveFailed(path, why string) error {
 		msg += "; no good save of this session is on disk"
 	}
 	return cli.Exit(msg, cliutil.ExitSaveFailed)
+}
+
+// fileExists reports whether path names something on disk.
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -39,7 +39,9 @@ func main() {
 }
 
 // classify maps join errors to exit codes: 3 when the host refused or
-// ended the session, 4 for network failures and timeouts.
+// ended the session, 4 for network failures, timeouts and reconnecting
+// given up. A join stopped before WorldReady carries its own code
+// (stoppedError).
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
@@ -48,7 +50,8 @@ func classify(err error) int {
 	}
 	var na *noAnswer
 	var tm *tlsMismatch
-	if errors.As(err, &na) || errors.As(err, &tm) {
+	var gu *gaveUpError
+	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) {
 		return cliutil.ExitNetwork
 	}
 	var ne net.Error
@@ -75,6 +78,7 @@ func newApp() *cli.App {
 		&cli.Float64Flag{Name: "bot", Usage: "after joining, send about `RATE` random valid commands per second (demos, load tests)"},
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
 		&cli.BoolFlag{Name: "no-reconnect", Usage: "when the connection drops, while joining or playing, stop instead of retrying with the session token"},
+		&cli.DurationFlag{Name: "reconnect-for", Value: defaultReconnectFor, Usage: "after a drop, keep trying to reconnect for this long, then exit 4 (more than 0; --no-reconnect for no retries)"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
@@ -92,8 +96,9 @@ func newApp() *cli.App {
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
 			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
 			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
-			"Exit codes: 0 success, 2 usage error, 3 refused or ended by the host, 4 network failure\n"+
-			"or timeout.", wire.DefaultPort),
+			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 2 usage error,\n"+
+			"3 refused or ended by the host, 4 network failure, timeout or reconnecting given up,\n"+
+			"130 stopped (Ctrl-C) before WorldReady: the host is told, and counts a leave.", wire.DefaultPort),
 		Flags:    flags,
 		Action:   run,
 		Commands: []*cli.Command{pingCommand(), defscli.Command()},
@@ -148,6 +153,13 @@ func run(c *cli.Context) error {
 	for _, n := range bundle.Notes() {
 		log.Warn(n)
 	}
+	window := c.Duration("reconnect-for")
+	if window <= 0 {
+		return cliutil.Usagef("--reconnect-for must be more than 0 (use --no-reconnect to stop at the first drop)")
+	}
+	if c.Bool("no-reconnect") {
+		window = 0
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -193,7 +205,7 @@ func run(c *cli.Context) error {
 		TLS:    tlsCfg,
 		Logger: log,
 	}
-	sess, err := firstJoin(ctx, cfg, !c.Bool("no-reconnect"))
+	sess, err := firstJoin(ctx, cfg, window)
 	bar.clear()
 	if err != nil {
 		return explain(err, bundle)
@@ -229,7 +241,7 @@ func run(c *cli.Context) error {
 		go readCommands(playCtx, os.Stdin, cur, typed)
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
-	if err := stay(ctx, cur, cfg, !c.Bool("no-reconnect")); err != nil {
+	if err := stay(ctx, cur, cfg, window); err != nil {
 		return explain(err, bundle)
 	}
 	fmt.Fprintln(stdout, "left the session")

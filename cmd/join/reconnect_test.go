@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/internal/testkit"
@@ -39,7 +40,7 @@ func TestReconnectsWithToken(t *testing.T) {
 	cur := &current{}
 	cur.set(sess)
 	done := make(chan error, 1)
-	go func() { done <- stay(ctx, cur, cfg, true) }()
+	go func() { done <- stay(ctx, cur, cfg, time.Minute) }()
 	testkit.WaitFor(t, "a session token", func() bool { tok, _ := sess.Token(); return tok != nil })
 	d.ResetAll()
 	testkit.WaitFor(t, "a new session", func() bool { return cur.get() != sess })
@@ -84,7 +85,7 @@ func TestNoReconnect(t *testing.T) {
 	cur := &current{}
 	cur.set(sess)
 	done := make(chan error, 1)
-	go func() { done <- stay(context.Background(), cur, cfg, false) }()
+	go func() { done <- stay(context.Background(), cur, cfg, 0) }()
 	d.ResetAll()
 	select {
 	case err := <-done:
@@ -96,9 +97,10 @@ func TestNoReconnect(t *testing.T) {
 	}
 }
 
-// TestRejoinGraceTooShort: a grace period too short for one try ends
-// the rejoin at once, with an error that does not speak of a last try.
-func TestRejoinGraceTooShort(t *testing.T) {
+// TestReconnectWindowTooShort: a --reconnect-for too short for one try
+// ends the rejoin at once, with an error that does not speak of a last
+// try and the network exit code.
+func TestReconnectWindowTooShort(t *testing.T) {
 	var errOut syncbuf.Buffer
 	stderr = &errOut
 	defer func() { stderr = os.Stderr }()
@@ -106,8 +108,11 @@ func TestRejoinGraceTooShort(t *testing.T) {
 	if err == nil {
 		t.Fatal("rejoined")
 	}
-	if want := "could not reconnect within 500ms"; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "last try") {
-		t.Errorf("error %q, want it to start with %q and not speak of a last try", err, want)
+	if want := "gave up reconnecting: --reconnect-for 500ms is too short for a try"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if code := classify(err); code != cliutil.ExitNetwork {
+		t.Errorf("exit code %d, want %d", code, cliutil.ExitNetwork)
 	}
 	if s := errOut.String(); s != "" {
 		t.Errorf("printed %q before giving up", s)
