@@ -125,7 +125,7 @@ func FuzzReceiver(f *testing.F) {
 // alike, agree on the bytes, and never return more than the limit.
 func FuzzInflate(f *testing.F) {
 	raw := bytes.Repeat([]byte("map "), 300)
-	good, err := Compress(raw, DefaultLevel)
+	good, err := Compress(raw, Compression{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -40,7 +40,7 @@
 //
 // Client to host (0..15):
 //
-//	0  Client_Protocol    {v:protocol}
+//	0  Client_Protocol    {v:protocol, z:codecs}                     codecs: bytes, one codec each, <= MaxCodecs
 //	1  Client_Defs        {d:databases[]{t:type, c:count, h:hash}}   at most MaxDatabases
 //	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token, r:resume[]{i:index, h:hash}}
 //	                      resume (with a token, before WorldReady): blobs held, <= MaxResumeBlobs
@@ -214,7 +214,15 @@
 // commands queued since the snapshot, and (key k, on a resume) the held
 // list: the indexes, ascending, of blobs left out because the joiner holds
 // them. hdrHash is checked before the header is decoded (package
-// snapshot, MaxHeader, holds the details). The blobs are the
-// gzip-compressed world state followed by each map's gzip-compressed
-// state, in header order, less the held ones.
+// snapshot, MaxHeader, holds the details). The blobs are the compressed
+// world state followed by each map's compressed state, in header order,
+// less the held ones. Each blob's entry in the header names its codec
+// (key z: 0 gzip, 1 zstd; absent means gzip) and its raw size, which
+// bounds what it may inflate to, checked before anything is allocated.
+//
+// Codecs: from protocol 4 the client lists in Client_Protocol the codecs
+// it reads (z); the host compresses with its configured codec (default
+// zstd) when the client lists it, else with gzip, which every client
+// reads. A host admits protocol 3 clients (MinProtocolVersion) and sends
+// them gzip; a header for them is the same bytes as before.
 package wire

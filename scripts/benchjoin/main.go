@@ -410,7 +410,7 @@ func gunzipTime(w world) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	p, err := snapshot.Build(sim, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	p, err := snapshot.Build(sim, snapshot.BuildOptions{Compression: snapshot.Compression{Codec: snapshot.Zstd}})
 	if err != nil {
 		return 0, err
 	}
@@ -443,7 +443,7 @@ func compareLevels(w world) error {
 	fmt.Printf("gzip levels on the %s world, one core (build includes encoding and hashing):\n", w.name)
 	for _, lvl := range []int{1, 2, 3, 4, 5, 6, 7} {
 		start := time.Now()
-		p, err := snapshot.Build(sim, snapshot.BuildOptions{Level: lvl, Workers: 1})
+		p, err := snapshot.Build(sim, snapshot.BuildOptions{Compression: snapshot.Compression{Level: lvl}, Workers: 1})
 		if err != nil {
 			return err
 		}
