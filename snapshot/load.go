@@ -82,15 +82,23 @@ func inflate(src io.Reader, c Codec, raw uint64, limit, initialCap int64, after 
 	if !ok {
 		return nil, fmt.Errorf("decompress: unknown %s", c)
 	}
-	zr, release, err := impl.reader(src)
-	if err != nil {
-		return nil, fmt.Errorf("decompress %s: %w", c, err)
+	zr, release, err := impl.reader(src, limit)
+	if err == nil {
+		defer release()
+		var out []byte
+		if out, err = readLimited(zr, limit, min(limit, initialCap)); err == nil {
+			return checkInflated(out, raw, after)
+		}
 	}
-	defer release()
-	out, err := readLimited(zr, limit, min(limit, initialCap))
-	if err != nil {
-		return nil, fmt.Errorf("decompress %s: %w", c, err)
+	if impl.tooLarge(err) {
+		return nil, fmt.Errorf("decompress %s: %v: %w", c, err, ErrTooLarge)
 	}
+	return nil, fmt.Errorf("decompress %s: %w", c, err)
+}
+
+// checkInflated runs after, then checks the inflated size against the
+// declared one.
+func checkInflated(out []byte, raw uint64, after func() error) ([]byte, error) {
 	if after != nil {
 		if err := after(); err != nil {
 			return nil, err
