@@ -25,6 +25,40 @@ type joinPoints struct {
 	current      *joinPoint  // nil until cut, and after it ages out
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
+	tickCost     time.Duration // moving average of one tick's simulation time
+}
+
+// stepped records how long one tick took to simulate.
+func (j *joinPoints) stepped(d time.Duration) {
+	if j.tickCost == 0 {
+		j.tickCost = d
+		return
+	}
+	j.tickCost += (d - j.tickCost) / 16
+}
+
+// refresh drops the current join point, so the joiner being admitted gets
+// a new one, when replaying the ticks since it (which the joiner must
+// simulate to catch up, at about the host's speed) would take longer than
+// twice what building a new one took last time: waiting for the build
+// costs the build, and the ticks that pass meanwhile, which take less to
+// replay than they take to pass. The catch-up is then bounded by the
+// build time instead of growing with the point's age. A point still being
+// built is kept (the joiner waits for it either way), as is one younger
+// than a second.
+func (j *joinPoints) refresh(auth *lockstep.Authority) {
+	cur := j.current
+	if cur == nil || !cur.built.Load() || time.Since(cur.cutAt) < time.Second {
+		return
+	}
+	ticks := auth.Sim().Tick() - cur.tick
+	build := j.stats.snapshot().LastBuild
+	if replay := time.Duration(ticks) * j.tickCost; build > 0 && replay > 2*build {
+		j.log.Debug("join point replaced for a joiner", "tick", cur.tick, "ticks_since", ticks,
+			"replay_ms", float64(replay.Microseconds())/1000, "build_ms", float64(build.Microseconds())/1000)
+		j.current = nil
+		auth.Queues().Reset()
+	}
 }
 
 func newJoinPoints(cfg Config, st *stats) *joinPoints {
@@ -45,6 +79,8 @@ type joinPoint struct {
 	versions []uint64
 	prev     *snapshot.Point
 	cutAt    time.Time
+	tick     uint64      // the state's tick
+	built    atomic.Bool // compressed in the configured codec
 	stats    *stats
 	log      *slog.Logger
 	comp     snapshot.Compression // what the state is built with
@@ -72,6 +108,7 @@ func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) 
 		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
 		if j.err == nil {
 			d := time.Since(start)
+			j.built.Store(true)
 			j.stats.built(j.point, d)
 			j.log.Info("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
 				"compression", j.comp.String(), "raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
@@ -112,7 +149,7 @@ func (j *joinPoints) cut(auth *lockstep.Authority) error {
 		return err
 	}
 	j.current = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
-		cutAt: time.Now(), stats: j.stats, log: j.log, comp: j.comp}
+		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp}
 	d := time.Since(start)
 	j.stats.cut(d)
 	j.log.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(d.Microseconds())/1000)

@@ -227,7 +227,10 @@ func (s *session) tick(now time.Time) {
 		return
 	}
 	for i := 0; i < due; i++ {
-		s.publish(s.auth.Advance(true))
+		start := time.Now()
+		res := s.auth.Advance(true)
+		s.points.stepped(time.Since(start))
+		s.publish(res)
 		if s.auth.Speed() == 0 { // a speed command applies from the next tick
 			break
 		}
@@ -424,6 +427,7 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
+	s.points.refresh(s.auth)
 	point, err := s.points.ensure(s.auth)
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)

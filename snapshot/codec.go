@@ -139,9 +139,10 @@ func Compress(raw []byte, c Compression) (Blob, error) {
 	if err != nil {
 		return Blob{}, fmt.Errorf("compress %s: %w", c, err)
 	}
-	if cap(data)-len(data) > len(data)/4 {
-		// A well-compressed blob lives as long as its join point: do not
-		// keep the slack of the estimate.
+	if cap(data) > len(data)+len(data)/2 {
+		// A blob that compressed much better than the estimate lives as
+		// long as its join point: do not keep the slack. (Copying every
+		// blob would make as much garbage again as the point's size.)
 		data = bytes.Clone(data)
 	}
 	return newBlob(c.Codec, data, uint64(len(raw))), nil

@@ -19,6 +19,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/metrics"
@@ -31,6 +32,7 @@ import (
 )
 
 func main() {
+	gcpolicy.Apply()
 	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, nil))
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
@@ -35,6 +36,7 @@ var (
 )
 
 func main() {
+	gcpolicy.Apply()
 	os.Exit(cliutil.Run(newApp(), os.Args, stderr, classify))
 }
 
