@@ -94,6 +94,7 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 3, "with -openttd: runs of each side")
 	flag.IntVar(&o.joiners, "joiners", 4, "with -openttd: joiners at once")
 	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
+	flag.BoolVar(&o.lockhostOnly, "lockhost-only", false, "with -openttd: measure lockhost alone (to compare two builds with -host-bin and -join-bin)")
 	flag.StringVar(&o.joinBin, "join-bin", "", "with -openttd: a join binary to measure instead of building ./cmd/join")
 	flag.Parse()
 	var err error
@@ -118,7 +119,8 @@ func runOpenTTD(o openttdOptions) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &bench{dir: dir, port: 30600}
+	// Ports of its own, so two runs at once do not meet.
+	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50}
 	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	b.host, b.joiner = o.hostBin, o.joinBin

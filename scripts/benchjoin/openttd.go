@@ -42,6 +42,17 @@ type openttdOptions struct {
 	joiners  int
 	hostBin  string // prebuilt binaries to measure, if set
 	joinBin  string
+	// lockhostOnly skips OpenTTD: lockhost's figures alone, to compare
+	// two builds of it (-host-bin, -join-bin).
+	lockhostOnly bool
+}
+
+// tps shows a worst tick rate: -1 is a pause.
+func tps(v float64) string {
+	if v < 0 {
+		return "paused"
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 // sample is one side's figures for one scenario of one run.
@@ -57,11 +68,12 @@ type sample struct {
 
 // openttd runs the comparison, or says why it cannot.
 func (b *bench) openttd(o openttdOptions) error {
-	if _, err := os.Stat(o.script); err != nil {
+	if o.lockhostOnly {
+		fmt.Println("lockhost only (-lockhost-only): OpenTTD is not run")
+	} else if _, err := os.Stat(o.script); err != nil {
 		fmt.Printf("benchjoin -openttd: skipped: no OpenTTD join script at %s (set -openttd-script or %s)\n", o.script, peerScriptEnv)
 		return nil
-	}
-	if _, err := exec.LookPath(o.ottd); err != nil {
+	} else if _, err := exec.LookPath(o.ottd); err != nil {
 		fmt.Printf("benchjoin -openttd: skipped: OpenTTD is not installed at %s (Debian packages openttd, openttd-opengfx; or set OTTD)\n", o.ottd)
 		return nil
 	}
@@ -70,37 +82,55 @@ func (b *bench) openttd(o openttdOptions) error {
 		o.size, o.worldMiB, o.runs)
 	fmt.Printf("OpenTTD's script: %s (its first run generates and caches the save, which takes minutes)\n\n", o.script)
 	var ottd1, ottdN, lh1, lhN []sample
-	for r := 1; r <= o.runs; r++ {
-		s, err := b.ottdJoin(o, 1)
+	step := func(r int, name string, into *[]sample, f func() (sample, error)) error {
+		s, err := f()
 		if err != nil {
-			return fmt.Errorf("run %d, OpenTTD, one join: %w", r, err)
+			return fmt.Errorf("run %d, %s: %w", r, name, err)
 		}
-		ottd1 = append(ottd1, s)
-		if s, err = b.lockhostJoin(w, 1); err != nil {
-			return fmt.Errorf("run %d, lockhost, one join: %w", r, err)
+		*into = append(*into, s)
+		fmt.Printf("run %d, %-22s join %6.2f s, %6.1f MiB/joiner, host CPU %5.2f s, host peak %5.0f MiB, joiner peak %5.0f MiB, worst tick/s %s\n",
+			r, name+":", s.join.Seconds(), s.bytes/(1<<20), s.hostCPU, s.hostPeak, s.joinPeak, tps(s.worstTPS))
+		return nil
+	}
+	for r := 1; r <= o.runs; r++ {
+		if !o.lockhostOnly {
+			if err := step(r, "OpenTTD, one join", &ottd1, func() (sample, error) { return b.ottdJoin(o, 1) }); err != nil {
+				return err
+			}
 		}
-		lh1 = append(lh1, s)
-		if s, err = b.ottdJoin(o, o.joiners); err != nil {
-			return fmt.Errorf("run %d, OpenTTD, %d joins: %w", r, o.joiners, err)
+		if err := step(r, "lockhost, one join", &lh1, func() (sample, error) { return b.lockhostJoin(w, 1) }); err != nil {
+			return err
 		}
-		ottdN = append(ottdN, s)
-		if s, err = b.lockhostJoin(w, o.joiners); err != nil {
-			return fmt.Errorf("run %d, lockhost, %d joins: %w", r, o.joiners, err)
+		if !o.lockhostOnly {
+			if err := step(r, fmt.Sprintf("OpenTTD, %d at once", o.joiners), &ottdN, func() (sample, error) { return b.ottdJoin(o, o.joiners) }); err != nil {
+				return err
+			}
 		}
-		lhN = append(lhN, s)
-		fmt.Printf("run %d: one join OpenTTD %.2f s, lockhost %.2f s; %d at once OpenTTD %.2f s, lockhost %.2f s\n",
-			r, ottd1[r-1].join.Seconds(), lh1[r-1].join.Seconds(), o.joiners, ottdN[r-1].join.Seconds(), lhN[r-1].join.Seconds())
+		if err := step(r, fmt.Sprintf("lockhost, %d at once", o.joiners), &lhN, func() (sample, error) { return b.lockhostJoin(w, o.joiners) }); err != nil {
+			return err
+		}
 	}
 	fmt.Println()
-	printSide(fmt.Sprintf("OpenTTD lzo, one join"), ottd1, nil)
+	if !o.lockhostOnly {
+		printSide("OpenTTD lzo, one join", ottd1, nil)
+	}
 	printSide("lockhost, one join", lh1, ottd1)
-	printSide(fmt.Sprintf("OpenTTD lzo, %d at once", o.joiners), ottdN, nil)
+	if !o.lockhostOnly {
+		printSide(fmt.Sprintf("OpenTTD lzo, %d at once", o.joiners), ottdN, nil)
+	}
 	printSide(fmt.Sprintf("lockhost, %d at once", o.joiners), lhN, ottdN)
 	ones := make([]float64, len(lh1))
 	for i := range lh1 {
 		ones[i] = lhN[i].join.Seconds() / lh1[i].join.Seconds()
 	}
 	fmt.Printf("\nlockhost %d at once / one join, run by run: %s\n", o.joiners, minMedMax(ones, "%.2fx"))
+	if !o.lockhostOnly {
+		rel := make([]float64, len(lh1))
+		for i := range lh1 {
+			rel[i] = lh1[i].join.Seconds() / ottd1[i].join.Seconds()
+		}
+		fmt.Printf("lockhost one join / OpenTTD lzo one join, run by run: %s\n", minMedMax(rel, "%.2fx"))
+	}
 	fmt.Println("  join: connect to in game (OpenTTD: its 'Connected to' to its first 'Sent ACK'; lockhost: the join tool's connect to")
 	fmt.Println("  WorldReady, catch-up included); with several joiners, the first connect to the last in game.")
 	fmt.Println("  bytes: on the wire per joiner (OpenTTD: the client socket's bytes_received; lockhost: the host's bytes sent, all")
@@ -149,7 +179,7 @@ func printSide(name string, s, ref []sample) {
 			held++
 		}
 	}
-	if ref != nil {
+	if strings.HasPrefix(name, "lockhost") {
 		fmt.Printf("  %-28s %d of %d runs\n", "time held for a joiner", held, len(s))
 	}
 }
@@ -279,7 +309,7 @@ func tail(s string, n int) string {
 // for a while), runs n join tools at once at nice 19 and measures them.
 func (b *bench) lockhostJoin(w world, n int) (sample, error) {
 	b.port++
-	status := fmt.Sprintf("127.0.0.1:%d", b.port+2000)
+	status := fmt.Sprintf("127.0.0.1:%d", b.port) // startHost listens on the next port
 	w.flags = append(slices.Clone(w.flags), "--http", status)
 	h, err := b.startHost(w, false)
 	if err != nil {
