@@ -427,7 +427,11 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
-	s.points.refresh(s.auth)
+	if held == nil {
+		// A resumed download keeps its join point: a new one would make
+		// it fetch again every map that changed since.
+		s.points.refresh(s.auth)
+	}
 	point, err := s.points.ensure(s.auth)
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)
