@@ -158,9 +158,14 @@ type Config struct {
 	// JoinPointMaxAge is how long a join point is reused for later joiners
 	// before a new one is cut (default 10 s).
 	JoinPointMaxAge time.Duration
-	// GzipLevel is the compression level of join points (default
-	// snapshot.DefaultLevel).
+	// Compression is the codec of join points, repairs and saves: "zstd"
+	// (the default) or "gzip". A joiner that does not read it (protocol 3)
+	// is sent gzip.
+	Compression string
+	// GzipLevel is the gzip level (default snapshot.DefaultLevel).
 	GzipLevel int
+	// ZstdLevel is the zstd level (default snapshot.DefaultZstdLevel).
+	ZstdLevel int
 	// KeepaliveEvery is how often admitted clients get a keepalive
 	// (default 1 s).
 	KeepaliveEvery time.Duration
@@ -267,7 +272,9 @@ func (c Config) Defaults() Config {
 	orDefault(&c.SendQueue, 1024)
 	orDefault(&c.SendQueueBytes, 8<<20)
 	orDefault(&c.JoinPointMaxAge, 10*time.Second)
+	orDefault(&c.Compression, snapshot.Zstd.String())
 	orDefault(&c.GzipLevel, snapshot.DefaultLevel)
+	orDefault(&c.ZstdLevel, snapshot.DefaultZstdLevel)
 	orDefault(&c.Logger, slog.Default())
 	switch c.HashEvery {
 	case 0:
@@ -284,6 +291,23 @@ func (c Config) Defaults() Config {
 	orDefault(&c.Timeout, 30*time.Second)
 	orDefault(&c.RejoinGrace, 5*time.Minute)
 	return c
+}
+
+// codec is the configured codec (Compression); gzip when it names none.
+func (c Config) codec() snapshot.Codec {
+	codec, err := snapshot.ParseCodec(c.Compression)
+	if err != nil {
+		return snapshot.Gzip
+	}
+	return codec
+}
+
+// compression is codec at its configured level.
+func (c Config) compression(codec snapshot.Codec) snapshot.Compression {
+	if codec == snapshot.Zstd {
+		return snapshot.Compression{Codec: codec, Level: c.ZstdLevel}
+	}
+	return snapshot.Compression{Codec: codec, Level: c.GzipLevel}
 }
 
 // orDefault sets *p to v when it holds its type's zero value, that is when
@@ -318,6 +342,11 @@ func (c Config) Validate() error {
 		if d < 0 {
 			errs = append(errs, errors.New("timeouts must not be negative"))
 			break
+		}
+	}
+	if c.Compression != "" {
+		if _, err := snapshot.ParseCodec(c.Compression); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.MinDownloadRate != -1 && c.MinDownloadRate <= 0 {

@@ -44,6 +44,10 @@ type conn struct {
 	acked       atomic.Uint64
 	ackWake     chan struct{} // a new acknowledgement (capacity 1)
 	joinWritten atomic.Uint64 // bytes of joinPl written
+	// compression is what this client's payloads (join and repairs) are
+	// compressed with: the host's codec if the client reads it, else
+	// gzip. Set in the handshake, before admission.
+	compression snapshot.Compression
 }
 
 func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {

@@ -197,25 +197,31 @@ func desyncText(name string, tick uint64, maps []int32, full bool) string {
 }
 
 // startResync cuts the state to send, tells the client where it goes in,
-// and builds and streams the payload off the session goroutine.
+// and builds and streams the payload off the session goroutine, through
+// the pipeline join points use (snapshot.Build with the maps to repair),
+// in the codec the client was sent its join in.
 func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bool) {
 	sim := s.auth.Sim()
 	tick := sim.Tick()
 	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
-	// A simulation that can clone itself is only copied here; encoding
-	// and hashing the cut run elsewhere, so a big map does not stall the
-	// tick.
-	var raw *snapshot.Raw
-	var src lockstep.Sim = sim
+	opts := snapshot.BuildOptions{Compression: m.conn.compression}
+	// A simulation that can clone itself is only copied here; encoding,
+	// hashing and compressing run elsewhere, map by map, so a big map
+	// does not stall the tick and the repair is never held raw whole.
+	var src snapshot.State
 	if c, ok := sim.(lockstep.Cloner); ok {
 		src = c.Clone()
+		if !full {
+			opts.Maps = maps
+		}
 	} else {
-		var err error
-		if raw, err = cutRepair(sim, maps, full); err != nil {
+		raw, err := cutRepair(sim, maps, full)
+		if err != nil {
 			s.cfg.Logger.Error("cut a repair", "player", m.id, "name", m.name, "err", err)
 			m.conn.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
 			return
 		}
+		src = raw.State()
 		rs.world.Store(raw.WorldHash)
 		rs.worldKnown.Store(true)
 	}
@@ -225,25 +231,18 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	m.lastCut = tick
 	m.resync = rs
 	m.playing = false // repaired players do not hold time for the others
-	level, log, st, c := s.cfg.GzipLevel, s.cfg.Logger, s.stats, m.conn
+	log, st, c := s.cfg.Logger, s.stats, m.conn
 	id := m.id
 	go func() {
 		start := time.Now()
-		if raw == nil {
-			var err error
-			if raw, err = cutRepair(src, maps, full); err != nil {
-				log.Error("cut a repair", "player", id, "err", err)
-				c.close(wire.ReasonGeneric, "the host could not cut the state to repair yours")
-				return
-			}
-			// Known before the payload goes out, so before the client
-			// can answer with its own.
-			rs.world.Store(raw.WorldHash)
-			rs.worldKnown.Store(true)
-		}
-		point, err := raw.Compress(level)
+		point, err := snapshot.Build(src, opts)
+		src = nil
 		var pl *snapshot.Payload
 		if err == nil {
+			// Known before the payload goes out, so before the client
+			// can answer with its own.
+			rs.world.Store(point.WorldHash)
+			rs.worldKnown.Store(true)
 			pl, err = snapshot.NewPayload(point, 0, point.Tick, nil)
 		}
 		if err != nil {
@@ -261,13 +260,15 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 			st.LastResyncBytes = pl.Total()
 		})
 		log.Info("sending repair", "player", id, "tick", point.Tick, "maps", maps, "full", full,
-			"bytes", pl.Total(), "raw_bytes", point.RawSize(), "build_ms", float64(time.Since(start).Microseconds())/1000)
+			"compression", opts.Compression.String(), "bytes", pl.Total(), "raw_bytes", point.RawSize(),
+			"build_ms", float64(time.Since(start).Microseconds())/1000)
 		c.startTransfer(pl)
 	}()
 }
 
-// cutRepair copies what a repair sends: the whole state, or the
-// world-level state and the given maps.
+// cutRepair copies what a repair sends, for a simulation that cannot
+// clone itself: the whole state, or the world-level state and the given
+// maps.
 func cutRepair(sim lockstep.Sim, maps []int32, full bool) (*snapshot.Raw, error) {
 	if full {
 		return snapshot.Cut(sim)

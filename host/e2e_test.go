@@ -295,7 +295,7 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 	for _, tc := range []struct {
 		v     uint32
 		older string
-	}{{wire.ProtocolVersion + 1, "the host is older"}, {wire.ProtocolVersion - 1, "this client is older"}} {
+	}{{wire.ProtocolVersion + 1, "the host is older"}, {wire.MinProtocolVersion - 1, "this client is older"}} {
 		// Over a raw connection: the host's answer to each version.
 		c := dialRaw(t, h.addr)
 		c.send(&wire.ClientProtocol{Protocol: tc.v})

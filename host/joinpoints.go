@@ -18,17 +18,51 @@ import (
 type joinPoints struct {
 	stats  *stats
 	log    *slog.Logger
-	lazy   bool          // Config.LazyJoinPoints: build only when a joiner needs one
-	level  int           // gzip level
-	maxAge time.Duration // Config.JoinPointMaxAge
+	lazy   bool                 // Config.LazyJoinPoints: build only when a joiner needs one
+	comp   snapshot.Compression // the configured codec and level: what a point is built with
+	maxAge time.Duration        // Config.JoinPointMaxAge
 
 	current      *joinPoint  // nil until cut, and after it ages out
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
+	tickCost     time.Duration // moving average of one tick's simulation time
+}
+
+// stepped records how long one tick took to simulate.
+func (j *joinPoints) stepped(d time.Duration) {
+	if j.tickCost == 0 {
+		j.tickCost = d
+		return
+	}
+	j.tickCost += (d - j.tickCost) / 16
+}
+
+// refresh drops the current join point, so the joiner being admitted gets
+// a new one, when replaying the ticks since it (which the joiner must
+// simulate to catch up, at about the host's speed) would take longer than
+// twice what building a new one took last time: waiting for the build
+// costs the build, and the ticks that pass meanwhile, which take less to
+// replay than they take to pass. The catch-up is then bounded by the
+// build time instead of growing with the point's age. A point still being
+// built is kept (the joiner waits for it either way), as is one younger
+// than a second.
+func (j *joinPoints) refresh(auth *lockstep.Authority) {
+	cur := j.current
+	if cur == nil || !cur.built.Load() || time.Since(cur.cutAt) < time.Second {
+		return
+	}
+	ticks := auth.Sim().Tick() - cur.tick
+	build := j.stats.snapshot().LastBuild
+	if replay := time.Duration(ticks) * j.tickCost; build > 0 && replay > 2*build {
+		j.log.Debug("join point replaced for a joiner", "tick", cur.tick, "ticks_since", ticks,
+			"replay_ms", float64(replay.Microseconds())/1000, "build_ms", float64(build.Microseconds())/1000)
+		j.current = nil
+		auth.Queues().Reset()
+	}
 }
 
 func newJoinPoints(cfg Config, st *stats) *joinPoints {
-	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.LazyJoinPoints, level: cfg.GzipLevel,
+	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.LazyJoinPoints, comp: cfg.compression(cfg.codec()),
 		maxAge: cfg.JoinPointMaxAge}
 }
 
@@ -36,33 +70,73 @@ func newJoinPoints(cfg Config, st *stats) *joinPoints {
 // goroutine only freezes the state (a clone when the simulation can clone
 // itself, else an encoded copy); the first joiner that needs the
 // compressed form builds it, off the session goroutine, and the others
-// wait for that one result.
+// wait for that one result. It holds one compressed copy per codec in
+// use, never one per joiner: the configured codec's, built from the
+// state (which is dropped then), and, for joiners that do not read that
+// codec, a copy transcoded from it when the first of them asks.
 type joinPoint struct {
 	state    snapshot.State
 	versions []uint64
 	prev     *snapshot.Point
 	cutAt    time.Time
+	tick     uint64      // the state's tick
+	built    atomic.Bool // compressed in the configured codec
 	stats    *stats
 	log      *slog.Logger
+	comp     snapshot.Compression // what the state is built with
 	once     sync.Once
 	point    *snapshot.Point
 	err      error
+
+	mu     sync.Mutex
+	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
 }
 
-func (j *joinPoint) compressed(level int) (*snapshot.Point, error) {
+// codedPoint is a join point transcoded to another codec, built once.
+type codedPoint struct {
+	once  sync.Once
+	point *snapshot.Point
+	err   error
+}
+
+// compressed returns the join point in c's codec, building it on first
+// use.
+func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) {
 	j.once.Do(func() {
 		start := time.Now()
-		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Level: level, Prev: j.prev, Versions: j.versions})
+		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Compression: j.comp, Prev: j.prev, Versions: j.versions})
 		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
 		if j.err == nil {
 			d := time.Since(start)
+			j.built.Store(true)
 			j.stats.built(j.point, d)
 			j.log.Info("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
-				"raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
+				"compression", j.comp.String(), "raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
 				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}
 	})
-	return j.point, j.err
+	if j.err != nil || c.Codec == j.comp.Codec {
+		return j.point, j.err
+	}
+	j.mu.Lock()
+	o := j.others[c.Codec]
+	if o == nil {
+		if j.others == nil {
+			j.others = map[snapshot.Codec]*codedPoint{}
+		}
+		o = &codedPoint{}
+		j.others[c.Codec] = o
+	}
+	j.mu.Unlock()
+	o.once.Do(func() {
+		start := time.Now()
+		o.point, o.err = snapshot.Transcode(j.point, c, 0)
+		if o.err == nil {
+			j.log.Info("join point transcoded", "tick", o.point.Tick, "build_ms", float64(time.Since(start).Microseconds())/1000,
+				"compression", c.String(), "bytes", o.point.CompressedSize())
+		}
+	})
+	return o.point, o.err
 }
 
 // cut freezes the simulation as the new join point and resets the command
@@ -75,7 +149,7 @@ func (j *joinPoints) cut(auth *lockstep.Authority) error {
 		return err
 	}
 	j.current = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
-		cutAt: time.Now(), stats: j.stats, log: j.log}
+		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp}
 	d := time.Since(start)
 	j.stats.cut(d)
 	j.log.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(d.Microseconds())/1000)
@@ -120,10 +194,10 @@ func (j *joinPoints) prepare(now time.Time, auth *lockstep.Authority) {
 	}
 	j.lastPrepared = now
 	j.preparing.Store(true)
-	jp, level, log := j.current, j.level, j.log
+	jp, comp, log := j.current, j.comp, j.log
 	go func() {
 		defer j.preparing.Store(false)
-		if _, err := jp.compressed(level); err != nil {
+		if _, err := jp.compressed(comp); err != nil {
 			log.Error("build join point", "err", err)
 		}
 	}()

@@ -262,13 +262,15 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if v := pkt.(*wire.ClientProtocol).Protocol; v != wire.ProtocolVersion {
+	cp := pkt.(*wire.ClientProtocol)
+	if v := cp.Protocol; v < wire.MinProtocolVersion || v > wire.ProtocolVersion {
 		older := "this client is older than the host: update lockhost on this machine"
 		if v > wire.ProtocolVersion {
 			older = "the host is older than this client: the host needs to update lockhost"
 		}
 		return nil, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
 	}
+	p.conn.compression = cfg.compression(chooseCodec(cfg.codec(), cp.Codecs))
 	p.phase("handshake")
 
 	// 2. Mod list, with the challenge.
@@ -363,6 +365,17 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	return jr, nil
 }
 
+// chooseCodec is the codec for a client that reads offered (codec numbers
+// from its Client_Protocol): want if it lists it, else gzip. This is the
+// one place the host negotiates codecs.
+func chooseCodec(want snapshot.Codec, offered []uint8) snapshot.Codec {
+	cs := make([]snapshot.Codec, len(offered))
+	for i, c := range offered {
+		cs[i] = snapshot.Codec(c)
+	}
+	return snapshot.Choose(want, cs)
+}
+
 // transfer runs steps 6-8: it sends the join point's world while small
 // packets already flow, follows the acknowledgements under the stall
 // deadline and the minimum download rate, then waits for WorldReady under
@@ -370,7 +383,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
-	point, err := jr.point.compressed(cfg.GzipLevel)
+	point, err := jr.point.compressed(p.conn.compression)
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")

@@ -18,7 +18,7 @@ func TestJoinProgressClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := raw.Compress(snapshot.DefaultLevel)
+	pt, err := raw.Compress(snapshot.Compression{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,10 @@ func (s *session) tick(now time.Time) {
 		return
 	}
 	for i := 0; i < due; i++ {
-		s.publish(s.auth.Advance(true))
+		start := time.Now()
+		res := s.auth.Advance(true)
+		s.points.stepped(time.Since(start))
+		s.publish(res)
 		if s.auth.Speed() == 0 { // a speed command applies from the next tick
 			break
 		}
@@ -436,6 +439,11 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
+	if held == nil {
+		// A resumed download keeps its join point: a new one would make
+		// it fetch again every map that changed since.
+		s.points.refresh(s.auth)
+	}
 	point, err := s.points.ensure(s.auth)
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)

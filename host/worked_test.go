@@ -34,7 +34,7 @@ func workedWorld(t *testing.T) (*snapshot.Payload, [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := raw.Compress(snapshot.DefaultLevel)
+	pt, err := raw.Compress(snapshot.Compression{Codec: snapshot.Gzip, Level: snapshot.DefaultLevel})
 	if err != nil {
 		t.Fatal(err)
 	}

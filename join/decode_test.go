@@ -21,7 +21,7 @@ func testPayload(t *testing.T, n int) (lockstep.Sim, *snapshot.Payload) {
 		}
 	}
 	sim.Step()
-	point, err := snapshot.Build(sim, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	point, err := snapshot.Build(sim, snapshot.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

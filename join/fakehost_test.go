@@ -228,7 +228,7 @@ func counters(t *testing.T, maps int) *locksteptest.Counters {
 func newWorld(t *testing.T, maps int, ahead uint64) *testWorld {
 	t.Helper()
 	sim := counters(t, maps)
-	point, err := snapshot.Build(sim, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	point, err := snapshot.Build(sim, snapshot.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

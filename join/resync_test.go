@@ -18,7 +18,7 @@ func repairPayload(t *testing.T, src lockstep.Sim, ids []int32) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := raw.Compress(snapshot.DefaultLevel)
+	p, err := raw.Compress(snapshot.Compression{})
 	if err != nil {
 		t.Fatal(err)
 	}

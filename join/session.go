@@ -28,6 +28,8 @@ type Timings struct {
 	// Bytes is the size of the downloaded payload; RawBytes the
 	// decompressed state.
 	Bytes, RawBytes uint64
+	// Codec is what the world blob was compressed with.
+	Codec snapshot.Codec
 	// SnapshotTick is the join point's tick; ReadyTick the tick WorldReady
 	// reported; CatchUpTicks the ticks simulated in between.
 	SnapshotTick, ReadyTick, CatchUpTicks uint64
@@ -247,6 +249,23 @@ func readDirect(fr *wire.FrameReader) (wire.Packet, error) {
 	return p, nil
 }
 
+// codecs are the codecs announced in Client_Protocol: every one this
+// build reads, none as protocol 3 (whose clients read gzip only), or the
+// test's list.
+func (s *Session) codecs(protocol uint32) []uint8 {
+	if s.opt.Codecs != nil {
+		return s.opt.Codecs
+	}
+	if protocol < 4 {
+		return nil
+	}
+	var out []uint8
+	for _, c := range snapshot.Readable() {
+		out = append(out, uint8(c))
+	}
+	return out
+}
+
 func (s *Session) join(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
 	report(cfg, PhaseHandshake, 0, 0)
@@ -262,7 +281,7 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	if s.opt.Protocol != 0 {
 		protocol = s.opt.Protocol
 	}
-	if err := s.write(&wire.ClientProtocol{Protocol: protocol}); err != nil {
+	if err := s.write(&wire.ClientProtocol{Protocol: protocol, Codecs: s.codecs(protocol)}); err != nil {
 		return err
 	}
 	p, err := readDirect(fr)
@@ -558,6 +577,7 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 	}
 	s.info.Faction = header.Faction
 	s.timings.RawBytes = header.RawSize()
+	s.timings.Codec = header.World.Codec
 	var queued []lockstep.Command
 	for _, mc := range header.Commands {
 		queued = append(queued, mc.Commands...)

@@ -522,7 +522,7 @@ func (file *File) ReadBody() (*snapshot.Parsed, error) {
 		if xxhash.Sum64(data) != b.info.Hash {
 			return nil, fmt.Errorf("read save body %s: blob %d: %w", file.Path, i, snapshot.ErrHashMismatch)
 		}
-		blob := snapshot.Blob{Data: data, RawSize: b.info.RawSize, Hash: b.info.Hash}
+		blob := b.info.Blob(data)
 		if i == 0 {
 			p.World = blob
 		} else {

@@ -42,7 +42,7 @@ func newSession(t testing.TB, maps, size int, snapTick, saveTick uint64) *sessio
 		}
 		sim.Step()
 	}
-	point, err := snapshot.Build(sim, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	point, err := snapshot.Build(sim, snapshot.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

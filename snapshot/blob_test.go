@@ -28,23 +28,32 @@ func randomBytes(seed uint64, n int) []byte {
 
 func TestCompressRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		raw   []byte
-		level int
+		name string
+		raw  []byte
+		c    Compression
 	}{
-		{"empty", []byte{}, DefaultLevel},
-		{"one byte", []byte{42}, DefaultLevel},
-		{"mixed default", randomBytes(1, 100_000), DefaultLevel},
-		{"mixed best speed", randomBytes(2, 100_000), gzip.BestSpeed},
-		{"mixed best compression", randomBytes(3, 50_000), gzip.BestCompression},
-		{"mixed stored", randomBytes(4, 50_000), gzip.NoCompression},
+		{"empty", []byte{}, Compression{}},
+		{"one byte", []byte{42}, Compression{}},
+		{"mixed default", randomBytes(1, 100_000), Compression{}},
+		{"mixed best speed", randomBytes(2, 100_000), Compression{Level: gzip.BestSpeed}},
+		{"mixed best compression", randomBytes(3, 50_000), Compression{Level: gzip.BestCompression}},
+		{"mixed huffman only", randomBytes(4, 50_000), Compression{Level: gzip.HuffmanOnly}},
+		{"zstd empty", []byte{}, Compression{Codec: Zstd}},
+		{"zstd one byte", []byte{42}, Compression{Codec: Zstd}},
+		{"zstd mixed default", randomBytes(5, 100_000), Compression{Codec: Zstd}},
+		{"zstd mixed fastest", randomBytes(6, 100_000), Compression{Codec: Zstd, Level: 1}},
+		{"zstd mixed best", randomBytes(7, 50_000), Compression{Codec: Zstd, Level: 19}},
+		{"zstd large", randomBytes(8, 3<<20), Compression{Codec: Zstd}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Twice, so the second run uses a pooled writer and reader.
 			for range 2 {
-				b, err := Compress(tc.raw, tc.level)
+				b, err := Compress(tc.raw, tc.c)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if b.Codec != tc.c.Codec {
+					t.Fatalf("blob names %s, compressed with %s", b.Codec, tc.c.Codec)
 				}
 				if b.RawSize != uint64(len(tc.raw)) {
 					t.Fatalf("RawSize %d, want %d", b.RawSize, len(tc.raw))
@@ -72,24 +81,29 @@ func TestCompressRoundTrip(t *testing.T) {
 
 func TestCompressCompresses(t *testing.T) {
 	raw := make([]byte, 1<<20)
-	b, err := Compress(raw, DefaultLevel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b.Data) > 16<<10 {
-		t.Fatalf("1 MiB of zeros compressed to %d bytes", len(b.Data))
+	for _, c := range []Codec{Gzip, Zstd} {
+		b, err := Compress(raw, Compression{Codec: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Data) > 16<<10 {
+			t.Fatalf("%s: 1 MiB of zeros compressed to %d bytes", c, len(b.Data))
+		}
 	}
 }
 
 func TestCompressBadLevel(t *testing.T) {
-	if _, err := Compress([]byte("x"), 42); err == nil {
+	if _, err := Compress([]byte("x"), Compression{Level: 42}); err == nil {
 		t.Fatal("level 42 accepted")
+	}
+	if _, err := Compress([]byte("x"), Compression{Codec: 9}); err == nil {
+		t.Fatal("codec 9 accepted")
 	}
 }
 
 func TestDecompressRejectsTampering(t *testing.T) {
 	raw := randomBytes(5, 10_000)
-	good, err := Compress(raw, DefaultLevel)
+	good, err := Compress(raw, Compression{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +136,7 @@ func rehash(b Blob) Blob {
 
 func TestDecompressSizeChecks(t *testing.T) {
 	raw := randomBytes(6, 10_000)
-	good, err := Compress(raw, DefaultLevel)
+	good, err := Compress(raw, Compression{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,12 +20,17 @@ type State interface {
 	MarshalMap(id int32) ([]byte, error)
 }
 
-// BuildOptions tune Build.
+// BuildOptions tune Build. Every payload is built through them: a join
+// point, a repair, a save and a new world written by the tools.
 type BuildOptions struct {
-	// Level is the gzip level, used as given: 0 is gzip.NoCompression, so
-	// pass DefaultLevel for the default.
-	Level int
-	// Prev is the previous join point, whose blobs may be reused.
+	// Compression is the codec and level of every blob; the zero value is
+	// gzip at DefaultLevel.
+	Compression Compression
+	// Maps, when not nil, are the maps to build, in this order: a
+	// repair's. nil means every map, in MapIDs order.
+	Maps []int32
+	// Prev is the previous join point, whose blobs may be reused when
+	// they are of the same codec.
 	Prev *Point
 	// Versions are the maps' versions (lockstep.MapVersioner) in MapIDs
 	// order, read when the state was frozen; nil when unknown. A map whose
@@ -48,16 +53,19 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ids := src.MapIDs()
+	ids := opts.Maps
+	if ids == nil {
+		ids = src.MapIDs()
+	}
 	if opts.Versions != nil && len(opts.Versions) != len(ids) {
 		return nil, fmt.Errorf("%d map versions for %d maps", len(opts.Versions), len(ids))
 	}
 	p := &Point{Tick: src.Tick(), Maps: make([]MapPoint, len(ids))}
 	b := mapBuilder{src: src, ids: ids, opts: opts, prev: map[int32]MapPoint{}, out: p.Maps}
-	if _, combine := src.(lockstep.WorldHasher); combine {
+	if _, combine := src.(lockstep.WorldHasher); combine && opts.Maps == nil {
 		b.hashes = make([]uint64, len(ids))
 	}
-	if opts.Prev != nil {
+	if opts.Prev != nil && opts.Prev.World.Codec == opts.Compression.Codec {
 		for _, m := range opts.Prev.Maps {
 			b.prev[m.ID] = m
 		}
@@ -67,7 +75,7 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal world: %w", err)
 	}
-	if p.World, err = Compress(world, opts.Level); err != nil {
+	if p.World, err = Compress(world, opts.Compression); err != nil {
 		return nil, fmt.Errorf("world: %w", err)
 	}
 	p.Compressed++
@@ -101,7 +109,11 @@ func Build(src State, opts BuildOptions) (*Point, error) {
 			p.Compressed++
 		}
 	}
-	p.WorldHash = lockstep.WorldHashFrom(src, b.hashes)
+	if opts.Maps != nil {
+		p.WorldHash = worldHash(src, ids, nil)
+	} else {
+		p.WorldHash = lockstep.WorldHashFrom(src, b.hashes)
+	}
 	return p, nil
 }
 
@@ -156,7 +168,7 @@ func (b *mapBuilder) build(i int, buf *[]byte) (reused bool, err error) {
 	if !ok {
 		return false, fmt.Errorf("no hash")
 	}
-	blob, err := Compress(data, b.opts.Level)
+	blob, err := Compress(data, b.opts.Compression)
 	if err != nil {
 		return false, err
 	}

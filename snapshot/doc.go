@@ -1,8 +1,10 @@
 // Package snapshot turns a simulation's state into what a joining client
-// downloads, and back: gzip-compressed world and map blobs with integrity
-// hashes, the join point that groups them with the commands queued since,
-// the payload layout those travel in, and its chunking and reassembly under
-// a size limit.
+// downloads, and back: compressed world and map blobs with integrity
+// hashes, each naming its codec (codec.go: gzip or zstd; a new codec is a
+// change to that file alone, plus the host's choice of it for a joiner),
+// the join point that groups them with the commands queued since, the
+// payload layout those travel in, and its chunking and reassembly under a
+// size limit.
 //
 // # Payload layout
 //
@@ -15,8 +17,8 @@
 //	+-------------------+--------------------+------------------+---------------------------+
 //
 // The Header names the faction, the snapshot tick, the grant at
-// admission, each blob's compressed size, raw size and xxhash64 (of the
-// compressed bytes), the host's state hash of each map and of the world at
+// admission, each blob's codec, compressed size, raw size and xxhash64 (of
+// the compressed bytes), the host's state hash of each map and of the world at
 // that tick, and the per-map commands queued since the snapshot. Every
 // byte of the transfer is therefore covered by a hash: the header by the
 // prefix, each blob by the header. Blob bytes are never inside msgpack, so
@@ -30,6 +32,15 @@
 // blob's hash first and inflates through a limit of the declared raw size.
 //
 // # Loading
+//
+// # Building
+//
+// Every payload is built by Build with BuildOptions: a join point (every
+// map, reusing the previous point's unchanged blobs), a repair (the maps
+// to repair, Maps), a save and a new world written by the tools. Maps are
+// encoded and compressed in parallel, each worker holding one map's raw
+// bytes at a time. Transcode makes a point's copy in another codec from
+// its blobs, for joiners that do not read the first.
 //
 // Every loader of state goes through this package, so the limits are
 // applied in one place: a join's download, a desync repair, a save and

@@ -125,7 +125,7 @@ func FuzzReceiver(f *testing.F) {
 // alike, agree on the bytes, and never return more than the limit.
 func FuzzInflate(f *testing.F) {
 	raw := bytes.Repeat([]byte("map "), 300)
-	good, err := Compress(raw, DefaultLevel)
+	good, err := Compress(raw, Compression{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -209,6 +209,40 @@ func FuzzReceiverHeld(f *testing.F) {
 		}
 		if next != 1+len(p.Maps) {
 			t.Fatalf("%d of %d blobs handed on", next, 1+len(p.Maps))
+		}
+	})
+}
+
+// FuzzInflateZstd is FuzzInflate for zstd blobs: in memory and streamed
+// they accept and refuse alike and never return more than the limit.
+func FuzzInflateZstd(f *testing.F) {
+	raw := bytes.Repeat([]byte("map "), 300)
+	good, err := Compress(raw, Compression{Codec: Zstd})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good.Data, good.RawSize, int64(0))
+	f.Add(good.Data, good.RawSize, int64(len(raw)-1))
+	f.Add(good.Data, good.RawSize+1, int64(0))
+	f.Add(good.Data[:len(good.Data)/2], good.RawSize, int64(0))
+	f.Add(append(bytes.Clone(good.Data), good.Data...), good.RawSize*2, int64(0))
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd}, uint64(1<<63), int64(-1))
+	f.Fuzz(func(t *testing.T, data []byte, rawSize uint64, limit int64) {
+		b := Blob{Data: data, RawSize: rawSize, Hash: xxhash.Sum64(data), Codec: Zstd}
+		mem, memErr := Decompress(b, limit)
+		r := bytes.NewReader(append(bytes.Clone(data), "after"...))
+		got, err := InflateFrom(r, info(b), limit)
+		if (err == nil) != (memErr == nil) {
+			t.Fatalf("streamed: %v; in memory: %v", err, memErr)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(got, mem) || uint64(len(got)) != rawSize {
+			t.Fatalf("streamed %d bytes, in memory %d, declared %d", len(got), len(mem), rawSize)
+		}
+		if limit > 0 && int64(len(got)) > limit {
+			t.Fatalf("%d bytes over the limit %d", len(got), limit)
 		}
 	})
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/lockhost/lockhost/lockstep"
 )
@@ -57,75 +55,114 @@ func blobLimit(raw uint64, limit int64) (int64, error) {
 	return limit, nil
 }
 
-var readerPool sync.Pool // *gzip.Reader
-
 // The buffer allocated up front for inflating is bounded: the declared
-// raw size is only a claim, so the buffer grows with what the blob really
-// inflates to. A blob streamed from a file starts smaller than one
-// already in memory, whose compressed bytes were bounded on arrival.
+// raw size is only a claim, so past these the buffer grows with what the
+// blob really inflates to. A blob already in memory, whose compressed
+// bytes were bounded on arrival, may claim up to inflateRatio times its
+// size up front (no codec here does better on game state); a blob
+// streamed from a file starts at initialStreamInflateCap.
 const (
 	initialInflateCap       = 16 << 20
+	inflateRatio            = 64
 	initialStreamInflateCap = 4 << 20
 )
 
-// inflate reads the gzip stream src of a blob declaring raw bytes,
-// refusing more than min(raw, limit) bytes of output (limit <= 0: raw),
-// into a buffer that starts at most initialCap bytes large.
-// After the stream is read and before its size is compared with raw, it
-// calls after (when not nil), which may still refuse the blob.
-func inflate(src io.Reader, raw uint64, limit, initialCap int64, after func() error) ([]byte, error) {
+// inflate reads the stream src of a blob compressed with c and declaring
+// raw bytes, refusing more than min(raw, limit) bytes of output (limit <=
+// 0: raw), into a buffer that starts at most initialCap bytes large. The
+// limit is checked before anything is allocated. After the stream is read
+// and before its size is compared with raw, it calls after (when not
+// nil), which may still refuse the blob.
+func inflate(src io.Reader, c Codec, raw uint64, limit, initialCap int64, after func() error) ([]byte, error) {
 	limit, err := blobLimit(raw, limit)
 	if err != nil {
 		return nil, err
 	}
-	zr, _ := readerPool.Get().(*gzip.Reader)
-	if zr == nil {
-		zr, err = gzip.NewReader(src)
-	} else {
-		err = zr.Reset(src)
+	impl, ok := codecs[c]
+	if !ok {
+		return nil, fmt.Errorf("decompress: unknown %s", c)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("decompress: %w", err)
+	zr, release, err := impl.reader(src, limit)
+	if err == nil {
+		defer release()
+		var out []byte
+		if out, err = readLimited(zr, limit, min(limit, initialCap)); err == nil {
+			return checkInflated(out, raw, after)
+		}
 	}
-	defer readerPool.Put(zr)
-	zr.Multistream(false)
-	w := bytes.NewBuffer(make([]byte, 0, min(limit, initialCap)))
-	n, err := io.Copy(w, io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("decompress: %w", err)
+	if impl.tooLarge(err) {
+		return nil, fmt.Errorf("decompress %s: %v: %w", c, err, ErrTooLarge)
 	}
-	if n > limit {
-		return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
-	}
+	return nil, fmt.Errorf("decompress %s: %w", c, err)
+}
+
+// checkInflated runs after, then checks the inflated size against the
+// declared one.
+func checkInflated(out []byte, raw uint64, after func() error) ([]byte, error) {
 	if after != nil {
 		if err := after(); err != nil {
 			return nil, err
 		}
 	}
-	if uint64(n) != raw {
-		return nil, fmt.Errorf("decompress: got %d bytes, header says %d", n, raw)
+	if uint64(len(out)) != raw {
+		return nil, fmt.Errorf("decompress: got %d bytes, header says %d", len(out), raw)
 	}
-	return w.Bytes(), nil
+	return out, nil
 }
 
-// Decompress checks b's hash, then inflates it, refusing more than
-// min(b.RawSize, limit) bytes of output. limit <= 0 means b.RawSize.
+// readLimited reads r to its end into a buffer of initial bytes that
+// grows only when the data outruns it, refusing more than limit bytes.
+// A buffer sized right is filled in place: no copy, no slack.
+func readLimited(r io.Reader, limit, initial int64) ([]byte, error) {
+	buf := make([]byte, 0, max(initial, 512))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
+			}
+			// One byte past the limit is enough to see it is over.
+			next := min(max(2*int64(cap(buf)), 512), limit+1)
+			if next <= int64(cap(buf)) {
+				next = int64(cap(buf)) + 1
+			}
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Decompress checks b's hash, then inflates it with its codec, refusing
+// more than min(b.RawSize, limit) bytes of output. limit <= 0 means
+// b.RawSize.
 func Decompress(b Blob, limit int64) ([]byte, error) {
 	if xxhash.Sum64(b.Data) != b.Hash {
 		return nil, ErrHashMismatch
 	}
-	return inflate(bytes.NewReader(b.Data), b.RawSize, limit, initialInflateCap, nil)
+	initial := max(initialInflateCap, inflateRatio*int64(len(b.Data)))
+	return inflate(bytes.NewReader(b.Data), b.Codec, b.RawSize, limit, initial, nil)
 }
 
 // InflateFrom streams the blob info describes from r (exactly info.Size
 // bytes) through its hash and the decompressor, so the compressed blob is
-// never held whole, with Decompress's limits. Bytes after the gzip stream
-// count towards the hash too; a hash that differs is ErrHashMismatch,
-// reported once the blob is read.
+// never held whole, with Decompress's limits. Bytes after the compressed
+// stream count towards the hash too; a hash that differs is
+// ErrHashMismatch, reported once the blob is read.
 func InflateFrom(r io.Reader, info BlobInfo, limit int64) ([]byte, error) {
 	hash := xxhash.New()
 	src := io.TeeReader(io.LimitReader(r, int64(min(info.Size, 1<<62))), hash)
-	return inflate(src, info.RawSize, limit, initialStreamInflateCap, func() error {
+	return inflate(src, info.Codec, info.RawSize, limit, initialStreamInflateCap, func() error {
 		if _, err := io.Copy(io.Discard, src); err != nil {
 			return err
 		}

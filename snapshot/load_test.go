@@ -44,7 +44,7 @@ func streamed(b Blob) (*bytes.Reader, BlobInfo) {
 // accepted and refused as the same blob in memory is by Decompress.
 func TestInflateFromMatchesDecompress(t *testing.T) {
 	raw := bytes.Repeat([]byte("colony "), 5000)
-	good, err := Compress(raw, DefaultLevel)
+	good, err := Compress(raw, Compression{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,14 @@ type BlobInfo struct {
 	Size    uint64 `codec:"s"`
 	RawSize uint64 `codec:"r"`
 	Hash    uint64 `codec:"h"`
+	// Codec is how the blob is compressed; absent (0) is Gzip, so a
+	// header from before codecs were named reads as it did.
+	Codec Codec `codec:"z,omitempty"`
+}
+
+// Blob pairs the blob's bytes with what the header says of them.
+func (bi BlobInfo) Blob(data []byte) Blob {
+	return Blob{Data: data, RawSize: bi.RawSize, Hash: bi.Hash, Codec: bi.Codec}
 }
 
 // MapInfo describes one map in a payload.
@@ -159,7 +167,7 @@ func (p *Payload) CompletedIn(from, to uint64) []int {
 }
 
 func info(b Blob) BlobInfo {
-	return BlobInfo{Size: uint64(len(b.Data)), RawSize: b.RawSize, Hash: b.Hash}
+	return BlobInfo{Size: uint64(len(b.Data)), RawSize: b.RawSize, Hash: b.Hash, Codec: b.Codec}
 }
 
 // Total is the payload's size in bytes.

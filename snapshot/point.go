@@ -102,9 +102,10 @@ func (p *Point) CompressedSize() uint64 {
 	return n
 }
 
-// Compress compresses the world and every map, the maps concurrently.
-func (r *Raw) Compress(level int) (*Point, error) {
-	return Build(rawState{r}, BuildOptions{Level: level})
+// Compress compresses the world and every map with c, the maps
+// concurrently.
+func (r *Raw) Compress(c Compression) (*Point, error) {
+	return Build(rawState{r}, BuildOptions{Compression: c})
 }
 
 // rawState lets a Raw serve as the State a Point is built from.

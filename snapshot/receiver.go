@@ -127,7 +127,7 @@ func (r *Receiver) finishBlobs() error {
 			data = []byte{}
 		}
 		r.curData = nil
-		if err := r.onBlob(r.cur, Blob{Data: data, RawSize: info.RawSize, Hash: info.Hash}); err != nil {
+		if err := r.onBlob(r.cur, info.Blob(data)); err != nil {
 			return err
 		}
 		r.cur++

@@ -79,7 +79,7 @@ func TestWorldHashCombinedMatches(t *testing.T) {
 // the hashes combined and through WorldHash, and compares both with want.
 func checkBuild(t *testing.T, w *colony.World, prev *Point, want uint64) *Point {
 	t.Helper()
-	opts := BuildOptions{Level: 1, Prev: prev, Versions: Versions(w), Workers: 3}
+	opts := BuildOptions{Compression: Compression{Level: 1}, Prev: prev, Versions: Versions(w), Workers: 3}
 	src := &hashCounter{World: w.Clone().(*colony.World)}
 	p, err := Build(src, opts)
 	if err != nil {
@@ -120,7 +120,7 @@ func checkCuts(t *testing.T, w *colony.World, ids []int32, want uint64) {
 		t.Fatalf("Cut: world hash %016x (want %016x), %d WorldHash and %d MapHash calls for %d maps",
 			raw.WorldHash, want, src.worlds.Load(), src.maps.Load(), len(ids))
 	}
-	p, err := raw.Compress(1)
+	p, err := raw.Compress(Compression{Level: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

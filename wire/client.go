@@ -18,16 +18,28 @@ const (
 	MaxTypeNameBytes = 128
 )
 
-// ClientProtocol opens the handshake with the client's protocol version.
+// MaxCodecs bounds the codecs a Client_Protocol lists.
+const MaxCodecs = 16
+
+// ClientProtocol opens the handshake with the client's protocol version
+// and, from protocol 4, the codecs it inflates world payload blobs with
+// (package snapshot numbers them: 0 gzip, 1 zstd), preferred first. A
+// client listing none reads gzip only.
 type ClientProtocol struct {
-	Protocol uint32 `codec:"v"`
+	Protocol uint32  `codec:"v"`
+	Codecs   []uint8 `codec:"z,omitempty"`
 }
 
 // ID implements Packet.
 func (*ClientProtocol) ID() ID { return IDClientProtocol }
 
 // Validate implements Packet.
-func (*ClientProtocol) Validate() error { return nil }
+func (p *ClientProtocol) Validate() error {
+	if len(p.Codecs) > MaxCodecs {
+		return fmt.Errorf("%d codecs, over the limit of %d", len(p.Codecs), MaxCodecs)
+	}
+	return nil
+}
 
 // DefSummary is one def database as the handshake compares it.
 type DefSummary struct {

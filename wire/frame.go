@@ -106,5 +106,11 @@ func (fr *FrameReader) SetMax(max int) {
 // It changes whenever a packet's layout or meaning changes.
 const ProtocolVersion uint32 = 4
 
+// MinProtocolVersion is the oldest version a host still admits. Protocol
+// 3 differs from 4 only in lacking Client_Protocol's codec list and the
+// codec of each blob in the world payload header, so a host serves a
+// protocol 3 client gzip, as it always did.
+const MinProtocolVersion uint32 = 3
+
 // DefaultPort is the TCP port a host listens on by default.
 const DefaultPort = 30502

@@ -78,6 +78,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxHashMaps":             wire.MaxHashMaps,
 		"MaxMapParts":             lockstep.MaxMapParts,
 		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,
+		"MaxCodecs":               wire.MaxCodecs,
 		"MaxChatBytes":            wire.MaxChatBytes,
 		"MaxMods":                 wire.MaxMods,
 		"MaxPlayers":              wire.MaxPlayers,

@@ -193,13 +193,21 @@ func TestSpecEnumerations(t *testing.T) {
 }
 
 // TestSpecProtocolVersion holds every statement of the protocol version
-// in the spec to ProtocolVersion.
+// in the spec to ProtocolVersion and MinProtocolVersion.
 func TestSpecProtocolVersion(t *testing.T) {
 	spec := readSpec(t)
 	want := strconv.Itoa(int(ProtocolVersion))
+	oldest := strconv.Itoa(int(MinProtocolVersion))
+	if m := regexp.MustCompile("\\| `v` \\| protocol \\| uint32 \\| (\\d+) or (\\d+) \\|").FindStringSubmatch(spec); m == nil {
+		t.Error("the spec's Client_Protocol table does not give the versions a host admits")
+	} else if m[1] != oldest || m[2] != want {
+		t.Errorf("the spec says %q; the host admits %s to %s", m[0], oldest, want)
+	}
+	if m := regexp.MustCompile("admits clients of\\s+version (\\d+) \\(`wire.MinProtocolVersion`\\)").FindStringSubmatch(spec); m == nil || m[1] != oldest {
+		t.Errorf("the spec does not say the oldest version admitted is %s (found %q)", oldest, m)
+	}
 	for _, re := range []string{
 		`Protocol version: \*\*(\d+)\*\*`,
-		"\\| `v` \\| protocol \\| uint32 \\| must be (\\d+) \\|",
 		`protocol    uint32, the TCP protocol version \((\d+)\)`,
 	} {
 		m := regexp.MustCompile(re).FindStringSubmatch(spec)

@@ -19,6 +19,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/metrics"
@@ -31,6 +32,7 @@ import (
 )
 
 func main() {
+	gcpolicy.Apply()
 	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, nil))
 }
 
@@ -75,6 +77,7 @@ func serveCommand() *cli.Command {
 		&cli.DurationFlag{Name: "max-hold", Value: time.Minute, Usage: "with --lag-policy wait: the longest time is held for one player, added up over its rejoins within 10 minutes, before they are dropped (-1s: no limit)"},
 		&cli.DurationFlag{Name: "drop-cooldown", Value: 2 * time.Minute, Usage: "how long a player dropped for lagging or desyncs must wait before rejoining (-1s: no wait)"},
 		&cli.Float64Flag{Name: "command-rate", Value: 100, Usage: "commands per second one player may send (bursts of twice that)"},
+		compressionFlag(),
 		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
 		&cli.IntFlag{Name: "hash-every", Value: 60, Usage: "ticks between state-hash checks of every player (-1: no desync detection)"},
 		&cli.IntFlag{Name: "desync-limit", Value: 3, Usage: "desyncs a player may have within --desync-window, counted over its rejoins, before being dropped"},
@@ -316,6 +319,7 @@ func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (h
 		MinDownloadRate:   c.Float64("min-download-rate"),
 		DropCooldown:      c.Duration("drop-cooldown"),
 		LazyJoinPoints:    c.Bool("lazy-join-points"),
+		Compression:       c.String("compression"),
 		LagPolicy:         lag,
 		MaxLag:            c.Uint64("max-lag"),
 		MaxHold:           c.Duration("max-hold"),

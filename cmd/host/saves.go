@@ -52,11 +52,18 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony
 	return w, wcfg, nil
 }
 
+// compressionFlag chooses the codec of join points, repairs and saves.
+func compressionFlag() cli.Flag {
+	return &cli.StringFlag{Name: "compression", Value: snapshot.Zstd.String(),
+		Usage: "codec of join points, repairs and saves: zstd (fast to inflate) or gzip; joiners that read only gzip get gzip"}
+}
+
 func savesCommand() *cli.Command {
 	newFlags := append([]cli.Flag{
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "save `FILE` to write; an existing file is refused (exit 2) without --force"},
 		&cli.BoolFlag{Name: "force", Usage: "replace an existing --out file"},
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name stored in the save"},
+		compressionFlag(),
 	}, worldFlags()...)
 	newFlags = append(newFlags, gamecontent.Flags()...)
 	return &cli.Command{
@@ -105,7 +112,11 @@ func savesNew(c *cli.Context) error {
 	}
 	gen := time.Since(start)
 	start = time.Now()
-	point, err := snapshot.Build(w, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	codec, err := snapshot.ParseCodec(c.String("compression"))
+	if err != nil {
+		return cliutil.Usagef("--compression: %v", err)
+	}
+	point, err := snapshot.Build(w, snapshot.BuildOptions{Compression: snapshot.Compression{Codec: codec}})
 	if err != nil {
 		return err
 	}

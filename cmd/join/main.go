@@ -21,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
@@ -35,6 +36,7 @@ var (
 )
 
 func main() {
+	gcpolicy.Apply()
 	os.Exit(cliutil.Run(newApp(), os.Args, stderr, classify))
 }
 
@@ -222,9 +224,9 @@ func run(c *cli.Context) error {
 	t := sess.Timings()
 	info := sess.Info()
 	fmt.Fprintf(stdout, "WorldReady tick=%d game=%q player=%d connect=%s handshake=%s download=%s load=%s catch-up=%s total=%s "+
-		"world=%s compressed/%s raw caught-up=%d ticks (%.0f ticks/s)\n",
+		"world=%s compressed/%s raw codec=%s caught-up=%d ticks (%.0f ticks/s)\n",
 		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
-		size(t.Bytes), size(t.RawBytes), t.CatchUpTicks, t.CatchUpRate())
+		size(t.Bytes), size(t.RawBytes), t.Codec, t.CatchUpTicks, t.CatchUpRate())
 	if c.Bool("exit-after-ready") {
 		if err := sess.Leave("exit after ready"); err != nil {
 			log.Debug("leave", "err", err)

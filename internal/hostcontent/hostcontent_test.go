@@ -96,7 +96,7 @@ func TestLoadSaveRoundTrip(t *testing.T) {
 	for range 5 {
 		w.Step()
 	}
-	point, err := snapshot.Build(w, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	point, err := snapshot.Build(w, snapshot.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

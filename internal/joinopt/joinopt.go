@@ -15,6 +15,10 @@ type Options struct {
 	// Protocol, if not 0, is announced instead of wire.ProtocolVersion,
 	// to test how a host refuses another version.
 	Protocol uint32
+	// Codecs, if not nil, are the codecs announced in Client_Protocol
+	// instead of every one the joiner reads (empty: none, as a protocol 3
+	// client, which reads gzip only).
+	Codecs []uint8
 	// NoHashReports sends no state hashes even when the host asks for
 	// them, as a client that never reports (the host then cannot detect
 	// its desyncs).

@@ -6,11 +6,32 @@
 // world against one join (host CPU seconds and peak RSS); then one join
 // over an emulated internet link (toxiproxy: 100 ms round trip,
 // 50 Mbit/s). It also measures, in the same run, raw loopback TCP
-// throughput and gzip decompression of the same compressed bytes, the two
+// throughput and decompression of the same compressed bytes, the two
 // limits a join is judged against. It prints figures; it asserts nothing.
 //
 //	go run ./scripts/benchjoin            # everything (several minutes)
 //	go run ./scripts/benchjoin -quick     # the 8 MiB world only, no link
+//	go run ./scripts/benchjoin -levels    # codecs and levels: size, build and inflate time
+//	go run ./scripts/benchjoin -openttd   # side by side with OpenTTD
+//
+// -openttd runs OpenTTD's own loopback join benchmark,
+// ../shared/bench/openttd-join-peer.sh from the repository root (-openttd-script
+// or LOCKHOST_OPENTTD_PEER to point elsewhere; OTTD for the OpenTTD binary,
+// default /usr/games/openttd; it needs the Debian packages openttd and
+// openttd-opengfx, and is skipped with a message when the script or
+// OpenTTD is missing), with savegame_format lzo, OpenTTD's fastest, and
+// lockhost on the same raw size (OpenTTD's 4096² map, -openttd-size,
+// against host serve --world-mib 204, -world-mib). Runs are interleaved:
+// each of the -runs (3) runs one OpenTTD join, one lockhost join, then
+// -joiners (4) at once on each side; every joiner on either side runs at
+// nice 19, as it would on another machine. The script's first run
+// generates and caches OpenTTD's save (minutes; it keeps it under its
+// BASE). It prints min / median / max over the runs of: connect to in
+// game (one joiner; with several, first connect to last in game), bytes
+// on the wire per joiner, host CPU over the joins, peak memory of the
+// host and of the largest joiner, and the host's slowest one-second tick
+// rate during the joins (OpenTTD pauses while anyone joins), with
+// lockhost's medians as ratios to OpenTTD's.
 package main
 
 import (
@@ -57,18 +78,63 @@ func worlds() []world {
 func main() {
 	quick := flag.Bool("quick", false, "only the smallest world, no emulated link")
 	noLink := flag.Bool("no-link", false, "skip the emulated internet link")
-	levels := flag.Bool("levels", false, "only compare gzip levels on the 64 MiB world")
+	levels := flag.Bool("levels", false, "only compare codecs and levels on the 64 MiB world")
+	ottd := flag.Bool("openttd", false, "only compare with OpenTTD side by side (see the package comment)")
+	script := os.Getenv(peerScriptEnv)
+	if script == "" {
+		script = defaultPeerScript
+	}
+	o := openttdOptions{ottd: os.Getenv("OTTD")}
+	if o.ottd == "" {
+		o.ottd = "/usr/games/openttd"
+	}
+	flag.StringVar(&o.script, "openttd-script", script, "with -openttd: OpenTTD's join script (or set "+peerScriptEnv+")")
+	flag.IntVar(&o.size, "openttd-size", 4096, "with -openttd: OpenTTD's map edge")
+	flag.IntVar(&o.worldMiB, "world-mib", 204, "with -openttd: lockhost's world, of about OpenTTD's raw map size (4096² is 204 MiB)")
+	flag.IntVar(&o.runs, "runs", 3, "with -openttd: runs of each side")
+	flag.IntVar(&o.joiners, "joiners", 4, "with -openttd: joiners at once")
+	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
+	flag.BoolVar(&o.lockhostOnly, "lockhost-only", false, "with -openttd: measure lockhost alone (to compare two builds with -host-bin and -join-bin)")
+	flag.StringVar(&o.joinBin, "join-bin", "", "with -openttd: a join binary to measure instead of building ./cmd/join")
 	flag.Parse()
 	var err error
-	if *levels {
+	switch {
+	case *levels:
 		err = compareLevels(worlds()[1])
-	} else {
+	case *ottd:
+		err = runOpenTTD(o)
+	default:
 		err = run(*quick, *noLink)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchjoin:", err)
 		os.Exit(1)
 	}
+}
+
+// runOpenTTD builds the tools and runs the comparison with OpenTTD.
+func runOpenTTD(o openttdOptions) error {
+	dir, err := os.MkdirTemp("", "benchjoin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// Ports of its own, so two runs at once do not meet.
+	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50}
+	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	b.host, b.joiner = o.hostBin, o.joinBin
+	if b.host == "" {
+		if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
+			return err
+		}
+	}
+	if b.joiner == "" {
+		if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+			return err
+		}
+	}
+	return b.openttd(o)
 }
 
 type bench struct {
@@ -191,7 +257,16 @@ var (
 
 func (b *bench) join(addr, name string, extra ...string) (*joinResult, error) {
 	args := append([]string{addr, "--name", name, "--exit-after-ready", "-q", "--timeout", "10m"}, extra...)
-	cmd := exec.Command(b.joiner, args...)
+	return b.runJoin(exec.Command(b.joiner, args...), name)
+}
+
+// joinNice is join with the join tool at nice 19, as another machine
+// would be: it does not take the host's cores from it.
+func (b *bench) joinNice(addr, name string) (*joinResult, error) {
+	return b.runJoin(exec.Command("nice", "-n", "19", b.joiner, addr, "--name", name, "--exit-after-ready", "-q", "--timeout", "10m"), name)
+}
+
+func (b *bench) runJoin(cmd *exec.Cmd, name string) (*joinResult, error) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
@@ -410,7 +485,7 @@ func gunzipTime(w world) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	p, err := snapshot.Build(sim, snapshot.BuildOptions{Level: snapshot.DefaultLevel})
+	p, err := snapshot.Build(sim, snapshot.BuildOptions{Compression: snapshot.Compression{Codec: snapshot.Zstd}})
 	if err != nil {
 		return 0, err
 	}
@@ -429,8 +504,11 @@ func gunzipTime(w world) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// compareLevels builds the world's join point at several gzip levels on one
-// core and inflates it, to choose snapshot.DefaultLevel.
+// compareLevels builds the world's join point with each codec at several
+// levels on one core and inflates it on one core, to choose the codec
+// and its default level (snapshot.DefaultLevel, DefaultZstdLevel). Every
+// figure is from this run; ratios to gzip at its default level are what
+// carry over to another machine.
 func compareLevels(w world) error {
 	content, _, err := colony.DefaultContent()
 	if err != nil {
@@ -440,23 +518,45 @@ func compareLevels(w world) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("gzip levels on the %s world, one core (build includes encoding and hashing):\n", w.name)
-	for _, lvl := range []int{1, 2, 3, 4, 5, 6, 7} {
-		start := time.Now()
-		p, err := snapshot.Build(sim, snapshot.BuildOptions{Level: lvl, Workers: 1})
-		if err != nil {
-			return err
-		}
-		build := time.Since(start)
-		start = time.Now()
-		for _, m := range p.Maps {
-			if _, err := snapshot.Decompress(m.Blob, 1<<31); err != nil {
+	fmt.Printf("codecs and levels on the %s world, one core (build includes encoding and hashing):\n", w.name)
+	var base struct{ size, build, inflate float64 }
+	for _, c := range []snapshot.Compression{
+		{Codec: snapshot.Gzip, Level: snapshot.DefaultLevel}, {Codec: snapshot.Gzip, Level: 1}, {Codec: snapshot.Gzip, Level: 6},
+		{Codec: snapshot.Zstd, Level: 1}, {Codec: snapshot.Zstd, Level: 3}, {Codec: snapshot.Zstd, Level: 6}, {Codec: snapshot.Zstd, Level: 10},
+	} {
+		// The fastest of three runs each: the machine is shared.
+		var p *snapshot.Point
+		build, inflate := time.Duration(1<<62), time.Duration(1<<62)
+		for range 3 {
+			runtime.GC()
+			start := time.Now()
+			if p, err = snapshot.Build(sim, snapshot.BuildOptions{Compression: c, Workers: 1}); err != nil {
 				return err
 			}
+			build = min(build, time.Since(start))
 		}
-		fmt.Printf("  level %d: %6.1f MiB of %6.1f MiB (%4.1f%%)  build %6.0f ms  inflate %5.0f ms\n", lvl,
-			float64(p.CompressedSize())/(1<<20), float64(p.RawSize())/(1<<20), 100*float64(p.CompressedSize())/float64(p.RawSize()),
-			procstat.Ms(build), procstat.Ms(time.Since(start)))
+		blobs := []snapshot.Blob{p.World}
+		for _, m := range p.Maps {
+			blobs = append(blobs, m.Blob)
+		}
+		for range 3 {
+			runtime.GC()
+			start := time.Now()
+			for _, bl := range blobs {
+				if _, err := snapshot.Decompress(bl, 1<<31); err != nil {
+					return err
+				}
+			}
+			inflate = min(inflate, time.Since(start))
+		}
+		size := float64(p.CompressedSize())
+		if base.size == 0 {
+			base.size, base.build, base.inflate = size, build.Seconds(), inflate.Seconds()
+		}
+		fmt.Printf("  %-7s %6.1f MiB of %6.1f MiB (%4.1f%%, %4.2fx gzip:%d)  build %6.0f ms (%4.2fx)  inflate %5.0f ms (%4.2fx, %4.0f MiB/s raw)\n",
+			c, size/(1<<20), float64(p.RawSize())/(1<<20), 100*size/float64(p.RawSize()), size/base.size, snapshot.DefaultLevel,
+			procstat.Ms(build), build.Seconds()/base.build, procstat.Ms(inflate), inflate.Seconds()/base.inflate,
+			float64(p.RawSize())/(1<<20)/inflate.Seconds())
 	}
 	return nil
 }

@@ -1,0 +1,236 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Codec names how a blob is compressed. Its number is carried by every
+// blob in a payload header (BlobInfo.Codec, absent for Gzip) and listed by
+// a joiner in the codecs it reads; a new codec is a new constant here, its
+// entry in codecs and, on the host, nothing else: the host offers it to
+// joiners that list it.
+type Codec uint8
+
+// The codecs. Gzip is the zero value: every joiner reads it, and a header
+// from before codecs were named means it.
+const (
+	// Gzip is RFC 1952 gzip (klauspost/compress/gzip).
+	Gzip Codec = 0
+	// Zstd is a Zstandard frame (klauspost/compress/zstd), several times
+	// faster to inflate than gzip for about the same size.
+	Zstd Codec = 1
+)
+
+// Default level of each codec, chosen by measurement (scripts/bench-join
+// -levels, one core, on the colony worlds the benchmarks use).
+const (
+	// DefaultLevel is gzip's: on a 61 MiB colony world level 4
+	// compresses to 16.2% in 427 ms, level 6 to 15.3% in 630 ms, level 3
+	// to 18.2% in 431 ms, level 9 to 13.1% in 30 s; inflating takes
+	// about the same at every level (290 ms). Level 4 is within 6% of
+	// level 6's size for two thirds of its CPU.
+	DefaultLevel = 4
+	// DefaultZstdLevel is zstd's, in zstd's own numbering (klauspost/
+	// compress maps 1-2, 3-5, 6-9 and 10+ to its four speeds). Measured
+	// on the 64 MiB colony world against gzip level 4 (scripts/bench-join
+	// -levels, one core, fastest of three on a busy machine): level 1 is
+	// 1.13x gzip's size, level 3 1.02x, level 6 0.96x for 0.6x gzip's
+	// build time, level 10 0.86x for 4.6x its build time; every zstd
+	// level inflates several times faster than gzip. Level 6 is the
+	// fastest that sends no more bytes than gzip did.
+	DefaultZstdLevel = 6
+)
+
+// codecImpl is what a codec supplies: compressing a whole buffer, and a
+// reader that inflates a stream (release returns it to its pool).
+type codecImpl struct {
+	name         string
+	defaultLevel int
+	compress     func(raw []byte, level int) ([]byte, error)
+	// reader inflates src, which may ask for no more memory than
+	// limit (the blob's output bound) needs.
+	reader func(src io.Reader, limit int64) (r io.Reader, release func(), err error)
+	// tooLarge reports an error of the reader that means the stream
+	// asked for more than limit.
+	tooLarge func(error) bool
+}
+
+var codecs = map[Codec]codecImpl{
+	Gzip: {name: "gzip", defaultLevel: DefaultLevel, compress: gzipCompress, reader: gzipReader,
+		tooLarge: func(error) bool { return false }},
+	Zstd: {name: "zstd", defaultLevel: DefaultZstdLevel, compress: zstdCompress, reader: zstdReader,
+		tooLarge: func(err error) bool {
+			return errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)
+		}},
+}
+
+// String is the codec's name: "gzip", "zstd".
+func (c Codec) String() string {
+	if impl, ok := codecs[c]; ok {
+		return impl.name
+	}
+	return fmt.Sprintf("codec(%d)", uint8(c))
+}
+
+// Known reports whether this build reads and writes c.
+func (c Codec) Known() bool {
+	_, ok := codecs[c]
+	return ok
+}
+
+// ParseCodec returns the codec named name ("gzip", "zstd").
+func ParseCodec(name string) (Codec, error) {
+	for c, impl := range codecs {
+		if impl.name == name {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown compression %q (want gzip or zstd)", name)
+}
+
+// Readable lists every codec this build inflates, the fastest first: what
+// a joiner announces to the host.
+func Readable() []Codec { return []Codec{Zstd, Gzip} }
+
+// Choose is the codec the host uses for a joiner that reads offered:
+// want if the joiner lists it, else Gzip, which every joiner reads.
+func Choose(want Codec, offered []Codec) Codec {
+	for _, c := range offered {
+		if c == want && want.Known() {
+			return want
+		}
+	}
+	return Gzip
+}
+
+// Compression is a codec and its level; the zero value is gzip at
+// DefaultLevel.
+type Compression struct {
+	Codec Codec
+	// Level in the codec's own numbering; 0 means its default level.
+	Level int
+}
+
+// level is the level to use: Level, or the codec's default.
+func (c Compression) level() int {
+	if c.Level != 0 {
+		return c.Level
+	}
+	return codecs[c.Codec].defaultLevel
+}
+
+// String names the codec and its level, for logs.
+func (c Compression) String() string { return fmt.Sprintf("%s:%d", c.Codec, c.level()) }
+
+// Compress compresses raw into a blob named with c's codec.
+func Compress(raw []byte, c Compression) (Blob, error) {
+	impl, ok := codecs[c.Codec]
+	if !ok {
+		return Blob{}, fmt.Errorf("compress: unknown %s", c.Codec)
+	}
+	data, err := impl.compress(raw, c.level())
+	if err != nil {
+		return Blob{}, fmt.Errorf("compress %s: %w", c, err)
+	}
+	if cap(data) > len(data)+len(data)/2 {
+		// A blob that compressed much better than the estimate lives as
+		// long as its join point: do not keep the slack. (Copying every
+		// blob would make as much garbage again as the point's size.)
+		data = bytes.Clone(data)
+	}
+	return newBlob(c.Codec, data, uint64(len(raw))), nil
+}
+
+var gzipWriters sync.Map // level -> *sync.Pool of *gzip.Writer
+
+func gzipCompress(raw []byte, level int) ([]byte, error) {
+	p, _ := gzipWriters.LoadOrStore(level, &sync.Pool{})
+	pool := p.(*sync.Pool)
+	dst := bytes.NewBuffer(make([]byte, 0, len(raw)/4+64))
+	zw, _ := pool.Get().(*gzip.Writer)
+	if zw == nil {
+		var err error
+		if zw, err = gzip.NewWriterLevel(dst, level); err != nil {
+			return nil, err
+		}
+	} else {
+		zw.Reset(dst)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	pool.Put(zw)
+	return dst.Bytes(), nil
+}
+
+var gzipReaders sync.Pool // *gzip.Reader
+
+func gzipReader(src io.Reader, _ int64) (io.Reader, func(), error) {
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(src)
+	} else {
+		err = zr.Reset(src)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	zr.Multistream(false)
+	return zr, func() { gzipReaders.Put(zr) }, nil
+}
+
+var zstdEncoders sync.Map // level -> *sync.Pool of *zstd.Encoder
+
+func zstdCompress(raw []byte, level int) ([]byte, error) {
+	p, _ := zstdEncoders.LoadOrStore(level, &sync.Pool{})
+	pool := p.(*sync.Pool)
+	enc, _ := pool.Get().(*zstd.Encoder)
+	if enc == nil {
+		var err error
+		// One goroutine per encoder: Build already compresses maps in
+		// parallel. No frame checksum: every blob carries an xxhash64.
+		enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+			zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := enc.EncodeAll(raw, make([]byte, 0, len(raw)/4+64))
+	pool.Put(enc)
+	return out, nil
+}
+
+var zstdDecoders sync.Pool // *zstd.Decoder
+
+// zstdReader inflates src on the caller's goroutine, refusing a frame
+// whose window is larger than the blob may be (limit), so a hostile
+// frame cannot make the decoder allocate more than the blob's own bound.
+// The frames Compress writes are single-segment: their window is their
+// content size.
+func zstdReader(src io.Reader, limit int64) (io.Reader, func(), error) {
+	window := zstd.WithDecoderMaxWindow(uint64(max(limit, zstd.MinWindowSize)))
+	zr, _ := zstdDecoders.Get().(*zstd.Decoder)
+	var err error
+	if zr == nil {
+		// Concurrency 1 decodes synchronously on the caller's goroutine;
+		// the joiner already inflates several blobs at once.
+		zr, err = zstd.NewReader(src, zstd.WithDecoderConcurrency(1), window)
+	} else {
+		err = zr.ResetWithOptions(src, window)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return zr, func() { _ = zr.Reset(nil); zstdDecoders.Put(zr) }, nil
+}
