@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,8 +34,9 @@ func worldFlags() []cli.Flag {
 	}
 }
 
-// newWorld generates the world the flags describe.
-func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony.Config, error) {
+// newWorld generates the world the flags describe. A generation that
+// takes long logs how far it is, about every progressEvery.
+func newWorld(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (*colony.World, colony.Config, error) {
 	side := c.Int("map-size")
 	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed"),
 		ThingsPerMap: c.Int("things-per-map"), PawnsPerMap: c.Int("pawns-per-map"), IdleMaps: c.Int("idle-maps")}
@@ -45,12 +47,24 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony
 	if err := wcfg.Validate(); err != nil {
 		return nil, wcfg, cliutil.Usagef("world: %v", err)
 	}
-	w, err := colony.New(bundle.Content, wcfg)
+	start := time.Now()
+	last := start
+	progress := func(done, total int) {
+		if now := time.Now(); now.Sub(last) >= progressEvery && done < total {
+			last = now
+			log.Info("generating the world", "maps_done", done, "maps", total, "percent", 100*done/total,
+				"s", int(now.Sub(start).Seconds()))
+		}
+	}
+	w, err := colony.NewWithProgress(bundle.Content, wcfg, progress)
 	if err != nil {
 		return nil, wcfg, fmt.Errorf("generate world: %w", err)
 	}
 	return w, wcfg, nil
 }
+
+// progressEvery is how often a long world generation says how far it is.
+const progressEvery = 2 * time.Second
 
 func savesCommand() *cli.Command {
 	newFlags := append([]cli.Flag{
@@ -67,7 +81,7 @@ func savesCommand() *cli.Command {
 				Name:      "new",
 				Usage:     "generate a world and write it as a save",
 				UsageText: "host saves new --out FILE [--force] [world flags]",
-				Flags:     newFlags,
+				Flags:     withRanges(newFlags),
 				Action:    savesNew,
 			},
 			{
@@ -87,6 +101,9 @@ func savesCommand() *cli.Command {
 }
 
 func savesNew(c *cli.Context) error {
+	if err := checkNumbers(c); err != nil {
+		return err
+	}
 	path := c.String("out")
 	if _, err := os.Lstat(path); err == nil && !c.Bool("force") {
 		return cliutil.Usagef("%s exists; add --force to replace it", path)
@@ -99,7 +116,7 @@ func savesNew(c *cli.Context) error {
 		return err
 	}
 	start := time.Now()
-	w, wcfg, err := newWorld(c, bundle)
+	w, wcfg, err := newWorld(c, bundle, slog.New(slog.NewTextHandler(cliutil.ErrOut(c), nil)))
 	if err != nil {
 		return err
 	}
