@@ -16,6 +16,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
+	"github.com/lockhost/lockhost/internal/savelock"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/urfave/cli/v2"
@@ -110,6 +111,9 @@ func savesNew(c *cli.Context) error {
 	}
 	if err := checkWritable(filepath.Dir(path)); err != nil {
 		return cliutil.Usagef("--out %s: %v", path, err)
+	}
+	if err := savelock.Check(path); err != nil {
+		return startFailed("--out: %v", err) // --force must not replace a running host's save
 	}
 	bundle, err := gamecontent.FromFlags(c)
 	if err != nil {

@@ -100,8 +100,8 @@ func wantRefused(t *testing.T, code int, out string, wants ...string) {
 }
 
 // TestOneHostPerSave: a second host on a save that a host runs on is
-// refused, naming the save and the holder, and so is --force-new, which
-// moves nothing; once the holder is killed with SIGKILL the save is free
+// refused, naming the save and the holder, and so are --force-new, which
+// moves nothing, --new and saves new --force; once the holder is killed with SIGKILL the save is free
 // (the OS released the lock) and the same command goes on with it.
 func TestOneHostPerSave(t *testing.T) {
 	bin := hostBinary(t)
@@ -119,6 +119,8 @@ func TestOneHostPerSave(t *testing.T) {
 	wantRefused(t, code, out, "is in use by another host "+holder)
 	code, out = runBounded(t, refuseWithin, bin, append([]string{"serve", "--data-dir", filepath.Join(dir, "data2"), "--save", save, "--new"}, smallWorld...)...)
 	wantRefused(t, code, out, "is in use by another host")
+	code, out = runBounded(t, refuseWithin, bin, "saves", "new", "--out", save, "--force", "--maps", "1", "--map-size", "48")
+	wantRefused(t, code, out, "--out: the save "+save+" is in use by another host "+holder)
 	if moved, _ := filepath.Glob(filepath.Join(dir, "colony.old-*")); len(moved) > 0 {
 		t.Fatalf("--force-new moved the running host's files into %v", moved)
 	}
