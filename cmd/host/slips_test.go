@@ -100,9 +100,10 @@ func wantRefused(t *testing.T, code int, out string, wants ...string) {
 }
 
 // TestOneHostPerSave: a second host on a save that a host runs on is
-// refused, naming the save and the holder, and so are --force-new, which
-// moves nothing, --new and saves new --force; once the holder is killed with SIGKILL the save is free
-// (the OS released the lock) and the same command goes on with it.
+// refused, naming the save and the holder, and so are --force-new (which
+// moves nothing), --new and saves new --force; once the holder is killed
+// with SIGKILL the save is free (the OS released the lock) and the same
+// command goes on with it.
 func TestOneHostPerSave(t *testing.T) {
 	bin := hostBinary(t)
 	dir := t.TempDir()
