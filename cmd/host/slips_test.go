@@ -28,9 +28,19 @@ const refuseWithin = 15 * time.Second
 
 var (
 	slipBinOnce sync.Once
+	slipBinDir  string
 	slipBin     string
 	slipBinErr  error
 )
+
+// TestMain removes the host hostBinary built, if it built one.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if slipBinDir != "" {
+		os.RemoveAll(slipBinDir)
+	}
+	os.Exit(code)
+}
 
 // hostBinary builds the host once for the tests of this file, or takes
 // the one LOCKHOST_TEST_HOST names: so these tests can be run against an
@@ -44,12 +54,11 @@ func hostBinary(t *testing.T) string {
 		return bin
 	}
 	slipBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lockhost-slips-")
-		if err != nil {
-			slipBinErr = err
+		slipBinDir, slipBinErr = os.MkdirTemp("", "lockhost-slips-")
+		if slipBinErr != nil {
 			return
 		}
-		slipBin, slipBinErr = procstat.BuildTool(dir, "github.com/lockhost/lockhost/cmd/host")
+		slipBin, slipBinErr = procstat.BuildTool(slipBinDir, "github.com/lockhost/lockhost/cmd/host")
 	})
 	if slipBinErr != nil {
 		t.Fatal(slipBinErr)
