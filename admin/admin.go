@@ -20,7 +20,7 @@ type Host interface {
 	Unban(by, target string) ([]host.Ban, error)
 	Bans() []host.Ban
 	Say(by, text string) error
-	SaveNow(by, path string) (host.SaveRecord, error)
+	SaveNow(by, name string) (host.SaveRecord, error)
 	Pause(by string) error
 	Resume(by string) (uint8, error)
 	SetSpeed(by string, speed uint8) error
@@ -57,7 +57,7 @@ var Commands = []Command{
 	{Name: "unban", Args: "NAME|IP", Help: "lift a ban", min: 1, max: 1, run: unban},
 	{Name: "bans", Help: "list the bans in force", run: bans},
 	{Name: "say", Args: "TEXT", Help: "show a message to every player", min: 1, max: -1, run: say},
-	{Name: "save", Args: "[FILE]", Help: "save the session now, to FILE or to the host's save file", max: 1, run: save},
+	{Name: "save", Args: "[NAME]", Help: "save the session now, to the host's save file or to NAME.lhsave beside it (a plain name, never a path; a file there that is not a save is never replaced)", max: 1, run: save},
 	{Name: "pause", Help: "stop the game's time", run: pause},
 	{Name: "resume", Help: "restart the game's time at the speed it had", run: resume},
 	{Name: "speed", Args: "N", Help: "set the game speed: 0 (paused) to 3", min: 1, max: 1, run: speed},
@@ -255,11 +255,11 @@ func say(h Host, by string, _ []string, line string) (string, error) {
 }
 
 func save(h Host, by string, args []string, _ string) (string, error) {
-	path := ""
+	name := ""
 	if len(args) == 1 {
-		path = args[0]
+		name = args[0]
 	}
-	rec, err := h.SaveNow(by, path)
+	rec, err := h.SaveNow(by, name)
 	if err != nil {
 		return "", err
 	}

@@ -20,7 +20,8 @@ import (
 // methods of host.Server, against a live host with real joiners.
 func TestServerMethods(t *testing.T) {
 	dir := t.TempDir()
-	l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName)})
+	l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName),
+		Save: host.SaveConfig{Path: filepath.Join(dir, "colony.lhsave"), Every: -1}})
 	srv, by := l.Server, admin.ByAPI
 	alice, _ := joinLive(t, joinCfg(l.Addr, "Alice"))
 	bob, _ := joinLive(t, joinCfg(l.Addr, "Bob"))
@@ -70,7 +71,7 @@ func TestServerMethods(t *testing.T) {
 	}
 
 	file := filepath.Join(dir, "api.lhsave")
-	rec, err := srv.SaveNow(by, file)
+	rec, err := srv.SaveNow(by, "api")
 	if err != nil || rec.Path != file || rec.Bytes == 0 || rec.Err != "" {
 		t.Fatalf("save: %+v, %v", rec, err)
 	}

@@ -41,9 +41,9 @@ func (f *fakeHost) Bans() []host.Ban { f.note("bans"); return nil }
 
 func (f *fakeHost) Say(_, text string) error { f.note("say " + text); return nil }
 
-func (f *fakeHost) SaveNow(_, path string) (host.SaveRecord, error) {
-	f.note("save " + path)
-	return host.SaveRecord{Path: path}, nil
+func (f *fakeHost) SaveNow(_, name string) (host.SaveRecord, error) {
+	f.note("save " + name)
+	return host.SaveRecord{Path: name}, nil
 }
 
 func (f *fakeHost) Pause(string) error               { f.note("pause"); return nil }
@@ -65,7 +65,7 @@ func TestArguments(t *testing.T) {
 		"ban Bob griefing the pantry": "ban Bob|0s|griefing the pantry",
 		"say  hello   world":          "say hello   world",
 		"save":                        "save ",
-		"save other.lhsave":           "save other.lhsave",
+		"save other":                  "save other",
 		"shutdown":                    "shutdown 0s",
 		"shutdown 90s":                "shutdown 1m30s",
 		"unban Bob":                   "unban Bob",

@@ -174,7 +174,8 @@ func TestEveryCommandEveryWay(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName)})
+			l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName),
+				Save: host.SaveConfig{Path: filepath.Join(dir, "colony.lhsave"), Every: -1}})
 			run := tc.way(t, l)
 			everyCommand(t, l, run, dir)
 		})
@@ -185,7 +186,7 @@ func everyCommand(t *testing.T, l *hosttest.Host, run way, dir string) {
 	alice, _ := joinLive(t, joinCfg(l.Addr, "Alice"))
 	bob, _ := joinLive(t, joinCfg(l.Addr, "Bob"))
 	expect(t, run, "help", "players", "kick NAME [reason]", "ban NAME|IP [duration] [reason]", "unban", "bans", "say TEXT",
-		"save [FILE]", "pause", "resume", "speed N", "shutdown [delay]")
+		"save [NAME]", "pause", "resume", "speed N", "shutdown [delay]")
 	expect(t, run, "help ban", "ban NAME|IP", "7d")
 	expect(t, run, "players", "2 online", "Alice", "Bob", "127.0.0.1:")
 
@@ -202,12 +203,7 @@ func everyCommand(t *testing.T, l *hosttest.Host, run way, dir string) {
 	testkit.WaitFor(t, "speed 2 again", speedIs(2))
 	expect(t, run, "speed 9", "error:")
 
-	file := filepath.Join(dir, "now.lhsave")
-	expect(t, run, "save "+file, "saved "+file)
-	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
-		t.Fatalf("save wrote nothing: %v", err)
-	}
-	expect(t, run, "save", "error: no save file")
+	saveNamed(t, run, dir)
 
 	expect(t, run, "kick Bob being rude", "kicked Bob")
 	bob.endedWith(t, wire.ReasonKicked, "being rude")
@@ -260,4 +256,43 @@ func everyCommand(t *testing.T, l *hosttest.Host, run way, dir string) {
 	testkit.WaitFor(t, "Carol to be told", func() bool { return carol.saw("shuts down in 1s") })
 	carol.endedWith(t, wire.ReasonServerClosing, "")
 	l.Wait(t)
+}
+
+// saveNamed: save writes the host's save, or NAME.lhsave beside it; a
+// path, "..", or a name whose file is not a save is refused, and the file
+// is left as it was.
+func saveNamed(t *testing.T, run way, dir string) {
+	t.Helper()
+	own := filepath.Join(dir, "colony.lhsave")
+	expect(t, run, "save", "saved "+own)
+	file := filepath.Join(dir, "now.lhsave")
+	expect(t, run, "save now", "saved "+file)
+	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
+		t.Fatalf("save wrote nothing: %v", err)
+	}
+	expect(t, run, "save now.lhsave", "saved "+file) // a save is replaced
+	notes := filepath.Join(dir, "notes.lhsave")
+	if err := os.WriteFile(notes, []byte("my notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(outside, []byte("my notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string]string{
+		"save " + outside:   "error: save \"" + outside + "\": give a plain name",
+		"save ../colony":    "plain name",
+		"save sub/x":        "plain name",
+		`save sub\x`:        "plain name",
+		"save .hidden":      "plain name",
+		"save notes":        "is not a lockhost save; it is not replaced",
+		"save notes.lhsave": "is not a lockhost save; it is not replaced",
+	} {
+		expect(t, run, line, "error:", want)
+	}
+	for _, f := range []string{notes, outside} {
+		if b, err := os.ReadFile(f); err != nil || string(b) != "my notes\n" {
+			t.Fatalf("%s changed: %q, %v", f, b, err)
+		}
+	}
 }

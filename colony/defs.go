@@ -416,18 +416,35 @@ func ReadContent(set *defs.Set) (*Content, *Report, error) {
 			rep.Simulated[db] = n
 		}
 	}
-	switch {
-	case len(c.Terrains) == 0:
-		return nil, nil, fmt.Errorf("colony: the defs have no %s", TerrainDefType)
-	case len(c.Things) == 0:
-		return nil, nil, fmt.Errorf("colony: the defs have no %s of category %s, %s, %s or %s", ThingDefType, CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding)
-	case len(c.PawnKinds) == 0:
-		return nil, nil, fmt.Errorf("colony: the defs have no %s", PawnKindDefType)
+	var lacks []string
+	if len(c.Terrains) == 0 {
+		lacks = append(lacks, TerrainDefType)
+	}
+	if len(c.Things) == 0 {
+		lacks = append(lacks, fmt.Sprintf("%s of category %s, %s, %s or %s", ThingDefType, CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding))
+	}
+	if len(c.PawnKinds) == 0 {
+		lacks = append(lacks, PawnKindDefType)
+	}
+	if len(lacks) > 0 {
+		return nil, nil, &LacksError{Lacks: lacks}
 	}
 	if _, err := compile(c); err != nil {
 		return nil, nil, err
 	}
 	return c, rep, nil
+}
+
+// LacksError is ReadContent's error for content that lacks a kind of def
+// every world needs: most often a mod read without the base content it
+// builds on.
+type LacksError struct {
+	// Lacks names each missing kind, such as "TerrainDef".
+	Lacks []string
+}
+
+func (e *LacksError) Error() string {
+	return "colony: the defs have no " + strings.Join(e.Lacks, ", no ")
 }
 
 // defsOf returns the defs of one type, or none.

@@ -3,6 +3,13 @@ package colony
 // New generates a world deterministically from content and cfg: the same
 // content, config and seed give the same world on every machine.
 func New(content *Content, cfg Config) (*World, error) {
+	return NewWithProgress(content, cfg, nil)
+}
+
+// NewWithProgress is New that calls progress, if not nil, after each map
+// is generated with the maps done and the maps in all, so a tool can show
+// how a big world's generation goes.
+func NewWithProgress(content *Content, cfg Config, progress func(done, total int)) (*World, error) {
 	r, err := compile(content)
 	if err != nil {
 		return nil, err
@@ -20,6 +27,9 @@ func New(content *Content, cfg Config) (*World, error) {
 	tt := newTerrainTable(r)
 	for id := 0; id < cfg.Maps; id++ {
 		w.maps = append(w.maps, generateMap(r, tt, cfg, int32(id)))
+		if progress != nil {
+			progress(id+1, cfg.Maps)
+		}
 	}
 	return w, nil
 }

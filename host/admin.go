@@ -222,19 +222,20 @@ func (s *Server) Unban(by, target string) ([]Ban, error) {
 // Bans lists the bans in force, oldest first.
 func (s *Server) Bans() []Ban { return s.sess.admin.bans.list(time.Now()) }
 
-// SaveNow writes the session to path now (the save file the host was
-// started with when path is empty) and returns the record of the write.
-// Autosaves go on as before; one being written makes SaveNow fail.
-func (s *Server) SaveNow(by, path string) (SaveRecord, error) {
-	if path == "" {
-		path = s.cfg.Save.Path
-	}
-	if path == "" {
-		return SaveRecord{}, errors.New("no save file: name one, or start the host with a save file")
+// SaveNow writes the session now to the save file the host was started
+// with, or, given a name, to NAME.lhsave in that file's folder (see
+// SavePath: a path is refused, and so is a file there that is not a valid
+// save), and returns the record of the write. Autosaves go on as before;
+// one being written makes SaveNow fail.
+func (s *Server) SaveNow(by, name string) (SaveRecord, error) {
+	path, err := s.SavePath(name)
+	if err != nil {
+		s.logAdmin(by, "save", "name", name, "err", err)
+		return SaveRecord{}, err
 	}
 	var job saveJob
 	var prepErr error
-	err := s.onSession(func() {
+	err = s.onSession(func() {
 		if !s.sess.autosave.busy.CompareAndSwap(false, true) {
 			prepErr = errors.New("a save is being written; try again in a moment")
 			return

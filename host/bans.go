@@ -94,6 +94,13 @@ type banList struct {
 	bans []Ban
 }
 
+// CheckBanFile reads the ban list at path as New will, so that a tool can
+// find a damaged or unreadable list before it spends time on a world.
+func CheckBanFile(path string) error {
+	_, err := loadBans(path)
+	return err
+}
+
 // loadBans reads the ban list at path; a missing file is an empty list.
 // An empty path keeps the list in memory only.
 func loadBans(path string) (*banList, error) {

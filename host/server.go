@@ -170,22 +170,63 @@ func temporary(err error) bool {
 // ListenAndServe listens on addr (TCP for players, UDP on the same port
 // number for status queries) and serves until ctx is done.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ls, err := Listen(addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeListeners(ctx, ls)
+}
+
+// Listeners are a host's game port: TCP for players and UDP on the same
+// port number for status queries. A tool opens them with Listen before
+// it generates or loads a world, so a busy port fails at once.
+type Listeners struct {
+	TCP net.Listener
+	UDP net.PacketConn
+}
+
+// Listen opens the game port on addr, TCP and UDP.
+func Listen(addr string) (*Listeners, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	pc, err := listenStatus(ln)
 	if err != nil {
 		ln.Close()
-		return err
+		return nil, err
 	}
-	defer pc.Close()
+	return &Listeners{TCP: ln, UDP: pc}, nil
+}
+
+// Addr is the address players connect to.
+func (ls *Listeners) Addr() net.Addr { return ls.TCP.Addr() }
+
+// Close closes both; it is for a tool that ends before serving on them.
+func (ls *Listeners) Close() {
+	ls.TCP.Close()
+	ls.UDP.Close()
+}
+
+// ServeListeners serves players and status queries on ls until ctx is
+// done or the session ends (an admin shutdown), then closes ls.
+func (s *Server) ServeListeners(ctx context.Context, ls *Listeners) error {
+	ctx, cancel := context.WithCancel(ctx)
+	statusDone := make(chan struct{})
 	go func() {
-		if err := s.ServeStatus(ctx, pc); err != nil {
+		defer close(statusDone)
+		if err := s.ServeStatus(ctx, ls.UDP); err != nil {
 			s.cfg.Logger.Error("status queries", "err", err)
 		}
 	}()
-	return s.Serve(ctx, ln)
+	err := s.Serve(ctx, ls.TCP)
+	// The status queries end with the session, whatever ended it (an
+	// admin shutdown ends the session without ctx): they stop first and
+	// their socket is closed after, so its closing is no error.
+	cancel()
+	<-statusDone
+	ls.UDP.Close()
+	return err
 }
 
 // Submit hands a command to the session as if from player (use 0 for the

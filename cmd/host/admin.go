@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -55,7 +54,7 @@ func openAdmin(c *cli.Context) (*adminWays, error) {
 		return nil, cliutil.Usagef("--rcon: %v", err)
 	}
 	if w.rconLn, err = net.Listen("tcp", listen); err != nil {
-		return nil, fmt.Errorf("--rcon: listen: %w", err)
+		return nil, portFailed("--rcon", addr, err)
 	}
 	w.password = pw
 	return w, nil

@@ -32,7 +32,7 @@ func dataDirFlag() cli.Flag {
 		Name:        "data-dir",
 		EnvVars:     []string{dataDirEnv},
 		DefaultText: defaultDataDir(),
-		Usage:       "the host's data folder `DIR` (desync reports, the TLS key and certificate)",
+		Usage:       "the host's data folder `DIR` (bans, desync reports, the TLS key and certificate); serve makes it if missing and refuses to start if it cannot write there",
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -57,32 +58,32 @@ func serveCommand() *cli.Command {
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
 		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
 		&cli.IntFlag{Name: "max-players", Value: 8, Usage: "most players online at once"},
-		&cli.IntFlag{Name: "max-spectators", Value: 4, Usage: "most spectators online at once, counted apart from players (0 for none)"},
+		&cli.IntFlag{Name: "max-spectators", Value: 4, Usage: "most spectators online at once, counted apart from players"},
 		&cli.StringFlag{Name: "factions", Value: "shared", Usage: "shared: every player in one colony; per-player: a faction each"},
 		cliutil.PasswordFlag("require this session password of every joiner"),
-		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address, an IPv6 address counted by its /64 (bursts of twice that; -1 for no limit)"},
-		&cli.IntFlag{Name: "max-pending", Value: 64, Usage: "most connections still joining (not yet admitted) at once; more are refused (-1 for no limit)"},
-		&cli.IntFlag{Name: "max-pending-per-addr", Value: 4, Usage: "most connections still joining from one address, an IPv6 address counted by its /64 (-1 for no limit)"},
-		&cli.Float64Flag{Name: "min-download-rate", Value: 16 << 10, Usage: "slowest average world download in bytes per second: a joiner slower than that, past the 30 s stall allowance, is dropped and its slot freed (-1 for no minimum)"},
+		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address, an IPv6 address counted by its /64 (bursts of twice that)"},
+		&cli.IntFlag{Name: "max-pending", Value: 64, Usage: "most connections still joining (not yet admitted) at once; more are refused"},
+		&cli.IntFlag{Name: "max-pending-per-addr", Value: 4, Usage: "most connections still joining from one address, an IPv6 address counted by its /64"},
+		&cli.Float64Flag{Name: "min-download-rate", Value: 16 << 10, Usage: "slowest average world download in bytes per second: a joiner slower than that, past the 30 s stall allowance, is dropped and its slot freed"},
 	}
 	flags = append(flags,
 		&cli.StringFlag{Name: "save", Usage: "save `FILE`: load the newest valid of it and its autosaves, save there on exit and autosave beside it; its folder must be writable"},
 		&cli.BoolFlag{Name: "new", Usage: "with --save: start a new world there; refused (exit 2) if the save or its autosaves exist"},
 		&cli.BoolFlag{Name: "force-new", Usage: "with --save: start a new world there, first moving an existing save and its autosaves into a dated folder beside it (nothing is deleted)"},
 		&cli.BoolFlag{Name: "recover", Usage: "with --save: if the save is damaged, keep it as FILE.damaged-<time> and start from the newest valid autosave"},
-		&cli.DurationFlag{Name: "autosave", Value: 5 * time.Minute, Usage: "autosave interval (0 to autosave never)"},
+		&cli.DurationFlag{Name: "autosave", Value: 5 * time.Minute, Usage: "autosave interval"},
 		&cli.IntFlag{Name: "keep", Value: 5, Usage: "autosaves to keep"},
 		&cli.StringFlag{Name: "lag-policy", Value: "wait", Usage: "when a player falls --max-lag ticks behind: wait (slow, then hold time until they catch up) or drop (disconnect them)"},
 		&cli.Uint64Flag{Name: "max-lag", Value: 120, Usage: "how many ticks a player may fall behind"},
-		&cli.DurationFlag{Name: "max-hold", Value: time.Minute, Usage: "with --lag-policy wait: the longest time is held for one player, added up over its rejoins within 10 minutes, before they are dropped (-1s: no limit)"},
-		&cli.DurationFlag{Name: "drop-cooldown", Value: 2 * time.Minute, Usage: "how long a player dropped for lagging or desyncs must wait before rejoining (-1s: no wait)"},
+		&cli.DurationFlag{Name: "max-hold", Value: time.Minute, Usage: "with --lag-policy wait: the longest time is held for one player, added up over its rejoins within 10 minutes, before they are dropped"},
+		&cli.DurationFlag{Name: "drop-cooldown", Value: 2 * time.Minute, Usage: "how long a player dropped for lagging or desyncs must wait before rejoining"},
 		&cli.Float64Flag{Name: "command-rate", Value: 100, Usage: "commands per second one player may send (bursts of twice that)"},
 		compressionFlag(),
 		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
-		&cli.IntFlag{Name: "hash-every", Value: 60, Usage: "ticks between state-hash checks of every player (-1: no desync detection)"},
+		&cli.IntFlag{Name: "hash-every", Value: 60, Usage: "ticks between state-hash checks of every player"},
 		&cli.IntFlag{Name: "desync-limit", Value: 3, Usage: "desyncs a player may have within --desync-window, counted over its rejoins, before being dropped"},
 		&cli.DurationFlag{Name: "desync-window", Value: 10 * time.Minute, Usage: "the window --desync-limit counts in"},
-		&cli.IntFlag{Name: "drop-unverified", Usage: "drop a playing client that reports no state hashes for this many --hash-every intervals past --max-lag (0: only mark it unverified)"},
+		&cli.IntFlag{Name: "drop-unverified", Usage: "drop a playing client that reports no state hashes for this many --hash-every intervals past --max-lag"},
 		dataDirFlag(),
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS only: a self-signed key and certificate are made in the data folder on first start and kept; the fingerprint to give joiners is printed"},
 		&cli.StringFlag{Name: "tls-cert", Usage: "with --tls: use this certificate `FILE` (PEM) instead of the self-signed one"},
@@ -101,8 +102,9 @@ func serveCommand() *cli.Command {
 			"players. Ctrl-C tells every player the host is closing and writes the final save; if that\n" +
 			"save fails the host exits 5 and names the newest good save.\n" +
 			"Every option below except --config can also be set in a TOML file named by --config (see\n" +
-			"host.example.toml); the command line wins over environment variables, which win over the file.",
-		Flags:  flags,
+			"host.example.toml); the command line wins over environment variables, which win over the file.\n" +
+			numbersRule,
+		Flags:  withRanges(flags),
 		Before: file.apply,
 		Action: file.explain(serve),
 	}
@@ -145,6 +147,9 @@ func serve(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cliutil.Usagef("serve takes no arguments, got %q", c.Args().First())
 	}
+	if err := checkNumbers(c); err != nil {
+		return err
+	}
 	log, err := cliutil.Logger(c, os.Stderr)
 	if err != nil {
 		return err
@@ -156,8 +161,37 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bundle, err := gamecontent.FromFlags(c)
+	// The configuration is checked, and every folder, file and port the
+	// host needs is checked or opened, before the content is read and the
+	// world generated or loaded, which can take seconds: a slip fails at
+	// once.
+	data, err := dataDir(c)
 	if err != nil {
+		return err
+	}
+	if err := checkDataDir(data); err != nil {
+		return err
+	}
+	var bundle *gamecontent.Bundle
+	cfg, err := hostConfig(c, func() *gamecontent.Bundle { return bundle }, log)
+	if err != nil {
+		return err
+	}
+	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
+		return cliutil.Usagef("--new, --force-new and --recover need --save")
+	}
+	pre, err := prepare(c, log)
+	if err != nil {
+		return err
+	}
+	defer pre.close()
+	warnOpen(pre.game.Addr(), len(cfg.Password) > 0, log)
+	var observer *metrics.Host
+	if pre.web != nil {
+		observer = metrics.New()
+		cfg.Observer = observer
+	}
+	if bundle, err = gamecontent.FromFlags(c); err != nil {
 		return err
 	}
 	if !bundle.Embedded {
@@ -166,70 +200,11 @@ func serve(c *cli.Context) error {
 	for _, n := range bundle.Notes() {
 		log.Warn(n)
 	}
-	// The configuration is checked before the world is generated or
-	// loaded, which can take seconds, so a mistake in a flag fails at once.
-	cfg, err := hostConfig(c, bundle, log)
+	world, resumed, err := startWorld(c, pre.start, bundle, log)
 	if err != nil {
 		return err
 	}
-	// The status page's port is opened first, so a bad or busy address
-	// fails before the world is hosted.
-	var webLn net.Listener
-	var observer *metrics.Host
-	if addr := c.String("http"); addr != "" {
-		if _, err := web.ListenAddr(addr); err != nil {
-			return cliutil.Usagef("--http: %v", err)
-		}
-		if webLn, err = web.Listen(addr); err != nil {
-			return fmt.Errorf("--http: %w", err)
-		}
-		defer webLn.Close()
-		observer = metrics.New()
-		cfg.Observer = observer
-	}
-	ways, err := openAdmin(c)
-	if err != nil {
-		return err
-	}
-	defer ways.close()
-	var world lockstep.Sim
-	path := c.String("save")
-	var start *saveStart
-	if path != "" {
-		if start, err = findSave(path); err != nil {
-			return err
-		}
-	} else if c.Bool("new") || c.Bool("force-new") || c.Bool("recover") {
-		return cliutil.Usagef("--new, --force-new and --recover need --save")
-	}
-	switch {
-	case start != nil && c.Bool("force-new") && len(start.existing) > 0:
-		into, err := start.moveAside(time.Now())
-		if err != nil {
-			return err
-		}
-		log.Warn("--force-new: moved the old colony's files aside; none was deleted", "into", into, "files", len(start.existing))
-	case start != nil && c.Bool("new") && len(start.existing) > 0:
-		return start.refuseNew()
-	}
-	if start != nil && !c.Bool("new") && !c.Bool("force-new") {
-		loadStart := time.Now()
-		sim, f, err := start.load(bundle, c.Bool("recover"), log)
-		if err != nil {
-			return err
-		}
-		world = sim
-		cfg.Save.Resumed = true // the players' session tokens kept beside it come back too
-		log.Info("save loaded", "path", f.Path, "tick", f.Meta.Tick, "bytes", f.Size, "ms", time.Since(loadStart).Milliseconds())
-	} else {
-		genStart := time.Now()
-		w, wcfg, err := newWorld(c, bundle)
-		if err != nil {
-			return err
-		}
-		world = w
-		log.Info("world generated", "maps", wcfg.Maps, "map_size", wcfg.Width, "seed", wcfg.Seed, "ms", time.Since(genStart).Milliseconds())
-	}
+	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
 	content := hostcontent.Content(bundle, log)
 	srv, err := host.New(cfg, content, world)
 	if err != nil {
@@ -238,7 +213,8 @@ func serve(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	webDone := make(chan error, 1)
-	if webLn != nil {
+	if webLn := pre.web; webLn != nil {
+		pre.web = nil // Serve closes it
 		reg, err := metrics.NewRegistry(observer, srv)
 		if err != nil {
 			return fmt.Errorf("metrics: %w", err)
@@ -249,10 +225,14 @@ func serve(c *cli.Context) error {
 		webDone <- nil
 	}
 	adminDone := make(chan error, 1)
+	ways := pre.admin
+	pre.admin = nil
 	go func() { adminDone <- ways.run(ctx, srv, log) }()
 	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
-	err = srv.ListenAndServe(ctx, c.String("listen"))
+	game := pre.game
+	pre.game = nil // ServeListeners closes it
+	err = srv.ServeListeners(ctx, game)
 	stop() // the status page goes with the host, whatever ended it
 	if werr := <-webDone; werr != nil {
 		log.Warn("status page stopped with an error", "err", werr)
@@ -271,10 +251,55 @@ func serve(c *cli.Context) error {
 	return nil
 }
 
+// warnOpen says so when anyone who reaches the host may join: it listens
+// on every interface (the default --listen) without a password.
+func warnOpen(addr net.Addr, password bool, log *slog.Logger) {
+	ta, ok := addr.(*net.TCPAddr)
+	if password || !ok || !ta.IP.IsUnspecified() {
+		return
+	}
+	log.Warn("the host accepts players on every interface with no password: anyone who can reach port "+
+		strconv.Itoa(ta.Port)+" may join; set a password with --password-file or "+cliutil.PasswordEnv+
+		", or try it on this machine only with --listen 127.0.0.1:"+strconv.Itoa(ta.Port), "addr", addr.String())
+}
+
+// startWorld loads the save start names, or generates a new world: after
+// --force-new has moved an old colony aside, or refused by --new over one.
+// resumed says the world came from the save.
+func startWorld(c *cli.Context, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (world lockstep.Sim, resumed bool, err error) {
+	switch {
+	case start != nil && c.Bool("force-new") && len(start.existing) > 0:
+		into, err := start.moveAside(time.Now())
+		if err != nil {
+			return nil, false, err
+		}
+		log.Warn("--force-new: moved the old colony's files aside; none was deleted", "into", into, "files", len(start.existing))
+	case start != nil && c.Bool("new") && len(start.existing) > 0:
+		return nil, false, start.refuseNew()
+	}
+	if start != nil && !c.Bool("new") && !c.Bool("force-new") {
+		loadStart := time.Now()
+		sim, f, err := start.load(bundle, c.Bool("recover"), log)
+		if err != nil {
+			return nil, false, err
+		}
+		log.Info("save loaded", "path", f.Path, "tick", f.Meta.Tick, "bytes", f.Size, "ms", time.Since(loadStart).Milliseconds())
+		return sim, true, nil
+	}
+	genStart := time.Now()
+	w, wcfg, err := newWorld(c, bundle, log)
+	if err != nil {
+		return nil, false, err
+	}
+	log.Info("world generated", "maps", wcfg.Maps, "map_size", wcfg.Width, "seed", wcfg.Seed, "ms", time.Since(genStart).Milliseconds())
+	return w, false, nil
+}
+
 // hostConfig builds the host's configuration from serve's flags (values
 // from the config file included): everything but the world and the
-// content. bundle is only read when a save is written.
-func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (host.Config, error) {
+// content. bundle is only called when a save is written, once the
+// content is loaded.
+func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Logger) (host.Config, error) {
 	if err := cliutil.CheckListenAddr("--listen", c.String("listen")); err != nil {
 		return host.Config{}, err
 	}
@@ -326,7 +351,7 @@ func hostConfig(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (h
 		CommandRate:       c.Float64("command-rate"),
 		CommandBurst:      max(1, int(2*c.Float64("command-rate"))),
 		Save: host.SaveConfig{Path: c.String("save"), Every: autosave, Keep: c.Int("keep"),
-			Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, c.String("game-name")) }},
+			Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle(), c.String("game-name")) }},
 		ConnBurst:      max(1, int(2*c.Float64("conn-rate"))),
 		HashEvery:      c.Int("hash-every"),
 		DesyncDir:      filepath.Join(data, desync.DirName),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
+	"github.com/lockhost/lockhost/internal/savelock"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/urfave/cli/v2"
@@ -33,8 +35,9 @@ func worldFlags() []cli.Flag {
 	}
 }
 
-// newWorld generates the world the flags describe.
-func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony.Config, error) {
+// newWorld generates the world the flags describe. A generation that
+// takes long logs how far it is, about every progressEvery.
+func newWorld(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (*colony.World, colony.Config, error) {
 	side := c.Int("map-size")
 	wcfg := colony.Config{Maps: c.Int("maps"), Width: side, Height: side, Seed: c.Uint64("seed"),
 		ThingsPerMap: c.Int("things-per-map"), PawnsPerMap: c.Int("pawns-per-map"), IdleMaps: c.Int("idle-maps")}
@@ -45,7 +48,16 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle) (*colony.World, colony
 	if err := wcfg.Validate(); err != nil {
 		return nil, wcfg, cliutil.Usagef("world: %v", err)
 	}
-	w, err := colony.New(bundle.Content, wcfg)
+	start := time.Now()
+	last := start
+	progress := func(done, total int) {
+		if now := time.Now(); now.Sub(last) >= progressEvery && done < total {
+			last = now
+			log.Info("generating the world", "maps_done", done, "maps", total, "percent", 100*done/total,
+				"s", int(now.Sub(start).Seconds()))
+		}
+	}
+	w, err := colony.NewWithProgress(bundle.Content, wcfg, progress)
 	if err != nil {
 		return nil, wcfg, fmt.Errorf("generate world: %w", err)
 	}
@@ -57,6 +69,9 @@ func compressionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "compression", Value: snapshot.Zstd.String(),
 		Usage: "codec of join points, repairs and saves: zstd (fast to inflate) or gzip; joiners that read only gzip get gzip"}
 }
+
+// progressEvery is how often a long world generation says how far it is.
+const progressEvery = 2 * time.Second
 
 func savesCommand() *cli.Command {
 	newFlags := append([]cli.Flag{
@@ -74,7 +89,7 @@ func savesCommand() *cli.Command {
 				Name:      "new",
 				Usage:     "generate a world and write it as a save",
 				UsageText: "host saves new --out FILE [--force] [world flags]",
-				Flags:     newFlags,
+				Flags:     withRanges(newFlags),
 				Action:    savesNew,
 			},
 			{
@@ -94,6 +109,9 @@ func savesCommand() *cli.Command {
 }
 
 func savesNew(c *cli.Context) error {
+	if err := checkNumbers(c); err != nil {
+		return err
+	}
 	path := c.String("out")
 	if _, err := os.Lstat(path); err == nil && !c.Bool("force") {
 		return cliutil.Usagef("%s exists; add --force to replace it", path)
@@ -101,12 +119,15 @@ func savesNew(c *cli.Context) error {
 	if err := checkWritable(filepath.Dir(path)); err != nil {
 		return cliutil.Usagef("--out %s: %v", path, err)
 	}
+	if err := savelock.Check(path); err != nil {
+		return startFailed("--out: %v", err) // --force must not replace a running host's save
+	}
 	bundle, err := gamecontent.FromFlags(c)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	w, wcfg, err := newWorld(c, bundle)
+	w, wcfg, err := newWorld(c, bundle, slog.New(slog.NewTextHandler(cliutil.ErrOut(c), nil)))
 	if err != nil {
 		return err
 	}

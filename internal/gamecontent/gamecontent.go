@@ -71,6 +71,13 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 			return nil, fmt.Errorf("content has %d def errors:\n  %s", len(msgs), strings.Join(msgs, "\n  "))
 		}
 		b.Content, b.Report, err = colony.ReadContent(b.Set)
+		var lacks *colony.LacksError
+		if errors.As(err, &lacks) {
+			return nil, fmt.Errorf("the content has no %s, which every world needs: a mod builds on the base content, "+
+				"which must be loaded under it, first in load order (--content PATH/TO/RimWorld/Data/Core --content %s for the game's Core, "+
+				"or --content colony/content/Core --content %s for this repository's default content, the embedded one)",
+				strings.Join(lacks.Lacks, ", no "), strings.Join(dirs, " --content "), strings.Join(dirs, " --content "))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("content: %w", err)
 		}
