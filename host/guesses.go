@@ -7,35 +7,116 @@ import (
 	"github.com/lockhost/lockhost/internal/ratelimit"
 )
 
-// guessLimiter bounds password attempts per address (an IPv6 address by
-// its /64) and across all addresses, so that many addresses together
-// cannot guess faster than the global rate. Every attempt spends a token
-// of both buckets before the password is checked; an attempt that finds
-// either empty is refused unchecked, so it tells a guesser nothing.
+// guessLimiter bounds password checks per address (an IPv6 address by
+// its /64) and across all addresses, without locking out a client that
+// knows the password.
+//
+// Per address it is a token bucket: an attempt over it is refused
+// unchecked. Across all addresses it keeps a leaky count of the checks
+// made (load), draining at grate a second. While the load is below the
+// free burst (gburst) a client gets no puzzle; above it, a client must
+// solve a proof of work on its challenge (package password) whose
+// difficulty grows by a bit for every puzzleStep checks more in the load,
+// from puzzleBaseBits up to maxBits. A check is made only while the load
+// stays within hard = gburst + puzzleStep*(maxBits-puzzleBaseBits+1):
+// in any T seconds at most hard + grate*T checks, however many addresses
+// guess. Guessers who want more checks pay in work, doubling every
+// puzzleStep checks; a real client pays one puzzle of the difficulty the
+// guessing reached, and gets its password checked. With puzzles off
+// (maxBits < 0) hard is gburst: the global bucket alone, which locks
+// everyone out once guessers spend it. The wire spec (package wire)
+// documents the same rule.
 type guessLimiter struct {
 	mu            sync.Mutex
-	global        ratelimit.Bucket
 	byAddr        map[string]*ratelimit.Bucket
 	rate, burst   float64 // per address
-	grate, gburst float64 // in all
+	grate, gburst float64 // in all: the load's drain and the free burst
+	maxBits       int     // the hardest puzzle; -1: none
+	hard          float64 // the most the load may reach
+	load          float64 // checks made, drained at grate
+	last          time.Time
 	calls         int
+	counts        guessCounts
 }
 
+// guessCounts are the limiter's counters, for Stats.
+type guessCounts struct {
+	checked, wrong, refused, puzzles uint64
+	bits                             int // the difficulty a newcomer gets now
+}
+
+// The puzzle's first difficulty, and how many checks more in the load add
+// a bit.
+const (
+	puzzleBaseBits = 8
+	puzzleStep     = 4
+)
+
+// A guess's verdict.
+type guessVerdict int
+
+const (
+	guessCheck      guessVerdict = iota // check the password
+	guessAddrLimit                      // over the address's rate
+	guessNoSolution                     // the puzzle set was not solved
+	guessAllLimit                       // over the bound for all addresses
+)
+
 // newGuessLimiter returns a limiter, or nil (no limit) for a negative rate.
-func newGuessLimiter(rate float64, burst int, grate float64, gburst int) *guessLimiter {
+func newGuessLimiter(rate float64, burst int, grate float64, gburst int, maxBits int) *guessLimiter {
 	if rate < 0 {
 		return nil
 	}
-	return &guessLimiter{byAddr: map[string]*ratelimit.Bucket{}, rate: rate, burst: float64(burst),
-		grate: grate, gburst: float64(gburst)}
+	g := &guessLimiter{byAddr: map[string]*ratelimit.Bucket{}, rate: rate, burst: float64(burst),
+		grate: grate, gburst: float64(gburst), maxBits: maxBits, hard: float64(gburst)}
+	if maxBits >= 0 {
+		g.hard += float64(puzzleStep * (maxBits - puzzleBaseBits + 1))
+	}
+	return g
 }
 
-// attempt spends a token for an attempt from key and reports whether the
-// attempt may be checked. A refused attempt spends nothing globally, so
-// one address over its limit does not drain everyone's.
-func (g *guessLimiter) attempt(key string, now time.Time) bool {
+// drain lets the load leak up to now. The caller holds the lock.
+func (g *guessLimiter) drain(now time.Time) {
+	if !g.last.IsZero() && now.After(g.last) {
+		g.load = max(0, g.load-now.Sub(g.last).Seconds()*g.grate)
+	}
+	if now.After(g.last) {
+		g.last = now
+	}
+}
+
+// bitsAt is the difficulty for the load now. The caller holds the lock.
+func (g *guessLimiter) bitsAt() int {
+	if g.maxBits < 0 || g.load < g.gburst {
+		return 0
+	}
+	return min(g.maxBits, puzzleBaseBits+int((g.load-g.gburst)/puzzleStep))
+}
+
+// puzzle returns the difficulty of the puzzle to set a client whose
+// password will be checked: 0 for none.
+func (g *guessLimiter) puzzle(now time.Time) int {
 	if g == nil {
-		return true
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.drain(now)
+	n := g.bitsAt()
+	g.counts.bits = n
+	if n > 0 {
+		g.counts.puzzles++
+	}
+	return n
+}
+
+// attempt decides on an attempt from key at now; solved reports whether
+// the client solved the puzzle it was set (true when it was set none). A
+// refused attempt spends nothing in all, so one address over its limit
+// does not drain everyone's.
+func (g *guessLimiter) attempt(key string, now time.Time, solved bool) guessVerdict {
+	if g == nil {
+		return guessCheck
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -53,5 +134,42 @@ func (g *guessLimiter) attempt(key string, now time.Time) bool {
 		b = new(ratelimit.Bucket)
 		g.byAddr[key] = b
 	}
-	return b.Take(now, g.rate, g.burst) && g.global.Take(now, g.grate, g.gburst)
+	v := guessCheck
+	g.drain(now)
+	switch {
+	case !b.Take(now, g.rate, g.burst):
+		v = guessAddrLimit
+	case !solved:
+		v = guessNoSolution
+	case g.load+1 > g.hard:
+		v = guessAllLimit
+	default:
+		g.load++
+		g.counts.checked++
+	}
+	if v != guessCheck {
+		g.counts.refused++
+	}
+	g.counts.bits = g.bitsAt()
+	return v
+}
+
+// wrongPassword counts a check that found the password wrong.
+func (g *guessLimiter) wrongPassword() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.counts.wrong++
+	g.mu.Unlock()
+}
+
+// snapshot returns the counters.
+func (g *guessLimiter) snapshot() guessCounts {
+	if g == nil {
+		return guessCounts{}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.counts
 }

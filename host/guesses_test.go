@@ -7,30 +7,88 @@ import (
 
 func TestGuessLimiter(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	g := newGuessLimiter(1, 2, 1, 3) // 2 per address at once, 3 in all
+	g := newGuessLimiter(1, 2, 1, 3, -1) // 2 per address at once, 3 in all, no puzzle
 	steps := []struct {
 		key  string
 		at   time.Duration
-		want bool
+		want guessVerdict
 	}{
-		{"a", 0, true},
-		{"a", 0, true},
-		{"a", 0, false}, // a's burst is spent
-		{"b", 0, true},
-		{"c", 0, false}, // the global burst is spent: a fresh address gains nothing
-		{"c", time.Second, true},
-		{"d", time.Second, false},
-		{"a", 2 * time.Second, true},
+		{"a", 0, guessCheck},
+		{"a", 0, guessCheck},
+		{"a", 0, guessAddrLimit}, // a's burst is spent
+		{"b", 0, guessCheck},
+		{"c", 0, guessAllLimit}, // the global burst is spent: a fresh address gains nothing
+		{"c", time.Second, guessCheck},
+		{"d", time.Second, guessAllLimit},
+		{"a", 2 * time.Second, guessCheck},
 	}
 	for i, s := range steps {
-		if got := g.attempt(s.key, t0.Add(s.at)); got != s.want {
+		if got := g.attempt(s.key, t0.Add(s.at), true); got != s.want {
 			t.Fatalf("step %d: attempt(%s at +%v) = %v, want %v", i, s.key, s.at, got, s.want)
 		}
-	}
-	var none *guessLimiter = newGuessLimiter(-1, 0, 0, 0)
-	for range 100 {
-		if !none.attempt("a", t0) {
-			t.Fatal("no limit refused an attempt")
+		if g.puzzle(t0.Add(s.at)) != 0 {
+			t.Fatalf("step %d: a puzzle with puzzles off", i)
 		}
+	}
+	var none *guessLimiter = newGuessLimiter(-1, 0, 0, 0, 0)
+	for range 100 {
+		if none.attempt("a", t0, false) != guessCheck || none.puzzle(t0) != 0 {
+			t.Fatal("no limit refused an attempt or set a puzzle")
+		}
+	}
+}
+
+// TestGuessPuzzle: past the free burst every check needs a solved puzzle,
+// a bit harder for every puzzleStep checks, up to the maximum; the checks
+// never pass the documented bound, however many addresses guess, and the
+// load drains at the rate in all.
+func TestGuessPuzzle(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const burst, maxBits = 5, 10
+	g := newGuessLimiter(100, 100, 1, burst, maxBits)
+	hard := burst + puzzleStep*(maxBits-puzzleBaseBits+1) // 17
+	checks := 0
+	for i := 0; i < 1000; i++ {
+		key := string(rune('a' + i%26)) // many addresses
+		bits := g.puzzle(t0)
+		wantBits := 0
+		if checks >= burst {
+			wantBits = min(maxBits, puzzleBaseBits+(checks-burst)/puzzleStep)
+		}
+		if bits != wantBits {
+			t.Fatalf("after %d checks: puzzle of %d bits, want %d", checks, bits, wantBits)
+		}
+		if bits > 0 && g.attempt(key, t0, false) != guessNoSolution {
+			t.Fatalf("after %d checks: an unsolved puzzle was not refused", checks)
+		}
+		switch v := g.attempt(key, t0, true); {
+		case v == guessCheck:
+			checks++
+		case v == guessAllLimit && checks == hard:
+		default:
+			t.Fatalf("after %d checks (bound %d): %v", checks, hard, v)
+		}
+	}
+	if checks != hard {
+		t.Fatalf("%d checks at one instant, want the bound %d", checks, hard)
+	}
+	c := g.snapshot()
+	if c.checked != uint64(hard) || c.puzzles == 0 || c.refused == 0 || c.bits != maxBits {
+		t.Fatalf("counters %+v", c)
+	}
+	// Three seconds drain three checks: three more are checked, at the
+	// hardest puzzle.
+	later := t0.Add(3 * time.Second)
+	for i := 0; i < 3; i++ {
+		if g.puzzle(later) != maxBits || g.attempt("z", later, true) != guessCheck {
+			t.Fatalf("check %d after the drain refused", i)
+		}
+	}
+	if g.attempt("y", later, true) != guessAllLimit {
+		t.Fatal("a fourth check after three seconds' drain")
+	}
+	// Once the load is gone, no puzzle.
+	if n := g.puzzle(t0.Add(time.Minute)); n != 0 {
+		t.Fatalf("a puzzle of %d bits after a quiet minute", n)
 	}
 }

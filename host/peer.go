@@ -45,9 +45,10 @@ type peer struct {
 	log  *slog.Logger
 	id   int32
 	name string
-	// admitted uncounts the connection as pending: called once it is
+	// pend is the connection's entry in the pending table: it makes
+	// progress there with each handshake step and leaves it once
 	// admitted, and at the latest when it ends.
-	unpend func()
+	pend *pendingConn
 
 	member      *member          // once admitted
 	cmdLimit    ratelimit.Bucket // this player's command rate
@@ -59,6 +60,7 @@ type peer struct {
 	phases      []PhaseTime
 	spectator   bool
 	rejoin      bool
+	puzzleBits  int           // the password puzzle set in the mod list (0: none)
 	resumed     uint64        // world payload bytes left out: the joiner held them
 	retry       bool          // this connection retries a join that dropped before WorldReady
 	join        *joinProgress // the join across its retries, once admitted
@@ -84,11 +86,11 @@ func (p *peer) record(outcome, reason string) {
 	p.srv.sess.pub.history.join(r)
 }
 
-func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
-	defer unpend()
+func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
+	defer pend.release()
 	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
-	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
+	nc, err := s.secure(ctx, raw, s.pending.timeout(s.cfg.HandshakeTimeout))
 	if err != nil {
 		// No protocol was spoken: there is nobody to tell why.
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
@@ -98,8 +100,13 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		raw.Close()
 		return
 	}
+	if s.cfg.TLS != nil {
+		pend.progress(time.Now())
+	}
 	c := newConn(nc, s.cfg.SendQueue, s.cfg.SendQueueBytes, s.cfg.WriteTimeout, log)
 	c.sent = &s.sent
+	// Evicted from the pending table, the client is told why.
+	pend.setKill(func() { c.close(wire.ReasonRateLimited, "the host is busy with other joining connections") })
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -108,7 +115,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		}
 	}()
 	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
-		start: start, mark: start, unpend: unpend}
+		start: start, mark: start, pend: pend}
 	admitted, err := p.run()
 	// A connection that was never admitted logs through the refusal log,
 	// so a flood from one address is one line per interval.
@@ -131,6 +138,9 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 	case errors.Is(err, errLeft):
 		c.closeWith(nil, "")
 		left, outcome = true, JoinLeft
+	case pend.wasEvicted():
+		logf("client evicted", wire.ReasonRateLimited.String(), "player", p.id, "reason", "pending table full")
+		outcome, reason = JoinRefused, wire.ReasonRateLimited.String()
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -244,7 +254,7 @@ func (p *peer) run() (admitted bool, err error) {
 // DefsOK with the player's ID.
 func (p *peer) handshake() (challenge []byte, err error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.HandshakeTimeout)))
 
 	// 1. Protocol.
 	pkt, err := p.read(wire.IDClientProtocol)
@@ -259,15 +269,19 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		return nil, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
 	}
 	p.phase("handshake")
+	p.pend.progress(time.Now())
 
-	// 2. Mod list, with the challenge.
+	// 2. Mod list, with the challenge and, when guesses come fast, a
+	// puzzle (guesses.go).
 	ct := p.srv.content
 	if len(cfg.Password) > 0 {
 		if challenge, err = password.NewChallenge(); err != nil {
 			return nil, err
 		}
+		p.puzzleBits = p.srv.guesses.puzzle(time.Now())
 	}
-	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge}) {
+	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
+		PuzzleBits: uint8(p.puzzleBits)}) {
 		return nil, net.ErrClosed
 	}
 
@@ -278,6 +292,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if err := p.checkDefs(pkt.(*wire.ClientDefs)); err != nil {
 		return nil, err
 	}
+	p.pend.progress(time.Now())
 
 	// Clock sync, still under the handshake deadline.
 	if _, err := p.syncClock(nil); err != nil {
@@ -290,6 +305,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
 		return nil, net.ErrClosed
 	}
+	p.pend.progress(time.Now())
 	p.phase("defs")
 	return challenge, nil
 }
@@ -300,7 +316,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 // is no longer pending and takes full-size frames.
 func (p *peer) admit(challenge []byte) (joinReply, error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.UsernameTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.UsernameTimeout)))
 	var cu *wire.ClientUsername
 	for cu == nil || cu.Name == "" {
 		pkt, err := p.read(wire.IDClientUsername)
@@ -312,13 +328,21 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
-	// per address and in all.
+	// per address, and checks in all (guesses.go).
 	passwordOK := len(cfg.Password) == 0
 	if !passwordOK {
-		if !p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now()) {
+		solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
+		switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), solved) {
+		case guessAddrLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
+		case guessNoSolution:
+			return joinReply{}, refuse(wire.ReasonRateLimited, "The host is under a password-guessing attack and asked for a proof of work this client did not give; update lockhost or try again.")
+		case guessAllLimit:
+			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts on this host; wait a minute and try again.")
 		}
-		passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof)
+		if passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof); !passwordOK {
+			p.srv.guesses.wrongPassword()
+		}
 	}
 	reply := make(chan joinReply, 1)
 	select {
@@ -339,7 +363,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		r := admissionReason(jr.err)
 		return joinReply{}, refuse(r, "%s", r.Sentence())
 	}
-	p.unpend()
+	p.pend.release()
 	p.fr.SetMax(cfg.MaxFrame)
 	p.member, p.join = jr.member, jr.join
 	p.id, p.name = jr.id, jr.member.name
@@ -460,7 +484,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 // join with every phase's time.
 func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.HandshakeTimeout)))
 	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
 	if err != nil {
 		return err

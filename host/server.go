@@ -51,8 +51,8 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	sess := newSession(cfg, sim)
 	sess.admin.bans = bans
 	return &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
-		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
-		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
+		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr, cfg.MaxPendingPerPrefix),
+		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll, cfg.PasswordPuzzleMaxBits),
 		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
 		defsHash: status.SummaryHash(content.Databases)}, nil
 }
@@ -117,16 +117,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}()
 			continue
 		}
-		if !s.pending.acquire(key) {
-			go func() {
-				defer s.conns.Done()
-				s.refuseFast(nc, wire.ReasonRateLimited)
-			}()
-			continue
-		}
+		// A full pending table makes room by closing the connection that
+		// has done least for longest (pending.go).
+		pc := s.pending.acquire(remoteIP(nc), time.Now(), func() { nc.Close() })
 		go func() {
 			defer s.conns.Done()
-			s.handle(ctx, nc, sync.OnceFunc(func() { s.pending.release(key) }))
+			s.handle(ctx, nc, pc)
 		}()
 	}
 	cancel()

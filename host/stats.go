@@ -68,6 +68,18 @@ type Stats struct {
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64
+	// The defences against attacks from many addresses. Pending is the
+	// connections not admitted yet, now; PendingEvicted counts those
+	// closed to make room for newcomers (pending.go).
+	Pending        int
+	PendingEvicted uint64
+	// PasswordChecks counts the passwords checked, PasswordsWrong those
+	// found wrong; GuessesRefused counts attempts refused unchecked (over
+	// an address's rate, puzzle not solved, or over the bound in all).
+	// PuzzlesIssued counts the password puzzles set; PuzzleBits is the
+	// difficulty a newcomer gets now (0: none) (guesses.go).
+	PasswordChecks, PasswordsWrong, GuessesRefused, PuzzlesIssued uint64
+	PuzzleBits                                                    int
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -131,6 +143,9 @@ func (st *stats) snapshot() Stats {
 func (s *Server) counters() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
+	st.Pending, st.PendingEvicted = s.pending.count(), s.pending.evictions()
+	g := s.guesses.snapshot()
+	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.checked, g.wrong, g.refused, g.puzzles, g.bits
 	return st
 }
 

@@ -42,8 +42,9 @@
 //
 //	0  Client_Protocol    {v:protocol}
 //	1  Client_Defs        {d:databases[]{t:type, c:count, h:hash}}   at most MaxDatabases
-//	2  Client_Username    {n:name, p:passwordProof, s:spectate, k:token, r:resume[]{i:index, h:hash}}
-//	                      resume (with a token, before WorldReady): blobs held, <= MaxResumeBlobs
+//	2  Client_Username    {n:name, p:passwordProof, w:puzzleNonce, s:spectate, k:token, r:resume[]{i:index, h:hash}}
+//	                      resume (with a token, before WorldReady): blobs held, <= MaxResumeBlobs;
+//	                      puzzleNonce: uint64, solves the password puzzle (0 when there is none)
 //	3  Client_WorldReady  {t:tick, h:worldHash}
 //	4  Client_Command     {m:mapID, k:kind, d:payload}               payload <= MaxClientCommandPayload
 //	5  Client_Clock       {n:nonce, c:clientTime}                    echo of a Server_Clock
@@ -58,7 +59,8 @@
 //
 // Host to client (16..):
 //
-//	16 Server_ModList     {v:gameVersion, m:mods[], c:passwordChallenge}
+//	16 Server_ModList     {v:gameVersion, m:mods[], c:passwordChallenge, d:puzzleBits}
+//	                      puzzleBits: uint8, 0 (no puzzle) to MaxPuzzleBits (32); not 0 only with a challenge
 //	17 Server_DefsOK      {g:gameName, p:playerID}
 //	18 Server_WorldData   {o:offset, t:total, d:data}                one chunk of the world payload
 //	19 Server_PlayerList  {a:action, p:players[]{i:id, n:name, f:faction, s:status, x:spectator, l:latencyMs}}
@@ -87,7 +89,7 @@
 //
 //	client                                   host
 //	Client_Protocol        ------------->    mismatch: Disconnect(Protocol)
-//	                       <-------------    Server_ModList (+ password challenge)
+//	                       <-------------    Server_ModList (+ password challenge, puzzle)
 //	Client_Defs            ------------->    any non-OK: Disconnect(Defs, statuses, detail)
 //	                       <-------------    Server_Clock   } repeated until a round lands
 //	Client_Clock           ------------->                   } in the window, or ClockSync
@@ -123,6 +125,33 @@
 //
 // The password, if any, is answered with HMAC-SHA256(password, domain ||
 // challenge) (package password); it never crosses the wire.
+//
+// Password puzzle: when password checks come faster than the host's
+// budget for all addresses together, Server_ModList sets puzzleBits to
+// n > 0, and the client must find a nonce, a uint64, such that
+//
+//	SHA-256("lockhost password puzzle v1" || 0x00 || challenge || nonce as 8 bytes big-endian)
+//
+// starts with n zero bits (the challenge is Server_ModList's 32 random
+// bytes, fresh for each connection), and send it as Client_Username's
+// puzzleNonce. The host verifies it with one hash before it checks the
+// password; a missing or wrong solution is refused with reason
+// RateLimited and the password is not checked. The cost is 2^n hashes on
+// average for the client, one for the host. The host issues n from a
+// leaky count L of the password checks it made (all addresses together),
+// which drains at the host's check rate R (default 5 per second): no
+// puzzle while L is below the free burst B (default 20); then n = 8 +
+// (L - B) / 4, rounded down, up to the host's maximum M (default 24).
+// A check is made only while L + 1 <= B + 4 * (M - 7) (default 88); past
+// that an attempt is refused, RateLimited, unchecked. So in any T seconds
+// the host checks at most B + 4 * (M - 7) + R * T passwords (88 + 5T by
+// default), and in the long run no more than R a second, however many
+// addresses guess; and every check past the free burst costs the guessers
+// a puzzle whose work doubles with every 4 more checks in the count. A
+// real client with the right password solves one puzzle, of the
+// difficulty the guessing has reached (the guessers' hash rate divided by
+// R, rounded to a power of two). A per-address limit on attempts comes
+// first (RateLimited, unchecked, no puzzle state spent).
 //
 // Rejoin: on admission the host gives the player a random 128-bit token.
 // A Client_Username carrying it, within the grace period after the player

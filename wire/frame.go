@@ -104,7 +104,7 @@ func (fr *FrameReader) SetMax(max int) {
 
 // ProtocolVersion is the version of this protocol, sent in Client_Protocol.
 // It changes whenever a packet's layout or meaning changes.
-const ProtocolVersion uint32 = 3
+const ProtocolVersion uint32 = 4
 
 // DefaultPort is the TCP port a host listens on by default.
 const DefaultPort = 30502

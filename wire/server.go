@@ -23,11 +23,18 @@ const (
 )
 
 // ServerModList answers a matching protocol with the host's content.
+// PuzzleBits, when not 0, is the difficulty of the proof of work the
+// client must solve on PasswordChallenge before its password is checked
+// (see package password and the spec); at most MaxPuzzleBits.
 type ServerModList struct {
 	GameVersion       string   `codec:"v"`
 	Mods              []string `codec:"m"`
 	PasswordChallenge []byte   `codec:"c"`
+	PuzzleBits        uint8    `codec:"d"`
 }
+
+// MaxPuzzleBits bounds a password puzzle's difficulty.
+const MaxPuzzleBits = 32
 
 // ID implements Packet.
 func (*ServerModList) ID() ID { return IDServerModList }
@@ -39,6 +46,12 @@ func (p *ServerModList) Validate() error {
 	}
 	if len(p.PasswordChallenge) > MaxProofBytes {
 		return fmt.Errorf("password challenge of %d bytes", len(p.PasswordChallenge))
+	}
+	if p.PuzzleBits > MaxPuzzleBits {
+		return fmt.Errorf("password puzzle of %d bits, over %d", p.PuzzleBits, MaxPuzzleBits)
+	}
+	if p.PuzzleBits > 0 && len(p.PasswordChallenge) == 0 {
+		return errors.New("password puzzle without a challenge")
 	}
 	return nil
 }

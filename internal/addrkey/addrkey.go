@@ -29,3 +29,19 @@ func OfHostPort(addr string) string {
 	}
 	return Of(host)
 }
+
+// Prefix returns the key of the network ip (text, without a port) is
+// counted in for per-network shares: an IPv4 address's /24, an IPv6
+// address's /64 (the same as Of). Text that is not an IP address is its
+// own key.
+func Prefix(ip string) string {
+	a := net.ParseIP(ip)
+	if a == nil {
+		return ip
+	}
+	if v4 := a.To4(); v4 != nil {
+		mask := net.CIDRMask(24, 32)
+		return (&net.IPNet{IP: v4.Mask(mask), Mask: mask}).String()
+	}
+	return Of(ip)
+}
