@@ -17,7 +17,9 @@ import (
 // free burst (gburst) a client gets no puzzle; above it, a client must
 // solve a proof of work on its challenge (package password) whose
 // difficulty grows by a bit for every puzzleStep checks more in the load,
-// from puzzleBaseBits up to maxBits. A check is made only while the load
+// from puzzleBaseBits up to maxBits. The puzzle is set with the mod list
+// and answered with the username; if the load's difficulty grew more than
+// puzzleSlack bits meanwhile, the answer no longer counts. A check is made only while the load
 // stays within hard = gburst + puzzleStep*(maxBits-puzzleBaseBits+1):
 // in any T seconds at most hard + grate*T checks, however many addresses
 // guess. Guessers who want more checks pay in work, doubling every
@@ -45,11 +47,14 @@ type guessCounts struct {
 	bits                             int // the difficulty a newcomer gets now
 }
 
-// The puzzle's first difficulty, and how many checks more in the load add
-// a bit.
+// The puzzle's first difficulty, how many checks more in the load add a
+// bit, and by how many bits a puzzle may have grown easier than the
+// load's difficulty at the check (set when the load was lower) and still
+// count.
 const (
 	puzzleBaseBits = 8
 	puzzleStep     = 4
+	puzzleSlack    = 2
 )
 
 // A guess's verdict.
@@ -58,7 +63,7 @@ type guessVerdict int
 const (
 	guessCheck      guessVerdict = iota // check the password
 	guessAddrLimit                      // over the address's rate
-	guessNoSolution                     // the puzzle set was not solved
+	guessNoSolution                     // the puzzle set was not solved, or is too easy by now
 	guessAllLimit                       // over the bound for all addresses
 )
 
@@ -110,11 +115,14 @@ func (g *guessLimiter) puzzle(now time.Time) int {
 	return n
 }
 
-// attempt decides on an attempt from key at now; solved reports whether
-// the client solved the puzzle it was set (true when it was set none). A
-// refused attempt spends nothing in all, so one address over its limit
-// does not drain everyone's.
-func (g *guessLimiter) attempt(key string, now time.Time, solved bool) guessVerdict {
+// attempt decides on an attempt from key at now; set is the difficulty of
+// the puzzle the client was set (0: none), solved whether it solved it.
+// The puzzle counts only if it is at most puzzleSlack bits easier than
+// the load's difficulty now: puzzles handed out cheaply before a burst of
+// guesses do not all buy checks once it came. A refused attempt spends
+// nothing in all, so one address over its limit does not drain
+// everyone's.
+func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) guessVerdict {
 	if g == nil {
 		return guessCheck
 	}
@@ -139,7 +147,7 @@ func (g *guessLimiter) attempt(key string, now time.Time, solved bool) guessVerd
 	switch {
 	case !b.Take(now, g.rate, g.burst):
 		v = guessAddrLimit
-	case !solved:
+	case !solved || set < g.bitsAt()-puzzleSlack:
 		v = guessNoSolution
 	case g.load+1 > g.hard:
 		v = guessAllLimit

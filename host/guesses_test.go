@@ -23,7 +23,7 @@ func TestGuessLimiter(t *testing.T) {
 		{"a", 2 * time.Second, guessCheck},
 	}
 	for i, s := range steps {
-		if got := g.attempt(s.key, t0.Add(s.at), true); got != s.want {
+		if got := g.attempt(s.key, t0.Add(s.at), 0, true); got != s.want {
 			t.Fatalf("step %d: attempt(%s at +%v) = %v, want %v", i, s.key, s.at, got, s.want)
 		}
 		if g.puzzle(t0.Add(s.at)) != 0 {
@@ -32,7 +32,7 @@ func TestGuessLimiter(t *testing.T) {
 	}
 	var none *guessLimiter = newGuessLimiter(-1, 0, 0, 0, 0)
 	for range 100 {
-		if none.attempt("a", t0, false) != guessCheck || none.puzzle(t0) != 0 {
+		if none.attempt("a", t0, 0, false) != guessCheck || none.puzzle(t0) != 0 {
 			t.Fatal("no limit refused an attempt or set a puzzle")
 		}
 	}
@@ -58,10 +58,10 @@ func TestGuessPuzzle(t *testing.T) {
 		if bits != wantBits {
 			t.Fatalf("after %d checks: puzzle of %d bits, want %d", checks, bits, wantBits)
 		}
-		if bits > 0 && g.attempt(key, t0, false) != guessNoSolution {
+		if bits > 0 && g.attempt(key, t0, bits, false) != guessNoSolution {
 			t.Fatalf("after %d checks: an unsolved puzzle was not refused", checks)
 		}
-		switch v := g.attempt(key, t0, true); {
+		switch v := g.attempt(key, t0, bits, true); {
 		case v == guessCheck:
 			checks++
 		case v == guessAllLimit && checks == hard:
@@ -80,15 +80,57 @@ func TestGuessPuzzle(t *testing.T) {
 	// hardest puzzle.
 	later := t0.Add(3 * time.Second)
 	for i := 0; i < 3; i++ {
-		if g.puzzle(later) != maxBits || g.attempt("z", later, true) != guessCheck {
+		if g.puzzle(later) != maxBits || g.attempt("z", later, maxBits, true) != guessCheck {
 			t.Fatalf("check %d after the drain refused", i)
 		}
 	}
-	if g.attempt("y", later, true) != guessAllLimit {
+	if g.attempt("y", later, maxBits, true) != guessAllLimit {
 		t.Fatal("a fourth check after three seconds' drain")
 	}
 	// Once the load is gone, no puzzle.
 	if n := g.puzzle(t0.Add(time.Minute)); n != 0 {
 		t.Fatalf("a puzzle of %d bits after a quiet minute", n)
+	}
+}
+
+// TestGuessPuzzleSetBeforeABurst: puzzles set while the load was low
+// stop counting once the load's difficulty is more than puzzleSlack bits
+// above them, so connections opened in advance buy only a few checks.
+func TestGuessPuzzleSetBeforeABurst(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const burst = 5
+	g := newGuessLimiter(100, 100, 1, burst, 24)
+	free := make([]int, 100) // 100 connections set no puzzle at once
+	for i := range free {
+		free[i] = g.puzzle(t0)
+	}
+	checks := 0
+	for i, set := range free {
+		if set != 0 {
+			t.Fatalf("connection %d set a puzzle of %d bits with no load", i, set)
+		}
+		if g.attempt("a", t0, set, true) == guessCheck {
+			checks++
+		}
+	}
+	// Only the free burst: past it the load's difficulty is 8 bits, more
+	// than puzzleSlack above none.
+	if checks != burst {
+		t.Fatalf("%d checks from connections set no puzzle, want the free burst %d", checks, burst)
+	}
+	cheap := make([]int, 100)
+	for i := range cheap {
+		cheap[i] = g.puzzle(t0) // 8 bits: the load is at the burst
+	}
+	checks = 0
+	// From another address (each has a burst of 100 attempts): checked
+	// until the load's difficulty passes 8 + puzzleSlack bits.
+	for _, set := range cheap {
+		if g.attempt("b", t0, set, true) == guessCheck {
+			checks++
+		}
+	}
+	if want := puzzleStep * (puzzleSlack + 1); checks != want {
+		t.Fatalf("%d checks from connections set the first puzzle in advance, want %d", checks, want)
 	}
 }

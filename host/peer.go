@@ -144,6 +144,9 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
+		if !admitted {
+			pend.timedOut(time.Now())
+		}
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
 		outcome, reason = JoinTimedOut, wire.ReasonTimeout.String()
@@ -332,11 +335,14 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	passwordOK := len(cfg.Password) == 0
 	if !passwordOK {
 		solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
-		switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), solved) {
+		switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
 		case guessAddrLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
 		case guessNoSolution:
-			return joinReply{}, refuse(wire.ReasonRateLimited, "The host is under a password-guessing attack and asked for a proof of work this client did not give; update lockhost or try again.")
+			// Guessing without the work the host asked for is an offence
+			// of the address, as stalling is (pending.go).
+			p.pend.timedOut(time.Now())
+			return joinReply{}, refuse(wire.ReasonRateLimited, "The host is under a password-guessing attack and asked for a proof of work this client did not give in time; try again.")
 		case guessAllLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts on this host; wait a minute and try again.")
 		}

@@ -18,8 +18,9 @@ import (
 // goes through the handshake in milliseconds, wins any contest with
 // connections that stall. Each connection is in one of three classes:
 //
-//   - active: it made progress (opened, or finished a handshake step)
-//     within pendingGrace;
+//   - active: it made progress (opened, or finished a handshake step: TLS,
+//     Client_Protocol, Client_Defs, each clock-sync round, DefsOK) within
+//     pendingGrace;
 //   - idle: it has finished no step at all since pendingGrace ago;
 //   - slow: it finished some steps, but none within pendingGrace.
 //
@@ -35,13 +36,36 @@ import (
 // A connection leaves the table when it is admitted (it is then
 // downloading or playing: never evicted from here), when it ends, or when
 // it is evicted.
+//
+// An address whose pending connection was evicted, missed its handshake
+// deadline or guessed the password without the puzzle is penalized, as OpenSSH's PerSourcePenalties do:
+// its new connections are refused at once for penaltyBase, doubling with
+// each further offence up to penaltyMax, so a staller that re-opens
+// cannot keep churning the table. An offence more than penaltyMax after
+// the last penalty ended starts again from penaltyBase.
 type pendingConns struct {
 	mu                      sync.Mutex
 	conns                   map[*pendingConn]struct{}
 	byAddr, byPrefix        map[string]int
 	max, maxAddr, maxPrefix int
 	evicted                 uint64 // connections closed to make room
+	penalized               uint64 // connections refused under a penalty
+	penalties               map[string]*penalty
 }
+
+// penalty is an address's: refused until until; level is the offences
+// counted.
+type penalty struct {
+	until time.Time
+	level int
+}
+
+// The first penalty, the longest, and how many addresses are tracked.
+const (
+	penaltyBase  = 2 * time.Second
+	penaltyMax   = time.Minute
+	maxPenalized = 1 << 16
+)
 
 // pendingGrace is how long since its last progress a pending connection
 // counts as active: far longer than a real client takes for a handshake
@@ -61,18 +85,24 @@ type pendingConn struct {
 
 func newPendingConns(max, maxAddr, maxPrefix int) *pendingConns {
 	return &pendingConns{conns: map[*pendingConn]struct{}{}, byAddr: map[string]int{}, byPrefix: map[string]int{},
-		max: max, maxAddr: maxAddr, maxPrefix: maxPrefix}
+		max: max, maxAddr: maxAddr, maxPrefix: maxPrefix, penalties: map[string]*penalty{}}
 }
 
 // addrKey is the key an address is counted under (package addrkey).
 func addrKey(ip string) string { return addrkey.Of(ip) }
 
 // acquire enters a new connection from ip, made at now, whose kill
-// closes it, evicting another connection first if a limit is reached.
-// kill runs without the table's lock held; it must not block for long.
+// closes it, evicting another connection first if a limit is reached. It
+// returns nil, entering nothing, while ip's address is penalized. kill
+// runs without the table's lock held; it must not block for long.
 func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingConn {
 	c := &pendingConn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), last: now, kill: kill}
 	p.mu.Lock()
+	if pen := p.penalties[c.addr]; pen != nil && now.Before(pen.until) {
+		p.penalized++
+		p.mu.Unlock()
+		return nil
+	}
 	var victim *pendingConn
 	switch {
 	case p.maxAddr >= 0 && p.byAddr[c.addr] >= p.maxAddr:
@@ -87,6 +117,9 @@ func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingCo
 		p.remove(victim)
 		victim.evicted, evict = true, victim.kill
 		p.evicted++
+		if victim.addr != c.addr { // an address over its share is not punished twice
+			p.penalize(victim.addr, now)
+		}
 	}
 	p.conns[c] = struct{}{}
 	p.byAddr[c.addr]++
@@ -135,6 +168,44 @@ func (p *pendingConns) remove(c *pendingConn) {
 	}
 	if p.byPrefix[c.prefix]--; p.byPrefix[c.prefix] <= 0 {
 		delete(p.byPrefix, c.prefix)
+	}
+}
+
+// penalize counts an offence of addr at now. The caller holds the lock.
+func (p *pendingConns) penalize(addr string, now time.Time) {
+	pen := p.penalties[addr]
+	if pen == nil {
+		if len(p.penalties) >= maxPenalized {
+			for k, o := range p.penalties {
+				if now.Sub(o.until) > penaltyMax {
+					delete(p.penalties, k)
+				}
+			}
+			if len(p.penalties) >= maxPenalized {
+				return // fail open rather than grow without bound
+			}
+		}
+		pen = &penalty{}
+		p.penalties[addr] = pen
+	}
+	if now.Sub(pen.until) > penaltyMax {
+		pen.level = 0
+	}
+	if now.Before(pen.until) {
+		return // one penalty at a time: its connections already in count once
+	}
+	pen.level++
+	pen.until = now.Add(min(penaltyMax, penaltyBase<<min(pen.level-1, 10)))
+}
+
+// timedOut penalizes the connection's address: it missed a handshake
+// deadline while pending, or guessed the password without solving the
+// puzzle it was set.
+func (c *pendingConn) timedOut(now time.Time) {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	if !c.gone {
+		c.t.penalize(c.addr, now)
 	}
 }
 
@@ -199,9 +270,10 @@ func (p *pendingConns) count() int {
 	return len(p.conns)
 }
 
-// evictions is the number of connections evicted so far.
-func (p *pendingConns) evictions() uint64 {
+// evictions is the number of connections evicted so far, and of those
+// refused under a penalty.
+func (p *pendingConns) evictions() (evicted, penalized uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.evicted
+	return p.evicted, p.penalized
 }

@@ -48,8 +48,8 @@ func TestPendingConns(t *testing.T) {
 	// Now every one is active: the one whose progress is the oldest goes.
 	add("198.51.100.9", 5*time.Second+time.Millisecond)
 	expectKilled("all active", "203.0.113.1")
-	if p.count() != 4 || p.evictions() != 4 {
-		t.Fatalf("count %d, evictions %d", p.count(), p.evictions())
+	if ev, _ := p.evictions(); p.count() != 4 || ev != 4 {
+		t.Fatalf("count %d, evictions %d", p.count(), ev)
 	}
 	// Per network: 10.0.0.0/24 at its share of two evicts its own oldest,
 	// not the other network's, older still.
@@ -85,6 +85,55 @@ func TestPendingConns(t *testing.T) {
 	}
 	if unlimited.count() != 1000 {
 		t.Fatalf("count %d", unlimited.count())
+	}
+}
+
+// TestPendingPenalties: an address whose connection was evicted, or timed
+// out, is refused for penaltyBase, doubling with each offence after a
+// penalty ended, up to penaltyMax; a long quiet spell forgives.
+func TestPendingPenalties(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := newPendingConns(1, -1, -1)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	p.acquire("192.0.2.1", t0, func() {})
+	if p.acquire("192.0.2.2", at(time.Millisecond), func() {}) == nil {
+		t.Fatal("the newcomer was refused")
+	}
+	// 192.0.2.1 was evicted: refused until +2 s.
+	if p.acquire("192.0.2.1", at(penaltyBase-time.Millisecond), func() {}) != nil {
+		t.Fatal("a penalized address was let in")
+	}
+	if _, pen := p.evictions(); pen != 1 {
+		t.Fatalf("%d refused under a penalty, want 1", pen)
+	}
+	c := p.acquire("192.0.2.1", at(penaltyBase+time.Millisecond), func() {}) // evicts 192.0.2.2
+	if c == nil {
+		t.Fatal("still refused after the penalty")
+	}
+	// A timeout is an offence too; the second one is twice as long.
+	c.timedOut(at(3 * time.Second))
+	c.release()
+	for _, tc := range []struct {
+		at   time.Duration
+		want bool
+	}{
+		{3*time.Second + 2*penaltyBase - time.Millisecond, false},
+		{3*time.Second + 2*penaltyBase + time.Millisecond, true},
+	} {
+		c := p.acquire("192.0.2.1", at(tc.at), func() {})
+		if (c != nil) != tc.want {
+			t.Fatalf("at +%v: let in %v, want %v", tc.at, c != nil, tc.want)
+		}
+		if c != nil {
+			c.release()
+		}
+	}
+	// An address at its own share evicts its own without a penalty.
+	q := newPendingConns(-1, 1, -1)
+	q.acquire("198.51.100.1", t0, func() {})
+	q.acquire("198.51.100.1", at(time.Millisecond), func() {})
+	if q.acquire("198.51.100.1", at(2*time.Millisecond), func() {}) == nil {
+		t.Fatal("an address was penalized for competing with itself")
 	}
 }
 

@@ -118,8 +118,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		// A full pending table makes room by closing the connection that
-		// has done least for longest (pending.go).
+		// has done least for longest (pending.go); an address penalized
+		// for stalling is refused.
 		pc := s.pending.acquire(remoteIP(nc), time.Now(), func() { nc.Close() })
+		if pc == nil {
+			go func() {
+				defer s.conns.Done()
+				s.refuseFast(nc, wire.ReasonRateLimited)
+			}()
+			continue
+		}
 		go func() {
 			defer s.conns.Done()
 			s.handle(ctx, nc, pc)

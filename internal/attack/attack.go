@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -71,6 +72,12 @@ type Config struct {
 	// Pause is how long an attacker waits before it reconnects (default
 	// 250 ms: within the host's default connection rate per address).
 	Pause time.Duration
+	// Solvers is how many guesses are under way at once, all addresses
+	// together, each solving the host's puzzle if it sets one: the
+	// attacker's hashing power, in cores. A guesser waits for a solver
+	// before it connects. With none, guesses are not limited and a guess
+	// the host set a puzzle goes without a solution.
+	Solvers int
 }
 
 // Stats is what an attack did and cost.
@@ -84,6 +91,10 @@ type Stats struct {
 	Checked, Refused atomic.Int64
 	// DialErrors counts connections that could not be opened.
 	DialErrors atomic.Int64
+	// Puzzles counts the password puzzles set to the guessers, Solved
+	// those they solved; Hashes is the hashes that took and SolveTime
+	// the time spent hashing, in nanoseconds (CPU time, one core each).
+	Puzzles, Solved, Hashes, SolveTime atomic.Int64
 }
 
 // Source is attacker i's loopback address: 127.a.b.1, each in a /24 of
@@ -98,11 +109,12 @@ func Run(ctx context.Context, cfg Config) *Stats {
 	}
 	st := &Stats{}
 	var wg sync.WaitGroup
+	solvers := make(chan struct{}, max(1, cfg.Solvers))
 	for i := 0; i < cfg.Sources; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := attacker{cfg: cfg, st: st, src: Source(i)}
+			a := attacker{cfg: cfg, st: st, src: Source(i), solvers: solvers}
 			a.loop(ctx)
 		}()
 	}
@@ -123,9 +135,10 @@ func Start(cfg Config) (stop func() *Stats) {
 }
 
 type attacker struct {
-	cfg Config
-	st  *Stats
-	src net.IP
+	cfg     Config
+	st      *Stats
+	src     net.IP
+	solvers chan struct{} // a token per guess under way, with Solvers
 }
 
 func (a *attacker) loop(ctx context.Context) {
@@ -161,6 +174,14 @@ func (c counted) Write(b []byte) (int, error) {
 // once opens one connection, plays the attack on it and holds it until
 // the host closes it or ctx is done.
 func (a *attacker) once(ctx context.Context) {
+	if a.cfg.Kind == Guess && a.cfg.Solvers > 0 {
+		select {
+		case a.solvers <- struct{}{}:
+			defer func() { <-a.solvers }()
+		case <-ctx.Done():
+			return
+		}
+	}
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: a.src}, Timeout: 5 * time.Second}
 	raw, err := d.DialContext(ctx, "tcp", a.cfg.Addr)
 	if err != nil {
@@ -190,17 +211,32 @@ func (a *attacker) once(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		a.guess(c, ml)
+		a.guess(ctx, c, ml)
 		return
 	}
 	c.drain() // until the host closes it
 }
 
-// guess sends a wrong proof and reads the host's answer.
-func (a *attacker) guess(c *client, ml *wire.ServerModList) {
-	proof := make([]byte, 32) // the proof of no password
-	name := fmt.Sprintf("m%d", a.src[14])
-	c.send(&wire.ClientUsername{Name: name + "xx", PasswordProof: proof})
+// guess sends a wrong proof, with the puzzle solved if it was set and
+// the attack solves puzzles, and reads the host's answer.
+func (a *attacker) guess(ctx context.Context, c *client, ml *wire.ServerModList) {
+	var nonce uint64
+	if ml.PuzzleBits > 0 {
+		a.st.Puzzles.Add(1)
+		if a.cfg.Solvers > 0 {
+			start := time.Now()
+			n, tried, err := password.SolvePuzzle(ctx, ml.PasswordChallenge, int(ml.PuzzleBits))
+			a.st.SolveTime.Add(int64(time.Since(start)))
+			a.st.Hashes.Add(int64(tried))
+			if err != nil {
+				return
+			}
+			a.st.Solved.Add(1)
+			nonce = n
+		}
+	}
+	proof := password.Proof([]byte("not the password"), ml.PasswordChallenge)
+	c.send(&wire.ClientUsername{Name: "Mallory", PasswordProof: proof, PuzzleNonce: nonce})
 	for {
 		p, err := c.next()
 		if err != nil {
