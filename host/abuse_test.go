@@ -49,6 +49,7 @@ func TestPendingConnectionCaps(t *testing.T) {
 	pending(1)
 	second := dialFrom(t, "127.0.0.2", h.addr)
 	pending(2)
+	time.Sleep(600 * time.Millisecond)        // past the age at which a connection may be evicted
 	third := dialFrom(t, "127.0.0.2", h.addr) // over its address's share: its own oldest goes
 	if d := first.disconnected(); d.Reason != wire.ReasonRateLimited {
 		t.Fatalf("the oldest idler of an address over its share: %+v, want RateLimited", d)
@@ -58,6 +59,7 @@ func TestPendingConnectionCaps(t *testing.T) {
 	other.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
 	other.expect(wire.IDServerModList)
 	pending(3) // full: second, third (both idle) and other
+	time.Sleep(600 * time.Millisecond)
 	// A real player joins through the full table: the oldest idler makes
 	// room.
 	bob := startJoiner(t, h.addr, "Bob")

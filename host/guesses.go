@@ -18,8 +18,9 @@ import (
 // solve a proof of work on its challenge (package password) whose
 // difficulty grows by a bit for every puzzleStep checks more in the load,
 // from puzzleBaseBits up to maxBits. The puzzle is set with the mod list
-// and answered with the username; if the load's difficulty grew more than
-// puzzleSlack bits meanwhile, the answer no longer counts. A check is made only while the load
+// and answered with the username; if the load grew so much meanwhile that
+// even puzzleWindow checks less would call for a harder puzzle, the
+// answer no longer counts. A check is made only while the load
 // stays within hard = gburst + puzzleStep*(maxBits-puzzleBaseBits+1):
 // in any T seconds at most hard + grate*T checks, however many addresses
 // guess. Guessers who want more checks pay in work, doubling every
@@ -48,13 +49,12 @@ type guessCounts struct {
 }
 
 // The puzzle's first difficulty, how many checks more in the load add a
-// bit, and by how many bits a puzzle may have grown easier than the
-// load's difficulty at the check (set when the load was lower) and still
-// count.
+// bit, and how many checks more the load may have taken since a puzzle
+// (or a free pass) was set for it to count still.
 const (
 	puzzleBaseBits = 8
 	puzzleStep     = 4
-	puzzleSlack    = 2
+	puzzleWindow   = 8
 )
 
 // A guess's verdict.
@@ -91,11 +91,14 @@ func (g *guessLimiter) drain(now time.Time) {
 }
 
 // bitsAt is the difficulty for the load now. The caller holds the lock.
-func (g *guessLimiter) bitsAt() int {
-	if g.maxBits < 0 || g.load < g.gburst {
+func (g *guessLimiter) bitsAt() int { return g.bitsFor(g.load) }
+
+// bitsFor is the difficulty for a load.
+func (g *guessLimiter) bitsFor(load float64) int {
+	if g.maxBits < 0 || load < g.gburst {
 		return 0
 	}
-	return min(g.maxBits, puzzleBaseBits+int((g.load-g.gburst)/puzzleStep))
+	return min(g.maxBits, puzzleBaseBits+int((load-g.gburst)/puzzleStep))
 }
 
 // puzzle returns the difficulty of the puzzle to set a client whose
@@ -117,9 +120,10 @@ func (g *guessLimiter) puzzle(now time.Time) int {
 
 // attempt decides on an attempt from key at now; set is the difficulty of
 // the puzzle the client was set (0: none), solved whether it solved it.
-// The puzzle counts only if it is at most puzzleSlack bits easier than
-// the load's difficulty now: puzzles handed out cheaply before a burst of
-// guesses do not all buy checks once it came. A refused attempt spends
+// The puzzle counts only if it would still be set for a load puzzleWindow
+// checks below the load now: puzzles (or free passes) handed out cheaply
+// before a burst of guesses do not all buy checks once it came, yet a
+// client solving its puzzle while a few other checks are made keeps it. A refused attempt spends
 // nothing in all, so one address over its limit does not drain
 // everyone's.
 func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) guessVerdict {
@@ -147,7 +151,7 @@ func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) 
 	switch {
 	case !b.Take(now, g.rate, g.burst):
 		v = guessAddrLimit
-	case !solved || set < g.bitsAt()-puzzleSlack:
+	case !solved || set < g.bitsFor(g.load-puzzleWindow):
 		v = guessNoSolution
 	case g.load+1 > g.hard:
 		v = guessAllLimit

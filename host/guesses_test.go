@@ -93,44 +93,35 @@ func TestGuessPuzzle(t *testing.T) {
 	}
 }
 
-// TestGuessPuzzleSetBeforeABurst: puzzles set while the load was low
-// stop counting once the load's difficulty is more than puzzleSlack bits
-// above them, so connections opened in advance buy only a few checks.
+// TestGuessPuzzleSetBeforeABurst: puzzles (and free passes) set while the
+// load was low stop counting once the load is puzzleWindow checks past
+// what they were set for, so connections opened in advance buy only a
+// few checks.
 func TestGuessPuzzleSetBeforeABurst(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	const burst = 5
-	g := newGuessLimiter(100, 100, 1, burst, 24)
-	free := make([]int, 100) // 100 connections set no puzzle at once
-	for i := range free {
-		free[i] = g.puzzle(t0)
-	}
-	checks := 0
-	for i, set := range free {
-		if set != 0 {
-			t.Fatalf("connection %d set a puzzle of %d bits with no load", i, set)
+	g := newGuessLimiter(100, 1000, 1, burst, 24)
+	burstOf := func(key string) (set, checks int) {
+		sets := make([]int, 100) // 100 connections opened at once
+		for i := range sets {
+			sets[i] = g.puzzle(t0)
 		}
-		if g.attempt("a", t0, set, true) == guessCheck {
-			checks++
+		for _, s := range sets {
+			if g.attempt(key, t0, s, true) == guessCheck {
+				checks++
+			}
 		}
+		return sets[0], checks
 	}
-	// Only the free burst: past it the load's difficulty is 8 bits, more
-	// than puzzleSlack above none.
-	if checks != burst {
-		t.Fatalf("%d checks from connections set no puzzle, want the free burst %d", checks, burst)
+	// Free passes count while the load is below the free burst plus the
+	// window: 5 + 8.
+	if set, checks := burstOf("a"); set != 0 || checks != burst+puzzleWindow {
+		t.Fatalf("free passes: set %d bits, %d checked; want 0 and %d", set, checks, burst+puzzleWindow)
 	}
-	cheap := make([]int, 100)
-	for i := range cheap {
-		cheap[i] = g.puzzle(t0) // 8 bits: the load is at the burst
-	}
-	checks = 0
-	// From another address (each has a burst of 100 attempts): checked
-	// until the load's difficulty passes 8 + puzzleSlack bits.
-	for _, set := range cheap {
-		if g.attempt("b", t0, set, true) == guessCheck {
-			checks++
-		}
-	}
-	if want := puzzleStep * (puzzleSlack + 1); checks != want {
-		t.Fatalf("%d checks from connections set the first puzzle in advance, want %d", checks, want)
+	// At a load of 13, the puzzle is 8 + (13-5)/4 = 10 bits; it counts
+	// while the load less 8 is below the top of 10 bits' band (5 + 4*3 =
+	// 17): loads 13 to 24, 12 checks.
+	if set, checks := burstOf("b"); set != 10 || checks != 12 {
+		t.Fatalf("10-bit puzzles set in advance: set %d bits, %d checked; want 10 and 12", set, checks)
 	}
 }

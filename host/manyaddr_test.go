@@ -57,7 +57,9 @@ func TestManyAddressAttacks(t *testing.T) {
 				ConnRate: 5, ConnBurst: 10, MaxPendingPerAddr: 4, MaxPendingPerPrefix: 16,
 				PasswordRate: 0.5, PasswordBurst: 10, PasswordRateAll: attackRateAll, PasswordBurstAll: attackBurstAll,
 				PasswordPuzzleMaxBits: attackMaxBits}, locksteptest.New(1, 16))
+			a0 := time.Now()
 			alice := startJoiner(t, h.addr, "Alice", pw)
+			alone := time.Since(a0)
 			admittedNotDownloading(t, h.addr, "Dawn", "sesame")
 			testkit.WaitFor(t, "Dawn downloading", func() bool { return onlineAs(h, "Dawn", "downloading") })
 			stop := attack.Start(attack.Config{Addr: h.addr, Kind: tc.kind, Sources: attackSources, Databases: wireDefs(),
@@ -82,11 +84,11 @@ func TestManyAddressAttacks(t *testing.T) {
 			// Long enough for the attackers to re-open connections and for
 			// the first ones to stall past the grace.
 			time.Sleep(1500 * time.Millisecond)
-			before := h.srv.Overview().Stats
+			before, beforeAt := h.srv.Overview().Stats, time.Now()
 			t0 := time.Now()
 			bob := startJoiner(t, h.addr, "Bob", pw)
 			took := time.Since(t0)
-			during := h.srv.Overview().Stats
+			during, duringAt := h.srv.Overview().Stats, time.Now()
 			checkSameHashes(t, h, hostTick(h)+20, alice, bob)
 			testkit.WaitFor(t, "a fresh overview", func() bool { return h.srv.Overview().At.After(t0) })
 			if !onlineAs(h, "Dawn", "downloading") {
@@ -95,12 +97,14 @@ func TestManyAddressAttacks(t *testing.T) {
 			st, stopped = stop(), true
 			after := h.srv.Overview().Stats
 			elapsed := time.Since(started)
-			t.Logf("%s: Bob joined in %v; attacker: %d conns, %d B sent, %d checked, %d refused, %d puzzles (%d solved, %d hashes, %v); host: %d pending evicted, %d checks (%d wrong), %d refused, %d puzzles, %d bits",
-				tc.name, took, st.Conns.Load(), st.Sent.Load(), st.Checked.Load(), st.Refused.Load(), st.Puzzles.Load(), st.Solved.Load(),
+			t.Logf("%s: Alice joined in %v alone, Bob in %v under attack; attacker: %d conns, %d B sent, %d checked, %d refused, %d puzzles (%d solved, %d hashes, %v); host: %d pending evicted, %d checks (%d wrong), %d refused, %d puzzles, %d bits",
+				tc.name, alone, took, st.Conns.Load(), st.Sent.Load(), st.Checked.Load(), st.Refused.Load(), st.Puzzles.Load(), st.Solved.Load(),
 				st.Hashes.Load(), time.Duration(st.SolveTime.Load()), after.PendingEvicted, after.PasswordChecks, after.PasswordsWrong,
 				after.GuessesRefused, after.PuzzlesIssued, during.PuzzleBits)
-			if took > 2*time.Second {
-				t.Errorf("the real joiner took %v to reach WorldReady under attack, want at most 2 s", took)
+			// Within 2 s; on a machine so loaded that a join alone takes
+			// more than 0.4 s, within five times that.
+			if limit := max(2*time.Second, 5*alone); took > limit {
+				t.Errorf("the real joiner took %v to reach WorldReady under attack (%v with no attack), want at most %v", took, alone, limit)
 			}
 			if tc.solvers == 0 && st.Conns.Load() <= attackSources {
 				t.Errorf("the attackers opened %d connections: they never re-opened one", st.Conns.Load())
@@ -120,9 +124,11 @@ func TestManyAddressAttacks(t *testing.T) {
 					t.Error("the table was full but nobody was evicted")
 				}
 			case tc.solvers == 0:
-				// Once every newcomer gets a puzzle, guessers that solve
-				// none get no more checks: Bob's is the only one.
-				if more := during.PasswordChecks - before.PasswordChecks; st.Refused.Load() == 0 || more > 1 {
+				// Guessers that solve no puzzle get no more checks than
+				// the free budget's refill (R a second) and a window's
+				// worth of free passes handed out before: Bob's aside.
+				limit := 1 + 8 + uint64(attackRateAll*duringAt.Sub(beforeAt).Seconds()+1)
+				if more := during.PasswordChecks - before.PasswordChecks; st.Refused.Load() == 0 || more > limit {
 					t.Errorf("guessers that solve no puzzle: %d refused; %d checks while Bob joined", st.Refused.Load(), more)
 				}
 			default:

@@ -155,6 +155,8 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 		c.close(wire.ReasonBadPacket, err.Error())
 		outcome, reason = JoinRefused, wire.ReasonBadPacket.String()
 	}
+	// The slot is free now, not once the refusal has been flushed.
+	pend.release()
 	if !p.joined {
 		p.record(outcome, reason)
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -16,20 +17,22 @@ import (
 // A full table does not refuse a newcomer: it closes the pending
 // connection that has done least for longest, so that a real joiner, who
 // goes through the handshake in milliseconds, wins any contest with
-// connections that stall. Each connection is in one of three classes:
+// connections that stall. Each connection is in one of four classes:
 //
-//   - active: it made progress (opened, or finished a handshake step: TLS,
-//     Client_Protocol, Client_Defs, each clock-sync round, DefsOK) within
-//     pendingGrace;
-//   - idle: it has finished no step at all since pendingGrace ago;
+//   - newborn: it opened less than pendingNewborn ago;
+//   - idle: it opened longer ago and has finished no handshake step (a
+//     real client speaks first, at once);
+//   - active: it finished a step (TLS, Client_Protocol, Client_Defs, each
+//     clock-sync round, DefsOK) within pendingGrace;
 //   - slow: it finished some steps, but none within pendingGrace.
 //
 // The victim is an idle connection if there is one, else a slow one,
-// else an active one; within a class the one whose last progress is the
-// oldest. When the newcomer's address is at its share (maxAddr), the
-// victim is one of that address's own connections; else when its prefix
-// is at its share (maxPrefix), one of the prefix's; else, when the table
-// is full (max), any. So an address or a network that stalls competes
+// else an active one, else a newborn one (a burst of newcomers evicts its
+// own before a real client just starting its handshake); within a class
+// the one whose last progress is the oldest. When the newcomer's address
+// is at its share (maxAddr), the victim is one of that address's own
+// connections; else when its prefix is at its share (maxPrefix), one of
+// the prefix's; else, when the table is full (max), any. So an address or a network that stalls competes
 // with itself first, and a full table is taken back from the stallers.
 // A negative limit is no limit.
 //
@@ -49,7 +52,7 @@ type pendingConns struct {
 	byAddr, byPrefix        map[string]int
 	max, maxAddr, maxPrefix int
 	evicted                 uint64 // connections closed to make room
-	penalized               uint64 // connections refused under a penalty
+	refused                 uint64 // newcomers refused: penalized, or no room
 	penalties               map[string]*penalty
 }
 
@@ -70,13 +73,19 @@ const (
 // pendingGrace is how long since its last progress a pending connection
 // counts as active: far longer than a real client takes for a handshake
 // step on any usable link, far shorter than a staller holds a slot.
-const pendingGrace = time.Second
+// pendingNewborn is how long after it opened a connection is evicted
+// only if every other one is as new: time for a real client's first
+// steps even on a busy host.
+const (
+	pendingGrace   = time.Second
+	pendingNewborn = 500 * time.Millisecond
+)
 
 // pendingConn is one connection in the table.
 type pendingConn struct {
 	t            *pendingConns
 	addr, prefix string
-	last         time.Time // when it opened or last made progress
+	opened, last time.Time // when it opened, and when it last made progress
 	steps        int       // handshake steps finished
 	kill         func()    // closes the connection, once it is evicted
 	gone         bool      // left the table
@@ -96,10 +105,10 @@ func addrKey(ip string) string { return addrkey.Of(ip) }
 // returns nil, entering nothing, while ip's address is penalized. kill
 // runs without the table's lock held; it must not block for long.
 func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingConn {
-	c := &pendingConn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), last: now, kill: kill}
+	c := &pendingConn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), opened: now, last: now, kill: kill}
 	p.mu.Lock()
 	if pen := p.penalties[c.addr]; pen != nil && now.Before(pen.until) {
-		p.penalized++
+		p.refused++
 		p.mu.Unlock()
 		return nil
 	}
@@ -134,10 +143,12 @@ func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingCo
 // pendingClass orders connections for eviction: lowest first.
 func (c *pendingConn) class(now time.Time) int {
 	switch {
-	case now.Sub(c.last) < pendingGrace:
-		return 2 // active
+	case now.Sub(c.opened) < pendingNewborn:
+		return 3 // newborn
 	case c.steps == 0:
 		return 0 // idle
+	case now.Sub(c.last) < pendingGrace:
+		return 2 // active
 	}
 	return 1 // slow
 }
@@ -195,7 +206,10 @@ func (p *pendingConns) penalize(addr string, now time.Time) {
 		return // one penalty at a time: its connections already in count once
 	}
 	pen.level++
-	pen.until = now.Add(min(penaltyMax, penaltyBase<<min(pen.level-1, 10)))
+	d := min(penaltyMax, penaltyBase<<min(pen.level-1, 10))
+	// Up to a quarter less, at random, so that addresses penalized
+	// together do not all come back at once.
+	pen.until = now.Add(d - time.Duration(rand.Int64N(int64(d/4)+1)))
 }
 
 // timedOut penalizes the connection's address: it missed a handshake
@@ -270,10 +284,10 @@ func (p *pendingConns) count() int {
 	return len(p.conns)
 }
 
-// evictions is the number of connections evicted so far, and of those
-// refused under a penalty.
-func (p *pendingConns) evictions() (evicted, penalized uint64) {
+// evictions is the number of connections evicted so far, and of
+// newcomers refused.
+func (p *pendingConns) evictions() (evicted, refused uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.evicted, p.penalized
+	return p.evicted, p.refused
 }

@@ -41,13 +41,24 @@ func TestPendingConns(t *testing.T) {
 		t.Fatal("the wrong one evicted")
 	}
 	// Then the idle one of 198.51.100.1, then the slow one.
-	add("203.0.113.3", 5*time.Second)
+	add("203.0.113.3", 5*time.Second+time.Millisecond)
 	expectKilled("full again", "198.51.100.1")
-	add("203.0.113.4", 5*time.Second)
+	add("203.0.113.4", 5*time.Second+2*time.Millisecond)
 	expectKilled("full a third time", "192.0.2.1")
-	// Now every one is active: the one whose progress is the oldest goes.
-	add("198.51.100.9", 5*time.Second+time.Millisecond)
-	expectKilled("all active", "203.0.113.1")
+	// Past the newborn age, the three that made no step are idle: the
+	// oldest of them goes, not .1, which made one.
+	add("198.51.100.9", 5*time.Second+600*time.Millisecond)
+	expectKilled("no step made", "203.0.113.2")
+	// A newborn connection goes only when every other one is newborn too.
+	young := newPendingConns(3, -1, -1)
+	young.acquire("192.0.2.1", t0, func() { killed = append(killed, "192.0.2.1") })
+	born := young.acquire("192.0.2.2", t0.Add(pendingNewborn), func() { killed = append(killed, "192.0.2.2") })
+	born.progress(t0.Add(pendingNewborn))
+	young.acquire("192.0.2.3", t0.Add(pendingNewborn+time.Millisecond), func() { killed = append(killed, "192.0.2.3") })
+	young.acquire("192.0.2.4", t0.Add(pendingNewborn+2*time.Millisecond), func() {})
+	expectKilled("a newborn and an older one", "192.0.2.1")
+	young.acquire("192.0.2.5", t0.Add(pendingNewborn+3*time.Millisecond), func() {})
+	expectKilled("all newborn", "192.0.2.2")
 	if ev, _ := p.evictions(); p.count() != 4 || ev != 4 {
 		t.Fatalf("count %d, evictions %d", p.count(), ev)
 	}
@@ -57,7 +68,7 @@ func TestPendingConns(t *testing.T) {
 	n.acquire("10.0.1.1", t0, func() { killed = append(killed, "10.0.1.1") })
 	n.acquire("10.0.0.1", t0.Add(time.Millisecond), func() { killed = append(killed, "10.0.0.1") })
 	n.acquire("10.0.0.2", t0.Add(2*time.Millisecond), func() { killed = append(killed, "10.0.0.2") })
-	n.acquire("10.0.0.3", t0.Add(3*time.Millisecond), func() { killed = append(killed, "10.0.0.3") })
+	n.acquire("10.0.0.3", t0.Add(time.Second), func() { killed = append(killed, "10.0.0.3") })
 	expectKilled("network at its share", "10.0.0.1")
 
 	// Per address: a third from one address evicts its own oldest, in a
@@ -66,7 +77,7 @@ func TestPendingConns(t *testing.T) {
 	a1 := q.acquire("2001:db8::1", t0, func() { killed = append(killed, "a1") })
 	q.acquire("2001:db8::2", t0.Add(time.Millisecond), func() { killed = append(killed, "a2") }) // the same /64
 	q.acquire("2001:db8:1::1", t0, func() { killed = append(killed, "b") })
-	q.acquire("2001:db8::3", t0.Add(2*time.Millisecond), func() { killed = append(killed, "a3") })
+	q.acquire("2001:db8::3", t0.Add(time.Second), func() { killed = append(killed, "a3") })
 	expectKilled("address at its share", "a1")
 	a1.release() // after an eviction: nothing
 	if q.count() != 3 {
@@ -95,30 +106,32 @@ func TestPendingPenalties(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	p := newPendingConns(1, -1, -1)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	const s = time.Second
 	p.acquire("192.0.2.1", t0, func() {})
-	if p.acquire("192.0.2.2", at(time.Millisecond), func() {}) == nil {
+	if p.acquire("192.0.2.2", at(s), func() {}) == nil {
 		t.Fatal("the newcomer was refused")
 	}
-	// 192.0.2.1 was evicted: refused until +2 s.
-	if p.acquire("192.0.2.1", at(penaltyBase-time.Millisecond), func() {}) != nil {
+	// 192.0.2.1 was evicted at +1 s: refused for 2 s, less up to a
+	// quarter.
+	if p.acquire("192.0.2.1", at(s+penaltyBase*3/4-time.Millisecond), func() {}) != nil {
 		t.Fatal("a penalized address was let in")
 	}
-	if _, pen := p.evictions(); pen != 1 {
-		t.Fatalf("%d refused under a penalty, want 1", pen)
+	if _, refused := p.evictions(); refused != 1 {
+		t.Fatalf("%d refused, want 1", refused)
 	}
-	c := p.acquire("192.0.2.1", at(penaltyBase+time.Millisecond), func() {}) // evicts 192.0.2.2
+	c := p.acquire("192.0.2.1", at(s+penaltyBase+time.Millisecond), func() {}) // evicts 192.0.2.2
 	if c == nil {
 		t.Fatal("still refused after the penalty")
 	}
 	// A timeout is an offence too; the second one is twice as long.
-	c.timedOut(at(3 * time.Second))
+	c.timedOut(at(4 * s))
 	c.release()
 	for _, tc := range []struct {
 		at   time.Duration
 		want bool
 	}{
-		{3*time.Second + 2*penaltyBase - time.Millisecond, false},
-		{3*time.Second + 2*penaltyBase + time.Millisecond, true},
+		{4*s + 2*penaltyBase*3/4 - time.Millisecond, false},
+		{4*s + 2*penaltyBase + time.Millisecond, true},
 	} {
 		c := p.acquire("192.0.2.1", at(tc.at), func() {})
 		if (c != nil) != tc.want {
@@ -131,8 +144,8 @@ func TestPendingPenalties(t *testing.T) {
 	// An address at its own share evicts its own without a penalty.
 	q := newPendingConns(-1, 1, -1)
 	q.acquire("198.51.100.1", t0, func() {})
-	q.acquire("198.51.100.1", at(time.Millisecond), func() {})
-	if q.acquire("198.51.100.1", at(2*time.Millisecond), func() {}) == nil {
+	q.acquire("198.51.100.1", at(s), func() {})
+	if q.acquire("198.51.100.1", at(2*s), func() {}) == nil {
 		t.Fatal("an address was penalized for competing with itself")
 	}
 }

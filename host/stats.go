@@ -70,10 +70,11 @@ type Stats struct {
 	AdminActions uint64
 	// The defences against attacks from many addresses. Pending is the
 	// connections not admitted yet, now; PendingEvicted counts those
-	// closed to make room for newcomers, PendingPenalized the new
-	// connections refused because their address stalled (pending.go).
-	Pending                          int
-	PendingEvicted, PendingPenalized uint64
+	// closed to make room for newcomers, PendingRefused the newcomers
+	// refused at once because their address was penalized for stalling
+	// (pending.go).
+	Pending                        int
+	PendingEvicted, PendingRefused uint64
 	// PasswordChecks counts the passwords checked, PasswordsWrong those
 	// found wrong; GuessesRefused counts attempts refused unchecked (over
 	// an address's rate, puzzle not solved, or over the bound in all).
@@ -145,7 +146,7 @@ func (s *Server) counters() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
 	st.Pending = s.pending.count()
-	st.PendingEvicted, st.PendingPenalized = s.pending.evictions()
+	st.PendingEvicted, st.PendingRefused = s.pending.evictions()
 	g := s.guesses.snapshot()
 	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.checked, g.wrong, g.refused, g.puzzles, g.bits
 	return st
