@@ -37,6 +37,7 @@ type guessLimiter struct {
 	maxBits       int     // the hardest puzzle; -1: none
 	hard          float64 // the most the load may reach
 	load          float64 // checks made, drained at grate
+	free          int     // free passes (no puzzle) set and not yet used
 	last          time.Time
 	calls         int
 	counts        guessCounts
@@ -102,20 +103,33 @@ func (g *guessLimiter) bitsFor(load float64) int {
 }
 
 // puzzle returns the difficulty of the puzzle to set a client whose
-// password will be checked: 0 for none.
-func (g *guessLimiter) puzzle(now time.Time) int {
+// password will be checked (0 for none), and done, to call once the
+// client's attempt is decided or its connection ends. Free passes (no
+// puzzle) are set only while the load and the passes still out stay
+// below the free burst, so that the free passes set are honoured.
+func (g *guessLimiter) puzzle(now time.Time) (n int, done func()) {
 	if g == nil {
-		return 0
+		return 0, func() {}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.drain(now)
-	n := g.bitsAt()
-	g.counts.bits = n
-	if n > 0 {
+	done = func() {}
+	switch {
+	case g.maxBits < 0:
+	case g.load+float64(g.free) < g.gburst:
+		g.free++
+		done = sync.OnceFunc(func() {
+			g.mu.Lock()
+			g.free--
+			g.mu.Unlock()
+		})
+	default:
+		n = max(puzzleBaseBits, g.bitsAt())
 		g.counts.puzzles++
 	}
-	return n
+	g.counts.bits = n
+	return n, done
 }
 
 // attempt decides on an attempt from key at now; set is the difficulty of

@@ -26,13 +26,13 @@ func TestGuessLimiter(t *testing.T) {
 		if got := g.attempt(s.key, t0.Add(s.at), 0, true); got != s.want {
 			t.Fatalf("step %d: attempt(%s at +%v) = %v, want %v", i, s.key, s.at, got, s.want)
 		}
-		if g.puzzle(t0.Add(s.at)) != 0 {
+		if n, _ := g.puzzle(t0.Add(s.at)); n != 0 {
 			t.Fatalf("step %d: a puzzle with puzzles off", i)
 		}
 	}
 	var none *guessLimiter = newGuessLimiter(-1, 0, 0, 0, 0)
 	for range 100 {
-		if none.attempt("a", t0, 0, false) != guessCheck || none.puzzle(t0) != 0 {
+		if n, _ := none.puzzle(t0); none.attempt("a", t0, 0, false) != guessCheck || n != 0 {
 			t.Fatal("no limit refused an attempt or set a puzzle")
 		}
 	}
@@ -50,7 +50,7 @@ func TestGuessPuzzle(t *testing.T) {
 	checks := 0
 	for i := 0; i < 1000; i++ {
 		key := string(rune('a' + i%26)) // many addresses
-		bits := g.puzzle(t0)
+		bits, done := g.puzzle(t0)
 		wantBits := 0
 		if checks >= burst {
 			wantBits = min(maxBits, puzzleBaseBits+(checks-burst)/puzzleStep)
@@ -61,6 +61,7 @@ func TestGuessPuzzle(t *testing.T) {
 		if bits > 0 && g.attempt(key, t0, bits, false) != guessNoSolution {
 			t.Fatalf("after %d checks: an unsolved puzzle was not refused", checks)
 		}
+		done()
 		switch v := g.attempt(key, t0, bits, true); {
 		case v == guessCheck:
 			checks++
@@ -80,7 +81,7 @@ func TestGuessPuzzle(t *testing.T) {
 	// hardest puzzle.
 	later := t0.Add(3 * time.Second)
 	for i := 0; i < 3; i++ {
-		if g.puzzle(later) != maxBits || g.attempt("z", later, maxBits, true) != guessCheck {
+		if n, _ := g.puzzle(later); n != maxBits || g.attempt("z", later, maxBits, true) != guessCheck {
 			t.Fatalf("check %d after the drain refused", i)
 		}
 	}
@@ -88,40 +89,43 @@ func TestGuessPuzzle(t *testing.T) {
 		t.Fatal("a fourth check after three seconds' drain")
 	}
 	// Once the load is gone, no puzzle.
-	if n := g.puzzle(t0.Add(time.Minute)); n != 0 {
+	if n, _ := g.puzzle(t0.Add(time.Minute)); n != 0 {
 		t.Fatalf("a puzzle of %d bits after a quiet minute", n)
 	}
 }
 
-// TestGuessPuzzleSetBeforeABurst: puzzles (and free passes) set while the
-// load was low stop counting once the load is puzzleWindow checks past
-// what they were set for, so connections opened in advance buy only a
-// few checks.
+// TestGuessPuzzleSetBeforeABurst: no more free passes are set than the
+// free burst has room for, and puzzles set while the load was low stop
+// counting once the load is puzzleWindow checks past what they were set
+// for, so connections opened in advance buy only a few checks.
 func TestGuessPuzzleSetBeforeABurst(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	const burst = 5
 	g := newGuessLimiter(100, 1000, 1, burst, 24)
 	burstOf := func(key string) (set, checks int) {
 		sets := make([]int, 100) // 100 connections opened at once
+		dones := make([]func(), 100)
 		for i := range sets {
-			sets[i] = g.puzzle(t0)
+			sets[i], dones[i] = g.puzzle(t0)
 		}
-		for _, s := range sets {
+		for i, s := range sets {
+			dones[i]()
 			if g.attempt(key, t0, s, true) == guessCheck {
 				checks++
 			}
 		}
-		return sets[0], checks
+		return sets[len(sets)-1], checks
 	}
-	// Free passes count while the load is below the free burst plus the
-	// window: 5 + 8.
-	if set, checks := burstOf("a"); set != 0 || checks != burst+puzzleWindow {
-		t.Fatalf("free passes: set %d bits, %d checked; want 0 and %d", set, checks, burst+puzzleWindow)
+	// Only the free burst's 5 get free passes; the other 95 get the first
+	// puzzle, 8 bits, which counts while the load less the window (8) is
+	// below the top of 8 bits' band (5 + 4): loads 5 to 16. 17 checks.
+	if set, checks := burstOf("a"); set != puzzleBaseBits || checks != 17 {
+		t.Fatalf("opened at a load of 0: set %d bits, %d checked; want 8 and 17", set, checks)
 	}
-	// At a load of 13, the puzzle is 8 + (13-5)/4 = 10 bits; it counts
-	// while the load less 8 is below the top of 10 bits' band (5 + 4*3 =
-	// 17): loads 13 to 24, 12 checks.
-	if set, checks := burstOf("b"); set != 10 || checks != 12 {
-		t.Fatalf("10-bit puzzles set in advance: set %d bits, %d checked; want 10 and 12", set, checks)
+	// At a load of 17, the puzzle is 8 + (17-5)/4 = 11 bits; it counts
+	// while the load less 8 is below the top of 11 bits' band (5 + 4*4 =
+	// 21): loads 17 to 28, 12 checks.
+	if set, checks := burstOf("b"); set != 11 || checks != 12 {
+		t.Fatalf("opened at a load of 17: set %d bits, %d checked; want 11 and 12", set, checks)
 	}
 }

@@ -61,6 +61,7 @@ type peer struct {
 	spectator   bool
 	rejoin      bool
 	puzzleBits  int           // the password puzzle set in the mod list (0: none)
+	puzzleDone  func()        // once the attempt is decided: ends a free pass
 	resumed     uint64        // world payload bytes left out: the joiner held them
 	retry       bool          // this connection retries a join that dropped before WorldReady
 	join        *joinProgress // the join across its retries, once admitted
@@ -117,6 +118,9 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
 		start: start, mark: start, pend: pend}
 	admitted, err := p.run()
+	if p.puzzleDone != nil {
+		p.puzzleDone() // a free pass not used is given back
+	}
 	// A connection that was never admitted logs through the refusal log,
 	// so a flood from one address is one line per interval.
 	logf := func(msg, reason string, attrs ...any) {
@@ -145,7 +149,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		if !admitted {
-			pend.timedOut(time.Now())
+			pend.penalize(time.Now())
 		}
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
@@ -283,7 +287,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		if challenge, err = password.NewChallenge(); err != nil {
 			return nil, err
 		}
-		p.puzzleBits = p.srv.guesses.puzzle(time.Now())
+		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
 	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
 		PuzzleBits: uint8(p.puzzleBits)}) {
@@ -331,19 +335,21 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		cu = pkt.(*wire.ClientUsername)
 	}
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
+	p.pend.progress(time.Now())
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
 	// per address, and checks in all (guesses.go).
 	passwordOK := len(cfg.Password) == 0
 	if !passwordOK {
 		solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
+		p.puzzleDone()
 		switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
 		case guessAddrLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
 		case guessNoSolution:
 			// Guessing without the work the host asked for is an offence
 			// of the address, as stalling is (pending.go).
-			p.pend.timedOut(time.Now())
+			p.pend.penalize(time.Now())
 			return joinReply{}, refuse(wire.ReasonRateLimited, "The host is under a password-guessing attack and asked for a proof of work this client did not give in time; try again.")
 		case guessAllLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts on this host; wait a minute and try again.")
@@ -353,6 +359,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		}
 	}
 	reply := make(chan joinReply, 1)
+	if passwordOK {
+		p.pend.handOver(time.Now())
+	}
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
 		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:

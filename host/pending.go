@@ -23,13 +23,15 @@ import (
 //   - idle: it opened longer ago and has finished no handshake step (a
 //     real client speaks first, at once);
 //   - active: it finished a step (TLS, Client_Protocol, Client_Defs, each
-//     clock-sync round, DefsOK) within pendingGrace;
+//     clock-sync round, DefsOK, its username) within pendingGrace;
 //   - slow: it finished some steps, but none within pendingGrace.
 //
 // The victim is an idle connection if there is one, else a slow one,
 // else an active one, else a newborn one (a burst of newcomers evicts its
-// own before a real client just starting its handshake); within a class
-// the one whose last progress is the oldest. When the newcomer's address
+// own before a real client just starting its handshake), and last one
+// whose join, its password checked, waits for the session; within a class
+// one from an address penalized lately (see below) first, then the one
+// whose last progress is the oldest. When the newcomer's address
 // is at its share (maxAddr), the victim is one of that address's own
 // connections; else when its prefix is at its share (maxPrefix), one of
 // the prefix's; else, when the table is full (max), any. So an address or a network that stalls competes
@@ -41,10 +43,12 @@ import (
 // it is evicted.
 //
 // An address whose pending connection was evicted, missed its handshake
-// deadline or guessed the password without the puzzle is penalized, as OpenSSH's PerSourcePenalties do:
-// its new connections are refused at once for penaltyBase, doubling with
+// deadline or guessed the password without the puzzle is penalized, as
+// OpenSSH's PerSourcePenalties do: its new connections are refused at
+// once for penaltyBase (less up to a quarter, at random), doubling with
 // each further offence up to penaltyMax, so a staller that re-opens
-// cannot keep churning the table. An offence more than penaltyMax after
+// cannot keep churning the table. (A wrong password is not an offence:
+// the password limits see to guessing.) An offence more than penaltyMax after
 // the last penalty ended starts again from penaltyBase.
 type pendingConns struct {
 	mu                      sync.Mutex
@@ -90,6 +94,8 @@ type pendingConn struct {
 	kill         func()    // closes the connection, once it is evicted
 	gone         bool      // left the table
 	evicted      bool      // was evicted
+	record       bool      // its address was penalized lately
+	handed       bool      // its join was handed to the session
 }
 
 func newPendingConns(max, maxAddr, maxPrefix int) *pendingConns {
@@ -107,10 +113,13 @@ func addrKey(ip string) string { return addrkey.Of(ip) }
 func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingConn {
 	c := &pendingConn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), opened: now, last: now, kill: kill}
 	p.mu.Lock()
-	if pen := p.penalties[c.addr]; pen != nil && now.Before(pen.until) {
-		p.refused++
-		p.mu.Unlock()
-		return nil
+	if pen := p.penalties[c.addr]; pen != nil {
+		if now.Before(pen.until) {
+			p.refused++
+			p.mu.Unlock()
+			return nil
+		}
+		c.record = now.Sub(pen.until) <= penaltyMax
 	}
 	var victim *pendingConn
 	switch {
@@ -143,6 +152,8 @@ func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingCo
 // pendingClass orders connections for eviction: lowest first.
 func (c *pendingConn) class(now time.Time) int {
 	switch {
+	case c.handed:
+		return 4 // waiting for the session's answer: the host's work, not the client's
 	case now.Sub(c.opened) < pendingNewborn:
 		return 3 // newborn
 	case c.steps == 0:
@@ -163,9 +174,18 @@ func (p *pendingConns) victim(now time.Time, in func(*pendingConn) bool) *pendin
 			continue
 		}
 		cl := c.class(now)
-		if best == nil || cl < bestClass || cl == bestClass && c.last.Before(best.last) {
-			best, bestClass = c, cl
+		switch {
+		case best == nil || cl < bestClass:
+		case cl > bestClass:
+			continue
+		case c.record != best.record: // an address with a record goes first
+			if !c.record {
+				continue
+			}
+		case !c.last.Before(best.last):
+			continue
 		}
+		best, bestClass = c, cl
 	}
 	return best
 }
@@ -212,10 +232,9 @@ func (p *pendingConns) penalize(addr string, now time.Time) {
 	pen.until = now.Add(d - time.Duration(rand.Int64N(int64(d/4)+1)))
 }
 
-// timedOut penalizes the connection's address: it missed a handshake
-// deadline while pending, or guessed the password without solving the
-// puzzle it was set.
-func (c *pendingConn) timedOut(now time.Time) {
+// penalize penalizes the connection's address: while pending it missed a
+// handshake deadline, or guessed without solving the puzzle it was set.
+func (c *pendingConn) penalize(now time.Time) {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	if !c.gone {
@@ -231,6 +250,15 @@ func (c *pendingConn) release() {
 	if !c.gone {
 		c.t.remove(c)
 	}
+}
+
+// handOver records that the connection's join, password checked, was
+// handed to the session at now: what is left is the host's work, so it
+// goes last.
+func (c *pendingConn) handOver(now time.Time) {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	c.handed, c.last = true, now
 }
 
 // wasEvicted reports whether the connection was evicted.

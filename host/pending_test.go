@@ -124,7 +124,7 @@ func TestPendingPenalties(t *testing.T) {
 		t.Fatal("still refused after the penalty")
 	}
 	// A timeout is an offence too; the second one is twice as long.
-	c.timedOut(at(4 * s))
+	c.penalize(at(4 * s))
 	c.release()
 	for _, tc := range []struct {
 		at   time.Duration
@@ -140,6 +140,19 @@ func TestPendingPenalties(t *testing.T) {
 		if c != nil {
 			c.release()
 		}
+	}
+	// An address penalized lately goes first among equals.
+	r := newPendingConns(2, -1, -1)
+	var gone []string
+	r.acquire("192.0.2.1", t0, func() {})
+	r.acquire("192.0.2.8", at(s), func() {})
+	c9 := r.acquire("192.0.2.9", at(2*s), func() { gone = append(gone, "192.0.2.9") })  // evicts .1: a record
+	c1 := r.acquire("192.0.2.1", at(10*s), func() { gone = append(gone, "192.0.2.1") }) // evicts .8
+	c9.progress(at(10*s + 600*time.Millisecond))
+	c1.progress(at(10*s + 700*time.Millisecond)) // both active; .9's progress is older
+	r.acquire("192.0.2.7", at(11*s), func() {})
+	if len(gone) != 1 || gone[0] != "192.0.2.1" {
+		t.Fatalf("evicted %v, want the address with a record", gone)
 	}
 	// An address at its own share evicts its own without a penalty.
 	q := newPendingConns(-1, 1, -1)
