@@ -113,7 +113,10 @@
 // Deadlines: connect to DefsOK (clock sync included), DefsOK to username,
 // no download progress acknowledged, end of download to WorldReady. A
 // client that misses one is dropped with reason Timeout. New connections
-// are rate-limited per IP address (RateLimited).
+// are rate-limited per IP address (RateLimited). A connection not yet
+// admitted may be closed with reason RateLimited to make room for a
+// newcomer when too many are joining at once: the host closes the one
+// that has done least for longest.
 //
 // Clock sync: the host sends a random nonce, its clock and its estimate
 // of the client's clock offset (delta); the client echoes the nonce with

@@ -1,7 +1,8 @@
 // Package addrkey says which remote addresses count as one for per-address
 // limits: an IPv4 address by itself, an IPv6 address by its /64 prefix,
 // since one machine or home is usually given a whole /64 and could
-// otherwise pick a fresh address for every connection.
+// otherwise pick a fresh address for every connection; and which count as
+// one network for per-network shares (Prefix: an IPv4 /24, an IPv6 /64).
 package addrkey
 
 import "net"

@@ -6,7 +6,9 @@
 // a refused join for up to -give-up) alone and then while the attack
 // runs from -sources addresses, and prints the attack's cost: the
 // connections it opened, the bytes it sent and received, the wrong
-// guesses the host checked. It asserts nothing.
+// guesses the host checked, the puzzles it solved and the hashing that
+// took, and what the host counted. The last attack guesses while solving
+// the host's puzzles on -solvers cores. It asserts nothing.
 // Run: go run ./scripts/benchattack (or scripts/bench-attack).
 package main
 
@@ -39,21 +41,35 @@ func main() {
 	warm := flag.Duration("warm", 3*time.Second, "how long each attack runs before the joins are timed")
 	giveUp := flag.Duration("give-up", 30*time.Second, "how long a joiner retries a refused join")
 	only := flag.String("only", "", "run only the attacks whose name contains this")
+	solvers := flag.Int("solvers", 1, "cores the puzzle-solving guessers hash on (the last attack)")
 	flag.Parse()
 	fmt.Printf("benchattack: GOMAXPROCS=%d NumCPU=%d, %d attacking addresses, %d joins per condition\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), *sources, *joins)
+	type attackRun struct {
+		kind    attack.Kind
+		solvers int
+	}
+	var runs []attackRun
 	for _, k := range attack.Kinds {
-		if !strings.Contains(k.String(), *only) {
+		runs = append(runs, attackRun{k, 0})
+	}
+	runs = append(runs, attackRun{attack.Guess, *solvers})
+	for _, r := range runs {
+		name := r.kind.String()
+		if r.solvers > 0 {
+			name += fmt.Sprintf("+solve%d", r.solvers)
+		}
+		if !strings.Contains(name, *only) {
 			continue
 		}
-		if err := run(k, *sources, *joins, *warm, *giveUp); err != nil {
+		if err := run(name, r.kind, r.solvers, *sources, *joins, *warm, *giveUp); err != nil {
 			fmt.Fprintln(os.Stderr, "benchattack:", err)
 			os.Exit(1)
 		}
 	}
 }
 
-func run(k attack.Kind, sources, joins int, warm, giveUp time.Duration) error {
+func run(name string, k attack.Kind, solvers, sources, joins int, warm, giveUp time.Duration) error {
 	// The default limits, except that the session has a password.
 	srv, err := host.New(host.Config{Logger: testkit.Quiet(), Password: []byte("sesame"), MaxPlayers: 64},
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: databases}, locksteptest.New(1, 16))
@@ -91,7 +107,7 @@ func run(k attack.Kind, sources, joins int, warm, giveUp time.Duration) error {
 		wdbs[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
 	}
 	cpu0 := procstat.CPU(os.Getpid())
-	stop := attack.Start(attack.Config{Addr: addr, Kind: k, Sources: sources, Databases: wdbs})
+	stop := attack.Start(attack.Config{Addr: addr, Kind: k, Sources: sources, Databases: wdbs, Solvers: solvers})
 	time.Sleep(warm)
 	dMed, dWorst, dFail := timeJoins()
 	st := stop()
@@ -103,9 +119,13 @@ func run(k attack.Kind, sources, joins int, warm, giveUp time.Duration) error {
 		}
 		return s
 	}
-	fmt.Printf("%-19s %s | %s\n", k, line("alone:", bMed, bWorst, bFail), line("attacked:", dMed, dWorst, dFail))
-	fmt.Printf("%-19s attacker: %d conns, %d dial errors, sent %d B, received %d B; wrong guesses checked %d, refused unchecked %d; process CPU during the attack %.1f s\n",
-		"", st.Conns.Load(), st.DialErrors.Load(), st.Sent.Load(), st.Received.Load(), st.Checked.Load(), st.Refused.Load(), cpu.Seconds())
+	hs := srv.Overview().Stats
+	fmt.Printf("%-24s %s | %s\n", name, line("alone:", bMed, bWorst, bFail), line("attacked:", dMed, dWorst, dFail))
+	fmt.Printf("%-24s attacker: %d conns, %d dial errors, sent %d B, received %d B; wrong guesses checked %d, refused unchecked %d; puzzles %d, solved %d, %d hashes in %.2f s of solving; process CPU during the attack %.1f s\n",
+		"", st.Conns.Load(), st.DialErrors.Load(), st.Sent.Load(), st.Received.Load(), st.Checked.Load(), st.Refused.Load(),
+		st.Puzzles.Load(), st.Solved.Load(), st.Hashes.Load(), time.Duration(st.SolveTime.Load()).Seconds(), cpu.Seconds())
+	fmt.Printf("%-24s host: %d pending evicted, %d refused under a penalty; %d passwords checked (%d wrong), %d guesses refused, %d puzzles set, now %d bits\n",
+		"", hs.PendingEvicted, hs.PendingRefused, hs.PasswordChecks, hs.PasswordsWrong, hs.GuessesRefused, hs.PuzzlesIssued, hs.PuzzleBits)
 	return nil
 }
 
