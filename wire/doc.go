@@ -143,8 +143,13 @@
 // average for the client, one for the host. The host issues n from a
 // leaky count L of the password checks it made (all addresses together),
 // which drains at the host's check rate R (default 5 per second): no
-// puzzle while L is below the free burst B (default 20); then n = 8 +
-// (L - B) / 4, rounded down, up to the host's maximum M (default 24).
+// puzzle (a free pass) while L plus the free passes still unanswered is
+// below the free burst B (default 20); otherwise n = max(8, 8 + (L - B) /
+// 4), rounded down, up to the host's maximum M (default 24). An answer
+// counts only if its puzzle (0 for a free pass) is at least the
+// difficulty for the load L - 8 at the time of the check; otherwise it is
+// refused, RateLimited, unchecked (puzzles set cheaply before a burst of
+// guesses buy few checks).
 // A check is made only while L + 1 <= B + 4 * (M - 7) (default 88); past
 // that an attempt is refused, RateLimited, unchecked. So in any T seconds
 // the host checks at most B + 4 * (M - 7) + R * T passwords (88 + 5T by
