@@ -176,7 +176,10 @@ func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) 
 	if v != guessCheck {
 		g.counts.refused++
 	}
-	g.counts.bits = g.bitsAt()
+	g.counts.bits = 0
+	if g.maxBits >= 0 && g.load+float64(g.free) >= g.gburst {
+		g.counts.bits = max(puzzleBaseBits, g.bitsAt()) // what a newcomer gets
+	}
 	return v
 }
 

@@ -47,8 +47,10 @@ import (
 // OpenSSH's PerSourcePenalties do: its new connections are refused at
 // once for penaltyBase (less up to a quarter, at random), doubling with
 // each further offence up to penaltyMax, so a staller that re-opens
-// cannot keep churning the table. (A wrong password is not an offence:
-// the password limits see to guessing.) An offence more than penaltyMax after
+// cannot keep churning the table. Penalties are enforced only while the
+// table is at least half full: in quiet times a client that timed out
+// (or others behind its NAT address) may try again at once. (A wrong
+// password is not an offence: the password limits see to guessing.) An offence more than penaltyMax after
 // the last penalty ended starts again from penaltyBase.
 type pendingConns struct {
 	mu                      sync.Mutex
@@ -108,13 +110,14 @@ func addrKey(ip string) string { return addrkey.Of(ip) }
 
 // acquire enters a new connection from ip, made at now, whose kill
 // closes it, evicting another connection first if a limit is reached. It
-// returns nil, entering nothing, while ip's address is penalized. kill
+// returns nil, entering nothing, while ip's address is penalized and the
+// table at least half full. kill
 // runs without the table's lock held; it must not block for long.
 func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingConn {
 	c := &pendingConn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), opened: now, last: now, kill: kill}
 	p.mu.Lock()
 	if pen := p.penalties[c.addr]; pen != nil {
-		if now.Before(pen.until) {
+		if now.Before(pen.until) && p.pressed() {
 			p.refused++
 			p.mu.Unlock()
 			return nil
@@ -201,6 +204,10 @@ func (p *pendingConns) remove(c *pendingConn) {
 		delete(p.byPrefix, c.prefix)
 	}
 }
+
+// pressed reports whether the table is at least half full, when
+// penalties are enforced. The caller holds the lock.
+func (p *pendingConns) pressed() bool { return p.max >= 0 && 2*len(p.conns) >= p.max }
 
 // penalize counts an offence of addr at now. The caller holds the lock.
 func (p *pendingConns) penalize(addr string, now time.Time) {

@@ -126,6 +126,13 @@ func TestPendingPenalties(t *testing.T) {
 	// A timeout is an offence too; the second one is twice as long.
 	c.penalize(at(4 * s))
 	c.release()
+	// Quiet (less than half full), a penalty is not enforced.
+	if q := p.acquire("192.0.2.1", at(4*s+time.Millisecond), func() {}); q == nil {
+		t.Fatal("a penalty enforced with the table empty")
+	} else {
+		q.release()
+	}
+	p.acquire("198.51.100.50", at(4*s), func() {}) // the table is full again
 	for _, tc := range []struct {
 		at   time.Duration
 		want bool
@@ -141,7 +148,8 @@ func TestPendingPenalties(t *testing.T) {
 			c.release()
 		}
 	}
-	// An address penalized lately goes first among equals.
+	// An address penalized lately goes first among equals (the table of
+	// two is pressed with one in it).
 	r := newPendingConns(2, -1, -1)
 	var gone []string
 	r.acquire("192.0.2.1", t0, func() {})
