@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
@@ -81,23 +82,38 @@ type Config struct {
 	ConnRate  float64
 	ConnBurst int
 	// MaxPending caps the connections not yet admitted (TLS, handshake,
-	// username), in all (default 64) and from one address, an IPv6
-	// address counted by its /64 (MaxPendingPerAddr, default 4); a
-	// connection over either is refused with reason RateLimited. -1 lifts
-	// a cap.
-	MaxPending        int
-	MaxPendingPerAddr int
+	// username), in all (default 64), from one address, an IPv6 address
+	// counted by its /64 (MaxPendingPerAddr, default 4), and from one
+	// network, an IPv4 /24 or an IPv6 /64 (MaxPendingPerPrefix, default
+	// 16). A newcomer over a cap is not refused: the pending connection
+	// that has done least for longest (idle before slow, slow before
+	// active) is closed with reason RateLimited to make room, one of the
+	// newcomer's own address (or network) when that is over its cap. From
+	// half full on, the handshake and username deadlines of new steps
+	// shrink with the room left, to a fifth when full. An admitted
+	// connection (downloading or playing) is never evicted. -1 lifts a cap.
+	MaxPending          int
+	MaxPendingPerAddr   int
+	MaxPendingPerPrefix int
 	// PasswordRate is how many password attempts per second one address
 	// (an IPv6 address by its /64) may make, with bursts of PasswordBurst
-	// (defaults 0.5 and 10: room for a group behind one NAT address);
-	// PasswordRateAll and PasswordBurstAll bound all addresses together
-	// (defaults 5 and 20). An attempt over either is
-	// refused as RateLimited without checking the password. They apply only
-	// when the session has a password; PasswordRate -1 lifts both.
-	PasswordRate     float64
-	PasswordBurst    int
-	PasswordRateAll  float64
-	PasswordBurstAll int
+	// (defaults 0.5 and 10: room for a group behind one NAT address); an
+	// attempt over it is refused as RateLimited without checking the
+	// password. PasswordRateAll and PasswordBurstAll bound the checks of
+	// all addresses together (defaults 5 and 20): past the burst, a client
+	// must solve a proof of work before its password is checked, harder
+	// by a bit for every 4 checks more, up to PasswordPuzzleMaxBits
+	// (default 24; -1: no puzzle, and attempts past the burst are refused
+	// for everyone). In any T seconds at most PasswordBurstAll +
+	// 4*(PasswordPuzzleMaxBits-7) + PasswordRateAll*T passwords are
+	// checked (88 + 5T by default); the wire spec has the details. They
+	// apply only when the session has a password; PasswordRate -1 lifts
+	// them all.
+	PasswordRate          float64
+	PasswordBurst         int
+	PasswordRateAll       float64
+	PasswordBurstAll      int
+	PasswordPuzzleMaxBits int
 	// RefusalLogEvery is the interval of refusal logging: per address
 	// (IPv6 by /64) the first refusal of a connection that was never
 	// admitted is logged in full, the rest of the interval's are summed in
@@ -252,6 +268,8 @@ func (c Config) Defaults() Config {
 	orDefault(&c.ConnBurst, 10)
 	orDefault(&c.MaxPending, 64)
 	orDefault(&c.MaxPendingPerAddr, 4)
+	orDefault(&c.MaxPendingPerPrefix, 16)
+	orDefault(&c.PasswordPuzzleMaxBits, 24)
 	orDefault(&c.PasswordRate, 0.5)
 	orDefault(&c.PasswordBurst, 10)
 	orDefault(&c.PasswordRateAll, 5)
@@ -389,8 +407,13 @@ func (c Config) Validate() error {
 	if c.HandshakeMaxFrame < 1024 || c.HandshakeMaxFrame > c.MaxFrame {
 		errs = append(errs, fmt.Errorf("handshake max frame %d outside 1024..%d (the max frame)", c.HandshakeMaxFrame, c.MaxFrame))
 	}
-	if c.MaxPending < -1 || c.MaxPendingPerAddr < -1 {
-		errs = append(errs, fmt.Errorf("pending connection caps %d and %d per address: use a count, or -1 for none", c.MaxPending, c.MaxPendingPerAddr))
+	if c.MaxPending < -1 || c.MaxPendingPerAddr < -1 || c.MaxPendingPerPrefix < -1 {
+		errs = append(errs, fmt.Errorf("pending connection caps %d, %d per address and %d per network: use a count, or -1 for none",
+			c.MaxPending, c.MaxPendingPerAddr, c.MaxPendingPerPrefix))
+	}
+	if c.PasswordPuzzleMaxBits != -1 && (c.PasswordPuzzleMaxBits < puzzleBaseBits || c.PasswordPuzzleMaxBits > password.MaxPuzzleBits) {
+		errs = append(errs, fmt.Errorf("password puzzle of at most %d bits outside %d..%d (-1 for none)",
+			c.PasswordPuzzleMaxBits, puzzleBaseBits, password.MaxPuzzleBits))
 	}
 	if c.SendQueue < 16 {
 		errs = append(errs, fmt.Errorf("send queue %d below 16", c.SendQueue))

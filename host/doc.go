@@ -55,6 +55,13 @@
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known) or a channel (checkpoints being hashed).
 //
+// Connections not admitted yet are in the pending table (pending.go),
+// which the accept loop and the readers share behind its lock: it evicts
+// the connection that has done least for longest when full, and
+// penalizes addresses that stall. The password limiter (guesses.go),
+// shared by the readers behind its own lock, sets the password puzzles
+// and bounds the password checks across all addresses.
+//
 // The host operator's actions (admin.go) are methods of Server: Players,
 // Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and
 // Shutdown. Those that touch the session run on its goroutine; bans

@@ -45,9 +45,10 @@ type peer struct {
 	log  *slog.Logger
 	id   int32
 	name string
-	// admitted uncounts the connection as pending: called once it is
+	// pend is the connection's entry in the pending table: it makes
+	// progress there with each handshake step and leaves it once
 	// admitted, and at the latest when it ends.
-	unpend func()
+	pend *pendingConn
 
 	member      *member          // once admitted
 	cmdLimit    ratelimit.Bucket // this player's command rate
@@ -59,6 +60,8 @@ type peer struct {
 	phases      []PhaseTime
 	spectator   bool
 	rejoin      bool
+	puzzleBits  int           // the password puzzle set in the mod list (0: none)
+	puzzleDone  func()        // once the attempt is decided: ends a free pass
 	resumed     uint64        // world payload bytes left out: the joiner held them
 	retry       bool          // this connection retries a join that dropped before WorldReady
 	join        *joinProgress // the join across its retries, once admitted
@@ -84,11 +87,11 @@ func (p *peer) record(outcome, reason string) {
 	p.srv.sess.pub.history.join(r)
 }
 
-func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
-	defer unpend()
+func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
+	defer pend.release()
 	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
-	nc, err := s.secure(ctx, raw, s.cfg.HandshakeTimeout)
+	nc, err := s.secure(ctx, raw, s.pending.timeout(s.cfg.HandshakeTimeout))
 	if err != nil {
 		// No protocol was spoken: there is nobody to tell why.
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
@@ -98,8 +101,13 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		raw.Close()
 		return
 	}
+	if s.cfg.TLS != nil {
+		pend.progress(time.Now())
+	}
 	c := newConn(nc, s.cfg.SendQueue, s.cfg.SendQueueBytes, s.cfg.WriteTimeout, log)
 	c.sent = &s.sent
+	// Evicted from the pending table, the client is told why.
+	pend.setKill(func() { c.close(wire.ReasonRateLimited, "the host is busy with other joining connections") })
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -108,8 +116,11 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		}
 	}()
 	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
-		start: start, mark: start, unpend: unpend}
+		start: start, mark: start, pend: pend}
 	admitted, err := p.run()
+	if p.puzzleDone != nil {
+		p.puzzleDone() // a free pass not used is given back
+	}
 	// A connection that was never admitted logs through the refusal log,
 	// so a flood from one address is one line per interval.
 	logf := func(msg, reason string, attrs ...any) {
@@ -134,9 +145,15 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		}
 		c.closeWith(nil, "")
 		left, outcome = true, JoinLeft
+	case pend.wasEvicted():
+		logf("client evicted", wire.ReasonRateLimited.String(), "player", p.id, "reason", "pending table full")
+		outcome, reason = JoinRefused, wire.ReasonRateLimited.String()
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
 		c.closeWith(nil, "connection lost")
 	case errors.Is(err, os.ErrDeadlineExceeded):
+		if !admitted {
+			pend.penalize(time.Now())
+		}
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
 		outcome, reason = JoinTimedOut, wire.ReasonTimeout.String()
@@ -145,6 +162,8 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, unpend func()) {
 		c.close(wire.ReasonBadPacket, err.Error())
 		outcome, reason = JoinRefused, wire.ReasonBadPacket.String()
 	}
+	// The slot is free now, not once the refusal has been flushed.
+	pend.release()
 	if !p.joined {
 		p.record(outcome, reason)
 	}
@@ -255,7 +274,7 @@ func (p *peer) run() (admitted bool, err error) {
 // DefsOK with the player's ID.
 func (p *peer) handshake() (challenge []byte, err error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.HandshakeTimeout)))
 
 	// 1. Protocol.
 	pkt, err := p.read(wire.IDClientProtocol)
@@ -272,16 +291,19 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	}
 	p.conn.compression = cfg.compression(chooseCodec(cfg.codec(), cp.Codecs))
 	p.phase("handshake")
+	p.pend.progress(time.Now())
 
-	// 2. Mod list, with the challenge.
+	// 2. Mod list, with the challenge and, when guesses come fast, a
+	// puzzle (guesses.go).
 	ct := p.srv.content
 	if len(cfg.Password) > 0 {
 		if challenge, err = password.NewChallenge(); err != nil {
 			return nil, err
 		}
+		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
 	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
-		Databases: p.srv.modDatabases}) {
+		Databases: p.srv.modDatabases, PuzzleBits: uint8(p.puzzleBits)}) {
 		return nil, net.ErrClosed
 	}
 
@@ -292,6 +314,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if err := p.checkDefs(pkt.(*wire.ClientDefs)); err != nil {
 		return nil, err
 	}
+	p.pend.progress(time.Now())
 
 	// Clock sync, still under the handshake deadline.
 	if _, err := p.syncClock(nil); err != nil {
@@ -304,6 +327,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
 		return nil, net.ErrClosed
 	}
+	p.pend.progress(time.Now())
 	p.phase("defs")
 	return challenge, nil
 }
@@ -314,7 +338,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 // is no longer pending and takes full-size frames.
 func (p *peer) admit(challenge []byte) (joinReply, error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.UsernameTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.UsernameTimeout)))
 	var cu *wire.ClientUsername
 	for cu == nil || cu.Name == "" {
 		pkt, err := p.read(wire.IDClientUsername)
@@ -324,17 +348,33 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		cu = pkt.(*wire.ClientUsername)
 	}
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
+	p.pend.progress(time.Now())
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
-	// per address and in all.
+	// per address, and checks in all (guesses.go).
 	passwordOK := len(cfg.Password) == 0
 	if !passwordOK {
-		if !p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now()) {
+		solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
+		p.puzzleDone()
+		switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
+		case guessAddrLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
+		case guessNoSolution:
+			// Guessing without the work the host asked for is an offence
+			// of the address, as stalling is (pending.go).
+			p.pend.penalize(time.Now())
+			return joinReply{}, refuse(wire.ReasonRateLimited, "The host is under a password-guessing attack and asked for a proof of work this client did not give in time; try again.")
+		case guessAllLimit:
+			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts on this host; wait a minute and try again.")
 		}
-		passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof)
+		if passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof); !passwordOK {
+			p.srv.guesses.wrongPassword()
+		}
 	}
 	reply := make(chan joinReply, 1)
+	if passwordOK {
+		p.pend.handOver(time.Now())
+	}
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
 		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
@@ -353,7 +393,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		r := admissionReason(jr.err)
 		return joinReply{}, refuse(r, "%s", r.Sentence())
 	}
-	p.unpend()
+	p.pend.release()
 	p.fr.SetMax(cfg.MaxFrame)
 	p.member, p.join = jr.member, jr.join
 	p.id, p.name = jr.id, jr.member.name
@@ -485,7 +525,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 // join with every phase's time.
 func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.HandshakeTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.HandshakeTimeout)))
 	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
 	if err != nil {
 		return err

@@ -54,8 +54,8 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	sess := newSession(cfg, sim)
 	sess.admin.bans = bans
 	srv := &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
-		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr),
-		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll),
+		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr, cfg.MaxPendingPerPrefix),
+		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll, cfg.PasswordPuzzleMaxBits),
 		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
 		defsHash: status.SummaryHash(content.Databases), modDatabases: announcedDatabases(content.Databases)}
 	sess.lastID = &srv.nextID
@@ -128,7 +128,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}()
 			continue
 		}
-		if !s.pending.acquire(key) {
+		// A full pending table makes room by closing the connection that
+		// has done least for longest (pending.go); an address penalized
+		// for stalling is refused.
+		pc := s.pending.acquire(remoteIP(nc), time.Now(), func() { nc.Close() })
+		if pc == nil {
 			go func() {
 				defer s.conns.Done()
 				s.refuseFast(nc, wire.ReasonRateLimited)
@@ -137,7 +141,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		go func() {
 			defer s.conns.Done()
-			s.handle(ctx, nc, sync.OnceFunc(func() { s.pending.release(key) }))
+			s.handle(ctx, nc, pc)
 		}()
 	}
 	cancel()

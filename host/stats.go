@@ -71,6 +71,20 @@ type Stats struct {
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64
+	// The defences against attacks from many addresses. Pending is the
+	// connections not admitted yet, now; PendingEvicted counts those
+	// closed to make room for newcomers, PendingRefused the newcomers
+	// refused at once because their address was penalized for stalling
+	// (pending.go).
+	Pending                        int
+	PendingEvicted, PendingRefused uint64
+	// PasswordChecks counts the passwords checked, PasswordsWrong those
+	// found wrong; GuessesRefused counts attempts refused unchecked (over
+	// an address's rate, puzzle not solved, or over the bound in all).
+	// PuzzlesIssued counts the password puzzles set; PuzzleBits is the
+	// difficulty a newcomer gets now (0: none) (guesses.go).
+	PasswordChecks, PasswordsWrong, GuessesRefused, PuzzlesIssued uint64
+	PuzzleBits                                                    int
 }
 
 // stats is Stats behind a lock, plus the last built point for reuse.
@@ -134,6 +148,10 @@ func (st *stats) snapshot() Stats {
 func (s *Server) counters() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
+	st.Pending = s.pending.count()
+	st.PendingEvicted, st.PendingRefused = s.pending.evictions()
+	g := s.guesses.snapshot()
+	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.checked, g.wrong, g.refused, g.puzzles, g.bits
 	return st
 }
 

@@ -266,6 +266,34 @@ func (s *Session) codecs(protocol uint32) []uint8 {
 	return out
 }
 
+// solvePuzzle starts solving the password puzzle ml sets, if any, and
+// returns a function that waits for the solution, and one that stops
+// the solving. It gives up with ctx and after the handshake timeout.
+func (s *Session) solvePuzzle(ctx context.Context, ml *wire.ServerModList) (wait func() (uint64, error), stop func()) {
+	if ml.PuzzleBits == 0 {
+		return func() (uint64, error) { return 0, nil }, func() {}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
+	type solution struct {
+		nonce uint64
+		err   error
+	}
+	done := make(chan solution, 1)
+	start := time.Now()
+	go func() {
+		nonce, tried, err := password.SolvePuzzle(ctx, ml.PasswordChallenge, int(ml.PuzzleBits))
+		s.cfg.Logger.Debug("password puzzle", "bits", ml.PuzzleBits, "hashes", tried, "ms", time.Since(start).Milliseconds(), "err", err)
+		done <- solution{nonce, err}
+	}()
+	return func() (uint64, error) {
+		r := <-done
+		if r.err != nil {
+			return 0, fmt.Errorf("the host's password puzzle of %d bits was not solved in time: %w", ml.PuzzleBits, r.err)
+		}
+		return r.nonce, nil
+	}, cancel
+}
+
 func (s *Session) join(ctx context.Context, start time.Time) error {
 	cfg := s.cfg
 	report(cfg, PhaseHandshake, 0, 0)
@@ -293,6 +321,10 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 		return protoErr("expected Server_ModList, got %s", p.ID())
 	}
 	s.info.GameVersion, s.info.Mods = ml.GameVersion, ml.Mods
+	// A host under a password-guessing attack sets a puzzle on the
+	// challenge: it is solved while the handshake goes on.
+	puzzle, stopPuzzle := s.solvePuzzle(ctx, ml)
+	defer stopPuzzle()
 
 	dbs := make([]wire.DefSummary, len(cfg.Databases))
 	for i, d := range cfg.Databases {
@@ -328,7 +360,11 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	if token == nil && cfg.Resume != nil {
 		token, held = cfg.Resume.claim()
 	}
-	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, Spectate: cfg.Spectate, Token: token, Resume: held}); err != nil {
+	nonce, err := puzzle()
+	if err != nil {
+		return err
+	}
+	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held}); err != nil {
 		return err
 	}
 	s.timings.Handshake = time.Since(hs)

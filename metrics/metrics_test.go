@@ -102,7 +102,8 @@ func TestEventsAndState(t *testing.T) {
 			{Name: "Eve", Spectator: true, Status: "spectating", TicksBehind: 3},
 		},
 		Stats: host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Repaired: 1, Checkpoints: 70,
-			MapResyncs: 1, JoinPoints: 3, Built: 2, AdminActions: 4},
+			MapResyncs: 1, JoinPoints: 3, Built: 2, AdminActions: 4,
+			Pending: 17, PendingEvicted: 900, PasswordChecks: 90, PasswordsWrong: 88, GuessesRefused: 5000, PuzzlesIssued: 70, PuzzleBits: 19},
 	}}
 	m := metrics.New()
 	reg, err := metrics.NewRegistry(m, src)
@@ -150,6 +151,13 @@ func TestEventsAndState(t *testing.T) {
 		{"lockhost_checkpoints_total", nil, 70},
 		{"lockhost_join_points_total", []string{"stage", "built"}, 2},
 		{"lockhost_admin_actions_total", nil, 4},
+		{"lockhost_pending_connections", nil, 17},
+		{"lockhost_pending_evicted_total", nil, 900},
+		{"lockhost_password_checks_total", []string{"result", "right"}, 2},
+		{"lockhost_password_checks_total", []string{"result", "wrong"}, 88},
+		{"lockhost_password_guesses_refused_total", nil, 5000},
+		{"lockhost_password_puzzles_issued_total", nil, 70},
+		{"lockhost_password_puzzle_difficulty", nil, 19},
 		{"lockhost_players_online", []string{"role", "player"}, 2},
 		{"lockhost_players_online", []string{"role", "spectator"}, 1},
 		{"lockhost_session_tick", nil, 4321},

@@ -13,6 +13,7 @@ type stateCollector struct {
 
 	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints, admin *prometheus.Desc
 	refused, chats, departures                                                                  *prometheus.Desc
+	pending, evicted, pwChecks, guessRefused, puzzles, puzzleBits                               *prometheus.Desc
 	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
 	unverified, unverifiedDrops                                                                 *prometheus.Desc
 }
@@ -36,6 +37,13 @@ func newStateCollector(src Source) *stateCollector {
 		departures:  d("lockhost_players_departed_total", "Players who went, by how: left (on purpose, with a leave) or dropped (connection lost, timed out, or dropped by the host).", []string{"how"}, nil),
 		admin:       d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
 
+		pending:      d("lockhost_pending_connections", "Connections not admitted yet (TLS, handshake, username), now.", nil, nil),
+		evicted:      d("lockhost_pending_evicted_total", "Connections not admitted yet that were closed to make room for a newcomer (the one that had done least for longest).", nil, nil),
+		pwChecks:     d("lockhost_password_checks_total", "Session passwords checked, by result: right or wrong.", []string{"result"}, nil),
+		guessRefused: d("lockhost_password_guesses_refused_total", "Password attempts refused unchecked: over an address's rate, the puzzle not solved, or over the bound for all addresses.", nil, nil),
+		puzzles:      d("lockhost_password_puzzles_issued_total", "Password puzzles (proofs of work) set to joiners while guesses came faster than the host's budget.", nil, nil),
+		puzzleBits:   d("lockhost_password_puzzle_difficulty", "The difficulty, in leading zero bits, of the password puzzle a newcomer gets now (0: none).", nil, nil),
+
 		online:          d("lockhost_players_online", "Players online, by role (player or spectator).", []string{"role"}, nil),
 		tick:            d("lockhost_session_tick", "The session's current tick.", nil, nil),
 		speed:           d("lockhost_session_speed", "The game speed: 0 paused, 1 normal, more is faster.", nil, nil),
@@ -52,7 +60,7 @@ func newStateCollector(src Source) *stateCollector {
 
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
-		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
+		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.pending, c.evicted, c.pwChecks, c.guessRefused, c.puzzles, c.puzzleBits, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
 		c.unverified, c.unverifiedDrops}
 }
 
@@ -93,6 +101,13 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.departures, float64(st.Drops), "dropped")
 	counter(c.admin, float64(st.AdminActions))
 	counter(c.unverifiedDrops, float64(st.UnverifiedDrops))
+	gauge(c.pending, float64(st.Pending))
+	counter(c.evicted, float64(st.PendingEvicted))
+	counter(c.pwChecks, float64(st.PasswordChecks-st.PasswordsWrong), "right")
+	counter(c.pwChecks, float64(st.PasswordsWrong), "wrong")
+	counter(c.guessRefused, float64(st.GuessesRefused))
+	counter(c.puzzles, float64(st.PuzzlesIssued))
+	gauge(c.puzzleBits, float64(st.PuzzleBits))
 
 	gauge(c.tick, float64(o.Tick))
 	gauge(c.speed, float64(o.Speed))

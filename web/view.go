@@ -144,6 +144,17 @@ type statsJSON struct {
 	Leaves       uint64 `json:"leaves"`
 	Drops        uint64 `json:"drops"`
 	AdminActions uint64 `json:"admin_actions"`
+	// The defences against attacks from many addresses: connections
+	// not admitted yet (now) and those evicted to make room; passwords
+	// checked and found wrong, guesses refused unchecked, password
+	// puzzles set and the difficulty a newcomer gets now (0: none).
+	Pending        int    `json:"pending"`
+	PendingEvicted uint64 `json:"pending_evicted"`
+	PasswordChecks uint64 `json:"password_checks"`
+	PasswordsWrong uint64 `json:"passwords_wrong"`
+	GuessesRefused uint64 `json:"guesses_refused"`
+	PuzzlesIssued  uint64 `json:"puzzles_issued"`
+	PuzzleBits     int    `json:"puzzle_bits"`
 }
 
 // ms is d in milliseconds.
@@ -180,6 +191,9 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 				"invalid": o.Stats.RefusedInvalid},
 			Chats: o.Stats.Chats, ChatsRefused: o.Stats.ChatsRefused, Leaves: o.Stats.Leaves, Drops: o.Stats.Drops,
 			AdminActions: o.Stats.AdminActions,
+			Pending:      o.Stats.Pending, PendingEvicted: o.Stats.PendingEvicted,
+			PasswordChecks: o.Stats.PasswordChecks, PasswordsWrong: o.Stats.PasswordsWrong,
+			GuessesRefused: o.Stats.GuessesRefused, PuzzlesIssued: o.Stats.PuzzlesIssued, PuzzleBits: o.Stats.PuzzleBits,
 		},
 		Chat: make([]chatJSON, 0, len(o.Chat)),
 	}

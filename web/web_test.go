@@ -75,7 +75,8 @@ func fullOverview(now time.Time) host.Overview {
 			{At: now.Add(-3 * time.Second), PlayerID: 2, Name: "Alice", Text: hostile},
 		},
 		Stats: host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 6, RefusedRate: 3, RefusedSpectator: 2, RefusedInvalid: 1,
-			Checkpoints: 1600, Saves: 3, Chats: 9, ChatsRefused: 1, Leaves: 4, Drops: 2, AdminActions: 1},
+			Checkpoints: 1600, Saves: 3, Chats: 9, ChatsRefused: 1, Leaves: 4, Drops: 2, AdminActions: 1,
+			Pending: 64, PendingEvicted: 5000, PasswordChecks: 90, PasswordsWrong: 89, GuessesRefused: 700, PuzzlesIssued: 60, PuzzleBits: 18},
 	}
 }
 
@@ -169,6 +170,13 @@ func TestOverviewJSON(t *testing.T) {
 			Leaves          uint64            `json:"leaves"`
 			Drops           uint64            `json:"drops"`
 			AdminActions    uint64            `json:"admin_actions"`
+			Pending         int               `json:"pending"`
+			PendingEvicted  uint64            `json:"pending_evicted"`
+			PasswordChecks  uint64            `json:"password_checks"`
+			PasswordsWrong  uint64            `json:"passwords_wrong"`
+			GuessesRefused  uint64            `json:"guesses_refused"`
+			PuzzlesIssued   uint64            `json:"puzzles_issued"`
+			PuzzleBits      int               `json:"puzzle_bits"`
 		} `json:"stats"`
 	}
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
@@ -204,7 +212,9 @@ func TestOverviewJSON(t *testing.T) {
 	}
 	if st := v.Stats; st.BytesSent != 123456 || st.Commands != 40 || st.CommandsRefused != 6 ||
 		st.RefusedBy["rate"] != 3 || st.RefusedBy["spectator"] != 2 || st.RefusedBy["invalid"] != 1 ||
-		st.Chats != 9 || st.ChatsRefused != 1 || st.Leaves != 4 || st.Drops != 2 || st.AdminActions != 1 {
+		st.Chats != 9 || st.ChatsRefused != 1 || st.Leaves != 4 || st.Drops != 2 || st.AdminActions != 1 ||
+		st.Pending != 64 || st.PendingEvicted != 5000 || st.PasswordChecks != 90 || st.PasswordsWrong != 89 ||
+		st.GuessesRefused != 700 || st.PuzzlesIssued != 60 || st.PuzzleBits != 18 {
 		t.Errorf("stats: %+v", v.Stats)
 	}
 	if len(v.Chat) != 2 || v.Chat[0].Name != "" || v.Chat[0].By != "console" || v.Chat[0].Text != "restart in 5 minutes" ||

@@ -78,10 +78,12 @@ func (p *ClientDefs) Validate() error {
 
 // ClientUsername asks to join under a name, as a player or a spectator.
 // An empty name is ignored by the host. PasswordProof answers the host's
-// password challenge (see package password).
+// password challenge (see package password); PuzzleNonce solves the
+// host's password puzzle, when Server_ModList set one.
 type ClientUsername struct {
 	Name          string `codec:"n"`
 	PasswordProof []byte `codec:"p"`
+	PuzzleNonce   uint64 `codec:"w,omitempty"`
 	Spectate      bool   `codec:"s"`
 	// Token, when set, rejoins as the player the host gave it to: same
 	// player ID, name and faction. See Server_Session.

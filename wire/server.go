@@ -24,14 +24,21 @@ const (
 
 // ServerModList answers a matching protocol with the host's content:
 // its game version, its mods, a password challenge when the session has
-// a password, and the summaries of its def databases (sorted by type), so
-// a client can see what the host expects before it declares its own.
+// a password, the summaries of its def databases (sorted by type), so a
+// client can see what the host expects before it declares its own, and
+// PuzzleBits: when not 0, the difficulty of the proof of work the client
+// must solve on PasswordChallenge before its password is checked (see
+// package password and the spec); at most MaxPuzzleBits.
 type ServerModList struct {
 	GameVersion       string       `codec:"v"`
 	Mods              []string     `codec:"m"`
 	PasswordChallenge []byte       `codec:"c"`
 	Databases         []DefSummary `codec:"d"`
+	PuzzleBits        uint8        `codec:"b,omitempty"`
 }
+
+// MaxPuzzleBits bounds a password puzzle's difficulty.
+const MaxPuzzleBits = 32
 
 // ID implements Packet.
 func (*ServerModList) ID() ID { return IDServerModList }
@@ -51,6 +58,12 @@ func (p *ServerModList) Validate() error {
 		if len(d.Type) == 0 || len(d.Type) > MaxTypeNameBytes {
 			return fmt.Errorf("database type name of %d bytes", len(d.Type))
 		}
+	}
+	if p.PuzzleBits > MaxPuzzleBits {
+		return fmt.Errorf("password puzzle of %d bits, over %d", p.PuzzleBits, MaxPuzzleBits)
+	}
+	if p.PuzzleBits > 0 && len(p.PasswordChallenge) == 0 {
+		return errors.New("password puzzle without a challenge")
 	}
 	return nil
 }

@@ -79,6 +79,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxMapParts":             lockstep.MaxMapParts,
 		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,
 		"MaxCodecs":               wire.MaxCodecs,
+		"MaxPuzzleBits":           wire.MaxPuzzleBits,
 		"MaxChatBytes":            wire.MaxChatBytes,
 		"MaxMods":                 wire.MaxMods,
 		"MaxPlayers":              wire.MaxPlayers,

@@ -1,7 +1,8 @@
 // Package addrkey says which remote addresses count as one for per-address
 // limits: an IPv4 address by itself, an IPv6 address by its /64 prefix,
 // since one machine or home is usually given a whole /64 and could
-// otherwise pick a fresh address for every connection.
+// otherwise pick a fresh address for every connection; and which count as
+// one network for per-network shares (Prefix: an IPv4 /24, an IPv6 /64).
 package addrkey
 
 import "net"
@@ -28,4 +29,20 @@ func OfHostPort(addr string) string {
 		return Of(addr)
 	}
 	return Of(host)
+}
+
+// Prefix returns the key of the network ip (text, without a port) is
+// counted in for per-network shares: an IPv4 address's /24, an IPv6
+// address's /64 (the same as Of). Text that is not an IP address is its
+// own key.
+func Prefix(ip string) string {
+	a := net.ParseIP(ip)
+	if a == nil {
+		return ip
+	}
+	if v4 := a.To4(); v4 != nil {
+		mask := net.CIDRMask(24, 32)
+		return (&net.IPNet{IP: v4.Mask(mask), Mask: mask}).String()
+	}
+	return Of(ip)
 }

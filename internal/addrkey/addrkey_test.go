@@ -28,3 +28,17 @@ func TestOfHostPort(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"192.0.2.7", "192.0.2.0/24"},
+		{"192.0.2.250", "192.0.2.0/24"},
+		{"::ffff:192.0.3.7", "192.0.3.0/24"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"},
+		{"not an address", "not an address"},
+	} {
+		if got := Prefix(tc.in); got != tc.want {
+			t.Errorf("Prefix(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -33,8 +33,9 @@ type Host struct {
 
 // Config returns cfg with the settings a loopback test needs where cfg
 // leaves them unset: a quiet logger, and no per-address limits on
-// connections, connections still joining and password attempts (a test
-// connects from one address, many times and at once).
+// connections, connections still joining (per address and per network)
+// and password attempts (a test connects from one address, many times
+// and at once).
 func Config(cfg host.Config) host.Config {
 	if cfg.Logger == nil {
 		cfg.Logger = testkit.Quiet()
@@ -44,6 +45,9 @@ func Config(cfg host.Config) host.Config {
 	}
 	if cfg.MaxPendingPerAddr == 0 {
 		cfg.MaxPendingPerAddr = -1
+	}
+	if cfg.MaxPendingPerPrefix == 0 {
+		cfg.MaxPendingPerPrefix = -1
 	}
 	if cfg.PasswordRate == 0 {
 		cfg.PasswordRate = -1

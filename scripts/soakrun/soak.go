@@ -306,8 +306,10 @@ func (s *soak) hostConfig(savePath string) host.Config {
 		MaxPlayers: cfg.Clients + 16,
 		ConnRate:   -1,
 		// The bots join from one address, up to 8 at once plus the
-		// chaos's; the hostile clients each have their own.
-		MaxPendingPerAddr: 16,
+		// chaos's; the hostile clients each have their own, all in
+		// 127.0.0.0/24, so the share per network is lifted.
+		MaxPendingPerAddr:   16,
+		MaxPendingPerPrefix: -1,
 		// Short enough for the hostile clients to be dropped within a
 		// short soak, long enough for a loaded machine's bots.
 		DownloadStallTimeout: 5 * time.Second,
