@@ -188,7 +188,8 @@ func (p *ServerPlayerList) Validate() error {
 }
 
 // ServerDisconnect ends the connection with a reason. DefStatuses holds one
-// status per database the client declared when Reason is ReasonDefs;
+// status per database the client declared when Reason is ReasonDefs,
+// followed by one "missing" status (4) per host database it left out;
 // Detail may carry more (for example the host's def manifest of the
 // differing databases).
 type ServerDisconnect struct {

@@ -643,7 +643,7 @@ REASONS = {  # section 5.1
     19: ("Desync", "Your game kept diverging from the host's; join again to get a fresh copy of the world."),
     20: ("Banned", "You are banned from this session."),
 }
-DEF_STATUSES = {0: "ok", 1: "not found", 2: "count differs", 3: "hash differs"}  # section 5.2
+DEF_STATUSES = {0: "ok", 1: "not found", 2: "count differs", 3: "hash differs", 4: "missing"}  # section 5.2
 STATUSES = {0: "joining", 1: "downloading", 2: "playing", 3: "spectating", 4: "desynced"}  # section 5.4
 
 
