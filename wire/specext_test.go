@@ -84,7 +84,19 @@ func TestSpecLimits(t *testing.T) {
 		"MaxTickCommands":         wire.MaxTickCommands,
 		"MaxTextBytes":            wire.MaxTextBytes,
 		"MaxHeader":               snapshot.MaxHeader,
+		"MaxHeaderMaps":           snapshot.MaxMaps,
+		"MaxTickPayloadBytes":     lockstep.MaxBatchBytes,
 		"MaxManifestSize":         defs.MaxManifestSize,
+	}
+	// Limits the spec states once for several packages.
+	for _, same := range [][2]int{
+		{snapshot.MaxCommandPayload, wire.MaxCommandPayload}, // a command in the header's c and in Server_Tick
+		{snapshot.MaxMaps, wire.MaxHashMaps},                 // the maps a header lists and a hash report names
+		{lockstep.MaxBatchCommands, wire.MaxTickCommands},    // the commands of one tick packet
+	} {
+		if same[0] != same[1] {
+			t.Errorf("limits that the spec states as one differ: %d and %d", same[0], same[1])
+		}
 	}
 	seen := map[string]bool{}
 	for _, row := range tableRows(t, readSpecText(t), "## 3 Limits") {
