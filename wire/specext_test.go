@@ -80,6 +80,8 @@ func TestSpecLimits(t *testing.T) {
 		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,
 		"MaxChatBytes":            wire.MaxChatBytes,
 		"MaxMods":                 wire.MaxMods,
+		"MaxModIDBytes":           wire.MaxModIDBytes,
+		"MaxGameStringBytes":      wire.MaxGameStringBytes,
 		"MaxPlayers":              wire.MaxPlayers,
 		"MaxTickCommands":         wire.MaxTickCommands,
 		"MaxTextBytes":            wire.MaxTextBytes,
