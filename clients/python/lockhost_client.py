@@ -560,6 +560,12 @@ class PayloadVerifier:
         h = self.header
         if h["granted"] < h["tick"]:
             raise PayloadError(f"the header's grant {h['granted']} is below its tick {h['tick']}")
+        ids = [m["id"] for m in h["maps"]]
+        if len(set(ids)) != len(ids):
+            raise PayloadError("the header lists a map twice")
+        scopes = [mc["mapID"] for mc in h["commands"]]
+        if len(set(scopes)) != len(scopes):
+            raise PayloadError("the header lists a map's commands twice")
         count = 1 + len(h["maps"])
         held = h["held"]
         for i, idx in enumerate(held):
