@@ -38,6 +38,10 @@ const (
 	StatusNotFound  Status = 1 // the host has no database of that type
 	StatusCountDiff Status = 2 // the number of defs differs
 	StatusHashDiff  Status = 3 // same count, different names or content
+	// StatusMissing is a host database the client did not declare. It
+	// follows the statuses of the declared databases, one per such host
+	// database in the host's order.
+	StatusMissing Status = 4
 )
 
 // String returns a short lower-case name for the status.
@@ -51,6 +55,8 @@ func (s Status) String() string {
 		return "count differs"
 	case StatusHashDiff:
 		return "hash differs"
+	case StatusMissing:
+		return "missing"
 	}
 	return fmt.Sprintf("status(%d)", uint8(s))
 }

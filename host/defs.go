@@ -10,8 +10,10 @@ import (
 )
 
 // compareDefs checks the client's databases against the host's. It returns
-// one status per client database (the seed's status array) and the types
-// that differ, including host databases the client did not declare at all.
+// one status per client database, in the client's order, followed by
+// StatusMissing for each host database the client did not declare (in the
+// host's order, as long as the statuses stay within wire.MaxDatabases),
+// and the types that differ, the undeclared host databases included.
 func compareDefs(host []defs.Summary, client []wire.DefSummary) (statuses []uint8, bad []string) {
 	cs := make([]defs.Summary, len(client))
 	declared := make(map[string]bool, len(client))
@@ -28,6 +30,9 @@ func compareDefs(host []defs.Summary, client []wire.DefSummary) (statuses []uint
 		}
 	}
 	for _, h := range host {
+		if !declared[h.Type] && len(statuses) < wire.MaxDatabases {
+			statuses = append(statuses, uint8(defs.StatusMissing))
+		}
 		if !declared[h.Type] {
 			bad = append(bad, h.Type)
 		}

@@ -325,9 +325,19 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 	if !slices.Equal(re.Statuses, want) {
 		t.Fatalf("statuses %v, want %v", re.Statuses, want)
 	}
-	// A client that lacks a database the host has is refused too.
+	if want := "2 of your 3 def databases differ and 0 of the host's 2 are missing."; !strings.Contains(re.Message, want) {
+		t.Fatalf("message %q, want it to say %q", re.Message, want)
+	}
+	// A client that lacks a database the host has is refused too, and the
+	// statuses alone say so: one per declared database, then one Missing
+	// per host database left out, in the host's type order.
 	cfg.Databases = testDefs[:1]
-	if re := rejection(t, cfg); re.Reason != wire.ReasonDefs {
-		t.Fatalf("missing database: reason %s, want Defs", re.Reason)
+	re = rejection(t, cfg)
+	want = []uint8{uint8(defs.StatusOK), uint8(defs.StatusMissing)}
+	if re.Reason != wire.ReasonDefs || !slices.Equal(re.Statuses, want) {
+		t.Fatalf("missing database: reason %s, statuses %v, want Defs and %v", re.Reason, re.Statuses, want)
+	}
+	if want := "0 of your 1 def databases differ and 1 of the host's 2 are missing."; !strings.Contains(re.Message, want) {
+		t.Fatalf("missing database: message %q, want it to say %q", re.Message, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/lockhost/lockhost/internal/ratelimit"
@@ -665,9 +666,16 @@ func (p *peer) checkDefs(cd *wire.ClientDefs) error {
 	if len(bad) == 0 {
 		return nil
 	}
+	missing := 0
+	for _, h := range p.srv.content.Databases {
+		if !slices.ContainsFunc(cd.Databases, func(d wire.DefSummary) bool { return d.Type == h.Type }) {
+			missing++
+		}
+	}
 	d := &wire.ServerDisconnect{
-		Reason:      wire.ReasonDefs,
-		Message:     fmt.Sprintf("Your game content does not match the host's: %d of %d def databases differ.", len(bad), len(cd.Databases)),
+		Reason: wire.ReasonDefs,
+		Message: fmt.Sprintf("Your game content does not match the host's: %d of your %d def databases differ and %d of the host's %d are missing.",
+			len(bad)-missing, len(cd.Databases), missing, len(p.srv.content.Databases)),
 		DefStatuses: statuses,
 	}
 	if p.srv.content.Detail != nil {

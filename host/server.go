@@ -47,6 +47,11 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	if sim == nil {
 		return nil, errors.New("host: no simulation")
 	}
+	// The game version and mods go to every joiner in Server_ModList: a
+	// host that could not send them would fail every handshake.
+	if err := (&wire.ServerModList{GameVersion: content.GameVersion, Mods: content.Mods}).Validate(); err != nil {
+		return nil, fmt.Errorf("host content: %w", err)
+	}
 	bans, err := loadBans(cfg.BanFile)
 	if err != nil {
 		return nil, err

@@ -233,16 +233,20 @@ func (s *session) tick(now time.Time) {
 	due = s.applyLagPolicy(due)
 	s.checkVerified()
 	if due == 0 {
-		if s.auth.Pending() > 0 {
-			s.publish(s.auth.Advance(false)) // paused: commands still run
+		for s.auth.Pending() > 0 { // paused: commands still run, a batch a packet
+			s.publish(s.auth.Advance(false))
 		}
 		return
 	}
-	for i := 0; i < due; i++ {
+	for i := 0; i < due; {
 		start := time.Now()
 		res := s.auth.Advance(true)
-		s.points.stepped(time.Since(start))
 		s.publish(res)
+		if !res.Stepped {
+			continue // one batch of a tick's commands; more of them follow
+		}
+		s.points.stepped(time.Since(start))
+		i++
 		if s.auth.Speed() == 0 { // a speed command applies from the next tick
 			break
 		}

@@ -28,8 +28,8 @@ func DefsReport(re *RejectedError, local *defs.Set) (*defs.Report, error) {
 		types = append(types, d.Type)
 	}
 	sum := local.Summary()
-	if len(re.Statuses) == len(sum) {
-		for i, st := range re.Statuses {
+	if len(re.Statuses) >= len(sum) { // then one Missing per undeclared host database
+		for i, st := range re.Statuses[:len(sum)] {
 			if defs.Status(st) != defs.StatusOK {
 				types = append(types, sum[i].Type)
 			}

@@ -10,7 +10,7 @@ import (
 type RejectedError struct {
 	Reason   wire.Reason
 	Message  string
-	Statuses []uint8 // per declared def database, with ReasonDefs
+	Statuses []uint8 // per declared def database, then Missing per undeclared host database, with ReasonDefs
 	Detail   []byte  // host-supplied detail, with ReasonDefs
 }
 

@@ -69,15 +69,34 @@ func (a *Authority) Applied() uint32 {
 // Pending is the number of submitted commands not yet stamped.
 func (a *Authority) Pending() int { return len(a.pending) }
 
-// Advance stamps and applies every pending command at the current tick, in
-// the order submitted, and, if step is true, simulates that tick. Applied commands are queued per
-// map. The grant in the result covers every command applied so far.
+// Bounds of one Advance's batch, so that the commands of one result fit one
+// tick packet well under a client's 1 MiB frame limit: at most
+// MaxBatchCommands commands, and no more payload bytes than MaxBatchBytes
+// (a single command over it still goes, alone). The wire overhead of a
+// command is under 64 bytes, so a batch encodes to at most
+// MaxBatchBytes + 64 x MaxBatchCommands = 768 KiB.
+const (
+	MaxBatchCommands = 4096
+	MaxBatchBytes    = 512 << 10
+)
+
+// Advance stamps and applies the pending commands at the current tick, in
+// the order submitted, and, if step is true, simulates that tick. Applied
+// commands are queued per map. The grant in the result covers every
+// command applied so far. When more is pending than one batch holds
+// (MaxBatchCommands, MaxBatchBytes), Advance applies one batch and does
+// not step, whatever step says: the caller calls it again, and the tick's
+// commands continue their sequence in the next result.
 func (a *Authority) Advance(step bool) TickResult {
 	t := a.sim.Tick()
 	res := TickResult{Tick: t}
 	if len(a.pending) > 0 {
 		cmds := a.pending
 		a.pending = nil
+		if n := batchLen(cmds); n < len(cmds) {
+			a.pending = append([]Command(nil), cmds[n:]...)
+			cmds, step = cmds[:n], false
+		}
 		if a.seqTick != t {
 			a.seqTick, a.seq = t, 0
 		}
@@ -98,6 +117,20 @@ func (a *Authority) Advance(step bool) TickResult {
 	}
 	res.Granted = a.sim.Tick()
 	return res
+}
+
+// batchLen is how many of cmds, from the first, one batch takes: at least
+// one, at most MaxBatchCommands, and no more than MaxBatchBytes of
+// payload unless the first alone is larger.
+func batchLen(cmds []Command) int {
+	bytes := 0
+	for i, c := range cmds {
+		bytes += len(c.Payload)
+		if i == MaxBatchCommands || (i > 0 && bytes > MaxBatchBytes) {
+			return i
+		}
+	}
+	return len(cmds)
 }
 
 func (a *Authority) apply(c Command) error {

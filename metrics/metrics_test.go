@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -275,6 +276,31 @@ func TestLint(t *testing.T) {
 	for _, f := range fams {
 		if !strings.HasPrefix(f.GetName(), "lockhost_") {
 			t.Errorf("metric %s lacks the lockhost_ prefix", f.GetName())
+		}
+	}
+}
+
+// TestUnverifiedGaugeIsTheOverviews holds the rule of the protocol spec's
+// section 9.3: lockhost_players_unverified counts exactly the players the
+// Overview marks Unverified, which is the value the status page's
+// "unverified" shows, so the two agree whenever they read the same
+// Overview.
+func TestUnverifiedGaugeIsTheOverviews(t *testing.T) {
+	for _, marks := range [][]bool{nil, {false}, {true}, {true, false, true}} {
+		o := host.Overview{}
+		want := 0
+		for i, u := range marks {
+			o.Players = append(o.Players, host.PlayerView{Name: fmt.Sprintf("P%d", i), Status: "playing", Unverified: u})
+			if u {
+				want++
+			}
+		}
+		reg, err := metrics.NewRegistry(metrics.New(), &fakeSource{o: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := value(scrape(t, serve(t, reg)), "lockhost_players_unverified"); got != float64(want) {
+			t.Errorf("marks %v: lockhost_players_unverified = %v, want %d", marks, got, want)
 		}
 	}
 }

@@ -11,6 +11,16 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 )
 
+// Limits of a Header's arrays (the protocol spec, section 8.2), beside
+// MaxHeader: at most MaxMaps maps (wire.MaxHashMaps, the most a hash
+// report can name), one command list per map and the world scope, and
+// command payloads of at most MaxCommandPayload bytes
+// (wire.MaxCommandPayload, the most a Server_Tick carries).
+const (
+	MaxMaps           = 4096
+	MaxCommandPayload = 64 << 10
+)
+
 // MaxHeader bounds the encoded Header of a payload.
 const MaxHeader = 64 << 20
 
@@ -60,6 +70,40 @@ type Header struct {
 	// left out of the payload because the joiner said it holds them: a
 	// resumed download. Their sizes in World and Maps still describe them.
 	Held []uint32 `codec:"k"`
+}
+
+// check holds h to the limits and rules of a header that do not depend
+// on the payload around it: MaxMaps maps with distinct IDs, the grant not
+// below the tick, at most one command list per map or the world scope,
+// and no command payload over MaxCommandPayload. (A command list may name
+// a map the header does not list: the game may add maps after the cut.)
+func (h *Header) check() error {
+	if len(h.Maps) > MaxMaps {
+		return fmt.Errorf("%d maps exceeds %d", len(h.Maps), MaxMaps)
+	}
+	if h.Granted < h.Tick {
+		return fmt.Errorf("grant %d before tick %d", h.Granted, h.Tick)
+	}
+	ids := make(map[int32]bool, len(h.Maps))
+	for _, m := range h.Maps {
+		if ids[m.ID] {
+			return fmt.Errorf("map %d listed twice", m.ID)
+		}
+		ids[m.ID] = true
+	}
+	listed := make(map[int32]bool, len(h.Commands))
+	for _, mc := range h.Commands {
+		if listed[mc.MapID] {
+			return fmt.Errorf("commands for map %d listed twice", mc.MapID)
+		}
+		listed[mc.MapID] = true
+		for _, c := range mc.Commands {
+			if len(c.Payload) > MaxCommandPayload {
+				return fmt.Errorf("a command payload of %d bytes exceeds %d", len(c.Payload), MaxCommandPayload)
+			}
+		}
+	}
+	return nil
 }
 
 // Payload is a join point laid out for sending: a header followed by the
@@ -114,6 +158,9 @@ func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapComman
 	for i, m := range p.Maps {
 		h.Maps[i] = MapInfo{ID: m.ID, Blob: info(m.Blob), StateHash: m.StateHash}
 		add(1+i, m.Blob)
+	}
+	if err := h.check(); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
 	}
 	hb, err := codec.Encode(&h)
 	if err != nil {

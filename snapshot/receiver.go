@@ -166,6 +166,9 @@ func (r *Receiver) takeHeader(data []byte) (int, error) {
 	if err := codec.Decode(hb, h); err != nil {
 		return 0, fmt.Errorf("%w: header: %v", ErrMalformed, err)
 	}
+	if err := h.check(); err != nil {
+		return 0, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+	}
 	infos := make([]BlobInfo, 0, 1+len(h.Maps))
 	infos = append(infos, h.World)
 	for _, m := range h.Maps {

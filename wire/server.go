@@ -14,6 +14,11 @@ const (
 	MaxMods = 4096
 	// MaxPlayers bounds a player list.
 	MaxPlayers = 1024
+	// MaxGameStringBytes bounds Server_ModList's game version and
+	// Server_DefsOK's game name (the UDP status reply's bound too).
+	MaxGameStringBytes = 64
+	// MaxModIDBytes bounds one mod package ID of Server_ModList.
+	MaxModIDBytes = 256
 	// MaxTickCommands bounds the commands of one Server_Tick.
 	MaxTickCommands = 4096
 	// MaxTextBytes bounds free text (notices, disconnect messages).
@@ -45,8 +50,16 @@ func (*ServerModList) ID() ID { return IDServerModList }
 
 // Validate implements Packet.
 func (p *ServerModList) Validate() error {
+	if len(p.GameVersion) > MaxGameStringBytes {
+		return fmt.Errorf("game version of %d bytes exceeds %d", len(p.GameVersion), MaxGameStringBytes)
+	}
 	if len(p.Mods) > MaxMods {
 		return fmt.Errorf("%d mods exceeds %d", len(p.Mods), MaxMods)
+	}
+	for _, m := range p.Mods {
+		if len(m) > MaxModIDBytes {
+			return fmt.Errorf("mod ID of %d bytes exceeds %d", len(m), MaxModIDBytes)
+		}
 	}
 	if len(p.PasswordChallenge) > MaxProofBytes {
 		return fmt.Errorf("password challenge of %d bytes", len(p.PasswordChallenge))
@@ -78,7 +91,12 @@ type ServerDefsOK struct {
 func (*ServerDefsOK) ID() ID { return IDServerDefsOK }
 
 // Validate implements Packet.
-func (*ServerDefsOK) Validate() error { return nil }
+func (p *ServerDefsOK) Validate() error {
+	if len(p.GameName) > MaxGameStringBytes {
+		return fmt.Errorf("game name of %d bytes exceeds %d", len(p.GameName), MaxGameStringBytes)
+	}
+	return nil
+}
 
 // ServerWorldData is one chunk of the world payload (docs/protocol.md,
 // section 8).
@@ -201,7 +219,8 @@ func (p *ServerPlayerList) Validate() error {
 }
 
 // ServerDisconnect ends the connection with a reason. DefStatuses holds one
-// status per database the client declared when Reason is ReasonDefs;
+// status per database the client declared when Reason is ReasonDefs,
+// followed by one "missing" status (4) per host database it left out;
 // Detail may carry more (for example the host's def manifest of the
 // differing databases).
 type ServerDisconnect struct {

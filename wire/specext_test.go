@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"encoding/hex"
 	"os"
 	"regexp"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -82,11 +84,25 @@ func TestSpecLimits(t *testing.T) {
 		"MaxPuzzleBits":           wire.MaxPuzzleBits,
 		"MaxChatBytes":            wire.MaxChatBytes,
 		"MaxMods":                 wire.MaxMods,
+		"MaxModIDBytes":           wire.MaxModIDBytes,
+		"MaxGameStringBytes":      wire.MaxGameStringBytes,
 		"MaxPlayers":              wire.MaxPlayers,
 		"MaxTickCommands":         wire.MaxTickCommands,
 		"MaxTextBytes":            wire.MaxTextBytes,
 		"MaxHeader":               snapshot.MaxHeader,
+		"MaxHeaderMaps":           snapshot.MaxMaps,
+		"MaxTickPayloadBytes":     lockstep.MaxBatchBytes,
 		"MaxManifestSize":         defs.MaxManifestSize,
+	}
+	// Limits the spec states once for several packages.
+	for _, same := range [][2]int{
+		{snapshot.MaxCommandPayload, wire.MaxCommandPayload}, // a command in the header's c and in Server_Tick
+		{snapshot.MaxMaps, wire.MaxHashMaps},                 // the maps a header lists and a hash report names
+		{lockstep.MaxBatchCommands, wire.MaxTickCommands},    // the commands of one tick packet
+	} {
+		if same[0] != same[1] {
+			t.Errorf("limits that the spec states as one differ: %d and %d", same[0], same[1])
+		}
 	}
 	seen := map[string]bool{}
 	for _, row := range tableRows(t, readSpecText(t), "## 3 Limits") {
@@ -138,5 +154,56 @@ func TestSpecDefStatuses(t *testing.T) {
 	}
 	if n := defs.Status(len(rows)).String(); !strings.HasPrefix(n, "status(") {
 		t.Errorf("the code names status %d (%s), the spec does not", len(rows), n)
+	}
+}
+
+// TestSpecALPN holds section 2's ALPN name to the one the TLS code offers.
+func TestSpecALPN(t *testing.T) {
+	if want := "ALPN `" + tlsid.Protocol + "`"; !strings.Contains(readSpecText(t), want) {
+		t.Errorf("the spec does not say %s", want)
+	}
+}
+
+// TestSpecIntegerForms holds section 1's integer rules: the forms the
+// host writes for unsigned and signed fields, and a receiver taking any
+// form whose value fits.
+func TestSpecIntegerForms(t *testing.T) {
+	enc := []struct {
+		p    wire.Packet
+		want string // the body's hex
+	}{
+		{&wire.ClientAck{Received: 600}, "81a172cd0258"},                             // uint64 600
+		{&wire.ClientAck{Received: 127}, "81a1727f"},                                 // uint64 127: fixint
+		{&wire.ClientAck{Received: 128}, "81a172cc80"},                               // uint64 128: cc
+		{&wire.ServerDefsOK{PlayerID: 128}, "82a167a0a170d10080"},                    // int32 128: d1, every key written
+		{&wire.ServerDefsOK{PlayerID: -33}, "82a167a0a170d0df"},                      // int32 -33: d0
+		{&wire.ServerSession{GraceMs: 300000}, "84a16500a167d2000493e0a16bc0a17000"}, // int64 300000: d2
+	}
+	for _, tc := range enc {
+		frame := wire.MustMarshal(tc.p)
+		if got := hex.EncodeToString(frame[5:]); got != tc.want {
+			t.Errorf("%s: body %s, want %s", tc.p.ID(), got, tc.want)
+		}
+	}
+	dec := []struct {
+		id   wire.ID
+		body string
+		ok   bool
+	}{
+		{wire.IDServerDefsOK, "81a170cd0100", true},      // int32 from cd
+		{wire.IDServerNotice, "81a16bd005", true},        // uint8 from d0
+		{wire.IDServerNotice, "81a16bcd0100", false},     // 256 in a uint8
+		{wire.IDServerNotice, "81a16bff", false},         // -1 in a uint8
+		{wire.IDServerDefsOK, "81a170ca3f800000", false}, // a float
+		{wire.IDServerDefsOK, "82a170c0a167c0", true},    // nil for an int32 and a str
+		{wire.IDServerResync, "82a166c0a16d9101", true},  // nil for a bool
+		{wire.IDServerResync, "82a16601a16d9101", true},  // an integer for a bool
+		{wire.IDServerDefsOK, "81a170c3", false},         // a bool for an int32
+	}
+	for _, tc := range dec {
+		body, _ := hex.DecodeString(tc.body)
+		if _, err := wire.Decode(tc.id, body); (err == nil) != tc.ok {
+			t.Errorf("%s body %s: %v, want ok=%v", tc.id, tc.body, err, tc.ok)
+		}
 	}
 }

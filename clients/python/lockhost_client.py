@@ -42,10 +42,13 @@ MAX_MAP_PARTS = 16
 MAX_LEAVE_WHY_BYTES = 64
 MAX_CHAT_BYTES = 256
 MAX_MODS = 4096
+MAX_MOD_ID_BYTES = 256
+MAX_GAME_STRING_BYTES = 64
 MAX_PLAYERS = 1024
 MAX_TICK_COMMANDS = 4096
 MAX_TEXT_BYTES = 4096
 MAX_HEADER = 64 << 20
+MAX_HEADER_MAPS = 4096
 MAX_MANIFEST_SIZE = 64 << 20
 # The reference client's payload limit (section 4, id 18).
 DEFAULT_MAX_WORLD = 2 << 30
@@ -224,9 +227,9 @@ PACKETS = {
     11: ("Client_Leave", MAP(w=("why", STR(MAX_LEAVE_WHY_BYTES)))),
     12: ("Client_Chat", MAP(t=("text", STR(MAX_CHAT_BYTES)))),
     16: ("Server_ModList", MAP(
-        v=("gameVersion", STR(MAX_TEXT_BYTES)), m=("mods", ARR(STR(MAX_TEXT_BYTES), MAX_MODS)),
+        v=("gameVersion", STR(MAX_GAME_STRING_BYTES)), m=("mods", ARR(STR(MAX_MOD_ID_BYTES), MAX_MODS)),
         c=("passwordChallenge", BIN(MAX_PROOF_BYTES)), d=("databases", ARR(DATABASE, MAX_DATABASES)))),
-    17: ("Server_DefsOK", MAP(g=("gameName", STR(MAX_TEXT_BYTES)), p=("playerID", I(32)))),
+    17: ("Server_DefsOK", MAP(g=("gameName", STR(MAX_GAME_STRING_BYTES)), p=("playerID", I(32)))),
     18: ("Server_WorldData", MAP(o=("offset", U(64)), t=("total", U(64)), d=("data", BIN(MAX_CHUNK_DATA)))),
     19: ("Server_PlayerList", MAP(
         a=("action", U(8)),
@@ -252,13 +255,13 @@ PACKETS = {
 }
 IDS = {name: pid for pid, (name, _) in PACKETS.items()}
 
-# Section 8.2: the world payload's header. The spec gives no per-array
-# limits here; maps are bounded by the blob indexes (below 4097).
+# Section 8.2: the world payload's header, its arrays bounded as section 3
+# says (the commands only by the header's size).
 BLOB = MAP(s=("size", U(64)), r=("rawSize", U(64)), h=("hash", U(64)))
 HEADER = MAP(
     f=("faction", I(32)), t=("tick", U(64)), g=("granted", U(64)), h=("worldHash", U(64)),
     w=("world", BLOB),
-    m=("maps", ARR(MAP(i=("id", I(32)), b=("blob", BLOB), x=("stateHash", U(64))), MAX_RESUME_BLOBS - 1)),
+    m=("maps", ARR(MAP(i=("id", I(32)), b=("blob", BLOB), x=("stateHash", U(64))), MAX_HEADER_MAPS)),
     c=("commands", ARR(MAP(m=("mapID", I(32)), c=("commands", ARR(TICK_COMMAND, MAX_HEADER))), MAX_HEADER)),
     k=("held", ARR(U(32), MAX_RESUME_BLOBS)),
 )
@@ -557,6 +560,12 @@ class PayloadVerifier:
         h = self.header
         if h["granted"] < h["tick"]:
             raise PayloadError(f"the header's grant {h['granted']} is below its tick {h['tick']}")
+        ids = [m["id"] for m in h["maps"]]
+        if len(set(ids)) != len(ids):
+            raise PayloadError("the header lists a map twice")
+        scopes = [mc["mapID"] for mc in h["commands"]]
+        if len(set(scopes)) != len(scopes):
+            raise PayloadError("the header lists a map's commands twice")
         count = 1 + len(h["maps"])
         held = h["held"]
         for i, idx in enumerate(held):
@@ -643,7 +652,7 @@ REASONS = {  # section 5.1
     19: ("Desync", "Your game kept diverging from the host's; join again to get a fresh copy of the world."),
     20: ("Banned", "You are banned from this session."),
 }
-DEF_STATUSES = {0: "ok", 1: "not found", 2: "count differs", 3: "hash differs"}  # section 5.2
+DEF_STATUSES = {0: "ok", 1: "not found", 2: "count differs", 3: "hash differs", 4: "missing"}  # section 5.2
 STATUSES = {0: "joining", 1: "downloading", 2: "playing", 3: "spectating", 4: "desynced"}  # section 5.4
 
 

@@ -17,12 +17,12 @@ func printDefsDetail(re *join.RejectedError, bundle *gamecontent.Bundle) {
 		return
 	}
 	sum := bundle.Summary()
-	if len(re.Statuses) != len(sum) {
+	if len(re.Statuses) < len(sum) {
 		fmt.Fprintln(stderr, "The host reported def differences but not per database.")
 		return
 	}
 	fmt.Fprintln(stderr, "Def databases that differ from the host's:")
-	for i, st := range re.Statuses {
+	for i, st := range re.Statuses[:len(sum)] { // then one Missing per undeclared host database
 		if defs.Status(st) == defs.StatusOK {
 			continue
 		}
