@@ -42,7 +42,7 @@ func newApp() *cli.App {
 			"same deterministic world; only commands travel once a player has joined.",
 		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), defscli.Command()},
 	}
-	cliutil.SetVersion(app)
+	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
 }
 

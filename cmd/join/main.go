@@ -98,7 +98,7 @@ func newApp() *cli.App {
 		Action:   run,
 		Commands: []*cli.Command{pingCommand(), defscli.Command()},
 	}
-	cliutil.SetVersion(app)
+	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
 }
 
