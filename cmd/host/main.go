@@ -17,6 +17,7 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/contentcli"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
@@ -86,7 +87,7 @@ func serveCommand() *cli.Command {
 	)
 	flags = append(flags, adminFlags()...)
 	flags = append(flags, worldFlags()...)
-	flags = append(flags, gamecontent.Flags()...)
+	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	file := &configFile{}
 	return &cli.Command{
@@ -152,7 +153,7 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bundle, err := gamecontent.FromFlags(c)
+	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/contentcli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/saves"
@@ -58,7 +59,7 @@ func savesCommand() *cli.Command {
 		&cli.BoolFlag{Name: "force", Usage: "replace an existing --out file"},
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name stored in the save"},
 	}, worldFlags()...)
-	newFlags = append(newFlags, gamecontent.Flags()...)
+	newFlags = append(newFlags, contentcli.Flags()...)
 	return &cli.Command{
 		Name:  "saves",
 		Usage: "create, list and inspect save files",
@@ -94,7 +95,7 @@ func savesNew(c *cli.Context) error {
 	if err := checkWritable(filepath.Dir(path)); err != nil {
 		return cliutil.Usagef("--out %s: %v", path, err)
 	}
-	bundle, err := gamecontent.FromFlags(c)
+	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
 		return err
 	}
