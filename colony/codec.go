@@ -598,14 +598,37 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		return nil, d.err
 	}
 	m.Terrain = slices.Clone(terrain) // data is the caller's: a MapLoader's caller reuses it
-	cells := m.W * m.H
+	if err := d.mapThings(r, m); err != nil {
+		return nil, err
+	}
+	if err := d.mapPawns(r, m); err != nil {
+		return nil, err
+	}
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	for i := range m.Things {
+		if res := m.Things[i].Reserved; res != 0 && m.findPawn(res) < 0 {
+			return nil, fmt.Errorf("colony: load map %d: thing %d reserved by unknown pawn %d", id, m.Things[i].ID, res)
+		}
+	}
+	m.rebuildDerived(r)
+	if len(m.Pawns) > 0 {
+		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
+	}
+	m.version = newVersion()
+	return m, nil
+}
 
+// mapThings decodes the things of map m, checked against r's rules.
+func (d *decoder) mapThings(r *rules, m *gameMap) error {
 	n := int(d.uv("thing count", MaxThingsPerMap))
 	if d.err == nil && n*minThingBytes > d.left() {
 		d.failf("thing count %d does not fit in %d bytes", n, d.left())
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	m.Things = make([]thing, 0, n)
 	prev := int32(0)
@@ -617,7 +640,7 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		t.X = d.rng32("thing x", 0, m.W-1)
 		t.Y = d.rng32("thing y", 0, m.H-1)
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
 		tr := &r.things[t.Def]
 		t.Count = d.rng32("thing count", 1, tr.stackLimit)
@@ -632,27 +655,32 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 			d.failf("thing ID %d not below next ID %d", t.ID, m.NextID)
 		}
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
 		m.Things = append(m.Things, t)
 	}
+	return nil
+}
 
-	n = int(d.uv("pawn count", MaxPawnsPerMap))
+// mapPawns decodes the pawns of map m, checked against r's rules.
+func (d *decoder) mapPawns(r *rules, m *gameMap) error {
+	cells := m.W * m.H
+	n := int(d.uv("pawn count", MaxPawnsPerMap))
 	if d.err == nil && n*minPawnBytes > d.left() {
 		d.failf("pawn count %d does not fit in %d bytes", n, d.left())
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	m.Pawns = make([]pawn, 0, n)
-	prev = 0
+	prev := int32(0)
 	for range n {
 		var p pawn
 		p.ID = prev + d.rng32("pawn ID delta", 1, maxID-prev)
 		prev = p.ID
 		p.Kind = d.rng32("pawn kind", 0, int32(len(r.kinds)-1))
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
 		k := &r.kinds[p.Kind]
 		p.X = d.rng32("pawn x", 0, m.W-1)
@@ -681,7 +709,7 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 			d.failf("path length %d does not fit in %d bytes", pl, d.left())
 		}
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
 		if pl > 0 {
 			p.Path = make([]int32, pl)
@@ -693,23 +721,9 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 			d.failf("pawn ID %d not below next ID %d", p.ID, m.NextID)
 		}
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
 		m.Pawns = append(m.Pawns, p)
 	}
-	d.end()
-	if d.err != nil {
-		return nil, d.err
-	}
-	for i := range m.Things {
-		if res := m.Things[i].Reserved; res != 0 && m.findPawn(res) < 0 {
-			return nil, fmt.Errorf("colony: load map %d: thing %d reserved by unknown pawn %d", id, m.Things[i].ID, res)
-		}
-	}
-	m.rebuildDerived(r)
-	if len(m.Pawns) > 0 {
-		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
-	}
-	m.version = newVersion()
-	return m, nil
+	return nil
 }

@@ -301,24 +301,7 @@ func checkNames[T any](what string, list []T, name func(T) string) error {
 
 // compile validates c and builds the rules the simulation runs on.
 func compile(c *Content) (*rules, error) {
-	if c == nil {
-		return nil, errors.New("colony: nil content")
-	}
-	switch {
-	case len(c.Terrains) == 0 || len(c.Terrains) > MaxTerrains:
-		return nil, fmt.Errorf("colony: content has %d terrains, want 1..%d", len(c.Terrains), MaxTerrains)
-	case len(c.Things) == 0 || len(c.Things) > MaxThingTypes:
-		return nil, fmt.Errorf("colony: content has %d thing types, want 1..%d", len(c.Things), MaxThingTypes)
-	case len(c.PawnKinds) == 0 || len(c.PawnKinds) > MaxPawnKinds:
-		return nil, fmt.Errorf("colony: content has %d pawn kinds, want 1..%d", len(c.PawnKinds), MaxPawnKinds)
-	}
-	if err := checkNames("terrain", c.Terrains, func(t TerrainType) string { return t.Name }); err != nil {
-		return nil, err
-	}
-	if err := checkNames("thing", c.Things, func(t ThingType) string { return t.Name }); err != nil {
-		return nil, err
-	}
-	if err := checkNames("pawn kind", c.PawnKinds, func(k PawnKind) string { return k.Name }); err != nil {
+	if err := checkContentShape(c); err != nil {
 		return nil, err
 	}
 	r := &rules{
@@ -334,6 +317,47 @@ func compile(c *Content) (*rules, error) {
 	}
 	c = &r.content
 	r.fingerprint = c.Fingerprint()
+	if err := r.compileTerrains(c); err != nil {
+		return nil, err
+	}
+	if err := r.compileThings(c); err != nil {
+		return nil, err
+	}
+	if err := r.compilePawnKinds(c); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkContentShape checks c's counts (terrains, thing types, pawn kinds)
+// against their limits and that no two of a kind share a name.
+func checkContentShape(c *Content) error {
+	if c == nil {
+		return errors.New("colony: nil content")
+	}
+	switch {
+	case len(c.Terrains) == 0 || len(c.Terrains) > MaxTerrains:
+		return fmt.Errorf("colony: content has %d terrains, want 1..%d", len(c.Terrains), MaxTerrains)
+	case len(c.Things) == 0 || len(c.Things) > MaxThingTypes:
+		return fmt.Errorf("colony: content has %d thing types, want 1..%d", len(c.Things), MaxThingTypes)
+	case len(c.PawnKinds) == 0 || len(c.PawnKinds) > MaxPawnKinds:
+		return fmt.Errorf("colony: content has %d pawn kinds, want 1..%d", len(c.PawnKinds), MaxPawnKinds)
+	}
+	if err := checkNames("terrain", c.Terrains, func(t TerrainType) string { return t.Name }); err != nil {
+		return err
+	}
+	if err := checkNames("thing", c.Things, func(t ThingType) string { return t.Name }); err != nil {
+		return err
+	}
+	if err := checkNames("pawn kind", c.PawnKinds, func(k PawnKind) string { return k.Name }); err != nil {
+		return err
+	}
+	return nil
+}
+
+// compileTerrains checks c's terrains and builds their rules, the first
+// passable terrain and the map generator's terrain order.
+func (r *rules) compileTerrains(c *Content) error {
 	var ck checker
 	for i, t := range c.Terrains {
 		ck.rng("terrain", t.Name, "PathCost", t.PathCost, 0, 200)
@@ -350,10 +374,10 @@ func compile(c *Content) (*rules, error) {
 		}
 	}
 	if ck.err != nil {
-		return nil, ck.err
+		return ck.err
 	}
 	if r.firstPassable < 0 {
-		return nil, errors.New("colony: content has no passable terrain")
+		return errors.New("colony: content has no passable terrain")
 	}
 	slices.SortFunc(r.genOrder, func(a, b int32) int {
 		ta, tb := c.Terrains[a], c.Terrains[b]
@@ -365,87 +389,20 @@ func compile(c *Content) (*rules, error) {
 		}
 		return int(a - b)
 	})
+	return nil
+}
+
+// compileThings checks c's thing types and builds their rules and the
+// lists the generator and the simulation pick from.
+func (r *rules) compileThings(c *Content) error {
 	for i, t := range c.Things {
 		r.thingByName[t.Name] = int32(i)
 	}
 	for i, t := range c.Things {
-		tr := thingRule{product: -1}
-		switch t.Category {
-		case CategoryItem:
-			tr.cat = catItem
-		case CategoryFood:
-			tr.cat = catFood
-		case CategoryPlant:
-			tr.cat = catPlant
-		case CategoryBuilding:
-			tr.cat = catBuilding
-		default:
-			return nil, fmt.Errorf("colony: thing %q: category %q, want %s, %s, %s or %s", t.Name, t.Category,
-				CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding)
+		tr, err := r.thingRuleFor(c, t)
+		if err != nil {
+			return err
 		}
-		if tr.cat == catItem || tr.cat == catFood {
-			ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 1, 10000)
-		} else {
-			ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 0, 1)
-		}
-		ck.rng("thing", t.Name, "HitPoints", t.HitPoints, 1, 100000)
-		ck.rng("thing", t.Name, "Nutrition", t.Nutrition, 0, 1000)
-		ck.rng("thing", t.Name, "WorkTicks", t.WorkTicks, 0, 10000)
-		ck.rng("thing", t.Name, "Decay", t.Decay, 0, 100000)
-		ck.rng("thing", t.Name, "MinFertility", t.MinFertility, 0, 400)
-		ck.rng("thing", t.Name, "ProductCount", t.ProductCount, 0, 10000)
-		ck.rng("thing", t.Name, "WildCommonality", t.WildCommonality, 0, 10000)
-		ck.rng("thing", t.Name, "Storage", t.Storage, 0, 100)
-		ck.rng("thing", t.Name, "Commonality", t.Commonality, 0, 10000)
-		if tr.cat == catPlant {
-			ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 1, 10000000)
-		} else {
-			ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 0, 0)
-		}
-		if ck.err != nil {
-			return nil, ck.err
-		}
-		if tr.cat == catFood && t.Nutrition == 0 {
-			return nil, fmt.Errorf("colony: thing %q: food needs Nutrition > 0", t.Name)
-		}
-		if t.Product != "" {
-			p, ok := r.thingByName[t.Product]
-			if !ok {
-				return nil, fmt.Errorf("colony: thing %q: unknown Product %q", t.Name, t.Product)
-			}
-			if tr.cat != catPlant {
-				return nil, fmt.Errorf("colony: thing %q: only plants have a Product", t.Name)
-			}
-			if pc := r.thingCat(c.Things[p].Category); pc != catItem && pc != catFood {
-				return nil, fmt.Errorf("colony: thing %q: Product %q is not an item or food", t.Name, t.Product)
-			}
-			if t.ProductCount < 1 {
-				return nil, fmt.Errorf("colony: thing %q: Product needs ProductCount >= 1", t.Name)
-			}
-			tr.product = p
-		}
-		if tr.cat != catPlant && (t.Sowable || t.WildCommonality > 0) {
-			return nil, fmt.Errorf("colony: thing %q: only plants are sowable or wild", t.Name)
-		}
-		if tr.cat != catBuilding && (t.Impassable || t.Storage > 0) {
-			return nil, fmt.Errorf("colony: thing %q: only buildings are impassable or store things", t.Name)
-		}
-		if tr.cat == catBuilding && t.Impassable && t.Storage > 0 {
-			return nil, fmt.Errorf("colony: thing %q: a storage building must be passable", t.Name)
-		}
-		tr.stackLimit = int32(max(t.StackLimit, 1))
-		tr.hitPoints = int32(t.HitPoints)
-		tr.nutrition = int32(t.Nutrition)
-		tr.workTicks = int32(max(t.WorkTicks, 1))
-		tr.decay = int32(t.Decay)
-		tr.growTicks = int32(t.GrowTicks)
-		tr.minFertility = int32(t.MinFertility)
-		tr.productCount = int32(t.ProductCount)
-		tr.sowable = t.Sowable
-		tr.wild = int32(t.WildCommonality)
-		tr.impassable = t.Impassable
-		tr.storage = int32(t.Storage)
-		tr.commonality = int32(t.Commonality)
 		r.things = append(r.things, tr)
 		if tr.commonality > 0 && tr.cat != catBuilding {
 			r.scatter = append(r.scatter, int32(i))
@@ -461,6 +418,95 @@ func compile(c *Content) (*rules, error) {
 			r.wallType = int32(i)
 		}
 	}
+	return nil
+}
+
+// thingRuleFor checks one thing type t of c and returns its rule.
+func (r *rules) thingRuleFor(c *Content, t ThingType) (thingRule, error) {
+	var ck checker
+	tr := thingRule{product: -1}
+	switch t.Category {
+	case CategoryItem:
+		tr.cat = catItem
+	case CategoryFood:
+		tr.cat = catFood
+	case CategoryPlant:
+		tr.cat = catPlant
+	case CategoryBuilding:
+		tr.cat = catBuilding
+	default:
+		return tr, fmt.Errorf("colony: thing %q: category %q, want %s, %s, %s or %s", t.Name, t.Category,
+			CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding)
+	}
+	if tr.cat == catItem || tr.cat == catFood {
+		ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 1, 10000)
+	} else {
+		ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 0, 1)
+	}
+	ck.rng("thing", t.Name, "HitPoints", t.HitPoints, 1, 100000)
+	ck.rng("thing", t.Name, "Nutrition", t.Nutrition, 0, 1000)
+	ck.rng("thing", t.Name, "WorkTicks", t.WorkTicks, 0, 10000)
+	ck.rng("thing", t.Name, "Decay", t.Decay, 0, 100000)
+	ck.rng("thing", t.Name, "MinFertility", t.MinFertility, 0, 400)
+	ck.rng("thing", t.Name, "ProductCount", t.ProductCount, 0, 10000)
+	ck.rng("thing", t.Name, "WildCommonality", t.WildCommonality, 0, 10000)
+	ck.rng("thing", t.Name, "Storage", t.Storage, 0, 100)
+	ck.rng("thing", t.Name, "Commonality", t.Commonality, 0, 10000)
+	if tr.cat == catPlant {
+		ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 1, 10000000)
+	} else {
+		ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 0, 0)
+	}
+	if ck.err != nil {
+		return tr, ck.err
+	}
+	if tr.cat == catFood && t.Nutrition == 0 {
+		return tr, fmt.Errorf("colony: thing %q: food needs Nutrition > 0", t.Name)
+	}
+	if t.Product != "" {
+		p, ok := r.thingByName[t.Product]
+		if !ok {
+			return tr, fmt.Errorf("colony: thing %q: unknown Product %q", t.Name, t.Product)
+		}
+		if tr.cat != catPlant {
+			return tr, fmt.Errorf("colony: thing %q: only plants have a Product", t.Name)
+		}
+		if pc := r.thingCat(c.Things[p].Category); pc != catItem && pc != catFood {
+			return tr, fmt.Errorf("colony: thing %q: Product %q is not an item or food", t.Name, t.Product)
+		}
+		if t.ProductCount < 1 {
+			return tr, fmt.Errorf("colony: thing %q: Product needs ProductCount >= 1", t.Name)
+		}
+		tr.product = p
+	}
+	if tr.cat != catPlant && (t.Sowable || t.WildCommonality > 0) {
+		return tr, fmt.Errorf("colony: thing %q: only plants are sowable or wild", t.Name)
+	}
+	if tr.cat != catBuilding && (t.Impassable || t.Storage > 0) {
+		return tr, fmt.Errorf("colony: thing %q: only buildings are impassable or store things", t.Name)
+	}
+	if tr.cat == catBuilding && t.Impassable && t.Storage > 0 {
+		return tr, fmt.Errorf("colony: thing %q: a storage building must be passable", t.Name)
+	}
+	tr.stackLimit = int32(max(t.StackLimit, 1))
+	tr.hitPoints = int32(t.HitPoints)
+	tr.nutrition = int32(t.Nutrition)
+	tr.workTicks = int32(max(t.WorkTicks, 1))
+	tr.decay = int32(t.Decay)
+	tr.growTicks = int32(t.GrowTicks)
+	tr.minFertility = int32(t.MinFertility)
+	tr.productCount = int32(t.ProductCount)
+	tr.sowable = t.Sowable
+	tr.wild = int32(t.WildCommonality)
+	tr.impassable = t.Impassable
+	tr.storage = int32(t.Storage)
+	tr.commonality = int32(t.Commonality)
+	return tr, nil
+}
+
+// compilePawnKinds checks c's pawn kinds and builds their rules.
+func (r *rules) compilePawnKinds(c *Content) error {
+	var ck checker
 	// Content without food or plants is valid (RimWorld's own defs have
 	// no Food category): pawns then go hungry and nothing grows.
 	for _, k := range c.PawnKinds {
@@ -471,7 +517,7 @@ func compile(c *Content) (*rules, error) {
 		ck.rng("pawn kind", k.Name, "MaxHealth", k.MaxHealth, 1, 10000)
 		ck.rng("pawn kind", k.Name, "Commonality", k.Commonality, 0, 10000)
 		if ck.err != nil {
-			return nil, ck.err
+			return ck.err
 		}
 		r.kinds = append(r.kinds, kindRule{
 			moveTicks:   int32(k.MoveTicks),
@@ -485,7 +531,7 @@ func compile(c *Content) (*rules, error) {
 		})
 		r.kindTotal += int32(k.Commonality)
 	}
-	return r, nil
+	return nil
 }
 
 func (r *rules) thingCat(category string) uint8 {

@@ -268,149 +268,20 @@ func ReadContent(set *defs.Set) (*Content, *Report, error) {
 	if len(set.Errors) > 0 {
 		return nil, nil, fmt.Errorf("colony: def set has %d errors, first: %s", len(set.Errors), set.Errors[0])
 	}
-	rep := &Report{Simulated: map[string]int{}, Carried: map[string]int{}}
+	cr := &contentReader{set: set, c: &Content{}, rep: &Report{Simulated: map[string]int{}, Carried: map[string]int{}}}
 	for _, db := range set.Databases {
 		switch db.Type {
 		case TerrainDefType, ThingDefType, PawnKindDefType:
 		default:
-			rep.Carried[db.Type] += db.Count()
+			cr.rep.Carried[db.Type] += db.Count()
 		}
 	}
-	c := &Content{}
-	carry := func(d *defs.Def, why string) {
-		rep.Carried[d.Type]++
-		if why != "" && len(rep.Notes) < maxNotes {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s is carried, not simulated: %s", d.Type, d.Name, why))
-		}
+	cr.readTerrains()
+	if err := cr.readThings(); err != nil {
+		return nil, nil, err
 	}
-	simulable := func(d *defs.Def, n, limit int) bool {
-		switch {
-		case len(d.Name) > maxNameLen:
-			carry(d, fmt.Sprintf("its name is longer than %d bytes", maxNameLen))
-		case n >= limit:
-			carry(d, fmt.Sprintf("the simulation holds at most %d of its kind", limit))
-		default:
-			return true
-		}
-		return false
-	}
-	for _, d := range defsOf(set, TerrainDefType) {
-		if !simulable(d, len(c.Terrains), MaxTerrains) {
-			continue
-		}
-		r := &defReader{d: d, notes: &rep.Notes}
-		t := TerrainType{
-			Name:         d.Name,
-			PathCost:     r.int("pathCost", 0, 0, 200, false, false),
-			Fertility:    r.int("fertility", 0, 0, 400, false, true),
-			Passable:     r.passable(),
-			GenElevation: r.int("genElevation", 0, 0, 1000, false, false),
-			GenMoisture:  r.int("genMoisture", 0, 0, 1000, false, false),
-		}
-		c.Terrains = append(c.Terrains, t)
-	}
-	// Things are read in two passes: a plant's product must be a thing
-	// that is simulated.
-	var things []*defs.Def
-	for _, d := range defsOf(set, ThingDefType) {
-		switch thingCategory(d) {
-		case CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding:
-			if simulable(d, len(things), MaxThingTypes) {
-				things = append(things, d)
-			}
-		default:
-			carry(d, "")
-		}
-	}
-	simulated := make(map[string]string, len(things)) // name -> category
-	for _, d := range things {
-		simulated[d.Name] = thingCategory(d)
-	}
-	for _, d := range things {
-		r := &defReader{d: d, notes: &rep.Notes}
-		cat := thingCategory(d)
-		t := ThingType{
-			Name:        d.Name,
-			Category:    cat,
-			StackLimit:  1,
-			HitPoints:   r.int("hitPoints", 100, 1, 100000, false, false),
-			WorkTicks:   r.int("workTicks", 0, 0, 10000, false, false),
-			Decay:       r.int("decay", 0, 0, 100000, false, false),
-			Commonality: r.int("commonality", 0, 0, 10000, false, false),
-		}
-		if !r.has("hitPoints") {
-			t.HitPoints = r.scaled("statBases/MaxHitPoints", 1, 100, 1, 100000)
-		}
-		switch cat {
-		case CategoryItem, CategoryFood:
-			t.StackLimit = r.int("stackLimit", 1, 1, 10000, false, false)
-			if cat == CategoryFood && !r.has("nutrition") && r.has("statBases/Nutrition") {
-				t.Nutrition = r.scaled("statBases/Nutrition", 100, 1, 0, 1000)
-			} else {
-				t.Nutrition = r.int("nutrition", 0, 0, 1000, cat == CategoryFood, false)
-			}
-			if cat == CategoryFood && t.Nutrition == 0 && r.err == nil {
-				t.Nutrition = 1
-				r.notef("<nutrition> 0 for a food; 1 is used")
-			}
-		case CategoryPlant:
-			t.Nutrition = r.int("nutrition", 0, 0, 1000, false, false)
-			t.GrowTicks = r.int("growTicks", defaultGrowTicks, 1, 10000000, false, false)
-			if !r.has("growTicks") {
-				t.GrowTicks = r.scaled("plant/growDays", ticksPerDay, defaultGrowTicks, 1, 10000000)
-			}
-			t.MinFertility = r.int("minFertility", 0, 0, 400, false, true)
-			if !r.has("minFertility") {
-				t.MinFertility = r.scaled("plant/fertilityMin", 100, 0, 0, 400)
-			}
-			t.Sowable = r.bool("sowable", r.has("plant/sowTags"))
-			t.WildCommonality = r.int("wildCommonality", 0, 0, 10000, false, false)
-			p := r.str("harvestedThingDef")
-			yield := func() int { return r.int("harvestYield", 1, 1, 10000, false, false) }
-			if p == "" {
-				p, _ = r.value("plant/harvestedThingDef")
-				yield = func() int { return r.scaled("plant/harvestYield", 1, 1, 1, 10000) }
-			}
-			if p != "" {
-				switch simulated[p] {
-				case CategoryItem, CategoryFood:
-					t.Product = p
-					t.ProductCount = yield()
-				default:
-					r.notef("<harvestedThingDef> %s is not a simulated item or food; the plant yields nothing", p)
-				}
-			}
-		case CategoryBuilding:
-			t.Impassable = !r.passable()
-			t.Storage = r.int("storageCapacity", 0, 0, 100, false, false)
-			if t.Impassable && t.Storage > 0 {
-				r.notef("an impassable building cannot store things; storageCapacity 0 is used")
-				t.Storage = 0
-			}
-		}
-		if r.err != nil {
-			return nil, nil, r.err
-		}
-		c.Things = append(c.Things, t)
-	}
-	for _, d := range defsOf(set, PawnKindDefType) {
-		if !simulable(d, len(c.PawnKinds), MaxPawnKinds) {
-			continue
-		}
-		r := &defReader{d: d, notes: &rep.Notes}
-		k := PawnKind{
-			Name:        d.Name,
-			MoveTicks:   r.int("moveTicks", 12, 1, 1000, false, false),
-			HungerRate:  r.int("hungerRate", 3, 0, 10000, false, false),
-			StarveAt:    r.int("starveAt", 160, 1, 100000, false, false),
-			MaxHealth:   r.int("maxHealth", 100, 1, 10000, false, false),
-			Commonality: r.int("commonality", 0, 0, 10000, false, false),
-			Works:       r.bool("works", false),
-			Grazes:      r.bool("grazes", false),
-		}
-		k.HungryAt = r.int("hungryAt", min(40, k.StarveAt), 1, k.StarveAt, false, false)
-		c.PawnKinds = append(c.PawnKinds, k)
-	}
+	cr.readPawnKinds()
+	c, rep := cr.c, cr.rep
 	for _, db := range []string{TerrainDefType, ThingDefType, PawnKindDefType} {
 		if n := set.Database(db).Count() - rep.Carried[db]; n > 0 {
 			rep.Simulated[db] = n
@@ -445,6 +316,178 @@ type LacksError struct {
 
 func (e *LacksError) Error() string {
 	return "colony: the defs have no " + strings.Join(e.Lacks, ", no ")
+}
+
+// contentReader reads a def set into the simulation's content, noting in
+// rep what it carries without simulating.
+type contentReader struct {
+	set *defs.Set
+	c   *Content
+	rep *Report
+}
+
+// carry counts d as carried, with why (if not empty) as a note.
+func (cr *contentReader) carry(d *defs.Def, why string) {
+	cr.rep.Carried[d.Type]++
+	if why != "" && len(cr.rep.Notes) < maxNotes {
+		cr.rep.Notes = append(cr.rep.Notes, fmt.Sprintf("%s %s is carried, not simulated: %s", d.Type, d.Name, why))
+	}
+}
+
+// simulable says whether d can be simulated as the n-th of its kind
+// (limit at most), and carries it when not.
+func (cr *contentReader) simulable(d *defs.Def, n, limit int) bool {
+	switch {
+	case len(d.Name) > maxNameLen:
+		cr.carry(d, fmt.Sprintf("its name is longer than %d bytes", maxNameLen))
+	case n >= limit:
+		cr.carry(d, fmt.Sprintf("the simulation holds at most %d of its kind", limit))
+	default:
+		return true
+	}
+	return false
+}
+
+// readTerrains reads the terrain defs.
+func (cr *contentReader) readTerrains() {
+	for _, d := range defsOf(cr.set, TerrainDefType) {
+		if !cr.simulable(d, len(cr.c.Terrains), MaxTerrains) {
+			continue
+		}
+		r := &defReader{d: d, notes: &cr.rep.Notes}
+		t := TerrainType{
+			Name:         d.Name,
+			PathCost:     r.int("pathCost", 0, 0, 200, false, false),
+			Fertility:    r.int("fertility", 0, 0, 400, false, true),
+			Passable:     r.passable(),
+			GenElevation: r.int("genElevation", 0, 0, 1000, false, false),
+			GenMoisture:  r.int("genMoisture", 0, 0, 1000, false, false),
+		}
+		cr.c.Terrains = append(cr.c.Terrains, t)
+	}
+}
+
+// readThings reads the thing defs of the categories the simulation knows.
+func (cr *contentReader) readThings() error {
+	// Things are read in two passes: a plant's product must be a thing
+	// that is simulated.
+	var things []*defs.Def
+	for _, d := range defsOf(cr.set, ThingDefType) {
+		switch thingCategory(d) {
+		case CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding:
+			if cr.simulable(d, len(things), MaxThingTypes) {
+				things = append(things, d)
+			}
+		default:
+			cr.carry(d, "")
+		}
+	}
+	simulated := make(map[string]string, len(things)) // name -> category
+	for _, d := range things {
+		simulated[d.Name] = thingCategory(d)
+	}
+	for _, d := range things {
+		t, err := cr.readThing(d, simulated)
+		if err != nil {
+			return err
+		}
+		cr.c.Things = append(cr.c.Things, t)
+	}
+	return nil
+}
+
+// readThing reads one thing def; simulated maps the names of the things
+// simulated to their categories.
+func (cr *contentReader) readThing(d *defs.Def, simulated map[string]string) (ThingType, error) {
+	r := &defReader{d: d, notes: &cr.rep.Notes}
+	cat := thingCategory(d)
+	t := ThingType{
+		Name:        d.Name,
+		Category:    cat,
+		StackLimit:  1,
+		HitPoints:   r.int("hitPoints", 100, 1, 100000, false, false),
+		WorkTicks:   r.int("workTicks", 0, 0, 10000, false, false),
+		Decay:       r.int("decay", 0, 0, 100000, false, false),
+		Commonality: r.int("commonality", 0, 0, 10000, false, false),
+	}
+	if !r.has("hitPoints") {
+		t.HitPoints = r.scaled("statBases/MaxHitPoints", 1, 100, 1, 100000)
+	}
+	switch cat {
+	case CategoryItem, CategoryFood:
+		t.StackLimit = r.int("stackLimit", 1, 1, 10000, false, false)
+		if cat == CategoryFood && !r.has("nutrition") && r.has("statBases/Nutrition") {
+			t.Nutrition = r.scaled("statBases/Nutrition", 100, 1, 0, 1000)
+		} else {
+			t.Nutrition = r.int("nutrition", 0, 0, 1000, cat == CategoryFood, false)
+		}
+		if cat == CategoryFood && t.Nutrition == 0 && r.err == nil {
+			t.Nutrition = 1
+			r.notef("<nutrition> 0 for a food; 1 is used")
+		}
+	case CategoryPlant:
+		readPlant(r, &t, simulated)
+	case CategoryBuilding:
+		t.Impassable = !r.passable()
+		t.Storage = r.int("storageCapacity", 0, 0, 100, false, false)
+		if t.Impassable && t.Storage > 0 {
+			r.notef("an impassable building cannot store things; storageCapacity 0 is used")
+			t.Storage = 0
+		}
+	}
+	return t, r.err
+}
+
+// readPlant reads a plant's growth, sowing and product into t.
+func readPlant(r *defReader, t *ThingType, simulated map[string]string) {
+	t.Nutrition = r.int("nutrition", 0, 0, 1000, false, false)
+	t.GrowTicks = r.int("growTicks", defaultGrowTicks, 1, 10000000, false, false)
+	if !r.has("growTicks") {
+		t.GrowTicks = r.scaled("plant/growDays", ticksPerDay, defaultGrowTicks, 1, 10000000)
+	}
+	t.MinFertility = r.int("minFertility", 0, 0, 400, false, true)
+	if !r.has("minFertility") {
+		t.MinFertility = r.scaled("plant/fertilityMin", 100, 0, 0, 400)
+	}
+	t.Sowable = r.bool("sowable", r.has("plant/sowTags"))
+	t.WildCommonality = r.int("wildCommonality", 0, 0, 10000, false, false)
+	p := r.str("harvestedThingDef")
+	yield := func() int { return r.int("harvestYield", 1, 1, 10000, false, false) }
+	if p == "" {
+		p, _ = r.value("plant/harvestedThingDef")
+		yield = func() int { return r.scaled("plant/harvestYield", 1, 1, 1, 10000) }
+	}
+	if p != "" {
+		switch simulated[p] {
+		case CategoryItem, CategoryFood:
+			t.Product = p
+			t.ProductCount = yield()
+		default:
+			r.notef("<harvestedThingDef> %s is not a simulated item or food; the plant yields nothing", p)
+		}
+	}
+}
+
+// readPawnKinds reads the pawn kind defs.
+func (cr *contentReader) readPawnKinds() {
+	for _, d := range defsOf(cr.set, PawnKindDefType) {
+		if !cr.simulable(d, len(cr.c.PawnKinds), MaxPawnKinds) {
+			continue
+		}
+		r := &defReader{d: d, notes: &cr.rep.Notes}
+		k := PawnKind{
+			Name:        d.Name,
+			MoveTicks:   r.int("moveTicks", 12, 1, 1000, false, false),
+			HungerRate:  r.int("hungerRate", 3, 0, 10000, false, false),
+			StarveAt:    r.int("starveAt", 160, 1, 100000, false, false),
+			MaxHealth:   r.int("maxHealth", 100, 1, 10000, false, false),
+			Commonality: r.int("commonality", 0, 0, 10000, false, false),
+			Works:       r.bool("works", false),
+			Grazes:      r.bool("grazes", false),
+		}
+		k.HungryAt = r.int("hungryAt", min(40, k.StarveAt), 1, k.StarveAt, false, false)
+		cr.c.PawnKinds = append(cr.c.PawnKinds, k)
+	}
 }
 
 // defsOf returns the defs of one type, or none.

@@ -256,6 +256,28 @@ func ring(cx, cy, d int32, fn func(x, y int32) bool) bool {
 }
 
 func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
+	m := newGameMap(r, tt, cfg, id)
+	cx, cy := m.baseSite(r)
+	m.buildBase(r, cx, cy)
+	m.scatterThings(r, cfg.ThingsPerMap)
+	m.WildTarget = m.plantCount + m.plantCount/4 + 8
+
+	// Pawns near the base.
+	pawns := cfg.PawnsPerMap
+	if int(id) >= cfg.Maps-cfg.IdleMaps {
+		pawns = 0
+	}
+	m.placePawns(r, pawns, cx, cy)
+	if len(m.Pawns) > 0 {
+		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
+	}
+	m.version, m.changed = newVersion(), false
+	return m
+}
+
+// newGameMap returns map id with its terrain generated from the map's
+// seed and its derived state built, before anything is placed on it.
+func newGameMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 	W, H := int32(cfg.Width), int32(cfg.Height)
 	mapSeed := mix64(cfg.Seed + 0x1000*uint64(id+1))
 	m := &gameMap{
@@ -279,11 +301,15 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		}
 	}
 	m.rebuildDerived(r)
-	g := &m.RNG
+	return m
+}
 
-	// The colony base: the passable cell nearest the centre with an open
-	// 5x5 area around it, else any passable cell, else the centre.
-	cx, cy := W/2, H/2
+// baseSite is where the colony base goes: the passable cell nearest the
+// centre with an open 5x5 area around it, else any passable cell, else
+// the centre.
+func (m *gameMap) baseSite(r *rules) (cx, cy int32) {
+	W, H := m.W, m.H
+	cx, cy = W/2, H/2
 	open := func(x, y, rad int32) bool {
 		for dy := -rad; dy <= rad; dy++ {
 			for dx := -rad; dx <= rad; dx++ {
@@ -309,8 +335,12 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 			break
 		}
 	}
+	return cx, cy
+}
 
-	// Storage shelves in two rows north of the base, a wall beyond them.
+// buildBase places storage shelves in two rows north of the base at
+// cx, cy, and a wall beyond them.
+func (m *gameMap) buildBase(r *rules, cx, cy int32) {
 	place := func(def, x, y int32) {
 		if def < 0 || !m.in(x, y) {
 			return
@@ -329,9 +359,14 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 	for dx := int32(-6); dx <= 6; dx++ {
 		place(r.wallType, cx+dx, cy-5)
 	}
+}
 
-	// Scattered things.
-	for n := 0; n < cfg.ThingsPerMap; n++ {
+// scatterThings scatters n things (items, food, plants) over the map,
+// drawing from the map's RNG.
+func (m *gameMap) scatterThings(r *rules, n int) {
+	W, H := m.W, m.H
+	g := &m.RNG
+	for range n {
 		def := r.pickScatter(g)
 		if def < 0 {
 			break
@@ -359,14 +394,13 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 			break
 		}
 	}
-	m.WildTarget = m.plantCount + m.plantCount/4 + 8
+}
 
-	// Pawns near the base.
-	pawns := cfg.PawnsPerMap
-	if int(id) >= cfg.Maps-cfg.IdleMaps {
-		pawns = 0
-	}
-	for n := 0; n < pawns; n++ {
+// placePawns places n pawns near the base at cx, cy, drawing from the
+// map's RNG.
+func (m *gameMap) placePawns(r *rules, n int, cx, cy int32) {
+	g := &m.RNG
+	for range n {
 		kind := r.pickKind(g)
 		k := &r.kinds[kind]
 		x, y := cx, cy
@@ -389,9 +423,4 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		})
 		m.NextID++
 	}
-	if len(m.Pawns) > 0 {
-		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
-	}
-	m.version, m.changed = newVersion(), false
-	return m
 }

@@ -149,20 +149,8 @@ func (m *gameMap) stepPawn(w *World, i int) {
 	r := w.r
 	p := &m.Pawns[i]
 	k := &r.kinds[p.Kind]
-
-	// Needs.
-	p.Hunger = min(k.starveAt, p.Hunger+k.hungerRate)
-	phase := (w.tick + uint64(p.ID))
-	if p.Hunger >= k.starveAt {
-		if phase%starveEvery == 0 {
-			p.Health--
-			if p.Health <= 0 {
-				m.killPawn(r, i)
-				return
-			}
-		}
-	} else if p.Health < k.maxHealth && phase%healEvery == 0 {
-		p.Health++
+	if m.stepNeeds(w, i) {
+		return // starved
 	}
 	if p.MoveCool > 0 {
 		p.MoveCool--
@@ -181,46 +169,78 @@ func (m *gameMap) stepPawn(w *World, i int) {
 		return
 	}
 
-	// Walk.
 	if p.X != p.Job.X || p.Y != p.Job.Y {
-		if len(p.Path) == 0 {
-			if reg := m.regionOf(r, m.idx(p.Job.X, p.Job.Y)); reg != 0 && reg != m.regionAt(r, p.X, p.Y) {
-				p.Ignore = p.Job.Target
-				m.endJob(r, p, failCool) // cut off: no search can succeed
-				return
-			}
-			path, ok := w.findPath(m, k.moveTicks, p.X, p.Y, p.Job.X, p.Job.Y)
-			if !ok || len(path) == 0 {
-				p.Ignore = p.Job.Target
-				m.endJob(r, p, failCool)
-				return
-			}
-			p.Path = path
-		}
-		if p.MoveCool > 0 {
-			return
-		}
-		next := p.Path[0]
-		nx, ny := next%m.W, next/m.W
-		if next != m.idx(p.Job.X, p.Job.Y) && !m.passable(r, next) {
-			p.Path = nil // blocked since the search: search again next tick
-			return
-		}
-		diag := nx != p.X && ny != p.Y
-		p.X, p.Y = nx, ny
-		p.Path = p.Path[1:]
-		if len(p.Path) == 0 {
-			p.Path = nil
-		}
-		cost := k.moveTicks
-		if diag {
-			cost = k.moveTicks * 14 / 10
-		}
-		p.MoveCool = cost + r.terrains[m.Terrain[next]].pathCost
+		m.walk(w, p, k)
 		return
 	}
 	p.Path = nil
+	m.work(r, p)
+}
 
+// stepNeeds steps pawn i's hunger and health and reports whether it
+// starved (and is gone).
+func (m *gameMap) stepNeeds(w *World, i int) (died bool) {
+	r := w.r
+	p := &m.Pawns[i]
+	k := &r.kinds[p.Kind]
+	p.Hunger = min(k.starveAt, p.Hunger+k.hungerRate)
+	phase := (w.tick + uint64(p.ID))
+	if p.Hunger >= k.starveAt {
+		if phase%starveEvery == 0 {
+			p.Health--
+			if p.Health <= 0 {
+				m.killPawn(r, i)
+				return true
+			}
+		}
+	} else if p.Health < k.maxHealth && phase%healEvery == 0 {
+		p.Health++
+	}
+	return false
+}
+
+// walk moves pawn p one step along its path to its job's cell, finding
+// the path first, or ends the job when the cell cannot be reached.
+func (m *gameMap) walk(w *World, p *pawn, k *kindRule) {
+	r := w.r
+	if len(p.Path) == 0 {
+		if reg := m.regionOf(r, m.idx(p.Job.X, p.Job.Y)); reg != 0 && reg != m.regionAt(r, p.X, p.Y) {
+			p.Ignore = p.Job.Target
+			m.endJob(r, p, failCool) // cut off: no search can succeed
+			return
+		}
+		path, ok := w.findPath(m, k.moveTicks, p.X, p.Y, p.Job.X, p.Job.Y)
+		if !ok || len(path) == 0 {
+			p.Ignore = p.Job.Target
+			m.endJob(r, p, failCool)
+			return
+		}
+		p.Path = path
+	}
+	if p.MoveCool > 0 {
+		return
+	}
+	next := p.Path[0]
+	nx, ny := next%m.W, next/m.W
+	if next != m.idx(p.Job.X, p.Job.Y) && !m.passable(r, next) {
+		p.Path = nil // blocked since the search: search again next tick
+		return
+	}
+	diag := nx != p.X && ny != p.Y
+	p.X, p.Y = nx, ny
+	p.Path = p.Path[1:]
+	if len(p.Path) == 0 {
+		p.Path = nil
+	}
+	cost := k.moveTicks
+	if diag {
+		cost = k.moveTicks * 14 / 10
+	}
+	p.MoveCool = cost + r.terrains[m.Terrain[next]].pathCost
+}
+
+// work does a tick of pawn p's job at the job's cell.
+func (m *gameMap) work(r *rules, p *pawn) {
 	// Work at the job cell.
 	switch p.Job.Kind {
 	case jobGoto:

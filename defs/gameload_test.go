@@ -147,6 +147,9 @@ func TestSelfNamedDefs(t *testing.T) {
 	if len(s.Errors) != 2 || !strings.Contains(s.Errors[0].Msg, "SongDef has no defName") || !strings.Contains(s.Errors[1].Msg, "ConceptDef has no defName") {
 		t.Errorf("errors %v: want the SongDef without clipPath and the ConceptDef", s.Errors)
 	}
+	if got := strings.Join(SelfNamedTypes(), ","); got != "ScatterableDef,SongDef" {
+		t.Errorf("SelfNamedTypes() = %s, want the two types named above", got)
+	}
 }
 
 func TestDefNameLetterCase(t *testing.T) {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -35,8 +37,9 @@ var selfNamed = map[string]func(n *Node) string{
 }
 
 // SelfNamedTypes returns the def types whose defs may omit <defName>
-// because the game derives the name from another field.
-func SelfNamedTypes() []string { return []string{"ScatterableDef", "SongDef"} }
+// because the game derives the name from another field, in sorted order:
+// the keys of selfNamed, so the list and the rules cannot drift apart.
+func SelfNamedTypes() []string { return slices.Sorted(maps.Keys(selfNamed)) }
 
 // defName returns the name of the resolved def e, or "" after logging an
 // error. A <defName> is used as written; the types in selfNamed get the

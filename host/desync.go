@@ -8,7 +8,6 @@ import (
 
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -174,7 +173,7 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		s.conducts.coolDown(m.conduct, now, wire.ReasonDesync)
 		return
 	}
-	_ = s.roster.SetStatus(m.id, roster.Desynced)
+	_ = s.roster.SetStatus(m.id, wire.StatusDesynced)
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
 	s.broadcastPacket(ev)
 	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full)})
@@ -299,9 +298,9 @@ func (s *session) repaired(m *member) {
 	rs := m.resync
 	m.resync = nil
 	d := time.Since(rs.detected)
-	st := roster.Playing
+	st := wire.StatusPlaying
 	if m.spectator {
-		st = roster.Spectating
+		st = wire.StatusSpectating
 	}
 	_ = s.roster.SetStatus(m.id, st)
 	m.playing = !m.spectator

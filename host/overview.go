@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // Overview is a picture of the session: who is online, how far behind
@@ -369,7 +369,7 @@ func (s *session) publishOverview(now time.Time) {
 		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
 			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since,
 			Unverified: m.unverified}
-		if p.Status != roster.Downloading {
+		if p.Status != wire.StatusDownloading {
 			if a := m.acked.Load(); a < tick {
 				v.TicksBehind = tick - a
 			}

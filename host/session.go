@@ -422,7 +422,7 @@ func (s *session) admit(r joinReq) joinReply {
 		// rejoin is admitted; the new one is issued just below, at
 		// admission, before the world is sent.
 		s.rejoins.use(r.token)
-		notices = []roster.Notice{{Kind: roster.NoticeJoined, Text: r.name + " is back."}}
+		notices = []roster.Notice{{Kind: wire.NoticeJoined, Text: r.name + " is back."}}
 	}
 	// The token to come back as this player after a dropped connection,
 	// sent before the world so the joiner knows its lasting player ID.
@@ -474,9 +474,9 @@ func (s *session) ready(r readyReq) {
 	if p == nil {
 		return
 	}
-	st := roster.Playing
+	st := wire.StatusPlaying
 	if p.Spectator {
-		st = roster.Spectating
+		st = wire.StatusSpectating
 	}
 	_ = s.roster.SetStatus(r.id, st)
 	s.rejoins.joinDone(r.id)

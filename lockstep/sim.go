@@ -5,6 +5,11 @@ const WorldScope int32 = -1
 
 // Command is one player action. The host fills Tick, Seq and Player; a
 // client only chooses MapID, Kind and Payload.
+//
+// This package owns a command's encoding: its codec keys below. The
+// protocol's Server_Tick (package wire) and the join point payload
+// (package snapshot, and so saves) carry commands as they are, so
+// changing a key changes both formats; a test here pins the bytes.
 type Command struct {
 	Tick    uint64 `codec:"t"`
 	Seq     uint32 `codec:"q"` // order of application within Tick

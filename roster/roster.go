@@ -8,20 +8,12 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// Status is where a player is in the session. It is the protocol's type,
-// so a roster status goes into a player list as it is.
-type Status = wire.PlayerStatus
-
-// Player statuses. A player enters the roster Downloading (Admit); the
-// protocol's StatusJoining is never a roster player's.
-const (
-	Downloading = wire.StatusDownloading
-	Playing     = wire.StatusPlaying
-	Spectating  = wire.StatusSpectating
-	// Desynced is a player whose state diverged from the host's and is
-	// being repaired.
-	Desynced = wire.StatusDesynced
-)
+// A player's status (wire.PlayerStatus) and a notice's kind
+// (wire.NoticeKind) are the protocol's types, used here as they are: the
+// protocol owns their values, and a roster player or notice goes into a
+// packet without conversion. A player enters the roster
+// wire.StatusDownloading (Admit); wire.StatusJoining is never a roster
+// player's.
 
 // FactionMode says how players are put into factions.
 type FactionMode uint8
@@ -56,7 +48,7 @@ type Player struct {
 	ID        int32
 	Name      string
 	Faction   int32
-	Status    Status
+	Status    wire.PlayerStatus
 	Spectator bool
 	// LatencyMs is the last measured round trip in milliseconds.
 	LatencyMs int32
@@ -64,21 +56,9 @@ type Player struct {
 
 // Notice is something players should be told, produced by a roster change.
 type Notice struct {
-	Kind NoticeKind
+	Kind wire.NoticeKind
 	Text string
 }
-
-// NoticeKind classifies a notice. It is the protocol's type, so a notice
-// goes into a Server_Notice as it is.
-type NoticeKind = wire.NoticeKind
-
-// Notice kinds a roster change produces.
-const (
-	NoticeJoined         = wire.NoticeJoined
-	NoticeLeft           = wire.NoticeLeft
-	NoticeFactionOnline  = wire.NoticeFactionOnline
-	NoticeFactionOffline = wire.NoticeFactionOffline
-)
 
 // Config sets the roster's limits. MaxPlayers 0 admits no players.
 type Config struct {
@@ -134,7 +114,7 @@ func (r *Roster) Check(name string, spectator bool) error {
 	return nil
 }
 
-// Admit checks the rules and adds the player in status Downloading. The
+// Admit checks the rules and adds the player in status wire.StatusDownloading. The
 // notices say who joined and, when the player is the first of its faction
 // online, that the faction is online.
 func (r *Roster) Admit(id int32, name string, spectator bool) (*Player, []Notice, error) {
@@ -144,7 +124,7 @@ func (r *Roster) Admit(id int32, name string, spectator bool) (*Player, []Notice
 	if r.Get(id) != nil {
 		return nil, nil, fmt.Errorf("player id %d already admitted", id)
 	}
-	p := &Player{ID: id, Name: name, Status: Downloading, Spectator: spectator}
+	p := &Player{ID: id, Name: name, Status: wire.StatusDownloading, Spectator: spectator}
 	switch {
 	case spectator:
 		p.Faction = NoFaction
@@ -160,9 +140,9 @@ func (r *Roster) Admit(id int32, name string, spectator bool) (*Player, []Notice
 	if spectator {
 		what = "is watching the session."
 	}
-	notices := []Notice{{Kind: NoticeJoined, Text: name + " " + what}}
+	notices := []Notice{{Kind: wire.NoticeJoined, Text: name + " " + what}}
 	if !spectator && r.FactionOnline(p.Faction) == 1 {
-		notices = append(notices, Notice{Kind: NoticeFactionOnline, Text: fmt.Sprintf("Faction %d is now online.", p.Faction)})
+		notices = append(notices, Notice{Kind: wire.NoticeFactionOnline, Text: fmt.Sprintf("Faction %d is now online.", p.Faction)})
 	}
 	return p, notices, nil
 }
@@ -177,7 +157,7 @@ func (r *Roster) Get(id int32) *Player {
 }
 
 // SetStatus changes a player's status.
-func (r *Roster) SetStatus(id int32, s Status) error {
+func (r *Roster) SetStatus(id int32, s wire.PlayerStatus) error {
 	p := r.Get(id)
 	if p == nil {
 		return ErrUnknownPlayer
@@ -211,9 +191,9 @@ func (r *Roster) Remove(id int32, why string) ([]Notice, bool) {
 	if why != "" {
 		text = fmt.Sprintf("%s left the session (%s).", p.Name, why)
 	}
-	notices := []Notice{{Kind: NoticeLeft, Text: text}}
+	notices := []Notice{{Kind: wire.NoticeLeft, Text: text}}
 	if !p.Spectator && r.FactionOnline(p.Faction) == 0 {
-		notices = append(notices, Notice{Kind: NoticeFactionOffline, Text: fmt.Sprintf("Faction %d is now offline.", p.Faction)})
+		notices = append(notices, Notice{Kind: wire.NoticeFactionOffline, Text: fmt.Sprintf("Faction %d is now offline.", p.Faction)})
 	}
 	return notices, true
 }

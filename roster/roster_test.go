@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/wire"
 )
 
 func TestValidateName(t *testing.T) {
@@ -120,12 +121,12 @@ func TestAdmitNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ID != 3 || p.Name != "Alice" || p.Faction != roster.DefaultFaction || p.Status != roster.Downloading {
+	if p.ID != 3 || p.Name != "Alice" || p.Faction != roster.DefaultFaction || p.Status != wire.StatusDownloading {
 		t.Fatalf("admitted %+v", p)
 	}
 	if len(notices) != 2 ||
-		notices[0].Kind != roster.NoticeJoined || !strings.Contains(notices[0].Text, "Alice") ||
-		notices[1].Kind != roster.NoticeFactionOnline {
+		notices[0].Kind != wire.NoticeJoined || !strings.Contains(notices[0].Text, "Alice") ||
+		notices[1].Kind != wire.NoticeFactionOnline {
 		t.Fatalf("first player's notices %+v", notices)
 	}
 
@@ -133,7 +134,7 @@ func TestAdmitNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notices) != 1 || notices[0].Kind != roster.NoticeJoined || !strings.Contains(notices[0].Text, "Bob") {
+	if len(notices) != 1 || notices[0].Kind != wire.NoticeJoined || !strings.Contains(notices[0].Text, "Bob") {
 		t.Fatalf("second player's notices %+v", notices)
 	}
 	if r.FactionOnline(roster.DefaultFaction) != 2 || r.FactionOnline(roster.DefaultFaction+1) != 0 {
@@ -150,7 +151,7 @@ func TestAdmitNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notices) != 2 || notices[1].Kind != roster.NoticeFactionOnline {
+	if len(notices) != 2 || notices[1].Kind != wire.NoticeFactionOnline {
 		t.Fatalf("notices after the faction emptied: %+v", notices)
 	}
 }
@@ -163,13 +164,13 @@ func TestRemove(t *testing.T) {
 		}
 	}
 	n, ok := r.Remove(1, "")
-	if !ok || len(n) != 1 || n[0].Kind != roster.NoticeLeft || n[0].Text != "Alice left the session." {
+	if !ok || len(n) != 1 || n[0].Kind != wire.NoticeLeft || n[0].Text != "Alice left the session." {
 		t.Fatalf("Remove: %+v %v", n, ok)
 	}
 	// Bob is the last of the shared faction: it goes offline with him.
 	n, ok = r.Remove(2, "timed out")
-	if !ok || len(n) != 2 || n[0].Kind != roster.NoticeLeft || n[0].Text != "Bob left the session (timed out)." ||
-		n[1].Kind != roster.NoticeFactionOffline {
+	if !ok || len(n) != 2 || n[0].Kind != wire.NoticeLeft || n[0].Text != "Bob left the session (timed out)." ||
+		n[1].Kind != wire.NoticeFactionOffline {
 		t.Fatalf("Remove with a reason: %+v %v", n, ok)
 	}
 	if n, ok := r.Remove(2, ""); ok || n != nil {
@@ -226,24 +227,24 @@ func TestSetStatus(t *testing.T) {
 	if _, _, err := r.Admit(1, "Alice", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.SetStatus(1, roster.Playing); err != nil {
+	if err := r.SetStatus(1, wire.StatusPlaying); err != nil {
 		t.Fatal(err)
 	}
-	if r.Get(1).Status != roster.Playing || r.List()[0].Status != roster.Playing {
+	if r.Get(1).Status != wire.StatusPlaying || r.List()[0].Status != wire.StatusPlaying {
 		t.Fatalf("status %v", r.Get(1).Status)
 	}
-	if err := r.SetStatus(2, roster.Playing); !errors.Is(err, roster.ErrUnknownPlayer) {
+	if err := r.SetStatus(2, wire.StatusPlaying); !errors.Is(err, roster.ErrUnknownPlayer) {
 		t.Fatalf("SetStatus of an unknown player: %v", err)
 	}
 	r.Remove(1, "")
-	if err := r.SetStatus(1, roster.Playing); !errors.Is(err, roster.ErrUnknownPlayer) {
+	if err := r.SetStatus(1, wire.StatusPlaying); !errors.Is(err, roster.ErrUnknownPlayer) {
 		t.Fatalf("SetStatus of a removed player: %v", err)
 	}
 }
 
 func TestStatusString(t *testing.T) {
 	seen := map[string]bool{}
-	for _, s := range []roster.Status{roster.Downloading, roster.Playing, roster.Spectating, roster.Desynced, 9} {
+	for _, s := range []wire.PlayerStatus{wire.StatusDownloading, wire.StatusPlaying, wire.StatusSpectating, wire.StatusDesynced, 9} {
 		str := s.String()
 		if str == "" || seen[str] {
 			t.Errorf("status %d: %q", s, str)

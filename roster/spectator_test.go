@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/wire"
 )
 
 func TestSpectatorsCountedSeparately(t *testing.T) {
@@ -62,7 +63,7 @@ func TestFactionModes(t *testing.T) {
 			t.Fatalf("%s: factions %d and %d", tc.mode, a.Faction, b.Faction)
 		}
 		// The first of each faction brings it online.
-		if len(na) != 2 || na[1].Kind != roster.NoticeFactionOnline {
+		if len(na) != 2 || na[1].Kind != wire.NoticeFactionOnline {
 			t.Fatalf("%s: Alice's notices %v", tc.mode, na)
 		}
 		if online := len(nb) == 2; online == tc.sameFaction {

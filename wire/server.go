@@ -295,7 +295,9 @@ func (p *ServerNotice) Validate() error {
 
 // ServerTick carries the commands stamped with Tick, in the order the host
 // applied them, and grants simulation up to Granted (Tick() may reach
-// Granted). Speed is the host's current speed multiplier.
+// Granted). Speed is the host's current speed multiplier. Each command is
+// encoded by lockstep.Command's own codec keys: package lockstep owns a
+// command's encoding, which the join point payload shares.
 type ServerTick struct {
 	Tick     uint64             `codec:"t"`
 	Commands []lockstep.Command `codec:"c"`

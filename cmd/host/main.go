@@ -18,6 +18,7 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/contentcli"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/gcpolicy"
@@ -45,7 +46,7 @@ func newApp() *cli.App {
 			"same deterministic world; only commands travel once a player has joined.",
 		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), defscli.Command()},
 	}
-	cliutil.SetVersion(app)
+	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
 }
 
@@ -91,7 +92,7 @@ func serveCommand() *cli.Command {
 	)
 	flags = append(flags, adminFlags()...)
 	flags = append(flags, worldFlags()...)
-	flags = append(flags, gamecontent.Flags()...)
+	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	file := &configFile{}
 	return &cli.Command{
@@ -191,7 +192,7 @@ func serve(c *cli.Context) error {
 		observer = metrics.New()
 		cfg.Observer = observer
 	}
-	if bundle, err = gamecontent.FromFlags(c); err != nil {
+	if bundle, err = contentcli.FromFlags(c); err != nil {
 		return err
 	}
 	if !bundle.Embedded {

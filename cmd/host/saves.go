@@ -14,6 +14,7 @@ import (
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/contentcli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/internal/savelock"
@@ -80,7 +81,7 @@ func savesCommand() *cli.Command {
 		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name stored in the save"},
 		compressionFlag(),
 	}, worldFlags()...)
-	newFlags = append(newFlags, gamecontent.Flags()...)
+	newFlags = append(newFlags, contentcli.Flags()...)
 	return &cli.Command{
 		Name:  "saves",
 		Usage: "create, list and inspect save files",
@@ -122,7 +123,7 @@ func savesNew(c *cli.Context) error {
 	if err := savelock.Check(path); err != nil {
 		return startFailed("--out: %v", err) // --force must not replace a running host's save
 	}
-	bundle, err := gamecontent.FromFlags(c)
+	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/contentcli"
 	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/gcpolicy"
@@ -87,7 +88,7 @@ func newApp() *cli.App {
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
-	flags = append(flags, gamecontent.Flags()...)
+	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
 		Writer:    stdout,
@@ -105,7 +106,7 @@ func newApp() *cli.App {
 		Action:   run,
 		Commands: []*cli.Command{pingCommand(), defscli.Command()},
 	}
-	cliutil.SetVersion(app)
+	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
 }
 
@@ -145,7 +146,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bundle, err := gamecontent.FromFlags(c)
+	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/contentcli"
 	"github.com/lockhost/lockhost/status"
 	"github.com/urfave/cli/v2"
 )
@@ -19,7 +19,7 @@ func pingCommand() *cli.Command {
 		&cli.IntFlag{Name: "count", Value: 1, Usage: "pings to send; with more than one, min/avg/max latency follow"},
 		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Second, Usage: "how long to wait for each answer"},
 	}
-	flags = append(flags, gamecontent.Flags()...)
+	flags = append(flags, contentcli.Flags()...)
 	return &cli.Command{
 		Name:      "ping",
 		Usage:     "ask a host for its status over UDP without joining",
@@ -55,7 +55,7 @@ func ping(c *cli.Context) error {
 		return err
 	}
 	addr := hostAddr(c.Args().First())
-	bundle, err := gamecontent.FromFlags(c)
+	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,8 +20,9 @@ var commit string
 
 // Version describes this build for --version: the release or module
 // version, the commit it was built from (with "+changes" when the work
-// tree had uncommitted changes) and the protocol version it speaks.
-func Version() string {
+// tree had uncommitted changes) and the protocol version it speaks, which
+// the tool passes in (cliutil knows no protocol).
+func Version(protocol uint32) string {
 	v, rev, dirty := version, commit, false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "" {
@@ -51,12 +51,12 @@ func Version() string {
 	if dirty {
 		rev += "+changes"
 	}
-	return fmt.Sprintf("%s, commit %s, protocol %d", v, rev, wire.ProtocolVersion)
+	return fmt.Sprintf("%s, commit %s, protocol %d", v, rev, protocol)
 }
 
-// SetVersion gives app a --version flag that prints Version.
-func SetVersion(app *cli.App) {
-	app.Version = Version()
+// SetVersion gives app a --version flag that prints Version(protocol).
+func SetVersion(app *cli.App, protocol uint32) {
+	app.Version = Version(protocol)
 	cli.VersionPrinter = func(c *cli.Context) {
 		fmt.Fprintf(c.App.Writer, "%s %s\n", c.App.Name, c.App.Version)
 	}

@@ -238,3 +238,17 @@ func normalize(ts []string) []string {
 	}
 	return out
 }
+
+// TestAllIDsFollowRegistry holds the packets a recording must carry to
+// the wire registry: every registered packet but Server_Disconnect.
+func TestAllIDsFollowRegistry(t *testing.T) {
+	var want []wire.ID
+	for _, id := range wire.IDs() {
+		if id != wire.IDServerDisconnect {
+			want = append(want, id)
+		}
+	}
+	if got := allIDs(); !slices.Equal(got, want) {
+		t.Errorf("allIDs() = %v,\nwant %v", got, want)
+	}
+}

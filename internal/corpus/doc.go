@@ -5,10 +5,11 @@
 // Record runs a session over loopback TCP: a host of the embedded default
 // content (a small world of two 64x64 maps, built as "host serve" builds
 // it) with a wrapped listener that copies every byte the host reads and
-// writes, one client that joins and sends random valid commands, one whose
-// map is corrupted on its side so the host detects the desync and repairs
-// it, and one refused for differing defs; UDP status queries before and
-// after; the save and desync report the host writes; a known hosts file
+// writes, one client that joins, sends random valid commands and a line of
+// chat, one whose map is corrupted on its side so the host detects the
+// desync and repairs it and which then leaves, and one refused for
+// differing defs (every packet of the wire registry crosses it); UDP
+// status queries before and after; the save and desync report the host writes; a known hosts file
 // tlsid writes after pinning two TLS hosts; and the def XML files and
 // manifests of the embedded content (and of the real mods beside the
 // repository, when they are there).

@@ -83,11 +83,12 @@ type Recording struct {
 }
 
 // Record runs a real session over loopback TCP and records what crossed
-// it: a host of the embedded default content, one client that joins and
-// plays random valid commands, one whose map is corrupted so the host
-// detects the desync and repairs it, one refused for its defs, and two
-// status queries. It also collects the save, the desync report, a known
-// hosts file and def files (see Recording).
+// it: a host of the embedded default content, one client that joins,
+// plays random valid commands and chats, one whose map is corrupted so the
+// host detects the desync and repairs it and that then leaves, one refused
+// for its defs, and two status queries: every packet of the wire registry
+// but Server_Disconnect. It also collects the save, the desync report, a
+// known hosts file and def files (see Recording).
 func Record(ctx context.Context, opts Options) (*Recording, error) {
 	log := opts.Logger
 	if log == nil {
@@ -229,11 +230,13 @@ type session struct {
 type player struct {
 	sess *join.Session
 	ran  chan error
+	stop context.CancelFunc // ends Run, which then leaves the session
 }
 
 // play joins both players, plays commands, has the second player's map
-// corrupted and repaired, gets a client refused and asks for the status,
-// until every packet the session can carry before its end was seen.
+// corrupted and repaired, gets a client refused, chats, has the second
+// player leave and asks for the status, until every packet the session
+// can carry before its end was seen.
 func (s *session) play(tl *tapListener, statusAddr string) error {
 	if err := s.ping(statusAddr); err != nil {
 		return err
@@ -305,9 +308,21 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	if err := s.refused(); err != nil {
 		return err
 	}
+	if err := alice.sess.Chat("good morning"); err != nil {
+		return fmt.Errorf("record: chat: %w", err)
+	}
+	err = s.waitFor("the repair and the commands", func() bool {
+		return s.repaired.Load() && s.resynced.Load() && s.applied.Load() >= botCommands
+	})
+	if err != nil {
+		return err
+	}
+	// Bob's part is done: he leaves on purpose (Run sends the leave when
+	// its context ends), while Alice stays until the host stops.
+	bob.stop()
 	want := allIDs()
-	err = s.waitFor("the repair, the commands and every packet of a live session", func() bool {
-		return s.repaired.Load() && s.resynced.Load() && s.applied.Load() >= botCommands && len(missingIDs(tl.snapshot(), want)) == 0
+	err = s.waitFor("every packet of a live session", func() bool {
+		return len(missingIDs(tl.snapshot(), want)) == 0
 	})
 	if err != nil {
 		return fmt.Errorf("%w (packets not seen: %v)", err, missingIDs(tl.snapshot(), want))
@@ -315,14 +330,12 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	return s.ping(statusAddr)
 }
 
-// allIDs are the packets a session carries before the host stops: all of
-// them but Server_Disconnect, which comes at the end.
+// allIDs are the packets a session carries before the host stops: every
+// packet in the wire registry but Server_Disconnect, which comes at the
+// end.
 func allIDs() []wire.ID {
 	var ids []wire.ID
-	for id := wire.IDClientProtocol; id <= wire.IDClientResynced; id++ {
-		ids = append(ids, id)
-	}
-	for id := wire.IDServerModList; id <= wire.IDServerDesync; id++ {
+	for _, id := range wire.IDs() {
 		if id != wire.IDServerDisconnect {
 			ids = append(ids, id)
 		}
@@ -374,8 +387,9 @@ func (s *session) join(name string, opt func(*join.Config)) (*player, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %s joins: %w", name, err)
 	}
-	p := &player{sess: sess, ran: make(chan error, 1)}
-	go func() { p.ran <- sess.Run(s.ctx) }()
+	ctx, stop := context.WithCancel(s.ctx)
+	p := &player{sess: sess, ran: make(chan error, 1), stop: stop}
+	go func() { p.ran <- sess.Run(ctx) }()
 	s.players = append(s.players, p)
 	return p, nil
 }
@@ -421,6 +435,7 @@ func (s *session) wait() {
 			p.sess.Close()
 			<-p.ran
 		}
+		p.stop()
 	}
 	s.players = nil
 }

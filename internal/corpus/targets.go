@@ -107,6 +107,12 @@ func (t Target) Check(args []any) error {
 // Targets are the repository's fuzz targets and how the recorder seeds
 // them.
 func Targets() []Target {
+	return append(trafficTargets(), fileTargets()...)
+}
+
+// trafficTargets are the targets whose seeds come from what crossed the
+// connections: frames, packets, world payloads and commands.
+func trafficTargets() []Target {
 	return []Target{
 		{Pkg: "wire", Name: "FuzzFrameReader", Args: []string{"[]byte"},
 			seeds: (*Analysis).frameReaderSeeds,
@@ -174,6 +180,14 @@ func Targets() []Target {
 				}
 				return w.ReplaceMap(lockstep.MapBlob{ID: args[0].(int32), Data: args[1].([]byte)})
 			}},
+	}
+}
+
+// fileTargets are the targets whose seeds are files and datagrams: the
+// save, desync reports, status datagrams, the known hosts file, def files
+// and manifests.
+func fileTargets() []Target {
+	return []Target{
 		{Pkg: "saves", Name: "FuzzRead", Args: []string{"[]byte"},
 			seeds: func(a *Analysis) [][]any { return single(a.rec.Save) },
 			check: func(args []any) error {

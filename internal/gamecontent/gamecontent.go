@@ -8,8 +8,6 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/urfave/cli/v2"
 )
 
 // DefaultGameVersion is the game version announced and used to pick
@@ -91,15 +89,6 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 	return b, nil
 }
 
-// Flags are the content flags of both tools.
-func Flags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "content", Usage: "mod `DIR` to load, repeatable, in load order (default: the embedded default content)"},
-		&cli.StringFlag{Name: "game-version", Value: DefaultGameVersion, Usage: "game `VERSION` that selects version folders (such as 1.6/Defs) and LoadFolders.xml entries, as the defs tools do"},
-		&cli.StringFlag{Name: "mods-config", Usage: "take the load order from this ModsConfig.xml `FILE`; --content then names the folders to find the mods in"},
-	}
-}
-
 // Notes are sentences about how the content was read that a user should
 // see (defs whose parent is not in the content), for a warning log line.
 func (b *Bundle) Notes() []string {
@@ -156,22 +145,3 @@ func (b *Bundle) Folders() string {
 
 // maxTypesNamed bounds the def types Notes names in one sentence.
 const maxTypesNamed = 12
-
-// FromFlags loads the content the flags name.
-func FromFlags(c *cli.Context) (*Bundle, error) {
-	if err := defs.CheckGameVersion(c.String("game-version")); err != nil {
-		return nil, cliutil.Usagef("--game-version: %v", err)
-	}
-	dirs := c.StringSlice("content")
-	if mc := c.String("mods-config"); mc != "" {
-		if len(dirs) == 0 {
-			return nil, errors.New("--mods-config needs --content folders to find the mods in")
-		}
-		ordered, err := defs.LoadOrder(mc, dirs)
-		if err != nil {
-			return nil, fmt.Errorf("load order: %w", err)
-		}
-		dirs = ordered
-	}
-	return Load(dirs, c.String("game-version"))
-}

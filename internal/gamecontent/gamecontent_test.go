@@ -1,7 +1,6 @@
 package gamecontent
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/urfave/cli/v2"
 )
 
 func write(t *testing.T, root string, files map[string]string) {
@@ -82,30 +79,5 @@ func TestLoadReadsWhatDefsScanReads(t *testing.T) {
 	}
 	if _, err := Load(dirs, "abc"); err == nil || !strings.Contains(err.Error(), "not a version") {
 		t.Errorf("Load with version abc: %v", err)
-	}
-}
-
-func TestFromFlagsRefusesBadVersion(t *testing.T) {
-	dirs := content(t)
-	run := func(args ...string) (*Bundle, error) {
-		var b *Bundle
-		app := &cli.App{Name: "x", Flags: Flags(), Action: func(c *cli.Context) error {
-			var err error
-			b, err = FromFlags(c)
-			return err
-		}, ExitErrHandler: func(*cli.Context, error) {}}
-		err := app.Run(append([]string{"x"}, args...))
-		return b, err
-	}
-	for _, bad := range []string{"abc", "1,5", "v1.6"} {
-		_, err := run("--game-version", bad, "--content", dirs[0])
-		var ue *cliutil.UsageError
-		if !errors.As(err, &ue) {
-			t.Errorf("--game-version %s: %v, want a usage error", bad, err)
-		}
-	}
-	b, err := run("--content", dirs[0], "--content", dirs[1])
-	if err != nil || b.GameVersion != defs.DefaultGameVersion || b.Report == nil || b.Report.Carried["FleckDef"] != 1 {
-		t.Fatalf("default: %v %+v", err, b)
 	}
 }

@@ -61,21 +61,12 @@ func run(n, worldMiB, every int) error {
 	if err != nil {
 		return err
 	}
-	wcfg := colony.Config{Seed: 1}
-	if worldMiB > 0 {
-		wcfg = colony.SizedConfig(int64(worldMiB)<<20, 1)
-	}
-	world, err := colony.New(bundle.Content, wcfg)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	world, srv, err := newHost(bundle, quiet, n, worldMiB, every)
 	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := host.New(host.Config{Logger: quiet, HashEvery: every, DesyncLimit: n + 1, ConnRate: -1},
-		hostcontent.Content(bundle, quiet), world)
 	if err != nil {
 		return err
 	}
@@ -86,23 +77,7 @@ func run(n, worldMiB, every int) error {
 
 	ev := &events{detected: map[uint64]time.Time{}, repaired: map[uint64]wire.ServerDesync{}}
 	base := join.Config{Addr: ln.Addr().String(), Databases: bundle.Summary(), MapLoader: colony.MapLoader(bundle.Content), Logger: quiet}
-	bobCfg := base
-	bobCfg.Name = "Bob"
-	bobCfg.Desync = func(d wire.ServerDesync) {
-		ev.mu.Lock()
-		defer ev.mu.Unlock()
-		switch d.State {
-		case wire.DesyncDetected:
-			ev.detected[d.Tick] = time.Now()
-		case wire.DesyncRepaired:
-			ev.repaired[d.Tick] = d
-		}
-	}
-	bobCfg.OnStep = func(lockstep.Sim) {
-		ev.mu.Lock()
-		ev.stepAt = append(ev.stepAt, time.Now())
-		ev.mu.Unlock()
-	}
+	bobCfg := watcher(base, ev)
 	bob, err := join.Join(ctx, bobCfg)
 	if err != nil {
 		return fmt.Errorf("Bob: %w", err)
@@ -137,10 +112,7 @@ func run(n, worldMiB, every int) error {
 	go alice.Run(ctx)
 	worldBytes := alice.Timings().Bytes
 	maps := len(world.MapIDs())
-	fmt.Printf("world: %d maps, %.1f KiB compressed (%.1f KiB raw); hash every %d ticks at 60 ticks/s; GOMAXPROCS=%d\n",
-		maps, float64(worldBytes)/1024, float64(alice.Timings().RawBytes)/1024, every, runtime.GOMAXPROCS(0))
-
-	fmt.Printf("%3s %4s %8s %10s %10s %10s %10s %9s %9s\n", "#", "map", "at tick", "latency", "detect ms", "repair ms", "bytes", "of world", "Bob gap")
+	printHeader(maps, alice.Timings(), every)
 	// Bob's ticks with no desync at all, for comparison.
 	time.Sleep(3 * time.Second)
 	quietGap := maxGap(ev, time.Now().Add(-2*time.Second), time.Now())
@@ -151,20 +123,7 @@ func run(n, worldMiB, every int) error {
 		m := int32(rand.IntN(maps))
 		target.Store(m)
 		arm.Store(uint64(1 + rand.IntN(3*every))) // anywhere in the next three intervals
-		deadline := time.Now().Add(30 * time.Second)
-		var rep wire.ServerDesync
-		var found bool
-		for !found && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-			ev.mu.Lock()
-			for k, d := range ev.repaired {
-				if k >= corruptedTick.Load() && corruptedTick.Load() != 0 {
-					rep, found = d, true
-					delete(ev.repaired, k)
-				}
-			}
-			ev.mu.Unlock()
-		}
+		rep, found := waitRepaired(ev, &corruptedTick, time.Now().Add(30*time.Second))
 		if !found {
 			return fmt.Errorf("desync %d was not repaired within 30 s", i+1)
 		}
@@ -186,21 +145,19 @@ func run(n, worldMiB, every int) error {
 		corruptedTick.Store(0)
 		time.Sleep(300 * time.Millisecond)
 	}
-	st := srv.Overview().Stats
-	fmt.Printf("detection latency: median %.0f ticks, max %.0f (the interval is %d)\n", procstat.Median(lat), slices.Max(lat), every)
-	fmt.Printf("corruption to detection: median %.0f ms, max %.0f ms\n", procstat.Median(detectMs), slices.Max(detectMs))
-	fmt.Printf("repair (detection to matching hashes): median %.1f ms, max %.0f ms\n", procstat.Median(repairMs), slices.Max(repairMs))
-	fmt.Printf("Bob's longest gap between ticks around a repair: median %.1f ms, max %.1f ms (%.1f ms in 2 s with no desync)\n",
-		procstat.Median(gaps), slices.Max(gaps), procstat.Ms(quietGap))
-	fmt.Printf("host: %d map repairs, %d world repairs, %d repaired, %.1f KiB sent in repairs\n",
-		st.MapResyncs, st.WorldResyncs, st.Repaired, float64(st.ResyncBytes)/1024)
-	fmt.Printf("host checkpoints: %d (%d skipped), mean %.3f ms on the session goroutine (a clone; hashing runs elsewhere)\n",
-		st.Checkpoints, st.CheckpointsSkipped, procstat.Ms(st.HashTime)/float64(max(1, st.Checkpoints)))
+	printSummary(srv.Overview().Stats, every, lat, detectMs, repairMs, gaps, quietGap)
 	// The world is the host's: stop the session before touching it here.
 	alice.Close()
 	bob.Close()
 	cancel()
 	<-served
+	printHashCosts(world)
+	return nil
+}
+
+// printHashCosts times a checkpoint of every map of world, on one
+// goroutine and on all, and a clone.
+func printHashCosts(world *colony.World) {
 	const reps = 10
 	timeIt := func(fn func()) float64 {
 		start := time.Now()
@@ -214,7 +171,87 @@ func run(n, worldMiB, every int) error {
 	fmt.Printf("a checkpoint of every map, parts included: %.3f ms on one goroutine, %.3f ms on %d; a clone costs %.3f ms\n",
 		timeIt(func() { one.Take(world) }), timeIt(func() { par.Take(world) }), runtime.GOMAXPROCS(0),
 		timeIt(func() { world.Clone() }))
-	return nil
+}
+
+// printHeader describes the world the joiners downloaded (t) and heads
+// the table of desyncs.
+func printHeader(maps int, t join.Timings, every int) {
+	fmt.Printf("world: %d maps, %.1f KiB compressed (%.1f KiB raw); hash every %d ticks at 60 ticks/s; GOMAXPROCS=%d\n",
+		maps, float64(t.Bytes)/1024, float64(t.RawBytes)/1024, every, runtime.GOMAXPROCS(0))
+	fmt.Printf("\n%3s %4s %8s %10s %10s %10s %10s %9s %9s\n", "#", "map", "at tick", "latency", "detect ms", "repair ms", "bytes", "of world", "Bob gap")
+}
+
+// newHost generates the world (the default one, or one of about worldMiB
+// MiB) and a host of it that checks hashes every `every` ticks and allows
+// n desyncs and more.
+func newHost(bundle *gamecontent.Bundle, log *slog.Logger, n, worldMiB, every int) (*colony.World, *host.Server, error) {
+	wcfg := colony.Config{Seed: 1}
+	if worldMiB > 0 {
+		wcfg = colony.SizedConfig(int64(worldMiB)<<20, 1)
+	}
+	world, err := colony.New(bundle.Content, wcfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := host.New(host.Config{Logger: log, HashEvery: every, DesyncLimit: n + 1, ConnRate: -1},
+		hostcontent.Content(bundle, log), world)
+	if err != nil {
+		return nil, nil, err
+	}
+	return world, srv, nil
+}
+
+// waitRepaired waits until deadline for the repair of the desync made at
+// corruptedTick (0 until it is made) and takes it from ev.
+func waitRepaired(ev *events, corruptedTick *atomic.Uint64, deadline time.Time) (rep wire.ServerDesync, found bool) {
+	for !found && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		ev.mu.Lock()
+		for k, d := range ev.repaired {
+			if k >= corruptedTick.Load() && corruptedTick.Load() != 0 {
+				rep, found = d, true
+				delete(ev.repaired, k)
+			}
+		}
+		ev.mu.Unlock()
+	}
+	return rep, found
+}
+
+// watcher is base for Bob, who only watches: his desync events and the
+// times of his steps go to ev.
+func watcher(base join.Config, ev *events) join.Config {
+	bobCfg := base
+	bobCfg.Name = "Bob"
+	bobCfg.Desync = func(d wire.ServerDesync) {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		switch d.State {
+		case wire.DesyncDetected:
+			ev.detected[d.Tick] = time.Now()
+		case wire.DesyncRepaired:
+			ev.repaired[d.Tick] = d
+		}
+	}
+	bobCfg.OnStep = func(lockstep.Sim) {
+		ev.mu.Lock()
+		ev.stepAt = append(ev.stepAt, time.Now())
+		ev.mu.Unlock()
+	}
+	return bobCfg
+}
+
+// printSummary prints the figures of all the desyncs.
+func printSummary(st host.Stats, every int, lat, detectMs, repairMs, gaps []float64, quietGap time.Duration) {
+	fmt.Printf("detection latency: median %.0f ticks, max %.0f (the interval is %d)\n", procstat.Median(lat), slices.Max(lat), every)
+	fmt.Printf("corruption to detection: median %.0f ms, max %.0f ms\n", procstat.Median(detectMs), slices.Max(detectMs))
+	fmt.Printf("repair (detection to matching hashes): median %.1f ms, max %.0f ms\n", procstat.Median(repairMs), slices.Max(repairMs))
+	fmt.Printf("Bob's longest gap between ticks around a repair: median %.1f ms, max %.1f ms (%.1f ms in 2 s with no desync)\n",
+		procstat.Median(gaps), slices.Max(gaps), procstat.Ms(quietGap))
+	fmt.Printf("host: %d map repairs, %d world repairs, %d repaired, %.1f KiB sent in repairs\n",
+		st.MapResyncs, st.WorldResyncs, st.Repaired, float64(st.ResyncBytes)/1024)
+	fmt.Printf("host checkpoints: %d (%d skipped), mean %.3f ms on the session goroutine (a clone; hashing runs elsewhere)\n",
+		st.Checkpoints, st.CheckpointsSkipped, procstat.Ms(st.HashTime)/float64(max(1, st.Checkpoints)))
 }
 
 func maxGap(ev *events, from, to time.Time) time.Duration {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/procstat"
 	"github.com/lockhost/lockhost/internal/syncbuf"
 	"github.com/lockhost/lockhost/join"
@@ -85,29 +86,11 @@ func run(nbots int, rate float64, dur time.Duration) error {
 		return err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bots := make([]*bot, nbots)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for i := range bots {
-		b := &bot{got: map[int32][]time.Time{}}
-		bots[i] = b
-		cfg := join.Config{Addr: addr, Name: fmt.Sprintf("Bot%02d", i), Databases: set.Summary(),
-			MapLoader: colony.MapLoader(content), Logger: quiet, Light: true,
-			OnApply: func(c lockstep.Command) {
-				b.got[c.Player] = append(b.got[c.Player], time.Now())
-			}}
-		var s *join.Session
-		for try := 0; ; try++ { // the host may still be starting
-			s, err = join.Join(ctx, cfg)
-			if err == nil || try == 50 {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			return fmt.Errorf("bot %d: %v\n%s", i, err, hostErr.String())
-		}
-		b.sess, b.id = s, s.Info().PlayerID
+	bots, err := joinBots(ctx, addr, nbots, content, set, quiet, &hostErr)
+	if err != nil {
+		return err
 	}
 	// Tick arrivals at one client: a bot that simulates for real.
 	watcherTicks := make(chan time.Time, 1<<16)
@@ -135,6 +118,59 @@ func run(nbots int, rate float64, dur time.Duration) error {
 
 	cpu0 := procstat.CPU(cmd.Process.Pid)
 	start := time.Now()
+	sendAll(bots, start, dur, perBot)
+	sendDur := time.Since(start)
+	time.Sleep(500 * time.Millisecond) // let the last commands arrive
+	cpu := procstat.CPU(cmd.Process.Pid) - cpu0
+	wall := time.Since(start)
+	cancel()
+	wg.Wait()
+	close(watcherTicks)
+
+	lat, sent, complete := latencies(bots)
+	ivs := intervals(watcherTicks)
+	fmt.Printf("commands: %d sent by %d bots in %.1f s = %.0f/s asked %.0f/s; %d (%.1f%%) arrived at every bot\n",
+		sent, nbots, sendDur.Seconds(), float64(sent)/sendDur.Seconds(), rate, complete, 100*float64(complete)/float64(max(1, sent)))
+	fmt.Printf("latency, submit to arrival at all %d bots: p50 %.1f ms  p99 %.1f ms  max %.1f ms  (one tick = %.1f ms)\n",
+		nbots, procstat.Ms(procstat.Percentile(lat, 0.50)), procstat.Ms(procstat.Percentile(lat, 0.99)),
+		procstat.Ms(procstat.Percentile(lat, 1)), 1000.0/60)
+	fmt.Printf("tick interval seen by a simulating client: %s\n", stats(ivs))
+	fmt.Printf("host CPU: %.2f s over %.1f s (%.0f%% of one core)\n", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
+	return sessionError(bots, watching)
+}
+
+// joinBots joins nbots light bots to the host at addr, each noting when
+// every command arrived; the host may still be starting.
+func joinBots(ctx context.Context, addr string, nbots int, content *colony.Content, set *defs.Set, quiet *slog.Logger, hostErr *syncbuf.Buffer) ([]*bot, error) {
+	bots := make([]*bot, nbots)
+	for i := range bots {
+		b := &bot{got: map[int32][]time.Time{}}
+		bots[i] = b
+		cfg := join.Config{Addr: addr, Name: fmt.Sprintf("Bot%02d", i), Databases: set.Summary(),
+			MapLoader: colony.MapLoader(content), Logger: quiet, Light: true,
+			OnApply: func(c lockstep.Command) {
+				b.got[c.Player] = append(b.got[c.Player], time.Now())
+			}}
+		var s *join.Session
+		var err error
+		for try := 0; ; try++ { // the host may still be starting
+			s, err = join.Join(ctx, cfg)
+			if err == nil || try == 50 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bot %d: %v\n%s", i, err, hostErr.String())
+		}
+		b.sess, b.id = s, s.Info().PlayerID
+	}
+	return bots, nil
+}
+
+// sendAll has every bot send commands at perBot a second from start for
+// dur.
+func sendAll(bots []*bot, start time.Time, dur time.Duration, perBot float64) {
 	speed := lockstep.SetSpeed(1) // always valid, changes nothing: a pure engine round trip
 	var sendWG sync.WaitGroup
 	for _, b := range bots {
@@ -158,17 +194,12 @@ func run(nbots int, rate float64, dur time.Duration) error {
 		}()
 	}
 	sendWG.Wait()
-	sendDur := time.Since(start)
-	time.Sleep(500 * time.Millisecond) // let the last commands arrive
-	cpu := procstat.CPU(cmd.Process.Pid) - cpu0
-	wall := time.Since(start)
-	cancel()
-	wg.Wait()
-	close(watcherTicks)
+}
 
-	// Latency of each command to its arrival at every bot.
-	var lat []time.Duration
-	sent, complete := 0, 0
+// latencies are the times from each command's sending to its arrival at
+// the last of the bots, in order, of the complete of the sent commands
+// that arrived everywhere.
+func latencies(bots []*bot) (lat []time.Duration, sent, complete int) {
 	for _, s := range bots {
 		sent += len(s.sent)
 	next:
@@ -188,22 +219,21 @@ func run(nbots int, rate float64, dur time.Duration) error {
 		}
 	}
 	slices.Sort(lat)
+	return lat, sent, complete
+}
+
+// intervals are the gaps in milliseconds between the ticks a simulating
+// client stepped.
+func intervals(ticks <-chan time.Time) []float64 {
 	var ivs []float64
 	var prev time.Time
-	for t := range watcherTicks {
+	for t := range ticks {
 		if !prev.IsZero() {
 			ivs = append(ivs, float64(t.Sub(prev))/float64(time.Millisecond))
 		}
 		prev = t
 	}
-	fmt.Printf("commands: %d sent by %d bots in %.1f s = %.0f/s asked %.0f/s; %d (%.1f%%) arrived at every bot\n",
-		sent, nbots, sendDur.Seconds(), float64(sent)/sendDur.Seconds(), rate, complete, 100*float64(complete)/float64(max(1, sent)))
-	fmt.Printf("latency, submit to arrival at all %d bots: p50 %.1f ms  p99 %.1f ms  max %.1f ms  (one tick = %.1f ms)\n",
-		nbots, procstat.Ms(procstat.Percentile(lat, 0.50)), procstat.Ms(procstat.Percentile(lat, 0.99)),
-		procstat.Ms(procstat.Percentile(lat, 1)), 1000.0/60)
-	fmt.Printf("tick interval seen by a simulating client: %s\n", stats(ivs))
-	fmt.Printf("host CPU: %.2f s over %.1f s (%.0f%% of one core)\n", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
-	return sessionError(bots, watching)
+	return ivs
 }
 
 // sessionError reports the first session, of the bots and then the

@@ -144,17 +144,11 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	res.Pre = s.sample(true)
 	res.RSSStart = res.Pre.rss
 
-	world, err := colony.New(s.bundle.Content, colony.Config{Seed: cfg.Seed})
-	if err != nil {
-		return nil, fmt.Errorf("generate world: %w", err)
-	}
 	savePath := filepath.Join(cfg.Dir, "soak.lhsave")
-	hostCfg := s.hostConfig(savePath)
-	srv, err := host.New(hostCfg, hostcontent.Content(s.bundle, hostCfg.Logger), world)
+	world, srv, err := s.newHost(savePath)
 	if err != nil {
-		return nil, fmt.Errorf("host: %w", err)
+		return nil, err
 	}
-	s.srv = srv
 	monCtx, stopMon := context.WithCancel(ctx)
 	monDone := make(chan struct{})
 	go func() { defer close(monDone); s.monitor(monCtx) }()
@@ -187,18 +181,15 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	res.Base = s.steady(time.Second)
 
 	// Every slot gets its relay and its bot.
-	for i := 0; i < cfg.Clients; i++ {
-		r, err := testkit.NewRelay(ln.Addr().String())
-		if err != nil {
-			return nil, err
-		}
-		s.slots = append(s.slots, &slot{full: i < cfg.Full, relay: r})
-	}
+	err = s.openSlots(ln.Addr().String())
 	defer func() {
 		for _, sl := range s.slots {
 			sl.relay.Close()
 		}
 	}()
+	if err != nil {
+		return nil, err
+	}
 	defer s.stopAll()
 	if err := s.initialJoins(); err != nil {
 		return nil, err
@@ -214,17 +205,8 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	if !sleepCtx(ctx, cfg.Warmup) {
 		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
-	res.Warm = s.steady(time.Second)
-	s.heapProfile("heap-warm.pprof")
-	fmt.Fprintf(cfg.Out, "[%s] warm-up sample: %d clients, %d goroutines, live heap %s, RSS %s; chaos until %s\n",
-		s.elapsed(), res.Warm.clients, res.Warm.goroutines, mib(res.Warm.heapLive), kib(res.Warm.rss), end.Sub(s.start).Round(time.Second))
-
-	hostileCtx, stopHostile := context.WithCancel(ctx)
-	hostileDone := make(chan struct{})
-	go func() { defer close(hostileDone); s.hostiles(hostileCtx, ln.Addr().String()) }()
-	s.chaos(end)
-	stopHostile()
-	<-hostileDone
+	s.warmSample(res, end)
+	s.chaosWithHostiles(ctx, ln.Addr().String(), end)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
@@ -232,14 +214,89 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	fmt.Fprintf(cfg.Out, "[%s] chaos over; settling\n", s.elapsed())
 
 	// Settle with the population of the warm-up, then compare.
+	s.endSample(res)
+
+	// Everyone leaves: the host's goroutines must come back to the
+	// baseline, then everything of the host's once it stops.
+	if err := s.leaveAndStop(res, srv, stopHost, served); err != nil {
+		return nil, err
+	}
+	hostStopped = true
+	res.HostUptime = time.Since(hostStart)
+	res.HostStats = srv.Overview().Stats
+	stopMon()
+	<-monDone
+	res.AfterStop = s.waitGoroutines(res.Pre.goroutines, settleGoroutines)
+	// The kernel updates the high-water mark lazily: a sample may be
+	// higher.
+	res.RSSPeak = max(peakRSS(), res.Warm.rss, res.End.rss)
+	s.finalChecks(res, savePath, world)
+	return res, nil
+}
+
+// newHost generates the world and the host of it that autosaves to
+// savePath, and keeps the host in s.srv.
+func (s *soak) newHost(savePath string) (*colony.World, *host.Server, error) {
+	world, err := colony.New(s.bundle.Content, colony.Config{Seed: s.cfg.Seed})
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate world: %w", err)
+	}
+	hostCfg := s.hostConfig(savePath)
+	srv, err := host.New(hostCfg, hostcontent.Content(s.bundle, hostCfg.Logger), world)
+	if err != nil {
+		return nil, nil, fmt.Errorf("host: %w", err)
+	}
+	s.srv = srv
+	return world, srv, nil
+}
+
+// openSlots gives every client slot its relay to the host at addr; the
+// slots opened before an error stay in s.slots, to be closed.
+func (s *soak) openSlots(addr string) error {
+	for i := 0; i < s.cfg.Clients; i++ {
+		r, err := testkit.NewRelay(addr)
+		if err != nil {
+			return err
+		}
+		s.slots = append(s.slots, &slot{full: i < s.cfg.Full, relay: r})
+	}
+	return nil
+}
+
+// warmSample takes the figures after the warm-up that the end is
+// compared with.
+func (s *soak) warmSample(res *Result, end time.Time) {
+	res.Warm = s.steady(time.Second)
+	s.heapProfile("heap-warm.pprof")
+	fmt.Fprintf(s.cfg.Out, "[%s] warm-up sample: %d clients, %d goroutines, live heap %s, RSS %s; chaos until %s\n",
+		s.elapsed(), res.Warm.clients, res.Warm.goroutines, mib(res.Warm.heapLive), kib(res.Warm.rss), end.Sub(s.start).Round(time.Second))
+}
+
+// chaosWithHostiles runs the chaos until end with the hostile clients of
+// the host at addr beside it.
+func (s *soak) chaosWithHostiles(ctx context.Context, addr string, end time.Time) {
+	hostileCtx, stopHostile := context.WithCancel(ctx)
+	hostileDone := make(chan struct{})
+	go func() { defer close(hostileDone); s.hostiles(hostileCtx, addr) }()
+	s.chaos(end)
+	stopHostile()
+	<-hostileDone
+}
+
+// endSample settles the population back to the warm-up's, takes the
+// figures compared with the warm-up's and checks sync and the light bots.
+func (s *soak) endSample(res *Result) {
 	s.settle(res)
 	res.End = s.steady(time.Second)
 	s.heapProfile("heap-end.pprof")
 	s.checkSync(res)
 	s.checkLight(res)
+}
 
-	// Everyone leaves: the host's goroutines must come back to the
-	// baseline, then everything of the host's once it stops.
+// leaveAndStop has every client leave, waits for the host's goroutines to
+// come back to the baseline, then stops the host (stopHost) and waits up
+// to a minute for its Serve to return on served.
+func (s *soak) leaveAndStop(res *Result, srv *host.Server, stopHost func(), served <-chan error) error {
 	s.stopAll()
 	for _, sl := range s.slots {
 		sl.relay.Close()
@@ -250,28 +307,23 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	stopHost()
 	select {
 	case err := <-served:
-		hostStopped = true
 		if err != nil {
 			res.fail("host", "the host's Serve returned an error: %v", err)
 		}
+		return nil
 	case <-time.After(time.Minute):
-		return nil, errors.New("the host did not stop within a minute")
+		return errors.New("the host did not stop within a minute")
 	}
-	res.HostUptime = time.Since(hostStart)
-	res.HostStats = srv.Overview().Stats
-	stopMon()
-	<-monDone
-	res.AfterStop = s.waitGoroutines(res.Pre.goroutines, settleGoroutines)
-	// The kernel updates the high-water mark lazily: a sample may be
-	// higher.
-	res.RSSPeak = max(peakRSS(), res.Warm.rss, res.End.rss)
+}
 
+// finalChecks checks the saves and the hostile clients' effect once the
+// host stopped, collects the figures and prints the report.
+func (s *soak) finalChecks(res *Result, savePath string, world *colony.World) {
 	s.checkSaves(res, savePath, world)
-	s.checkHostile(res, res.Soaked-cfg.Warmup)
+	s.checkHostile(res, res.Soaked-s.cfg.Warmup)
 	s.collect(res)
 	res.Wall = time.Since(s.start)
-	res.report(cfg.Out)
-	return res, nil
+	res.report(s.cfg.Out)
 }
 
 // Goroutines once the clients, then the host, are gone: the count is

@@ -1,0 +1,80 @@
+package join_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+)
+
+// ExampleJoin joins a session hosted on a loopback port, plays one
+// command and reads the game's state once the host's tick applied it.
+// The game is lockstep/locksteptest's (maps holding a number); lockstep's
+// Example shows such a game written out.
+func ExampleJoin() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	quiet := slog.New(slog.DiscardHandler)
+
+	// A host to join (see package host).
+	srv, err := host.New(host.Config{GameName: "counters", Logger: quiet},
+		host.Content{GameVersion: "counters 1"}, locksteptest.New(1, 0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+
+	// Join: the handshake, the world's download, loading it with the
+	// game's Loader and catching up. OnApply sees every command the
+	// session applies, in the host's order.
+	applied := make(chan lockstep.Command, 1)
+	sess, err := join.Join(ctx, join.Config{
+		Addr: ln.Addr().String(), Name: "Alice", Logger: quiet,
+		Loader:  locksteptest.Load,
+		OnApply: func(c lockstep.Command) { applied <- c },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("joined", sess.Info().GameName, "as Alice")
+
+	// Run follows the host's ticks until ctx ends, then leaves the session.
+	ran := make(chan error, 1)
+	go func() { ran <- sess.Run(ctx) }()
+
+	// A command goes to the host, which stamps it with a tick and sends
+	// it to every player, this one included.
+	if err := sess.Send(0, locksteptest.KindAdd, []byte{5}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := <-applied
+	fmt.Println("applied: kind", c.Kind, "from player", c.Player)
+
+	// Do runs a function on the goroutine that owns the game.
+	value := make(chan int64, 1)
+	sess.Do(func(sim lockstep.Sim) { value <- sim.(*locksteptest.Counters).Value(0) })
+	fmt.Println("map 0 holds", <-value)
+
+	cancel()
+	fmt.Println("left:", <-ran)
+	<-served
+	// Output:
+	// joined counters as Alice
+	// applied: kind 1 from player 1
+	// map 0 holds 5
+	// left: <nil>
+}
