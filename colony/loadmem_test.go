@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/procstat"
+	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

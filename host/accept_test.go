@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"log/slog"
 )

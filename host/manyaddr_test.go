@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/attack"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/attack"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"

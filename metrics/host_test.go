@@ -9,8 +9,8 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/hosttest"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/hosttest"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/metrics"

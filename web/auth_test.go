@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/syncbuf"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/web"
 	"github.com/prometheus/client_golang/prometheus"
 )

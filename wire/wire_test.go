@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/internal/codec"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

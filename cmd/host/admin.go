@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/lockhost/lockhost/admin"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/rcon"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"

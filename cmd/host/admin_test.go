@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/rcon"
 	"github.com/lockhost/lockhost/saves"
 )

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/shirou/gopsutil/v4/mem"
 	"github.com/urfave/cli/v2"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/rcon"
 	"github.com/lockhost/lockhost/web"
 	"github.com/pelletier/go-toml/v2"

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/web"
 	"github.com/urfave/cli/v2"

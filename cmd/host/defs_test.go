@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 )
 
 // TestDefsCommandMessages runs "host defs …" through the tool's own app

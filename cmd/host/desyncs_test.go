@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/desync"
-	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/urfave/cli/v2"
 )

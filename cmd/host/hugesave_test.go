@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/saves/savestest"
 )

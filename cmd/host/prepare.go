@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/savelock"
 	"github.com/lockhost/lockhost/web"
 	"github.com/urfave/cli/v2"

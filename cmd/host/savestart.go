@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"

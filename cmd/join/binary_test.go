@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/procstat"
-	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/internal/testing/procstat"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/wire"
 )
 

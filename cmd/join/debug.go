@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
 )

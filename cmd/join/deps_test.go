@@ -27,7 +27,7 @@ var hostSide = []string{
 	"web",
 	"metrics",
 	"internal/hostcontent",
-	"internal/corpus",
+	"internal/testing/corpus",
 }
 
 // hostSideDeps lists the host-side packages among deps (import paths).

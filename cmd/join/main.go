@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/contentcli"
+	"github.com/lockhost/lockhost/cmd/internal/defscli"
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/contentcli"
-	"github.com/lockhost/lockhost/internal/defscli"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/termsafe"

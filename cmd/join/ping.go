@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/contentcli"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/contentcli"
 	"github.com/lockhost/lockhost/status"
 	"github.com/urfave/cli/v2"
 )

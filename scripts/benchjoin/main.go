@@ -54,8 +54,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/procstat"
-	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/procstat"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/snapshot"
 )
 

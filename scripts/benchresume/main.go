@@ -26,9 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/procstat"
-	"github.com/lockhost/lockhost/internal/syncbuf"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/procstat"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 )
 
 func main() {

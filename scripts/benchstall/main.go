@@ -21,7 +21,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/procstat"
+	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/join"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/hostcontent"
-	"github.com/lockhost/lockhost/internal/procstat"
+	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/saves"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/testkit"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"

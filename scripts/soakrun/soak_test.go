@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockhost/lockhost/internal/cliutil"
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/urfave/cli/v2"
 )
 

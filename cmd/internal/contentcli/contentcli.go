@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/urfave/cli/v2"
 )

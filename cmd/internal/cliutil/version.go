@@ -9,7 +9,7 @@ import (
 )
 
 // version is the release's version, stamped at build time by
-// scripts/release with -ldflags "-X github.com/lockhost/lockhost/internal/cliutil.version=v1.2.3".
+// scripts/release with -ldflags "-X github.com/lockhost/lockhost/cmd/internal/cliutil.version=v1.2.3".
 // Empty in a plain build: the module version from the build information
 // is used instead.
 var version string
