@@ -17,10 +17,12 @@ import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 )
 
-// TestSixteenJoinersOneCompression joins 16 clients at once: they share one
-// join point, compressed once. The point may be an hour old, so that the
-// count holds however long a loaded machine takes for the 16 joins (over
-// a minute was seen).
+// TestSixteenJoinersOneCompression joins 16 clients at once: they share
+// join points, each compressed once, never one per joiner. The point may
+// be an hour old, but a joiner admitted when replaying the ticks since the
+// point would take longer than two builds gets a fresh one (joinPoints.
+// refresh): on a machine slow enough that the 16 admissions spread over
+// seconds (under -race), later joiners share newer points.
 func TestSixteenJoinersOneCompression(t *testing.T) {
 	const maps = 4
 	h := startHost(t, host.Config{MaxPlayers: 16, JoinPointMaxAge: time.Hour, LazyJoinPoints: true}, locksteptest.New(maps, 256<<10))
@@ -48,8 +50,14 @@ func TestSixteenJoinersOneCompression(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := h.srv.Overview().Stats
-	if st.JoinPoints != 1 || st.Built != 1 || st.BlobsCompressed != 1+maps || st.BlobsReused != 0 {
-		t.Fatalf("stats %+v: want one join point, built once, %d blobs compressed", st, 1+maps)
+	// Each point is built once, from one cut, and blobs that did not
+	// change since the previous point are reused, not compressed again: at
+	// most half as many points as joiners, and compressions well under one
+	// world per joiner (under -race 6 to 8 points were seen, with 10 to 12
+	// blobs compressed; without it, one point).
+	if st.JoinPoints < 1 || st.JoinPoints > 8 || st.Built != st.JoinPoints ||
+		st.BlobsCompressed+st.BlobsReused != st.Built*(1+maps) || st.BlobsCompressed > 4*(1+maps) {
+		t.Fatalf("stats %+v: want at most 8 join points for 16 joiners, each built once (%d blobs each, compressed or reused), at most %d blobs compressed", st, 1+maps, 4*(1+maps))
 	}
 }
 

@@ -76,13 +76,13 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "exit-after-ready", Usage: "leave right after WorldReady (for scripts)"},
 		&cli.BoolFlag{Name: "spectate", Usage: "watch the session: get the world and the live game, send no commands"},
 		cliutil.PasswordFlag("the session password, if the host asks for one"),
-		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer"},
+		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up if download and catch-up take longer (more than 0)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
-		&cli.Float64Flag{Name: "bot", Usage: "after joining, send about `RATE` random valid commands per second (demos, load tests)"},
+		&cli.Float64Flag{Name: "bot", Usage: "after joining, send about `RATE` random valid commands per second (demos, load tests; 0: none)"},
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
 		&cli.BoolFlag{Name: "no-reconnect", Usage: "when the connection drops, while joining or playing, stop instead of retrying with the session token"},
 		&cli.DurationFlag{Name: "reconnect-for", Value: defaultReconnectFor, Usage: "after a drop, keep trying to reconnect for this long, then exit 4 (more than 0; --no-reconnect for no retries)"},
-		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this"},
+		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this (1 or more)"},
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
@@ -155,6 +155,9 @@ func run(c *cli.Context) error {
 	}
 	for _, n := range bundle.Notes() {
 		log.Warn(n)
+	}
+	if err := checkNumbers(c, "join"); err != nil {
+		return err
 	}
 	window := c.Duration("reconnect-for")
 	if window <= 0 {

@@ -81,6 +81,11 @@ func TestJoinExitCodes(t *testing.T) {
 		{"unknown flag", []string{addr, "--nmae", "x"}, cliutil.ExitUsage, "", "nmae"},
 		{"bad name", []string{addr, "--name", "A b", "-q"}, cliutil.ExitRejected, "", "UsernameChars"},
 		{"nobody listening", []string{closedAddr, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "connect"},
+		{"zero timeout", []string{addr, "--name", "Alice", "--timeout", "0s", "-q"}, cliutil.ExitUsage, "", "--timeout 0s is refused"},
+		{"zero download cap", []string{addr, "--name", "Alice", "--max-download-mib", "0", "-q"}, cliutil.ExitUsage, "", "--max-download-mib 0 is refused"},
+		{"negative bot", []string{addr, "--name", "Alice", "--bot", "-1", "-q"}, cliutil.ExitUsage, "", "--bot -1 is refused"},
+		{"zero reconnect", []string{addr, "--name", "Alice", "--reconnect-for", "0s", "-q"}, cliutil.ExitUsage, "", "--reconnect-for 0s is refused"},
+		{"zero pings", []string{"ping", addr, "--count", "0"}, cliutil.ExitUsage, "", "--count 0 is refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runJoin(t, tc.args...)

@@ -16,8 +16,8 @@ import (
 func pingCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "json", Usage: "print the status as JSON, one object per ping"},
-		&cli.IntFlag{Name: "count", Value: 1, Usage: "pings to send; with more than one, min/avg/max latency follow"},
-		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Second, Usage: "how long to wait for each answer"},
+		&cli.IntFlag{Name: "count", Value: 1, Usage: "pings to send (1 or more); with more than one, min/avg/max latency follow"},
+		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Second, Usage: "how long to wait for each answer (more than 0)"},
 	}
 	flags = append(flags, contentcli.Flags()...)
 	return &cli.Command{
@@ -59,8 +59,11 @@ func ping(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNumbers(c, "ping"); err != nil {
+		return err
+	}
 	mine := status.SummaryHash(bundle.Summary())
-	n := max(1, c.Int("count"))
+	n := c.Int("count")
 	var rtts []time.Duration
 	for i := 0; i < n; i++ {
 		if i > 0 {
