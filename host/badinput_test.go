@@ -21,6 +21,9 @@ type rawClient struct {
 	t  *testing.T
 	nc net.Conn
 	fr *wire.FrameReader
+	// granted is the latest grant seen (the world header's and every
+	// Server_Tick's), which a player reports right after WorldReady.
+	granted uint64
 }
 
 func dialRaw(t *testing.T, addr string) *rawClient {
@@ -108,6 +111,8 @@ func (c *rawClient) syncClockUntil(id wire.ID) wire.Packet {
 			continue
 		case *wire.ServerDisconnect:
 			c.t.Fatalf("waiting for %s: disconnected: %+v", id, p)
+		case *wire.ServerTick:
+			c.granted = max(c.granted, p.Granted)
 		}
 		if got == id {
 			return p

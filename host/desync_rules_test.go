@@ -38,6 +38,11 @@ func (c *rawClient) toPlaying(name string) {
 	// Ready at the grant, as a real client would be: a client that
 	// claims to be far behind holds the session's time (lag policy).
 	c.send(&wire.ClientWorldReady{Tick: p.Header.Granted})
+	// Then the latest grant, which the ticks sent during the download may
+	// have moved past the header's (docs/protocol.md, 9.2): a report only
+	// of the header's lets a slow download start a hold that no tick
+	// packet ends, since a holding host sends none.
+	c.send(&wire.ClientTickAck{Tick: max(c.granted, p.Header.Granted)})
 }
 
 // clockSynced answers the clock rounds after WorldReady until the host
