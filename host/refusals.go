@@ -32,20 +32,9 @@ func newRefusalLog(log *slog.Logger, every time.Duration) *refusalLog {
 // refused logs a refusal from key with reason, or counts it if a line for
 // key went out less than an interval ago. attrs are the full line's.
 func (l *refusalLog) refused(now time.Time, key, msg, reason string, attrs ...any) {
-	l.mu.Lock()
-	r := l.addrs[key]
-	if r != nil && now.Sub(r.since) < l.every {
-		r.quiet++
-		r.byReason[reason]++
-		l.mu.Unlock()
-		return
+	if l.open(now, key, reason, true) {
+		l.log.Info(msg, attrs...)
 	}
-	if r != nil && r.quiet > 0 {
-		l.summary(key, r)
-	}
-	l.addrs[key] = &refusals{since: now, byReason: map[string]int{}}
-	l.mu.Unlock()
-	l.log.Info(msg, attrs...)
 }
 
 // gone logs a connection that was never admitted and did nothing wrong
@@ -54,18 +43,31 @@ func (l *refusalLog) refused(now time.Time, key, msg, reason string, attrs ...an
 // not counted as one, but it starts key's interval, so a flood of them is
 // one line per interval too.
 func (l *refusalLog) gone(now time.Time, key, msg string, attrs ...any) {
+	if l.open(now, key, "", false) {
+		l.log.Info(msg, attrs...)
+	}
+}
+
+// open reports whether a line for key may go out in full: when none did
+// within the interval, it starts key's new interval (after a summary of
+// the last one's quiet refusals) and says yes; otherwise it counts reason
+// against the interval when count is set, and says no.
+func (l *refusalLog) open(now time.Time, key, reason string, count bool) bool {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	r := l.addrs[key]
 	if r != nil && now.Sub(r.since) < l.every {
-		l.mu.Unlock()
-		return
+		if count {
+			r.quiet++
+			r.byReason[reason]++
+		}
+		return false
 	}
 	if r != nil && r.quiet > 0 {
 		l.summary(key, r)
 	}
 	l.addrs[key] = &refusals{since: now, byReason: map[string]int{}}
-	l.mu.Unlock()
-	l.log.Info(msg, attrs...)
+	return true
 }
 
 // flush logs a summary for every address whose interval is over and
