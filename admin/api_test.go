@@ -20,8 +20,10 @@ import (
 // methods of host.Server, against a live host with real joiners.
 func TestServerMethods(t *testing.T) {
 	dir := t.TempDir()
-	l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName),
-		Save: host.SaveConfig{Path: filepath.Join(dir, "colony.lhsave"), Every: -1}})
+	l := startLive(t, host.Config{
+		Save:      host.SaveConfig{Path: filepath.Join(dir, "colony.lhsave"), Every: -1},
+		Admission: host.AdmissionConfig{BanFile: filepath.Join(dir, host.BansFileName)},
+	})
 	srv, by := l.Server, admin.ByAPI
 	alice, _ := joinLive(t, joinCfg(l.Addr, "Alice"))
 	bob, _ := joinLive(t, joinCfg(l.Addr, "Bob"))
@@ -107,7 +109,7 @@ func TestServerMethods(t *testing.T) {
 
 	// The ban list survives a restart: a new host on the same file refuses
 	// Alice.
-	l2 := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName)})
+	l2 := startLive(t, host.Config{Admission: host.AdmissionConfig{BanFile: filepath.Join(dir, host.BansFileName)}})
 	if bans := l2.Server.Bans(); len(bans) != 1 || bans[0].Name != "Alice" || bans[0].Reason != "cheating" {
 		t.Fatalf("bans after a restart: %+v", bans)
 	}
@@ -134,7 +136,7 @@ func TestDamagedBanFileRefused(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := host.New(host.Config{BanFile: path, Logger: testkit.Quiet()}, host.Content{}, locksteptest.New(1, 16)); err == nil ||
+	if _, err := host.New(host.Config{Logger: testkit.Quiet(), Admission: host.AdmissionConfig{BanFile: path}}, host.Content{}, locksteptest.New(1, 16)); err == nil ||
 		!strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("damaged ban list: %v", err)
 	}

@@ -174,8 +174,10 @@ func TestEveryCommandEveryWay(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l := startLive(t, host.Config{BanFile: filepath.Join(dir, host.BansFileName),
-				Save: host.SaveConfig{Path: filepath.Join(dir, "colony.lhsave"), Every: -1}})
+			l := startLive(t, host.Config{
+				Save:      host.SaveConfig{Path: filepath.Join(dir, "colony.lhsave"), Every: -1},
+				Admission: host.AdmissionConfig{BanFile: filepath.Join(dir, host.BansFileName)},
+			})
 			run := tc.way(t, l)
 			everyCommand(t, l, run, dir)
 		})

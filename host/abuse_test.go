@@ -39,7 +39,7 @@ func dialFrom(t *testing.T, from, addr string) *rawClient {
 // that address is at its share. Admitted players are not counted and not
 // evicted; a real joiner gets in while idlers fill the table.
 func TestPendingConnectionCaps(t *testing.T) {
-	h := startHost(t, host.Config{MaxPending: 3, MaxPendingPerAddr: 2}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{MaxPending: 3, MaxPendingPerAddr: 2}}, locksteptest.New(1, 16))
 	alice := startJoiner(t, h.addr, "Alice") // admitted: not pending
 	pending := func(n int) {
 		t.Helper()
@@ -77,7 +77,7 @@ func TestPendingConnectionCaps(t *testing.T) {
 // handshake limit is refused, and a declared but unsent big frame does
 // not hold the host; after admission the full limit applies.
 func TestHandshakeFrameLimit(t *testing.T) {
-	h := startHost(t, host.Config{HandshakeMaxFrame: 4096}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{HandshakeMaxFrame: 4096}}, locksteptest.New(1, 16))
 	alice := startJoiner(t, h.addr, "Alice")
 	c := dialRaw(t, h.addr)
 	c.writeRaw(frameHeader(5000, wire.IDClientProtocol))
@@ -146,7 +146,7 @@ func tryJoin(t *testing.T, addr, name string, mod func(*join.Config)) wire.Reaso
 // BadPassword. With it, the roster's rules speak.
 func TestPasswordBeforeRoster(t *testing.T) {
 	pw := func(s string) func(*join.Config) { return func(c *join.Config) { c.Password = []byte(s) } }
-	h := startHost(t, host.Config{Password: []byte("sesame"), MaxPlayers: 1, PasswordRate: -1}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{Password: []byte("sesame"), PasswordRate: -1}, Limits: host.LimitConfig{MaxPlayers: 1}}, locksteptest.New(1, 16))
 	alice := startJoiner(t, h.addr, "Alice", pw("sesame"))
 	for _, tc := range []struct {
 		name, pw string
@@ -175,12 +175,12 @@ func TestPasswordAttemptsLimited(t *testing.T) {
 		cfg  host.Config
 	}{
 		// Alice's join and two guesses spend a budget of three.
-		{"per address", host.Config{PasswordRate: 0.001, PasswordBurst: 3}},
+		{"per address", host.Config{Admission: host.AdmissionConfig{PasswordRate: 0.001, PasswordBurst: 3}}},
 		// Without puzzles, the budget in all locks everyone out.
-		{"in all", host.Config{PasswordRate: 100, PasswordBurst: 100, PasswordRateAll: 0.001, PasswordBurstAll: 3, PasswordPuzzleMaxBits: -1}},
+		{"in all", host.Config{Admission: host.AdmissionConfig{PasswordRate: 100, PasswordBurst: 100, PasswordRateAll: 0.001, PasswordBurstAll: 3, PasswordPuzzleMaxBits: -1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Password = []byte("sesame")
+			tc.cfg.Admission.Password = []byte("sesame")
 			h := startHost(t, tc.cfg, locksteptest.New(1, 16))
 			alice := startJoiner(t, h.addr, "Alice", pw("sesame"))
 			for i, want := range []wire.Reason{wire.ReasonBadPassword, wire.ReasonBadPassword, wire.ReasonRateLimited} {
@@ -210,8 +210,10 @@ func (o *countingObserver) Saved(host.SaveRecord)        {}
 func TestConnectFloodIsQuiet(t *testing.T) {
 	var buf syncbuf.Buffer
 	obs := &countingObserver{}
-	h := startHost(t, host.Config{ConnRate: 5, ConnBurst: 10, RefusalLogEvery: time.Hour, Observer: obs,
-		Logger: slog.New(slog.NewTextHandler(&buf, nil))}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Observer: obs,
+		Logger:    slog.New(slog.NewTextHandler(&buf, nil)),
+		Admission: host.AdmissionConfig{ConnRate: 5, ConnBurst: 10, RefusalLogEvery: time.Hour},
+	}, locksteptest.New(1, 16))
 	alice := startJoiner(t, h.addr, "Alice")
 	const flood = 200
 	for range flood {
@@ -241,7 +243,7 @@ func TestConnectFloodIsQuiet(t *testing.T) {
 // dropped with reason Timeout once the download is past what the minimum
 // rate allows, and its player slot goes to the next joiner.
 func TestSquatterDroppedBelowMinimumRate(t *testing.T) {
-	h := startHost(t, host.Config{MaxPlayers: 2, DownloadStallTimeout: 3 * time.Second, MinDownloadRate: 1 << 20}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{MaxPlayers: 2}, Timeouts: host.TimeoutConfig{DownloadStall: 3 * time.Second}, Join: host.JoinConfig{MinDownloadRate: 1 << 20}}, locksteptest.New(1, 16))
 	alice := startJoiner(t, h.addr, "Alice")
 	sq := dialRaw(t, h.addr)
 	sq.toUsername()

@@ -56,7 +56,7 @@ func TestNinthPlayerRefusedAsFull(t *testing.T) {
 }
 
 func TestPassword(t *testing.T) {
-	h := startHost(t, host.Config{Password: []byte("open sesame")}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{Password: []byte("open sesame")}}, locksteptest.New(1, 16))
 	for _, tc := range []struct {
 		name string
 		pw   string
@@ -80,7 +80,7 @@ func TestPassword(t *testing.T) {
 }
 
 func TestSpectators(t *testing.T) {
-	h := startHost(t, host.Config{MaxSpectators: 1}, locksteptest.New(2, 16))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{MaxSpectators: 1}}, locksteptest.New(2, 16))
 	alice := startJoiner(t, h.addr, "Alice")
 	var mu sync.Mutex
 	var notices []string
@@ -130,7 +130,7 @@ func (h *hashLog) latest() uint64 {
 func TestPlayerListDeltasAndFactions(t *testing.T) {
 	// Keepalives off (an hour apart), so their latency updates do not mix
 	// into the count of list updates below.
-	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, KeepaliveEvery: time.Hour, Timeout: 3 * time.Hour}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, Timeouts: host.TimeoutConfig{KeepaliveEvery: time.Hour, Idle: 3 * time.Hour}}, locksteptest.New(1, 16))
 	var mu sync.Mutex
 	var last []wire.PlayerInfo
 	updates := 0
@@ -189,7 +189,7 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 }
 
 func TestClockSyncRefusals(t *testing.T) {
-	h := startHost(t, host.Config{ClockRetries: 4, HandshakeTimeout: 5 * time.Second}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{ClockRetries: 4}, Timeouts: host.TimeoutConfig{Handshake: 5 * time.Second}}, locksteptest.New(1, 16))
 	toClock := func(c *rawClient) *wire.ServerClock {
 		c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
 		c.expect(wire.IDServerModList)
@@ -269,9 +269,9 @@ func TestDownloadAndCatchUpDeadlines(t *testing.T) {
 	// One host per deadline, the other deadline an hour away: a Timeout
 	// can then only come from the deadline under test, however slowly a
 	// loaded machine runs the client.
-	stallHost := startHost(t, host.Config{DownloadStallTimeout: 300 * time.Millisecond, CatchUpTimeout: time.Hour},
+	stallHost := startHost(t, host.Config{Timeouts: host.TimeoutConfig{DownloadStall: 300 * time.Millisecond, CatchUp: time.Hour}},
 		locksteptest.New(1, 16))
-	catchUpHost := startHost(t, host.Config{DownloadStallTimeout: time.Hour, CatchUpTimeout: 300 * time.Millisecond},
+	catchUpHost := startHost(t, host.Config{Timeouts: host.TimeoutConfig{DownloadStall: time.Hour, CatchUp: 300 * time.Millisecond}},
 		locksteptest.New(1, 16))
 	admitted := func(t *testing.T, h *testHost, name string) *rawClient {
 		c := dialRaw(t, h.addr)
@@ -309,7 +309,7 @@ func TestDownloadAndCatchUpDeadlines(t *testing.T) {
 }
 
 func TestConnectionRateLimit(t *testing.T) {
-	h := startHost(t, host.Config{ConnRate: 0.001, ConnBurst: 2}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{ConnRate: 0.001, ConnBurst: 2}}, locksteptest.New(1, 16))
 	for i := 0; i < 2; i++ {
 		c := dialRaw(t, h.addr)
 		c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})

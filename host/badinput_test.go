@@ -125,7 +125,7 @@ func frameHeader(n uint32, id wire.ID) []byte {
 }
 
 func TestBadInputDisconnectsOnlyThatClient(t *testing.T) {
-	h := startHost(t, host.Config{HandshakeTimeout: time.Second, UsernameTimeout: time.Second}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{Timeouts: host.TimeoutConfig{Handshake: time.Second, Username: time.Second}}, locksteptest.New(2, 64))
 	alice := startJoiner(t, h.addr, "Alice")
 
 	tooMany := make([]wire.DefSummary, wire.MaxDatabases+1)

@@ -102,7 +102,7 @@ func (s *session) chat(id int32, c *conn, text string) {
 		return // it left, or a rejoin replaced this connection
 	}
 	now := time.Now()
-	if !m.conduct.chat.Take(now, s.cfg.ChatRate, float64(s.cfg.ChatBurst)) {
+	if !m.conduct.chat.Take(now, s.cfg.Limits.ChatRate, float64(s.cfg.Limits.ChatBurst)) {
 		s.stats.update(func(st *Stats) { st.ChatsRefused++ })
 		if now.Sub(m.conduct.chatRefused) >= time.Second {
 			m.conduct.chatRefused = now

@@ -91,7 +91,7 @@ func TestChatRelayedToEveryone(t *testing.T) {
 // stays. An over-long line ends nothing either: Session.Chat refuses it
 // before it is sent.
 func TestChatRateAndLimits(t *testing.T) {
-	h := startHost(t, host.Config{ChatRate: 1e-9, ChatBurst: 2}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{ChatRate: 1e-9, ChatBurst: 2}}, locksteptest.New(1, 16))
 	var aliceLog, bobLog chatLog
 	alice := startJoiner(t, h.addr, "Alice", spectate, aliceLog.hook)
 	startJoiner(t, h.addr, "Bob", spectate, bobLog.hook)

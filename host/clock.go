@@ -25,10 +25,10 @@ func nowMicros() int64 { return time.Now().UnixMicro() }
 // meanwhile. It returns the last round trip.
 func (p *peer) syncClock(other func(wire.Packet) error, allowed ...wire.ID) (time.Duration, error) {
 	cfg := p.srv.cfg
-	window := cfg.ClockWindow.Microseconds()
+	window := cfg.Admission.ClockWindow.Microseconds()
 	var delta int64 // estimate of client clock minus host clock, in µs
 	var rtt time.Duration
-	for attempt := 0; attempt < cfg.ClockRetries; attempt++ {
+	for attempt := 0; attempt < cfg.Admission.ClockRetries; attempt++ {
 		var nb [4]byte
 		if _, err := rand.Read(nb[:]); err != nil {
 			return 0, err
@@ -66,5 +66,5 @@ func (p *peer) syncClock(other func(wire.Packet) error, allowed ...wire.ID) (tim
 		delta = cc.ClientTime - mid
 	}
 	return 0, refuse(wire.ReasonClockSync, "Clock sync failed after %d attempts (last round trip %d ms, allowed disagreement %d ms).",
-		cfg.ClockRetries, rtt.Milliseconds(), cfg.ClockWindow.Milliseconds())
+		cfg.Admission.ClockRetries, rtt.Milliseconds(), cfg.Admission.ClockWindow.Milliseconds())
 }

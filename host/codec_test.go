@@ -31,7 +31,7 @@ func TestCodecNegotiation(t *testing.T) {
 		{"zstd host, joiner listing an unknown codec first", "zstd", 0, []uint8{9, uint8(snapshot.Zstd)}, snapshot.Zstd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := startHost(t, host.Config{Compression: tc.host}, locksteptest.New(3, 5000))
+			h := startHost(t, host.Config{Join: host.JoinConfig{Compression: tc.host}}, locksteptest.New(3, 5000))
 			opt := joinopt.Options{Protocol: tc.protocol, Codecs: tc.codecs}
 			ctx, cancel := context.WithTimeout(joinopt.With(context.Background(), opt), time.Minute)
 			defer cancel()
@@ -48,7 +48,7 @@ func TestCodecNegotiation(t *testing.T) {
 }
 
 func TestCompressionValidated(t *testing.T) {
-	cfg := host.Config{Compression: "lzma"}.Defaults()
+	cfg := host.Config{Join: host.JoinConfig{Compression: "lzma"}}.Defaults()
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("compression lzma accepted")
 	}

@@ -29,17 +29,17 @@ type conduct struct {
 // the budgets they are held to. Only the session goroutine touches it.
 type conducts struct {
 	byID         map[int32]*conduct
-	maxHold      time.Duration // Config.MaxHold
-	holdWindow   time.Duration // Config.HoldWindow
-	desyncWindow time.Duration // Config.DesyncWindow
-	cooldown     time.Duration // Config.DropCooldown
+	maxHold      time.Duration // Config.Lag.MaxHold
+	holdWindow   time.Duration // Config.Lag.HoldWindow
+	desyncWindow time.Duration // Config.Desync.Window
+	cooldown     time.Duration // Config.Lag.DropCooldown
 	keep         time.Duration // how long a gone player's conduct is worth keeping
 }
 
 func newConducts(cfg Config) *conducts {
-	return &conducts{byID: map[int32]*conduct{}, maxHold: cfg.MaxHold, holdWindow: cfg.HoldWindow,
-		desyncWindow: cfg.DesyncWindow, cooldown: cfg.DropCooldown,
-		keep: max(cfg.DesyncWindow, cfg.HoldWindow, cfg.DropCooldown, cfg.RejoinGrace)}
+	return &conducts{byID: map[int32]*conduct{}, maxHold: cfg.Lag.MaxHold, holdWindow: cfg.Lag.HoldWindow,
+		desyncWindow: cfg.Desync.Window, cooldown: cfg.Lag.DropCooldown,
+		keep: max(cfg.Desync.Window, cfg.Lag.HoldWindow, cfg.Lag.DropCooldown, cfg.Timeouts.RejoinGrace)}
 }
 
 // of returns the conduct of player id, making it on first use.

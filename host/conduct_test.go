@@ -10,7 +10,7 @@ import (
 // TestHoldBudget: time held adds up per player over separate holds (a
 // rejoin keeps the same conduct) until the window passes.
 func TestHoldBudget(t *testing.T) {
-	s := newConducts(Config{MaxHold: time.Minute, HoldWindow: 10 * time.Minute, DropCooldown: 2 * time.Minute})
+	s := newConducts(Config{Lag: LagConfig{MaxHold: time.Minute, HoldWindow: 10 * time.Minute, DropCooldown: 2 * time.Minute}})
 	t0 := time.Unix(1000, 0)
 	c := s.of(7)
 	if s.of(7) != c {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -29,45 +31,124 @@ type Content struct {
 }
 
 // Config configures a Server. Its zero value works: Defaults fills every
-// unset field.
+// unset field from DefaultConfig. A field that can be switched off takes
+// -1 for "off" (none, no limit, never), since 0 means "the default".
 type Config struct {
-	// GameName is announced to joiners.
+	// GameName is announced to joiners (default "lockhost colony").
 	GameName string
 	// TickRate is simulated ticks per second at speed 1 (default 60).
 	TickRate int
+	// Factions says how players are put into factions (default shared).
+	Factions roster.FactionMode
+	// Limits caps what the session holds and what one client may send.
+	Limits LimitConfig
+	// Timeouts are the deadlines of each phase of a connection.
+	Timeouts TimeoutConfig
+	// Admission guards the door: the password, TLS, bans and the limits
+	// on connections that are not yet admitted.
+	Admission AdmissionConfig
+	// Join says how a joiner gets the world: join points, their codec and
+	// the pace of the download.
+	Join JoinConfig
+	// Lag says what happens to a player that falls behind.
+	Lag LagConfig
+	// Desync says how state hashes are checked and what a desync costs.
+	Desync DesyncConfig
+	// Save says where and how often the session is saved (default: not).
+	Save SaveConfig
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+	// Observer, if set, hears about joins, desyncs and saves as they
+	// happen (metrics); Server.Overview shows the recent ones either way.
+	Observer Observer
+	// AfterTick, if set, is called on the session goroutine after every
+	// Advance with the simulation; it must not keep sim. It is for tools
+	// and tests that check every tick (a soak's determinism check); it
+	// runs on the tick, so it must return quickly.
+	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
+}
+
+// LimitConfig caps the session's players and what one client may send or
+// have queued.
+type LimitConfig struct {
 	// MaxPlayers caps the players online (default 8).
 	MaxPlayers int
 	// MaxSpectators caps the spectators online, counted apart from players
 	// (default 4; -1 for none).
 	MaxSpectators int
-	// Factions says how players are put into factions (default shared).
-	Factions roster.FactionMode
+	// HandshakeMaxFrame bounds a frame read from a client before it is
+	// admitted (default 80 KiB: room for a Client_Defs of
+	// wire.MaxDatabases databases); MaxFrame applies afterwards.
+	HandshakeMaxFrame int
+	// MaxFrame bounds a frame read from a client (default room for a
+	// command of wire.MaxClientCommandPayload).
+	MaxFrame int
+	// MaxCommandPayload bounds a command's payload (default and most
+	// wire.MaxCommandPayload, 64 KiB); a bigger one is refused with a
+	// notice and the player stays.
+	MaxCommandPayload int
+	// SendQueue is the per-client cap on queued small packets (default
+	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
+	// disconnected.
+	SendQueue int
+	// SendQueueBytes caps the bytes of small packets waiting to be sent to
+	// one client (default 8 MiB; the world download is streamed apart);
+	// a client that lets more pile up is disconnected as too slow.
+	SendQueueBytes int64
+	// CommandRate is how many commands per second one player may send,
+	// with bursts of CommandBurst (defaults 100 and 200); excess commands
+	// are refused with a notice.
+	CommandRate  float64
+	CommandBurst int
+	// ChatRate is how many chat lines per second one player may send,
+	// across rejoins, with bursts of ChatBurst (defaults 1 and 5); a line
+	// over it is refused with a notice to the sender.
+	ChatRate  float64
+	ChatBurst int
+}
+
+// TimeoutConfig holds the deadline of each phase of a connection, from
+// its first byte to its rejoin.
+type TimeoutConfig struct {
+	// Handshake bounds connect to DefsOK, clock sync included (default
+	// 10 s).
+	Handshake time.Duration
+	// Username bounds DefsOK to a usable username (default 10 s).
+	Username time.Duration
+	// DownloadStall is how long a download may go without the client
+	// acknowledging progress (default 30 s).
+	DownloadStall time.Duration
+	// CatchUp bounds the end of the download to WorldReady (default
+	// 2 min).
+	CatchUp time.Duration
+	// Write bounds one frame write (default 15 s).
+	Write time.Duration
+	// KeepaliveEvery is how often admitted clients get a keepalive
+	// (default 1 s).
+	KeepaliveEvery time.Duration
+	// Idle drops an admitted client the host has heard nothing from for
+	// this long (default 30 s), with reason Timeout.
+	Idle time.Duration
+	// RejoinGrace is how long after leaving a player may rejoin as itself
+	// with its session token (default 5 min).
+	RejoinGrace time.Duration
+}
+
+// AdmissionConfig guards admission: who may join, and how much a
+// connection that is not yet admitted may cost the host.
+type AdmissionConfig struct {
 	// Password, if set, is required of every joiner through a
 	// challenge-response; it never crosses the wire.
 	Password []byte
-	// HandshakeTimeout bounds connect to DefsOK, clock sync included
-	// (default 10 s).
-	HandshakeTimeout time.Duration
-	// UsernameTimeout bounds DefsOK to a usable username (default 10 s).
-	UsernameTimeout time.Duration
-	// DownloadStallTimeout is how long a download may go without the
-	// client acknowledging progress (default 30 s).
-	DownloadStallTimeout time.Duration
-	// MinDownloadRate is the slowest average download, in bytes per
-	// second, a joiner may take: the whole world must be acknowledged
-	// within DownloadStallTimeout plus its size at this rate, or the joiner
-	// is dropped with reason Timeout and its slot freed (default 16 KiB/s;
-	// -1 for no minimum). A client that acknowledges a byte now and then
-	// cannot hold a slot.
-	MinDownloadRate float64
-	// DownloadWindow is how far, in bytes, the world download may run
-	// ahead of the joiner's acknowledgements (default 2 MiB; -1 for no
-	// limit). It bounds what a connection that drops mid-download wastes:
-	// bytes written but never received are sent again on the retry.
-	DownloadWindow int64
-	// CatchUpTimeout bounds the end of the download to WorldReady
-	// (default 2 min).
-	CatchUpTimeout time.Duration
+	// TLS, if set, makes the game port speak TLS only (1.3 or later):
+	// each connection's TLS handshake runs under Timeouts.Handshake
+	// before anything else (package tlsid makes a self-signed identity).
+	// Nil speaks the plain protocol.
+	TLS *tls.Config
+	// BanFile, if set, is where the ban list is kept (the data folder's
+	// BansFileName); every change rewrites it atomically and it is read
+	// at New, so bans survive restarts. Empty keeps bans in memory.
+	BanFile string
 	// ClockWindow is how far a clock-sync round may disagree with the
 	// current offset estimate and still pass (default 50 ms): it bounds
 	// jitter and asymmetry, not latency.
@@ -119,36 +200,46 @@ type Config struct {
 	// admitted is logged in full, the rest of the interval's are summed in
 	// one "more clients refused" line (default 10 s).
 	RefusalLogEvery time.Duration
-	// HandshakeMaxFrame bounds a frame read from a client before it is
-	// admitted (default 80 KiB: room for a Client_Defs of
-	// wire.MaxDatabases databases); MaxFrame applies afterwards.
-	HandshakeMaxFrame int
-	// SendQueueBytes caps the bytes of small packets waiting to be sent to
-	// one client (default 8 MiB; the world download is streamed apart);
-	// a client that lets more pile up is disconnected as too slow.
-	SendQueueBytes int64
-	// WriteTimeout bounds one frame write (default 15 s).
-	WriteTimeout time.Duration
-	// MaxFrame bounds a frame read from a client (default room for a
-	// command of wire.MaxClientCommandPayload).
-	MaxFrame int
-	// MaxCommandPayload bounds a command's payload (default and most
-	// wire.MaxCommandPayload, 64 KiB); a bigger one is refused with a
-	// notice and the player stays.
-	MaxCommandPayload int
-	// CommandRate is how many commands per second one player may send,
-	// with bursts of CommandBurst (defaults 100 and 200); excess commands
-	// are refused with a notice.
-	CommandRate  float64
-	CommandBurst int
-	// ChatRate is how many chat lines per second one player may send,
-	// across rejoins, with bursts of ChatBurst (defaults 1 and 5); a line
-	// over it is refused with a notice to the sender.
-	ChatRate  float64
-	ChatBurst int
-	// LagPolicy says what happens when a playing client falls more than
+}
+
+// JoinConfig says how a joiner gets the world: the join points it is sent,
+// their codec, and how slow and how far ahead its download may run.
+type JoinConfig struct {
+	// MinDownloadRate is the slowest average download, in bytes per
+	// second, a joiner may take: the whole world must be acknowledged
+	// within Timeouts.DownloadStall plus its size at this rate, or the
+	// joiner is dropped with reason Timeout and its slot freed (default
+	// 16 KiB/s; -1 for no minimum). A client that acknowledges a byte now
+	// and then cannot hold a slot.
+	MinDownloadRate float64
+	// DownloadWindow is how far, in bytes, the world download may run
+	// ahead of the joiner's acknowledgements (default 2 MiB; -1 for no
+	// limit). It bounds what a connection that drops mid-download wastes:
+	// bytes written but never received are sent again on the retry.
+	DownloadWindow int64
+	// JoinPointMaxAge is how long a join point is reused for later joiners
+	// before a new one is cut (default 10 s).
+	JoinPointMaxAge time.Duration
+	// LazyJoinPoints builds a join point only when a joiner needs one. By
+	// default the host keeps one built in the background (at most ~5% of a
+	// core), so joiners do not wait for compression.
+	LazyJoinPoints bool
+	// Compression is the codec of join points, repairs and saves: "zstd"
+	// (the default) or "gzip". A joiner that does not read it (protocol 3)
+	// is sent gzip.
+	Compression string
+	// GzipLevel is the gzip level (default snapshot.DefaultLevel).
+	GzipLevel int
+	// ZstdLevel is the zstd level (default snapshot.DefaultZstdLevel).
+	ZstdLevel int
+}
+
+// LagConfig says what happens when a playing client falls behind, and how
+// long a player dropped for lagging or desyncs stays out.
+type LagConfig struct {
+	// Policy says what happens when a playing client falls more than
 	// MaxLag ticks behind the host (default LagWait).
-	LagPolicy LagPolicy
+	Policy LagPolicy
 	// MaxLag is how far behind, in ticks, a playing client may fall
 	// (default 120, two seconds at 60 ticks/s). Under LagWait the host
 	// runs at half speed past MaxLag/2 and holds time past MaxLag.
@@ -167,153 +258,157 @@ type Config struct {
 	// 2 min; negative for none); a rejoin sooner is refused with the drop's
 	// reason.
 	DropCooldown time.Duration
-	// SendQueue is the per-client cap on queued small packets (default
-	// 1024, 17 s of ticks at 60/s); a client that lets it fill is
-	// disconnected.
-	SendQueue int
-	// JoinPointMaxAge is how long a join point is reused for later joiners
-	// before a new one is cut (default 10 s).
-	JoinPointMaxAge time.Duration
-	// Compression is the codec of join points, repairs and saves: "zstd"
-	// (the default) or "gzip". A joiner that does not read it (protocol 3)
-	// is sent gzip.
-	Compression string
-	// GzipLevel is the gzip level (default snapshot.DefaultLevel).
-	GzipLevel int
-	// ZstdLevel is the zstd level (default snapshot.DefaultZstdLevel).
-	ZstdLevel int
-	// KeepaliveEvery is how often admitted clients get a keepalive
-	// (default 1 s).
-	KeepaliveEvery time.Duration
-	// Timeout drops an admitted client the host has heard nothing from for
-	// this long (default 30 s), with reason Timeout.
-	Timeout time.Duration
-	// RejoinGrace is how long after leaving a player may rejoin as itself
-	// with its session token (default 5 min).
-	RejoinGrace time.Duration
-	// Save says where and how often the session is saved (default: not).
-	Save SaveConfig
-	// LazyJoinPoints builds a join point only when a joiner needs one. By
-	// default the host keeps one built in the background (at most ~5% of a
-	// core), so joiners do not wait for compression.
-	LazyJoinPoints bool
+}
+
+// DesyncConfig says how often clients' state hashes are checked against
+// the host's, and what a player that desyncs, or cannot be checked, costs.
+type DesyncConfig struct {
 	// HashEvery is the interval in ticks at which every client reports
 	// its state hashes and the host compares them with its own (default
 	// lockstep.DefaultHashEvery, 60; -1 turns desync detection off).
 	HashEvery int
 	// HashWindow is how many ticks back the host keeps its own hashes: a
 	// report for an older tick is refused (default 1800, 30 s at 60
-	// ticks/s; at least MaxLag and HashEvery).
+	// ticks/s; left at 0 it is at least twice Lag.MaxLag and four
+	// HashEvery intervals).
 	HashWindow uint64
-	// DesyncDir, if set, is the folder each desync report is written to
+	// Dir, if set, is the folder each desync report is written to
 	// (package desync); empty writes none (the log still has a line).
-	DesyncDir string
-	// BanFile, if set, is where the ban list is kept (the data folder's
-	// BansFileName); every change rewrites it atomically and it is read
-	// at New, so bans survive restarts. Empty keeps bans in memory.
-	BanFile string
-	// DesyncLimit is how many desyncs one player may have within
-	// DesyncWindow, counted over its rejoins (same session token); one
-	// more drops it with reason Desync (defaults 3 and 10 min).
-	DesyncLimit  int
-	DesyncWindow time.Duration
+	Dir string
+	// Limit is how many desyncs one player may have within Window,
+	// counted over its rejoins (same session token); one more drops it
+	// with reason Desync (defaults 3 and 10 min).
+	Limit  int
+	Window time.Duration
 	// ResyncTimeout bounds a repair, from detection to matching hashes
 	// (default 2 min); past it the player is dropped with reason Desync.
 	ResyncTimeout time.Duration
 	// DropUnverified, if above 0, drops with reason Desync a playing
 	// client whose state the host cannot check: one that has reported no
 	// state hashes for DropUnverified intervals (HashEvery ticks each)
-	// past MaxLag, counted from its WorldReady or its last report (see
-	// unverifiedAfter). 0, the default, only marks such a player
+	// past Lag.MaxLag, counted from its WorldReady or its last report
+	// (see unverifiedAfter). 0, the default, only marks such a player
 	// unverified (Overview, metrics).
 	DropUnverified int
-	// TLS, if set, makes the game port speak TLS only (1.3 or later):
-	// each connection's TLS handshake runs under HandshakeTimeout before
-	// anything else (package tlsid makes a self-signed identity). Nil
-	// speaks the plain protocol.
-	TLS *tls.Config
-	// Logger receives structured logs (default slog.Default()).
-	Logger *slog.Logger
-	// Observer, if set, hears about joins, desyncs and saves as they
-	// happen (metrics); Server.Overview shows the recent ones either way.
-	Observer Observer
-	// AfterTick, if set, is called on the session goroutine after every
-	// Advance with the simulation; it must not keep sim. It is for tools
-	// and tests that check every tick (a soak's determinism check); it
-	// runs on the tick, so it must return quickly.
-	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
 }
 
-// Defaults returns c with every unset field filled in: the one place the
-// defaults live.
+// DefaultConfig is the configuration a zero Config stands for, with every
+// default filled in: the one place the defaults are written. Fields whose
+// default is "none" (Password, TLS, BanFile, Desync.Dir, Save.Path, the
+// hooks) are left empty.
+func DefaultConfig() Config {
+	return Config{
+		GameName: "lockhost colony",
+		TickRate: 60,
+		Factions: roster.FactionsShared,
+		Limits: LimitConfig{
+			MaxPlayers:        8,
+			MaxSpectators:     4,
+			HandshakeMaxFrame: 80 << 10,
+			MaxFrame:          wire.MaxClientCommandPayload + 4096,
+			MaxCommandPayload: wire.MaxCommandPayload,
+			SendQueue:         1024,
+			SendQueueBytes:    8 << 20,
+			CommandRate:       100,
+			CommandBurst:      200,
+			ChatRate:          1,
+			ChatBurst:         5,
+		},
+		Timeouts: TimeoutConfig{
+			Handshake:      10 * time.Second,
+			Username:       10 * time.Second,
+			DownloadStall:  30 * time.Second,
+			CatchUp:        2 * time.Minute,
+			Write:          15 * time.Second,
+			KeepaliveEvery: time.Second,
+			Idle:           30 * time.Second,
+			RejoinGrace:    5 * time.Minute,
+		},
+		Admission: AdmissionConfig{
+			ClockWindow:           50 * time.Millisecond,
+			ClockRetries:          32,
+			ConnRate:              5,
+			ConnBurst:             10,
+			MaxPending:            64,
+			MaxPendingPerAddr:     4,
+			MaxPendingPerPrefix:   16,
+			PasswordRate:          0.5,
+			PasswordBurst:         10,
+			PasswordRateAll:       5,
+			PasswordBurstAll:      20,
+			PasswordPuzzleMaxBits: 24,
+			RefusalLogEvery:       10 * time.Second,
+		},
+		Join: JoinConfig{
+			MinDownloadRate: 16 << 10,
+			DownloadWindow:  2 << 20,
+			JoinPointMaxAge: 10 * time.Second,
+			Compression:     snapshot.Zstd.String(),
+			GzipLevel:       snapshot.DefaultLevel,
+			ZstdLevel:       snapshot.DefaultZstdLevel,
+		},
+		Lag: LagConfig{
+			Policy:       LagWait,
+			MaxLag:       120,
+			MaxHold:      time.Minute,
+			HoldWindow:   10 * time.Minute,
+			DropCooldown: 2 * time.Minute,
+		},
+		Desync: DesyncConfig{
+			HashEvery:     lockstep.DefaultHashEvery,
+			HashWindow:    1800,
+			Limit:         3,
+			Window:        10 * time.Minute,
+			ResyncTimeout: 2 * time.Minute,
+		},
+		Save: SaveConfig{
+			Every: 5 * time.Minute,
+			Keep:  5,
+			Write: saves.Write,
+		},
+		Logger: slog.Default(),
+	}
+}
+
+// Defaults returns c with every unset (zero) field taken from
+// DefaultConfig, and the -1 of a count that can be none made 0.
+// Desync.HashWindow, when unset, is at least twice Lag.MaxLag and four
+// Desync.HashEvery intervals.
 func (c Config) Defaults() Config {
-	orDefault(&c.GameName, "lockhost colony")
-	orDefault(&c.TickRate, 60)
-	orDefault(&c.MaxPlayers, 8)
-	switch c.MaxSpectators {
-	case 0:
-		c.MaxSpectators = 4
-	case -1:
-		c.MaxSpectators = 0
+	d := DefaultConfig()
+	deriveWindow := c.Desync.HashWindow == 0
+	fillZeros(reflect.ValueOf(&c).Elem(), reflect.ValueOf(d))
+	if c.Limits.MaxSpectators == -1 {
+		c.Limits.MaxSpectators = 0
 	}
-	orDefault(&c.HandshakeTimeout, 10*time.Second)
-	orDefault(&c.UsernameTimeout, 10*time.Second)
-	orDefault(&c.DownloadStallTimeout, 30*time.Second)
-	orDefault(&c.MinDownloadRate, 16<<10)
-	orDefault(&c.DownloadWindow, 2<<20)
-	orDefault(&c.CatchUpTimeout, 2*time.Minute)
-	orDefault(&c.ClockWindow, 50*time.Millisecond)
-	orDefault(&c.ClockRetries, 32)
-	orDefault(&c.ConnRate, 5)
-	orDefault(&c.ConnBurst, 10)
-	orDefault(&c.MaxPending, 64)
-	orDefault(&c.MaxPendingPerAddr, 4)
-	orDefault(&c.MaxPendingPerPrefix, 16)
-	orDefault(&c.PasswordPuzzleMaxBits, 24)
-	orDefault(&c.PasswordRate, 0.5)
-	orDefault(&c.PasswordBurst, 10)
-	orDefault(&c.PasswordRateAll, 5)
-	orDefault(&c.PasswordBurstAll, 20)
-	orDefault(&c.RefusalLogEvery, 10*time.Second)
-	orDefault(&c.HandshakeMaxFrame, 80<<10)
-	orDefault(&c.WriteTimeout, 15*time.Second)
-	orDefault(&c.MaxFrame, wire.MaxClientCommandPayload+4096)
-	orDefault(&c.MaxCommandPayload, wire.MaxCommandPayload)
-	orDefault(&c.CommandRate, 100)
-	orDefault(&c.CommandBurst, 200)
-	orDefault(&c.ChatRate, 1)
-	orDefault(&c.ChatBurst, 5)
-	orDefault(&c.MaxLag, 120)
-	orDefault(&c.MaxHold, time.Minute)
-	orDefault(&c.HoldWindow, 10*time.Minute)
-	orDefault(&c.DropCooldown, 2*time.Minute)
-	orDefault(&c.SendQueue, 1024)
-	orDefault(&c.SendQueueBytes, 8<<20)
-	orDefault(&c.JoinPointMaxAge, 10*time.Second)
-	orDefault(&c.Compression, snapshot.Zstd.String())
-	orDefault(&c.GzipLevel, snapshot.DefaultLevel)
-	orDefault(&c.ZstdLevel, snapshot.DefaultZstdLevel)
-	orDefault(&c.Logger, slog.Default())
-	switch c.HashEvery {
-	case 0:
-		c.HashEvery = lockstep.DefaultHashEvery
-	case -1:
-		c.HashEvery = 0
+	if c.Desync.HashEvery == -1 {
+		c.Desync.HashEvery = 0
 	}
-	orDefault(&c.HashWindow, max(1800, 2*c.MaxLag, 4*uint64(c.HashEvery)))
-	orDefault(&c.DesyncLimit, 3)
-	orDefault(&c.DesyncWindow, 10*time.Minute)
-	orDefault(&c.ResyncTimeout, 2*time.Minute)
-	c.Save = c.Save.withDefaults()
-	orDefault(&c.KeepaliveEvery, time.Second)
-	orDefault(&c.Timeout, 30*time.Second)
-	orDefault(&c.RejoinGrace, 5*time.Minute)
+	if deriveWindow {
+		c.Desync.HashWindow = max(d.Desync.HashWindow, 2*c.Lag.MaxLag, 4*uint64(c.Desync.HashEvery))
+	}
 	return c
+}
+
+// fillZeros sets every field of dst (a settable struct) that holds its
+// type's zero value to the same field of def, looking into nested
+// structs field by field.
+func fillZeros(dst, def reflect.Value) {
+	for i := range dst.NumField() {
+		f, d := dst.Field(i), def.Field(i)
+		switch {
+		case !f.CanSet():
+		case f.Kind() == reflect.Struct:
+			fillZeros(f, d)
+		case f.IsZero():
+			f.Set(d)
+		}
+	}
 }
 
 // codec is the configured codec (Compression); gzip when it names none.
 func (c Config) codec() snapshot.Codec {
-	codec, err := snapshot.ParseCodec(c.Compression)
+	codec, err := snapshot.ParseCodec(c.Join.Compression)
 	if err != nil {
 		return snapshot.Gzip
 	}
@@ -323,77 +418,69 @@ func (c Config) codec() snapshot.Codec {
 // compression is codec at its configured level.
 func (c Config) compression(codec snapshot.Codec) snapshot.Compression {
 	if codec == snapshot.Zstd {
-		return snapshot.Compression{Codec: codec, Level: c.ZstdLevel}
+		return snapshot.Compression{Codec: codec, Level: c.Join.ZstdLevel}
 	}
-	return snapshot.Compression{Codec: codec, Level: c.GzipLevel}
-}
-
-// orDefault sets *p to v when it holds its type's zero value, that is when
-// the field was left unset.
-func orDefault[T comparable](p *T, v T) {
-	var zero T
-	if *p == zero {
-		*p = v
-	}
+	return snapshot.Compression{Codec: codec, Level: c.Join.GzipLevel}
 }
 
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
+	a, l, d, t := c.Admission, c.Limits, c.Desync, c.Timeouts
 	var errs []error
-	if c.DropUnverified < 0 {
-		errs = append(errs, fmt.Errorf("drop-unverified %d is negative", c.DropUnverified))
+	if d.DropUnverified < 0 {
+		errs = append(errs, fmt.Errorf("drop-unverified %d is negative", d.DropUnverified))
 	}
 	if c.TickRate < 1 || c.TickRate > 1000 {
 		errs = append(errs, fmt.Errorf("tick rate %d outside 1..1000", c.TickRate))
 	}
-	if c.MaxPlayers < 1 || c.MaxPlayers > wire.MaxPlayers {
-		errs = append(errs, fmt.Errorf("max players %d outside 1..%d", c.MaxPlayers, wire.MaxPlayers))
+	if l.MaxPlayers < 1 || l.MaxPlayers > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("max players %d outside 1..%d", l.MaxPlayers, wire.MaxPlayers))
 	}
-	if c.MaxSpectators < 0 || c.MaxSpectators > wire.MaxPlayers {
-		errs = append(errs, fmt.Errorf("max spectators %d outside 0..%d", c.MaxSpectators, wire.MaxPlayers))
+	if l.MaxSpectators < 0 || l.MaxSpectators > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("max spectators %d outside 0..%d", l.MaxSpectators, wire.MaxPlayers))
 	}
-	if c.MaxPlayers+c.MaxSpectators > wire.MaxPlayers {
+	if l.MaxPlayers+l.MaxSpectators > wire.MaxPlayers {
 		errs = append(errs, fmt.Errorf("players plus spectators over %d", wire.MaxPlayers))
 	}
-	for _, d := range []time.Duration{c.HandshakeTimeout, c.UsernameTimeout, c.DownloadStallTimeout,
-		c.CatchUpTimeout, c.WriteTimeout, c.JoinPointMaxAge, c.ClockWindow, c.RefusalLogEvery} {
-		if d < 0 {
+	for _, dur := range []time.Duration{t.Handshake, t.Username, t.DownloadStall,
+		t.CatchUp, t.Write, c.Join.JoinPointMaxAge, a.ClockWindow, a.RefusalLogEvery} {
+		if dur < 0 {
 			errs = append(errs, errors.New("timeouts must not be negative"))
 			break
 		}
 	}
-	if c.Compression != "" {
-		if _, err := snapshot.ParseCodec(c.Compression); err != nil {
+	if c.Join.Compression != "" {
+		if _, err := snapshot.ParseCodec(c.Join.Compression); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if c.MinDownloadRate != -1 && c.MinDownloadRate <= 0 {
-		errs = append(errs, fmt.Errorf("minimum download rate %v bytes/s: must be positive (-1 for none)", c.MinDownloadRate))
+	if c.Join.MinDownloadRate != -1 && c.Join.MinDownloadRate <= 0 {
+		errs = append(errs, fmt.Errorf("minimum download rate %v bytes/s: must be positive (-1 for none)", c.Join.MinDownloadRate))
 	}
-	if c.ClockRetries < 1 || c.ClockRetries > 255 {
-		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", c.ClockRetries))
+	if a.ClockRetries < 1 || a.ClockRetries > 255 {
+		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", a.ClockRetries))
 	}
-	if c.ConnRate != -1 && (c.ConnRate <= 0 || c.ConnBurst < 1) {
-		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", c.ConnRate, c.ConnBurst))
+	if a.ConnRate != -1 && (a.ConnRate <= 0 || a.ConnBurst < 1) {
+		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", a.ConnRate, a.ConnBurst))
 	}
-	if c.PasswordRate != -1 && (c.PasswordRate <= 0 || c.PasswordBurst < 1 || c.PasswordRateAll <= 0 || c.PasswordBurstAll < 1) {
+	if a.PasswordRate != -1 && (a.PasswordRate <= 0 || a.PasswordBurst < 1 || a.PasswordRateAll <= 0 || a.PasswordBurstAll < 1) {
 		errs = append(errs, fmt.Errorf("password attempt rates %v/s (burst %d) per address and %v/s (burst %d) in all: all must be positive (rate -1 disables)",
-			c.PasswordRate, c.PasswordBurst, c.PasswordRateAll, c.PasswordBurstAll))
+			a.PasswordRate, a.PasswordBurst, a.PasswordRateAll, a.PasswordBurstAll))
 	}
-	if c.MaxCommandPayload < 0 || c.MaxCommandPayload > wire.MaxCommandPayload {
-		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", c.MaxCommandPayload, wire.MaxCommandPayload))
+	if l.MaxCommandPayload < 0 || l.MaxCommandPayload > wire.MaxCommandPayload {
+		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", l.MaxCommandPayload, wire.MaxCommandPayload))
 	}
-	if c.ChatRate <= 0 || c.ChatBurst < 1 {
-		errs = append(errs, fmt.Errorf("chat rate %v/s with burst %d: both must be positive", c.ChatRate, c.ChatBurst))
+	if l.ChatRate <= 0 || l.ChatBurst < 1 {
+		errs = append(errs, fmt.Errorf("chat rate %v/s with burst %d: both must be positive", l.ChatRate, l.ChatBurst))
 	}
-	if c.CommandRate <= 0 || c.CommandBurst < 1 {
-		errs = append(errs, fmt.Errorf("command rate %v/s with burst %d: both must be positive", c.CommandRate, c.CommandBurst))
+	if l.CommandRate <= 0 || l.CommandBurst < 1 {
+		errs = append(errs, fmt.Errorf("command rate %v/s with burst %d: both must be positive", l.CommandRate, l.CommandBurst))
 	}
-	if c.LagPolicy > LagDrop {
-		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.LagPolicy))
+	if c.Lag.Policy > LagDrop {
+		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.Lag.Policy))
 	}
-	if c.KeepaliveEvery <= 0 || c.Timeout < 2*c.KeepaliveEvery {
-		errs = append(errs, fmt.Errorf("timeout %v must be at least two keepalive intervals (%v)", c.Timeout, c.KeepaliveEvery))
+	if t.KeepaliveEvery <= 0 || t.Idle < 2*t.KeepaliveEvery {
+		errs = append(errs, fmt.Errorf("timeout %v must be at least two keepalive intervals (%v)", t.Idle, t.KeepaliveEvery))
 	}
 	if c.Save.Keep < 1 {
 		errs = append(errs, fmt.Errorf("autosaves kept %d: keep at least one", c.Save.Keep))
@@ -401,31 +488,31 @@ func (c Config) Validate() error {
 	if c.Factions > roster.FactionsPerPlayer {
 		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))
 	}
-	if c.MaxFrame < 1024 || c.MaxFrame > wire.DefaultMaxFrame {
-		errs = append(errs, fmt.Errorf("max frame %d outside 1024..%d", c.MaxFrame, wire.DefaultMaxFrame))
+	if l.MaxFrame < 1024 || l.MaxFrame > wire.DefaultMaxFrame {
+		errs = append(errs, fmt.Errorf("max frame %d outside 1024..%d", l.MaxFrame, wire.DefaultMaxFrame))
 	}
-	if c.HandshakeMaxFrame < 1024 || c.HandshakeMaxFrame > c.MaxFrame {
-		errs = append(errs, fmt.Errorf("handshake max frame %d outside 1024..%d (the max frame)", c.HandshakeMaxFrame, c.MaxFrame))
+	if l.HandshakeMaxFrame < 1024 || l.HandshakeMaxFrame > l.MaxFrame {
+		errs = append(errs, fmt.Errorf("handshake max frame %d outside 1024..%d (the max frame)", l.HandshakeMaxFrame, l.MaxFrame))
 	}
-	if c.MaxPending < -1 || c.MaxPendingPerAddr < -1 || c.MaxPendingPerPrefix < -1 {
+	if a.MaxPending < -1 || a.MaxPendingPerAddr < -1 || a.MaxPendingPerPrefix < -1 {
 		errs = append(errs, fmt.Errorf("pending connection caps %d, %d per address and %d per network: use a count, or -1 for none",
-			c.MaxPending, c.MaxPendingPerAddr, c.MaxPendingPerPrefix))
+			a.MaxPending, a.MaxPendingPerAddr, a.MaxPendingPerPrefix))
 	}
-	if c.PasswordPuzzleMaxBits != -1 && (c.PasswordPuzzleMaxBits < puzzleBaseBits || c.PasswordPuzzleMaxBits > password.MaxPuzzleBits) {
+	if a.PasswordPuzzleMaxBits != -1 && (a.PasswordPuzzleMaxBits < puzzleBaseBits || a.PasswordPuzzleMaxBits > password.MaxPuzzleBits) {
 		errs = append(errs, fmt.Errorf("password puzzle of at most %d bits outside %d..%d (-1 for none)",
-			c.PasswordPuzzleMaxBits, puzzleBaseBits, password.MaxPuzzleBits))
+			a.PasswordPuzzleMaxBits, puzzleBaseBits, password.MaxPuzzleBits))
 	}
-	if c.SendQueue < 16 {
-		errs = append(errs, fmt.Errorf("send queue %d below 16", c.SendQueue))
+	if l.SendQueue < 16 {
+		errs = append(errs, fmt.Errorf("send queue %d below 16", l.SendQueue))
 	}
-	if c.HashEvery < 0 || c.HashEvery > 1<<20 {
-		errs = append(errs, fmt.Errorf("hash interval %d outside 1..%d ticks (or -1 for none)", c.HashEvery, 1<<20))
+	if d.HashEvery < 0 || d.HashEvery > 1<<20 {
+		errs = append(errs, fmt.Errorf("hash interval %d outside 1..%d ticks (or -1 for none)", d.HashEvery, 1<<20))
 	}
-	if c.HashEvery > 0 && c.HashWindow < uint64(c.HashEvery) {
-		errs = append(errs, fmt.Errorf("hash window %d shorter than the hash interval %d", c.HashWindow, c.HashEvery))
+	if d.HashEvery > 0 && d.HashWindow < uint64(d.HashEvery) {
+		errs = append(errs, fmt.Errorf("hash window %d shorter than the hash interval %d", d.HashWindow, d.HashEvery))
 	}
-	if c.DesyncLimit < 1 || c.DesyncWindow < 0 || c.ResyncTimeout < 0 {
-		errs = append(errs, fmt.Errorf("desync limit %d in %v, repair timeout %v: the limit must be at least 1, times not negative", c.DesyncLimit, c.DesyncWindow, c.ResyncTimeout))
+	if d.Limit < 1 || d.Window < 0 || d.ResyncTimeout < 0 {
+		errs = append(errs, fmt.Errorf("desync limit %d in %v, repair timeout %v: the limit must be at least 1, times not negative", d.Limit, d.Window, d.ResyncTimeout))
 	}
 	if len(c.GameName) > 64 {
 		errs = append(errs, errors.New("game name longer than 64 bytes"))

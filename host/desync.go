@@ -150,7 +150,7 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 	if full {
 		repair = "world"
 	}
-	drop := count > s.cfg.DesyncLimit
+	drop := count > s.cfg.Desync.Limit
 	if drop {
 		repair = "drop"
 	}
@@ -168,7 +168,7 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		ev.State = wire.DesyncDropped
 		s.broadcastPacket(ev)
 		s.stats.update(func(st *Stats) { st.DesyncDrops++ })
-		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", count, s.cfg.DesyncWindow))
+		m.conn.close(wire.ReasonDesync, fmt.Sprintf("%d desyncs within %v", count, s.cfg.Desync.Window))
 		m.playing = false // it holds nobody while it leaves
 		s.conducts.coolDown(m.conduct, now, wire.ReasonDesync)
 		return
@@ -320,11 +320,11 @@ func (s *session) repaired(m *member) {
 func (s *session) checkResyncs(now time.Time) {
 	for _, id := range s.order {
 		m := s.members[id]
-		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.ResyncTimeout {
+		if m.resync != nil && now.Sub(m.resync.detected) > s.cfg.Desync.ResyncTimeout {
 			s.cfg.Logger.Info("repair timed out; dropping the player", "player", id, "name", m.name, "after", now.Sub(m.resync.detected).Round(time.Millisecond))
 			s.stats.update(func(st *Stats) { st.DesyncDrops++ })
 			s.pub.history.desync(DesyncRecord{At: now, Player: id, Name: m.name, Event: DesyncDropped, Tick: m.resync.checkTick, Maps: m.resync.maps})
-			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.ResyncTimeout))
+			m.conn.close(wire.ReasonDesync, fmt.Sprintf("not repaired within %v", s.cfg.Desync.ResyncTimeout))
 			s.conducts.coolDown(m.conduct, now, wire.ReasonDesync)
 			m.resync = nil // dropped once: the next pass must not count it again while it leaves
 		}
@@ -351,8 +351,8 @@ func (s *session) report(m *member, rep *wire.ClientHashes, cp *lockstep.Checkpo
 		}
 		r.Maps = append(r.Maps, mc)
 	}
-	if rep.Tick > s.cfg.HashWindow {
-		r.CommandsFrom = rep.Tick - s.cfg.HashWindow
+	if rep.Tick > s.cfg.Desync.HashWindow {
+		r.CommandsFrom = rep.Tick - s.cfg.Desync.HashWindow
 	}
 	live := s.desync.liveRecent()
 	r.Commands = desync.Records(live[firstAt(live, r.CommandsFrom):])

@@ -90,7 +90,7 @@ func (c *rawClient) desyncWorldOnly(h *testHost, every uint64) *wire.ServerResyn
 // host's window, a notice), while a real player keeps playing in sync.
 func TestHashReportRules(t *testing.T) {
 	const every = 10
-	h := startHost(t, host.Config{HashEvery: every, HashWindow: 60}, locksteptest.New(2, 256))
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every, HashWindow: 60}}, locksteptest.New(2, 256))
 	alice := startJoiner(t, h.addr, "Alice")
 
 	for i, tc := range []struct {
@@ -178,7 +178,7 @@ func corruptOnce(t *testing.T, at, done *atomic.Uint64, maps ...int32) func(*joi
 // host sends the whole world again, and the joiner ends in sync.
 func TestDesyncOfEveryMapSendsTheWorld(t *testing.T) {
 	const every = 20
-	h := startHost(t, host.Config{HashEvery: every}, locksteptest.New(3, 1024))
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}}, locksteptest.New(3, 1024))
 	var events eventLog
 	var at, done atomic.Uint64
 	at.Store(math.MaxUint64)
@@ -208,7 +208,7 @@ func TestDesyncOfEveryMapSendsTheWorld(t *testing.T) {
 // limit, telling the others.
 func TestRepeatedDesyncDrops(t *testing.T) {
 	const every = 20
-	h := startHost(t, host.Config{HashEvery: every, DesyncLimit: 1}, locksteptest.New(2, 256))
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every, Limit: 1}}, locksteptest.New(2, 256))
 	var bobEvents eventLog
 	startJoiner(t, h.addr, "Bob", func(c *join.Config) { c.Desync = bobEvents.desync })
 
@@ -242,7 +242,7 @@ func TestRepeatedDesyncDrops(t *testing.T) {
 // dropped) rather than being taken as repaired.
 func TestRepairThatDoesNotMatchEscalates(t *testing.T) {
 	const every = 10
-	h := startHost(t, host.Config{HashEvery: every, DesyncLimit: 1}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every, Limit: 1}}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Raw")
 	rs := c.desyncWorldOnly(h, every)

@@ -105,7 +105,7 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	const every = 30
 	const badMap = 2
 	dir := t.TempDir()
-	h := startHost(t, host.Config{TickRate: 60, HashEvery: every, MaxLag: 60, DesyncDir: dir}, world)
+	h := startHost(t, host.Config{TickRate: 60, Desync: host.DesyncConfig{HashEvery: every, Dir: dir}, Lag: host.LagConfig{MaxLag: 60}}, world)
 	colonyCfg := func(c *join.Config) {
 		c.Loader, c.MapLoader = nil, colony.MapLoader(content)
 	}

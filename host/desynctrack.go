@@ -21,8 +21,8 @@ import (
 // hands checkpoints back over cps, and report files are written on
 // goroutines counted by reports.
 type desyncTracker struct {
-	window uint64 // Config.HashWindow
-	dir    string // Config.DesyncDir: where reports go ("" for none)
+	window uint64 // Config.Desync.HashWindow
+	dir    string // Config.Desync.Dir: where reports go ("" for none)
 	log    *slog.Logger
 
 	checkpointer *lockstep.Checkpointer // hashes clones off the session goroutine, reusing unchanged maps' hashes
@@ -37,8 +37,8 @@ type desyncTracker struct {
 }
 
 func newDesyncTracker(cfg Config, sim lockstep.Sim) *desyncTracker {
-	d := &desyncTracker{window: cfg.HashWindow, dir: cfg.DesyncDir, log: cfg.Logger,
-		cps: make(chan lockstep.Checkpoint, 4), ring: lockstep.NewHashRing(cfg.HashWindow),
+	d := &desyncTracker{window: cfg.Desync.HashWindow, dir: cfg.Desync.Dir, log: cfg.Logger,
+		cps: make(chan lockstep.Checkpoint, 4), ring: lockstep.NewHashRing(cfg.Desync.HashWindow),
 		mapChecks: make(map[int32]mapCheck)}
 	if dg, ok := sim.(lockstep.MapDigester); ok {
 		d.partNames = dg.MapPartNames()

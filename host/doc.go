@@ -65,6 +65,6 @@
 // The host operator's actions (admin.go) are methods of Server: Players,
 // Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and
 // Shutdown. Those that touch the session run on its goroutine; bans
-// (bans.go) are kept in Config.BanFile and checked at admission, rejoins
+// (bans.go) are kept in Config.Admission.BanFile and checked at admission, rejoins
 // included.
 package host

@@ -37,8 +37,10 @@ func waitGone(t *testing.T, h *testHost, name string, since time.Time) {
 // its leave arrives.
 func TestLagDropDropsOnce(t *testing.T) {
 	var logs syncbuf.Buffer
-	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, LagPolicy: host.LagDrop,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{TickRate: 100,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Lag:    host.LagConfig{MaxLag: 20, Policy: host.LagDrop},
+	}, locksteptest.New(1, 16))
 	// Alice watches: a spectator never counts for lag, so a loaded machine
 	// slowing her cannot make her the one dropped or waited for.
 	startJoiner(t, h.addr, "Alice", spectate)
@@ -65,7 +67,7 @@ func TestRejoinWrongPasswordKeepsToken(t *testing.T) {
 			name = "lingering"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := startHost(t, host.Config{Password: []byte("secret"), Timeout: time.Minute}, locksteptest.New(2, 256))
+			h := startHost(t, host.Config{Admission: host.AdmissionConfig{Password: []byte("secret")}, Timeouts: host.TimeoutConfig{Idle: time.Minute}}, locksteptest.New(2, 256))
 			startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.Password = []byte("secret") })
 			addr := h.addr
 			var px *testkit.Relay

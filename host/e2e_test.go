@@ -197,7 +197,7 @@ func TestTwoJoinersCommandAndHashes(t *testing.T) {
 }
 
 func TestJoinWhileCommandsFlow(t *testing.T) {
-	h := startHost(t, host.Config{JoinPointMaxAge: time.Hour}, locksteptest.New(3, 2048))
+	h := startHost(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Hour}}, locksteptest.New(3, 2048))
 	a := startJoiner(t, h.addr, "Alice")
 	stop := make(chan struct{})
 	var sent sync.WaitGroup
@@ -282,7 +282,7 @@ func TestUsernameRules(t *testing.T) {
 }
 
 func TestServerFull(t *testing.T) {
-	h := startHost(t, host.Config{MaxPlayers: 1}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{MaxPlayers: 1}}, locksteptest.New(1, 16))
 	startJoiner(t, h.addr, "Alice")
 	if re := rejection(t, joinCfg(h.addr, "Bob", newHashLog())); re.Reason != wire.ReasonServerFull {
 		t.Fatalf("reason %s, want ServerFull", re.Reason)

@@ -19,7 +19,7 @@ import (
 // download) is a report it can make, and it ends the hold.
 func TestLatestGrantEndsTheHold(t *testing.T) {
 	const maxLag = 10
-	h := startHost(t, host.Config{MaxLag: maxLag}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Lag: host.LagConfig{MaxLag: maxLag}}, locksteptest.New(1, 16))
 	c := dialRaw(t, h.addr)
 	c.toUsername()
 	c.send(&wire.ClientUsername{Name: "Watcher"})

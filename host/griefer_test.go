@@ -75,7 +75,7 @@ func TestDesyncBudgetSurvivesRejoin(t *testing.T) {
 		{"cool-down", time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := startHost(t, host.Config{HashEvery: every, DesyncLimit: 1, DropCooldown: tc.cooldown}, locksteptest.New(2, 64))
+			h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every, Limit: 1}, Lag: host.LagConfig{DropCooldown: tc.cooldown}}, locksteptest.New(2, 64))
 			alice := startJoiner(t, h.addr, "Alice", spectate)
 			c := dialRaw(t, h.addr)
 			token, d := c.rawJoin("Looper", nil)
@@ -126,7 +126,7 @@ func TestDesyncBudgetSurvivesRejoin(t *testing.T) {
 // MaxHold; rejoining with its token during the cool-down is refused as
 // Lagging, so it cannot freeze the session again; the others play on.
 func TestLagGrieferCoolsDown(t *testing.T) {
-	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, MaxHold: 300 * time.Millisecond, DropCooldown: time.Hour}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{TickRate: 100, Lag: host.LagConfig{MaxLag: 20, MaxHold: 300 * time.Millisecond, DropCooldown: time.Hour}}, locksteptest.New(1, 16))
 	alice := startJoiner(t, h.addr, "Alice", spectate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

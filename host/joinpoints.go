@@ -18,9 +18,9 @@ import (
 type joinPoints struct {
 	stats  *stats
 	log    *slog.Logger
-	lazy   bool                 // Config.LazyJoinPoints: build only when a joiner needs one
+	lazy   bool                 // Config.Join.LazyJoinPoints: build only when a joiner needs one
 	comp   snapshot.Compression // the configured codec and level: what a point is built with
-	maxAge time.Duration        // Config.JoinPointMaxAge
+	maxAge time.Duration        // Config.Join.JoinPointMaxAge
 
 	current      *joinPoint  // nil until cut, and after it ages out
 	preparing    atomic.Bool // a join point is being built in the background
@@ -62,8 +62,8 @@ func (j *joinPoints) refresh(auth *lockstep.Authority) {
 }
 
 func newJoinPoints(cfg Config, st *stats) *joinPoints {
-	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.LazyJoinPoints, comp: cfg.compression(cfg.codec()),
-		maxAge: cfg.JoinPointMaxAge}
+	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.Join.LazyJoinPoints, comp: cfg.compression(cfg.codec()),
+		maxAge: cfg.Join.JoinPointMaxAge}
 }
 
 // joinPoint is a cut of the simulation that joiners share. The session

@@ -7,7 +7,7 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// lagPolicy is the state of the lag policy (Config.LagPolicy): whether
+// lagPolicy is the state of the lag policy (Config.Lag.Policy): whether
 // time is held for a laggard, and when the policy last ran, which is what
 // a hold is charged by. The session goroutine owns it and runs the policy
 // (applyLagPolicy) from its tick; the members' acked ticks, which the
@@ -38,7 +38,7 @@ func (s *session) applyLagPolicy(due int) int {
 		if a := m.acked.Load(); a < now {
 			b = now - a
 		}
-		if s.cfg.LagPolicy == LagDrop && b > s.cfg.MaxLag {
+		if s.cfg.Lag.Policy == LagDrop && b > s.cfg.Lag.MaxLag {
 			s.cfg.Logger.Info("dropping a lagging player", "player", id, "name", m.name, "behind", b)
 			m.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind", b))
 			m.playing = false // it holds nobody, and is not dropped again, while it leaves
@@ -49,19 +49,19 @@ func (s *session) applyLagPolicy(due int) int {
 			worst, behind = m, b
 		}
 	}
-	if s.cfg.LagPolicy == LagDrop {
+	if s.cfg.Lag.Policy == LagDrop {
 		return due
 	}
-	holding := behind > s.cfg.MaxLag
+	holding := behind > s.cfg.Lag.MaxLag
 	// The time held is charged to the player held for, over its rejoins:
 	// dropping and rejoining does not buy a fresh MaxHold.
 	nowT := time.Now()
 	since := nowT.Sub(s.lag.lastCheck)
 	s.lag.lastCheck = nowT
-	if holding && s.lag.holding && s.cfg.MaxHold > 0 && s.conducts.chargeHold(worst.conduct, nowT, since) {
+	if holding && s.lag.holding && s.cfg.Lag.MaxHold > 0 && s.conducts.chargeHold(worst.conduct, nowT, since) {
 		s.cfg.Logger.Info("dropping a player time was held for too long", "player", worst.id, "name", worst.name, "behind", behind,
 			"held", worst.conduct.held.Round(time.Millisecond))
-		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.MaxHold))
+		worst.conn.close(wire.ReasonLagging, fmt.Sprintf("%d ticks behind for over %v", behind, s.cfg.Lag.MaxHold))
 		worst.playing = false // it holds nobody while it leaves
 		s.conducts.coolDown(worst.conduct, nowT, wire.ReasonLagging)
 	}
@@ -77,14 +77,14 @@ func (s *session) applyLagPolicy(due int) int {
 	switch {
 	case holding:
 		return 0
-	case behind > s.cfg.MaxLag/2:
+	case behind > s.cfg.Lag.MaxLag/2:
 		due = (due + 1) / 2
 	}
 	if anyone {
 		// A backlog of owed ticks is not stepped past the hold: the
 		// slowest player ends at most MaxLag+1 behind, however late this
 		// loop ran.
-		due = min(due, int(s.cfg.MaxLag+1-behind))
+		due = min(due, int(s.cfg.Lag.MaxLag+1-behind))
 	}
 	return due
 }

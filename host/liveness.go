@@ -11,7 +11,7 @@ import (
 // from its tick; the members' heard and rtt, which the pass reads, are
 // written by their readers.
 type liveness struct {
-	every        time.Duration // Config.KeepaliveEvery
+	every        time.Duration // Config.Timeouts.KeepaliveEvery
 	seq          uint32        // the last keepalive's sequence number
 	lastAlive    time.Time     // when the last keepalive went out
 	lastRTTShown time.Time     // when latencies were last broadcast
@@ -56,7 +56,7 @@ func (s *session) checkLiveness(now time.Time) {
 	s.rejoins.expire(now)
 	for _, id := range s.order {
 		m := s.members[id]
-		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeout {
+		if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > s.cfg.Timeouts.Idle {
 			s.cfg.Logger.Info("client silent; dropping it", "player", id, "name", m.name, "silent", silent.Round(time.Millisecond))
 			m.conn.close(wire.ReasonTimeout, "timed out")
 		}

@@ -17,7 +17,7 @@ import (
 func TestSilentClientTimesOut(t *testing.T) {
 	// 3 s: long enough that Alice, echoing every 100 ms keepalive, is never
 	// silent that long on a loaded machine; short enough to wait for.
-	h := startHost(t, host.Config{Timeout: 3 * time.Second, KeepaliveEvery: 100 * time.Millisecond}, locksteptest.New(1, 64))
+	h := startHost(t, host.Config{Timeouts: host.TimeoutConfig{Idle: 3 * time.Second, KeepaliveEvery: 100 * time.Millisecond}}, locksteptest.New(1, 64))
 	var mu sync.Mutex
 	var notices []string
 	alice := startJoiner(t, h.addr, "Alice", func(c *join.Config) {
@@ -53,7 +53,7 @@ func TestSilentClientTimesOut(t *testing.T) {
 }
 
 func TestRTTNearInjectedDelay(t *testing.T) {
-	h := startHost(t, host.Config{KeepaliveEvery: 100 * time.Millisecond}, locksteptest.New(1, 64))
+	h := startHost(t, host.Config{Timeouts: host.TimeoutConfig{KeepaliveEvery: 100 * time.Millisecond}}, locksteptest.New(1, 64))
 	var mu sync.Mutex
 	var bobRTT int32 = -1
 	startJoiner(t, h.addr, "Alice", func(c *join.Config) {

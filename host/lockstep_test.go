@@ -33,7 +33,7 @@ func joinStalled(t *testing.T, ctx context.Context, addr string) *join.Session {
 }
 
 func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
-	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{TickRate: 100, Lag: host.LagConfig{MaxLag: 20}}, locksteptest.New(1, 16))
 	var mu sync.Mutex
 	var notices []string
 	ctx, cancel := context.WithCancel(context.Background())
@@ -71,7 +71,7 @@ func TestLagWaitHoldsTimeAndResumes(t *testing.T) {
 }
 
 func TestLagDropDisconnects(t *testing.T) {
-	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, LagPolicy: host.LagDrop}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{TickRate: 100, Lag: host.LagConfig{MaxLag: 20, Policy: host.LagDrop}}, locksteptest.New(1, 16))
 	// Alice watches: a spectator never counts for lag, so a loaded machine
 	// slowing her cannot make her the one dropped or waited for.
 	alice := startJoiner(t, h.addr, "Alice", spectate)
@@ -92,7 +92,7 @@ func TestLagDropDisconnects(t *testing.T) {
 }
 
 func TestCommandLimits(t *testing.T) {
-	h := startHost(t, host.Config{CommandRate: 5, CommandBurst: 5, MaxCommandPayload: 100}, locksteptest.New(2, 16))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{CommandRate: 5, CommandBurst: 5, MaxCommandPayload: 100}}, locksteptest.New(2, 16))
 	var mu sync.Mutex
 	var notices []string
 	alice, re := joinWith(t, h.addr, "Alice", func(c *join.Config) {
@@ -140,7 +140,7 @@ func TestCommandLimits(t *testing.T) {
 // host's at the same ticks.
 func TestBotsStayInSync(t *testing.T) {
 	const maps = 4
-	h := startHost(t, host.Config{TickRate: 500, CommandRate: 2000, CommandBurst: 2000}, locksteptest.New(maps, 512))
+	h := startHost(t, host.Config{TickRate: 500, Limits: host.LimitConfig{CommandRate: 2000, CommandBurst: 2000}}, locksteptest.New(maps, 512))
 	var js []*testJoiner
 	for _, name := range []string{"Bot_A", "Bot_B", "Bot_C"} {
 		js = append(js, startJoiner(t, h.addr, name))
@@ -198,7 +198,7 @@ func TestBotsStayInSync(t *testing.T) {
 // holds time for MaxHold at most, then is dropped with reason Lagging and
 // time resumes for the others.
 func TestLagWaitHoldsOnlySoLong(t *testing.T) {
-	h := startHost(t, host.Config{TickRate: 100, MaxLag: 20, MaxHold: 500 * time.Millisecond}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{TickRate: 100, Lag: host.LagConfig{MaxLag: 20, MaxHold: 500 * time.Millisecond}}, locksteptest.New(1, 16))
 	// Alice watches: a spectator never counts for lag, so a loaded machine
 	// slowing her cannot make her the one dropped or waited for.
 	alice := startJoiner(t, h.addr, "Alice", spectate)

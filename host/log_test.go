@@ -22,7 +22,7 @@ func TestJSONLogLines(t *testing.T) {
 	const secret = "open sesame"
 	var buf syncbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := startHost(t, host.Config{Password: []byte(secret), Logger: logger}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{Logger: logger, Admission: host.AdmissionConfig{Password: []byte(secret)}}, locksteptest.New(2, 64))
 	startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.Password = []byte(secret) })
 	if _, re := joinWith(t, h.addr, "Bob", func(c *join.Config) { c.Password = []byte("open sesame!") }); re == nil || re.Reason != wire.ReasonBadPassword {
 		t.Fatalf("wrong password: %v", re)

@@ -53,10 +53,11 @@ func TestManyAddressAttacks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pw := func(c *join.Config) { c.Password = []byte("sesame") }
 			started := time.Now()
-			h := startHost(t, host.Config{Password: []byte("sesame"), MaxPlayers: 16,
-				ConnRate: 5, ConnBurst: 10, MaxPendingPerAddr: 4, MaxPendingPerPrefix: 16,
-				PasswordRate: 0.5, PasswordBurst: 10, PasswordRateAll: attackRateAll, PasswordBurstAll: attackBurstAll,
-				PasswordPuzzleMaxBits: attackMaxBits}, locksteptest.New(1, 16))
+			h := startHost(t, host.Config{
+
+				Admission: host.AdmissionConfig{Password: []byte("sesame"), ConnRate: 5, ConnBurst: 10, MaxPendingPerAddr: 4, MaxPendingPerPrefix: 16, PasswordRate: 0.5, PasswordBurst: 10, PasswordRateAll: attackRateAll, PasswordBurstAll: attackBurstAll, PasswordPuzzleMaxBits: attackMaxBits},
+				Limits:    host.LimitConfig{MaxPlayers: 16},
+			}, locksteptest.New(1, 16))
 			a0 := time.Now()
 			alice := startJoiner(t, h.addr, "Alice", pw)
 			alone := time.Since(a0)

@@ -119,7 +119,7 @@ func frameOf(length uint32, id byte, body []byte) []byte {
 // checked), and a real player in the same session keeps playing and ends
 // in sync with the host.
 func TestBadInputMatrix(t *testing.T) {
-	h := startHost(t, host.Config{HandshakeTimeout: time.Second, UsernameTimeout: time.Second, HashEvery: 20},
+	h := startHost(t, host.Config{Timeouts: host.TimeoutConfig{Handshake: time.Second, Username: time.Second}, Desync: host.DesyncConfig{HashEvery: 20}},
 		locksteptest.New(2, 256))
 	alice := startJoiner(t, h.addr, "Alice")
 	n := 0
@@ -264,7 +264,7 @@ func TestBadInputMatrix(t *testing.T) {
 	t.Run("a flood of connections", func(t *testing.T) {
 		// A rate that refills nothing during the test: however slowly a loaded
 		// machine makes the 40 connections, only the burst gets in.
-		limited := startHost(t, host.Config{ConnRate: 0.001, ConnBurst: 3, HandshakeTimeout: time.Second}, locksteptest.New(1, 16))
+		limited := startHost(t, host.Config{Admission: host.AdmissionConfig{ConnRate: 0.001, ConnBurst: 3}, Timeouts: host.TimeoutConfig{Handshake: time.Second}}, locksteptest.New(1, 16))
 		refused := 0
 		var mu sync.Mutex
 		var wg sync.WaitGroup

@@ -80,7 +80,7 @@ type PlayerView struct {
 	Repairing bool
 	// Unverified is true for a playing client that has reported no state
 	// hashes for two hash intervals past the lag limit: the host cannot
-	// tell whether its game agrees (see Config.DropUnverified).
+	// tell whether its game agrees (see Config.Desync.DropUnverified).
 	Unverified bool
 	// Since is when the player was admitted.
 	Since time.Time
@@ -358,8 +358,8 @@ func (s *session) publishOverview(now time.Time) {
 	o := &Overview{
 		At: now, Started: s.pub.started, Game: s.cfg.GameName,
 		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.pub.rate.observe(now, tick),
-		Holding: s.lag.holding, TLS: s.cfg.TLS != nil, Password: len(s.cfg.Password) > 0,
-		MaxPlayers: s.cfg.MaxPlayers, HashEvery: max(0, s.cfg.HashEvery), MaxLag: s.cfg.MaxLag,
+		Holding: s.lag.holding, TLS: s.cfg.Admission.TLS != nil, Password: len(s.cfg.Admission.Password) > 0,
+		MaxPlayers: s.cfg.Limits.MaxPlayers, HashEvery: max(0, s.cfg.Desync.HashEvery), MaxLag: s.cfg.Lag.MaxLag,
 	}
 	for _, id := range s.order {
 		m, p := s.members[id], s.roster.Get(id)

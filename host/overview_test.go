@@ -55,8 +55,9 @@ func TestOverviewAndObserver(t *testing.T) {
 	obs := &recordingObserver{}
 	save := filepath.Join(t.TempDir(), "world.lhsave")
 	h := startHost(t, host.Config{
-		TickRate: 100, HashEvery: 10, Observer: obs,
-		Save: host.SaveConfig{Path: save, Every: 300 * time.Millisecond},
+		TickRate: 100, Observer: obs,
+		Save:   host.SaveConfig{Path: save, Every: 300 * time.Millisecond},
+		Desync: host.DesyncConfig{HashEvery: 10},
 	}, locksteptest.New(3, 1024))
 	a := startJoiner(t, h.addr, "Alice")
 	startJoiner(t, h.addr, "Bob")

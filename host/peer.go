@@ -92,7 +92,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 	defer pend.release()
 	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
-	nc, err := s.secure(ctx, raw, s.pending.timeout(s.cfg.HandshakeTimeout))
+	nc, err := s.secure(ctx, raw, s.pending.timeout(s.cfg.Timeouts.Handshake))
 	if err != nil {
 		// No protocol was spoken: there is nobody to tell why.
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
@@ -102,10 +102,10 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 		raw.Close()
 		return
 	}
-	if s.cfg.TLS != nil {
+	if s.cfg.Admission.TLS != nil {
 		pend.progress(time.Now())
 	}
-	c := newConn(nc, s.cfg.SendQueue, s.cfg.SendQueueBytes, s.cfg.WriteTimeout, log)
+	c := newConn(nc, s.cfg.Limits.SendQueue, s.cfg.Limits.SendQueueBytes, s.cfg.Timeouts.Write, log)
 	c.sent = &s.sent
 	// Evicted from the pending table, the client is told why.
 	pend.setKill(func() { c.close(wire.ReasonRateLimited, "the host is busy with other joining connections") })
@@ -116,7 +116,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 		case <-c.closing:
 		}
 	}()
-	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.HandshakeMaxFrame), log: log,
+	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.Limits.HandshakeMaxFrame), log: log,
 		start: start, mark: start, pend: pend}
 	admitted, err := p.run()
 	if p.puzzleDone != nil {
@@ -275,7 +275,7 @@ func (p *peer) run() (admitted bool, err error) {
 // DefsOK with the player's ID.
 func (p *peer) handshake() (challenge []byte, err error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.HandshakeTimeout)))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.Timeouts.Handshake)))
 
 	// 1. Protocol.
 	pkt, err := p.read(wire.IDClientProtocol)
@@ -297,7 +297,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	// 2. Mod list, with the challenge and, when guesses come fast, a
 	// puzzle (guesses.go).
 	ct := p.srv.content
-	if len(cfg.Password) > 0 {
+	if len(cfg.Admission.Password) > 0 {
 		if challenge, err = password.NewChallenge(); err != nil {
 			return nil, err
 		}
@@ -339,7 +339,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 // is no longer pending and takes full-size frames.
 func (p *peer) admit(challenge []byte) (joinReply, error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.UsernameTimeout)))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.Timeouts.Username)))
 	var cu *wire.ClientUsername
 	for cu == nil || cu.Name == "" {
 		pkt, err := p.read(wire.IDClientUsername)
@@ -353,7 +353,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
 	// per address, and checks in all (guesses.go).
-	passwordOK := len(cfg.Password) == 0
+	passwordOK := len(cfg.Admission.Password) == 0
 	if !passwordOK {
 		solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
 		p.puzzleDone()
@@ -368,7 +368,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		case guessAllLimit:
 			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts on this host; wait a minute and try again.")
 		}
-		if passwordOK = password.Verify(cfg.Password, challenge, cu.PasswordProof); !passwordOK {
+		if passwordOK = password.Verify(cfg.Admission.Password, challenge, cu.PasswordProof); !passwordOK {
 			p.srv.guesses.wrongPassword()
 		}
 	}
@@ -395,7 +395,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		return joinReply{}, refuse(r, "%s", r.Sentence())
 	}
 	p.pend.release()
-	p.fr.SetMax(cfg.MaxFrame)
+	p.fr.SetMax(cfg.Limits.MaxFrame)
 	p.member, p.join = jr.member, jr.join
 	p.id, p.name = jr.id, jr.member.name
 	p.spectator = jr.member.spectator
@@ -423,7 +423,7 @@ func chooseCodec(want snapshot.Codec, offered []uint8) snapshot.Codec {
 // the catch-up deadline. It returns the payload sent and WorldReady.
 func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
 	point, err := jr.point.compressed(p.conn.compression)
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
@@ -437,7 +437,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	jr.join.sending(pl)
 	p.conn.written = jr.join.written
 	p.conn.joinPl = pl
-	if w := p.srv.cfg.DownloadWindow; w > 0 {
+	if w := p.srv.cfg.Join.DownloadWindow; w > 0 {
 		p.conn.window = uint64(w)
 	}
 	p.conn.startTransfer(pl)
@@ -476,11 +476,11 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 	var acked uint64
 	downloaded := false
 	finish := time.Time{} // the whole download's deadline; zero: none
-	if cfg.MinDownloadRate > 0 {
-		finish = time.Now().Add(cfg.DownloadStallTimeout + time.Duration(float64(total)/cfg.MinDownloadRate*float64(time.Second)))
+	if cfg.Join.MinDownloadRate > 0 {
+		finish = time.Now().Add(cfg.Timeouts.DownloadStall + time.Duration(float64(total)/cfg.Join.MinDownloadRate*float64(time.Second)))
 	}
 	downloadDeadline := func() {
-		d := time.Now().Add(cfg.DownloadStallTimeout)
+		d := time.Now().Add(cfg.Timeouts.DownloadStall)
 		if !finish.IsZero() && finish.Before(d) {
 			d = finish
 		}
@@ -492,7 +492,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 		if err != nil {
 			if !downloaded && !finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(finish) {
 				return nil, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
-					byteSize(cfg.MinDownloadRate), acked, total)
+					byteSize(cfg.Join.MinDownloadRate), acked, total)
 			}
 			return nil, err
 		}
@@ -510,7 +510,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 			if acked == total && !downloaded {
 				downloaded = true
 				p.phase("download")
-				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.CatchUpTimeout))
+				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.CatchUp))
 			}
 		case *wire.ClientWorldReady:
 			if acked != total {
@@ -526,7 +526,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 // join with every phase's time.
 func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.HandshakeTimeout)))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.Timeouts.Handshake)))
 	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
 	if err != nil {
 		return err
@@ -589,7 +589,7 @@ func (p *peer) playing(pkt wire.Packet, m *member) error {
 // hashes checks a hash report's shape (interval, order, no map twice) and
 // hands it to the session, which compares it with its own hashes.
 func (p *peer) hashes(h *wire.ClientHashes) error {
-	every := uint64(p.srv.cfg.HashEvery)
+	every := uint64(p.srv.cfg.Desync.HashEvery)
 	switch {
 	case every == 0:
 		return refuse(wire.ReasonBadPacket, "hash report, but the host asked for none")
@@ -646,13 +646,13 @@ func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 	switch {
 	case spectator:
 		return refuse(refusedSpectator, "spectators cannot send commands.")
-	case len(cc.Payload) > cfg.MaxCommandPayload:
-		return refuse(refusedInvalid, fmt.Sprintf("its payload of %d bytes is over the limit of %d.", len(cc.Payload), cfg.MaxCommandPayload))
+	case len(cc.Payload) > cfg.Limits.MaxCommandPayload:
+		return refuse(refusedInvalid, fmt.Sprintf("its payload of %d bytes is over the limit of %d.", len(cc.Payload), cfg.Limits.MaxCommandPayload))
 	case cc.Kind >= lockstep.KindReserved && cc.Kind != lockstep.KindSetSpeed:
 		return refuse(refusedInvalid, fmt.Sprintf("kind %#x is reserved.", cc.Kind))
 	}
-	if !p.cmdLimit.Take(time.Now(), cfg.CommandRate, float64(cfg.CommandBurst)) {
-		return refuse(refusedRate, fmt.Sprintf("more than %.0f commands per second.", cfg.CommandRate))
+	if !p.cmdLimit.Take(time.Now(), cfg.Limits.CommandRate, float64(cfg.Limits.CommandBurst)) {
+		return refuse(refusedRate, fmt.Sprintf("more than %.0f commands per second.", cfg.Limits.CommandRate))
 	}
 	if !p.srv.sess.submitCommand(lockstep.Command{MapID: cc.MapID, Kind: cc.Kind, Payload: cc.Payload, Player: p.id}) {
 		return net.ErrClosed

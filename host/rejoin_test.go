@@ -18,7 +18,7 @@ import (
 // rejoins with its token as the same player ID, name and faction, and its
 // map hashes equal the host's.
 func TestRejoinWithToken(t *testing.T) {
-	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, Timeout: time.Minute}, locksteptest.New(2, 256))
+	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, Timeouts: host.TimeoutConfig{Idle: time.Minute}}, locksteptest.New(2, 256))
 	startJoiner(t, h.addr, "Alice")
 	px := testkit.StartRelay(t, h.addr)
 	ctx, cancel := context.WithCancel(context.Background())

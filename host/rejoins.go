@@ -18,7 +18,7 @@ import (
 // tokens file beside the save keeps them (tokenfile.go): the host checks
 // a token, it never needs to show one again.
 type rejoins struct {
-	grace  time.Duration      // Config.RejoinGrace
+	grace  time.Duration      // Config.Timeouts.RejoinGrace
 	tokens map[string]*rejoin // SHA-256 of a session token -> who it rejoins as
 	seq    uint64             // the last join's number (joinProgress.seq)
 	dirty  bool               // tokens changed since the tokens file was last given them

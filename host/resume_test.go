@@ -85,12 +85,14 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 		t.Fatal(err)
 	}
 	hl := newHashLog()
-	cfg := host.Config{TickRate: 20, JoinPointMaxAge: time.Hour,
+	cfg := host.Config{TickRate: 20,
 		AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {
 			if res.Stepped && sim.Tick()%colonyEvery == 0 {
 				hl.record(sim)
 			}
-		}}
+		},
+		Join: host.JoinConfig{JoinPointMaxAge: time.Hour},
+	}
 	for _, m := range mods {
 		m(&cfg)
 	}
@@ -251,7 +253,7 @@ func TestResumeCostsLittle(t *testing.T) {
 	// 16 maps, as the 64 MiB world has (0.8 MB each compressed), and a
 	// download window in the proportion of the default 2 MiB to 13 MB.
 	h := startColonyHost(t, colony.Config{Maps: 16, Width: 400, Height: 400, Seed: 7},
-		func(c *host.Config) { c.DownloadWindow = 80 << 10 })
+		func(c *host.Config) { c.Join.DownloadWindow = 80 << 10 })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	before := h.srv.Overview().Stats
@@ -320,7 +322,7 @@ func TestResumeStalls(t *testing.T) {
 func TestResumeFromNewerPoint(t *testing.T) {
 	// Maps nobody touches stay idle: the same blob in every join point
 	// (Huffman coding only, so their zeros still take some bytes).
-	h := startHost(t, host.Config{TickRate: 20, JoinPointMaxAge: time.Millisecond, Compression: "gzip", GzipLevel: -2}, locksteptest.New(6, 200000))
+	h := startHost(t, host.Config{TickRate: 20, Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond, Compression: "gzip", GzipLevel: -2}}, locksteptest.New(6, 200000))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := join.Join(ctx, joinCfg(h.addr, "Probe", newHashLog()))

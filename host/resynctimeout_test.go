@@ -16,8 +16,11 @@ import (
 // arrives.
 func TestRepairTimeoutDropsOnce(t *testing.T) {
 	const every = 10
-	h := startHost(t, host.Config{HashEvery: every, KeepaliveEvery: 50 * time.Millisecond,
-		ResyncTimeout: 300 * time.Millisecond}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{
+
+		Desync:   host.DesyncConfig{HashEvery: every, ResyncTimeout: 300 * time.Millisecond},
+		Timeouts: host.TimeoutConfig{KeepaliveEvery: 50 * time.Millisecond},
+	}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Raw")
 	c.desyncWorldOnly(h, every)

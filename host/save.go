@@ -37,19 +37,6 @@ type SaveConfig struct {
 	Write func(path string, meta saves.Meta, body *snapshot.Payload) error
 }
 
-func (c SaveConfig) withDefaults() SaveConfig {
-	if c.Every == 0 {
-		c.Every = 5 * time.Minute
-	}
-	if c.Keep == 0 {
-		c.Keep = 5
-	}
-	if c.Write == nil {
-		c.Write = saves.Write
-	}
-	return c
-}
-
 // saveJob is one save to write, prepared on the session goroutine.
 type saveJob struct {
 	point   *joinPoint

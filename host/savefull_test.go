@@ -58,7 +58,7 @@ func noSpace(path string) error {
 // the server after it stopped.
 func serveLogged(t *testing.T, cfg host.Config, logs *logRecords, body func(srv *host.Server)) *host.Server {
 	t.Helper()
-	cfg.Logger, cfg.ConnRate = slog.New(logs), -1
+	cfg.Logger, cfg.Admission.ConnRate = slog.New(logs), -1
 	srv, err := host.New(cfg, host.Content{Databases: testDefs}, locksteptest.New(2, 256))
 	if err != nil {
 		t.Fatal(err)

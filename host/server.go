@@ -52,16 +52,17 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	if err := (&wire.ServerModList{GameVersion: content.GameVersion, Mods: content.Mods}).Validate(); err != nil {
 		return nil, fmt.Errorf("host content: %w", err)
 	}
-	bans, err := loadBans(cfg.BanFile)
+	bans, err := loadBans(cfg.Admission.BanFile)
 	if err != nil {
 		return nil, err
 	}
 	sess := newSession(cfg, sim)
 	sess.admin.bans = bans
-	srv := &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.ConnRate, cfg.ConnBurst),
-		pending:  newPendingConns(cfg.MaxPending, cfg.MaxPendingPerAddr, cfg.MaxPendingPerPrefix),
-		guesses:  newGuessLimiter(cfg.PasswordRate, cfg.PasswordBurst, cfg.PasswordRateAll, cfg.PasswordBurstAll, cfg.PasswordPuzzleMaxBits),
-		refusal:  newRefusalLog(cfg.Logger, cfg.RefusalLogEvery),
+	srv := &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.Admission.ConnRate, cfg.Admission.ConnBurst),
+		pending: newPendingConns(cfg.Admission.MaxPending, cfg.Admission.MaxPendingPerAddr, cfg.Admission.MaxPendingPerPrefix),
+		guesses: newGuessLimiter(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
+			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
+		refusal:  newRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery),
 		defsHash: status.SummaryHash(content.Databases), modDatabases: announcedDatabases(content.Databases)}
 	sess.lastID = &srv.nextID
 	if cfg.Save.Path != "" {
@@ -86,7 +87,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 	}()
 	go func() {
-		t := time.NewTicker(s.cfg.RefusalLogEvery)
+		t := time.NewTicker(s.cfg.Admission.RefusalLogEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -152,7 +153,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	cancel()
 	<-s.sess.done
 	s.conns.Wait()
-	s.refusal.flush(time.Now().Add(s.cfg.RefusalLogEvery)) // the last summaries
+	s.refusal.flush(time.Now().Add(s.cfg.Admission.RefusalLogEvery)) // the last summaries
 	return err
 }
 
@@ -260,10 +261,10 @@ func remoteIP(nc net.Conn) string {
 // secure runs the TLS handshake on a new connection when the host speaks
 // TLS, within timeout; it returns the connection to speak the protocol on.
 func (s *Server) secure(ctx context.Context, nc net.Conn, timeout time.Duration) (net.Conn, error) {
-	if s.cfg.TLS == nil {
+	if s.cfg.Admission.TLS == nil {
 		return nc, nil
 	}
-	tc := tls.Server(nc, s.cfg.TLS)
+	tc := tls.Server(nc, s.cfg.Admission.TLS)
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {

@@ -128,11 +128,11 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		cfg:      cfg,
 		stats:    st,
 		auth:     lockstep.NewAuthority(sim),
-		roster:   roster.New(roster.Config{MaxPlayers: cfg.MaxPlayers, MaxSpectators: cfg.MaxSpectators, Factions: cfg.Factions}),
+		roster:   roster.New(roster.Config{MaxPlayers: cfg.Limits.MaxPlayers, MaxSpectators: cfg.Limits.MaxSpectators, Factions: cfg.Factions}),
 		members:  make(map[int32]*member),
 		points:   newJoinPoints(cfg, st),
-		rejoins:  rejoins{grace: cfg.RejoinGrace},
-		alive:    liveness{every: cfg.KeepaliveEvery},
+		rejoins:  rejoins{grace: cfg.Timeouts.RejoinGrace},
+		alive:    liveness{every: cfg.Timeouts.KeepaliveEvery},
 		conducts: newConducts(cfg),
 		desync:   newDesyncTracker(cfg, sim),
 		autosave: autosave{path: cfg.Save.Path, every: cfg.Save.Every},
@@ -274,7 +274,7 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
-	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
+	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
 		s.checkpoint()
 	}
 	if s.cfg.AfterTick != nil {
@@ -427,8 +427,8 @@ func (s *session) admit(r joinReq) joinReply {
 	// The token to come back as this player after a dropped connection,
 	// sent before the world so the joiner knows its lasting player ID.
 	if token := s.rejoins.issue(r.id, p.Name, p.Spectator, jp); token != nil {
-		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.RejoinGrace.Milliseconds(), PlayerID: r.id,
-			HashEvery: uint32(s.cfg.HashEvery)})
+		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.Timeouts.RejoinGrace.Milliseconds(), PlayerID: r.id,
+			HashEvery: uint32(s.cfg.Desync.HashEvery)})
 	}
 	// Everyone else gets the newcomer as a delta; the newcomer the list.
 	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))

@@ -39,7 +39,7 @@ type Stats struct {
 	// not getting repaired in time.
 	Desyncs, MapResyncs, WorldResyncs, Repaired, DesyncDrops int
 	// UnverifiedDrops counts players dropped for reporting no state
-	// hashes (Config.DropUnverified).
+	// hashes (Config.Desync.DropUnverified).
 	UnverifiedDrops int
 	// ResyncBytes is the payload bytes of all repairs; LastResyncBytes the
 	// last one's. LastRepair is the last repair's time from detection to

@@ -25,13 +25,13 @@ func (s *Server) statusInfo() status.Info {
 	}
 	return status.Info{
 		Players:     players,
-		MaxPlayers:  int32(s.cfg.MaxPlayers),
+		MaxPlayers:  int32(s.cfg.Limits.MaxPlayers),
 		GameName:    s.cfg.GameName,
 		GameVersion: s.content.GameVersion,
 		Protocol:    wire.ProtocolVersion,
 		Tick:        tick,
-		Password:    len(s.cfg.Password) > 0,
-		TLS:         s.cfg.TLS != nil,
+		Password:    len(s.cfg.Admission.Password) > 0,
+		TLS:         s.cfg.Admission.TLS != nil,
 		Databases:   int32(len(s.content.Databases)),
 		DefsHash:    s.defsHash,
 	}

@@ -23,7 +23,7 @@ func TestTLSJoinAndPinning(t *testing.T) {
 		t.Fatalf("identity: %v (created %v)", err, created)
 	}
 	fp := tlsid.Fingerprint(cert)
-	h := startHost(t, host.Config{TLS: tlsid.ServerConfig(cert)}, locksteptest.New(2, 256))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{TLS: tlsid.ServerConfig(cert)}}, locksteptest.New(2, 256))
 	known := &tlsid.KnownHosts{Path: filepath.Join(t.TempDir(), "known_hosts")}
 
 	cfg, learned := tlsid.ClientConfig(h.addr, "", known)

@@ -25,7 +25,7 @@ import (
 // seconds (under -race), later joiners share newer points.
 func TestSixteenJoinersOneCompression(t *testing.T) {
 	const maps = 4
-	h := startHost(t, host.Config{MaxPlayers: 16, JoinPointMaxAge: time.Hour, LazyJoinPoints: true}, locksteptest.New(maps, 256<<10))
+	h := startHost(t, host.Config{Limits: host.LimitConfig{MaxPlayers: 16}, Join: host.JoinConfig{JoinPointMaxAge: time.Hour, LazyJoinPoints: true}}, locksteptest.New(maps, 256<<10))
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := 0; i < 16; i++ {
@@ -65,7 +65,7 @@ func TestSixteenJoinersOneCompression(t *testing.T) {
 // compresses only the maps that changed.
 func TestUnchangedMapsReuseBlobs(t *testing.T) {
 	const maps = 5
-	h := startHost(t, host.Config{JoinPointMaxAge: 50 * time.Millisecond, LazyJoinPoints: true}, locksteptest.New(maps, 64<<10))
+	h := startHost(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: 50 * time.Millisecond, LazyJoinPoints: true}}, locksteptest.New(maps, 64<<10))
 	a := startJoiner(t, h.addr, "Alice")
 	// Only map 3 changes from now on (a non-zero value keeps it ticking).
 	if err := a.sess.Send(3, locksteptest.KindAdd, []byte{1}); err != nil {

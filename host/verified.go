@@ -20,11 +20,11 @@ func unverifiedAfter(intervals int, every int, maxLag uint64) uint64 {
 
 // checkVerified marks each playing client that has not reported its state
 // hashes for unverifiedIntervals intervals as unverified, and drops one
-// past Config.DropUnverified intervals when that is set. Spectators,
+// past Config.Desync.DropUnverified intervals when that is set. Spectators,
 // joiners and players under repair are never checked, and nothing is when
 // the host asks for no hashes. It runs on the session goroutine.
 func (s *session) checkVerified() {
-	every := s.cfg.HashEvery
+	every := s.cfg.Desync.HashEvery
 	if every <= 0 {
 		return
 	}
@@ -40,8 +40,8 @@ func (s *session) checkVerified() {
 		if now > since {
 			silent = now - since
 		}
-		m.unverified = silent > unverifiedAfter(unverifiedIntervals, every, s.cfg.MaxLag)
-		if n := s.cfg.DropUnverified; n > 0 && silent > unverifiedAfter(n, every, s.cfg.MaxLag) {
+		m.unverified = silent > unverifiedAfter(unverifiedIntervals, every, s.cfg.Lag.MaxLag)
+		if n := s.cfg.Desync.DropUnverified; n > 0 && silent > unverifiedAfter(n, every, s.cfg.Lag.MaxLag) {
 			s.cfg.Logger.Info("dropping a player that reports no state hashes", "player", id, "name", m.name,
 				"silent_ticks", silent, "last_report", m.hashedTick)
 			m.conn.close(wire.ReasonDesync, fmt.Sprintf("No state hashes reported for %d ticks: the host cannot check this client's game.", silent))

@@ -54,7 +54,7 @@ func unverified(h *testHost, name string) bool {
 // hashes is marked unverified while one that does (the join tool) is
 // not, and that without DropUnverified nobody is dropped for it.
 func TestUnverifiedPlayerMarked(t *testing.T) {
-	h := startHost(t, host.Config{HashEvery: 10, MaxLag: 20}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: 10}, Lag: host.LagConfig{MaxLag: 20}}, locksteptest.New(2, 64))
 	startJoiner(t, h.addr, "Honest")
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Silent")
@@ -76,7 +76,7 @@ func TestUnverifiedPlayerMarked(t *testing.T) {
 // TestDropUnverified checks that DropUnverified drops a player that never
 // reports hashes, with reason Desync.
 func TestDropUnverified(t *testing.T) {
-	h := startHost(t, host.Config{HashEvery: 10, MaxLag: 20, DropUnverified: 3}, locksteptest.New(2, 64))
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: 10, DropUnverified: 3}, Lag: host.LagConfig{MaxLag: 20}}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Silent")
 	d := c.silentPlayer(nil)

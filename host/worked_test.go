@@ -158,7 +158,7 @@ func TestWorkedHandshakeInSpec(t *testing.T) {
 // the payload's tick and hashes).
 func TestWorkedHandshakeIsASession(t *testing.T) {
 	steps := workedHandshake(t)
-	h := startHost(t, host.Config{Password: []byte("swordfish"), HashEvery: 60}, locksteptest.New(1, 16))
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{Password: []byte("swordfish")}, Desync: host.DesyncConfig{HashEvery: 60}}, locksteptest.New(1, 16))
 	c := dialRaw(t, h.addr)
 	var challenge []byte
 	var payload []byte

@@ -22,7 +22,7 @@ func TestRealHostRefusalsChatLeaves(t *testing.T) {
 	m := metrics.New()
 	// One command, then none: a second is over the rate however slow the
 	// machine.
-	srv, addr := startHostWith(t, host.Config{Observer: m, CommandRate: 1e-9, CommandBurst: 1})
+	srv, addr := startHostWith(t, host.Config{Observer: m, Limits: host.LimitConfig{CommandRate: 1e-9, CommandBurst: 1}})
 	reg, err := metrics.NewRegistry(m, srv)
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ var limitValue = regexp.MustCompile(`^(\d+)(?: (KiB|MiB) \((\d+)\))?$`)
 func TestSpecLimits(t *testing.T) {
 	consts := map[string]int{
 		"DefaultMaxFrame":         wire.DefaultMaxFrame,
-		"HandshakeMaxFrame":       host.Config{}.Defaults().HandshakeMaxFrame,
+		"HandshakeMaxFrame":       host.Config{}.Defaults().Limits.HandshakeMaxFrame,
 		"MaxChunkData":            wire.MaxChunkData,
 		"MaxCommandPayload":       wire.MaxCommandPayload,
 		"MaxClientCommandPayload": wire.MaxClientCommandPayload,

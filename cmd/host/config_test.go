@@ -125,22 +125,22 @@ log-format = "json"
 	}{
 		{"GameName", cfg.GameName, "Night shift"},
 		{"TickRate", cfg.TickRate, 30},
-		{"MaxSpectators", cfg.MaxSpectators, -1},
+		{"MaxSpectators", cfg.Limits.MaxSpectators, -1},
 		{"Factions", cfg.Factions, roster.FactionsPerPlayer},
-		{"ConnRate", cfg.ConnRate, 2.5},
-		{"ConnBurst", cfg.ConnBurst, 5},
-		{"CommandRate", cfg.CommandRate, 40.0},
+		{"ConnRate", cfg.Admission.ConnRate, 2.5},
+		{"ConnBurst", cfg.Admission.ConnBurst, 5},
+		{"CommandRate", cfg.Limits.CommandRate, 40.0},
 		{"Save.Path", cfg.Save.Path, "night.lhsave"},
 		{"Save.Every", cfg.Save.Every, 90 * time.Second},
-		{"MaxLag", cfg.MaxLag, uint64(300)},
-		{"LagPolicy", cfg.LagPolicy, host.LagDrop},
-		{"LazyJoinPoints", cfg.LazyJoinPoints, true},
-		{"DesyncWindow", cfg.DesyncWindow, time.Hour},
+		{"MaxLag", cfg.Lag.MaxLag, uint64(300)},
+		{"LagPolicy", cfg.Lag.Policy, host.LagDrop},
+		{"LazyJoinPoints", cfg.Join.LazyJoinPoints, true},
+		{"DesyncWindow", cfg.Desync.Window, time.Hour},
 		{"--listen", got.values["listen"], "127.0.0.1:4000"},
 		{"--seed", got.values["seed"], "42"},
 		{"--content", got.values["content"], `["Mods/A,B" "Mods/C"]`},
 		{"--log-format", got.values["log-format"], "json"},
-		{"--max-players (not in the file)", cfg.MaxPlayers, 8},
+		{"--max-players (not in the file)", cfg.Limits.MaxPlayers, 8},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -222,8 +222,8 @@ func TestConfigFilePassword(t *testing.T) {
 			if got.code != cliutil.ExitOK {
 				t.Fatalf("exit %d: %s", got.code, got.stderr)
 			}
-			if string(got.cfg.Password) != tt.want {
-				t.Errorf("password %q, want %q", got.cfg.Password, tt.want)
+			if string(got.cfg.Admission.Password) != tt.want {
+				t.Errorf("password %q, want %q", got.cfg.Admission.Password, tt.want)
 			}
 		})
 	}

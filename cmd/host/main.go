@@ -186,7 +186,7 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer pre.close()
-	warnOpen(pre.game.Addr(), len(cfg.Password) > 0, log)
+	warnOpen(pre.game.Addr(), len(cfg.Admission.Password) > 0, log)
 	var observer *metrics.Host
 	if pre.web != nil {
 		observer = metrics.New()
@@ -229,7 +229,7 @@ func serve(c *cli.Context) error {
 	ways := pre.admin
 	pre.admin = nil
 	go func() { adminDone <- ways.run(ctx, srv, log) }()
-	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
+	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Admission.Password) > 0, "desync_reports", cfg.Desync.Dir,
 		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
 	game := pre.game
 	pre.game = nil // ServeListeners closes it
@@ -333,35 +333,17 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 		spectators = -1 // the config's "none"
 	}
 	cfg := host.Config{
-		GameName:          c.String("game-name"),
-		TickRate:          c.Int("tick-rate"),
-		MaxPlayers:        c.Int("max-players"),
-		MaxSpectators:     spectators,
-		Factions:          factions,
-		Password:          pw,
-		ConnRate:          c.Float64("conn-rate"),
-		MaxPending:        c.Int("max-pending"),
-		MaxPendingPerAddr: c.Int("max-pending-per-addr"),
-		MinDownloadRate:   c.Float64("min-download-rate"),
-		DropCooldown:      c.Duration("drop-cooldown"),
-		LazyJoinPoints:    c.Bool("lazy-join-points"),
-		Compression:       c.String("compression"),
-		LagPolicy:         lag,
-		MaxLag:            c.Uint64("max-lag"),
-		MaxHold:           c.Duration("max-hold"),
-		CommandRate:       c.Float64("command-rate"),
-		CommandBurst:      max(1, int(2*c.Float64("command-rate"))),
+		GameName: c.String("game-name"),
+		TickRate: c.Int("tick-rate"),
+		Factions: factions,
 		Save: host.SaveConfig{Path: c.String("save"), Every: autosave, Keep: c.Int("keep"),
 			Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle(), c.String("game-name")) }},
-		ConnBurst:      max(1, int(2*c.Float64("conn-rate"))),
-		HashEvery:      c.Int("hash-every"),
-		DesyncDir:      filepath.Join(data, desync.DirName),
-		BanFile:        filepath.Join(data, host.BansFileName),
-		DesyncLimit:    c.Int("desync-limit"),
-		DesyncWindow:   c.Duration("desync-window"),
-		DropUnverified: c.Int("drop-unverified"),
-		TLS:            tlsCfg,
-		Logger:         log,
+		Logger:    log,
+		Limits:    host.LimitConfig{MaxPlayers: c.Int("max-players"), MaxSpectators: spectators, CommandRate: c.Float64("command-rate"), CommandBurst: max(1, int(2*c.Float64("command-rate")))},
+		Admission: host.AdmissionConfig{Password: pw, ConnRate: c.Float64("conn-rate"), MaxPending: c.Int("max-pending"), MaxPendingPerAddr: c.Int("max-pending-per-addr"), ConnBurst: max(1, int(2*c.Float64("conn-rate"))), BanFile: filepath.Join(data, host.BansFileName), TLS: tlsCfg},
+		Join:      host.JoinConfig{MinDownloadRate: c.Float64("min-download-rate"), LazyJoinPoints: c.Bool("lazy-join-points"), Compression: c.String("compression")},
+		Lag:       host.LagConfig{DropCooldown: c.Duration("drop-cooldown"), Policy: lag, MaxLag: c.Uint64("max-lag"), MaxHold: c.Duration("max-hold")},
+		Desync:    host.DesyncConfig{HashEvery: c.Int("hash-every"), Dir: filepath.Join(data, desync.DirName), Limit: c.Int("desync-limit"), Window: c.Duration("desync-window"), DropUnverified: c.Int("drop-unverified")},
 	}
 	if err := cfg.Defaults().Validate(); err != nil {
 		return host.Config{}, cliutil.Usagef("%v", err)

@@ -104,7 +104,7 @@ func TestJoinPasswordAndSpectate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := serveBundle(t, b, func(c *host.Config) { c.Password = []byte("correct horse") })
+	addr := serveBundle(t, b, func(c *host.Config) { c.Admission.Password = []byte("correct horse") })
 	pwFile := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pwFile, []byte("correct horse\n"), 0o600)
 	badFile := filepath.Join(t.TempDir(), "bad")

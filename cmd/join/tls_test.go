@@ -25,7 +25,7 @@ func TestJoinTLSPinning(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := tlsid.Fingerprint(cert)
-	addr := serveBundle(t, b, func(c *host.Config) { c.TLS = tlsid.ServerConfig(cert) })
+	addr := serveBundle(t, b, func(c *host.Config) { c.Admission.TLS = tlsid.ServerConfig(cert) })
 	known := filepath.Join(t.TempDir(), "known_hosts")
 
 	code, out, errOut := runJoin(t, addr, "--name", "Alice", "-q", "--exit-after-ready", "--tls", "--known-hosts", known)
@@ -49,7 +49,7 @@ func TestJoinTLSPinning(t *testing.T) {
 	}
 
 	// The host makes a new key: the pinned one no longer matches.
-	addr2 := serveBundle(t, b, func(c *host.Config) { c.TLS = tlsid.ServerConfig(other) })
+	addr2 := serveBundle(t, b, func(c *host.Config) { c.Admission.TLS = tlsid.ServerConfig(other) })
 	if err := (&tlsid.KnownHosts{Path: known}).Remember(addr2, fp); err != nil {
 		t.Fatal(err)
 	}

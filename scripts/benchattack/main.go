@@ -71,7 +71,7 @@ func main() {
 
 func run(name string, k attack.Kind, solvers, sources, joins int, warm, giveUp time.Duration) error {
 	// The default limits, except that the session has a password.
-	srv, err := host.New(host.Config{Logger: testkit.Quiet(), Password: []byte("sesame"), MaxPlayers: 64},
+	srv, err := host.New(host.Config{Logger: testkit.Quiet(), Admission: host.AdmissionConfig{Password: []byte("sesame")}, Limits: host.LimitConfig{MaxPlayers: 64}},
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: databases}, locksteptest.New(1, 16))
 	if err != nil {
 		return err

@@ -193,7 +193,7 @@ func newHost(bundle *gamecontent.Bundle, log *slog.Logger, n, worldMiB, every in
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := host.New(host.Config{Logger: log, HashEvery: every, DesyncLimit: n + 1, ConnRate: -1},
+	srv, err := host.New(host.Config{Logger: log, Desync: host.DesyncConfig{HashEvery: every, Limit: n + 1}, Admission: host.AdmissionConfig{ConnRate: -1}},
 		hostcontent.Content(bundle, log), world)
 	if err != nil {
 		return nil, nil, err

@@ -51,7 +51,7 @@ func run(stallers, joins int) error {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Default limits, except a handshake deadline longer than the run so
 	// the stallers stay connected throughout.
-	srv, err := host.New(host.Config{Logger: quiet, MaxPlayers: 64, HandshakeTimeout: time.Minute, JoinPointMaxAge: time.Millisecond},
+	srv, err := host.New(host.Config{Logger: quiet, Limits: host.LimitConfig{MaxPlayers: 64}, Timeouts: host.TimeoutConfig{Handshake: time.Minute}, Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond}},
 		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
 	if err != nil {
 		return err

@@ -354,24 +354,13 @@ func (s *soak) hostConfig(savePath string) host.Config {
 	cfg := s.cfg
 	meta := hostcontent.SaveMeta(s.bundle, gameName)
 	return host.Config{
-		GameName:   gameName,
-		MaxPlayers: cfg.Clients + 16,
-		ConnRate:   -1,
+		GameName: gameName,
 		// The bots join from one address, up to 8 at once plus the
 		// chaos's; the hostile clients each have their own, all in
 		// 127.0.0.0/24, so the share per network is lifted.
-		MaxPendingPerAddr:   16,
-		MaxPendingPerPrefix: -1,
 		// Short enough for the hostile clients to be dropped within a
 		// short soak, long enough for a loaded machine's bots.
-		DownloadStallTimeout: 5 * time.Second,
-		MinDownloadRate:      256 << 10,
-		MaxHold:              10 * time.Second,
-		ResyncTimeout:        15 * time.Second,
-		DropCooldown:         soakDropCooldown,
-		HashEvery:            cfg.HashEvery,
-		DesyncLimit:          1 << 20,
-		Observer:             observer{&s.hostile},
+		Observer: observer{&s.hostile},
 		Save: host.SaveConfig{Path: savePath, Every: cfg.Autosave, Keep: cfg.Keep,
 			Meta: func() saves.Meta { return meta }},
 		Logger: cfg.Logger.With("side", "host"),
@@ -384,6 +373,12 @@ func (s *soak) hostConfig(savePath string) host.Config {
 				s.probe.host(sim)
 			}
 		},
+		Limits:    host.LimitConfig{MaxPlayers: cfg.Clients + 16},
+		Admission: host.AdmissionConfig{ConnRate: -1, MaxPendingPerAddr: 16, MaxPendingPerPrefix: -1},
+		Timeouts:  host.TimeoutConfig{DownloadStall: 5 * time.Second},
+		Join:      host.JoinConfig{MinDownloadRate: 256 << 10},
+		Lag:       host.LagConfig{MaxHold: 10 * time.Second, DropCooldown: soakDropCooldown},
+		Desync:    host.DesyncConfig{ResyncTimeout: 15 * time.Second, HashEvery: cfg.HashEvery, Limit: 1 << 20},
 	}
 }
 

@@ -134,11 +134,10 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 	desyncDir := filepath.Join(dir, desync.DirName)
 	const gameName = "lockhost colony"
 	cfg := host.Config{
-		GameName:  gameName,
-		HashEvery: hashEvery,
-		DesyncDir: desyncDir,
-		Save:      host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, gameName) }},
-		Logger:    log,
+		GameName: gameName,
+		Save:     host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, gameName) }},
+		Logger:   log,
+		Desync:   host.DesyncConfig{HashEvery: hashEvery, Dir: desyncDir},
 	}
 	srv, err := host.New(cfg, hostcontent.Content(bundle, log), world)
 	if err != nil {

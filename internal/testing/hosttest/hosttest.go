@@ -40,17 +40,17 @@ func Config(cfg host.Config) host.Config {
 	if cfg.Logger == nil {
 		cfg.Logger = testkit.Quiet()
 	}
-	if cfg.ConnRate == 0 {
-		cfg.ConnRate = -1
+	if cfg.Admission.ConnRate == 0 {
+		cfg.Admission.ConnRate = -1
 	}
-	if cfg.MaxPendingPerAddr == 0 {
-		cfg.MaxPendingPerAddr = -1
+	if cfg.Admission.MaxPendingPerAddr == 0 {
+		cfg.Admission.MaxPendingPerAddr = -1
 	}
-	if cfg.MaxPendingPerPrefix == 0 {
-		cfg.MaxPendingPerPrefix = -1
+	if cfg.Admission.MaxPendingPerPrefix == 0 {
+		cfg.Admission.MaxPendingPerPrefix = -1
 	}
-	if cfg.PasswordRate == 0 {
-		cfg.PasswordRate = -1
+	if cfg.Admission.PasswordRate == 0 {
+		cfg.Admission.PasswordRate = -1
 	}
 	return cfg
 }

@@ -14,10 +14,10 @@ import (
 
 // TestConfigKeepsWhatIsSet: Config fills only what is unset.
 func TestConfigKeepsWhatIsSet(t *testing.T) {
-	c := hosttest.Config(host.Config{ConnRate: 3})
-	if c.Logger == nil || c.ConnRate != 3 || c.MaxPendingPerAddr != -1 || c.MaxPendingPerPrefix != -1 || c.PasswordRate != -1 {
+	c := hosttest.Config(host.Config{Admission: host.AdmissionConfig{ConnRate: 3}})
+	if c.Logger == nil || c.Admission.ConnRate != 3 || c.Admission.MaxPendingPerAddr != -1 || c.Admission.MaxPendingPerPrefix != -1 || c.Admission.PasswordRate != -1 {
 		t.Fatalf("got logger %v, conn rate %v, pending per address %d and network %d, password rate %v",
-			c.Logger != nil, c.ConnRate, c.MaxPendingPerAddr, c.MaxPendingPerPrefix, c.PasswordRate)
+			c.Logger != nil, c.Admission.ConnRate, c.Admission.MaxPendingPerAddr, c.Admission.MaxPendingPerPrefix, c.Admission.PasswordRate)
 	}
 }
 
