@@ -533,6 +533,17 @@ const (
 	LagDrop
 )
 
+// String is the policy's name, as ParseLagPolicy reads it.
+func (p LagPolicy) String() string {
+	switch p {
+	case LagWait:
+		return "wait"
+	case LagDrop:
+		return "drop"
+	}
+	return fmt.Sprintf("LagPolicy(%d)", uint8(p))
+}
+
 // ParseLagPolicy reads "wait" or "drop".
 func ParseLagPolicy(s string) (LagPolicy, error) {
 	switch s {

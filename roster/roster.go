@@ -26,6 +26,17 @@ const (
 	FactionsPerPlayer
 )
 
+// String is the mode's name, as ParseFactionMode reads it.
+func (m FactionMode) String() string {
+	switch m {
+	case FactionsShared:
+		return "shared"
+	case FactionsPerPlayer:
+		return "per-player"
+	}
+	return fmt.Sprintf("FactionMode(%d)", uint8(m))
+}
+
 // ParseFactionMode reads "shared" or "per-player".
 func ParseFactionMode(s string) (FactionMode, error) {
 	switch s {

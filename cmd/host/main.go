@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -25,7 +26,6 @@ import (
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/metrics"
-	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/web"
@@ -51,49 +51,6 @@ func newApp() *cli.App {
 }
 
 func serveCommand() *cli.Command {
-	flags := []cli.Flag{
-		configFlag(),
-		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
-		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus) and /healthz on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
-		&cli.StringFlag{Name: "http-token-file", Usage: "with --http: ask for the token on the first line of `FILE` on every route but /healthz (or set " + web.TokenEnv + "); a browser asks for it as a password, a scraper sends it as a bearer token"},
-		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name shown to joiners"},
-		&cli.IntFlag{Name: "tick-rate", Value: 60, Usage: "simulated ticks per second at normal speed"},
-		&cli.IntFlag{Name: "max-players", Value: 8, Usage: "most players online at once"},
-		&cli.IntFlag{Name: "max-spectators", Value: 4, Usage: "most spectators online at once, counted apart from players"},
-		&cli.StringFlag{Name: "factions", Value: "shared", Usage: "shared: every player in one colony; per-player: a faction each"},
-		cliutil.PasswordFlag("require this session password of every joiner"),
-		&cli.Float64Flag{Name: "conn-rate", Value: 5, Usage: "new connections per second allowed from one IP address, an IPv6 address counted by its /64 (bursts of twice that)"},
-		&cli.IntFlag{Name: "max-pending", Value: 64, Usage: "most connections still joining (not yet admitted) at once; more are refused"},
-		&cli.IntFlag{Name: "max-pending-per-addr", Value: 4, Usage: "most connections still joining from one address, an IPv6 address counted by its /64"},
-		&cli.Float64Flag{Name: "min-download-rate", Value: 16 << 10, Usage: "slowest average world download in bytes per second: a joiner slower than that, past the 30 s stall allowance, is dropped and its slot freed"},
-	}
-	flags = append(flags,
-		&cli.StringFlag{Name: "save", Usage: "save `FILE`: load the newest valid of it and its autosaves, save there on exit and autosave beside it; its folder must be writable"},
-		&cli.BoolFlag{Name: "new", Usage: "with --save: start a new world there; refused (exit 2) if the save or its autosaves exist"},
-		&cli.BoolFlag{Name: "force-new", Usage: "with --save: start a new world there, first moving an existing save and its autosaves into a dated folder beside it (nothing is deleted)"},
-		&cli.BoolFlag{Name: "recover", Usage: "with --save: if the save is damaged, keep it as FILE.damaged-<time> and start from the newest valid autosave"},
-		&cli.DurationFlag{Name: "autosave", Value: 5 * time.Minute, Usage: "autosave interval"},
-		&cli.IntFlag{Name: "keep", Value: 5, Usage: "autosaves to keep"},
-		&cli.StringFlag{Name: "lag-policy", Value: "wait", Usage: "when a player falls --max-lag ticks behind: wait (slow, then hold time until they catch up) or drop (disconnect them)"},
-		&cli.Uint64Flag{Name: "max-lag", Value: 120, Usage: "how many ticks a player may fall behind"},
-		&cli.DurationFlag{Name: "max-hold", Value: time.Minute, Usage: "with --lag-policy wait: the longest time is held for one player, added up over its rejoins within 10 minutes, before they are dropped"},
-		&cli.DurationFlag{Name: "drop-cooldown", Value: 2 * time.Minute, Usage: "how long a player dropped for lagging or desyncs must wait before rejoining"},
-		&cli.Float64Flag{Name: "command-rate", Value: 100, Usage: "commands per second one player may send (bursts of twice that)"},
-		compressionFlag(),
-		&cli.BoolFlag{Name: "lazy-join-points", Usage: "build a join point only when a joiner needs one, instead of keeping one ready (saves CPU on an idle host; joiners wait for the compression)"},
-		&cli.IntFlag{Name: "hash-every", Value: 60, Usage: "ticks between state-hash checks of every player"},
-		&cli.IntFlag{Name: "desync-limit", Value: 3, Usage: "desyncs a player may have within --desync-window, counted over its rejoins, before being dropped"},
-		&cli.DurationFlag{Name: "desync-window", Value: 10 * time.Minute, Usage: "the window --desync-limit counts in"},
-		&cli.IntFlag{Name: "drop-unverified", Usage: "drop a playing client that reports no state hashes for this many --hash-every intervals past --max-lag"},
-		dataDirFlag(),
-		&cli.BoolFlag{Name: "tls", Usage: "speak TLS only: a self-signed key and certificate are made in the data folder on first start and kept; the fingerprint to give joiners is printed"},
-		&cli.StringFlag{Name: "tls-cert", Usage: "with --tls: use this certificate `FILE` (PEM) instead of the self-signed one"},
-		&cli.StringFlag{Name: "tls-key", Usage: "with --tls: the key `FILE` (PEM) of --tls-cert"},
-	)
-	flags = append(flags, adminFlags()...)
-	flags = append(flags, worldFlags()...)
-	flags = append(flags, contentcli.Flags()...)
-	flags = append(flags, cliutil.LogFlags()...)
 	file := &configFile{}
 	return &cli.Command{
 		Name:  "serve",
@@ -105,7 +62,7 @@ func serveCommand() *cli.Command {
 			"Every option below except --config can also be set in a TOML file named by --config (see\n" +
 			"host.example.toml); the command line wins over environment variables, which win over the file.\n" +
 			numbersRule,
-		Flags:  withRanges(flags),
+		Flags:  serveFlags(),
 		Before: file.apply,
 		Action: file.explain(serve),
 	}
@@ -144,28 +101,74 @@ func serverTLS(c *cli.Context, data string, log *slog.Logger) (*tls.Config, erro
 	return tlsid.ServerConfig(cert), nil
 }
 
+// serving is what serve has checked, opened and made, step by step, before
+// and while the host runs.
+type serving struct {
+	c         *cli.Context
+	log       *slog.Logger
+	httpToken string
+	cfg       host.Config
+	pre       *prepared
+	observer  *metrics.Host // nil without --http
+	bundle    *gamecontent.Bundle
+	world     lockstep.Sim
+	srv       *host.Server
+}
+
+// serve hosts a session until interrupted. The configuration is checked,
+// and every folder, file and port the host needs is checked or opened,
+// before the content is read and the world generated or loaded, which can
+// take seconds: a slip fails at once.
 func serve(c *cli.Context) error {
+	s := &serving{c: c}
+	if err := s.check(); err != nil {
+		return err
+	}
+	pre, err := prepare(c, s.log)
+	if err != nil {
+		return err
+	}
+	defer pre.close()
+	s.pre = pre
+	warnOpen(pre.game.Addr(), len(s.cfg.Admission.Password) > 0, s.log)
+	if pre.web != nil {
+		s.observer = metrics.New()
+		s.cfg.Observer = s.observer
+	}
+	if err := s.makeServer(); err != nil {
+		return err
+	}
+	if err := s.run(); err != nil {
+		return err
+	}
+	if rec := s.srv.FinalSave(); rec != nil && rec.Err != "" {
+		s.log.Error("host stopped, but its final save failed", "path", rec.Path, "err", rec.Err)
+		return finalSaveFailed(rec.Path, rec.Err)
+	}
+	s.log.Info("host stopped")
+	return nil
+}
+
+// check reads and checks serve's options: the logger, the status token,
+// the data folder and the host's configuration.
+func (s *serving) check() error {
+	c := s.c
 	if c.NArg() > 0 {
 		return cliutil.Usagef("serve takes no arguments, got %q", c.Args().First())
 	}
 	if err := checkNumbers(c); err != nil {
 		return err
 	}
-	log, err := cliutil.Logger(c, os.Stderr)
-	if err != nil {
+	var err error
+	if s.log, err = cliutil.Logger(c, os.Stderr); err != nil {
 		return err
 	}
 	if path := c.String("config"); path != "" {
-		log.Info("config file read", "path", path)
+		s.log.Info("config file read", "path", path)
 	}
-	httpToken, err := statusToken(c)
-	if err != nil {
+	if s.httpToken, err = statusToken(c); err != nil {
 		return err
 	}
-	// The configuration is checked, and every folder, file and port the
-	// host needs is checked or opened, before the content is read and the
-	// world generated or loaded, which can take seconds: a slip fails at
-	// once.
 	data, err := dataDir(c)
 	if err != nil {
 		return err
@@ -173,83 +176,85 @@ func serve(c *cli.Context) error {
 	if err := checkDataDir(data); err != nil {
 		return err
 	}
-	var bundle *gamecontent.Bundle
-	cfg, err := hostConfig(c, func() *gamecontent.Bundle { return bundle }, log)
-	if err != nil {
+	if s.cfg, err = hostConfig(c, func() *gamecontent.Bundle { return s.bundle }, s.log); err != nil {
 		return err
 	}
 	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
 		return cliutil.Usagef("--new, --force-new and --recover need --save")
 	}
-	pre, err := prepare(c, log)
+	return nil
+}
+
+// makeServer reads the content, generates or loads the world and makes
+// the host's server around it.
+func (s *serving) makeServer() error {
+	bundle, err := contentcli.FromFlags(s.c)
 	if err != nil {
 		return err
 	}
-	defer pre.close()
-	warnOpen(pre.game.Addr(), len(cfg.Admission.Password) > 0, log)
-	var observer *metrics.Host
-	if pre.web != nil {
-		observer = metrics.New()
-		cfg.Observer = observer
-	}
-	if bundle, err = contentcli.FromFlags(c); err != nil {
-		return err
-	}
+	s.bundle = bundle
 	if !bundle.Embedded {
-		log.Info("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
+		s.log.Info("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
 	}
 	for _, n := range bundle.Notes() {
-		log.Warn(n)
+		s.log.Warn(n)
 	}
-	world, resumed, err := startWorld(c, pre.start, bundle, log)
+	world, resumed, err := startWorld(s.c, s.pre.start, bundle, s.log)
 	if err != nil {
 		return err
 	}
-	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
-	content := hostcontent.Content(bundle, log)
-	srv, err := host.New(cfg, content, world)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	s.world = world
+	s.cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
+	s.srv, err = host.New(s.cfg, hostcontent.Content(bundle, s.log), world)
+	return err
+}
+
+// run serves the game, the status page and the admin ways in until an
+// interrupt or an error ends the host, and waits for all of them.
+func (s *serving) run() error {
+	ctx, stop := signal.NotifyContext(s.c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	webDone := make(chan error, 1)
-	if webLn := pre.web; webLn != nil {
-		pre.web = nil // Serve closes it
-		reg, err := metrics.NewRegistry(observer, srv)
-		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		h := web.Handler(srv, web.Config{Gatherer: reg, Logger: log, Token: httpToken})
-		go func() { webDone <- web.Serve(ctx, webLn, h, log) }()
-	} else {
-		webDone <- nil
+	webDone, err := s.startWeb(ctx)
+	if err != nil {
+		return err
 	}
 	adminDone := make(chan error, 1)
-	ways := pre.admin
-	pre.admin = nil
-	go func() { adminDone <- ways.run(ctx, srv, log) }()
-	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Admission.Password) > 0, "desync_reports", cfg.Desync.Dir,
-		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
-	game := pre.game
-	pre.game = nil // ServeListeners closes it
-	err = srv.ServeListeners(ctx, game)
+	ways := s.pre.admin
+	s.pre.admin = nil
+	go func() { adminDone <- ways.run(ctx, s.srv, s.log) }()
+	s.log.Info("world ready", "maps", len(s.world.MapIDs()), "tick", s.world.Tick(),
+		"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir,
+		"mods", len(s.bundle.Mods), "def_databases", len(s.bundle.Set.Databases), "embedded_content", s.bundle.Embedded)
+	game := s.pre.game
+	s.pre.game = nil // ServeListeners closes it
+	err = s.srv.ServeListeners(ctx, game)
 	stop() // the status page goes with the host, whatever ended it
 	if werr := <-webDone; werr != nil {
-		log.Warn("status page stopped with an error", "err", werr)
+		s.log.Warn("status page stopped with an error", "err", werr)
 	}
 	if aerr := <-adminDone; aerr != nil {
-		log.Warn("RCON stopped with an error", "err", aerr)
+		s.log.Warn("RCON stopped with an error", "err", aerr)
 	}
+	return err
+}
+
+// startWeb serves the status page on the --http listener, if any, until
+// ctx ends; the channel says how it ended (at once nil without one).
+func (s *serving) startWeb(ctx context.Context) (<-chan error, error) {
+	done := make(chan error, 1)
+	webLn := s.pre.web
+	if webLn == nil {
+		done <- nil
+		return done, nil
+	}
+	s.pre.web = nil // Serve closes it
+	reg, err := metrics.NewRegistry(s.observer, s.srv)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	if rec := srv.FinalSave(); rec != nil && rec.Err != "" {
-		log.Error("host stopped, but its final save failed", "path", rec.Path, "err", rec.Err)
-		return finalSaveFailed(rec.Path, rec.Err)
-	}
-	log.Info("host stopped")
-	return nil
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken})
+	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
+	return done, nil
 }
 
 // warnOpen says so when anyone who reaches the host may join: it listens
@@ -304,21 +309,19 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 	if err := cliutil.CheckListenAddr("--listen", c.String("listen")); err != nil {
 		return host.Config{}, err
 	}
-	factions, err := roster.ParseFactionMode(c.String("factions"))
-	if err != nil {
-		return host.Config{}, cliutil.Usagef("--factions: %v", err)
+	var cfg host.Config
+	if err := setConfigFields(c, &cfg); err != nil {
+		return host.Config{}, err
+	}
+	if cfg.Limits.MaxSpectators == 0 {
+		cfg.Limits.MaxSpectators = -1 // the config's "none"
+	}
+	if cfg.Save.Every == 0 {
+		cfg.Save.Every = -1 // the config's "never"
 	}
 	pw, err := cliutil.Password(c.String("password-file"))
 	if err != nil {
 		return host.Config{}, err
-	}
-	autosave := c.Duration("autosave")
-	if autosave == 0 {
-		autosave = -1 // the config's "never"
-	}
-	lag, err := host.ParseLagPolicy(c.String("lag-policy"))
-	if err != nil {
-		return host.Config{}, cliutil.Usagef("--lag-policy: %v", err)
 	}
 	data, err := dataDir(c)
 	if err != nil {
@@ -328,23 +331,14 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 	if err != nil {
 		return host.Config{}, err
 	}
-	spectators := c.Int("max-spectators")
-	if spectators == 0 {
-		spectators = -1 // the config's "none"
-	}
-	cfg := host.Config{
-		GameName: c.String("game-name"),
-		TickRate: c.Int("tick-rate"),
-		Factions: factions,
-		Save: host.SaveConfig{Path: c.String("save"), Every: autosave, Keep: c.Int("keep"),
-			Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle(), c.String("game-name")) }},
-		Logger:    log,
-		Limits:    host.LimitConfig{MaxPlayers: c.Int("max-players"), MaxSpectators: spectators, CommandRate: c.Float64("command-rate"), CommandBurst: max(1, int(2*c.Float64("command-rate")))},
-		Admission: host.AdmissionConfig{Password: pw, ConnRate: c.Float64("conn-rate"), MaxPending: c.Int("max-pending"), MaxPendingPerAddr: c.Int("max-pending-per-addr"), ConnBurst: max(1, int(2*c.Float64("conn-rate"))), BanFile: filepath.Join(data, host.BansFileName), TLS: tlsCfg},
-		Join:      host.JoinConfig{MinDownloadRate: c.Float64("min-download-rate"), LazyJoinPoints: c.Bool("lazy-join-points"), Compression: c.String("compression")},
-		Lag:       host.LagConfig{DropCooldown: c.Duration("drop-cooldown"), Policy: lag, MaxLag: c.Uint64("max-lag"), MaxHold: c.Duration("max-hold")},
-		Desync:    host.DesyncConfig{HashEvery: c.Int("hash-every"), Dir: filepath.Join(data, desync.DirName), Limit: c.Int("desync-limit"), Window: c.Duration("desync-window"), DropUnverified: c.Int("drop-unverified")},
-	}
+	cfg.Admission.Password, cfg.Admission.TLS = pw, tlsCfg
+	cfg.Admission.ConnBurst = max(1, int(2*cfg.Admission.ConnRate))
+	cfg.Admission.BanFile = filepath.Join(data, host.BansFileName)
+	cfg.Limits.CommandBurst = max(1, int(2*cfg.Limits.CommandRate))
+	cfg.Desync.Dir = filepath.Join(data, desync.DirName)
+	name := cfg.GameName
+	cfg.Save.Meta = func() saves.Meta { return hostcontent.SaveMeta(bundle(), name) }
+	cfg.Logger = log
 	if err := cfg.Defaults().Validate(); err != nil {
 		return host.Config{}, cliutil.Usagef("%v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/contentcli"
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/internal/savelock"
@@ -67,7 +68,7 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (*co
 
 // compressionFlag chooses the codec of join points, repairs and saves.
 func compressionFlag() cli.Flag {
-	return &cli.StringFlag{Name: "compression", Value: snapshot.Zstd.String(),
+	return &cli.StringFlag{Name: "compression", Value: host.DefaultConfig().Join.Compression,
 		Usage: "codec of join points, repairs and saves: zstd (fast to inflate) or gzip; joiners that read only gzip get gzip"}
 }
 
