@@ -32,7 +32,9 @@ type Content struct {
 
 // Config configures a Server. Its zero value works: Defaults fills every
 // unset field from DefaultConfig. A field that can be switched off takes
-// -1 for "off" (none, no limit, never), since 0 means "the default".
+// -1 for off (none, no limit, never; -1 s or any negative duration for
+// a duration), since 0 means "the default"; host serve's options take the
+// same values.
 type Config struct {
 	// GameName is announced to joiners (default "lockhost colony").
 	GameName string
@@ -287,8 +289,8 @@ type DesyncConfig struct {
 	// client whose state the host cannot check: one that has reported no
 	// state hashes for DropUnverified intervals (HashEvery ticks each)
 	// past Lag.MaxLag, counted from its WorldReady or its last report
-	// (see unverifiedAfter). 0, the default, only marks such a player
-	// unverified (Overview, metrics).
+	// (see unverifiedAfter). -1, the default, never drops one: such a
+	// player is only marked unverified (Overview, metrics).
 	DropUnverified int
 }
 
@@ -355,11 +357,12 @@ func DefaultConfig() Config {
 			DropCooldown: 2 * time.Minute,
 		},
 		Desync: DesyncConfig{
-			HashEvery:     lockstep.DefaultHashEvery,
-			HashWindow:    1800,
-			Limit:         3,
-			Window:        10 * time.Minute,
-			ResyncTimeout: 2 * time.Minute,
+			HashEvery:      lockstep.DefaultHashEvery,
+			HashWindow:     1800,
+			Limit:          3,
+			Window:         10 * time.Minute,
+			ResyncTimeout:  2 * time.Minute,
+			DropUnverified: -1,
 		},
 		Save: SaveConfig{
 			Every: 5 * time.Minute,
@@ -427,8 +430,8 @@ func (c Config) compression(codec snapshot.Codec) snapshot.Compression {
 func (c Config) Validate() error {
 	a, l, d, t := c.Admission, c.Limits, c.Desync, c.Timeouts
 	var errs []error
-	if d.DropUnverified < 0 {
-		errs = append(errs, fmt.Errorf("drop-unverified %d is negative", d.DropUnverified))
+	if d.DropUnverified < -1 {
+		errs = append(errs, fmt.Errorf("drop-unverified %d: use a count of intervals, or -1 for never", d.DropUnverified))
 	}
 	if c.TickRate < 1 || c.TickRate > 1000 {
 		errs = append(errs, fmt.Errorf("tick rate %d outside 1..1000", c.TickRate))

@@ -28,7 +28,7 @@ func leaves(v reflect.Value, prefix string, fn func(path string, f reflect.Value
 func TestDefaultConfigFilled(t *testing.T) {
 	empty := map[string]bool{
 		"Admission.Password": true, "Admission.TLS": true, "Admission.BanFile": true,
-		"Desync.Dir": true, "Desync.DropUnverified": true, "Join.LazyJoinPoints": true,
+		"Desync.Dir": true, "Join.LazyJoinPoints": true,
 		"Save.Path": true, "Save.Resumed": true, "Save.Meta": true,
 		"Observer": true, "AfterTick": true,
 		// The zero values of these enums are their defaults.

@@ -17,17 +17,20 @@ import (
 )
 
 // numbersRule is the one rule for every number option of the host's
-// commands, said in serve's help: each takes a value in its range, and a
-// 0 or -1 outside it only where the option's help says what that value
-// means. Anything else is refused (exit 2, naming the option, and the
-// config file and line when it came from one): no value silently becomes
-// a default.
-const numbersRule = "Every number option takes a value in the range its help gives; 0 or -1 only where its help says\n" +
-	"what that value means. Any other value is refused (exit 2), so no value silently becomes a default."
+// commands, said in serve's help: each takes a value in its range, and an
+// option that can be switched off takes -1 for off (none, no limit,
+// never; -1s for a duration), as host.Config does, so a value reaches the
+// host as given. 0 is never special. Anything else is refused (exit 2,
+// naming the option, and the config file and line when it came from one):
+// no value silently becomes a default.
+const numbersRule = "Every number option takes a value in the range its help gives. An option that can be switched off\n" +
+	"takes -1 for off (-1s for a duration), where its help says what off means; 0 is never special.\n" +
+	"Any other value is refused (exit 2), so no value silently becomes a default."
 
 // numberRule is the values one number option takes: min to max (max 0:
-// no upper bound), and the values outside that range that mean
-// something. A duration option's values are in seconds.
+// no upper bound), and what -1, its off value, means when it has one
+// (the only key means may have). A duration option's values are in
+// seconds.
 type numberRule struct {
 	min, max float64
 	means    map[float64]string
@@ -43,30 +46,33 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 	return map[string]numberRule{
 		"tick-rate":            {min: 1, max: 1000},
 		"max-players":          {min: 1, max: wire.MaxPlayers},
-		"max-spectators":       {min: 1, max: wire.MaxPlayers, means: map[float64]string{0: "no spectators"}},
-		"conn-rate":            {min: math.SmallestNonzeroFloat64, means: map[float64]string{-1: "no limit"}},
-		"max-pending":          {min: 1, means: map[float64]string{-1: "no limit"}},
-		"max-pending-per-addr": {min: 1, means: map[float64]string{-1: "no limit"}},
-		"min-download-rate":    {min: math.SmallestNonzeroFloat64, means: map[float64]string{-1: "no minimum"}},
-		"autosave":             {min: math.SmallestNonzeroFloat64, means: map[float64]string{0: "never autosave"}},
+		"max-spectators":       {min: 1, max: wire.MaxPlayers, means: off("no spectators")},
+		"conn-rate":            {min: math.SmallestNonzeroFloat64, means: off("no limit")},
+		"max-pending":          {min: 1, means: off("no limit")},
+		"max-pending-per-addr": {min: 1, means: off("no limit")},
+		"min-download-rate":    {min: math.SmallestNonzeroFloat64, means: off("no minimum")},
+		"autosave":             {min: math.SmallestNonzeroFloat64, means: off("never autosave")},
 		"keep":                 {min: 1, max: 1000},
 		"max-lag":              {min: 1, max: 1 << 20},
-		"max-hold":             {min: math.SmallestNonzeroFloat64, means: map[float64]string{-1: "no limit"}},
-		"drop-cooldown":        {min: math.SmallestNonzeroFloat64, means: map[float64]string{-1: "no wait"}},
+		"max-hold":             {min: math.SmallestNonzeroFloat64, means: off("no limit")},
+		"drop-cooldown":        {min: math.SmallestNonzeroFloat64, means: off("no wait")},
 		"command-rate":         {min: math.SmallestNonzeroFloat64},
-		"hash-every":           {min: 1, max: 1 << 20, means: map[float64]string{-1: "no desync detection"}},
+		"hash-every":           {min: 1, max: 1 << 20, means: off("no desync detection")},
 		"desync-limit":         {min: 1, max: 1000},
 		"desync-window":        {min: math.SmallestNonzeroFloat64},
-		"drop-unverified":      {min: 1, max: 1000, means: map[float64]string{0: "never drop; only mark unverified"}},
+		"drop-unverified":      {min: 1, max: 1000, means: off("never drop; only mark unverified")},
 		"maps":                 {min: 1, max: colony.MaxMaps},
 		"map-size":             {min: colony.MinSide, max: colony.MaxSide},
 		"seed":                 {min: 0, max: math.MaxUint64},
 		"things-per-map":       {min: 1, max: colony.MaxThingsPerMap / 2},
 		"pawns-per-map":        {min: 1, max: colony.MaxPawnsPerMap},
-		"idle-maps":            {min: 1, max: colony.MaxMaps, means: map[float64]string{0: "none"}},
-		"world-mib":            {min: 1, max: float64(worldMax), maxWhy: worldWhy, means: map[float64]string{0: "not used: the map flags decide"}},
+		"idle-maps":            {min: 0, max: colony.MaxMaps},
+		"world-mib":            {min: 1, max: float64(worldMax), maxWhy: worldWhy, means: off("not used: the map flags decide")},
 	}
 })
+
+// off is the means of an option that -1 switches off.
+func off(meaning string) map[float64]string { return map[float64]string{-1: meaning} }
 
 // maxWorldMiB is the largest --world-mib this machine takes, and why: a
 // quarter of its memory, since the host holds about twice a world's raw

@@ -100,7 +100,7 @@ func TestConfigFileValuesReachTheHost(t *testing.T) {
 listen = "127.0.0.1:4000"
 game-name = "Night shift"
 tick-rate = 30
-max-spectators = 0      # none
+max-spectators = -1     # none
 factions = "per-player"
 conn-rate = 2.5
 command-rate = 40       # an integer where the flag takes a float

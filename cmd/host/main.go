@@ -313,12 +313,6 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 	if err := setConfigFields(c, &cfg); err != nil {
 		return host.Config{}, err
 	}
-	if cfg.Limits.MaxSpectators == 0 {
-		cfg.Limits.MaxSpectators = -1 // the config's "none"
-	}
-	if cfg.Save.Every == 0 {
-		cfg.Save.Every = -1 // the config's "never"
-	}
 	pw, err := cliutil.Password(c.String("password-file"))
 	if err != nil {
 		return host.Config{}, err

@@ -106,7 +106,7 @@ func TestHostRealModContent(t *testing.T) {
 
 	save := filepath.Join(dir, "world.lhsave")
 	serve := func(args ...string) (*syncbuf.Buffer, string, string, chan error, *exec.Cmd) {
-		all := append([]string{"serve", "--listen", "127.0.0.1:0", "--save", save, "--autosave", "0", "--map-size", "48",
+		all := append([]string{"serve", "--listen", "127.0.0.1:0", "--save", save, "--autosave", "-1s", "--map-size", "48",
 			"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0"}, content...)
 		h := runHost(t, hostBin, append(all, args...)...)
 		page := waitStatusPage(t, h.log, h.done)

@@ -157,7 +157,7 @@ func TestSaveCasesThroughBinary(t *testing.T) {
 		// The same command, and the same with --recover (killed again in
 		// between, so both find only autosaves).
 		for i, extra := range [][]string{nil, {"--recover"}} {
-			h = startServe(t, bin, data, append([]string{"--save", colony, "--autosave", "0"}, extra...)...)
+			h = startServe(t, bin, data, append([]string{"--save", colony, "--autosave", "-1s"}, extra...)...)
 			h.waitLog(t, "world ready")
 			log := h.log.String()
 			if !strings.Contains(log, "loading the newest valid save") || !strings.Contains(log, filepath.Base(best.Path)) ||
@@ -189,7 +189,7 @@ func TestSaveCasesThroughBinary(t *testing.T) {
 			t.Fatalf("refused --new changed the folder: %v -> %v", before, after)
 		}
 		old, _ := os.ReadFile(colony)
-		h := startServe(t, bin, data, "--save", colony, "--force-new", "--autosave", "0")
+		h := startServe(t, bin, data, "--save", colony, "--force-new", "--autosave", "-1s")
 		h.waitLog(t, "world ready")
 		if code := h.stop(t); code != 0 {
 			t.Fatalf("exit %d:\n%s", code, h.log.String())
@@ -228,7 +228,7 @@ func TestSaveCasesThroughBinary(t *testing.T) {
 		if code != cliutil.ExitFailure || !strings.Contains(out, "damaged") || !strings.Contains(out, "--recover") {
 			t.Fatalf("damaged save: exit %d:\n%s", code, out)
 		}
-		h = startServe(t, bin, data, "--save", colony, "--recover", "--autosave", "0")
+		h = startServe(t, bin, data, "--save", colony, "--recover", "--autosave", "-1s")
 		h.waitLog(t, "world ready")
 		if code := h.stop(t); code != 0 {
 			t.Fatalf("exit %d:\n%s", code, h.log.String())

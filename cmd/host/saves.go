@@ -33,7 +33,7 @@ func worldFlags() []cli.Flag {
 		&cli.IntFlag{Name: "things-per-map", Value: colony.DefaultThingsPerMap, Usage: "things scattered on each map of a new world"},
 		&cli.IntFlag{Name: "pawns-per-map", Value: colony.DefaultPawnsPerMap, Usage: "pawns on each map of a new world"},
 		&cli.IntFlag{Name: "idle-maps", Usage: "maps, the highest-numbered, that get no pawns"},
-		&cli.IntFlag{Name: "world-mib", Usage: "generate a world of about this many MiB of raw state (chooses maps, map size and things; overrides those flags)"},
+		&cli.IntFlag{Name: "world-mib", Value: -1, Usage: "generate a world of about this many MiB of raw state (chooses maps, map size and things; overrides those flags)"},
 	}
 }
 
@@ -79,7 +79,7 @@ func savesCommand() *cli.Command {
 	newFlags := append([]cli.Flag{
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "save `FILE` to write; an existing file is refused (exit 2) without --force"},
 		&cli.BoolFlag{Name: "force", Usage: "replace an existing --out file"},
-		&cli.StringFlag{Name: "game-name", Value: "lockhost colony", Usage: "session name stored in the save"},
+		&cli.StringFlag{Name: "game-name", Value: host.DefaultConfig().GameName, Usage: "session name stored in the save"},
 		compressionFlag(),
 	}, worldFlags()...)
 	newFlags = append(newFlags, contentcli.Flags()...)

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/urfave/cli/v2"
 )
 
 // notConfig are serve's options that set no host.Config field: where the
@@ -56,6 +58,54 @@ func TestServeFlagDefaults(t *testing.T) {
 	for _, f := range configFields {
 		if !seen[f.flag] {
 			t.Errorf("configFields names --%s, which serve does not have", f.flag)
+		}
+	}
+}
+
+// TestOffConvention holds every number option of serve and saves new to
+// the one convention numbersRule states: -1 is the only value outside an
+// option's range that means something (off: none, no limit, never), 0 is
+// never special, and the option's own default is a value it accepts.
+func TestOffConvention(t *testing.T) {
+	newCmd := savesCommand().Subcommands[0]
+	if newCmd.Name != "new" {
+		t.Fatalf("saves' first command is %q, not new", newCmd.Name)
+	}
+	for _, cmd := range []struct {
+		name  string
+		flags []cli.Flag
+	}{{"serve", serveFlags()}, {"saves new", newCmd.Flags}} {
+		for _, fl := range cmd.flags {
+			name := fl.Names()[0]
+			r, ok := numberRules()[name]
+			if !ok {
+				continue
+			}
+			for v, meaning := range r.means {
+				if v != -1 {
+					t.Errorf("%s --%s: %v means %q; only -1 may mean something outside the range", cmd.name, name, v, meaning)
+				}
+			}
+			if _, off := r.means[-1]; off && r.min <= 0 {
+				t.Errorf("%s --%s: takes %v and up beside its off value -1", cmd.name, name, r.min)
+			}
+			var def float64
+			switch fl := fl.(type) {
+			case *cli.IntFlag:
+				def = float64(fl.Value)
+			case *cli.Uint64Flag:
+				def = float64(fl.Value)
+			case *cli.Float64Flag:
+				def = fl.Value
+			case *cli.DurationFlag:
+				def = fl.Value.Seconds()
+				if _, off := r.means[-1]; off && def < 0 && fl.Value != -time.Second {
+					t.Errorf("%s --%s: default %v; the off value of a duration is -1s", cmd.name, name, fl.Value)
+				}
+			}
+			if _, off := r.means[def]; !off && (def < r.min || r.max != 0 && def > r.max) {
+				t.Errorf("%s --%s: default %v is neither in %v..%v nor its off value", cmd.name, name, def, r.min, r.max)
+			}
 		}
 	}
 }

@@ -42,7 +42,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
 	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
 	save := filepath.Join(dir, "world.lhsave")
-	h := runHost(t, hostBin, "serve", "--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "0",
+	h := runHost(t, hostBin, "serve", "--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s",
 		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0")
 	hostCmd, hostErr, hostDone := h.cmd, h.log, h.done
 	status := waitStatusPage(t, hostErr, hostDone)

@@ -230,9 +230,11 @@ func TestNumbersHaveOneRule(t *testing.T) {
 		{[]string{"--max-hold", "-5s"}, "--max-hold -5s is refused"},
 		{[]string{"--maps", "0"}, "--maps 0 is refused"},
 		{[]string{"--pawns-per-map", "0"}, "--pawns-per-map 0 is refused"},
-		{[]string{"--max-spectators", "-1"}, "--max-spectators -1 is refused: it takes 1 to 1024; 0: no spectators"},
+		{[]string{"--max-spectators", "0"}, "--max-spectators 0 is refused: it takes 1 to 1024; -1: no spectators"},
+		{[]string{"--autosave", "0"}, "--autosave 0s is refused: it takes more than 0; -1s: never autosave"},
+		{[]string{"--drop-unverified", "0"}, "--drop-unverified 0 is refused: it takes 1 to 1000; -1: never drop"},
 		{[]string{"--world-mib", "999999"}, "--world-mib 999999 is refused: it takes 1 to "},
-		{[]string{"--world-mib", "-1"}, "--world-mib -1 is refused"},
+		{[]string{"--world-mib", "0"}, "--world-mib 0 is refused"},
 	} {
 		code, out := runBounded(t, refuseWithin, bin, append([]string{"serve", "--data-dir", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"}, tc.args...)...)
 		wantRefused(t, code, out, tc.want)
@@ -245,8 +247,8 @@ func TestNumbersHaveOneRule(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "a quarter of this machine's") || !strings.Contains(out, numbersRule[:40]) {
 		t.Errorf("serve --help does not give the rule and the world's maximum (exit %d):\n%s", code, out)
 	}
-	if !strings.Contains(out, "--max-spectators value           most spectators online at once, counted apart from players (1 to 1024; 0: no spectators)") {
-		t.Errorf("serve --help does not say what --max-spectators 0 means:\n%s", out)
+	if !strings.Contains(out, "--max-spectators value           most spectators online at once, counted apart from players (1 to 1024; -1: no spectators)") {
+		t.Errorf("serve --help does not say what --max-spectators -1 means:\n%s", out)
 	}
 }
 

@@ -32,7 +32,7 @@ func TestStatusToken(t *testing.T) {
 
 	serve := func(env []string, args ...string) *exec.Cmd {
 		cmd := exec.Command(hostBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--maps", "1", "--map-size", "64",
-			"--data-dir", filepath.Join(dir, "data"), "--autosave", "0"}, args...)...)
+			"--data-dir", filepath.Join(dir, "data"), "--autosave", "-1s"}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		return cmd
 	}
