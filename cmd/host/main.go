@@ -188,17 +188,11 @@ func (s *serving) check() error {
 // makeServer reads the content, generates or loads the world and makes
 // the host's server around it.
 func (s *serving) makeServer() error {
-	bundle, err := contentcli.FromFlags(s.c)
+	bundle, err := contentcli.Load(s.c, s.log, slog.LevelInfo)
 	if err != nil {
 		return err
 	}
 	s.bundle = bundle
-	if !bundle.Embedded {
-		s.log.Info("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
-	}
-	for _, n := range bundle.Notes() {
-		s.log.Warn(n)
-	}
 	world, resumed, err := startWorld(s.c, s.pre.start, bundle, s.log)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -146,15 +147,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bundle, err := contentcli.FromFlags(c)
+	bundle, err := contentcli.Load(c, log, slog.LevelDebug)
 	if err != nil {
 		return err
-	}
-	if !bundle.Embedded {
-		log.Debug("content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
-	}
-	for _, n := range bundle.Notes() {
-		log.Warn(n)
 	}
 	if err := checkNumbers(c, "join"); err != nil {
 		return err

@@ -3,6 +3,7 @@ package contentcli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/defs"
@@ -37,4 +38,21 @@ func FromFlags(c *cli.Context) (*gamecontent.Bundle, error) {
 		dirs = ordered
 	}
 	return gamecontent.Load(dirs, c.String("game-version"))
+}
+
+// Load loads the content the flags name, as FromFlags does, and says what
+// it loaded: the game version and folders at level, unless it is the
+// embedded default content, and each of the content's notes as a warning.
+func Load(c *cli.Context, log *slog.Logger, level slog.Level) (*gamecontent.Bundle, error) {
+	bundle, err := FromFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	if !bundle.Embedded {
+		log.Log(c.Context, level, "content", "game_version", bundle.GameVersion, "folders", bundle.Folders())
+	}
+	for _, n := range bundle.Notes() {
+		log.Warn(n)
+	}
+	return bundle, nil
 }
