@@ -54,7 +54,6 @@ func TestManyAddressAttacks(t *testing.T) {
 			pw := func(c *join.Config) { c.Password = []byte("sesame") }
 			started := time.Now()
 			h := startHost(t, host.Config{
-
 				Admission: host.AdmissionConfig{Password: []byte("sesame"), ConnRate: 5, ConnBurst: 10, MaxPendingPerAddr: 4, MaxPendingPerPrefix: 16, PasswordRate: 0.5, PasswordBurst: 10, PasswordRateAll: attackRateAll, PasswordBurstAll: attackBurstAll, PasswordPuzzleMaxBits: attackMaxBits},
 				Limits:    host.LimitConfig{MaxPlayers: 16},
 			}, locksteptest.New(1, 16))

@@ -17,7 +17,6 @@ import (
 func TestRepairTimeoutDropsOnce(t *testing.T) {
 	const every = 10
 	h := startHost(t, host.Config{
-
 		Desync:   host.DesyncConfig{HashEvery: every, ResyncTimeout: 300 * time.Millisecond},
 		Timeouts: host.TimeoutConfig{KeepaliveEvery: 50 * time.Millisecond},
 	}, locksteptest.New(2, 64))
