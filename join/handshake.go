@@ -64,6 +64,9 @@ func (s *Session) greet(fr *wire.FrameReader) (*wire.ServerModList, error) {
 	if err != nil {
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
+	if s.att != nil {
+		s.att.answered = true
+	}
 	ml, ok := p.(*wire.ServerModList)
 	if !ok {
 		return nil, protoErr("expected Server_ModList, got %s", p.ID())

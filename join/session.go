@@ -45,6 +45,7 @@ func (t Timings) CatchUpRate() float64 {
 type Session struct {
 	cfg      Config
 	opt      joinopt.Options // test-only settings, from Join's context
+	att      *attempt        // a Reconnector's record of this join, or nil
 	nc       net.Conn
 	in       chan inbound
 	wmu      sync.Mutex
@@ -62,9 +63,10 @@ type Session struct {
 	streaming bool       // the reader goroutine runs (after the handshake)
 
 	lightTick uint64        // Light mode: the grant, taken as simulated
-	tokenMu   sync.Mutex    // guards token, grace, info and players once Run runs
+	tokenMu   sync.Mutex    // guards token, grace, ended, info and players once Run runs
 	token     []byte        // for a rejoin
 	grace     time.Duration // how long the token stays good after a drop
+	ended     time.Time     // when the session was closed
 	live      atomic.Bool   // past WorldReady: the reader applies the host timeout
 	do        chan func(lockstep.Sim)
 
@@ -92,6 +94,15 @@ type inbound struct {
 // catches up and reports WorldReady. On success the session is live; call
 // Run to follow it and Close when done.
 func Join(ctx context.Context, cfg Config) (*Session, error) {
+	return joinWith(ctx, cfg, nil)
+}
+
+// attempt is what a Reconnector learns of a failed join: whether the
+// host answered (sent its first packet).
+type attempt struct{ answered bool }
+
+// joinWith is Join, noting in att (if not nil) how far the join came.
+func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("join config: %w", err)
@@ -118,7 +129,7 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		nc = tc
 	}
-	s := &Session{cfg: cfg, opt: opt, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
+	s := &Session{cfg: cfg, opt: opt, att: att, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -196,6 +207,9 @@ func (s *Session) Close() {
 	s.once.Do(func() {
 		close(s.closed)
 		s.nc.Close()
+		s.tokenMu.Lock()
+		s.ended = time.Now()
+		s.tokenMu.Unlock()
 	})
 	if c := s.checkpointer.Load(); c != nil {
 		c.Close()
