@@ -24,7 +24,6 @@ var knownLong = map[string]bool{
 	"defs/scan.go: ScanFS":       true,
 	"defs/xmlparse.go: document": true,
 	"cmd/host/main.go: serve":    true,
-	"cmd/join/main.go: run":      true,
 }
 
 // TestFunctionsShort fails for any function of the module's non-test Go
