@@ -264,3 +264,43 @@ func TestReconnectorStopsOnRefusal(t *testing.T) {
 		t.Errorf("events %+v after a kick, want none", ev.got)
 	}
 }
+
+// TestReconnectorFirstJoinUnanswered: a first join the host hangs up on
+// before its first packet (a host that wants TLS, say) is not tried
+// again, and nothing is reported; one the host cannot be reached for is
+// not either.
+func TestReconnectorFirstJoinUnanswered(t *testing.T) {
+	addr, ends := testkit.Listen(t)
+	var mu sync.Mutex
+	accepted := 0
+	go func() {
+		for nc := range ends {
+			mu.Lock()
+			accepted++
+			mu.Unlock()
+			nc.Close()
+		}
+	}()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := closed.Addr().String()
+	closed.Close()
+	for _, to := range []string{addr, refused} {
+		ev := &events{}
+		rc := &join.Reconnector{Config: join.Config{Addr: to, Name: "Wanderer", Loader: locksteptest.Load, Logger: testkit.Quiet()},
+			Backoff: 10 * time.Millisecond, Event: ev.add}
+		if _, err := rc.Join(context.Background()); err == nil {
+			t.Fatalf("%s: joined", to)
+		}
+		if len(ev.got) != 0 {
+			t.Errorf("%s: events %+v, want none", to, ev.got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if accepted != 1 {
+		t.Errorf("the host that hangs up was connected to %d times, want 1", accepted)
+	}
+}
