@@ -7,9 +7,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/joinopt"
 	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
@@ -303,4 +305,42 @@ func TestReconnectorFirstJoinUnanswered(t *testing.T) {
 	if accepted != 1 {
 		t.Errorf("the host that hangs up was connected to %d times, want 1", accepted)
 	}
+}
+
+// TestReconnectorBackoff: after a drop the attempts come 1, 2, 4, 8 and
+// then every 16 seconds, and none starts once For has passed since the
+// drop (fake time; every dial fails at once).
+func TestReconnectorBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var at []time.Duration
+		refuse := func(ctx context.Context, addr string) (net.Conn, error) {
+			at = append(at, time.Since(start))
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+		}
+		ctx := joinopt.With(context.Background(), joinopt.Options{Dial: refuse})
+		ev := &events{}
+		rc := &join.Reconnector{
+			Config: join.Config{Addr: "host:1", Name: "Wanderer", Token: []byte("token"), Loader: locksteptest.Load, Logger: testkit.Quiet()},
+			For:    time.Minute, Event: ev.add,
+		}
+		_, err := rc.Rejoin(ctx)
+		var gu *join.GaveUpError
+		if !errors.As(err, &gu) || gu.Last == nil {
+			t.Fatalf("Rejoin: %v, want a GaveUpError with the last attempt's error", err)
+		}
+		want := []time.Duration{1, 3, 7, 15, 31, 47}
+		for i := range want {
+			want[i] *= time.Second
+		}
+		if !slices.Equal(at, want) || gu.Attempts != len(want) {
+			t.Fatalf("attempts at %v (%d counted), want %v", at, gu.Attempts, want)
+		}
+		if gave := time.Since(start); gave != 47*time.Second {
+			t.Errorf("gave up at %v, want at the last attempt (47s): the next would start after the minute", gave)
+		}
+		if n := len(ev.of(join.ReconnectLost)); n != 0 {
+			t.Errorf("%d lost events for attempts that never reached the host", n)
+		}
+	})
 }
