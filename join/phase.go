@@ -92,8 +92,8 @@ func (s *Session) notice(n *wire.ServerNotice) error {
 // for a retry.
 func (s *Session) admitted(p *wire.ServerSession) error {
 	grace := time.Duration(p.GraceMs) * time.Millisecond
+	s.tok.set(p.Token, grace)
 	s.tokenMu.Lock()
-	s.token, s.grace = p.Token, grace
 	s.info.PlayerID = p.PlayerID
 	s.tokenMu.Unlock()
 	if s.cfg.Resume != nil && !s.ready {

@@ -3,6 +3,7 @@ package join
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/lockhost/lockhost/wire"
@@ -15,9 +16,37 @@ import (
 // arrives) and how long after a drop it stays good: pass it in
 // Config.Token to rejoin as the same player. Safe from any goroutine.
 func (s *Session) Token() ([]byte, time.Duration) {
-	s.tokenMu.Lock()
-	defer s.tokenMu.Unlock()
-	return s.token, s.grace
+	token, grace, _ := s.tok.get()
+	return token, grace
+}
+
+// sessionToken is a session's token as the host gave it and when the
+// session ended: all a Reconnector keeps of a session (not the session,
+// which holds the whole simulation). Safe for concurrent use.
+type sessionToken struct {
+	mu    sync.Mutex
+	token []byte
+	grace time.Duration // how long the token stays good after a drop
+	ended time.Time     // when the session was closed (zero while it runs)
+}
+
+func (t *sessionToken) set(token []byte, grace time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.token, t.grace = token, grace
+}
+
+func (t *sessionToken) get() (token []byte, grace time.Duration, ended time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.token, t.grace, t.ended
+}
+
+// end notes that the session ended now.
+func (t *sessionToken) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ended = time.Now()
 }
 
 // applyPlayers applies a player list or delta to the list this client

@@ -59,9 +59,9 @@ type Reconnector struct {
 	// on the goroutine that called it: for a user to see.
 	Event func(ReconnectEvent)
 
-	last  *Session  // the last session joined
-	token []byte    // the token to rejoin with
-	lost  time.Time // when the last connection was lost
+	last  *sessionToken // the last session's token (not the session: its simulation is let go)
+	token []byte        // the token to rejoin with
+	lost  time.Time     // when the last connection was lost
 }
 
 // ReconnectKind says what a ReconnectEvent reports.
@@ -144,8 +144,9 @@ func (r *Reconnector) Join(ctx context.Context) (*Session, error) {
 func (r *Reconnector) Rejoin(ctx context.Context) (*Session, error) {
 	r.token, r.lost = r.Config.Token, time.Now()
 	if r.last != nil {
-		r.token, _ = r.last.Token()
-		if ended := r.last.endedAt(); !ended.IsZero() {
+		var ended time.Time
+		r.token, _, ended = r.last.get()
+		if !ended.IsZero() {
 			r.lost = ended
 		}
 	}
@@ -166,7 +167,7 @@ func (r *Reconnector) Run(ctx context.Context, s *Session, joined func(*Session)
 		if r.For < 0 || token == nil || !droppedByNetwork(err) {
 			return err
 		}
-		r.last = s
+		r.last = s.tok
 		r.event(ReconnectEvent{Kind: ReconnectLost, Phase: PhasePlay, Err: err, Token: true})
 		next, err := r.Rejoin(ctx)
 		if err != nil {
@@ -189,8 +190,7 @@ func (r *Reconnector) TokenExpires() time.Time {
 	if r.last == nil {
 		return time.Time{}
 	}
-	token, grace := r.last.Token()
-	ended := r.last.endedAt()
+	token, grace, ended := r.last.get()
 	if token == nil || ended.IsZero() {
 		return time.Time{}
 	}
@@ -222,7 +222,7 @@ func (r *Reconnector) try(ctx context.Context, res *Resume, att *attempt) (*Sess
 	}
 	s, err := joinWith(ctx, cfg, att)
 	if err == nil {
-		r.last = s
+		r.last = s.tok
 		return s, ph, nil
 	}
 	r.lost = time.Now()
@@ -353,11 +353,4 @@ func droppedByNetwork(err error) bool {
 func unreachable(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe) && oe.Op == "dial"
-}
-
-// endedAt is when the session was closed (zero while it runs).
-func (s *Session) endedAt() time.Time {
-	s.tokenMu.Lock()
-	defer s.tokenMu.Unlock()
-	return s.ended
 }

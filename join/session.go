@@ -61,10 +61,8 @@ type Session struct {
 	streaming bool       // the reader goroutine runs (after the handshake)
 
 	lightTick uint64        // Light mode: the grant, taken as simulated
-	tokenMu   sync.Mutex    // guards token, grace, ended, info and players once Run runs
-	token     []byte        // for a rejoin
-	grace     time.Duration // how long the token stays good after a drop
-	ended     time.Time     // when the session was closed
+	tokenMu   sync.Mutex    // guards info and players once Run runs
+	tok       *sessionToken // for a rejoin
 	live      atomic.Bool   // past WorldReady: the reader applies the host timeout
 	do        chan func(lockstep.Sim)
 
@@ -127,7 +125,7 @@ func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 		}
 		nc = tc
 	}
-	s := &Session{cfg: cfg, opt: opt, att: att, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
+	s := &Session{cfg: cfg, opt: opt, att: att, tok: &sessionToken{}, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
 	s.timings.Connect = time.Since(start)
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -205,9 +203,7 @@ func (s *Session) Close() {
 	s.once.Do(func() {
 		close(s.closed)
 		s.nc.Close()
-		s.tokenMu.Lock()
-		s.ended = time.Now()
-		s.tokenMu.Unlock()
+		s.tok.end()
 	})
 	if c := s.checkpointer.Load(); c != nil {
 		c.Close()

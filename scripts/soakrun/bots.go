@@ -131,12 +131,13 @@ func (s *soak) reconnector(b *bot, sl *slot, dep *departure) *join.Reconnector {
 		dep.rc.Config = cfg
 		return dep.rc
 	}
+	name := b.name // not b: the reconnector outlives the bot
 	return &join.Reconnector{Config: cfg, Event: func(e join.ReconnectEvent) {
 		switch e.Kind {
 		case join.ReconnectLost:
-			s.problem(&s.probs.join, "%s: connection lost during the %s: %v", b.name, e.Phase, e.Err)
+			s.problem(&s.probs.join, "%s: connection lost during the %s: %v", name, e.Phase, e.Err)
 		case join.ReconnectFresh:
-			s.problem(&s.probs.join, "%s: the host refused its session token while it was still good", b.name)
+			s.problem(&s.probs.join, "%s: the host refused its session token while it was still good", name)
 		}
 	}}
 }
@@ -258,6 +259,9 @@ func (s *soak) runBot(ctx context.Context, b *bot) {
 	sl := b.slot
 	sl.state, sl.bot = slotEmpty, nil
 	if tok != nil {
+		// The configuration's callbacks hold this bot, and through it the
+		// session and its world: a rejoin sets a new one.
+		b.rc.Config = join.Config{}
 		sl.departed = &departure{rc: b.rc, id: b.id.Load(), name: b.name}
 	}
 	s.mu.Unlock()
