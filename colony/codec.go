@@ -76,7 +76,7 @@ func (e *encoder) raw(b []byte) {
 	if e.d != nil {
 		e.flush()
 		_, _ = e.d.Write(b)
-		if e.p != nil {
+		if e.p != nil && (e.p.terrain == nil || e.p.cur != &e.p.d[partTerrain]) {
 			_, _ = e.p.cur.Write(b)
 		}
 		return
@@ -612,6 +612,7 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		return nil, d.err
 	}
 	m.Terrain = slices.Clone(terrain) // data is the caller's: a MapLoader's caller reuses it
+	m.terrainSum = new(terrainSum)
 	if err := d.mapThings(r, m); err != nil {
 		return nil, err
 	}
