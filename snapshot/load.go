@@ -243,7 +243,9 @@ func (a *Assembly) World(raw []byte) error {
 	return nil
 }
 
-// Map takes map i of the header, inflated.
+// Map takes map i of the header, inflated. raw is handed over (a
+// MapLoader may keep it in the world it builds): the caller must not use
+// it again.
 func (a *Assembly) Map(i int, raw []byte) error {
 	if i < 0 || i >= len(a.h.Maps) {
 		return fmt.Errorf("map %d of a header of %d", i, len(a.h.Maps))
@@ -256,7 +258,7 @@ func (a *Assembly) Map(i int, raw []byte) error {
 	if a.asm == nil {
 		return fmt.Errorf("load map %d: no world blob", id)
 	}
-	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw}); err != nil {
+	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw, Owned: true}); err != nil {
 		return fmt.Errorf("load map %d: %w", id, err)
 	}
 	return nil
@@ -287,7 +289,8 @@ func (a *Assembly) Finish() (lockstep.Sim, error) {
 // LoadBlobs is the one sequential loading path: it inflates the world,
 // then each map in header order, with inflate (given blob i, 0 the world
 // and 1+i map i, and lim.MaxRaw), holding the raw bytes of all of them
-// together to lim.MaxRawTotal, and assembles them as Assemble does. Errors
+// together to lim.MaxRawTotal, and assembles them as Assemble does (each
+// buffer inflate returns is handed over, as to Assembly.Map). Errors
 // from inflate are returned as they are, so it can name its blobs.
 func (h *Header) LoadBlobs(lim Limits, inflate func(i int, maxRaw int64) ([]byte, error), load lockstep.Loader, ml lockstep.MapLoader) (lockstep.Sim, error) {
 	a, err := h.Assemble(load, ml)
