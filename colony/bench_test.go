@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"testing"
+
+	"github.com/lockhost/lockhost/lockstep"
 )
 
 // benchWorld is the default world after a warm-up, so pawns are busy.
@@ -269,4 +271,21 @@ func BenchmarkSteadyStep(b *testing.B) {
 		w.Step()
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ticks/s")
+}
+
+// BenchmarkCheckpointSized measures one checkpoint as the host takes it
+// (lockstep.Hasher on a clone, one worker, every map hashed) of a 64 MiB
+// SizedConfig world: most of its bytes are terrain, most of its records
+// things.
+func BenchmarkCheckpointSized(b *testing.B) {
+	w := mustNew(b, testContent(b), SizedConfig(64<<20, 1))
+	for range 3 {
+		w.Step()
+	}
+	c := w.Clone()
+	var h lockstep.Hasher
+	b.ResetTimer()
+	for b.Loop() {
+		h.Take(c)
+	}
 }

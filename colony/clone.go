@@ -70,6 +70,9 @@ func (w *World) clone() *World {
 
 func (m *gameMap) clone() *gameMap {
 	m.sharedTerr = true
+	if m.terrainSum == nil {
+		m.terrainSum = new(terrainSum)
+	}
 	c := &gameMap{
 		ID:         m.ID,
 		W:          m.W,
@@ -79,6 +82,7 @@ func (m *gameMap) clone() *gameMap {
 		WildTarget: m.WildTarget,
 		Terrain:    m.Terrain,
 		sharedTerr: true,
+		terrainSum: m.terrainSum,
 		version:    m.version,
 		changed:    m.changed,
 	}

@@ -76,7 +76,7 @@ func (e *encoder) raw(b []byte) {
 	if e.d != nil {
 		e.flush()
 		_, _ = e.d.Write(b)
-		if e.p != nil {
+		if e.p != nil && (e.p.terrain == nil || e.p.cur != &e.p.d[partTerrain]) {
 			_, _ = e.p.cur.Write(b)
 		}
 		return
@@ -524,7 +524,7 @@ func (a *assembly) addMap(b lockstep.MapBlob) error {
 	}
 	if err == nil {
 		var m *gameMap
-		if m, err = decodeMap(w.r, b.ID, b.Data); err == nil {
+		if m, err = decodeMap(w.r, b.ID, b.Data, b.Owned); err == nil {
 			w.maps[b.ID] = m
 			a.added++
 			return nil
@@ -589,7 +589,10 @@ func badTerrain(b []byte, n int) int {
 	return -1
 }
 
-func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
+// decodeMap decodes map id from data. With owned (the caller handed data
+// over, lockstep.MapBlob.Owned) the terrain stays where it is in data,
+// most of a map's bytes, rather than being copied out.
+func decodeMap(r *rules, id int32, data []byte, owned bool) (*gameMap, error) {
 	d := &decoder{b: data, what: fmt.Sprintf("map %d", id)}
 	d.header(mapMagic, r.fingerprint)
 	m := &gameMap{}
@@ -611,7 +614,12 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 		d.failf("cell %d: terrain %d, content has %d", i, terrain[i], len(r.terrains))
 		return nil, d.err
 	}
-	m.Terrain = slices.Clone(terrain) // data is the caller's: a MapLoader's caller reuses it
+	if owned {
+		m.Terrain = terrain[:len(terrain):len(terrain)]
+	} else {
+		m.Terrain = slices.Clone(terrain) // data is the caller's: a MapLoader's caller reuses it
+	}
+	m.terrainSum = new(terrainSum)
 	if err := d.mapThings(r, m); err != nil {
 		return nil, err
 	}

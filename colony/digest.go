@@ -3,6 +3,7 @@ package colony
 import (
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lockhost/lockhost/lockstep"
@@ -40,18 +41,52 @@ var partNames = [partCount]string{
 // (encoder.p): cur is the digest of the section being encoded, one of the
 // first four; each thing and pawn record also goes into the digest of its
 // quarter.
+//
+// A quarter's records are gathered in its buffer (q) and written to its
+// digest a few KiB at a time: a digest's result does not depend on how
+// its input is split, and one write per record cost more than hashing.
 type partDigests struct {
 	d     [partCount]xxhash.Digest
+	q     [partCount][]byte // pending bytes of the quarter digests, in qb
+	qb    [partCount - partThingsQ1][quarterFlush + 256]byte
 	cur   *xxhash.Digest
-	tmp   [128]byte // a record with its ID, to hash it in one write
-	start int       // where the next record starts in the encoder's buffer
+	start int // where the next record starts in the encoder's buffer
+	// terrain, when set, is the terrain's hash, known already: the
+	// terrain bytes then go only into the whole map's digest.
+	terrain *uint64
 }
+
+// quarterFlush is how many pending bytes a quarter gathers before they
+// are written to its digest.
+const quarterFlush = 4096
 
 func (p *partDigests) init() {
 	for i := range p.d {
 		p.d[i].Reset()
 	}
+	for i := range p.qb {
+		p.q[partThingsQ1+i] = p.qb[i][:0]
+	}
 	p.cur = &p.d[partMeta]
+}
+
+// sums writes what the quarters hold and appends every part's hash to
+// out.
+func (p *partDigests) sums(out []uint64) []uint64 {
+	for i := range p.q {
+		if len(p.q[i]) > 0 {
+			_, _ = p.d[i].Write(p.q[i])
+			p.q[i] = p.q[i][:0]
+		}
+	}
+	for i := range p.d {
+		if i == partTerrain && p.terrain != nil {
+			out = append(out, *p.terrain)
+			continue
+		}
+		out = append(out, p.d[i].Sum64())
+	}
+	return out
 }
 
 // part makes part i (a section) the current part. What is buffered so
@@ -88,15 +123,12 @@ func (p *partDigests) record(e *encoder, base int, id, y, h int32) {
 	}
 	rec = rec[min(n+1, len(rec)):]
 	q := int(int64(y) * 4 / int64(max(h, 1)))
-	q = max(0, min(3, q))
-	d := &p.d[base+q]
-	if len(rec)+binary.MaxVarintLen32 > len(p.tmp) { // a pawn with a long path
-		_, _ = d.Write(binary.AppendUvarint(p.tmp[:0], uint64(uint32(id))))
-		_, _ = d.Write(rec)
-		return
+	q = base + max(0, min(3, q))
+	p.q[q] = append(binary.AppendUvarint(p.q[q], uint64(uint32(id))), rec...)
+	if len(p.q[q]) >= quarterFlush {
+		_, _ = p.d[q].Write(p.q[q])
+		p.q[q] = p.q[q][:0]
 	}
-	b := binary.AppendUvarint(p.tmp[:0], uint64(uint32(id)))
-	_, _ = d.Write(append(b, rec...))
 }
 
 // MapPartNames names the part hashes MapDigest appends, in order (it
@@ -136,11 +168,30 @@ func (w *World) MapDigest(id int32, parts []uint64) (h uint64, out []uint64, ok 
 	}
 	p := new(partDigests)
 	p.init()
+	th := m.terrainHash()
+	p.terrain = &th
 	e := encoder{buf: make([]byte, 0, 8192), d: xxhash.New(), p: p}
 	w.encodeMap(m, &e)
-	out = slices.Grow(parts, partCount)
-	for i := range p.d {
-		out = append(out, p.d[i].Sum64())
+	return e.d.Sum64(), p.sums(slices.Grow(parts, partCount)), true
+}
+
+// terrainSum is the hash of a terrain, worked out once: terrain does not
+// change once a map exists, so the map and its clones share it with the
+// terrain, and a map that takes its own terrain to write (ownTerrain)
+// drops it.
+type terrainSum struct {
+	once sync.Once
+	sum  uint64
+}
+
+// terrainHash is xxhash64 of the map's terrain, hashed the first time it
+// is asked for. Any number of goroutines may ask at once.
+func (m *gameMap) terrainHash() uint64 {
+	ts := m.terrainSum
+	if ts == nil {
+		// A map made before its terrain had a shared sum: hash it here.
+		return xxhash.Sum64(m.Terrain)
 	}
-	return e.d.Sum64(), out, true
+	ts.once.Do(func() { ts.sum = xxhash.Sum64(m.Terrain) })
+	return ts.sum
 }

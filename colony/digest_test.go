@@ -298,3 +298,40 @@ func TestMapDigestLocatesChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestMapDigestTerrainShared: the terrain's part hash, worked out once
+// and shared by a map and its clones, follows a terrain written through
+// ownTerrain on one of them and stays right on the other, and every part
+// still matches the hashes of the encoding (refParts).
+func TestMapDigestTerrainShared(t *testing.T) {
+	c := testContent(t)
+	w := mustNew(t, c, smallConfig(3))
+	cl := w.Clone().(*World)
+	for _, x := range []*World{w, cl} {
+		if _, got, _ := x.MapDigest(0, nil); !slices.Equal(got, refParts(t, x, 0)) {
+			t.Fatal("parts differ from the encoding's before any write")
+		}
+	}
+	_, before, _ := cl.MapDigest(0, nil)
+	terrain := w.maps[0].ownTerrain()
+	for i := range terrain {
+		terrain[i] = (terrain[i] + 1) % uint8(len(w.r.terrains))
+	}
+	w.maps[0].changed = true
+	w.maps[0].settle()
+	_, got, _ := w.MapDigest(0, nil)
+	if !slices.Equal(got, refParts(t, w, 0)) {
+		t.Fatal("after writing the terrain, the parts differ from the encoding's")
+	}
+	if got[partTerrain] == before[partTerrain] {
+		t.Fatal("terrain part unchanged after writing the terrain")
+	}
+	if _, after, _ := cl.MapDigest(0, nil); !slices.Equal(after, before) || !slices.Equal(after, refParts(t, cl, 0)) {
+		t.Fatal("writing the original's terrain changed the clone's parts")
+	}
+	// A clone of the written map shares its new hash.
+	cl2 := w.Clone().(*World)
+	if _, got2, _ := cl2.MapDigest(0, nil); !slices.Equal(got2, got) {
+		t.Fatal("a clone of the written map hashes differently")
+	}
+}

@@ -272,6 +272,7 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		m.regions(r) // now rather than on the first ticks: big maps take milliseconds
 	}
 	m.version, m.changed = newVersion(), false
+	m.terrainSum = new(terrainSum) // the terrain is final
 	return m
 }
 

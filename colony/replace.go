@@ -25,7 +25,7 @@ func (w *World) ReplaceMap(m lockstep.MapBlob) error {
 	if w.mapByID(m.ID) == nil {
 		return fmt.Errorf("colony: replace map %d: world has maps 0..%d", m.ID, len(w.maps)-1)
 	}
-	nm, err := decodeMap(w.r, m.ID, m.Data)
+	nm, err := decodeMap(w.r, m.ID, m.Data, m.Owned)
 	if err != nil {
 		return err
 	}

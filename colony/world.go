@@ -104,6 +104,7 @@ type gameMap struct {
 	version      uint64             // MapVersion: changes whenever the encoding does
 	changed      bool               // the encoded state changed since the last version
 	sharedTerr   bool               // Terrain is shared with a clone or an original
+	terrainSum   *terrainSum        // Terrain's hash, shared with it; nil after ownTerrain
 	ready        bool               // the derived fields below are built
 	where        []cellXY           // where[i] is the cell of Things[i]
 	cells        map[int32]cellInfo // cells holding things; absent means all zero
@@ -287,6 +288,7 @@ func (m *gameMap) ownTerrain() []uint8 {
 		m.Terrain = slices.Clone(m.Terrain)
 		m.sharedTerr = false
 	}
+	m.terrainSum = nil // written from here on: hashed afresh each time
 	return m.Terrain
 }
 

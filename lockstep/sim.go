@@ -75,6 +75,11 @@ type Sim interface {
 type MapBlob struct {
 	ID   int32
 	Data []byte
+	// Owned hands Data over: the loader may keep it, or parts of it, in
+	// the simulation it builds instead of copying them, and the caller
+	// must not use Data again. False (the zero value) means Data is the
+	// caller's, and nothing may keep it after the call.
+	Owned bool
 }
 
 // Loader rebuilds a Sim from the output of MarshalWorld and MarshalMap. It
@@ -129,8 +134,8 @@ type MapLoader interface {
 // MapAssembly is a simulation being rebuilt map by map.
 type MapAssembly interface {
 	// AddMap decodes one map (MarshalMap's output). Maps may come in any
-	// order; the data is not kept after AddMap returns. Calls are not
-	// concurrent.
+	// order; the data is not kept after AddMap returns unless m.Owned
+	// hands it over. Calls are not concurrent.
 	AddMap(m MapBlob) error
 	// Finish checks that every map arrived and returns the simulation.
 	Finish() (Sim, error)

@@ -60,12 +60,17 @@ type codecImpl struct {
 	// tooLarge reports an error of the reader that means the stream
 	// asked for more than limit.
 	tooLarge func(error) bool
+	// whole, when set, inflates a blob held in memory straight into one
+	// buffer of its declared raw size, when the stream names that same
+	// size and it is at most capLimit; ok false means it did not try (the
+	// caller streams the blob through reader instead).
+	whole func(src []byte, raw uint64, capLimit int64) (out []byte, ok bool, err error)
 }
 
 var codecs = map[Codec]codecImpl{
 	Gzip: {name: "gzip", defaultLevel: DefaultLevel, compress: gzipCompress, reader: gzipReader,
 		tooLarge: func(error) bool { return false }},
-	Zstd: {name: "zstd", defaultLevel: DefaultZstdLevel, compress: zstdCompress, reader: zstdReader,
+	Zstd: {name: "zstd", defaultLevel: DefaultZstdLevel, compress: zstdCompress, reader: zstdReader, whole: zstdWhole,
 		tooLarge: func(err error) bool {
 			return errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)
 		}},
@@ -233,4 +238,35 @@ func zstdReader(src io.Reader, limit int64) (io.Reader, func(), error) {
 		return nil, nil, err
 	}
 	return zr, func() { _ = zr.Reset(nil); zstdDecoders.Put(zr) }, nil
+}
+
+var zstdWholeDecoders sync.Pool // *zstd.Decoder, DecodeAll bounded by its buffer's capacity
+
+// zstdWhole inflates a frame that states its content size, when that size
+// is the blob's declared raw size and at most capLimit, with DecodeAll into a buffer of exactly that size:
+// DecodeAll keeps its history in the output, so the blob is allocated
+// once, where a streaming decoder would also hold a window as large as
+// the blob. The decoder refuses to write past the buffer's capacity, so
+// a frame lying about its size, or a second frame, is an error, never a
+// larger allocation.
+func zstdWhole(src []byte, raw uint64, capLimit int64) ([]byte, bool, error) {
+	var h zstd.Header
+	if err := h.Decode(src); err != nil || !h.HasFCS || h.FrameContentSize != raw || raw > uint64(capLimit) {
+		return nil, false, nil
+	}
+	zr, _ := zstdWholeDecoders.Get().(*zstd.Decoder)
+	if zr == nil {
+		var err error
+		zr, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true),
+			zstd.WithDecoderMaxWindow(zstd.MaxWindowSize))
+		if err != nil {
+			return nil, true, err
+		}
+	}
+	defer zstdWholeDecoders.Put(zr)
+	out, err := zr.DecodeAll(src, make([]byte, 0, h.FrameContentSize))
+	if err != nil {
+		return nil, true, err
+	}
+	return out, true, nil
 }

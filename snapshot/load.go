@@ -112,28 +112,23 @@ func checkInflated(out []byte, raw uint64, after func() error) ([]byte, error) {
 
 // readLimited reads r to its end into a buffer of initial bytes that
 // grows only when the data outruns it, refusing more than limit bytes.
-// A buffer sized right is filled in place: no copy, no slack.
+// A buffer sized right is filled in place: no copy, no slack. Once the
+// buffer holds limit bytes, the end of the stream is seen by a one-byte
+// probe, not by growing the buffer past the limit (which would allocate
+// the whole blob a second time).
 func readLimited(r io.Reader, limit, initial int64) ([]byte, error) {
-	buf := make([]byte, 0, max(initial, 512))
+	buf := make([]byte, 0, max(min(initial, limit), 512))
 	for {
+		if int64(len(buf)) >= limit {
+			return buf, probeEOF(r, limit)
+		}
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
-			}
-			// One byte past the limit is enough to see it is over.
-			next := min(max(2*int64(cap(buf)), 512), limit+1)
-			if next <= int64(cap(buf)) {
-				next = int64(cap(buf)) + 1
-			}
-			grown := make([]byte, len(buf), next)
+			grown := make([]byte, len(buf), min(max(2*int64(cap(buf)), 512), limit))
 			copy(grown, buf)
 			buf = grown
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), limit)])
 		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
-		}
 		if err == io.EOF {
 			return buf, nil
 		}
@@ -141,6 +136,25 @@ func readLimited(r io.Reader, limit, initial int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// probeEOF reads r, which has already given limit bytes, until it ends:
+// one byte more is ErrTooLarge.
+func probeEOF(r io.Reader, limit int64) error {
+	var one [1]byte
+	for range 100 {
+		n, err := r.Read(one[:])
+		if n > 0 {
+			return fmt.Errorf("decompressed data %w of %d bytes", ErrTooLarge, limit)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return io.ErrNoProgress
 }
 
 // Decompress checks b's hash, then inflates it with its codec, refusing
@@ -151,6 +165,22 @@ func Decompress(b Blob, limit int64) ([]byte, error) {
 		return nil, ErrHashMismatch
 	}
 	initial := max(initialInflateCap, inflateRatio*int64(len(b.Data)))
+	if impl, ok := codecs[b.Codec]; ok && impl.whole != nil {
+		lim, err := blobLimit(b.RawSize, limit)
+		if err != nil {
+			return nil, err
+		}
+		out, tried, err := impl.whole(b.Data, b.RawSize, min(lim, initial))
+		if tried {
+			if err != nil {
+				if impl.tooLarge(err) {
+					return nil, fmt.Errorf("decompress %s: %v: %w", b.Codec, err, ErrTooLarge)
+				}
+				return nil, fmt.Errorf("decompress %s: %w", b.Codec, err)
+			}
+			return checkInflated(out, b.RawSize, nil)
+		}
+	}
 	return inflate(bytes.NewReader(b.Data), b.Codec, b.RawSize, limit, initial, nil)
 }
 
@@ -213,7 +243,9 @@ func (a *Assembly) World(raw []byte) error {
 	return nil
 }
 
-// Map takes map i of the header, inflated.
+// Map takes map i of the header, inflated. raw is handed over (a
+// MapLoader may keep it in the world it builds): the caller must not use
+// it again.
 func (a *Assembly) Map(i int, raw []byte) error {
 	if i < 0 || i >= len(a.h.Maps) {
 		return fmt.Errorf("map %d of a header of %d", i, len(a.h.Maps))
@@ -226,7 +258,7 @@ func (a *Assembly) Map(i int, raw []byte) error {
 	if a.asm == nil {
 		return fmt.Errorf("load map %d: no world blob", id)
 	}
-	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw}); err != nil {
+	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw, Owned: true}); err != nil {
 		return fmt.Errorf("load map %d: %w", id, err)
 	}
 	return nil
@@ -257,7 +289,8 @@ func (a *Assembly) Finish() (lockstep.Sim, error) {
 // LoadBlobs is the one sequential loading path: it inflates the world,
 // then each map in header order, with inflate (given blob i, 0 the world
 // and 1+i map i, and lim.MaxRaw), holding the raw bytes of all of them
-// together to lim.MaxRawTotal, and assembles them as Assemble does. Errors
+// together to lim.MaxRawTotal, and assembles them as Assemble does (each
+// buffer inflate returns is handed over, as to Assembly.Map). Errors
 // from inflate are returned as they are, so it can name its blobs.
 func (h *Header) LoadBlobs(lim Limits, inflate func(i int, maxRaw int64) ([]byte, error), load lockstep.Loader, ml lockstep.MapLoader) (lockstep.Sim, error) {
 	a, err := h.Assemble(load, ml)

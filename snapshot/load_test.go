@@ -3,6 +3,8 @@ package snapshot
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -214,5 +216,46 @@ func TestAssemblyOrder(t *testing.T) {
 	}
 	if _, err := p.Inflate(3, 0); err == nil {
 		t.Error("Inflate of blob 3 of a payload of 2 maps: no error")
+	}
+}
+
+// TestDecompressAllocatesOnce checks that a blob inflating to exactly its
+// declared raw size is inflated into one buffer of that size: seeing the
+// stream end must not allocate the whole blob a second time. Both codecs,
+// several sizes; the bound (1.25× raw plus a fixed codec allowance) would
+// fail at the 2× a grown copy costs.
+func TestDecompressAllocatesOnce(t *testing.T) {
+	for _, c := range Readable() {
+		for _, n := range []int{1 << 20, 8 << 20, 24 << 20} {
+			// About 2:1 for both codecs, like game state and unlike a
+			// repeated pattern, so the in-memory bound on the buffer
+			// claimed up front (64× the compressed size) is not what
+			// decides.
+			raw := make([]byte, n)
+			rng := rand.New(rand.NewPCG(uint64(n), 1))
+			for i := range raw {
+				raw[i] = byte(rng.IntN(16))
+			}
+			b, err := Compress(raw, Compression{Codec: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			out, err := Decompress(b, 0)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatalf("%s %d: %v", c, n, err)
+			}
+			if !bytes.Equal(out, raw) {
+				t.Fatalf("%s %d: inflated bytes differ", c, n)
+			}
+			got := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%s, %d raw bytes: allocated %.2f× raw", c, n, float64(got)/float64(n))
+			if limit := uint64(n)*5/4 + 4<<20; got > limit {
+				t.Errorf("%s, %d raw bytes: allocated %d (%.2f× raw), want at most %d", c, n, got, float64(got)/float64(n), limit)
+			}
+		}
 	}
 }
