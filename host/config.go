@@ -174,14 +174,12 @@ type Config struct {
 	// JoinPointMaxAge is how long a join point is reused for later joiners
 	// before a new one is cut (default 10 s).
 	JoinPointMaxAge time.Duration
-	// Compression is the codec of join points, repairs and saves: "zstd"
-	// (the default) or "gzip". A joiner that does not read it (protocol 3)
-	// is sent gzip.
+	// Compression is the codec of join points, repairs and saves, with
+	// an optional level in the codec's own numbering: "zstd" (the
+	// default), "gzip", "zstd:10" (snapshot.ParseCompression). Without a
+	// level the codec's default level is used. A joiner that does not read
+	// the codec (protocol 3) is sent gzip at its default level.
 	Compression string
-	// GzipLevel is the gzip level (default snapshot.DefaultLevel).
-	GzipLevel int
-	// ZstdLevel is the zstd level (default snapshot.DefaultZstdLevel).
-	ZstdLevel int
 	// KeepaliveEvery is how often admitted clients get a keepalive
 	// (default 1 s).
 	KeepaliveEvery time.Duration
@@ -291,8 +289,6 @@ func (c Config) Defaults() Config {
 	orDefault(&c.SendQueueBytes, 8<<20)
 	orDefault(&c.JoinPointMaxAge, 10*time.Second)
 	orDefault(&c.Compression, snapshot.Zstd.String())
-	orDefault(&c.GzipLevel, snapshot.DefaultLevel)
-	orDefault(&c.ZstdLevel, snapshot.DefaultZstdLevel)
 	orDefault(&c.Logger, slog.Default())
 	switch c.HashEvery {
 	case 0:
@@ -311,21 +307,14 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// codec is the configured codec (Compression); gzip when it names none.
-func (c Config) codec() snapshot.Codec {
-	codec, err := snapshot.ParseCodec(c.Compression)
+// compression is the configured codec and level (Compression); gzip at
+// its default level when it names none.
+func (c Config) compression() snapshot.Compression {
+	comp, err := snapshot.ParseCompression(c.Compression)
 	if err != nil {
-		return snapshot.Gzip
+		return snapshot.Compression{}
 	}
-	return codec
-}
-
-// compression is codec at its configured level.
-func (c Config) compression(codec snapshot.Codec) snapshot.Compression {
-	if codec == snapshot.Zstd {
-		return snapshot.Compression{Codec: codec, Level: c.ZstdLevel}
-	}
-	return snapshot.Compression{Codec: codec, Level: c.GzipLevel}
+	return comp
 }
 
 // orDefault sets *p to v when it holds its type's zero value, that is when
@@ -363,7 +352,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Compression != "" {
-		if _, err := snapshot.ParseCodec(c.Compression); err != nil {
+		if _, err := snapshot.ParseCompression(c.Compression); err != nil {
 			errs = append(errs, err)
 		}
 	}

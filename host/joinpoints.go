@@ -16,11 +16,14 @@ import (
 // goroutine touches is preparing, which the background build clears when
 // it ends (hence an atomic).
 type joinPoints struct {
-	stats  *stats
-	log    *slog.Logger
-	lazy   bool                 // Config.LazyJoinPoints: build only when a joiner needs one
-	comp   snapshot.Compression // the configured codec and level: what a point is built with
-	maxAge time.Duration        // Config.JoinPointMaxAge
+	stats *stats
+	log   *slog.Logger
+	lazy  bool // Config.LazyJoinPoints: build only when a joiner needs one
+	// comp is the configured codec and level, what every point is built
+	// with. Set at creation and never changed: readers read its codec in
+	// the handshake, to offer it to their joiners.
+	comp   snapshot.Compression
+	maxAge time.Duration // Config.JoinPointMaxAge
 
 	current      *joinPoint  // nil until cut, and after it ages out
 	preparing    atomic.Bool // a join point is being built in the background
@@ -62,7 +65,7 @@ func (j *joinPoints) refresh(auth *lockstep.Authority) {
 }
 
 func newJoinPoints(cfg Config, st *stats) *joinPoints {
-	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.LazyJoinPoints, comp: cfg.compression(cfg.codec()),
+	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.LazyJoinPoints, comp: cfg.compression(),
 		maxAge: cfg.JoinPointMaxAge}
 }
 
@@ -99,9 +102,27 @@ type codedPoint struct {
 	err   error
 }
 
-// compressed returns the join point in c's codec, building it on first
-// use.
-func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) {
+// compression is how a payload is compressed for a client that reads
+// codec: the configured level when it is the configured codec, else the
+// codec's default level. Join points (their copies in other codecs
+// included) and repairs all take it from here.
+func compression(configured snapshot.Compression, codec snapshot.Codec) snapshot.Compression {
+	if codec == configured.Codec {
+		return configured
+	}
+	return snapshot.Compression{Codec: codec}
+}
+
+// compression is the compression of a repair for a client that reads
+// codec: see the function of that name.
+func (j *joinPoints) compression(codec snapshot.Codec) snapshot.Compression {
+	return compression(j.comp, codec)
+}
+
+// compressed returns the join point in codec, building it on first use:
+// with the configured compression, or transcoded from that for a client
+// that does not read the configured codec.
+func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
 	j.once.Do(func() {
 		start := time.Now()
 		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Compression: j.comp, Prev: j.prev, Versions: j.versions})
@@ -115,9 +136,10 @@ func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) 
 				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}
 	})
-	if j.err != nil || c.Codec == j.comp.Codec {
+	if j.err != nil || codec == j.comp.Codec {
 		return j.point, j.err
 	}
+	c := compression(j.comp, codec)
 	j.mu.Lock()
 	o := j.others[c.Codec]
 	if o == nil {
@@ -194,10 +216,10 @@ func (j *joinPoints) prepare(now time.Time, auth *lockstep.Authority) {
 	}
 	j.lastPrepared = now
 	j.preparing.Store(true)
-	jp, comp, log := j.current, j.comp, j.log
+	jp, log := j.current, j.log
 	go func() {
 		defer j.preparing.Store(false)
-		if _, err := jp.compressed(comp); err != nil {
+		if _, err := jp.compressed(jp.comp.Codec); err != nil {
 			log.Error("build join point", "err", err)
 		}
 	}()

@@ -63,6 +63,7 @@ type joinReply struct {
 	granted uint64
 	cmds    []snapshot.MapCommands
 	join    *joinProgress   // the join across its retries
+	retries int             // the join's connections before this one
 	held    map[uint64]bool // blob hashes the joiner holds: not sent again
 }
 
@@ -455,7 +456,7 @@ func (s *session) admit(r joinReq) joinReply {
 		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 	}
 	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, held: held}
+		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held}
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
@@ -508,6 +509,8 @@ func (s *session) leave(r leaveReq) {
 }
 
 func (s *session) dropMember(id int32) {
+	if m := s.members[id]; m != nil {
+	}
 	delete(s.members, id)
 	for i, o := range s.order {
 		if o == id {
