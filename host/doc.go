@@ -61,7 +61,9 @@
 // with its token is followed by joinProgress (resume.go), which the
 // session goroutine owns: the reader publishes there the transfer it
 // started, and the session reads that transfer's counters when the join
-// resumes, to check what the joiner says it holds.
+// resumes, to check what the joiner says it holds. The join point a
+// joiner is sent counts it as in use from admission to WorldReady or its
+// leave, on the session goroutine (joinPoints.hand, release).
 //
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a

@@ -46,12 +46,18 @@ func (j *joinPoints) stepped(d time.Duration) {
 // twice what building a new one took last time: waiting for the build
 // costs the build, and the ticks that pass meanwhile, which take less to
 // replay than they take to pass. The catch-up is then bounded by the
-// build time instead of growing with the point's age. A point still being
-// built is kept (the joiner waits for it either way), as is one younger
-// than a second.
+// build time instead of growing with the point's age.
+//
+// Whether a point is kept does not depend on the clock (how old it is
+// when a joiner comes), only on its use: a point in use (still being
+// built, or being sent to a joiner that has not reported WorldReady) is
+// kept, so joiners whose joins overlap share one point; and a point
+// nobody was sent yet (one prepared in advance) is kept for the next
+// joiner, which is what it was prepared for; expire bounds its age. Only
+// a point whose joiners are all in is weighed against a new build.
 func (j *joinPoints) refresh(auth *lockstep.Authority) {
 	cur := j.current
-	if cur == nil || !cur.built.Load() || time.Since(cur.cutAt) < time.Second {
+	if cur == nil || !cur.built.Load() || cur.sending > 0 || !cur.sent {
 		return
 	}
 	ticks := auth.Sim().Tick() - cur.tick
@@ -61,6 +67,20 @@ func (j *joinPoints) refresh(auth *lockstep.Authority) {
 			"replay_ms", float64(replay.Microseconds())/1000, "build_ms", float64(build.Microseconds())/1000)
 		j.current = nil
 		auth.Queues().Reset()
+	}
+}
+
+// hand gives the current join point to a joiner being admitted: the point
+// is in use until release.
+func (j *joinPoints) hand(p *joinPoint) {
+	p.sending++
+	p.sent = true
+}
+
+// release ends a joiner's use of p: it is in (WorldReady) or gone.
+func (j *joinPoints) release(p *joinPoint) {
+	if p != nil {
+		p.sending--
 	}
 }
 
@@ -84,12 +104,17 @@ type joinPoint struct {
 	cutAt    time.Time
 	tick     uint64      // the state's tick
 	built    atomic.Bool // compressed in the configured codec
-	stats    *stats
-	log      *slog.Logger
-	comp     snapshot.Compression // what the state is built with
-	once     sync.Once
-	point    *snapshot.Point
-	err      error
+	// sending counts the joiners admitted to this point that are not in
+	// yet (WorldReady) and still connected; sent is whether any joiner was
+	// ever admitted to it. The session goroutine alone touches both.
+	sending int
+	sent    bool
+	stats   *stats
+	log     *slog.Logger
+	comp    snapshot.Compression // what the state is built with
+	once    sync.Once
+	point   *snapshot.Point
+	err     error
 
 	mu     sync.Mutex
 	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
