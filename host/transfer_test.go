@@ -26,10 +26,12 @@ import (
 // machine admits them: which point each gets depends on no clock.
 func TestSixteenJoinersOneCompression(t *testing.T) {
 	const maps, joiners = 4, 16
-	// While a joiner holds its WorldReady it reads no ticks: its send
-	// queue and catch-up deadline are sized for a slow machine's wait.
-	h := startHost(t, host.Config{MaxPlayers: joiners, JoinPointMaxAge: time.Hour, LazyJoinPoints: true,
-		SendQueue: 1 << 16, CatchUpTimeout: 10 * time.Minute}, locksteptest.New(maps, 256<<10))
+	// While a joiner holds its WorldReady it reads nothing and echoes no
+	// keepalive: a slow tick, a deep send queue and long deadlines let it
+	// wait as long as a loaded machine takes to admit all sixteen.
+	h := startHost(t, host.Config{MaxPlayers: joiners, JoinPointMaxAge: time.Hour, LazyJoinPoints: true, TickRate: 20,
+		SendQueue: 1 << 16, CatchUpTimeout: 10 * time.Minute, Timeout: 10 * time.Minute, HandshakeTimeout: 5 * time.Minute,
+		UsernameTimeout: 5 * time.Minute}, locksteptest.New(maps, 256<<10))
 	var (
 		wg      sync.WaitGroup
 		loaded  atomic.Int32
@@ -210,9 +212,13 @@ func listen(t *testing.T) net.Listener {
 func TestJoinPointPreparedInAdvance(t *testing.T) {
 	// An hour's JoinPointMaxAge: a point expires by age however it is
 	// used, and on a loaded machine the wait below can pass the default.
-	h := startHost(t, host.Config{JoinPointMaxAge: time.Hour}, locksteptest.New(3, 64<<10))
+	h := startHost(t, host.Config{JoinPointMaxAge: time.Hour, HandshakeTimeout: 5 * time.Minute, UsernameTimeout: 5 * time.Minute},
+		locksteptest.New(3, 64<<10))
 	testkit.WaitFor(t, "a join point built in the background", func() bool { return h.srv.Overview().Stats.Built == 1 })
-	startJoiner(t, h.addr, "Alice")
+	// No per-tick hashing: the point is as old as the wait below, and a
+	// joiner hashing every tick under -race may replay slower than the
+	// host ticks.
+	startJoiner(t, h.addr, "Alice", func(c *join.Config) { c.OnStep, c.OnApply = nil, nil })
 	// A point prepared in advance that nobody was sent yet is the next
 	// joiner's, however long it waited (up to JoinPointMaxAge).
 	if st := h.srv.Overview().Stats; st.JoinPoints != 1 || st.Built != 1 {
