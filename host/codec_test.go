@@ -48,8 +48,16 @@ func TestCodecNegotiation(t *testing.T) {
 }
 
 func TestCompressionValidated(t *testing.T) {
-	cfg := host.Config{Join: host.JoinConfig{Compression: "lzma"}}.Defaults()
-	if err := cfg.Validate(); err == nil {
-		t.Fatal("compression lzma accepted")
+	for _, tc := range []struct {
+		compression string
+		ok          bool
+	}{
+		{"lzma", false}, {"gzip:12", false}, {"zstd:x", false},
+		{"zstd", true}, {"gzip", true}, {"zstd:10", true}, {"gzip:-2", true}, {"", true},
+	} {
+		err := host.Config{Join: host.JoinConfig{Compression: tc.compression}}.Defaults().Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("compression %q: %v, want accepted %v", tc.compression, err, tc.ok)
+		}
 	}
 }

@@ -226,14 +226,12 @@ type JoinConfig struct {
 	// default the host keeps one built in the background (at most ~5% of a
 	// core), so joiners do not wait for compression.
 	LazyJoinPoints bool
-	// Compression is the codec of join points, repairs and saves: "zstd"
-	// (the default) or "gzip". A joiner that does not read it (protocol 3)
-	// is sent gzip.
+	// Compression is the codec of join points, repairs and saves, with
+	// an optional level in the codec's own numbering: "zstd" (the
+	// default), "gzip", "zstd:10" (snapshot.ParseCompression). Without a
+	// level the codec's default level is used. A joiner that does not read
+	// the codec (protocol 3) is sent gzip at its default level.
 	Compression string
-	// GzipLevel is the gzip level (default snapshot.DefaultLevel).
-	GzipLevel int
-	// ZstdLevel is the zstd level (default snapshot.DefaultZstdLevel).
-	ZstdLevel int
 }
 
 // LagConfig says what happens when a playing client falls behind, and how
@@ -346,8 +344,6 @@ func DefaultConfig() Config {
 			DownloadWindow:  2 << 20,
 			JoinPointMaxAge: 10 * time.Second,
 			Compression:     snapshot.Zstd.String(),
-			GzipLevel:       snapshot.DefaultLevel,
-			ZstdLevel:       snapshot.DefaultZstdLevel,
 		},
 		Lag: LagConfig{
 			Policy:       LagWait,
@@ -409,21 +405,14 @@ func fillZeros(dst, def reflect.Value) {
 	}
 }
 
-// codec is the configured codec (Compression); gzip when it names none.
-func (c Config) codec() snapshot.Codec {
-	codec, err := snapshot.ParseCodec(c.Join.Compression)
+// compression is the configured codec and level (Join.Compression); gzip
+// at its default level when it names none.
+func (c Config) compression() snapshot.Compression {
+	comp, err := snapshot.ParseCompression(c.Join.Compression)
 	if err != nil {
-		return snapshot.Gzip
+		return snapshot.Compression{}
 	}
-	return codec
-}
-
-// compression is codec at its configured level.
-func (c Config) compression(codec snapshot.Codec) snapshot.Compression {
-	if codec == snapshot.Zstd {
-		return snapshot.Compression{Codec: codec, Level: c.Join.ZstdLevel}
-	}
-	return snapshot.Compression{Codec: codec, Level: c.Join.GzipLevel}
+	return comp
 }
 
 // Validate reports settings that cannot work.
@@ -453,7 +442,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Join.Compression != "" {
-		if _, err := snapshot.ParseCodec(c.Join.Compression); err != nil {
+		if _, err := snapshot.ParseCompression(c.Join.Compression); err != nil {
 			errs = append(errs, err)
 		}
 	}

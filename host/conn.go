@@ -23,8 +23,8 @@ type conn struct {
 	writeTimeout time.Duration
 
 	ctrl     chan []byte
-	transfer chan *snapshot.Payload
-	queued   atomic.Int64 // bytes in ctrl not yet written
+	transfer chan *transfer // the next payload to stream (capacity 1)
+	queued   atomic.Int64   // bytes in ctrl not yet written
 	maxBytes int64
 
 	closeOnce sync.Once
@@ -33,21 +33,10 @@ type conn struct {
 	final     []byte         // disconnect frame to send before closing
 	why       string         // why it closed, for the other players
 	sent      *atomic.Uint64 // counts bytes written, if set
-	// written, if set, hears how far each payload has been written; set
-	// before the payload is handed over.
-	written func(pl *snapshot.Payload, from, to uint64)
-	// joinPl is the join's payload (a repair's is another, without
-	// acknowledgements); window, if not 0, bounds how far the writer runs
-	// ahead of acked in it. Both are set before the payload is handed over.
-	joinPl      *snapshot.Payload
-	window      uint64
-	acked       atomic.Uint64
-	ackWake     chan struct{} // a new acknowledgement (capacity 1)
-	joinWritten atomic.Uint64 // bytes of joinPl written
-	// compression is what this client's payloads (join and repairs) are
+	// codec is what this client's payloads (join and repairs) are
 	// compressed with: the host's codec if the client reads it, else
 	// gzip. Set in the handshake, before admission.
-	compression snapshot.Compression
+	codec snapshot.Codec
 }
 
 func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {
@@ -57,8 +46,7 @@ func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration,
 		log:          log,
 		writeTimeout: writeTimeout,
 		ctrl:         make(chan []byte, queue),
-		transfer:     make(chan *snapshot.Payload, 1),
-		ackWake:      make(chan struct{}, 1),
+		transfer:     make(chan *transfer, 1),
 		closing:      make(chan struct{}),
 		done:         make(chan struct{}),
 	}
@@ -98,26 +86,11 @@ func (c *conn) sendPacket(p wire.Packet) bool {
 	return c.send(b)
 }
 
-// ack records that the client acknowledged the first n bytes of the
-// join's payload, letting the writer run on.
-func (c *conn) ack(n uint64) {
-	c.acked.Store(n)
+// startTransfer hands a payload's transfer to the writer, which streams
+// it after the one under way, if any.
+func (c *conn) startTransfer(t *transfer) {
 	select {
-	case c.ackWake <- struct{}{}:
-	default:
-	}
-}
-
-// ahead reports whether the writer must wait for acknowledgements before
-// writing pl from offset.
-func (c *conn) ahead(pl *snapshot.Payload, offset uint64) bool {
-	return c.window > 0 && pl == c.joinPl && offset >= c.acked.Load()+c.window
-}
-
-// startTransfer hands the world payload to the writer.
-func (c *conn) startTransfer(p *snapshot.Payload) {
-	select {
-	case c.transfer <- p:
+	case c.transfer <- t:
 	case <-c.closing:
 	}
 }
@@ -176,7 +149,7 @@ func (c *conn) writeLoop() {
 	defer close(c.done)
 	defer c.nc.Close()
 	var (
-		pl     *snapshot.Payload
+		t      *transfer // the payload being streamed, if any
 		offset uint64
 		frame  []byte
 	)
@@ -199,31 +172,25 @@ func (c *conn) writeLoop() {
 			continue
 		default:
 		}
-		if pl != nil && !c.ahead(pl, offset) {
+		if t != nil && !t.ahead(offset) {
 			// The chunk goes out as a small header plus the shared blob
 			// bytes themselves: nothing is copied or encoded per joiner.
-			data := pl.Chunk(offset, wire.MaxChunkData)
-			frame = wire.AppendWorldDataHeader(frame[:0], offset, pl.Total(), len(data))
+			data := t.pl.Chunk(offset, wire.MaxChunkData)
+			frame = wire.AppendWorldDataHeader(frame[:0], offset, t.pl.Total(), len(data))
 			if err := c.writev(frame, data); err != nil {
 				fail(err)
 				return
 			}
-			from := offset
 			offset += uint64(len(data))
-			if pl == c.joinPl {
-				c.joinWritten.Store(offset)
-			}
-			if c.written != nil {
-				c.written(pl, from, offset)
-			}
-			if offset >= pl.Total() {
-				pl = nil
+			t.wrote(offset)
+			if offset >= t.pl.Total() {
+				t = nil
 			}
 			continue
 		}
-		transfer := c.transfer
-		if pl != nil {
-			transfer = nil // one payload at a time
+		next, wake := c.transfer, (chan struct{})(nil)
+		if t != nil {
+			next, wake = nil, t.wake // one payload at a time; wait for an acknowledgement
 		}
 		select {
 		case <-c.closing:
@@ -235,9 +202,9 @@ func (c *conn) writeLoop() {
 				fail(err)
 				return
 			}
-		case p := <-transfer:
-			pl, offset = p, 0
-		case <-c.ackWake:
+		case t = <-next:
+			offset = 0
+		case <-wake:
 		}
 	}
 }

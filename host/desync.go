@@ -203,7 +203,7 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	sim := s.auth.Sim()
 	tick := sim.Tick()
 	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
-	opts := snapshot.BuildOptions{Compression: m.conn.compression}
+	opts := snapshot.BuildOptions{Compression: s.points.compression(m.conn.codec)}
 	// A simulation that can clone itself is only copied here; encoding,
 	// hashing and compressing run elsewhere, map by map, so a big map
 	// does not stall the tick and the repair is never held raw whole.
@@ -261,7 +261,7 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 		log.Info("sending repair", "player", id, "tick", point.Tick, "maps", maps, "full", full,
 			"compression", opts.Compression.String(), "bytes", pl.Total(), "raw_bytes", point.RawSize(),
 			"build_ms", float64(time.Since(start).Microseconds())/1000)
-		c.startTransfer(pl)
+		c.startTransfer(newRepairTransfer(pl))
 	}()
 }
 

@@ -51,6 +51,20 @@
 //     report, the first round trip, a chat line, a leave) goes over the
 //     session's channels.
 //
+// A payload on its way to a client (the world of a join, a repair) is one
+// more value, transfer (transfer.go), built whole in one place and handed
+// to the writer in one call (conn.startTransfer). The writer alone stores
+// how far it wrote; the reader alone stores how far the client
+// acknowledged (transfer.ack, which also wakes a writer waiting on the
+// download window); neither reads the other's goroutine's state beyond
+// those two counters. A join that drops before WorldReady and comes back
+// with its token is followed by joinProgress (resume.go), which the
+// session goroutine owns: the reader publishes there the transfer it
+// started, and the session reads that transfer's counters when the join
+// resumes, to check what the joiner says it holds. The join point a
+// joiner is sent counts it as in use from admission to WorldReady or its
+// leave, on the session goroutine (joinPoints.hand, release).
+//
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known) or a channel (checkpoints being hashed).

@@ -16,11 +16,14 @@ import (
 // goroutine touches is preparing, which the background build clears when
 // it ends (hence an atomic).
 type joinPoints struct {
-	stats  *stats
-	log    *slog.Logger
-	lazy   bool                 // Config.Join.LazyJoinPoints: build only when a joiner needs one
-	comp   snapshot.Compression // the configured codec and level: what a point is built with
-	maxAge time.Duration        // Config.Join.JoinPointMaxAge
+	stats *stats
+	log   *slog.Logger
+	lazy  bool // Config.Join.LazyJoinPoints: build only when a joiner needs one
+	// comp is the configured codec and level, what every point is built
+	// with. Set at creation and never changed: readers read its codec in
+	// the handshake, to offer it to their joiners.
+	comp   snapshot.Compression
+	maxAge time.Duration // Config.Join.JoinPointMaxAge
 
 	current      *joinPoint  // nil until cut, and after it ages out
 	preparing    atomic.Bool // a join point is being built in the background
@@ -43,12 +46,18 @@ func (j *joinPoints) stepped(d time.Duration) {
 // twice what building a new one took last time: waiting for the build
 // costs the build, and the ticks that pass meanwhile, which take less to
 // replay than they take to pass. The catch-up is then bounded by the
-// build time instead of growing with the point's age. A point still being
-// built is kept (the joiner waits for it either way), as is one younger
-// than a second.
+// build time instead of growing with the point's age.
+//
+// Whether a point is kept does not depend on the clock (how old it is
+// when a joiner comes), only on its use: a point in use (still being
+// built, or being sent to a joiner that has not reported WorldReady) is
+// kept, so joiners whose joins overlap share one point; and a point
+// nobody was sent yet (one prepared in advance) is kept for the next
+// joiner, which is what it was prepared for; expire bounds its age. Only
+// a point whose joiners are all in is weighed against a new build.
 func (j *joinPoints) refresh(auth *lockstep.Authority) {
 	cur := j.current
-	if cur == nil || !cur.built.Load() || time.Since(cur.cutAt) < time.Second {
+	if cur == nil || !cur.built.Load() || cur.sending > 0 || !cur.sent {
 		return
 	}
 	ticks := auth.Sim().Tick() - cur.tick
@@ -61,8 +70,22 @@ func (j *joinPoints) refresh(auth *lockstep.Authority) {
 	}
 }
 
+// hand gives the current join point to a joiner being admitted: the point
+// is in use until release.
+func (j *joinPoints) hand(p *joinPoint) {
+	p.sending++
+	p.sent = true
+}
+
+// release ends a joiner's use of p: it is in (WorldReady) or gone.
+func (j *joinPoints) release(p *joinPoint) {
+	if p != nil {
+		p.sending--
+	}
+}
+
 func newJoinPoints(cfg Config, st *stats) *joinPoints {
-	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.Join.LazyJoinPoints, comp: cfg.compression(cfg.codec()),
+	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.Join.LazyJoinPoints, comp: cfg.compression(),
 		maxAge: cfg.Join.JoinPointMaxAge}
 }
 
@@ -81,12 +104,17 @@ type joinPoint struct {
 	cutAt    time.Time
 	tick     uint64      // the state's tick
 	built    atomic.Bool // compressed in the configured codec
-	stats    *stats
-	log      *slog.Logger
-	comp     snapshot.Compression // what the state is built with
-	once     sync.Once
-	point    *snapshot.Point
-	err      error
+	// sending counts the joiners admitted to this point that are not in
+	// yet (WorldReady) and still connected; sent is whether any joiner was
+	// ever admitted to it. The session goroutine alone touches both.
+	sending int
+	sent    bool
+	stats   *stats
+	log     *slog.Logger
+	comp    snapshot.Compression // what the state is built with
+	once    sync.Once
+	point   *snapshot.Point
+	err     error
 
 	mu     sync.Mutex
 	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
@@ -99,9 +127,27 @@ type codedPoint struct {
 	err   error
 }
 
-// compressed returns the join point in c's codec, building it on first
-// use.
-func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) {
+// compression is how a payload is compressed for a client that reads
+// codec: the configured level when it is the configured codec, else the
+// codec's default level. Join points (their copies in other codecs
+// included) and repairs all take it from here.
+func compression(configured snapshot.Compression, codec snapshot.Codec) snapshot.Compression {
+	if codec == configured.Codec {
+		return configured
+	}
+	return snapshot.Compression{Codec: codec}
+}
+
+// compression is the compression of a repair for a client that reads
+// codec: see the function of that name.
+func (j *joinPoints) compression(codec snapshot.Codec) snapshot.Compression {
+	return compression(j.comp, codec)
+}
+
+// compressed returns the join point in codec, building it on first use:
+// with the configured compression, or transcoded from that for a client
+// that does not read the configured codec.
+func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
 	j.once.Do(func() {
 		start := time.Now()
 		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Compression: j.comp, Prev: j.prev, Versions: j.versions})
@@ -115,9 +161,10 @@ func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) 
 				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}
 	})
-	if j.err != nil || c.Codec == j.comp.Codec {
+	if j.err != nil || codec == j.comp.Codec {
 		return j.point, j.err
 	}
+	c := compression(j.comp, codec)
 	j.mu.Lock()
 	o := j.others[c.Codec]
 	if o == nil {
@@ -194,10 +241,10 @@ func (j *joinPoints) prepare(now time.Time, auth *lockstep.Authority) {
 	}
 	j.lastPrepared = now
 	j.preparing.Store(true)
-	jp, comp, log := j.current, j.comp, j.log
+	jp, log := j.current, j.log
 	go func() {
 		defer j.preparing.Store(false)
-		if _, err := jp.compressed(comp); err != nil {
+		if _, err := jp.compressed(jp.comp.Codec); err != nil {
 			log.Error("build join point", "err", err)
 		}
 	}()

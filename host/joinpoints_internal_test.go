@@ -11,22 +11,27 @@ import (
 
 // TestJoinPointRefresh: a joiner gets a new join point, rather than one
 // whose catch-up would take longer than twice the last build, and keeps
-// the current one otherwise (young, still building, or cheap to replay).
+// the current one otherwise: cheap to replay, still building, being sent
+// to a joiner not in yet, or prepared in advance and sent to nobody yet.
+// The point's age on the clock plays no part: every point here was cut
+// an instant before.
 func TestJoinPointRefresh(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		age      time.Duration
 		ticks    int
 		tickCost time.Duration
 		build    time.Duration
 		built    bool
+		sending  int  // joiners admitted to it and not in yet
+		sent     bool // admitted to it ever
 		replaced bool
 	}{
-		{"replay longer than two builds", 5 * time.Second, 300, 10 * time.Millisecond, time.Second, true, true},
-		{"replay shorter than two builds", 5 * time.Second, 300, 5 * time.Millisecond, 2 * time.Second, true, false},
-		{"younger than a second", 500 * time.Millisecond, 300, 10 * time.Millisecond, time.Second, true, false},
-		{"still building", 5 * time.Second, 300, 10 * time.Millisecond, time.Second, false, false},
-		{"no build measured yet", 5 * time.Second, 300, 10 * time.Millisecond, 0, true, false},
+		{"replay longer than two builds", 300, 10 * time.Millisecond, time.Second, true, 0, true, true},
+		{"replay shorter than two builds", 300, 5 * time.Millisecond, 2 * time.Second, true, 0, true, false},
+		{"still building", 300, 10 * time.Millisecond, time.Second, false, 1, true, false},
+		{"being sent to a joiner", 300, 10 * time.Millisecond, time.Second, true, 1, true, false},
+		{"prepared, sent to nobody yet", 300, 10 * time.Millisecond, time.Second, true, 0, false, false},
+		{"no build measured yet", 300, 10 * time.Millisecond, 0, true, 0, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			auth := lockstep.NewAuthority(locksteptest.New(2, 100))
@@ -37,8 +42,8 @@ func TestJoinPointRefresh(t *testing.T) {
 				t.Fatal(err)
 			}
 			cur := j.current
-			cur.cutAt = time.Now().Add(-tc.age)
 			cur.built.Store(tc.built)
+			cur.sending, cur.sent = tc.sending, tc.sent
 			for range tc.ticks {
 				auth.Advance(true)
 			}
@@ -57,6 +62,34 @@ func TestJoinPointRefresh(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoinPointInUse: a point handed to joiners stays in use until every
+// one of them is released (WorldReady or gone).
+func TestJoinPointInUse(t *testing.T) {
+	auth := lockstep.NewAuthority(locksteptest.New(2, 100))
+	st := &stats{}
+	st.s.LastBuild = time.Millisecond
+	j := &joinPoints{stats: st, log: slog.New(slog.DiscardHandler), maxAge: time.Hour, tickCost: time.Millisecond}
+	p, err := j.ensure(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.built.Store(true)
+	j.hand(p)
+	j.hand(p)
+	for range 100 {
+		auth.Advance(true)
+	}
+	j.release(p)
+	if j.refresh(auth); j.current != p {
+		t.Fatal("replaced while one joiner was still being sent it")
+	}
+	j.release(p)
+	j.release(nil) // a member that was never handed a point
+	if j.refresh(auth); j.current != nil {
+		t.Fatal("kept once its joiners were in, though replaying costs more than two builds")
 	}
 }
 

@@ -65,7 +65,9 @@ type peer struct {
 	puzzleDone  func()        // once the attempt is decided: ends a free pass
 	resumed     uint64        // world payload bytes left out: the joiner held them
 	retry       bool          // this connection retries a join that dropped before WorldReady
-	join        *joinProgress // the join across its retries, once admitted
+	join        *joinProgress // the join across its retries, once admitted (only seq is read here)
+	retries     int           // the join's connections before this one
+	world       *transfer     // the world's transfer, once started
 	joined      bool          // the join record has been written
 }
 
@@ -81,9 +83,12 @@ func (p *peer) record(outcome, reason string) {
 	p.joined = true
 	r := JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
 		Spectator: p.spectator, Rejoin: p.rejoin, Outcome: outcome, Reason: reason, Phases: p.phases,
-		Total: time.Since(p.start), Bytes: p.conn.joinWritten.Load(), Resumed: p.resumed}
+		Total: time.Since(p.start), Resumed: p.resumed}
+	if p.world != nil {
+		r.Bytes = p.world.written.Load()
+	}
 	if p.join != nil {
-		r.Join, r.Retries, r.Retry = p.join.seq, p.join.retried(), p.retry
+		r.Join, r.Retries, r.Retry = p.join.seq, p.retries, p.retry
 	}
 	p.srv.sess.pub.history.join(r)
 }
@@ -290,7 +295,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		}
 		return nil, refuse(wire.ReasonProtocol, "Protocol mismatch: host speaks %d, client speaks %d; %s.", wire.ProtocolVersion, v, older)
 	}
-	p.conn.compression = cfg.compression(chooseCodec(cfg.codec(), cp.Codecs))
+	p.conn.codec = chooseCodec(p.srv.sess.points.comp.Codec, cp.Codecs)
 	p.phase("handshake")
 	p.pend.progress(time.Now())
 
@@ -396,7 +401,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	}
 	p.pend.release()
 	p.fr.SetMax(cfg.Limits.MaxFrame)
-	p.member, p.join = jr.member, jr.join
+	p.member, p.join, p.retries = jr.member, jr.join, jr.retries
 	p.id, p.name = jr.id, jr.member.name
 	p.spectator = jr.member.spectator
 	// A rejoin takes its old ID: every line from here names the player
@@ -424,7 +429,7 @@ func chooseCodec(want snapshot.Codec, offered []uint8) snapshot.Codec {
 func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
-	point, err := jr.point.compressed(p.conn.compression)
+	point, err := jr.point.compressed(p.conn.codec)
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
@@ -434,19 +439,15 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		p.log.Error("lay out join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
-	jr.join.sending(pl)
-	p.conn.written = jr.join.written
-	p.conn.joinPl = pl
-	if w := p.srv.cfg.Join.DownloadWindow; w > 0 {
-		p.conn.window = uint64(w)
-	}
-	p.conn.startTransfer(pl)
+	p.world = newJoinTransfer(pl, uint64(max(cfg.Join.DownloadWindow, 0)))
+	jr.join.last.Store(p.world)
+	p.conn.startTransfer(p.world)
 	p.resumed, p.retry = pl.Held(), jr.held != nil
 	if jr.held != nil {
 		p.srv.sess.stats.update(func(st *Stats) { st.Resumes++; st.ResumedBytes += pl.Held() })
 	}
 	p.log.Info("sending world", "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(),
-		"raw_bytes", point.RawSize(), "resumed_bytes", pl.Held(), "retries", jr.join.retried())
+		"raw_bytes", point.RawSize(), "resumed_bytes", pl.Held(), "retries", jr.retries)
 	wr, err := p.download(pl)
 	if err != nil {
 		return nil, err
@@ -502,9 +503,8 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 				return nil, refuse(wire.ReasonBadPacket, "acknowledged %d of %d bytes after %d", pkt.Received, total, acked)
 			}
 			if pkt.Received > acked {
-				p.join.acked(pl, acked, pkt.Received)
 				acked = pkt.Received
-				p.conn.ack(acked)
+				p.world.ack(acked)
 				downloadDeadline()
 			}
 			if acked == total && !downloaded {

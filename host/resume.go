@@ -3,9 +3,8 @@ package host
 import (
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 
-	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -31,20 +30,21 @@ type heldKey struct {
 // joinProgress follows one join over its connections until WorldReady:
 // the blobs its joiner holds (acknowledged whole, or left out of a
 // resumed payload because it held them), so a retry with the session
-// token resumes instead of starting over. The session goroutine creates
-// and checks it; the connection's reader records acknowledgements.
+// token resumes instead of starting over. Only the session goroutine
+// touches it, except last: the reader of each connection publishes there
+// the transfer it started, and the session reads what that transfer
+// wrote and had acknowledged when the join is resumed (fold).
 type joinProgress struct {
 	seq uint64 // names the join in the history; never 0
 
-	mu       sync.Mutex
-	current  *snapshot.Payload // the payload of the latest connection
-	pairs    map[heldKey]bool  // what a resume may name: written whole, or held
-	sizes    map[uint64]uint64 // hash -> size of every blob held
-	held     uint64            // bytes of distinct blobs held
-	finished bool              // the last connection acknowledged its whole download
-	retries  int               // connections after the first
-	stalls   int               // resumes in a row without progress
-	lastHeld uint64            // held at the last resume
+	last     atomic.Pointer[transfer] // the latest connection's world transfer
+	pairs    map[heldKey]bool         // what a resume may name: written whole, or held
+	sizes    map[uint64]uint64        // hash -> size of every blob held
+	held     uint64                   // bytes of distinct blobs held
+	finished bool                     // the last connection acknowledged its whole download
+	retries  int                      // connections after the first
+	stalls   int                      // resumes in a row without progress
+	lastHeld uint64                   // held at the last resume
 }
 
 func newJoinProgress(seq uint64) *joinProgress {
@@ -56,8 +56,7 @@ func newJoinProgress(seq uint64) *joinProgress {
 // progress over maxResumeStalls resumes in a row is refused. It returns
 // the hashes the joiner holds, for the payload to leave out.
 func (jp *joinProgress) resume(claim []wire.HeldBlob) (map[uint64]bool, error) {
-	jp.mu.Lock()
-	defer jp.mu.Unlock()
+	jp.fold()
 	held := make(map[uint64]bool, len(claim))
 	for _, b := range claim {
 		if !jp.pairs[heldKey{b.Index, b.Hash}] {
@@ -75,43 +74,25 @@ func (jp *joinProgress) resume(claim []wire.HeldBlob) (map[uint64]bool, error) {
 	return held, nil
 }
 
-// sending records a payload about to go out: the blobs it leaves out are
-// held, at their index in its header.
-func (jp *joinProgress) sending(pl *snapshot.Payload) {
-	jp.mu.Lock()
-	defer jp.mu.Unlock()
-	jp.current = pl
+// fold takes in what the last connection's transfer did, once: the blobs
+// its payload left out are held at their index; every blob it wrote whole
+// may be named by a resume (its acknowledgement may have been lost with
+// the connection); every blob acknowledged whole is held, which is the
+// join's progress.
+func (jp *joinProgress) fold() {
+	t := jp.last.Swap(nil)
+	if t == nil {
+		return
+	}
+	pl := t.pl
 	for _, i := range pl.HeldBlobs() {
 		jp.pairs[heldKey{uint32(i), pl.BlobHash(i)}] = true
 	}
-}
-
-// written records that bytes from..to of pl went out: a resume may name
-// every blob they completed (its acknowledgement may have been lost with
-// the connection). Other payloads (repairs) are not the join's. It is
-// called for every chunk, so a chunk inside a blob costs no lock.
-func (jp *joinProgress) written(pl *snapshot.Payload, from, to uint64) {
-	done := pl.CompletedIn(from, to)
-	if len(done) == 0 {
-		return
-	}
-	jp.mu.Lock()
-	defer jp.mu.Unlock()
-	if pl != jp.current {
-		return
-	}
-	for _, i := range done {
+	for _, i := range pl.CompletedIn(0, t.written.Load()) {
 		jp.pairs[heldKey{uint32(i), pl.BlobHash(i)}] = true
 	}
-}
-
-// acked records an acknowledgement that moved from the first from bytes
-// of pl to the first acked: every blob completed in between is held,
-// which is the join's progress.
-func (jp *joinProgress) acked(pl *snapshot.Payload, from, acked uint64) {
-	jp.mu.Lock()
-	defer jp.mu.Unlock()
-	for _, i := range pl.CompletedIn(from, acked) {
+	acked := t.acked.Load()
+	for _, i := range pl.CompletedIn(0, acked) {
 		h := pl.BlobHash(i)
 		jp.pairs[heldKey{uint32(i), h}] = true
 		if _, ok := jp.sizes[h]; !ok {
@@ -122,13 +103,6 @@ func (jp *joinProgress) acked(pl *snapshot.Payload, from, acked uint64) {
 	if acked == pl.Total() {
 		jp.finished = true
 	}
-}
-
-// retried is how many times the join was retried so far.
-func (jp *joinProgress) retried() int {
-	jp.mu.Lock()
-	defer jp.mu.Unlock()
-	return jp.retries
 }
 
 // startJoin is the progress of an admitted join: the one its token was

@@ -27,7 +27,8 @@ func TestJoinProgressClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	jp := newJoinProgress(1)
-	jp.sending(pl)
+	tr := newJoinTransfer(pl, 0)
+	jp.last.Store(tr)
 	// Written up to the end of map 0's blob (index 1), acknowledged up to
 	// the world blob only.
 	var end1 uint64
@@ -37,9 +38,9 @@ func TestJoinProgressClaims(t *testing.T) {
 			break
 		}
 	}
-	jp.written(pl, 0, end1-1) // the writer reports chunk by chunk
-	jp.written(pl, end1-1, end1)
-	jp.acked(pl, 0, end1-1)
+	tr.wrote(end1 - 1) // the writer stores each chunk's end
+	tr.wrote(end1)
+	tr.ack(end1 - 1)
 
 	world := wire.HeldBlob{Index: 0, Hash: pt.World.Hash}
 	map0 := wire.HeldBlob{Index: 1, Hash: pt.Maps[0].Blob.Hash}

@@ -322,7 +322,7 @@ func TestResumeStalls(t *testing.T) {
 func TestResumeFromNewerPoint(t *testing.T) {
 	// Maps nobody touches stay idle: the same blob in every join point
 	// (Huffman coding only, so their zeros still take some bytes).
-	h := startHost(t, host.Config{TickRate: 20, Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond, Compression: "gzip", GzipLevel: -2}}, locksteptest.New(6, 200000))
+	h := startHost(t, host.Config{TickRate: 20, Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond, Compression: "gzip:-2"}}, locksteptest.New(6, 200000))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := join.Join(ctx, joinCfg(h.addr, "Probe", newHashLog()))

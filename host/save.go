@@ -88,7 +88,7 @@ func (s *session) startSave(final bool) {
 func (s *session) writeSave(job saveJob) error {
 	start := time.Now()
 	rec := SaveRecord{Path: job.path, Tick: job.granted, Final: job.final}
-	point, err := job.point.compressed(s.cfg.compression(s.cfg.codec()))
+	point, err := job.point.compressed(job.point.comp.Codec)
 	if err != nil {
 		err = fmt.Errorf("build: %w", err)
 		s.saveFailed(rec, err)

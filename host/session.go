@@ -40,6 +40,7 @@ type member struct {
 	lastCut         uint64       // tick of the last repair: reports up to it show the old state
 	lastHashRefusal time.Time    // when the last refused-report notice went out
 	since           time.Time    // when it was admitted
+	point           *joinPoint   // the join point it is being sent, until WorldReady
 }
 
 type joinReq struct {
@@ -63,6 +64,7 @@ type joinReply struct {
 	granted uint64
 	cmds    []snapshot.MapCommands
 	join    *joinProgress   // the join across its retries
+	retries int             // the join's connections before this one
 	held    map[uint64]bool // blob hashes the joiner holds: not sent again
 }
 
@@ -454,8 +456,10 @@ func (s *session) admit(r joinReq) joinReply {
 		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
 		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 	}
+	s.points.hand(point)
+	m.point = point
 	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, held: held}
+		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held}
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
@@ -483,6 +487,8 @@ func (s *session) ready(r readyReq) {
 	if m := s.members[r.id]; m != nil {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 		m.readyTick = r.tick
+		s.points.release(m.point)
+		m.point = nil
 	}
 	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
@@ -508,6 +514,10 @@ func (s *session) leave(r leaveReq) {
 }
 
 func (s *session) dropMember(id int32) {
+	if m := s.members[id]; m != nil {
+		s.points.release(m.point)
+		m.point = nil
+	}
 	delete(s.members, id)
 	for i, o := range s.order {
 		if o == id {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -13,9 +15,12 @@ import (
 
 // Codec names how a blob is compressed. Its number is carried by every
 // blob in a payload header (BlobInfo.Codec, absent for Gzip) and listed by
-// a joiner in the codecs it reads; a new codec is a new constant here, its
-// entry in codecs and, on the host, nothing else: the host offers it to
-// joiners that list it.
+// a joiner in the codecs it reads. A new codec is a new constant here, its
+// entry in codecs and its place in Readable, and its line in the wire
+// spec's section 8.1 (TestSpecNamesEveryCodec holds the two together);
+// nothing else: joiners announce what Readable lists, the host offers it
+// to joiners that list it (Choose), and its name and level are what the
+// host's configuration and tools parse (ParseCompression).
 type Codec uint8
 
 // The codecs. Gzip is the zero value: every joiner reads it, and a header
@@ -53,6 +58,7 @@ const (
 type codecImpl struct {
 	name         string
 	defaultLevel int
+	levels       [2]int // the lowest and highest level its library takes
 	compress     func(raw []byte, level int) ([]byte, error)
 	// reader inflates src, which may ask for no more memory than
 	// limit (the blob's output bound) needs.
@@ -68,9 +74,10 @@ type codecImpl struct {
 }
 
 var codecs = map[Codec]codecImpl{
-	Gzip: {name: "gzip", defaultLevel: DefaultLevel, compress: gzipCompress, reader: gzipReader,
+	Gzip: {name: "gzip", defaultLevel: DefaultLevel, levels: [2]int{gzip.StatelessCompression, gzip.BestCompression},
+		compress: gzipCompress, reader: gzipReader,
 		tooLarge: func(error) bool { return false }},
-	Zstd: {name: "zstd", defaultLevel: DefaultZstdLevel, compress: zstdCompress, reader: zstdReader, whole: zstdWhole,
+	Zstd: {name: "zstd", defaultLevel: DefaultZstdLevel, levels: [2]int{1, 22}, compress: zstdCompress, reader: zstdReader, whole: zstdWhole,
 		tooLarge: func(err error) bool {
 			return errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)
 		}},
@@ -97,7 +104,41 @@ func ParseCodec(name string) (Codec, error) {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown compression %q (want gzip or zstd)", name)
+	return 0, fmt.Errorf("unknown compression %q (want %s)", name, CodecNames())
+}
+
+// CodecNames lists the codecs this build writes, the fastest to inflate
+// first, for help and error texts: "zstd or gzip".
+func CodecNames() string {
+	names := make([]string, 0, len(codecs))
+	for _, c := range Readable() {
+		names = append(names, c.String())
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ParseCompression reads a codec and an optional level, as String writes
+// them: "zstd", "gzip:6". A missing or 0 level is the codec's default;
+// another must be one the codec's library takes.
+func ParseCompression(s string) (Compression, error) {
+	name, level, hasLevel := strings.Cut(s, ":")
+	codec, err := ParseCodec(name)
+	if err != nil {
+		return Compression{}, err
+	}
+	c := Compression{Codec: codec}
+	if hasLevel {
+		if c.Level, err = strconv.Atoi(level); err != nil {
+			return Compression{}, fmt.Errorf("compression %q: the level after %q must be a whole number", s, name+":")
+		}
+		if r := codecs[codec].levels; c.Level != 0 && (c.Level < r[0] || c.Level > r[1]) {
+			return Compression{}, fmt.Errorf("compression %q: %s levels run from %d to %d", s, name, r[0], r[1])
+		}
+	}
+	return c, nil
 }
 
 // Readable lists every codec this build inflates, the fastest first: what

@@ -69,7 +69,8 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (*co
 // compressionFlag chooses the codec of join points, repairs and saves.
 func compressionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "compression", Value: host.DefaultConfig().Join.Compression,
-		Usage: "codec of join points, repairs and saves: zstd (fast to inflate) or gzip; joiners that read only gzip get gzip"}
+		Usage: "codec of join points, repairs and saves, " + snapshot.CodecNames() +
+			", with an optional level (zstd:10); joiners that read only gzip get gzip"}
 }
 
 // progressEvery is how often a long world generation says how far it is.
@@ -135,11 +136,11 @@ func savesNew(c *cli.Context) error {
 	}
 	gen := time.Since(start)
 	start = time.Now()
-	codec, err := snapshot.ParseCodec(c.String("compression"))
+	comp, err := snapshot.ParseCompression(c.String("compression"))
 	if err != nil {
 		return cliutil.Usagef("--compression: %v", err)
 	}
-	point, err := snapshot.Build(w, snapshot.BuildOptions{Compression: snapshot.Compression{Codec: codec}})
+	point, err := snapshot.Build(w, snapshot.BuildOptions{Compression: comp})
 	if err != nil {
 		return err
 	}
