@@ -70,26 +70,27 @@ func (s *Session) uploadWorld(ctx context.Context, start time.Time, req *wire.Se
 		return err
 	}
 	var ticks []*wire.ServerTick
-	for accepted := false; !accepted; {
+	accepted := false
+	ph := s.afterHandshake("unexpected %s while uploading the world", map[wire.ID]handler{
+		wire.IDServerTick: on(func(t *wire.ServerTick) error { ticks = append(ticks, t); return nil }),
+		wire.IDServerUploadResult: on(func(r *wire.ServerUploadResult) error {
+			if r.Request != req.Request {
+				return nil
+			}
+			if r.Result != wire.UploadAccepted {
+				return fmt.Errorf("the host did not take the world (%s): %s", r.Result, r.Message)
+			}
+			accepted = true
+			return nil
+		}),
+	})
+	for !accepted {
 		p, err := s.recv(ctx)
 		if err != nil {
 			return err
 		}
-		switch p := p.(type) {
-		case *wire.ServerUploadResult:
-			if p.Request != req.Request {
-				continue
-			}
-			if p.Result != wire.UploadAccepted {
-				return fmt.Errorf("the host did not take the world (%s): %s", p.Result, p.Message)
-			}
-			accepted = true
-		case *wire.ServerTick:
-			ticks = append(ticks, p)
-		default:
-			if !s.handleSmall(p) {
-				return protoErr("unexpected %s while uploading the world", p.ID())
-			}
+		if err := ph.handle(p); err != nil {
+			return err
 		}
 	}
 	s.timings.Download, s.timings.Bytes, s.timings.SnapshotTick = time.Since(ul), pt.CompressedSize(), pt.Tick
@@ -109,16 +110,21 @@ func (s *Session) uploadWorld(ctx context.Context, start time.Time, req *wire.Se
 			return err
 		}
 	}
-	s.timings.ReadyTick = sim.Tick()
-	if err := s.write(&wire.ClientWorldReady{Tick: sim.Tick(), WorldHash: sim.WorldHash()}); err != nil {
+	if err := s.worldReady(); err != nil {
 		return err
 	}
-	s.ready, s.acked, s.ackedAt, s.lightTick = true, sim.Tick(), time.Now(), sim.Tick()
-	s.live.Store(true)
-	_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
 	s.timings.Total = time.Since(start)
 	s.cfg.Logger.Info("world uploaded", "tick", pt.Tick, "bytes", pt.CompressedSize())
 	return nil
+}
+
+// worldRequested is the download's answer to a world request: the
+// download ends, and the join uploads the world instead (uploadWorld).
+func (d *download) worldRequested(r *wire.ServerUploadRequest) error {
+	if r.Kind != wire.UploadWorld || d.recv.Received() > 0 {
+		return protoErr("unexpected %s while downloading", r.ID())
+	}
+	return &worldRequest{req: r}
 }
 
 // uploadRequested takes a request for a join point or maps once in the

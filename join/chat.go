@@ -61,8 +61,9 @@ func (s *Session) awaitHangUp() error {
 }
 
 // chatFrom hands a relayed chat line to Config.Chat.
-func (s *Session) chatFrom(c *wire.ServerChat) {
+func (s *Session) chatFrom(c *wire.ServerChat) error {
 	if s.cfg.Chat != nil {
 		s.cfg.Chat(*c)
 	}
+	return nil
 }

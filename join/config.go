@@ -21,6 +21,9 @@ const (
 	PhaseDownload  Phase = "download"
 	PhaseLoad      Phase = "load"
 	PhaseCatchUp   Phase = "catch-up"
+	// PhasePlay is the session after WorldReady; only a Reconnector
+	// reports it (ReconnectEvent.Phase).
+	PhasePlay Phase = "play"
 )
 
 // Progress is a snapshot of how far a join has come.

@@ -22,7 +22,7 @@ type decoder struct {
 	lim       snapshot.Limits
 	loader    lockstep.Loader
 	mapLoader lockstep.MapLoader
-	header    func() *snapshot.Header
+	header    *snapshot.Header
 	sem       chan struct{}
 	wg        sync.WaitGroup
 
@@ -37,7 +37,8 @@ type decoder struct {
 	asmMu     sync.Mutex         // Assembly calls are not concurrent
 }
 
-func newDecoder(cfg Config, header func() *snapshot.Header) *decoder {
+// newDecoder returns the decoder of the payload header describes.
+func newDecoder(cfg Config, header *snapshot.Header) *decoder {
 	return &decoder{lim: snapshot.Limits{MaxRaw: cfg.MaxRaw, MaxRawTotal: cfg.MaxRawTotal},
 		loader: cfg.Loader, mapLoader: cfg.MapLoader, header: header,
 		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), worldDone: make(chan struct{})}
@@ -104,7 +105,7 @@ func (d *decoder) declare(i int, raw uint64) error {
 		return fmt.Errorf("world declares %w", err)
 	}
 	if i == 0 {
-		asm, err := d.header().Assemble(d.loader, d.mapLoader)
+		asm, err := d.header.Assemble(d.loader, d.mapLoader)
 		if err != nil {
 			return err
 		}

@@ -36,14 +36,21 @@ func testPayload(t *testing.T, n int) (lockstep.Sim, *snapshot.Payload) {
 // bytes, as the download does, and returns what the decoder loads.
 func decodeAll(cfg Config, b []byte, size int) (lockstep.Sim, error) {
 	cfg = cfg.Defaults()
-	var recv *snapshot.Receiver
-	dec := newDecoder(cfg, func() *snapshot.Header { return recv.Header() })
-	defer dec.stop()
-	recv = snapshot.NewReceiver(uint64(len(b)), dec.blob)
+	var dec *decoder
+	defer func() {
+		if dec != nil {
+			dec.stop()
+		}
+	}()
+	recv := snapshot.NewReceiver(uint64(len(b)), func(i int, bl snapshot.Blob) error { return dec.blob(i, bl) })
+	recv.OnHeader(func(h *snapshot.Header) error { dec = newDecoder(cfg, h); return nil })
 	for off := 0; off < len(b); off += size {
 		if _, err := recv.Add(uint64(off), uint64(len(b)), b[off:min(off+size, len(b))]); err != nil {
 			return nil, err
 		}
+	}
+	if dec == nil {
+		return nil, errors.New("no header")
 	}
 	return dec.finish()
 }

@@ -5,6 +5,12 @@
 // at the host's checkpoints and takes a repair in at exactly the point the
 // host cut it (resync.go).
 //
+// A session goes through the phases the host's side of it goes through,
+// each in a file of its own with one dispatch table (packet ID to
+// handler; phase.go): handshake.go, download.go, catchup.go and play.go.
+// A Reconnector (reconnect.go) keeps a player in the session over
+// dropped connections.
+//
 // One goroutine reads frames; the goroutine that called Join (and later
 // Run) owns the simulation.
 package join

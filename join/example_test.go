@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
@@ -76,5 +77,54 @@ func ExampleJoin() {
 	// joined counters as Alice
 	// applied: kind 1 from player 1
 	// map 0 holds 5
+	// left: <nil>
+}
+
+// ExampleReconnector stays in a session over dropped connections: the
+// Reconnector joins, and its Run follows the session, rejoining with the
+// session token after a drop (joined then receives the new session)
+// until ctx ends.
+func ExampleReconnector() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := host.New(host.Config{GameName: "counters", Logger: quiet},
+		host.Content{GameVersion: "counters 1"}, locksteptest.New(1, 0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+
+	rc := &join.Reconnector{
+		Config: join.Config{Addr: ln.Addr().String(), Name: "Alice", Loader: locksteptest.Load, Logger: quiet},
+		For:    time.Minute, // give up a minute after a drop
+		Event: func(e join.ReconnectEvent) {
+			if e.Kind == join.ReconnectLost {
+				fmt.Println("connection lost:", e.Err)
+			}
+		},
+	}
+	sess, err := rc.Join(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("joined as player", sess.Info().PlayerID)
+	ran := make(chan error, 1)
+	go func() {
+		ran <- rc.Run(ctx, sess, func(s *join.Session) { fmt.Println("rejoined as player", s.Info().PlayerID) })
+	}()
+	cancel()
+	fmt.Println("left:", <-ran)
+	<-served
+	// Output:
+	// joined as player 1
 	// left: <nil>
 }

@@ -22,6 +22,7 @@ type Receiver struct {
 	begun  bool
 	onBlob func(index int, b Blob) error
 	onHeld func(index int, info BlobInfo) error
+	onHdr  func(h *Header) error
 	held   []bool // per blob: left out of the payload (Header.Held)
 
 	prefix  []byte // the prefix, then the header, while they arrive
@@ -43,6 +44,11 @@ func NewReceiver(limit uint64, onBlob func(index int, b Blob) error) *Receiver {
 // lists as held by the joiner (not in the payload). Without it, a payload
 // that leaves blobs out is refused.
 func (r *Receiver) OnHeld(fn func(index int, info BlobInfo) error) { r.onHeld = fn }
+
+// OnHeader sets what is called once, with the header, as soon as it has
+// arrived and been checked, before any blob is handed on: the place to
+// prepare what the blobs go into. An error stops the transfer.
+func (r *Receiver) OnHeader(fn func(h *Header) error) { r.onHdr = fn }
 
 // Header is the payload's header once it has arrived, else nil.
 func (r *Receiver) Header() *Header { return r.header }
@@ -194,6 +200,11 @@ func (r *Receiver) takeHeader(data []byte) (int, error) {
 		return 0, fmt.Errorf("%w: blobs take %d of the %d bytes after the header", ErrMalformed, sum, left)
 	}
 	r.header, r.infos, r.held, r.prefix = h, infos, held, nil
+	if r.onHdr != nil {
+		if err := r.onHdr(h); err != nil {
+			return 0, err
+		}
+	}
 	if err := r.finishBlobs(); err != nil { // empty blobs are complete already
 		return 0, err
 	}

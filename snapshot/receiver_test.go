@@ -91,3 +91,47 @@ func TestReceiverRefusals(t *testing.T) {
 		t.Errorf("callback error: %v", err)
 	}
 }
+
+// TestReceiverOnHeader: the header callback runs once, before the first
+// blob, whatever the chunk size, and its error stops the transfer.
+func TestReceiverOnHeader(t *testing.T) {
+	sim := runSim(t, 3, 5000, 40)
+	p := cutPoint(t, sim, DefaultLevel)
+	pl, err := NewPayload(p, 2, sim.Tick(), joinCommands(sim.Tick()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1, 100, int(pl.Total())} {
+		calls, blobs := 0, 0
+		r := NewReceiver(pl.Total(), func(int, Blob) error {
+			if calls != 1 {
+				t.Fatalf("size %d: a blob with the header callback called %d times", size, calls)
+			}
+			blobs++
+			return nil
+		})
+		r.OnHeader(func(h *Header) error {
+			calls++
+			if h.Faction != 2 || blobs != 0 {
+				t.Fatalf("size %d: header %+v after %d blobs", size, h, blobs)
+			}
+			return nil
+		})
+		for off := uint64(0); off < pl.Total(); {
+			c := pl.Chunk(off, size)
+			if _, err := r.Add(off, pl.Total(), c); err != nil {
+				t.Fatalf("size %d at %d: %v", size, off, err)
+			}
+			off += uint64(len(c))
+		}
+		if calls != 1 || blobs != 1+len(p.Maps) {
+			t.Fatalf("size %d: header callback %d times, %d blobs", size, calls, blobs)
+		}
+	}
+	stop := errors.New("no room")
+	r := NewReceiver(pl.Total(), func(int, Blob) error { t.Fatal("a blob after the header was refused"); return nil })
+	r.OnHeader(func(*Header) error { return stop })
+	if _, err := r.Add(0, pl.Total(), pl.Chunk(0, int(pl.Total()))); !errors.Is(err, stop) {
+		t.Fatalf("error %v, want the callback's", err)
+	}
+}

@@ -53,7 +53,7 @@ func classify(err error) int {
 	}
 	var na *noAnswer
 	var tm *tlsMismatch
-	var gu *gaveUpError
+	var gu *join.GaveUpError
 	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) {
 		return cliutil.ExitNetwork
 	}
@@ -184,10 +184,33 @@ func run(c *cli.Context) error {
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
-	cfg := join.Config{
+	cfg := joinConfig(c, bundle, bar, typed)
+	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
+	if err := arbiterConfig(c, &cfg, bundle); err != nil {
+		return err
+	}
+	rc := newReconnector(cfg, window)
+	sess, err := firstJoin(ctx, rc)
+	bar.clear()
+	if err != nil {
+		return explain(err, bundle)
+	}
+	pin(cfg.Addr, learned, known)
+	printReady(sess)
+	if c.Bool("exit-after-ready") {
+		if err := sess.Leave("exit after ready"); err != nil {
+			log.Debug("leave", "err", err)
+		}
+		return nil
+	}
+	return play(ctx, c, rc, sess, typed, bundle)
+}
+
+// joinConfig is the join's configuration from the flags and the content,
+// with its callbacks printing to standard output over the progress bar.
+func joinConfig(c *cli.Context, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
+	return join.Config{
 		Addr:         hostAddr(c.Args().First()),
-		Name:         name,
-		Password:     pw,
 		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
 		MapLoader:    colony.MapLoader(bundle.Content),
@@ -208,50 +231,50 @@ func run(c *cli.Context) error {
 			}
 			fmt.Fprintf(stdout, "repair: %s swapped in at tick %d (%s, waited %s)\n", what, r.Tick, size(r.Bytes), ms(r.Wait))
 		},
-		OnStep: corrupt.onStep,
-		TLS:    tlsCfg,
-		Logger: log,
 	}
-	if err := arbiterConfig(c, &cfg, bundle); err != nil {
-		return err
+}
+
+// pin remembers a host certificate trusted on first use (learned is nil
+// without --tls).
+func pin(addr string, learned func() (string, bool), known *tlsid.KnownHosts) {
+	if learned == nil {
+		return
 	}
-	sess, err := firstJoin(ctx, cfg, window)
-	bar.clear()
-	if err != nil {
-		return explain(err, bundle)
-	}
-	if learned != nil {
-		if fp, isNew := learned(); isNew {
-			if err := known.Remember(cfg.Addr, fp); err != nil {
-				fmt.Fprintf(stderr, "warning: could not pin the host's certificate: %v\n", err)
-			} else {
-				fmt.Fprintf(stderr, "trusting %s on first use: certificate %s, pinned in %s\n", cfg.Addr, fp, known.Path)
-			}
+	if fp, isNew := learned(); isNew {
+		if err := known.Remember(addr, fp); err != nil {
+			fmt.Fprintf(stderr, "warning: could not pin the host's certificate: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "trusting %s on first use: certificate %s, pinned in %s\n", addr, fp, known.Path)
 		}
 	}
+}
+
+// printReady prints the WorldReady line with the join's timings.
+func printReady(sess *join.Session) {
 	t := sess.Timings()
 	info := sess.Info()
 	fmt.Fprintf(stdout, "WorldReady tick=%d game=%q player=%d connect=%s handshake=%s download=%s load=%s catch-up=%s total=%s "+
 		"world=%s compressed/%s raw codec=%s caught-up=%d ticks (%.0f ticks/s)\n",
 		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
 		size(t.Bytes), size(t.RawBytes), t.Codec, t.CatchUpTicks, t.CatchUpRate())
-	if c.Bool("exit-after-ready") {
-		if err := sess.Leave("exit after ready"); err != nil {
-			log.Debug("leave", "err", err)
-		}
-		return nil
-	}
+}
+
+// play stays in the session the reconnector joined: commands typed on
+// standard input and the bot's go to the current session, and drops are
+// reconnected, until Ctrl-C or the session ends for good.
+func play(ctx context.Context, c *cli.Context, rc *join.Reconnector, sess *join.Session, typed *typedLog, bundle *gamecontent.Bundle) error {
+	cur := &current{}
+	cur.set(sess)
+	info := sess.Info()
 	typed.me.Store(info.PlayerID)
 	playCtx, stopPlay := context.WithCancel(ctx)
 	defer stopPlay()
-	cur := &current{}
-	cur.set(sess)
 	if !c.Bool("no-input") {
 		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
 		go readCommands(playCtx, os.Stdin, cur, typed)
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
-	if err := stay(ctx, cur, cfg, window); err != nil {
+	if err := stay(ctx, cur, rc); err != nil {
 		return explain(err, bundle)
 	}
 	fmt.Fprintln(stdout, "left the session")

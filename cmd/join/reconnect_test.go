@@ -40,7 +40,7 @@ func TestReconnectsWithToken(t *testing.T) {
 	cur := &current{}
 	cur.set(sess)
 	done := make(chan error, 1)
-	go func() { done <- stay(ctx, cur, cfg, time.Minute) }()
+	go func() { done <- stay(ctx, cur, newReconnector(cfg, time.Minute)) }()
 	testkit.WaitFor(t, "a session token", func() bool { tok, _ := sess.Token(); return tok != nil })
 	d.ResetAll()
 	testkit.WaitFor(t, "a new session", func() bool { return cur.get() != sess })
@@ -85,7 +85,7 @@ func TestNoReconnect(t *testing.T) {
 	cur := &current{}
 	cur.set(sess)
 	done := make(chan error, 1)
-	go func() { done <- stay(context.Background(), cur, cfg, 0) }()
+	go func() { done <- stay(context.Background(), cur, newReconnector(cfg, 0)) }()
 	d.ResetAll()
 	select {
 	case err := <-done:
@@ -104,10 +104,12 @@ func TestReconnectWindowTooShort(t *testing.T) {
 	var errOut syncbuf.Buffer
 	stderr = &errOut
 	defer func() { stderr = os.Stderr }()
-	_, err := rejoin(context.Background(), join.Config{Addr: "127.0.0.1:1"}, []byte("token"), 500*time.Millisecond)
+	rc := newReconnector(join.Config{Addr: "127.0.0.1:1", Token: []byte("token")}, 500*time.Millisecond)
+	_, err := rc.Rejoin(context.Background())
 	if err == nil {
 		t.Fatal("rejoined")
 	}
+	err = flagged(err)
 	if want := "gave up reconnecting: --reconnect-for 500ms is too short for a try"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}

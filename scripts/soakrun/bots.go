@@ -37,19 +37,22 @@ type slot struct {
 	departed *departure // the last bot's way back, for a rejoin
 }
 
-// departure is what a bot that went away needs to rejoin as itself.
+// departure is what a bot that went away needs to rejoin as itself: the
+// reconnector that joined it, which holds its session token.
 type departure struct {
-	token []byte
-	id    int32
-	name  string
-	at    time.Time
-	grace time.Duration
+	rc   *join.Reconnector
+	id   int32
+	name string
 }
 
 // usable says whether the token is still within the host's grace, with a
 // margin.
 func (d *departure) usable(now time.Time) bool {
-	return d != nil && d.token != nil && now.Sub(d.at) < d.grace-5*time.Second
+	if d == nil {
+		return false
+	}
+	expires := d.rc.TokenExpires()
+	return !expires.IsZero() && now.Before(expires.Add(-5*time.Second))
 }
 
 // Why the soak ended a bot's session.
@@ -66,6 +69,7 @@ type bot struct {
 	name   string
 	serial uint64
 	sess   *join.Session
+	rc     *join.Reconnector // joined it; rejoins it with its token
 	id     atomic.Int32
 	cancel context.CancelFunc
 	done   chan struct{} // closed once the session ended and the slot is free
@@ -115,6 +119,27 @@ func (s *soak) clientConfig(b *bot, sl *slot) join.Config {
 		}
 	}
 	return cfg
+}
+
+// reconnector is the join.Reconnector of bot b in slot sl: dep's, with
+// the new bot's configuration, for a rejoin. The chaos cuts only bots
+// in the session, so a join attempt cut, or a token the host no longer
+// knows, is a problem; the reconnector then goes on by its policy.
+func (s *soak) reconnector(b *bot, sl *slot, dep *departure) *join.Reconnector {
+	cfg := s.clientConfig(b, sl)
+	if dep != nil {
+		dep.rc.Config = cfg
+		return dep.rc
+	}
+	name := b.name // not b: the reconnector outlives the bot
+	return &join.Reconnector{Config: cfg, Event: func(e join.ReconnectEvent) {
+		switch e.Kind {
+		case join.ReconnectLost:
+			s.problem(&s.probs.join, "%s: connection lost during the %s: %v", name, e.Phase, e.Err)
+		case join.ReconnectFresh:
+			s.problem(&s.probs.join, "%s: the host refused its session token while it was still good", name)
+		}
+	}}
 }
 
 // stepped runs on a full bot's simulation goroutine after every tick: it
@@ -178,13 +203,16 @@ func (s *soak) join(sl *slot, dep *departure) {
 	} else {
 		b.name = fmt.Sprintf("Lite%04d", b.serial)
 	}
-	cfg := s.clientConfig(b, sl)
-	if dep != nil {
-		cfg.Token = dep.token
-	}
+	b.rc = s.reconnector(b, sl, dep)
 	ctx, cancel := context.WithCancel(s.ctx)
 	jctx, jcancel := context.WithTimeout(ctx, 2*time.Minute)
-	sess, err := join.Join(jctx, cfg)
+	var sess *join.Session
+	var err error
+	if dep != nil {
+		sess, err = b.rc.Rejoin(jctx)
+	} else {
+		sess, err = b.rc.Join(jctx)
+	}
 	jcancel()
 	if err != nil {
 		cancel()
@@ -225,13 +253,16 @@ func (s *soak) runBot(ctx context.Context, b *bot) {
 	err := b.sess.Run(ctx)
 	b.sess.Close()
 	b.cancel()
-	tok, grace := b.sess.Token()
+	tok, _ := b.sess.Token()
 	why := b.ending.Load()
 	s.mu.Lock()
 	sl := b.slot
 	sl.state, sl.bot = slotEmpty, nil
 	if tok != nil {
-		sl.departed = &departure{token: tok, id: b.id.Load(), name: b.name, at: time.Now(), grace: grace}
+		// The configuration's callbacks hold this bot, and through it the
+		// session and its world: a rejoin sets a new one.
+		b.rc.Config = join.Config{}
+		sl.departed = &departure{rc: b.rc, id: b.id.Load(), name: b.name}
 	}
 	s.mu.Unlock()
 	close(b.done)
