@@ -346,7 +346,7 @@ func (r *run) restart() error {
 			return err
 		}
 		if err := r.waitLog(r.hostProc, "name="+name+" status=playing", 1, 60*time.Second); err != nil {
-			return fmt.Errorf("%s did not rejoin: %w", name, err)
+			return fmt.Errorf("%s did not rejoin: %w\n--- %s's output (tail)\n%s", name, err, name, tail(r.find(name).out.String(), 8))
 		}
 	}
 	if err := r.waitLog(r.hostProc, `msg="arbiter active"`, 1, 10*time.Second); err != nil {
