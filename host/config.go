@@ -68,6 +68,8 @@ type Config struct {
 	// and tests that check every tick (a soak's determinism check); it
 	// runs on the tick, so it must return quickly.
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
+	// Relay is relay mode's settings (relay.go); only NewRelay reads them.
+	Relay RelayConfig
 }
 
 // LimitConfig caps the session's players and what one client may send or

@@ -197,7 +197,9 @@ func TestTwoJoinersCommandAndHashes(t *testing.T) {
 }
 
 func TestJoinWhileCommandsFlow(t *testing.T) {
-	h := startHost(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Hour}}, locksteptest.New(3, 2048))
+	// Maps of 1 MiB: a join point costs more to build than the few ticks
+	// Bob replays, so the refresh rule keeps Alice's point for him.
+	h := startHost(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Hour}}, locksteptest.New(3, 1<<20))
 	a := startJoiner(t, h.addr, "Alice")
 	stop := make(chan struct{})
 	var sent sync.WaitGroup

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -73,6 +74,9 @@ func (j *joinPoints) refresh(auth *lockstep.Authority) {
 // hand gives the current join point to a joiner being admitted: the point
 // is in use until release.
 func (j *joinPoints) hand(p *joinPoint) {
+	if p == nil {
+		return
+	}
 	p.sending++
 	p.sent = true
 }
@@ -118,6 +122,8 @@ type joinPoint struct {
 
 	mu     sync.Mutex
 	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
+
+	upload *relay.Cut // relay mode: the arbiter's upload that is this point (relay.go)
 }
 
 // codedPoint is a join point transcoded to another codec, built once.
@@ -148,7 +154,14 @@ func (j *joinPoints) compression(codec snapshot.Codec) snapshot.Compression {
 // with the configured compression, or transcoded from that for a client
 // that does not read the configured codec.
 func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
+	if err := j.awaitUpload(); err != nil {
+		return nil, err
+	}
 	j.once.Do(func() {
+		if j.upload != nil {
+			j.buildUploaded()
+			return
+		}
 		start := time.Now()
 		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Compression: j.comp, Prev: j.prev, Versions: j.versions})
 		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
@@ -161,7 +174,7 @@ func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
 				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}
 	})
-	if j.err != nil || codec == j.comp.Codec {
+	if j.err != nil || codec == j.comp.Codec || j.servesAsIs(codec) {
 		return j.point, j.err
 	}
 	c := compression(j.comp, codec)
@@ -195,7 +208,7 @@ func (j *joinPoints) cut(auth *lockstep.Authority) error {
 	if err != nil {
 		return err
 	}
-	j.current = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
+	j.current = &joinPoint{state: state, upload: relayCut(state), versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
 		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp}
 	d := time.Since(start)
 	j.stats.cut(d)

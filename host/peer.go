@@ -69,6 +69,7 @@ type peer struct {
 	retries     int           // the join's connections before this one
 	world       *transfer     // the world's transfer, once started
 	joined      bool          // the join record has been written
+	relay       peerRelay     // relay mode: the arbiter's proof and uploads (relaypeer.go)
 }
 
 // phase ends the join phase under way.
@@ -308,8 +309,12 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		}
 		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
 	}
+	arbiterChallenge, err := p.relayChallenge()
+	if err != nil {
+		return nil, err
+	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
-		Databases: p.srv.modDatabases, PuzzleBits: uint8(p.puzzleBits)}) {
+		Databases: p.srv.modDatabases, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
 		return nil, net.ErrClosed
 	}
 
@@ -381,8 +386,10 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	if passwordOK {
 		p.pend.handOver(time.Now())
 	}
+	arbiterClaim, arbiterOK := p.checkArbiter(cu.ArbiterProof)
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
+		arbiterClaim: arbiterClaim, arbiterOK: arbiterOK,
 		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
@@ -395,6 +402,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		}
 		if be := (*bannedError)(nil); errors.As(jr.err, &be) {
 			return joinReply{}, refuse(wire.ReasonBanned, "%s", be.Error())
+		}
+		if re := (*reasonError)(nil); errors.As(jr.err, &re) {
+			return joinReply{}, refuse(re.reason, "%s", re.msg)
 		}
 		r := admissionReason(jr.err)
 		return joinReply{}, refuse(r, "%s", r.Sentence())
@@ -428,8 +438,19 @@ func chooseCodec(want snapshot.Codec, offered []uint8) snapshot.Codec {
 // the catch-up deadline. It returns the payload sent and WorldReady.
 func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	cfg := p.srv.cfg
+	if jr.uploader {
+		return p.uploadWorld(jr)
+	}
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
 	point, err := jr.point.compressed(p.conn.codec)
+	if jr.point.upload != nil {
+		// A relay host's joiner waited for the arbiter's upload: its
+		// download's deadlines start now.
+		_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
+	}
+	if rerr := relayWaitRefusal(err); rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")

@@ -49,10 +49,13 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
-	resume     []wire.HeldBlob // blobs held, on a retry before WorldReady
-	addr       string          // addrKey of the remote address, for bans
-	conn       *conn
-	reply      chan joinReply
+	// arbiterClaim: the joiner sent an arbiter proof; arbiterOK: it
+	// checked out against a relay host's secret (relay.go).
+	arbiterClaim, arbiterOK bool
+	resume                  []wire.HeldBlob // blobs held, on a retry before WorldReady
+	addr                    string          // addrKey of the remote address, for bans
+	conn                    *conn
+	reply                   chan joinReply
 }
 
 type joinReply struct {
@@ -66,6 +69,9 @@ type joinReply struct {
 	join    *joinProgress   // the join across its retries
 	retries int             // the join's connections before this one
 	held    map[uint64]bool // blob hashes the joiner holds: not sent again
+	// uploader: the joiner is the arbiter of a new relay session, which
+	// uploads the world instead of downloading it (relay.go).
+	uploader bool
 }
 
 type readyReq struct {
@@ -111,7 +117,8 @@ type session struct {
 	desync    *desyncTracker
 	autosave  autosave
 	pub       publisher
-	admin     adminState // the admin API's actions and ban list
+	admin     adminState    // the admin API's actions and ban list
+	relay     *relaySession // relay mode (relay.go); nil: the host simulates
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -223,7 +230,9 @@ func (s *session) tick(now time.Time) {
 			drained = true
 		}
 	}
-	s.points.expire(s.auth)
+	if !s.relayKeepsPoint() {
+		s.points.expire(s.auth)
+	}
 	s.points.prepare(now, s.auth)
 	s.checkLiveness(now)
 	s.persistTokens()
@@ -233,6 +242,7 @@ func (s *session) tick(now time.Time) {
 	}
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
+	due = s.relayDue(due)
 	s.checkVerified()
 	if due == 0 {
 		for s.auth.Pending() > 0 { // paused: commands still run, a batch a packet
@@ -276,8 +286,8 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
-	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
-		s.checkpoint()
+	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 && s.relay == nil {
+		s.checkpoint() // a relay host's checkpoints are its arbiter's reports (relayReference)
 	}
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())
@@ -354,6 +364,8 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonBadPacket
 	case errors.Is(err, errResumeStalled):
 		return wire.ReasonRateLimited
+	case errors.Is(err, errBadArbiter):
+		return wire.ReasonBadArbiterSecret
 	}
 	return wire.ReasonGeneric
 }
@@ -400,6 +412,9 @@ func (s *session) admit(r joinReq) joinReply {
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
 	}
+	if err := s.relayRule(r); err != nil {
+		return joinReply{err: err}
+	}
 	if err := s.admin.banned(r.name, r.addr); err != nil {
 		return joinReply{err: err}
 	}
@@ -445,12 +460,7 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
-	if held == nil {
-		// A resumed download keeps its join point: a new one would make
-		// it fetch again every map that changed since.
-		s.points.refresh(s.auth)
-	}
-	point, err := s.points.ensure(s.auth)
+	point, uploader, err := s.joinPointFor(r, m, held)
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)
 		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
@@ -459,7 +469,23 @@ func (s *session) admit(r joinReq) joinReply {
 	s.points.hand(point)
 	m.point = point
 	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held}
+		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}
+}
+
+// joinPointFor is the join point a joiner admitted as m gets: the current
+// one, refreshed by the refresh rule unless the joiner resumes a download
+// (a new one would make it fetch again every map that changed since), or
+// a new one cut if there is none. In a relay session it is relay mode's
+// (relayAdmitted), and uploader says the joiner uploads the world instead.
+func (s *session) joinPointFor(r joinReq, m *member, held map[uint64]bool) (point *joinPoint, uploader bool, err error) {
+	if s.relay != nil {
+		return s.relayAdmitted(r, m)
+	}
+	if held == nil {
+		s.points.refresh(s.auth)
+	}
+	point, err = s.points.ensure(s.auth)
+	return point, false, err
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
@@ -490,6 +516,7 @@ func (s *session) ready(r readyReq) {
 		s.points.release(m.point)
 		m.point = nil
 	}
+	s.relayReady(r.id)
 	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
@@ -518,6 +545,7 @@ func (s *session) dropMember(id int32) {
 		s.points.release(m.point)
 		m.point = nil
 	}
+	s.relayGone(id)
 	delete(s.members, id)
 	for i, o := range s.order {
 		if o == id {

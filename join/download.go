@@ -49,6 +49,9 @@ func (s *Session) newDownload() *download {
 	d.ph = s.afterHandshake("unexpected %s while downloading", map[wire.ID]handler{
 		wire.IDServerWorldData: on(d.data),
 		wire.IDServerTick:      on(func(t *wire.ServerTick) error { d.ticks = append(d.ticks, t); return nil }),
+		// Relay mode: a new session asks its first arbiter for the world
+		// instead of sending one (arbiter.go).
+		wire.IDServerUploadRequest: on(d.worldRequested),
 	})
 	return d
 }

@@ -116,7 +116,12 @@ func (s *Session) introduce(ml *wire.ServerModList, nonce uint64) error {
 	if token == nil && cfg.Resume != nil {
 		token, held = cfg.Resume.claim()
 	}
-	return s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held})
+	arbiter, err := s.arbiterProof(ml)
+	if err != nil {
+		return err
+	}
+	return s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held,
+		ArbiterProof: arbiter})
 }
 
 // readDirect reads one packet on the calling goroutine (handshake only).

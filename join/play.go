@@ -23,6 +23,9 @@ func (s *Session) playPhase() *phase {
 		wire.IDServerTick:      on(s.applyTick),
 		wire.IDServerResync:    on(s.startResync),
 		wire.IDServerWorldData: on(s.resyncData),
+		// Relay mode: the host's requests of its arbiter (arbiter.go).
+		wire.IDServerUploadRequest: on(s.uploadRequested),
+		wire.IDServerUploadResult:  on(s.uploadResult),
 	})
 }
 
@@ -92,6 +95,11 @@ func (s *Session) simulate() error {
 		}
 		if err := s.flushHashes(); err != nil {
 			return err
+		}
+		if released, err := s.finishUpload(); err != nil {
+			return err
+		} else if released {
+			continue // the arbiter's upload is cut: run on
 		}
 		held := s.resync != nil
 		if err := s.finishResync(); err != nil {

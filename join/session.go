@@ -70,6 +70,9 @@ type Session struct {
 	checkpointer atomic.Pointer[lockstep.Checkpointer] // hashes every map every time (nothing is taken on trust), off this goroutine when it can
 	outHashes    []*wire.ClientHashes                  // reports taken, not yet sent
 	resync       *resyncRecv                           // a repair being received
+	uploads      []*uploadPending                      // relay mode: uploads the host asked this arbiter for, in order (arbiter.go)
+	uploadQ      chan func()                           // the uploads being sent, one after the other
+	uploadOnce   sync.Once
 }
 
 // Info is what the host said about the session during the handshake.
@@ -255,6 +258,9 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	s.phaseMu.Unlock()
 	go s.readLoop(fr)
 	w, err := s.download(ctx)
+	if wr := (*worldRequest)(nil); errors.As(err, &wr) {
+		return s.uploadWorld(ctx, start, wr.req)
+	}
 	if err != nil {
 		return err
 	}

@@ -49,3 +49,26 @@ func Verify(pw, challenge, proof []byte) bool {
 	ok := hmac.Equal(want, got[:])
 	return ok && len(proof) == ProofSize
 }
+
+// arbiterDomain separates the arbiter secret's proofs from the password's
+// (docs/protocol.md, section 15.2).
+const arbiterDomain = "lockhost arbiter secret v1\x00"
+
+// ArbiterProof answers a relay host's arbiter challenge with the arbiter
+// secret.
+func ArbiterProof(secret, challenge []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(arbiterDomain))
+	m.Write(challenge)
+	return m.Sum(nil)
+}
+
+// VerifyArbiter reports whether proof answers challenge with the arbiter
+// secret, in the same time whether it is right or wrong.
+func VerifyArbiter(secret, challenge, proof []byte) bool {
+	want := ArbiterProof(secret, challenge)
+	var got [ProofSize]byte
+	copy(got[:], proof)
+	ok := hmac.Equal(want, got[:])
+	return ok && len(proof) == ProofSize
+}

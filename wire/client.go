@@ -93,6 +93,11 @@ type ClientUsername struct {
 	// verified against its hash, by index in the last payload header it
 	// got. The host sends only the others. At most MaxResumeBlobs.
 	Resume []HeldBlob `codec:"r"`
+	// ArbiterProof, sent only to a relay host that set
+	// Server_ModList's ArbiterChallenge, proves the arbiter secret: the
+	// client asks to be the session's arbiter (docs/protocol.md,
+	// section 15). Left out when empty.
+	ArbiterProof []byte `codec:"a,omitempty"`
 }
 
 // MaxResumeBlobs bounds the blobs a resume may name: the world blob and
@@ -116,6 +121,12 @@ func (p *ClientUsername) Validate() error {
 	}
 	if len(p.PasswordProof) > MaxProofBytes {
 		return fmt.Errorf("password proof of %d bytes", len(p.PasswordProof))
+	}
+	if len(p.ArbiterProof) > MaxProofBytes {
+		return fmt.Errorf("arbiter proof of %d bytes", len(p.ArbiterProof))
+	}
+	if len(p.ArbiterProof) > 0 && p.Spectate {
+		return errors.New("an arbiter cannot spectate")
 	}
 	if len(p.Token) != 0 && len(p.Token) != TokenSize {
 		return fmt.Errorf("session token of %d bytes", len(p.Token))

@@ -59,6 +59,9 @@ func goldenPackets() []Packet {
 		&ServerResync{Tick: 700, Applied: 1, Maps: []int32{1}},
 		&ServerDesync{State: DesyncDetected, PlayerID: 1, Name: "ann", Tick: 660, Maps: []int32{1}},
 		&ServerChat{Name: "ann", PlayerID: 1, Text: "hi"},
+		&ClientUpload{Request: 1, Offset: 0, Total: 3, Data: []byte{0xaa, 0xbb, 0xcc}},
+		&ServerUploadRequest{Request: 1, Kind: UploadJoinPoint, Tick: 600, Limit: DefaultUploadLimit},
+		&ServerUploadResult{Request: 1, Result: UploadAccepted},
 	}
 }
 

@@ -25,20 +25,23 @@ const (
 	IDClientResynced   ID = 10
 	IDClientLeave      ID = 11
 	IDClientChat       ID = 12
+	IDClientUpload     ID = 13
 
-	IDServerModList    ID = 16
-	IDServerDefsOK     ID = 17
-	IDServerWorldData  ID = 18
-	IDServerPlayerList ID = 19
-	IDServerDisconnect ID = 20
-	IDServerNotice     ID = 21
-	IDServerTick       ID = 22
-	IDServerClock      ID = 23
-	IDServerKeepalive  ID = 24
-	IDServerSession    ID = 25
-	IDServerResync     ID = 26
-	IDServerDesync     ID = 27
-	IDServerChat       ID = 28
+	IDServerModList       ID = 16
+	IDServerDefsOK        ID = 17
+	IDServerWorldData     ID = 18
+	IDServerPlayerList    ID = 19
+	IDServerDisconnect    ID = 20
+	IDServerNotice        ID = 21
+	IDServerTick          ID = 22
+	IDServerClock         ID = 23
+	IDServerKeepalive     ID = 24
+	IDServerSession       ID = 25
+	IDServerResync        ID = 26
+	IDServerDesync        ID = 27
+	IDServerChat          ID = 28
+	IDServerUploadRequest ID = 29
+	IDServerUploadResult  ID = 30
 )
 
 // String returns the packet's protocol name.

@@ -29,6 +29,9 @@ const (
 	ReasonReplaced              Reason = 18
 	ReasonDesync                Reason = 19
 	ReasonBanned                Reason = 20
+	// ReasonBadArbiterSecret: a relay host refused a client's proof of
+	// the arbiter secret (docs/protocol.md, section 15).
+	ReasonBadArbiterSecret Reason = 21
 )
 
 var reasonNames = [...]string{
@@ -53,6 +56,7 @@ var reasonNames = [...]string{
 	ReasonReplaced:              "Replaced",
 	ReasonDesync:                "Desync",
 	ReasonBanned:                "Banned",
+	ReasonBadArbiterSecret:      "BadArbiterSecret",
 }
 
 // String returns the reason's protocol name.
@@ -85,6 +89,7 @@ var reasonSentences = [...]string{
 	ReasonReplaced:              "You rejoined from a new connection; this one is closed.",
 	ReasonDesync:                "Your game kept diverging from the host's; join again to get a fresh copy of the world.",
 	ReasonBanned:                "You are banned from this session.",
+	ReasonBadArbiterSecret:      "The arbiter secret is wrong.",
 }
 
 // Sentence is the reason as one sentence for a user.

@@ -50,6 +50,7 @@ var registry = [...]entry{
 	{IDClientResynced, "Client_Resynced", ClientToHost, func() Packet { return new(ClientResynced) }},
 	{IDClientLeave, "Client_Leave", ClientToHost, func() Packet { return new(ClientLeave) }},
 	{IDClientChat, "Client_Chat", ClientToHost, func() Packet { return new(ClientChat) }},
+	{IDClientUpload, "Client_Upload", ClientToHost, func() Packet { return new(ClientUpload) }},
 
 	{IDServerModList, "Server_ModList", HostToClient, func() Packet { return new(ServerModList) }},
 	{IDServerDefsOK, "Server_DefsOK", HostToClient, func() Packet { return new(ServerDefsOK) }},
@@ -64,6 +65,8 @@ var registry = [...]entry{
 	{IDServerResync, "Server_Resync", HostToClient, func() Packet { return new(ServerResync) }},
 	{IDServerDesync, "Server_Desync", HostToClient, func() Packet { return new(ServerDesync) }},
 	{IDServerChat, "Server_Chat", HostToClient, func() Packet { return new(ServerChat) }},
+	{IDServerUploadRequest, "Server_UploadRequest", HostToClient, func() Packet { return new(ServerUploadRequest) }},
+	{IDServerUploadResult, "Server_UploadResult", HostToClient, func() Packet { return new(ServerUploadResult) }},
 }
 
 // byID indexes the registry by packet ID.

@@ -40,6 +40,10 @@ type ServerModList struct {
 	PasswordChallenge []byte       `codec:"c"`
 	Databases         []DefSummary `codec:"d"`
 	PuzzleBits        uint8        `codec:"b,omitempty"`
+	// ArbiterChallenge is sent by a relay host only: 32 random bytes a
+	// client proves the arbiter secret over (docs/protocol.md, section
+	// 15). Left out when empty.
+	ArbiterChallenge []byte `codec:"a,omitempty"`
 }
 
 // MaxPuzzleBits bounds a password puzzle's difficulty.
@@ -63,6 +67,9 @@ func (p *ServerModList) Validate() error {
 	}
 	if len(p.PasswordChallenge) > MaxProofBytes {
 		return fmt.Errorf("password challenge of %d bytes", len(p.PasswordChallenge))
+	}
+	if len(p.ArbiterChallenge) > MaxProofBytes {
+		return fmt.Errorf("arbiter challenge of %d bytes", len(p.ArbiterChallenge))
 	}
 	if len(p.Databases) > MaxDatabases {
 		return ErrTooManyDatabases

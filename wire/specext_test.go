@@ -93,6 +93,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxHeaderMaps":           snapshot.MaxMaps,
 		"MaxTickPayloadBytes":     lockstep.MaxBatchBytes,
 		"MaxManifestSize":         defs.MaxManifestSize,
+		"DefaultUploadLimit":      wire.DefaultUploadLimit,
 	}
 	// Limits the spec states once for several packages.
 	for _, same := range [][2]int{

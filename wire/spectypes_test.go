@@ -169,6 +169,8 @@ func TestSpecEnumerations(t *testing.T) {
 		{"### 5.4 Player statuses", func(v uint8) string { return PlayerStatus(v).String() }, "status("},
 		{"### 5.5 Notice kinds", func(v uint8) string { return NoticeKind(v).String() }, "notice("},
 		{"### 5.6 Desync states", func(v uint8) string { return DesyncState(v).String() }, "desync("},
+		{"### 5.7 Upload kinds", func(v uint8) string { return UploadKind(v).String() }, "UploadKind("},
+		{"### 5.8 Upload results", func(v uint8) string { return UploadResult(v).String() }, "UploadResult("},
 	} {
 		rows := mdTable(specSection(t, spec, tc.head))
 		for i, row := range rows {

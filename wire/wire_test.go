@@ -59,6 +59,12 @@ func samplePackets() []Packet {
 		&ServerClock{Nonce: 7, HostTime: -5, Delta: 1234, Attempt: 31},
 		&ServerDisconnect{Reason: ReasonDefs, Message: "defs differ", DefStatuses: []uint8{0, 1, 2, 3}, Detail: []byte("detail")},
 		&ServerNotice{Kind: NoticeJoined, Text: "Alice joined the session."},
+		&ClientUsername{Name: "Arbiter", ArbiterProof: bytes.Repeat([]byte{5}, 32)},
+		&ServerModList{GameVersion: "1.5", ArbiterChallenge: bytes.Repeat([]byte{6}, 32)},
+		&ClientUpload{Request: 3, Offset: 262144, Total: 300000, Data: bytes.Repeat([]byte{0xcd}, 100)},
+		&ServerUploadRequest{Request: 3, Kind: UploadJoinPoint, Tick: 6000, Applied: 2, Limit: 1 << 30},
+		&ServerUploadRequest{Request: 4, Kind: UploadMaps, Tick: 6060, Maps: []int32{0, 7}, Limit: 1 << 30},
+		&ServerUploadResult{Request: 3, Result: UploadRefused, Message: "blob 2's hash differs"},
 		&ServerTick{Tick: 77, Granted: 78, Speed: 2, Commands: []lockstep.Command{
 			{Tick: 77, Seq: 0, MapID: 0, Kind: 1, Player: 3, Payload: []byte{1}},
 			{Tick: 77, Seq: 1, MapID: -1, Kind: lockstep.KindSetSpeed, Player: 4, Payload: []byte{2}},
@@ -275,7 +281,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{13, 15, 29, 255} {
+	for _, id := range []ID{14, 15, 31, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -312,6 +318,21 @@ func TestValidateLimits(t *testing.T) {
 		{"payload over limit", &ClientCommand{Payload: make([]byte, MaxClientCommandPayload+1)}, false, nil},
 		{"name over limit", &ClientUsername{Name: strings.Repeat("a", MaxNameBytes+1)}, false, nil},
 		{"proof over limit", &ClientUsername{Name: "abc", PasswordProof: make([]byte, MaxProofBytes+1)}, false, nil},
+		{"arbiter proof over limit", &ClientUsername{Name: "abc", ArbiterProof: make([]byte, MaxProofBytes+1)}, false, nil},
+		{"arbiter spectating", &ClientUsername{Name: "abc", ArbiterProof: make([]byte, 32), Spectate: true}, false, nil},
+		{"arbiter challenge over limit", &ServerModList{ArbiterChallenge: make([]byte, MaxProofBytes+1)}, false, nil},
+		{"upload chunk at limit", &ClientUpload{Request: 1, Total: MaxChunkData, Data: make([]byte, MaxChunkData)}, true, nil},
+		{"upload chunk over limit", &ClientUpload{Request: 1, Total: MaxChunkData + 1, Data: make([]byte, MaxChunkData+1)}, false, nil},
+		{"upload chunk past total", &ClientUpload{Request: 1, Offset: 10, Total: 12, Data: make([]byte, 3)}, false, nil},
+		{"upload offset past total", &ClientUpload{Request: 1, Offset: 13, Total: 12}, false, nil},
+		{"upload for request 0", &ClientUpload{Total: 1, Data: []byte{1}}, false, nil},
+		{"request 0", &ServerUploadRequest{Kind: UploadJoinPoint}, false, nil},
+		{"join point request naming maps", &ServerUploadRequest{Request: 1, Kind: UploadJoinPoint, Maps: []int32{1}}, false, nil},
+		{"maps request naming none", &ServerUploadRequest{Request: 1, Kind: UploadMaps}, false, nil},
+		{"maps request over limit", &ServerUploadRequest{Request: 1, Kind: UploadMaps, Maps: make([]int32, MaxHashMaps+1)}, false, nil},
+		{"unknown upload kind", &ServerUploadRequest{Request: 1, Kind: 3}, false, nil},
+		{"unknown upload result", &ServerUploadResult{Request: 1, Result: 3}, false, nil},
+		{"upload result text over limit", &ServerUploadResult{Request: 1, Message: strings.Repeat("x", MaxTextBytes+1)}, false, nil},
 		{"resume at limit", &ClientUsername{Name: "abc", Token: make([]byte, TokenSize), Resume: make([]HeldBlob, MaxResumeBlobs)}, true, nil},
 		{"resume over limit", &ClientUsername{Name: "abc", Token: make([]byte, TokenSize), Resume: make([]HeldBlob, MaxResumeBlobs+1)}, false, nil},
 		{"resume without token", &ClientUsername{Name: "abc", Resume: []HeldBlob{{Index: 1}}}, false, nil},
@@ -556,7 +577,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("New(%s) returned the same packet twice", s)
 		}
 	}
-	for _, id := range []ID{13, 15, 29, 99, 255} {
+	for _, id := range []ID{14, 15, 31, 99, 255} {
 		if got := id.String(); got != fmt.Sprintf("packet(%d)", id) {
 			t.Errorf("ID(%d).String() = %q", id, got)
 		}

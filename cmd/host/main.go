@@ -193,13 +193,7 @@ func (s *serving) makeServer() error {
 		return err
 	}
 	s.bundle = bundle
-	world, resumed, err := startWorld(s.c, s.pre.start, bundle, s.log)
-	if err != nil {
-		return err
-	}
-	s.world = world
-	s.cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
-	s.srv, err = host.New(s.cfg, hostcontent.Content(bundle, s.log), world)
+	s.srv, s.world, err = newServer(s.c, s.cfg, s.pre.start, bundle, s.log)
 	return err
 }
 
@@ -216,9 +210,14 @@ func (s *serving) run() error {
 	ways := s.pre.admin
 	s.pre.admin = nil
 	go func() { adminDone <- ways.run(ctx, s.srv, s.log) }()
-	s.log.Info("world ready", "maps", len(s.world.MapIDs()), "tick", s.world.Tick(),
-		"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir,
-		"mods", len(s.bundle.Mods), "def_databases", len(s.bundle.Set.Databases), "embedded_content", s.bundle.Embedded)
+	if s.world == nil {
+		s.log.Info("relay host ready: waiting for the arbiter's world", "password", len(s.cfg.Admission.Password) > 0,
+			"mods", len(s.bundle.Mods), "def_databases", len(s.bundle.Set.Databases), "embedded_content", s.bundle.Embedded)
+	} else {
+		s.log.Info("world ready", "maps", len(s.world.MapIDs()), "tick", s.world.Tick(),
+			"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir,
+			"mods", len(s.bundle.Mods), "def_databases", len(s.bundle.Set.Databases), "embedded_content", s.bundle.Embedded)
+	}
 	game := s.pre.game
 	s.pre.game = nil // ServeListeners closes it
 	err = s.srv.ServeListeners(ctx, game)
@@ -327,6 +326,11 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 	name := cfg.GameName
 	cfg.Save.Meta = func() saves.Meta { return hostcontent.SaveMeta(bundle(), name) }
 	cfg.Logger = log
+	relay, err := relayConfig(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	cfg.Relay = relay
 	if err := cfg.Defaults().Validate(); err != nil {
 		return host.Config{}, cliutil.Usagef("%v", err)
 	}

@@ -49,7 +49,7 @@ func main() {
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
-	if errors.As(err, &re) || errors.As(err, &me) {
+	if errors.As(err, &re) || errors.As(err, &me) || errors.Is(err, join.ErrNotRelay) {
 		return cliutil.ExitRejected
 	}
 	var na *noAnswer
@@ -89,6 +89,7 @@ func newApp() *cli.App {
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
+	flags = append(flags, arbiterFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
@@ -180,6 +181,9 @@ func run(c *cli.Context) error {
 	typed := &typedLog{out: stdout}
 	cfg := joinConfig(c, bundle, bar, typed)
 	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
+	if err := arbiterConfig(c, &cfg, bundle); err != nil {
+		return err
+	}
 	rc := newReconnector(cfg, window)
 	sess, err := firstJoin(ctx, rc)
 	bar.clear()

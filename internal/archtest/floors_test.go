@@ -67,10 +67,12 @@ var floors = map[string]floor{
 	"defs":     engine,
 	"password": engine,
 
-	"wire":                 domain,
-	"snapshot":             domain,
-	"saves":                domain,
-	"desync":               domain,
+	"wire":     domain,
+	"snapshot": domain,
+	"saves":    domain,
+	"desync":   domain,
+	// relay stands in for the game on a relay host; it links none.
+	"relay":                domain,
 	"roster":               domain,
 	"status":               domain,
 	"tlsid":                domain,

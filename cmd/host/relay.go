@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/internal/hostcontent"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/saves"
+)
+
+// relayFlags are serve's relay-mode flags (docs/protocol.md, section 15).
+func relayFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "relay", Usage: "run no simulation: the world comes from the arbiter, the client that proves --arbiter-secret-file, which uploads it when asked; --content still names the def databases joiners must match"},
+		&cli.StringFlag{Name: "arbiter-secret-file", Usage: "with --relay: the arbiter secret is the first line of `FILE`"},
+	}
+}
+
+// relayConfig reads the relay flags: with --relay, the arbiter secret,
+// which it needs.
+func relayConfig(c *cli.Context) (host.RelayConfig, error) {
+	file := c.String("arbiter-secret-file")
+	if !c.Bool("relay") {
+		if file != "" {
+			return host.RelayConfig{}, cliutil.Usagef("--arbiter-secret-file needs --relay")
+		}
+		return host.RelayConfig{}, nil
+	}
+	if file == "" {
+		return host.RelayConfig{}, cliutil.Usagef("--relay needs --arbiter-secret-file: without an arbiter secret no client can upload the world")
+	}
+	secret, err := cliutil.Secret("arbiter secret", file, "")
+	if err != nil {
+		return host.RelayConfig{}, err
+	}
+	return host.RelayConfig{ArbiterSecret: secret}, nil
+}
+
+// newServer makes the host: with --relay a relay host, which has no world
+// of its own (world is nil); otherwise it generates or loads the world.
+func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (*host.Server, lockstep.Sim, error) {
+	content := hostcontent.Content(bundle, log)
+	if c.Bool("relay") {
+		if err := relayResume(c, &cfg, start, log); err != nil {
+			return nil, nil, err
+		}
+		srv, err := host.NewRelay(cfg, content)
+		return srv, nil, err
+	}
+	world, resumed, err := startWorld(c, start, bundle, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
+	srv, err := host.New(cfg, content, world)
+	return srv, world, err
+}
+
+// relayResume has a relay host with --save start from the newest valid of
+// the save and its autosaves, unless --new or --force-new start afresh
+// (an empty session, waiting for the arbiter's world). The save's blobs
+// stay as the arbiter uploaded them.
+func relayResume(c *cli.Context, cfg *host.Config, start *saveStart, log *slog.Logger) error {
+	if start == nil {
+		return nil
+	}
+	switch {
+	case c.Bool("force-new") && len(start.existing) > 0:
+		into, err := start.moveAside(time.Now())
+		if err != nil {
+			return err
+		}
+		log.Warn("--force-new: moved the old session's files aside; none was deleted", "into", into, "files", len(start.existing))
+		return nil
+	case c.Bool("new") && len(start.existing) > 0:
+		return start.refuseNew()
+	case c.Bool("new") || c.Bool("force-new"):
+		return nil
+	case len(start.existing) == 0:
+		return cliutil.Usagef("there is no save at %s, nor autosaves beside it; add --new to start a new session there", start.path)
+	}
+	best, _, ok := saves.NewestValid(start.path)
+	if !ok {
+		return fmt.Errorf("save %s cannot be loaded, nor any autosave beside it", start.path)
+	}
+	f, err := saves.Read(best.Path)
+	if err != nil {
+		return err
+	}
+	body, err := f.ReadBody()
+	if err != nil {
+		return err
+	}
+	cfg.Relay.Resume, cfg.Save.Resumed = body, true
+	log.Info("save loaded", "path", best.Path, "tick", body.Header.Granted, "point_tick", body.Header.Tick, "bytes", f.Size)
+	return nil
+}

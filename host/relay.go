@@ -1,0 +1,529 @@
+package host
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/relay"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Relay mode (docs/protocol.md, section 15): the host runs no simulation.
+// The session drives a relay.World in its place, and the world comes from
+// the arbiter, the client that proved the arbiter secret, which uploads
+// it when the host asks. This file is the session's side of it; the
+// reader's side (the handshake's proof, the uploads) is in relaypeer.go.
+
+// RelayConfig is relay mode's part of Config. NewRelay turns relay mode
+// on; New ignores it.
+type RelayConfig struct {
+	// ArbiterSecret is what the arbiter proves it holds
+	// (docs/protocol.md, section 15.2). Without it no client can be the
+	// arbiter, and a new session never gets a world.
+	ArbiterSecret []byte
+	// UploadLimit is the most bytes one upload may have (0:
+	// wire.DefaultUploadLimit).
+	UploadLimit uint64
+	// UploadWait is how long a joiner waits for the arbiter's upload of
+	// its join point before it is refused (0: 20 s).
+	UploadWait time.Duration
+	// Resume, if set, starts the session from a save's payload (saves.File's
+	// ReadBody) instead of waiting for the arbiter's world.
+	Resume *snapshot.Parsed
+
+	enabled bool // set by NewRelay
+}
+
+// defaults fills in the zero values.
+func (c *RelayConfig) defaults() {
+	if c.UploadLimit == 0 {
+		c.UploadLimit = wire.DefaultUploadLimit
+	}
+	if c.UploadWait == 0 {
+		c.UploadWait = 20 * time.Second
+	}
+}
+
+// NewRelay returns a relay host: the session runs no simulation, and its
+// world comes from the arbiter's uploads. Desync detection is off (the
+// host has no state to compare hashes with) and join points are made
+// only when a joiner needs one. The arbiter's state hashes are the
+// reference every other player's are compared with, and a repair is the
+// arbiter's upload of the maps that differ. A save holds the latest join
+// point and the commands since, its blobs as uploaded; with
+// Relay.Resume the session starts from one.
+func NewRelay(cfg Config, content Content) (*Server, error) {
+	cfg.Relay.enabled = true
+	cfg.Join.LazyJoinPoints = true
+	cfg.Relay.defaults()
+	rs := &relaySession{reqs: map[uint32]*relayReq{}, dropped: map[uint32]bool{}, limit: cfg.Relay.UploadLimit}
+	rs.world = relay.NewWorld(rs.ask, cfg.Relay.UploadWait)
+	srv, err := New(cfg, content, rs.world)
+	if err != nil {
+		return nil, err
+	}
+	rs.sess, rs.log = srv.sess, srv.cfg.Logger
+	srv.sess.relay = rs
+	if r := cfg.Relay.Resume; r != nil {
+		if err := srv.sess.relayResume(r); err != nil {
+			return nil, fmt.Errorf("resume the relay session: %w", err)
+		}
+	}
+	return srv, nil
+}
+
+// relayResume starts the session from a save: its join point is the
+// save's, its command log the save's commands, and its clock the save's
+// grant. Before the session runs.
+func (s *session) relayResume(p *snapshot.Parsed) error {
+	h := p.Header
+	if len(p.Maps) != len(h.Maps) {
+		return fmt.Errorf("%d map blobs for %d maps", len(p.Maps), len(h.Maps))
+	}
+	pt := &snapshot.Point{Tick: h.Tick, World: p.World, WorldHash: h.WorldHash, Maps: make([]snapshot.MapPoint, len(h.Maps))}
+	for i, m := range h.Maps {
+		pt.Maps[i] = snapshot.MapPoint{ID: m.ID, Blob: p.Maps[i], StateHash: m.StateHash}
+	}
+	if err := s.relayStart(pt); err != nil {
+		return err
+	}
+	var applied uint32
+	for _, mc := range h.Commands {
+		for _, c := range mc.Commands {
+			if c.Tick < h.Tick || c.Tick > h.Granted {
+				return fmt.Errorf("a saved command at tick %d, outside the save's %d to %d", c.Tick, h.Tick, h.Granted)
+			}
+			if c.Tick == h.Granted {
+				applied++
+			}
+			s.auth.Queues().Append(c)
+		}
+	}
+	s.relay.world.Resume(h.Granted, applied)
+	return nil
+}
+
+// relaySession is the session's relay state. The session goroutine owns
+// it, except the requests (reqs, dropped), which the arbiters' readers
+// look up as uploads come, behind mu.
+type relaySession struct {
+	sess  *session
+	world *relay.World
+	log   *slog.Logger
+	limit uint64
+
+	active   int32   // member ID of the active arbiter; 0: none
+	standby  []int32 // ready arbiters that are not active, longest ready first
+	arbiters map[int32]bool
+	nextQ    uint32
+
+	mu      sync.Mutex
+	reqs    map[uint32]*relayReq // requests not answered yet, by q
+	dropped map[uint32]bool      // requests answered or cancelled: late chunks are dropped
+}
+
+// relayReq is one upload request.
+type relayReq struct {
+	pkt  wire.ServerUploadRequest
+	cut  *relay.Cut // the join point it fills (kind 1)
+	to   int32      // the arbiter it went to; 0: none yet
+	sent time.Time
+	// repaired, for a repair's request, takes the upload, on the
+	// arbiter's reader.
+	repaired func(*snapshot.Point)
+}
+
+// errBadArbiter is the arbiter rule, checked after the password: a proof
+// that does not check out, or one sent to a host that is not a relay host.
+var errBadArbiter = errors.New("wrong arbiter secret")
+
+// reasonError is a refusal with its own reason and sentence.
+type reasonError struct {
+	reason wire.Reason
+	msg    string
+}
+
+func (e *reasonError) Error() string { return e.msg }
+
+// errNoWorld refuses a player while a new relay session has no world.
+var errNoWorld = &reasonError{reason: wire.ReasonGeneric,
+	msg: "The session has no world yet: its arbiter has not uploaded it. Join again shortly."}
+
+// relayRule is the arbiter's admission rule (docs/protocol.md, section
+// 15.2): a claimed arbiter must have proved the secret to a relay host;
+// in a relay session with no world yet only an arbiter is admitted.
+func (s *session) relayRule(r joinReq) error {
+	if r.arbiterClaim && (s.relay == nil || !r.arbiterOK) {
+		return errBadArbiter
+	}
+	if s.relay != nil && !s.relay.world.HasWorld() && !r.arbiterOK {
+		return errNoWorld
+	}
+	return nil
+}
+
+// relayAdmitted finishes the admission of m in a relay session. The
+// first arbiter of a new session gets an upload request instead of a
+// world (uploader); any other joiner the current join point, which a
+// relay host cuts only when an arbiter can upload it and which an
+// arbiter never waits on.
+func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploader bool, err error) {
+	rs := s.relay
+	if r.arbiterOK {
+		if rs.arbiters == nil {
+			rs.arbiters = map[int32]bool{}
+		}
+		rs.arbiters[m.id] = true
+	}
+	if !rs.world.HasWorld() {
+		// Only an arbiter gets here (relayRule): it uploads the world.
+		if rs.active != 0 {
+			return nil, false, errors.New("another arbiter is uploading the world")
+		}
+		rs.active = m.id
+		rs.send(rs.request(wire.UploadWorld, 0, 0, nil))
+		s.cfg.Logger.Info("arbiter asked for the world", "player", m.id, "name", m.name)
+		return nil, true, nil
+	}
+	if r.arbiterOK && s.points.current != nil {
+		return s.points.current, false, nil // an arbiter never waits on an upload
+	}
+	s.relayRefresh()
+	point, err = s.points.ensure(s.auth)
+	if err == nil && rs.active == 0 && !point.uploaded() {
+		r.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Waiting for the session's arbiter to upload the world."})
+	}
+	return point, false, err
+}
+
+// uploaded reports whether the join point's state is there: always for a
+// point a simulating host cut, once uploaded for a relay host's.
+func (j *joinPoint) uploaded() bool {
+	return j.upload == nil || j.upload.Filled()
+}
+
+// servesAsIs reports whether an uploaded point goes to a joiner that
+// reads codec as it came: every client reads gzip, and one that reads zstd
+// reads both; so only a joiner that reads gzip alone, given an upload
+// with zstd blobs, gets a copy transcoded to gzip.
+func (j *joinPoint) servesAsIs(codec snapshot.Codec) bool {
+	return j.upload != nil && (codec == snapshot.Zstd || j.comp.Codec == snapshot.Gzip)
+}
+
+// relayCut is the upload a join point cut from state waits for, when the
+// host is a relay host (state is then a relay.Cut); else nil.
+func relayCut(state snapshot.State) *relay.Cut {
+	c, _ := state.(*relay.Cut)
+	return c
+}
+
+// awaitUpload waits, on a joiner's reader, for the upload of a relay
+// host's join point; the point is then built from it by buildUploaded.
+func (j *joinPoint) awaitUpload() error {
+	if j.upload == nil {
+		return nil
+	}
+	_, err := j.upload.Point()
+	return err
+}
+
+// buildUploaded makes the point from the upload, once, in place of a
+// build: the blobs are the arbiter's as they came. The point's codec is
+// zstd when any blob is, so that a joiner that reads only gzip gets a
+// copy transcoded to it.
+func (j *joinPoint) buildUploaded() {
+	j.point, j.err = j.upload.Point()
+	j.state, j.prev = nil, nil
+	if j.err != nil {
+		return
+	}
+	j.comp.Codec = snapshot.Gzip
+	if !allGzip(j.point) {
+		j.comp.Codec = snapshot.Zstd
+	}
+	j.built.Store(true)
+}
+
+// relayDue holds a new relay session's clock until its world is there.
+func (s *session) relayDue(due int) int {
+	if s.relay != nil && !s.relay.world.HasWorld() {
+		return 0
+	}
+	return due
+}
+
+// relayKeepsPoint reports whether the session keeps its current join
+// point however old: a relay session always does, since the point and
+// the commands since it are its only copy of the world (what its saves
+// hold). It replaces the point when a joiner comes (relayRefresh).
+func (s *session) relayKeepsPoint() bool {
+	return s.relay != nil
+}
+
+// relayRefresh drops a relay session's current join point, so that the
+// joiner being admitted gets a new one from the arbiter, when it is older
+// than the join-point age limit, uploaded, and an arbiter can make the
+// next: otherwise it stays, with every command since.
+// A point whose upload has not come within the wait limit is given up
+// the same way: its request is cancelled and the joiners still waiting
+// on it are refused.
+func (s *session) relayRefresh() {
+	cur := s.points.current
+	if cur == nil || s.relay.active == 0 {
+		return
+	}
+	age := time.Since(cur.cutAt)
+	switch {
+	case cur.uploaded() && age > s.points.maxAge:
+	case !cur.uploaded() && age > s.cfg.Relay.UploadWait:
+		s.relay.cancel(cur.upload)
+	default:
+		return
+	}
+	s.points.current = nil
+	s.auth.Queues().Reset()
+}
+
+// cancel gives up the request that fills c: the arbiter it went to is
+// told, and whoever waits on c is refused.
+func (rs *relaySession) cancel(c *relay.Cut) {
+	rs.mu.Lock()
+	var q uint32
+	var to int32
+	for id, r := range rs.reqs {
+		if r.cut == c {
+			q, to = id, r.to
+			delete(rs.reqs, id)
+			rs.dropped[id] = true
+		}
+	}
+	rs.mu.Unlock()
+	c.Fail(fmt.Errorf("tick %d: %w", c.Tick(), relay.ErrWaitedTooLong))
+	if m := rs.sess.members[to]; m != nil && q != 0 {
+		m.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
+	}
+	rs.log.Warn("join point request cancelled: no upload within the wait", "request", q, "tick", c.Tick(), "arbiter", to)
+}
+
+// relaySaves reports whether the session has anything to save: a relay
+// session has nothing before its world comes.
+func (s *session) relaySaves() bool {
+	return s.relay == nil || s.relay.world.HasWorld()
+}
+
+// relayReady makes a ready arbiter active when none is, or a standby.
+func (s *session) relayReady(id int32) {
+	rs := s.relay
+	if rs == nil || !rs.arbiters[id] || rs.active == id {
+		return
+	}
+	if rs.active != 0 {
+		rs.standby = append(rs.standby, id)
+		return
+	}
+	rs.activate(id)
+}
+
+// relayGone takes a leaving member out of the arbiters; when it was the
+// active one, the standby ready longest takes over, with the requests
+// still unanswered.
+func (s *session) relayGone(id int32) {
+	rs := s.relay
+	if rs == nil || !rs.arbiters[id] {
+		return
+	}
+	delete(rs.arbiters, id)
+	rs.standby = slices.DeleteFunc(rs.standby, func(o int32) bool { return o == id })
+	if rs.active != id {
+		return
+	}
+	rs.active = 0
+	if !rs.world.HasWorld() {
+		// The first upload went with it: the next arbiter to arrive is
+		// asked again.
+		rs.mu.Lock()
+		for q, r := range rs.reqs {
+			if r.pkt.Kind == wire.UploadWorld {
+				delete(rs.reqs, q)
+				rs.dropped[q] = true
+			}
+		}
+		rs.mu.Unlock()
+	}
+	s.cfg.Logger.Warn("arbiter left", "player", id, "standby", len(rs.standby))
+	if len(rs.standby) > 0 {
+		next := rs.standby[0]
+		rs.standby = rs.standby[1:]
+		rs.activate(next)
+	}
+}
+
+// activate makes id the active arbiter and sends it every request not
+// answered yet, oldest first.
+func (rs *relaySession) activate(id int32) {
+	rs.active = id
+	rs.log.Info("arbiter active", "player", id)
+	rs.mu.Lock()
+	open := make([]*relayReq, 0, len(rs.reqs))
+	for _, r := range rs.reqs {
+		open = append(open, r)
+	}
+	rs.mu.Unlock()
+	slices.SortFunc(open, func(a, b *relayReq) int { return int(a.pkt.Request) - int(b.pkt.Request) })
+	for _, r := range open {
+		rs.send(r)
+	}
+}
+
+// request registers a new request. Session goroutine only.
+func (rs *relaySession) request(kind wire.UploadKind, tick uint64, applied uint32, cut *relay.Cut) *relayReq {
+	rs.nextQ++
+	r := &relayReq{pkt: wire.ServerUploadRequest{Request: rs.nextQ, Kind: kind, Tick: tick, Applied: applied, Limit: rs.limit}, cut: cut}
+	rs.mu.Lock()
+	rs.reqs[r.pkt.Request] = r
+	rs.mu.Unlock()
+	return r
+}
+
+// send sends r to the active arbiter, if there is one. Session goroutine
+// only: the request goes on the ordered stream between two ticks.
+func (rs *relaySession) send(r *relayReq) {
+	m := rs.sess.members[rs.active]
+	if m == nil {
+		return
+	}
+	rs.mu.Lock()
+	r.to, r.sent = rs.active, time.Now()
+	rs.mu.Unlock()
+	m.conn.sendPacket(&r.pkt)
+}
+
+// ask is the World's hook: a join point was cut at (tick, applied) and
+// must be uploaded. Session goroutine (inside a cut).
+func (rs *relaySession) ask(c *relay.Cut) {
+	r := rs.request(wire.UploadJoinPoint, c.Tick(), c.Applied(), c)
+	rs.send(r)
+	rs.log.Info("join point asked of the arbiter", "request", r.pkt.Request, "tick", c.Tick(), "applied", c.Applied(), "arbiter", rs.active)
+}
+
+// lookup finds the open request q sent to arbiter id. dropped is true for
+// a request answered or cancelled, whose late chunks are dropped.
+func (rs *relaySession) lookup(q uint32, id int32) (r *relayReq, dropped bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r := rs.reqs[q]; r != nil && r.to == id {
+		return r, false
+	}
+	return nil, rs.dropped[q]
+}
+
+// close ends request q: answered (refused or accepted) or cancelled.
+// Chunks of it that come later are dropped. It reports false when q was
+// no longer open.
+func (rs *relaySession) close(q uint32) (*relayReq, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r := rs.reqs[q]
+	if r == nil {
+		return nil, false
+	}
+	delete(rs.reqs, q)
+	rs.dropped[q] = true
+	return r, true
+}
+
+// start takes the arbiter's first upload as the session's world, on the
+// session goroutine: the clock moves to its tick, the command log starts
+// there and the upload is the current join point. It reports whether the
+// world was taken (a second world upload is not).
+func (s *session) relayStart(pt *snapshot.Point) error {
+	rs := s.relay
+	if rs.world.HasWorld() {
+		return errors.New("the session has a world already")
+	}
+	if s.auth.Pending() > 0 {
+		return fmt.Errorf("%d commands wait for a world", s.auth.Pending())
+	}
+	rs.world.Start(pt)
+	s.auth.Queues().Reset()
+	c := relay.NewCut(pt.Tick, 0, 0)
+	c.Deliver(pt)
+	s.points.current = &joinPoint{state: c, upload: c, cutAt: time.Now(), tick: pt.Tick, stats: s.stats, log: s.cfg.Logger,
+		comp: s.points.comp}
+	s.cfg.Logger.Info("world uploaded", "tick", pt.Tick, "maps", len(pt.Maps), "bytes", pt.CompressedSize(), "raw_bytes", pt.RawSize())
+	return nil
+}
+
+// relayReference takes the active arbiter's hash report as the host's
+// checkpoint at its tick, which the other players' reports are compared
+// with; it reports whether r was the arbiter's. Session goroutine.
+func (s *session) relayReference(m *member, r hashReq) bool {
+	if s.relay == nil || m.id != s.relay.active || r.r == nil {
+		return false
+	}
+	rep := r.r
+	m.hashedTick = max(m.hashedTick, rep.Tick) // the reference is verified by definition
+	if rep.Tick <= s.desync.ring.Newest() && s.desync.ring.Newest() != 0 {
+		return true // an earlier arbiter's checkpoint stands
+	}
+	cp := lockstep.Checkpoint{Tick: rep.Tick, World: rep.World, Maps: make([]lockstep.MapCheckpoint, len(rep.Maps))}
+	for i, mh := range rep.Maps {
+		cp.Maps[i] = lockstep.MapCheckpoint{ID: mh.MapID, Hash: mh.Hash, Parts: mh.Parts}
+	}
+	slices.SortFunc(cp.Maps, func(a, b lockstep.MapCheckpoint) int { return cmp.Compare(a.ID, b.ID) })
+	s.addCheckpoint(cp)
+	return true
+}
+
+// relayResync starts the repair of m in a relay session: the client
+// holds at the cut now, and the arbiter is asked for the maps that
+// differ at that cut (the whole world when full); its upload goes to the
+// client as the repair. Session goroutine.
+func (s *session) relayResync(m *member, rs *resyncState) {
+	applied := s.auth.Applied()
+	m.conn.sendPacket(&wire.ServerResync{Tick: rs.cut, Applied: applied, Maps: rs.maps, Full: rs.full})
+	m.lastCut = rs.cut
+	m.resync = rs
+	m.playing = false // repaired players do not hold time for the others
+	kind, maps := wire.UploadMaps, rs.maps
+	if rs.full {
+		kind, maps = wire.UploadJoinPoint, nil
+	}
+	r := s.relay.request(kind, rs.cut, applied, nil)
+	r.pkt.Maps = maps
+	log, c, id, comp := s.cfg.Logger, m.conn, m.id, s.points.compression(m.conn.codec)
+	r.repaired = func(pt *snapshot.Point) {
+		rs.world.Store(pt.WorldHash)
+		rs.worldKnown.Store(true)
+		if comp.Codec == snapshot.Gzip && !allGzip(pt) {
+			var err error
+			if pt, err = snapshot.Transcode(pt, comp, 0); err != nil {
+				log.Error("transcode a repair", "player", id, "err", err)
+				c.close(wire.ReasonGeneric, "the host could not build the state to repair yours")
+				return
+			}
+		}
+		pl, err := snapshot.NewPayload(pt, 0, pt.Tick, nil)
+		if err != nil {
+			log.Error("lay out a repair", "player", id, "err", err)
+			c.close(wire.ReasonGeneric, "the host could not build the state to repair yours")
+			return
+		}
+		log.Info("sending repair", "player", id, "tick", pt.Tick, "maps", rs.maps, "full", rs.full, "bytes", pl.Total(), "from", "arbiter")
+		c.startTransfer(newRepairTransfer(pl))
+	}
+	s.relay.send(r)
+	s.cfg.Logger.Info("repair asked of the arbiter", "player", m.id, "request", r.pkt.Request, "tick", rs.cut, "maps", rs.maps, "full", rs.full)
+}
+
+// allGzip reports whether every blob of pt is gzip.
+func allGzip(pt *snapshot.Point) bool {
+	return pt.World.Codec == snapshot.Gzip && !slices.ContainsFunc(pt.Maps, func(m snapshot.MapPoint) bool { return m.Blob.Codec != snapshot.Gzip })
+}
