@@ -28,6 +28,9 @@ var errLeft = errors.New("the client left")
 // admission: keepalive echoes, chat and a leave. It reports whether id
 // was one of them; the error ends the connection (errLeft for a leave).
 func (p *peer) anyPhase(id wire.ID, body []byte) (bool, error) {
+	if id == wire.IDClientUpload {
+		return true, p.upload(body) // relay mode's (relaypeer.go); refused from anyone but the arbiter
+	}
 	switch id {
 	case wire.IDClientKeepalive, wire.IDClientChat, wire.IDClientLeave:
 	default:

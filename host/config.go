@@ -242,6 +242,8 @@ type Config struct {
 	// and tests that check every tick (a soak's determinism check); it
 	// runs on the tick, so it must return quickly.
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
+	// Relay is relay mode's settings (relay.go); only NewRelay reads them.
+	Relay RelayConfig
 }
 
 // Defaults returns c with every unset field filled in: the one place the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -90,6 +91,8 @@ type joinPoint struct {
 
 	mu     sync.Mutex
 	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
+
+	upload *relay.Cut // relay mode: the arbiter's upload that is this point (relay.go)
 }
 
 // codedPoint is a join point transcoded to another codec, built once.
@@ -102,7 +105,14 @@ type codedPoint struct {
 // compressed returns the join point in c's codec, building it on first
 // use.
 func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) {
+	if err := j.awaitUpload(); err != nil {
+		return nil, err
+	}
 	j.once.Do(func() {
+		if j.upload != nil {
+			j.buildUploaded()
+			return
+		}
 		start := time.Now()
 		j.point, j.err = snapshot.Build(j.state, snapshot.BuildOptions{Compression: j.comp, Prev: j.prev, Versions: j.versions})
 		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
@@ -148,7 +158,7 @@ func (j *joinPoints) cut(auth *lockstep.Authority) error {
 	if err != nil {
 		return err
 	}
-	j.current = &joinPoint{state: state, versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
+	j.current = &joinPoint{state: state, upload: relayCut(state), versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
 		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp}
 	d := time.Since(start)
 	j.stats.cut(d)

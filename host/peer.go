@@ -67,6 +67,7 @@ type peer struct {
 	retry       bool          // this connection retries a join that dropped before WorldReady
 	join        *joinProgress // the join across its retries, once admitted
 	joined      bool          // the join record has been written
+	relay       peerRelay     // relay mode: the arbiter's proof and uploads (relaypeer.go)
 }
 
 // phase ends the join phase under way.
@@ -303,8 +304,12 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		}
 		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
 	}
+	arbiterChallenge, err := p.relayChallenge()
+	if err != nil {
+		return nil, err
+	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
-		Databases: p.srv.modDatabases, PuzzleBits: uint8(p.puzzleBits)}) {
+		Databases: p.srv.modDatabases, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
 		return nil, net.ErrClosed
 	}
 
@@ -376,8 +381,10 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	if passwordOK {
 		p.pend.handOver(time.Now())
 	}
+	arbiterClaim, arbiterOK := p.checkArbiter(cu.ArbiterProof)
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
+		arbiterClaim: arbiterClaim, arbiterOK: arbiterOK,
 		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
@@ -390,6 +397,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		}
 		if be := (*bannedError)(nil); errors.As(jr.err, &be) {
 			return joinReply{}, refuse(wire.ReasonBanned, "%s", be.Error())
+		}
+		if re := (*reasonError)(nil); errors.As(jr.err, &re) {
+			return joinReply{}, refuse(re.reason, "%s", re.msg)
 		}
 		r := admissionReason(jr.err)
 		return joinReply{}, refuse(r, "%s", r.Sentence())
@@ -423,8 +433,19 @@ func chooseCodec(want snapshot.Codec, offered []uint8) snapshot.Codec {
 // the catch-up deadline. It returns the payload sent and WorldReady.
 func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	cfg := p.srv.cfg
+	if jr.uploader {
+		return p.uploadWorld(jr)
+	}
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
 	point, err := jr.point.compressed(p.conn.compression)
+	if jr.point.upload != nil {
+		// A relay host's joiner waited for the arbiter's upload: its
+		// download's deadlines start now.
+		_ = p.nc.SetReadDeadline(time.Now().Add(cfg.DownloadStallTimeout))
+	}
+	if rerr := relayWaitRefusal(err); rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		p.log.Error("compress join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")

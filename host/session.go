@@ -48,10 +48,13 @@ type joinReq struct {
 	name       string
 	spectator  bool
 	passwordOK bool
-	resume     []wire.HeldBlob // blobs held, on a retry before WorldReady
-	addr       string          // addrKey of the remote address, for bans
-	conn       *conn
-	reply      chan joinReply
+	// arbiterClaim: the joiner sent an arbiter proof; arbiterOK: it
+	// checked out against a relay host's secret (relay.go).
+	arbiterClaim, arbiterOK bool
+	resume                  []wire.HeldBlob // blobs held, on a retry before WorldReady
+	addr                    string          // addrKey of the remote address, for bans
+	conn                    *conn
+	reply                   chan joinReply
 }
 
 type joinReply struct {
@@ -64,6 +67,9 @@ type joinReply struct {
 	cmds    []snapshot.MapCommands
 	join    *joinProgress   // the join across its retries
 	held    map[uint64]bool // blob hashes the joiner holds: not sent again
+	// uploader: the joiner is the arbiter of a new relay session, which
+	// uploads the world instead of downloading it (relay.go).
+	uploader bool
 }
 
 type readyReq struct {
@@ -109,7 +115,8 @@ type session struct {
 	desync    *desyncTracker
 	autosave  autosave
 	pub       publisher
-	admin     adminState // the admin API's actions and ban list
+	admin     adminState    // the admin API's actions and ban list
+	relay     *relaySession // relay mode (relay.go); nil: the host simulates
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -221,7 +228,9 @@ func (s *session) tick(now time.Time) {
 			drained = true
 		}
 	}
-	s.points.expire(s.auth)
+	if !s.relayKeepsPoint() {
+		s.points.expire(s.auth)
+	}
 	s.points.prepare(now, s.auth)
 	s.checkLiveness(now)
 	s.persistTokens()
@@ -231,6 +240,7 @@ func (s *session) tick(now time.Time) {
 	}
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
+	due = s.relayDue(due)
 	s.checkVerified()
 	if due == 0 {
 		for s.auth.Pending() > 0 { // paused: commands still run, a batch a packet
@@ -352,6 +362,8 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonBadPacket
 	case errors.Is(err, errResumeStalled):
 		return wire.ReasonRateLimited
+	case errors.Is(err, errBadArbiter):
+		return wire.ReasonBadArbiterSecret
 	}
 	return wire.ReasonGeneric
 }
@@ -398,6 +410,9 @@ func (s *session) admit(r joinReq) joinReply {
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
 	}
+	if err := s.relayRule(r); err != nil {
+		return joinReply{err: err}
+	}
 	if err := s.admin.banned(r.name, r.addr); err != nil {
 		return joinReply{err: err}
 	}
@@ -443,6 +458,9 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
+	if s.relay != nil {
+		return s.relayReply(r, m, p.Faction, jp, held)
+	}
 	if held == nil {
 		// A resumed download keeps its join point: a new one would make
 		// it fetch again every map that changed since.
@@ -484,6 +502,7 @@ func (s *session) ready(r readyReq) {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 		m.readyTick = r.tick
 	}
+	s.relayReady(r.id)
 	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
@@ -508,6 +527,7 @@ func (s *session) leave(r leaveReq) {
 }
 
 func (s *session) dropMember(id int32) {
+	s.relayGone(id)
 	delete(s.members, id)
 	for i, o := range s.order {
 		if o == id {

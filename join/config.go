@@ -114,6 +114,15 @@ type Config struct {
 	Light bool
 	// Logger receives debug logs (default slog.Default()).
 	Logger *slog.Logger
+	// ArbiterSecret, if set, joins a relay host as its arbiter
+	// (docs/protocol.md, section 15): the client proves the secret and
+	// uploads the world when the host asks (arbiter.go). Join fails with
+	// ErrNotRelay on a host that takes no arbiter.
+	ArbiterSecret []byte
+	// World makes the world an arbiter uploads when the host's session
+	// is new; an arbiter without it can only join a session that has a
+	// world.
+	World func() (lockstep.Sim, error)
 }
 
 // Defaults returns c with unset fields filled in.
@@ -159,6 +168,9 @@ func (c Config) Validate() error {
 	}
 	if c.Loader == nil && c.MapLoader == nil {
 		errs = append(errs, errors.New("no simulation loader"))
+	}
+	if len(c.ArbiterSecret) > 0 && (c.Light || c.Spectate) {
+		errs = append(errs, errors.New("an arbiter simulates and plays: not light, not a spectator"))
 	}
 	if c.MaxFrame < wire.MaxChunkData+1024 {
 		errs = append(errs, errors.New("max frame too small for world chunks"))

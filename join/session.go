@@ -74,6 +74,7 @@ type Session struct {
 	checkpointer atomic.Pointer[lockstep.Checkpointer] // hashes every map every time (nothing is taken on trust), off this goroutine when it can
 	outHashes    []*wire.ClientHashes                  // reports taken, not yet sent
 	resync       *resyncRecv                           // a repair being received
+	upload       *uploadPending                        // relay mode: a join point the host asked this arbiter for (arbiter.go)
 }
 
 // Info is what the host said about the session during the handshake.
@@ -364,7 +365,12 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held}); err != nil {
+	arbiter, err := s.arbiterProof(ml)
+	if err != nil {
+		return err
+	}
+	if err := s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held,
+		ArbiterProof: arbiter}); err != nil {
 		return err
 	}
 	s.timings.Handshake = time.Since(hs)
@@ -573,6 +579,11 @@ func (s *Session) receive(ctx context.Context, recv *snapshot.Receiver, dec **de
 			report(cfg, PhaseDownload, recv.Received(), recv.Total())
 		case *wire.ServerTick:
 			ticks = append(ticks, p)
+		case *wire.ServerUploadRequest:
+			if p.Kind != wire.UploadWorld || recv.Received() > 0 {
+				return nil, protoErr("unexpected %s while downloading", p.ID())
+			}
+			return ticks, &worldRequest{req: p}
 		default:
 			if !s.handleSmall(p) {
 				return nil, protoErr("unexpected %s while downloading", p.ID())
@@ -592,6 +603,12 @@ func (s *Session) download(ctx context.Context, start time.Time) error {
 		}
 	}()
 	ticks, err := s.receive(ctx, recv, dec)
+	if wr := (*worldRequest)(nil); errors.As(err, &wr) {
+		if len(ticks) > 0 {
+			return protoErr("ticks before a new session's world")
+		}
+		return s.uploadWorld(ctx, start, wr.req)
+	}
 	if err != nil {
 		return err
 	}
@@ -761,6 +778,10 @@ func (s *Session) handle(p wire.Packet) error {
 		return s.startResync(p)
 	case *wire.ServerWorldData:
 		return s.resyncData(p)
+	case *wire.ServerUploadRequest:
+		return s.uploadRequested(p)
+	case *wire.ServerUploadResult:
+		return s.uploadResult(p)
 	}
 	if !s.handleSmall(p) {
 		return protoErr("unexpected %s", p.ID())
@@ -875,6 +896,11 @@ func (s *Session) simulate() error {
 		}
 		if err := s.flushHashes(); err != nil {
 			return err
+		}
+		if released, err := s.finishUpload(); err != nil {
+			return err
+		} else if released {
+			continue // the arbiter's upload is cut: run on
 		}
 		held := s.resync != nil
 		if err := s.finishResync(); err != nil {

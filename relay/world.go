@@ -30,12 +30,14 @@ type World struct {
 	has     bool
 	maps    atomic.Pointer[[]int32] // the maps of the latest point, read by the status page too
 	ask     func(*Cut)
+	wait    time.Duration
 }
 
 // NewWorld returns a World with no world yet; ask is called with each Cut
-// made, on the session goroutine.
-func NewWorld(ask func(*Cut)) *World {
-	return &World{ask: ask}
+// made, on the session goroutine, and each Cut's Point waits at most wait
+// for the upload.
+func NewWorld(ask func(*Cut), wait time.Duration) *World {
+	return &World{ask: ask, wait: wait}
 }
 
 // HasWorld reports whether the arbiter's first upload was taken.
@@ -103,7 +105,7 @@ func (w *World) MarshalMap(int32) ([]byte, error) { return nil, errNoState }
 // Clone implements lockstep.Cloner: the cut at the current tick and
 // applied count, to be filled by the arbiter's upload.
 func (w *World) Clone() lockstep.Sim {
-	c := NewCut(w.tick, w.applied)
+	c := NewCut(w.tick, w.applied, w.wait)
 	if w.ask != nil {
 		w.ask(c)
 	}
@@ -118,6 +120,7 @@ func (w *World) Clone() lockstep.Sim {
 type Cut struct {
 	tick    uint64
 	applied uint32
+	wait    time.Duration
 
 	done  chan struct{}
 	once  sync.Once
@@ -125,9 +128,10 @@ type Cut struct {
 	err   error
 }
 
-// NewCut returns an empty cut at (tick, applied).
-func NewCut(tick uint64, applied uint32) *Cut {
-	return &Cut{tick: tick, applied: applied, done: make(chan struct{})}
+// NewCut returns an empty cut at (tick, applied) whose Point waits at
+// most wait for the upload.
+func NewCut(tick uint64, applied uint32, wait time.Duration) *Cut {
+	return &Cut{tick: tick, applied: applied, wait: wait, done: make(chan struct{})}
 }
 
 // Applied is how many commands of Tick the cut includes.
@@ -165,9 +169,12 @@ func (c *Cut) Filled() bool {
 // ErrWaitedTooLong is Point's error when the upload did not come in time.
 var ErrWaitedTooLong = errors.New("the arbiter did not upload the world in time")
 
-// Point waits at most wait for the upload, and returns it.
-func (c *Cut) Point(wait time.Duration) (*snapshot.Point, error) {
-	t := time.NewTimer(wait)
+// Point waits for the upload, at most the cut's wait, and returns it.
+func (c *Cut) Point() (*snapshot.Point, error) {
+	if c.Filled() {
+		return c.point, c.err
+	}
+	t := time.NewTimer(c.wait)
 	defer t.Stop()
 	select {
 	case <-c.done:

@@ -77,6 +77,29 @@ func StartOn(t testing.TB, ln net.Listener, cfg host.Config, content host.Conten
 		ln.Close()
 		t.Fatal(err)
 	}
+	return serve(t, ln, srv)
+}
+
+// StartRelay is Start for a relay host (host.NewRelay): it runs no
+// simulation, and its world comes from the arbiter, a joiner with the
+// arbiter secret of cfg.Relay.
+func StartRelay(t testing.TB, cfg host.Config, content host.Content) *Host {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := host.NewRelay(Config(cfg), content)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	return serve(t, ln, srv)
+}
+
+// serve serves srv on ln until the test ends, as StartOn says.
+func serve(t testing.TB, ln net.Listener, srv *host.Server) *Host {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Host{Addr: ln.Addr().String(), Server: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- srv.Serve(ctx, ln) }()

@@ -1,0 +1,367 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/relay"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// Relay mode (docs/protocol.md, section 15): the host runs no simulation.
+// The session drives a relay.World in its place, and the world comes from
+// the arbiter, the client that proved the arbiter secret, which uploads
+// it when the host asks. This file is the session's side of it; the
+// reader's side (the handshake's proof, the uploads) is in relaypeer.go.
+
+// RelayConfig is relay mode's part of Config. NewRelay turns relay mode
+// on; New ignores it.
+type RelayConfig struct {
+	// ArbiterSecret is what the arbiter proves it holds
+	// (docs/protocol.md, section 15.2). Without it no client can be the
+	// arbiter, and a new session never gets a world.
+	ArbiterSecret []byte
+	// UploadLimit is the most bytes one upload may have (0:
+	// wire.DefaultUploadLimit).
+	UploadLimit uint64
+	// UploadWait is how long a joiner waits for the arbiter's upload of
+	// its join point before it is refused (0: 20 s).
+	UploadWait time.Duration
+
+	enabled bool // set by NewRelay
+}
+
+// defaults fills in the zero values.
+func (c *RelayConfig) defaults() {
+	if c.UploadLimit == 0 {
+		c.UploadLimit = wire.DefaultUploadLimit
+	}
+	orDefault(&c.UploadWait, 20*time.Second)
+}
+
+// NewRelay returns a relay host: the session runs no simulation, and its
+// world comes from the arbiter's uploads. Desync detection is off (the
+// host has no state to compare hashes with) and join points are made
+// only when a joiner needs one. Saves are not supported in relay mode.
+func NewRelay(cfg Config, content Content) (*Server, error) {
+	if cfg.Save.Path != "" {
+		return nil, errors.New("host config: relay mode does not save: the host holds no world of its own to save")
+	}
+	cfg.Relay.enabled = true
+	cfg.HashEvery = -1
+	cfg.LazyJoinPoints = true
+	cfg.Relay.defaults()
+	rs := &relaySession{reqs: map[uint32]*relayReq{}, dropped: map[uint32]bool{}, limit: cfg.Relay.UploadLimit}
+	rs.world = relay.NewWorld(rs.ask, cfg.Relay.UploadWait)
+	srv, err := New(cfg, content, rs.world)
+	if err != nil {
+		return nil, err
+	}
+	rs.sess, rs.log = srv.sess, srv.cfg.Logger
+	srv.sess.relay = rs
+	return srv, nil
+}
+
+// relaySession is the session's relay state. The session goroutine owns
+// it, except the requests (reqs, dropped), which the arbiters' readers
+// look up as uploads come, behind mu.
+type relaySession struct {
+	sess  *session
+	world *relay.World
+	log   *slog.Logger
+	limit uint64
+
+	active   int32   // member ID of the active arbiter; 0: none
+	standby  []int32 // ready arbiters that are not active, longest ready first
+	arbiters map[int32]bool
+	nextQ    uint32
+
+	mu      sync.Mutex
+	reqs    map[uint32]*relayReq // requests not answered yet, by q
+	dropped map[uint32]bool      // requests answered or cancelled: late chunks are dropped
+}
+
+// relayReq is one upload request.
+type relayReq struct {
+	pkt  wire.ServerUploadRequest
+	cut  *relay.Cut // the join point it fills (kind 1)
+	to   int32      // the arbiter it went to; 0: none yet
+	sent time.Time
+}
+
+// errBadArbiter is the arbiter rule, checked after the password: a proof
+// that does not check out, or one sent to a host that is not a relay host.
+var errBadArbiter = errors.New("wrong arbiter secret")
+
+// reasonError is a refusal with its own reason and sentence.
+type reasonError struct {
+	reason wire.Reason
+	msg    string
+}
+
+func (e *reasonError) Error() string { return e.msg }
+
+// errNoWorld refuses a player while a new relay session has no world.
+var errNoWorld = &reasonError{reason: wire.ReasonGeneric,
+	msg: "The session has no world yet: its arbiter has not uploaded it. Join again shortly."}
+
+// relayRule is the arbiter's admission rule (docs/protocol.md, section
+// 15.2): a claimed arbiter must have proved the secret to a relay host;
+// in a relay session with no world yet only an arbiter is admitted.
+func (s *session) relayRule(r joinReq) error {
+	if r.arbiterClaim && (s.relay == nil || !r.arbiterOK) {
+		return errBadArbiter
+	}
+	if s.relay != nil && !s.relay.world.HasWorld() && !r.arbiterOK {
+		return errNoWorld
+	}
+	return nil
+}
+
+// relayReply is admit's reply in a relay session.
+func (s *session) relayReply(r joinReq, m *member, faction int32, jp *joinProgress, held map[uint64]bool) joinReply {
+	uploader, point, err := s.relayAdmitted(r, m)
+	if err != nil {
+		s.cfg.Logger.Error("cut join point", "err", err)
+		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
+		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
+	}
+	return joinReply{id: r.id, member: m, point: point, faction: faction, granted: s.auth.Sim().Tick(),
+		cmds: s.queuedCommands(), join: jp, held: held, uploader: uploader}
+}
+
+// relayAdmitted finishes the admission of m in a relay session. The
+// first arbiter of a new session gets an upload request instead of a
+// world (uploader); any other joiner the current join point, which a
+// relay host cuts only when an arbiter can upload it and which an
+// arbiter never waits on.
+func (s *session) relayAdmitted(r joinReq, m *member) (uploader bool, point *joinPoint, err error) {
+	rs := s.relay
+	if r.arbiterOK {
+		if rs.arbiters == nil {
+			rs.arbiters = map[int32]bool{}
+		}
+		rs.arbiters[m.id] = true
+	}
+	if !rs.world.HasWorld() {
+		// Only an arbiter gets here (relayRule): it uploads the world.
+		if rs.active != 0 {
+			return false, nil, errors.New("another arbiter is uploading the world")
+		}
+		rs.active = m.id
+		rs.send(rs.request(wire.UploadWorld, 0, 0, nil))
+		s.cfg.Logger.Info("arbiter asked for the world", "player", m.id, "name", m.name)
+		return true, nil, nil
+	}
+	if r.arbiterOK && s.points.current != nil {
+		return false, s.points.current, nil // an arbiter never waits on an upload
+	}
+	point, err = s.points.ensure(s.auth)
+	if err == nil && rs.active == 0 && !point.uploaded() {
+		r.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Waiting for the session's arbiter to upload the world."})
+	}
+	return false, point, err
+}
+
+// uploaded reports whether the join point's state is there: always for a
+// point a simulating host cut, once uploaded for a relay host's.
+func (j *joinPoint) uploaded() bool {
+	return j.upload == nil || j.upload.Filled()
+}
+
+// relayCut is the upload a join point cut from state waits for, when the
+// host is a relay host (state is then a relay.Cut); else nil.
+func relayCut(state snapshot.State) *relay.Cut {
+	c, _ := state.(*relay.Cut)
+	return c
+}
+
+// awaitUpload waits, on a joiner's reader, for the upload of a relay
+// host's join point; the point is then built from it by buildUploaded.
+func (j *joinPoint) awaitUpload() error {
+	if j.upload == nil {
+		return nil
+	}
+	_, err := j.upload.Point()
+	return err
+}
+
+// buildUploaded makes the point from the upload, once, in place of a
+// build: the blobs are the arbiter's as they came. The point's codec is
+// zstd when any blob is, so that a joiner that reads only gzip gets a
+// copy transcoded to it.
+func (j *joinPoint) buildUploaded() {
+	j.point, j.err = j.upload.Point()
+	j.state, j.prev = nil, nil
+	if j.err != nil {
+		return
+	}
+	j.comp.Codec = snapshot.Gzip
+	if j.point.World.Codec != snapshot.Gzip || slices.ContainsFunc(j.point.Maps, func(m snapshot.MapPoint) bool { return m.Blob.Codec != snapshot.Gzip }) {
+		j.comp.Codec = snapshot.Zstd
+	}
+	j.built.Store(true)
+}
+
+// relayDue holds a new relay session's clock until its world is there.
+func (s *session) relayDue(due int) int {
+	if s.relay != nil && !s.relay.world.HasWorld() {
+		return 0
+	}
+	return due
+}
+
+// relayKeepsPoint reports whether a relay session must keep its current
+// join point however old: while no arbiter could replace it, or while
+// its upload is under way.
+func (s *session) relayKeepsPoint() bool {
+	return s.relay != nil && s.points.current != nil && (s.relay.active == 0 || !s.points.current.uploaded())
+}
+
+// relayReady makes a ready arbiter active when none is, or a standby.
+func (s *session) relayReady(id int32) {
+	rs := s.relay
+	if rs == nil || !rs.arbiters[id] || rs.active == id {
+		return
+	}
+	if rs.active != 0 {
+		rs.standby = append(rs.standby, id)
+		return
+	}
+	rs.activate(id)
+}
+
+// relayGone takes a leaving member out of the arbiters; when it was the
+// active one, the standby ready longest takes over, with the requests
+// still unanswered.
+func (s *session) relayGone(id int32) {
+	rs := s.relay
+	if rs == nil || !rs.arbiters[id] {
+		return
+	}
+	delete(rs.arbiters, id)
+	rs.standby = slices.DeleteFunc(rs.standby, func(o int32) bool { return o == id })
+	if rs.active != id {
+		return
+	}
+	rs.active = 0
+	if !rs.world.HasWorld() {
+		// The first upload went with it: the next arbiter to arrive is
+		// asked again.
+		rs.mu.Lock()
+		for q, r := range rs.reqs {
+			if r.pkt.Kind == wire.UploadWorld {
+				delete(rs.reqs, q)
+				rs.dropped[q] = true
+			}
+		}
+		rs.mu.Unlock()
+	}
+	s.cfg.Logger.Warn("arbiter left", "player", id, "standby", len(rs.standby))
+	if len(rs.standby) > 0 {
+		next := rs.standby[0]
+		rs.standby = rs.standby[1:]
+		rs.activate(next)
+	}
+}
+
+// activate makes id the active arbiter and sends it every request not
+// answered yet, oldest first.
+func (rs *relaySession) activate(id int32) {
+	rs.active = id
+	rs.log.Info("arbiter active", "player", id)
+	rs.mu.Lock()
+	open := make([]*relayReq, 0, len(rs.reqs))
+	for _, r := range rs.reqs {
+		open = append(open, r)
+	}
+	rs.mu.Unlock()
+	slices.SortFunc(open, func(a, b *relayReq) int { return int(a.pkt.Request) - int(b.pkt.Request) })
+	for _, r := range open {
+		rs.send(r)
+	}
+}
+
+// request registers a new request. Session goroutine only.
+func (rs *relaySession) request(kind wire.UploadKind, tick uint64, applied uint32, cut *relay.Cut) *relayReq {
+	rs.nextQ++
+	r := &relayReq{pkt: wire.ServerUploadRequest{Request: rs.nextQ, Kind: kind, Tick: tick, Applied: applied, Limit: rs.limit}, cut: cut}
+	rs.mu.Lock()
+	rs.reqs[r.pkt.Request] = r
+	rs.mu.Unlock()
+	return r
+}
+
+// send sends r to the active arbiter, if there is one. Session goroutine
+// only: the request goes on the ordered stream between two ticks.
+func (rs *relaySession) send(r *relayReq) {
+	m := rs.sess.members[rs.active]
+	if m == nil {
+		return
+	}
+	rs.mu.Lock()
+	r.to, r.sent = rs.active, time.Now()
+	rs.mu.Unlock()
+	m.conn.sendPacket(&r.pkt)
+}
+
+// ask is the World's hook: a join point was cut at (tick, applied) and
+// must be uploaded. Session goroutine (inside a cut).
+func (rs *relaySession) ask(c *relay.Cut) {
+	r := rs.request(wire.UploadJoinPoint, c.Tick(), c.Applied(), c)
+	rs.send(r)
+	rs.log.Info("join point asked of the arbiter", "request", r.pkt.Request, "tick", c.Tick(), "applied", c.Applied(), "arbiter", rs.active)
+}
+
+// lookup finds the open request q sent to arbiter id. dropped is true for
+// a request answered or cancelled, whose late chunks are dropped.
+func (rs *relaySession) lookup(q uint32, id int32) (r *relayReq, dropped bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r := rs.reqs[q]; r != nil && r.to == id {
+		return r, false
+	}
+	return nil, rs.dropped[q]
+}
+
+// close ends request q: answered (refused or accepted) or cancelled.
+// Chunks of it that come later are dropped. It reports false when q was
+// no longer open.
+func (rs *relaySession) close(q uint32) (*relayReq, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r := rs.reqs[q]
+	if r == nil {
+		return nil, false
+	}
+	delete(rs.reqs, q)
+	rs.dropped[q] = true
+	return r, true
+}
+
+// start takes the arbiter's first upload as the session's world, on the
+// session goroutine: the clock moves to its tick, the command log starts
+// there and the upload is the current join point. It reports whether the
+// world was taken (a second world upload is not).
+func (s *session) relayStart(pt *snapshot.Point) error {
+	rs := s.relay
+	if rs.world.HasWorld() {
+		return errors.New("the session has a world already")
+	}
+	if s.auth.Pending() > 0 {
+		return fmt.Errorf("%d commands wait for a world", s.auth.Pending())
+	}
+	rs.world.Start(pt)
+	s.auth.Queues().Reset()
+	c := relay.NewCut(pt.Tick, 0, 0)
+	c.Deliver(pt)
+	s.points.current = &joinPoint{state: c, upload: c, cutAt: time.Now(), tick: pt.Tick, stats: s.stats, log: s.cfg.Logger,
+		comp: s.points.comp}
+	s.cfg.Logger.Info("world uploaded", "tick", pt.Tick, "maps", len(pt.Maps), "bytes", pt.CompressedSize(), "raw_bytes", pt.RawSize())
+	return nil
+}

@@ -1,0 +1,224 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testing/hosttest"
+	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// relaySecret is the arbiter secret of the relay tests.
+var relaySecret = []byte("correct horse battery")
+
+// worldLog records the world hash at every tick a client stepped to.
+type worldLog struct {
+	mu sync.Mutex
+	at map[uint64]uint64
+}
+
+func (w *worldLog) record(sim lockstep.Sim) {
+	w.mu.Lock()
+	w.at[sim.Tick()] = sim.WorldHash()
+	w.mu.Unlock()
+}
+
+func (w *worldLog) hash(tick uint64) (uint64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h, ok := w.at[tick]
+	return h, ok
+}
+
+// relayClient is a Go client of a relay session: a player, or the
+// arbiter with the test world.
+type relayClient struct {
+	sess   *join.Session
+	log    *hashLog
+	worlds *worldLog
+	// readyHash is the world hash it reported in WorldReady.
+	readyHash uint64
+}
+
+// startRelay serves a relay host on loopback whose log goes to logs.
+func startRelay(t *testing.T, cfg host.Config, logs *syncbuf.Buffer) *hosttest.Host {
+	t.Helper()
+	if cfg.TickRate == 0 {
+		cfg.TickRate = 200
+	}
+	cfg.Relay.ArbiterSecret = relaySecret
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return hosttest.StartRelay(t, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs})
+}
+
+// joinRelay joins addr as name and follows the session until the test
+// ends; with arbiter, it is the arbiter and its world is a test world of
+// three maps.
+func joinRelay(t *testing.T, addr, name string, arbiter bool) *relayClient {
+	t.Helper()
+	rc := &relayClient{log: newHashLog(), worlds: &worldLog{at: map[uint64]uint64{}}}
+	cfg := joinCfg(addr, name, rc.log)
+	cfg.OnStep = func(sim lockstep.Sim) { rc.log.record(sim); rc.worlds.record(sim) }
+	if arbiter {
+		cfg.ArbiterSecret = relaySecret
+		cfg.World = func() (lockstep.Sim, error) { return locksteptest.New(3, 2048), nil }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := join.Join(ctx, cfg)
+	if err != nil {
+		cancel()
+		t.Fatalf("join %s: %v", name, err)
+	}
+	rc.sess, rc.readyHash = s, s.Sim().WorldHash()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-errc
+	})
+	return rc
+}
+
+// joiner is c as checkSameHashes takes it.
+func (c *relayClient) joiner() *testJoiner { return &testJoiner{sess: c.sess, log: c.log} }
+
+// sendAdd has c add v on map m and returns the command's key.
+func (c *relayClient) sendAdd(t *testing.T, m int32, v byte) string {
+	t.Helper()
+	if err := c.sess.Send(m, locksteptest.KindAdd, []byte{v}); err != nil {
+		t.Fatal(err)
+	}
+	return cmdKey(lockstep.Command{Player: c.sess.Info().PlayerID, MapID: m, Kind: locksteptest.KindAdd, Payload: []byte{v}})
+}
+
+// TestRelaySession runs a relay session on loopback: the Go arbiter
+// uploads the world of a new session, two players join and play, and a
+// third joins mid-game from a join point the arbiter uploads at the host's
+// request, and is in step with the arbiter: the same world hash at
+// WorldReady and the same hashes after.
+func TestRelaySession(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{JoinPointMaxAge: 300 * time.Millisecond}, &logs)
+
+	// A player before the world: refused, the arbiter has not uploaded.
+	_, err := join.Join(context.Background(), joinCfg(h.Addr, "Early", newHashLog()))
+	var re *join.RejectedError
+	if !errors.As(err, &re) || re.Reason != wire.ReasonGeneric || !strings.Contains(re.Message, "no world yet") {
+		t.Fatalf("a player before the world: %v, want refused with no world yet", err)
+	}
+
+	arb := joinRelay(t, h.Addr, "Arbiter", true)
+	if !strings.Contains(logs.String(), "world uploaded") {
+		t.Fatalf("the host did not log the world's upload:\n%s", logs.String())
+	}
+	alice := joinRelay(t, h.Addr, "Alice", false)
+	bob := joinRelay(t, h.Addr, "Bob", false)
+
+	keys := []string{alice.sendAdd(t, 2, 7), bob.sendAdd(t, 0, 9), alice.sendAdd(t, 1, 3)}
+	var last uint64
+	for _, k := range keys {
+		testkit.WaitFor(t, "the arbiter to apply "+k, func() bool {
+			tk, ok := arb.log.cmdTick(k)
+			last = max(last, tk)
+			return ok
+		})
+		for name, c := range map[string]*relayClient{"Alice": alice, "Bob": bob} {
+			var tk uint64
+			testkit.WaitFor(t, name+" to apply "+k, func() bool {
+				var ok bool
+				tk, ok = c.log.cmdTick(k)
+				return ok
+			})
+			if want, _ := arb.log.cmdTick(k); tk != want {
+				t.Errorf("%s applied %s at tick %d, the arbiter at %d", name, k, tk, want)
+			}
+		}
+	}
+
+	// Carol comes after the join point aged out: the host asks the
+	// arbiter for one at her admission.
+	time.Sleep(400 * time.Millisecond)
+	before := strings.Count(logs.String(), "join point asked of the arbiter")
+	carol := joinRelay(t, h.Addr, "Carol", false)
+	if after := strings.Count(logs.String(), "join point asked of the arbiter"); after <= before {
+		t.Fatalf("Carol joined without a join point asked of the arbiter (%d asks before, %d after)", before, after)
+	}
+	if !strings.Contains(logs.String(), "join point uploaded") {
+		t.Fatalf("the host did not log the arbiter's join point:\n%s", logs.String())
+	}
+	tm := carol.sess.Timings()
+	if tm.SnapshotTick <= last {
+		t.Fatalf("Carol's join point is at tick %d, not after the commands (last at %d)", tm.SnapshotTick, last)
+	}
+	var want uint64
+	testkit.WaitFor(t, fmt.Sprintf("the arbiter at tick %d", tm.ReadyTick), func() bool {
+		var ok bool
+		want, ok = arb.worlds.hash(tm.ReadyTick)
+		return ok
+	})
+	if carol.readyHash != want {
+		t.Fatalf("Carol's WorldReady hash at tick %d is %x, the arbiter's %x", tm.ReadyTick, carol.readyHash, want)
+	}
+	// And they stay in step with commands after her join.
+	k := carol.sendAdd(t, 1, 5)
+	var at uint64
+	testkit.WaitFor(t, "the arbiter to apply Carol's command", func() bool {
+		var ok bool
+		at, ok = arb.log.cmdTick(k)
+		return ok
+	})
+	checkSameHashes(t, &testHost{log: arb.log}, at+5, alice.joiner(), bob.joiner(), carol.joiner())
+}
+
+// TestRelayRefusals: a wrong arbiter secret is refused with
+// BadArbiterSecret, and a player that uploads is disconnected and logged.
+func TestRelayRefusals(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{}, &logs)
+	joinRelay(t, h.Addr, "Arbiter", true)
+
+	cfg := joinCfg(h.Addr, "Mallory", newHashLog())
+	cfg.ArbiterSecret = []byte("correct horse batterY")
+	_, err := join.Join(context.Background(), cfg)
+	var re *join.RejectedError
+	if !errors.As(err, &re) || re.Reason != wire.ReasonBadArbiterSecret {
+		t.Fatalf("a wrong arbiter secret: %v, want refused with BadArbiterSecret", err)
+	}
+	if !strings.Contains(logs.String(), "arbiter proof refused") {
+		t.Errorf("the host did not log the wrong proof:\n%s", logs.String())
+	}
+
+	c := dialRaw(t, h.Addr)
+	c.toPlaying("Eve")
+	c.send(&wire.ClientUpload{Request: 1, Total: 3, Data: []byte{1, 2, 3}})
+	d := c.disconnected()
+	if d.Reason != wire.ReasonBadPacket || !strings.Contains(d.Message, "Only the session's arbiter may upload") {
+		t.Fatalf("a player's upload: %+v, want BadPacket from the arbiter rule", d)
+	}
+	testkit.WaitFor(t, "the refused upload in the host's log", func() bool {
+		return strings.Contains(logs.String(), "upload refused: not the arbiter")
+	})
+}
+
+// TestRelayNeedsRelay: an arbiter secret offered to a host that is not a
+// relay host is not sent; the join fails saying why.
+func TestRelayNeedsRelay(t *testing.T) {
+	h := startHost(t, host.Config{}, locksteptest.New(1, 16))
+	cfg := joinCfg(h.addr, "Arbiter", newHashLog())
+	cfg.ArbiterSecret = relaySecret
+	if _, err := join.Join(context.Background(), cfg); !errors.Is(err, join.ErrNotRelay) {
+		t.Fatalf("an arbiter joining a simulating host: %v, want ErrNotRelay", err)
+	}
+}

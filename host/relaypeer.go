@@ -1,0 +1,216 @@
+package host
+
+import (
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockhost/lockhost/password"
+	"github.com/lockhost/lockhost/relay"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// peerRelay is a reader's relay-mode state: the arbiter challenge it set,
+// whether the client proved the secret, and the upload under way. Only
+// the reader touches it, except world, which the session sets.
+type peerRelay struct {
+	challenge []byte
+	arbiter   bool
+	up        *relay.Upload
+	first     bool                           // uploading a new session's world: no download deadlines yet
+	world     atomic.Pointer[snapshot.Point] // the first world, once the session took it
+}
+
+// relayChallenge is the arbiter challenge for Server_ModList: fresh random
+// bytes from a relay host with an arbiter secret, else none.
+func (p *peer) relayChallenge() ([]byte, error) {
+	if p.srv.sess.relay == nil || len(p.srv.cfg.Relay.ArbiterSecret) == 0 {
+		return nil, nil
+	}
+	c, err := password.NewChallenge()
+	p.relay.challenge = c
+	return c, err
+}
+
+// checkArbiter checks an arbiter proof against the challenge sent, in
+// constant time; a host that sent no challenge takes none.
+func (p *peer) checkArbiter(proof []byte) (claim, ok bool) {
+	if len(proof) == 0 {
+		return false, false
+	}
+	ok = len(p.relay.challenge) > 0 && password.VerifyArbiter(p.srv.cfg.Relay.ArbiterSecret, p.relay.challenge, proof)
+	if !ok {
+		p.log.Warn("arbiter proof refused", "name", p.name)
+	}
+	p.relay.arbiter = ok
+	return true, ok
+}
+
+// upload takes one Client_Upload chunk (docs/protocol.md, sections 4 id
+// 13 and 15.4), in any phase after admission. A client that is not the
+// arbiter is refused and logged; a chunk that breaks the packet's rules
+// ends the connection; an upload whose content breaks a rule is refused
+// with Server_UploadResult and the connection stays.
+func (p *peer) upload(body []byte) error {
+	pkt, err := wire.Decode(wire.IDClientUpload, body)
+	if err != nil {
+		return refuse(wire.ReasonBadPacket, "%s", err)
+	}
+	cu := pkt.(*wire.ClientUpload)
+	rs := p.srv.sess.relay
+	if rs == nil || !p.relay.arbiter {
+		p.log.Warn("upload refused: not the arbiter", "request", cu.Request, "bytes", len(cu.Data))
+		return refuse(wire.ReasonBadPacket, "Only the session's arbiter may upload.")
+	}
+	if p.relay.up == nil || p.relay.up.Request().Request != cu.Request {
+		if p.relay.up != nil {
+			return refuse(wire.ReasonBadPacket, "a chunk of upload %d inside upload %d", cu.Request, p.relay.up.Request().Request)
+		}
+		r, dropped := rs.lookup(cu.Request, p.id)
+		switch {
+		case dropped:
+			return nil // answered or cancelled: a late chunk
+		case r == nil:
+			return refuse(wire.ReasonBadPacket, "an upload for request %d, which the host did not send", cu.Request)
+		case cu.Offset != 0:
+			return refuse(wire.ReasonBadPacket, "upload %d begins at offset %d", cu.Request, cu.Offset)
+		}
+		p.relay.up = relay.NewUpload(r.pkt)
+		p.log.Info("upload begins", "request", cu.Request, "kind", r.pkt.Kind.String(), "tick", r.pkt.Tick, "bytes", cu.Total)
+	}
+	if p.relay.first {
+		// The first world's arbiter is in no deadline of a download:
+		// each chunk gives it another stall period.
+		_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.cfg.DownloadStallTimeout))
+	}
+	up := p.relay.up
+	done, err := up.Add(cu)
+	switch {
+	case errors.Is(err, relay.ErrChunk):
+		return refuse(wire.ReasonBadPacket, "%s", err)
+	case err != nil:
+		p.relay.up = nil
+		p.uploadRefused(cu.Request, err)
+		return nil
+	case done:
+		p.relay.up = nil
+		return p.uploadDone(up)
+	}
+	return nil
+}
+
+// uploadRefused answers request q with a refusal and logs it; the host
+// may ask again.
+func (p *peer) uploadRefused(q uint32, err error) {
+	rs := p.srv.sess.relay
+	r, open := rs.close(q)
+	p.log.Warn("upload refused", "request", q, "err", err)
+	p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadRefused, Message: truncate(err.Error(), wire.MaxTextBytes)})
+	if !open {
+		return
+	}
+	// Ask again: a join point's joiners are waiting for it, and a new
+	// session for its world.
+	sess := p.srv.sess
+	sess.call(func() {
+		again := rs.request(r.pkt.Kind, r.pkt.Tick, r.pkt.Applied, r.cut)
+		again.pkt.Maps = r.pkt.Maps
+		rs.send(again)
+	})
+}
+
+// uploadDone uses a complete upload: the joiners waiting for a join
+// point get it; the first world goes to the session, which starts its
+// clock at its tick.
+func (p *peer) uploadDone(up *relay.Upload) error {
+	rs, sess := p.srv.sess.relay, p.srv.sess
+	req, pt := up.Request(), up.Point()
+	q := req.Request
+	accept := func() {
+		p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadAccepted})
+	}
+	switch req.Kind {
+	case wire.UploadJoinPoint:
+		r, open := rs.close(q)
+		if !open || r.cut == nil || !r.cut.Deliver(pt) {
+			p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
+			return nil
+		}
+		rs.world.Seen(pt)
+		accept()
+		p.log.Info("join point uploaded", "request", q, "tick", pt.Tick, "bytes", pt.CompressedSize(),
+			"ms", ms(time.Since(r.sent)))
+	case wire.UploadWorld:
+		peerConn := p.conn
+		world := &p.relay.world
+		sess.call(func() {
+			if _, open := rs.close(q); !open {
+				return
+			}
+			if err := sess.relayStart(pt); err != nil {
+				p.log.Warn("world upload not taken", "err", err)
+				peerConn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadRefused, Message: err.Error()})
+				return
+			}
+			world.Store(pt)
+			peerConn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadAccepted})
+		})
+	default:
+		// The host sends no maps request (it compares no hashes).
+		rs.close(q)
+		p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
+	}
+	return nil
+}
+
+// uploadWorld is the transfer of the first arbiter of a new relay
+// session: it uploads the world (the reader takes the chunks as any
+// phase's packets) and then says WorldReady at the world's tick, without
+// downloading anything. It returns the payload a joiner would have been
+// sent, for the join's record.
+func (p *peer) uploadWorld(jr joinReply) (*snapshot.Payload, error) {
+	p.relay.first = true
+	defer func() { p.relay.first = false }()
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.cfg.DownloadStallTimeout))
+	pkt, err := p.read(wire.IDClientWorldReady)
+	if err != nil {
+		return nil, err
+	}
+	wr := pkt.(*wire.ClientWorldReady)
+	pt := p.relay.world.Load()
+	if pt == nil {
+		return nil, refuse(wire.ReasonBadPacket, "WorldReady before the world was uploaded")
+	}
+	if wr.Tick != pt.Tick {
+		return nil, refuse(wire.ReasonBadPacket, "WorldReady at tick %d, the upload's is %d", wr.Tick, pt.Tick)
+	}
+	p.phase("upload")
+	if m := p.member; wr.Tick > m.acked.Load() {
+		m.acked.Store(wr.Tick)
+	}
+	select {
+	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
+	case <-p.srv.sess.done:
+		return nil, net.ErrClosed
+	}
+	return snapshot.NewPayload(pt, jr.faction, pt.Tick, nil)
+}
+
+// relayWaitRefusal turns a join point's failed wait for the arbiter into
+// the joiner's refusal; nil for any other error.
+func relayWaitRefusal(err error) error {
+	if errors.Is(err, relay.ErrWaitedTooLong) {
+		return refuse(wire.ReasonTimeout, "The session's arbiter did not upload the world in time.")
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,214 @@
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/password"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// The arbiter of a relay session (docs/protocol.md, section 15): a joiner
+// with Config.ArbiterSecret proves it at the handshake and then answers
+// the host's upload requests: the world, when the session is new
+// (Config.World makes it), and a join point at the cut the host names,
+// which it holds its simulation at, as for a repair.
+
+// ErrNotRelay is Join's error when Config.ArbiterSecret is set and the
+// host sent no arbiter challenge: it is not a relay host, or has no
+// arbiter secret.
+var ErrNotRelay = errors.New("the host takes no arbiter: it is not a relay host, or it has no arbiter secret")
+
+// arbiterProof is the Client_Username proof of the arbiter secret, or
+// nil when this client is not meant to be the arbiter.
+func (s *Session) arbiterProof(ml *wire.ServerModList) ([]byte, error) {
+	if len(s.cfg.ArbiterSecret) == 0 {
+		return nil, nil
+	}
+	if len(ml.ArbiterChallenge) == 0 {
+		return nil, ErrNotRelay
+	}
+	return password.ArbiterProof(s.cfg.ArbiterSecret, ml.ArbiterChallenge), nil
+}
+
+// worldRequest is the receive loop's way to say the host asked for the
+// world instead of sending one: this client is the first arbiter of a
+// new relay session.
+type worldRequest struct{ req *wire.ServerUploadRequest }
+
+func (w *worldRequest) Error() string { return "the host asked for the world" }
+
+// uploadPending is a join point the host asked for and the follower is
+// held for.
+type uploadPending struct {
+	req   *wire.ServerUploadRequest
+	asked time.Time
+}
+
+// uploadWorld answers a new relay session's request for the world: it
+// makes the world (Config.World), uploads it, waits for the host to take
+// it, and reports WorldReady at its tick, as download does for a world
+// received.
+func (s *Session) uploadWorld(ctx context.Context, start time.Time, req *wire.ServerUploadRequest) error {
+	if s.cfg.World == nil || len(s.cfg.ArbiterSecret) == 0 {
+		return protoErr("the host asked this client for the world, and it has none to give")
+	}
+	sim, err := s.cfg.World()
+	if err != nil {
+		return fmt.Errorf("make the world to upload: %w", err)
+	}
+	pt, err := snapshot.Build(sim, snapshot.BuildOptions{})
+	if err != nil {
+		return fmt.Errorf("encode the world to upload: %w", err)
+	}
+	ul := time.Now()
+	if err := s.sendUpload(req, pt); err != nil {
+		return err
+	}
+	var ticks []*wire.ServerTick
+	for accepted := false; !accepted; {
+		p, err := s.recv(ctx)
+		if err != nil {
+			return err
+		}
+		switch p := p.(type) {
+		case *wire.ServerUploadResult:
+			if p.Request != req.Request {
+				continue
+			}
+			if p.Result != wire.UploadAccepted {
+				return fmt.Errorf("the host did not take the world (%s): %s", p.Result, p.Message)
+			}
+			accepted = true
+		case *wire.ServerTick:
+			ticks = append(ticks, p)
+		default:
+			if !s.handleSmall(p) {
+				return protoErr("unexpected %s while uploading the world", p.ID())
+			}
+		}
+	}
+	s.timings.Download, s.timings.Bytes, s.timings.SnapshotTick = time.Since(ul), pt.CompressedSize(), pt.Tick
+	f, err := lockstep.NewFollower(sim, nil)
+	if err != nil {
+		return err
+	}
+	f.OnStep(s.stepped)
+	if s.cfg.OnApply != nil {
+		f.OnApply(s.cfg.OnApply)
+	}
+	f.Grant(sim.Tick())
+	s.follower = f
+	for _, t := range ticks {
+		if err := s.applyTick(t); err != nil {
+			return err
+		}
+	}
+	s.timings.ReadyTick = sim.Tick()
+	if err := s.write(&wire.ClientWorldReady{Tick: sim.Tick(), WorldHash: sim.WorldHash()}); err != nil {
+		return err
+	}
+	s.ready, s.acked, s.ackedAt, s.lightTick = true, sim.Tick(), time.Now(), sim.Tick()
+	s.live.Store(true)
+	_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
+	s.timings.Total = time.Since(start)
+	s.cfg.Logger.Info("world uploaded", "tick", pt.Tick, "bytes", pt.CompressedSize())
+	return nil
+}
+
+// uploadRequested takes a request for a join point (or maps) once in the
+// session: the follower holds at the cut, and finishUpload uploads the
+// state there.
+func (s *Session) uploadRequested(r *wire.ServerUploadRequest) error {
+	if len(s.cfg.ArbiterSecret) == 0 || !s.ready || s.cfg.Light {
+		return protoErr("Server_UploadRequest to a client that is not an arbiter")
+	}
+	if r.Kind == wire.UploadWorld {
+		return protoErr("a world request once in the session")
+	}
+	if s.upload != nil || s.resync != nil {
+		// One hold at a time: the host sends the next request only after
+		// this one's upload; a repair does not come to an arbiter.
+		return protoErr("upload request %d while another hold is under way", r.Request)
+	}
+	if err := s.follower.HoldAt(r.Tick, r.Applied); err != nil {
+		return protoErr("upload request %d: %w", r.Request, err)
+	}
+	s.upload = &uploadPending{req: r, asked: time.Now()}
+	return nil
+}
+
+// finishUpload uploads the held state once the follower reached the cut,
+// and lets the simulation go on. It reports whether it released a hold.
+// The state is cloned when the game can clone, and encoded and sent off
+// the simulation goroutine; else it is encoded here.
+func (s *Session) finishUpload() (bool, error) {
+	u := s.upload
+	if u == nil || !s.follower.Held() {
+		return false, nil
+	}
+	s.upload = nil
+	sim := s.follower.Sim()
+	var st snapshot.State = sim
+	if c, ok := sim.(lockstep.Cloner); ok {
+		st = c.Clone()
+	} else {
+		ids := u.req.Maps
+		if len(ids) == 0 {
+			ids = sim.MapIDs()
+		}
+		raw, err := snapshot.CutMaps(sim, ids)
+		if err != nil {
+			return false, fmt.Errorf("cut the state to upload: %w", err)
+		}
+		st = raw.State()
+	}
+	s.follower.Release()
+	go func() {
+		pt, err := snapshot.Build(st, snapshot.BuildOptions{Maps: u.req.Maps})
+		if err == nil {
+			err = s.sendUpload(u.req, pt)
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("upload", "request", u.req.Request, "err", err)
+			return
+		}
+		s.cfg.Logger.Debug("uploaded", "request", u.req.Request, "kind", u.req.Kind.String(), "tick", pt.Tick,
+			"bytes", pt.CompressedSize(), "ms", time.Since(u.asked).Milliseconds())
+	}()
+	return true, nil
+}
+
+// uploadResult logs how the host took an upload.
+func (s *Session) uploadResult(r *wire.ServerUploadResult) error {
+	if len(s.cfg.ArbiterSecret) == 0 {
+		return protoErr("Server_UploadResult to a client that is not an arbiter")
+	}
+	if r.Result != wire.UploadAccepted {
+		s.cfg.Logger.Warn("upload not taken", "request", r.Request, "result", r.Result.String(), "message", r.Message)
+	}
+	return nil
+}
+
+// sendUpload sends pt as the answer to req, in Client_Upload chunks.
+func (s *Session) sendUpload(req *wire.ServerUploadRequest, pt *snapshot.Point) error {
+	pl, err := snapshot.NewPayload(pt, 0, pt.Tick, nil)
+	if err != nil {
+		return fmt.Errorf("lay out the upload: %w", err)
+	}
+	if pl.Total() > req.Limit {
+		return fmt.Errorf("the world is %d bytes compressed, over the host's upload limit of %d", pl.Total(), req.Limit)
+	}
+	for off := uint64(0); off < pl.Total(); {
+		c := pl.Chunk(off, wire.MaxChunkData)
+		if err := s.write(&wire.ClientUpload{Request: req.Request, Offset: off, Total: pl.Total(), Data: c}); err != nil {
+			return fmt.Errorf("upload: %w", err)
+		}
+		off += uint64(len(c))
+	}
+	return nil
+}
