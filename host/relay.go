@@ -123,24 +123,12 @@ func (s *session) relayRule(r joinReq) error {
 	return nil
 }
 
-// relayReply is admit's reply in a relay session.
-func (s *session) relayReply(r joinReq, m *member, faction int32, jp *joinProgress, held map[uint64]bool) joinReply {
-	uploader, point, err := s.relayAdmitted(r, m)
-	if err != nil {
-		s.cfg.Logger.Error("cut join point", "err", err)
-		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
-		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
-	}
-	return joinReply{id: r.id, member: m, point: point, faction: faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, held: held, uploader: uploader}
-}
-
 // relayAdmitted finishes the admission of m in a relay session. The
 // first arbiter of a new session gets an upload request instead of a
 // world (uploader); any other joiner the current join point, which a
 // relay host cuts only when an arbiter can upload it and which an
 // arbiter never waits on.
-func (s *session) relayAdmitted(r joinReq, m *member) (uploader bool, point *joinPoint, err error) {
+func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploader bool, err error) {
 	rs := s.relay
 	if r.arbiterOK {
 		if rs.arbiters == nil {
@@ -151,21 +139,21 @@ func (s *session) relayAdmitted(r joinReq, m *member) (uploader bool, point *joi
 	if !rs.world.HasWorld() {
 		// Only an arbiter gets here (relayRule): it uploads the world.
 		if rs.active != 0 {
-			return false, nil, errors.New("another arbiter is uploading the world")
+			return nil, false, errors.New("another arbiter is uploading the world")
 		}
 		rs.active = m.id
 		rs.send(rs.request(wire.UploadWorld, 0, 0, nil))
 		s.cfg.Logger.Info("arbiter asked for the world", "player", m.id, "name", m.name)
-		return true, nil, nil
+		return nil, true, nil
 	}
 	if r.arbiterOK && s.points.current != nil {
-		return false, s.points.current, nil // an arbiter never waits on an upload
+		return s.points.current, false, nil // an arbiter never waits on an upload
 	}
 	point, err = s.points.ensure(s.auth)
 	if err == nil && rs.active == 0 && !point.uploaded() {
 		r.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Waiting for the session's arbiter to upload the world."})
 	}
-	return false, point, err
+	return point, false, err
 }
 
 // uploaded reports whether the join point's state is there: always for a

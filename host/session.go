@@ -458,22 +458,30 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
-	if s.relay != nil {
-		return s.relayReply(r, m, p.Faction, jp, held)
-	}
-	if held == nil {
-		// A resumed download keeps its join point: a new one would make
-		// it fetch again every map that changed since.
-		s.points.refresh(s.auth)
-	}
-	point, err := s.points.ensure(s.auth)
+	point, uploader, err := s.joinPointFor(r, m, held)
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)
 		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
 		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
 	}
 	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, held: held}
+		cmds: s.queuedCommands(), join: jp, held: held, uploader: uploader}
+}
+
+// joinPointFor is the join point a joiner admitted as m gets: the current
+// one, refreshed by the refresh rule unless the joiner resumes a download
+// (a new one would make it fetch again every map that changed since), or
+// a new one cut if there is none. In a relay session it is relay mode's
+// (relayAdmitted), and uploader says the joiner uploads the world instead.
+func (s *session) joinPointFor(r joinReq, m *member, held map[uint64]bool) (point *joinPoint, uploader bool, err error) {
+	if s.relay != nil {
+		return s.relayAdmitted(r, m)
+	}
+	if held == nil {
+		s.points.refresh(s.auth)
+	}
+	point, err = s.points.ensure(s.auth)
+	return point, false, err
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
