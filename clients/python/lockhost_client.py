@@ -967,13 +967,18 @@ class Client:
         self.step(f"admitted as player {s['playerID']} ({'spectator' if a.spectate else 'player'}), "
                   f"hashes every {s['hashEvery']} ticks, rejoin grace {s['graceMs']} ms")
 
-    def download(self):
+    def download(self, keep=False, first=None):
+        """Downloads and verifies the world payload; keep holds the inflated blobs in self.verifier.kept.
+
+        first: a Server_WorldData chunk already read, handled before the next packet.
+        """
         c = self.conn
         verifier = None
         received = 0
         started = None
         while True:
-            got = c.recv(SILENCE_LIMIT)
+            got = ("Server_WorldData", first) if first is not None else c.recv(SILENCE_LIMIT)
+            first = None
             if got is None:
                 raise TimeoutError(f"the host sent nothing for {SILENCE_LIMIT:.0f} s during the download")
             name, p = got
@@ -984,7 +989,7 @@ class Client:
             if verifier is None:
                 if total > self.args.max_world:
                     raise PayloadError(f"the world is {total} bytes, over this client's limit of {self.args.max_world}")
-                verifier = PayloadVerifier(total)
+                verifier = PayloadVerifier(total, keep=keep)
                 started = time.monotonic()
                 self.step(f"download started: {total} bytes")
             if total != verifier.total:
@@ -1009,6 +1014,7 @@ class Client:
         self.step(f"world verified: {len(verifier.verified)} blobs, {total} bytes, {verifier.raw_total} bytes "
                   f"inflated, every size and XXH64 matches ({total / 1024 / max(secs, 1e-6):.0f} KiB/s)")
         self.header = verifier.header
+        self.verifier = verifier
         # Section 8.2: the header's g is a grant too (every command below it
         # is in the header); Server_Tick packets may only raise it.
         self.grant = max(self.grant, self.header["granted"])
