@@ -349,6 +349,12 @@ class GameClient(lc.Client):
             self.ready = True
             self.step(f"WorldReady tick={sim.world.tick} hash={sim.world.hash():016x} grant={sim.grant}")
         self.report(force=True)
+        if a.rogue_upload:
+            # For checks of the arbiter rule: an upload nobody asked for,
+            # from a client that did not prove the secret (section 4, id 13).
+            payload = encode_payload(sim.world)
+            c.send("Client_Upload", request=1, offset=0, total=len(payload), data=payload[:lc.MAX_CHUNK_DATA])
+            self.step(f"sent an upload nobody asked for ({len(payload)} bytes)")
         end = time.monotonic() + a.stay
         every = 1.0 / a.commands_per_second if a.commands_per_second > 0 else None
         next_cmd = time.monotonic() + (every or 0)
@@ -369,7 +375,7 @@ class GameClient(lc.Client):
         w = sim.world
         last = f", last checkpoint tick={self.last_hash[0]} world={self.last_hash[1]:016x}" if self.last_hash else ""
         self.step(f"played {a.stay:g} s: at tick {w.tick} (grant {sim.grant}), sent {self.sent} command(s), "
-                  f"applied {sim.applied} game command(s) of {self.commands} received, "
+                  f"applied {sim.applied} game command(s), {self.commands} command(s) came in Server_Tick, "
                   f"{len(self.uploads)} upload(s){last}")
 
     def report(self, force=False):
@@ -395,6 +401,7 @@ def parse_args(argv):
     ap.add_argument("--maps", type=int, default=3, help="maps of a new world (arbiter)")
     ap.add_argument("--side", type=int, default=16, help="side of a new world's maps, in cells (arbiter)")
     ap.add_argument("--print-every", type=int, default=300, help="ticks between checkpoint lines (0: none)")
+    ap.add_argument("--rogue-upload", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--max-world", type=int, default=lc.DEFAULT_MAX_WORLD, help="largest world payload accepted")
     a = ap.parse_args(argv)
     host, _, port = a.address.rpartition(":")
