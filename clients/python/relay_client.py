@@ -98,6 +98,34 @@ def load_payload(verifier):
     return world
 
 
+def swap_in(world, verifier, full):
+    """The world after a repair's payload (section 10): the whole world when full, else the
+    world-level state and the maps the payload holds, each checked against the header."""
+    h = verifier.header
+    if full:
+        return load_payload(verifier)
+    try:
+        fresh, ids = drift.World.decode_world(verifier.kept[0])
+        maps = [drift.Map.decode(verifier.kept[1 + i]) for i in range(len(h["maps"]))]
+    except drift.FormatError as e:
+        raise lc.PayloadError(f"the repair does not load: {e}") from None
+    if fresh.tick != h["tick"]:
+        raise lc.PayloadError(f"the repair's world blob is at tick {fresh.tick}, the header says {h['tick']}")
+    old = {m.id: m for m in world.maps}
+    for m, hm in zip(maps, h["maps"]):
+        if m.id != hm["id"] or m.hash() != hm["stateHash"]:
+            raise lc.PayloadError(f"the repair's map {hm['id']} does not match its header's state hash")
+        old[m.id] = m
+    missing = [i for i in ids if i not in old]
+    if missing:
+        raise lc.PayloadError(f"the repair's world lists maps {missing} that neither this client nor it holds")
+    fresh.maps = [old[i] for i in ids]
+    # The world hash is not checked here: a map the repair left alone may
+    # still differ, and the host, reading Client_Resynced, then sends the
+    # whole world (section 10).
+    return fresh
+
+
 class Sim:
     """The lockstep simulation: the world, the commands received and the grant.
 
@@ -219,7 +247,7 @@ class GameClient(lc.Client):
         elif name == "Server_UploadResult":
             self.upload_result(p)
         elif name == "Server_Resync":
-            raise lc.ProtocolError("Server_Resync: this client does not take repairs yet")
+            self.repair(p)
         else:
             super().handle_common(name, p)
 
@@ -255,6 +283,51 @@ class GameClient(lc.Client):
         self.step(f"upload {req['request']}: {UPLOAD_NAMES[kind]} at tick {world.tick} (applied {req['applied']}), "
                   f"{len(payload)} bytes, world {world.hash():016x}, encoded and sent in "
                   f"{(time.monotonic() - started) * 1000:.0f} ms")
+
+    def repair(self, rs):
+        """Section 10: hold at the cut, take the repair's payload, swap it in, answer Client_Resynced."""
+        if self.sim.world is None or not self.ready:
+            raise lc.ProtocolError("Server_Resync before Client_WorldReady")
+        if not rs["full"] and not rs["maps"]:
+            raise lc.ProtocolError("Server_Resync with no maps that is not full")
+        self.sim.to_cut(rs["tick"], rs["applied"])
+        before = self.sim.world.hash()
+        verifier, received = None, 0
+        deadline = time.monotonic() + lc.SILENCE_LIMIT
+        while verifier is None or received < verifier.total:
+            got = self.conn.recv(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                raise TimeoutError(f"a repair's payload stalled for {lc.SILENCE_LIMIT:.0f} s")
+            name, p = got
+            if name != "Server_WorldData":
+                if name == "Server_Resync":
+                    raise lc.ProtocolError("a Server_Resync during a repair's payload")
+                self.handle_common(name, p)  # commands keep coming; nothing is simulated meanwhile
+                continue
+            if verifier is None:
+                if p["total"] > self.args.max_world:
+                    raise lc.PayloadError(f"a repair of {p['total']} bytes, over this client's limit")
+                verifier = lc.PayloadVerifier(p["total"], keep=True)
+            if p["total"] != verifier.total or p["offset"] != received:
+                raise lc.ProtocolError(f"a repair chunk at {p['offset']} of {p['total']}, expected {received} "
+                                       f"of {verifier.total}")
+            verifier.feed(p["data"])  # section 9.1: a repair's chunks are not acknowledged
+            received += len(p["data"])
+            deadline = time.monotonic() + lc.SILENCE_LIMIT
+        verifier.done()
+        h = verifier.header
+        if h["tick"] != rs["tick"]:
+            raise lc.PayloadError(f"a repair at tick {h['tick']}, Server_Resync said {rs['tick']}")
+        ids = [m["id"] for m in h["maps"]]
+        if not rs["full"] and ids != rs["maps"]:
+            raise lc.PayloadError(f"a repair holds maps {ids}, Server_Resync named {rs['maps']}")
+        self.sim.world = swap_in(self.sim.world, verifier, rs["full"])
+        w = self.sim.world
+        self.conn.send("Client_Resynced", tick=w.tick, world=w.hash())
+        match = "matches" if w.hash() == h["worldHash"] else f"differs from the header's {h['worldHash']:016x}"
+        self.step(f"repaired at tick {w.tick} (applied {rs['applied']}): "
+                  f"{'the whole world' if rs['full'] else 'maps ' + str(ids)}, world {before:016x} -> "
+                  f"{w.hash():016x}, which {match}")
 
     def upload_result(self, p):
         q = p["request"]

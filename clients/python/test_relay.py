@@ -222,6 +222,65 @@ class SimTest(unittest.TestCase):
         self.assertEqual(rc.load_payload(v).hash(), w.hash())
 
 
+class RepairTest(unittest.TestCase):
+    """Section 10 on the client's side: hold at the cut, swap the maps in, answer Client_Resynced."""
+
+    def client(self):
+        a, b = socket.socketpair()
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        args = rc.parse_args(["127.0.0.1:1", "--name", "ann"])
+        c = rc.GameClient(args, out=io.StringIO())
+        c.conn = lc.Connection(b)
+        c.ready = True
+        return c, a
+
+    def send(self, sock, name, **fields):
+        sock.sendall(lc.encode_frame(name, fields))
+
+    def test_a_corrupted_map_is_repaired(self):
+        for full in (False, True):
+            with self.subTest(full=full):
+                good = rc.Sim(drift.World.new(6))
+                good.grant = 40
+                cmds = [self.cmd(30, 0), self.cmd(30, 1)]
+                for cmd in cmds:
+                    good.add(cmd)
+                good.to_cut(30, 1)
+                c, host = self.client()
+                c.sim.world = drift.World.new(6)
+                c.sim.world.maps[1].cells[5] += 7  # this client's copy of map 1 went wrong
+                c.sim.grant = 40
+                for cmd in cmds:
+                    c.sim.add(cmd)
+                payload = rc.encode_payload(good.world, None if full else [1])
+                self.send(host, "Server_Tick", tick=31, commands=[], granted=31, speed=1)  # arrives meanwhile
+                half = len(payload) // 2
+                for off, part in ((0, payload[:half]), (half, payload[half:])):
+                    self.send(host, "Server_WorldData", offset=off, total=len(payload), data=part)
+                c.handle_common("Server_Resync", {"tick": 30, "applied": 1, "maps": [] if full else [1], "full": full})
+                self.assertEqual(c.sim.world.hash(), good.world.hash())
+                name, p = lc.Connection(host).recv(5)
+                self.assertEqual((name, p), ("Client_Resynced", {"tick": 30, "world": good.world.hash()}))
+                # The rest of tick 30 and the ticks after: in step again.
+                c.sim.run()
+                good.run()
+                self.assertEqual((c.sim.world.tick, c.sim.world.hash()), (good.world.tick, good.world.hash()))
+
+    def test_a_repair_of_other_maps_is_refused(self):
+        c, host = self.client()
+        c.sim.world = drift.World.new(6)
+        c.sim.grant = 0
+        payload = rc.encode_payload(drift.World.new(6), [2])
+        self.send(host, "Server_WorldData", offset=0, total=len(payload), data=payload)
+        with self.assertRaisesRegex(lc.PayloadError, r"holds maps \[2\], Server_Resync named \[1\]"):
+            c.handle_common("Server_Resync", {"tick": 0, "applied": 0, "maps": [1], "full": False})
+
+    def cmd(self, tick, seq):
+        return {"tick": tick, "seq": seq, "mapID": 1, "kind": drift.POKE, "payload": struct.pack(">BBi", seq, 2, 9),
+                "player": 1}
+
+
 class ArbiterReplayTest(unittest.TestCase):
     """The arbiter against a loopback host that plays section 15.8's host side."""
 
