@@ -125,7 +125,7 @@ func (j *joinPoint) compressed(c snapshot.Compression) (*snapshot.Point, error) 
 				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}
 	})
-	if j.err != nil || c.Codec == j.comp.Codec {
+	if j.err != nil || c.Codec == j.comp.Codec || j.servesAsIs(c) {
 		return j.point, j.err
 	}
 	j.mu.Lock()

@@ -162,6 +162,14 @@ func (j *joinPoint) uploaded() bool {
 	return j.upload == nil || j.upload.Filled()
 }
 
+// servesAsIs reports whether an uploaded point goes to a joiner that
+// reads c as it came: every client reads gzip, and one that reads zstd
+// reads both; so only a joiner that reads gzip alone, given an upload
+// with zstd blobs, gets a copy transcoded to gzip.
+func (j *joinPoint) servesAsIs(c snapshot.Compression) bool {
+	return j.upload != nil && (c.Codec == snapshot.Zstd || j.comp.Codec == snapshot.Gzip)
+}
+
 // relayCut is the upload a join point cut from state waits for, when the
 // host is a relay host (state is then a relay.Cut); else nil.
 func relayCut(state snapshot.State) *relay.Cut {

@@ -93,6 +93,7 @@ func (s *Session) uploadWorld(ctx context.Context, start time.Time, req *wire.Se
 		}
 	}
 	s.timings.Download, s.timings.Bytes, s.timings.SnapshotTick = time.Since(ul), pt.CompressedSize(), pt.Tick
+	s.timings.RawBytes, s.timings.Codec = pt.RawSize(), pt.World.Codec
 	f, err := lockstep.NewFollower(sim, nil)
 	if err != nil {
 		return err

@@ -90,6 +90,7 @@ func serveCommand() *cli.Command {
 		&cli.StringFlag{Name: "tls-cert", Usage: "with --tls: use this certificate `FILE` (PEM) instead of the self-signed one"},
 		&cli.StringFlag{Name: "tls-key", Usage: "with --tls: the key `FILE` (PEM) of --tls-cert"},
 	)
+	flags = append(flags, relayFlags()...)
 	flags = append(flags, adminFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, contentcli.Flags()...)
@@ -201,13 +202,7 @@ func serve(c *cli.Context) error {
 	for _, n := range bundle.Notes() {
 		log.Warn(n)
 	}
-	world, resumed, err := startWorld(c, pre.start, bundle, log)
-	if err != nil {
-		return err
-	}
-	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
-	content := hostcontent.Content(bundle, log)
-	srv, err := host.New(cfg, content, world)
+	srv, world, err := newServer(c, cfg, pre.start, bundle, log)
 	if err != nil {
 		return err
 	}
@@ -229,8 +224,13 @@ func serve(c *cli.Context) error {
 	ways := pre.admin
 	pre.admin = nil
 	go func() { adminDone <- ways.run(ctx, srv, log) }()
-	log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
-		"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
+	if world == nil {
+		log.Info("relay host ready: waiting for the arbiter's world", "password", len(cfg.Password) > 0,
+			"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
+	} else {
+		log.Info("world ready", "maps", len(world.MapIDs()), "tick", world.Tick(), "password", len(cfg.Password) > 0, "desync_reports", cfg.DesyncDir,
+			"mods", len(bundle.Mods), "def_databases", len(bundle.Set.Databases), "embedded_content", bundle.Embedded)
+	}
 	game := pre.game
 	pre.game = nil // ServeListeners closes it
 	err = srv.ServeListeners(ctx, game)
@@ -328,6 +328,10 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 	if err != nil {
 		return host.Config{}, err
 	}
+	relay, err := relayConfig(c)
+	if err != nil {
+		return host.Config{}, err
+	}
 	spectators := c.Int("max-spectators")
 	if spectators == 0 {
 		spectators = -1 // the config's "none"
@@ -362,6 +366,7 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 		DropUnverified: c.Int("drop-unverified"),
 		TLS:            tlsCfg,
 		Logger:         log,
+		Relay:          relay,
 	}
 	if err := cfg.Defaults().Validate(); err != nil {
 		return host.Config{}, cliutil.Usagef("%v", err)

@@ -48,7 +48,7 @@ func main() {
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
-	if errors.As(err, &re) || errors.As(err, &me) {
+	if errors.As(err, &re) || errors.As(err, &me) || errors.Is(err, join.ErrNotRelay) {
 		return cliutil.ExitRejected
 	}
 	var na *noAnswer
@@ -88,6 +88,7 @@ func newApp() *cli.App {
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
+	flags = append(flags, arbiterFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
@@ -210,6 +211,9 @@ func run(c *cli.Context) error {
 		OnStep: corrupt.onStep,
 		TLS:    tlsCfg,
 		Logger: log,
+	}
+	if err := arbiterConfig(c, &cfg, bundle); err != nil {
+		return err
 	}
 	sess, err := firstJoin(ctx, cfg, window)
 	bar.clear()
