@@ -417,7 +417,9 @@ class GameClient(lc.Client):
     def play(self):
         a, c, sim = self.args, self.conn, self.sim
         if not self.ready:
-            sim.run(limit=1 << 62)
+            # Catch up to the latest grant, answering the host between batches.
+            while sim.run() == STEPS_PER_TURN:
+                self.drain(0.001)
             c.send("Client_WorldReady", tick=sim.world.tick, worldHash=sim.world.hash())
             self.ready = True
             self.step(f"WorldReady tick={sim.world.tick} hash={sim.world.hash():016x} grant={sim.grant}")
@@ -432,10 +434,7 @@ class GameClient(lc.Client):
         every = 1.0 / a.commands_per_second if a.commands_per_second > 0 else None
         next_cmd = time.monotonic() + (every or 0)
         while time.monotonic() < end:
-            got = c.recv(0.01)
-            while got is not None:
-                self.handle_common(*got)
-                got = c.recv(0)
+            self.drain(0.01)
             if time.monotonic() - c.last_heard > lc.SILENCE_LIMIT:
                 raise TimeoutError(f"the host sent nothing for {lc.SILENCE_LIMIT:.0f} s")
             sim.run()
@@ -450,6 +449,13 @@ class GameClient(lc.Client):
         self.step(f"played {a.stay:g} s: at tick {w.tick} (grant {sim.grant}), sent {self.sent} command(s), "
                   f"applied {sim.applied} game command(s), {self.commands} command(s) came in Server_Tick, "
                   f"{len(self.uploads)} upload(s){last}")
+
+    def drain(self, wait):
+        """Handles every packet that arrives within wait seconds, then every one already buffered."""
+        got = self.conn.recv(wait)
+        while got is not None:
+            self.handle_common(*got)
+            got = self.conn.recv(0)  # a zero wait reads only what is buffered
 
     def report(self, force=False):
         """Client_TickAck with the tick simulated to (section 9.2)."""
