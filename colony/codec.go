@@ -349,6 +349,20 @@ func (d *decoder) bytes(field string, n int) []byte {
 	return b
 }
 
+// count reads how many items follow, at most limit, each at least minBytes
+// long once encoded, and fails when that many cannot fit in what is left:
+// every count is checked before anything is allocated for it.
+func (d *decoder) count(field string, limit uint64, minBytes int) int {
+	n := int(d.uv(field, limit))
+	if d.err == nil && n*minBytes > d.left() {
+		d.failf("%s %d does not fit in %d bytes", field, n, d.left())
+	}
+	if d.err != nil {
+		return 0
+	}
+	return n
+}
+
 func (d *decoder) header(magic string, fp uint64) {
 	h := d.bytes("header", len(magic)+1)
 	if d.err != nil {
@@ -623,10 +637,7 @@ func decodeMap(r *rules, id int32, data []byte) (*gameMap, error) {
 
 // mapThings decodes the things of map m, checked against r's rules.
 func (d *decoder) mapThings(r *rules, m *gameMap) error {
-	n := int(d.uv("thing count", MaxThingsPerMap))
-	if d.err == nil && n*minThingBytes > d.left() {
-		d.failf("thing count %d does not fit in %d bytes", n, d.left())
-	}
+	n := d.count("thing count", MaxThingsPerMap, minThingBytes)
 	if d.err != nil {
 		return d.err
 	}
@@ -665,10 +676,7 @@ func (d *decoder) mapThings(r *rules, m *gameMap) error {
 // mapPawns decodes the pawns of map m, checked against r's rules.
 func (d *decoder) mapPawns(r *rules, m *gameMap) error {
 	cells := m.W * m.H
-	n := int(d.uv("pawn count", MaxPawnsPerMap))
-	if d.err == nil && n*minPawnBytes > d.left() {
-		d.failf("pawn count %d does not fit in %d bytes", n, d.left())
-	}
+	n := d.count("pawn count", MaxPawnsPerMap, minPawnBytes)
 	if d.err != nil {
 		return d.err
 	}
@@ -704,10 +712,7 @@ func (d *decoder) mapPawns(r *rules, m *gameMap) error {
 			p.Carry.Count = d.rng32("carried count", 1, tr.stackLimit)
 			p.Carry.HP = d.rng32("carried hit points", 1, tr.hitPoints)
 		}
-		pl := int(d.uv("path length", maxPathLen))
-		if d.err == nil && pl > d.left() {
-			d.failf("path length %d does not fit in %d bytes", pl, d.left())
-		}
+		pl := d.count("path length", maxPathLen, 1)
 		if d.err != nil {
 			return d.err
 		}

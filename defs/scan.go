@@ -225,14 +225,49 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		return nil, err
 	}
 	log := &issueLog{set: s}
+	if err := readMods(s, mods, log); err != nil {
+		return nil, err
+	}
+	act := newActiveSet(s.Mods, opts)
+	s.ActiveComplete = opts.ActiveComplete
+	for id := range act.ids {
+		s.Active = append(s.Active, id)
+	}
+	slices.Sort(s.Active)
+
+	jobs, err := listJobs(s, mods, act.isActive, log)
+	if err != nil {
+		return nil, err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	parseJobs(jobs, workers)
+
+	// Everything below runs in load order, so results are deterministic.
+	entries, named := collectEntries(s, jobs, log)
+	r := &resolver{log: log, named: named}
+	concrete := loadConcrete(s, r, act, entries)
+	out := buildDefs(s, keepWinners(s, concrete, log))
+	hashDefs(out, workers)
+	buildDatabases(s, out)
+	log.finish()
+	return s, nil
+}
+
+// readMods reads each mod's About.xml into s.Mods, deriving a package ID
+// for a mod without one; a package ID used twice makes the input
+// unusable.
+func readMods(s *Set, mods []ModSource, log *issueLog) error {
 	ids := map[string]int{}
 	for i, src := range mods {
 		if src.FS == nil {
-			return nil, fmt.Errorf("mod %d (%s): no file system", i, src.Dir)
+			return fmt.Errorf("mod %d (%s): no file system", i, src.Dir)
 		}
 		m, _, err := readAbout(src.FS)
 		if err != nil {
-			return nil, fmt.Errorf("mod %s: %w", modLabel(src, i), err)
+			return fmt.Errorf("mod %s: %w", modLabel(src, i), err)
 		}
 		m.Dir = src.Dir
 		if m.PackageID == "" {
@@ -241,19 +276,17 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		}
 		id := strings.ToLower(m.PackageID)
 		if j, dup := ids[id]; dup {
-			return nil, fmt.Errorf("mod %s: packageId %s is also used by %s", modLabel(src, i), m.PackageID, modLabel(mods[j], j))
+			return fmt.Errorf("mod %s: packageId %s is also used by %s", modLabel(src, i), m.PackageID, modLabel(mods[j], j))
 		}
 		ids[id] = i
 		s.Mods = append(s.Mods, m)
 	}
-	act := newActiveSet(s.Mods, opts)
-	active := act.isActive
-	s.ActiveComplete = opts.ActiveComplete
-	for id := range act.ids {
-		s.Active = append(s.Active, id)
-	}
-	slices.Sort(s.Active)
+	return nil
+}
 
+// listJobs picks each mod's folders for the game version and lists the
+// def files in them, in load order.
+func listJobs(s *Set, mods []ModSource, active func(string) bool, log *issueLog) ([]*fileJob, error) {
 	var jobs []*fileJob
 	for i, src := range mods {
 		folders, fiss := selectFolders(src.FS, s.GameVersion, active)
@@ -269,11 +302,12 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 			jobs = append(jobs, &fileJob{idx: len(jobs), mod: i, fsys: src.FS, path: f.Path})
 		}
 	}
+	return jobs, nil
+}
 
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+// parseJobs reads and parses every def file, on at most workers
+// goroutines; each job keeps its own defs and issues.
+func parseJobs(jobs []*fileJob, workers int) {
 	parallel(len(jobs), workers, func(i int) {
 		j := jobs[i]
 		data, err := readFileBounded(j.fsys, j.path, maxFileSize)
@@ -283,8 +317,12 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		}
 		j.defs, j.iss = parseDefXML(data)
 	})
+}
 
-	// Everything below runs in load order, so results are deterministic.
+// collectEntries logs the files' issues and returns every def element in
+// load order, with the named ones (possible parents) by name; a name used
+// twice in one mod keeps the first.
+func collectEntries(s *Set, jobs []*fileJob, log *issueLog) ([]*entry, map[string][]*entry) {
 	var entries []*entry
 	named := map[string][]*entry{}
 	for _, j := range jobs {
@@ -304,8 +342,13 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 			}
 		}
 	}
+	return entries, named
+}
 
-	r := &resolver{log: log, named: named}
+// loadConcrete resolves inheritance (named entries first, as parents) and
+// returns the concrete defs the game loads, with MayRequire applied; the
+// ones it skips go to s.Skipped.
+func loadConcrete(s *Set, r *resolver, act *activeSet, entries []*entry) []*entry {
 	for _, e := range entries {
 		if e.raw.Name != "" {
 			r.resolve(e)
@@ -349,13 +392,16 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		s.SkippedItems += dropped
 		concrete = append(concrete, e)
 	}
+	return concrete
+}
 
-	// As in the game: within one mod the first definition of a type and
-	// defName is kept and later ones are skipped; a later mod's definition
-	// replaces an earlier mod's.
+// keepWinners returns, in load order, the concrete defs that win their
+// type and defName. As in the game: within one mod the first definition is
+// kept and later ones are skipped; a later mod's definition replaces an
+// earlier mod's, except that Core's never replaces another mod's.
+func keepWinners(s *Set, concrete []*entry, log *issueLog) []*entry {
 	type key struct{ typ, name string }
 	winner := map[key]*entry{}
-	var final []*entry
 	for _, e := range concrete {
 		k := key{e.raw.Type, e.defName}
 		if prev, ok := winner[k]; ok {
@@ -371,12 +417,19 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		}
 		winner[k] = e
 	}
+	var final []*entry
 	for _, e := range concrete {
 		if winner[key{e.raw.Type, e.defName}] == e {
 			final = append(final, e)
 		}
 	}
+	return final
+}
 
+// buildDefs makes the Defs of the winning entries (hashes not yet
+// computed) and lists the unresolved and undecided ones in s, sorted by
+// type and name.
+func buildDefs(s *Set, final []*entry) []*Def {
 	out := make([]*Def, len(final))
 	for i, e := range final {
 		out[i] = &Def{Type: e.raw.Type, Name: e.defName, Mod: s.Mods[e.mod].PackageID, File: e.job.path, Line: e.raw.Line, Node: e.loaded, UnresolvedParent: e.missing}
@@ -391,7 +444,6 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 			s.Undecided = append(s.Undecided, out[i])
 		}
 	}
-	hashDefs(out, workers)
 	byTypeName := func(a, b *Def) int {
 		if c := strings.Compare(a.Type, b.Type); c != 0 {
 			return c
@@ -400,7 +452,12 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 	}
 	slices.SortFunc(s.Unresolved, byTypeName)
 	slices.SortFunc(s.Undecided, byTypeName)
+	return out
+}
 
+// buildDatabases groups the hashed defs by type into s.Databases, sorted
+// by type, each sorted by name and hashed.
+func buildDatabases(s *Set, out []*Def) {
 	byType := map[string]*Database{}
 	for _, d := range out {
 		db := byType[d.Type]
@@ -416,8 +473,6 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 		slices.SortFunc(db.Defs, func(a, b *Def) int { return strings.Compare(a.Name, b.Name) })
 		db.rehash()
 	}
-	log.finish()
-	return s, nil
 }
 
 // CorePackageID is the package ID of the game's Core, whose defs the game

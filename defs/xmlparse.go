@@ -40,6 +40,8 @@ type xmlParser struct {
 	text  []byte            // scratch for decoded character data
 	slab  []Node            // nodes are allocated from here in blocks
 	kids  []*Node           // children of the open elements, stacked
+	stack []openElem        // the open elements, innermost last
+	root  *Node             // the root element, once its start tag is read
 	// transcoded is set when data was decoded from the encoding the
 	// XML declaration names, which is then not checked again.
 	transcoded bool
@@ -199,122 +201,153 @@ func (p *xmlParser) name() (string, error) {
 	return s, nil
 }
 
+// document parses the whole input and returns its root element.
 func (p *xmlParser) document() (*Node, error) {
-	var root *Node
-	var stack []openElem
 	for p.pos < len(p.data) {
-		c := p.data[p.pos]
-		if c != '<' {
-			// Character data.
-			end := bytes.IndexByte(p.data[p.pos:], '<')
-			if end < 0 {
-				end = len(p.data)
-			} else {
-				end += p.pos
-			}
-			if len(stack) == 0 {
-				if !allSpace(p.data[p.pos:end]) {
-					return nil, p.errf("text outside the root element")
-				}
-			} else if err := p.addText(&stack[len(stack)-1], p.pos, end, true); err != nil {
-				return nil, p.errf("%v", err)
-			}
-			p.advance(end)
-			continue
+		var err error
+		if p.data[p.pos] != '<' {
+			err = p.charData()
+		} else {
+			err = p.markup()
 		}
-		switch {
-		case p.hasPrefix("<?"):
-			if err := p.procInst(); err != nil {
-				return nil, err
-			}
-		case p.hasPrefix("<!--"):
-			p.pos += 4
-			if err := p.skipPast("-->", "comment"); err != nil {
-				return nil, err
-			}
-		case p.hasPrefix("<![CDATA["):
-			if len(stack) == 0 {
-				return nil, p.errf("CDATA outside the root element")
-			}
-			p.pos += 9
-			i := bytes.Index(p.data[p.pos:], []byte("]]>"))
-			if i < 0 {
-				return nil, p.errf("unterminated CDATA section")
-			}
-			_ = p.addText(&stack[len(stack)-1], p.pos, p.pos+i, false)
-			p.advance(p.pos + i + 3)
-		case p.hasPrefix("<!DOCTYPE"):
-			if root != nil || len(stack) > 0 {
-				return nil, p.errf("DOCTYPE after the root element")
-			}
-			if err := p.doctype(); err != nil {
-				return nil, err
-			}
-		case p.hasPrefix("</"):
-			line := p.line
-			p.pos += 2
-			i := p.pos
-			if i >= len(p.data) || !isNameStart(p.data[i]) {
-				return nil, p.errf("expected a name after </")
-			}
-			for i < len(p.data) && isNameByte(p.data[i]) {
-				i++
-			}
-			name := p.src[p.pos:i] // not interned: only compared
-			p.pos = i
-			p.skipSpace()
-			if p.pos >= len(p.data) || p.data[p.pos] != '>' {
-				return nil, p.errf("expected '>' after </%s", name)
-			}
-			p.pos++
-			if len(stack) == 0 {
-				return nil, &syntaxError{Line: line, Msg: fmt.Sprintf("unexpected end tag </%s>", name)}
-			}
-			e := &stack[len(stack)-1]
-			if e.n.Name != name {
-				return nil, &syntaxError{Line: line, Msg: fmt.Sprintf("element <%s> (line %d) closed by </%s>", e.n.Name, e.n.Line, name)}
-			}
-			p.finishText(e)
-			if len(p.kids) > e.kidsStart {
-				e.n.Children = slices.Clone(p.kids[e.kidsStart:])
-				p.kids = p.kids[:e.kidsStart]
-			}
-			stack = stack[:len(stack)-1]
-		default:
-			if root != nil && len(stack) == 0 {
-				return nil, p.errf("more than one root element")
-			}
-			if len(stack) >= maxDepth {
-				return nil, p.errf("elements nested deeper than %d", maxDepth)
-			}
-			n, selfClose, err := p.startTag()
-			if err != nil {
-				return nil, err
-			}
-			if len(stack) == 0 {
-				root = n
-			} else {
-				p.kids = append(p.kids, n)
-			}
-			if !selfClose {
-				if len(stack) < cap(stack) {
-					stack = stack[:len(stack)+1]
-					e := &stack[len(stack)-1]
-					*e = openElem{n: n, kidsStart: len(p.kids), buf: e.buf[:0]}
-				} else {
-					stack = append(stack, openElem{n: n, kidsStart: len(p.kids)})
-				}
-			}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if len(stack) > 0 {
-		n := stack[len(stack)-1].n
+	if len(p.stack) > 0 {
+		n := p.stack[len(p.stack)-1].n
 		return nil, p.errf("unexpected end of file: element <%s> (line %d) is not closed", n.Name, n.Line)
 	}
-	if root == nil {
+	if p.root == nil {
 		return nil, p.errf("no root element")
 	}
-	return root, nil
+	return p.root, nil
+}
+
+// charData reads character data up to the next '<' (or the end) and adds
+// it to the open element; outside the root only white space may appear.
+func (p *xmlParser) charData() error {
+	end := bytes.IndexByte(p.data[p.pos:], '<')
+	if end < 0 {
+		end = len(p.data)
+	} else {
+		end += p.pos
+	}
+	if len(p.stack) == 0 {
+		if !allSpace(p.data[p.pos:end]) {
+			return p.errf("text outside the root element")
+		}
+	} else if err := p.addText(&p.stack[len(p.stack)-1], p.pos, end, true); err != nil {
+		return p.errf("%v", err)
+	}
+	p.advance(end)
+	return nil
+}
+
+// markup reads the construct that starts with '<' at the current
+// position: a processing instruction, comment, CDATA section, DOCTYPE, end
+// tag or start tag.
+func (p *xmlParser) markup() error {
+	switch {
+	case p.hasPrefix("<?"):
+		return p.procInst()
+	case p.hasPrefix("<!--"):
+		p.pos += 4
+		return p.skipPast("-->", "comment")
+	case p.hasPrefix("<![CDATA["):
+		return p.cdata()
+	case p.hasPrefix("<!DOCTYPE"):
+		if p.root != nil || len(p.stack) > 0 {
+			return p.errf("DOCTYPE after the root element")
+		}
+		return p.doctype()
+	case p.hasPrefix("</"):
+		return p.endTag()
+	default:
+		return p.element()
+	}
+}
+
+// cdata reads a CDATA section into the open element's text.
+func (p *xmlParser) cdata() error {
+	if len(p.stack) == 0 {
+		return p.errf("CDATA outside the root element")
+	}
+	p.pos += 9
+	i := bytes.Index(p.data[p.pos:], []byte("]]>"))
+	if i < 0 {
+		return p.errf("unterminated CDATA section")
+	}
+	_ = p.addText(&p.stack[len(p.stack)-1], p.pos, p.pos+i, false)
+	p.advance(p.pos + i + 3)
+	return nil
+}
+
+// endTag reads an end tag and closes the open element it must match,
+// setting that element's text and children.
+func (p *xmlParser) endTag() error {
+	line := p.line
+	p.pos += 2
+	i := p.pos
+	if i >= len(p.data) || !isNameStart(p.data[i]) {
+		return p.errf("expected a name after </")
+	}
+	for i < len(p.data) && isNameByte(p.data[i]) {
+		i++
+	}
+	name := p.src[p.pos:i] // not interned: only compared
+	p.pos = i
+	p.skipSpace()
+	if p.pos >= len(p.data) || p.data[p.pos] != '>' {
+		return p.errf("expected '>' after </%s", name)
+	}
+	p.pos++
+	if len(p.stack) == 0 {
+		return &syntaxError{Line: line, Msg: fmt.Sprintf("unexpected end tag </%s>", name)}
+	}
+	e := &p.stack[len(p.stack)-1]
+	if e.n.Name != name {
+		return &syntaxError{Line: line, Msg: fmt.Sprintf("element <%s> (line %d) closed by </%s>", e.n.Name, e.n.Line, name)}
+	}
+	p.finishText(e)
+	if len(p.kids) > e.kidsStart {
+		e.n.Children = slices.Clone(p.kids[e.kidsStart:])
+		p.kids = p.kids[:e.kidsStart]
+	}
+	p.stack = p.stack[:len(p.stack)-1]
+	return nil
+}
+
+// element reads a start tag: the new element becomes the root or a child
+// of the open element, and stays open unless the tag closes itself.
+func (p *xmlParser) element() error {
+	if p.root != nil && len(p.stack) == 0 {
+		return p.errf("more than one root element")
+	}
+	if len(p.stack) >= maxDepth {
+		return p.errf("elements nested deeper than %d", maxDepth)
+	}
+	n, selfClose, err := p.startTag()
+	if err != nil {
+		return err
+	}
+	if len(p.stack) == 0 {
+		p.root = n
+	} else {
+		p.kids = append(p.kids, n)
+	}
+	if selfClose {
+		return nil
+	}
+	if len(p.stack) < cap(p.stack) {
+		// Reuse the text buffer of the element that last used this level.
+		p.stack = p.stack[:len(p.stack)+1]
+		e := &p.stack[len(p.stack)-1]
+		*e = openElem{n: n, kidsStart: len(p.kids), buf: e.buf[:0]}
+	} else {
+		p.stack = append(p.stack, openElem{n: n, kidsStart: len(p.kids)})
+	}
+	return nil
 }
 
 func allSpace(b []byte) bool {
