@@ -73,7 +73,7 @@ func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
 // checkHashes compares a client's report with the host's checkpoint.
 func (s *session) checkHashes(r hashReq) {
 	m := s.members[r.id]
-	if m == nil || m.conn != r.conn {
+	if m == nil || m.conn != r.conn || s.relayReference(m, r) {
 		return
 	}
 	if r.resynced != nil {
@@ -203,6 +203,10 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	sim := s.auth.Sim()
 	tick := sim.Tick()
 	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
+	if s.relay != nil {
+		s.relayResync(m, rs) // the repair comes from the arbiter's upload
+		return
+	}
 	opts := snapshot.BuildOptions{Compression: m.conn.compression}
 	// A simulation that can clone itself is only copied here; encoding,
 	// hashing and compressing run elsewhere, map by map, so a big map

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
@@ -47,13 +49,15 @@ func (c *RelayConfig) defaults() {
 // NewRelay returns a relay host: the session runs no simulation, and its
 // world comes from the arbiter's uploads. Desync detection is off (the
 // host has no state to compare hashes with) and join points are made
-// only when a joiner needs one. Saves are not supported in relay mode.
+// only when a joiner needs one. The arbiter's state hashes are the
+// reference every other player's are compared with, and a repair is the
+// arbiter's upload of the maps that differ. Saves are not supported in
+// relay mode.
 func NewRelay(cfg Config, content Content) (*Server, error) {
 	if cfg.Save.Path != "" {
 		return nil, errors.New("host config: relay mode does not save: the host holds no world of its own to save")
 	}
 	cfg.Relay.enabled = true
-	cfg.HashEvery = -1
 	cfg.LazyJoinPoints = true
 	cfg.Relay.defaults()
 	rs := &relaySession{reqs: map[uint32]*relayReq{}, dropped: map[uint32]bool{}, limit: cfg.Relay.UploadLimit}
@@ -92,6 +96,9 @@ type relayReq struct {
 	cut  *relay.Cut // the join point it fills (kind 1)
 	to   int32      // the arbiter it went to; 0: none yet
 	sent time.Time
+	// repaired, for a repair's request, takes the upload, on the
+	// arbiter's reader.
+	repaired func(*snapshot.Point)
 }
 
 // errBadArbiter is the arbiter rule, checked after the password: a proof
@@ -198,7 +205,7 @@ func (j *joinPoint) buildUploaded() {
 		return
 	}
 	j.comp.Codec = snapshot.Gzip
-	if j.point.World.Codec != snapshot.Gzip || slices.ContainsFunc(j.point.Maps, func(m snapshot.MapPoint) bool { return m.Blob.Codec != snapshot.Gzip }) {
+	if !allGzip(j.point) {
 		j.comp.Codec = snapshot.Zstd
 	}
 	j.built.Store(true)
@@ -360,4 +367,71 @@ func (s *session) relayStart(pt *snapshot.Point) error {
 		comp: s.points.comp}
 	s.cfg.Logger.Info("world uploaded", "tick", pt.Tick, "maps", len(pt.Maps), "bytes", pt.CompressedSize(), "raw_bytes", pt.RawSize())
 	return nil
+}
+
+// relayReference takes the active arbiter's hash report as the host's
+// checkpoint at its tick, which the other players' reports are compared
+// with; it reports whether r was the arbiter's. Session goroutine.
+func (s *session) relayReference(m *member, r hashReq) bool {
+	if s.relay == nil || m.id != s.relay.active || r.r == nil {
+		return false
+	}
+	rep := r.r
+	m.hashedTick = max(m.hashedTick, rep.Tick) // the reference is verified by definition
+	if rep.Tick <= s.desync.ring.Newest() && s.desync.ring.Newest() != 0 {
+		return true // an earlier arbiter's checkpoint stands
+	}
+	cp := lockstep.Checkpoint{Tick: rep.Tick, World: rep.World, Maps: make([]lockstep.MapCheckpoint, len(rep.Maps))}
+	for i, mh := range rep.Maps {
+		cp.Maps[i] = lockstep.MapCheckpoint{ID: mh.MapID, Hash: mh.Hash, Parts: mh.Parts}
+	}
+	slices.SortFunc(cp.Maps, func(a, b lockstep.MapCheckpoint) int { return cmp.Compare(a.ID, b.ID) })
+	s.addCheckpoint(cp)
+	return true
+}
+
+// relayResync starts the repair of m in a relay session: the client
+// holds at the cut now, and the arbiter is asked for the maps that
+// differ at that cut (the whole world when full); its upload goes to the
+// client as the repair. Session goroutine.
+func (s *session) relayResync(m *member, rs *resyncState) {
+	applied := s.auth.Applied()
+	m.conn.sendPacket(&wire.ServerResync{Tick: rs.cut, Applied: applied, Maps: rs.maps, Full: rs.full})
+	m.lastCut = rs.cut
+	m.resync = rs
+	m.playing = false // repaired players do not hold time for the others
+	kind, maps := wire.UploadMaps, rs.maps
+	if rs.full {
+		kind, maps = wire.UploadJoinPoint, nil
+	}
+	r := s.relay.request(kind, rs.cut, applied, nil)
+	r.pkt.Maps = maps
+	log, c, id, comp := s.cfg.Logger, m.conn, m.id, m.conn.compression
+	r.repaired = func(pt *snapshot.Point) {
+		rs.world.Store(pt.WorldHash)
+		rs.worldKnown.Store(true)
+		if comp.Codec == snapshot.Gzip && !allGzip(pt) {
+			var err error
+			if pt, err = snapshot.Transcode(pt, comp, 0); err != nil {
+				log.Error("transcode a repair", "player", id, "err", err)
+				c.close(wire.ReasonGeneric, "the host could not build the state to repair yours")
+				return
+			}
+		}
+		pl, err := snapshot.NewPayload(pt, 0, pt.Tick, nil)
+		if err != nil {
+			log.Error("lay out a repair", "player", id, "err", err)
+			c.close(wire.ReasonGeneric, "the host could not build the state to repair yours")
+			return
+		}
+		log.Info("sending repair", "player", id, "tick", pt.Tick, "maps", rs.maps, "full", rs.full, "bytes", pl.Total(), "from", "arbiter")
+		c.startTransfer(pl)
+	}
+	s.relay.send(r)
+	s.cfg.Logger.Info("repair asked of the arbiter", "player", m.id, "request", r.pkt.Request, "tick", rs.cut, "maps", rs.maps, "full", rs.full)
+}
+
+// allGzip reports whether every blob of pt is gzip.
+func allGzip(pt *snapshot.Point) bool {
+	return pt.World.Codec == snapshot.Gzip && !slices.ContainsFunc(pt.Maps, func(m snapshot.MapPoint) bool { return m.Blob.Codec != snapshot.Gzip })
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,7 +69,7 @@ func startRelay(t *testing.T, cfg host.Config, logs *syncbuf.Buffer) *hosttest.H
 // joinRelay joins addr as name and follows the session until the test
 // ends; with arbiter, it is the arbiter and its world is a test world of
 // three maps.
-func joinRelay(t *testing.T, addr, name string, arbiter bool) *relayClient {
+func joinRelay(t *testing.T, addr, name string, arbiter bool, mods ...func(*join.Config)) *relayClient {
 	t.Helper()
 	rc := &relayClient{log: newHashLog(), worlds: &worldLog{at: map[uint64]uint64{}}}
 	cfg := joinCfg(addr, name, rc.log)
@@ -74,6 +77,9 @@ func joinRelay(t *testing.T, addr, name string, arbiter bool) *relayClient {
 	if arbiter {
 		cfg.ArbiterSecret = relaySecret
 		cfg.World = func() (lockstep.Sim, error) { return locksteptest.New(3, 2048), nil }
+	}
+	for _, m := range mods {
+		m(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := join.Join(ctx, cfg)
@@ -220,5 +226,102 @@ func TestRelayNeedsRelay(t *testing.T) {
 	cfg.ArbiterSecret = relaySecret
 	if _, err := join.Join(context.Background(), cfg); !errors.Is(err, join.ErrNotRelay) {
 		t.Fatalf("an arbiter joining a simulating host: %v, want ErrNotRelay", err)
+	}
+}
+
+// TestRelayRepair: the arbiter's hash reports are the reference. A
+// player whose map is corrupted is found at the next checkpoint and
+// repaired with that map as the arbiter uploads it, and is in step again.
+func TestRelayRepair(t *testing.T) {
+	var logs syncbuf.Buffer
+	const every = 30
+	h := startRelay(t, host.Config{HashEvery: every}, &logs)
+	arb := joinRelay(t, h.Addr, "Arbiter", true)
+	var bobEvents eventLog
+	bob := joinRelay(t, h.Addr, "Bob", false, func(c *join.Config) { c.Desync = bobEvents.desync })
+
+	const badMap = 1
+	var corruptAt, corrupted atomic.Uint64
+	corruptAt.Store(math.MaxUint64)
+	var aliceEvents eventLog
+	alice := joinRelay(t, h.Addr, "Alice", false, func(c *join.Config) {
+		c.Resynced = aliceEvents.resynced
+		rec := c.OnStep
+		c.OnStep = func(sim lockstep.Sim) {
+			if sim.Tick() >= corruptAt.Load() && corrupted.Load() == 0 {
+				if err := sim.(*locksteptest.Counters).Perturb(badMap); err != nil {
+					t.Error(err)
+				}
+				corrupted.Store(sim.Tick())
+			}
+			rec(sim)
+		}
+	})
+	corruptAt.Store(alice.sess.Timings().ReadyTick + every)
+
+	var detected wire.ServerDesync
+	testkit.WaitFor(t, "Bob to hear of Alice's desync", func() bool {
+		var ok bool
+		detected, ok = bobEvents.find(wire.DesyncDetected)
+		return ok
+	})
+	if detected.Name != "Alice" || !slices.Equal(detected.Maps, []int32{badMap}) {
+		t.Fatalf("desync event %+v, want Alice's map %d", detected, badMap)
+	}
+	testkit.WaitFor(t, "the repair", func() bool {
+		_, ok := bobEvents.find(wire.DesyncRepaired)
+		return ok
+	})
+	for _, want := range []string{"repair asked of the arbiter", "from=arbiter"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("the host's log has no %q:\n%s", want, logs.String())
+		}
+	}
+	aliceEvents.mu.Lock()
+	rs := slices.Clone(aliceEvents.resyncs)
+	aliceEvents.mu.Unlock()
+	if len(rs) != 1 || rs[0].Full || !slices.Equal(rs[0].Maps, []int32{badMap}) {
+		t.Fatalf("Alice's repairs: %+v, want one of map %d", rs, badMap)
+	}
+	k := bob.sendAdd(t, 0, 4)
+	var at uint64
+	testkit.WaitFor(t, "the arbiter to apply Bob's command", func() bool {
+		var ok bool
+		at, ok = arb.log.cmdTick(k)
+		return ok
+	})
+	checkSameHashes(t, &testHost{log: arb.log}, at+every, alice.joiner(), bob.joiner())
+}
+
+// TestRelayStandby: a second arbiter stands by as a player; when the
+// first leaves it takes over, and the next joiner's join point is its
+// upload.
+func TestRelayStandby(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{JoinPointMaxAge: 200 * time.Millisecond}, &logs)
+	first := joinRelay(t, h.Addr, "Arbiter", true)
+	second := joinRelay(t, h.Addr, "Standby", true)
+	if n := strings.Count(logs.String(), "arbiter active"); n != 0 {
+		t.Fatalf("%d arbiters made active while the first is there (the first needs none)", n)
+	}
+	first.sess.Close()
+	testkit.WaitFor(t, "the standby to take over", func() bool {
+		return strings.Contains(logs.String(), fmt.Sprintf("msg=\"arbiter active\" player=%d", second.sess.Info().PlayerID))
+	})
+	time.Sleep(300 * time.Millisecond) // the join point ages out
+	carol := joinRelay(t, h.Addr, "Carol", false)
+	want := fmt.Sprintf("arbiter=%d", second.sess.Info().PlayerID)
+	if !strings.Contains(logs.String(), want) {
+		t.Fatalf("Carol's join point was not asked of the standby (%s):\n%s", want, logs.String())
+	}
+	tm := carol.sess.Timings()
+	var hash uint64
+	testkit.WaitFor(t, "the standby at Carol's tick", func() bool {
+		var ok bool
+		hash, ok = second.worlds.hash(tm.ReadyTick)
+		return ok
+	})
+	if carol.readyHash != hash {
+		t.Fatalf("Carol's WorldReady hash at tick %d is %x, the standby's %x", tm.ReadyTick, carol.readyHash, hash)
 	}
 }

@@ -116,7 +116,7 @@ func (p *peer) uploadRefused(q uint32, err error) {
 	sess := p.srv.sess
 	sess.call(func() {
 		again := rs.request(r.pkt.Kind, r.pkt.Tick, r.pkt.Applied, r.cut)
-		again.pkt.Maps = r.pkt.Maps
+		again.pkt.Maps, again.repaired = r.pkt.Maps, r.repaired
 		rs.send(again)
 	})
 }
@@ -134,6 +134,11 @@ func (p *peer) uploadDone(up *relay.Upload) error {
 	switch req.Kind {
 	case wire.UploadJoinPoint:
 		r, open := rs.close(q)
+		if open && r.repaired != nil { // a repair of the whole world
+			accept()
+			r.repaired(pt)
+			return nil
+		}
 		if !open || r.cut == nil || !r.cut.Deliver(pt) {
 			p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
 			return nil
@@ -157,10 +162,14 @@ func (p *peer) uploadDone(up *relay.Upload) error {
 			world.Store(pt)
 			peerConn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadAccepted})
 		})
-	default:
-		// The host sends no maps request (it compares no hashes).
-		rs.close(q)
-		p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
+	case wire.UploadMaps:
+		r, open := rs.close(q)
+		if !open || r.repaired == nil {
+			p.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
+			return nil
+		}
+		accept()
+		r.repaired(pt)
 	}
 	return nil
 }

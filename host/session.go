@@ -284,8 +284,8 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
-	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 {
-		s.checkpoint()
+	if every := uint64(s.cfg.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 && s.relay == nil {
+		s.checkpoint() // a relay host's checkpoints are its arbiter's reports (relayReference)
 	}
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())

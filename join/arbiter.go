@@ -121,9 +121,10 @@ func (s *Session) uploadWorld(ctx context.Context, start time.Time, req *wire.Se
 	return nil
 }
 
-// uploadRequested takes a request for a join point (or maps) once in the
-// session: the follower holds at the cut, and finishUpload uploads the
-// state there.
+// uploadRequested takes a request for a join point or maps once in the
+// session. Requests are answered in order: the follower holds at the
+// first one's cut, and finishUpload uploads the state there and holds at
+// the next.
 func (s *Session) uploadRequested(r *wire.ServerUploadRequest) error {
 	if len(s.cfg.ArbiterSecret) == 0 || !s.ready || s.cfg.Light {
 		return protoErr("Server_UploadRequest to a client that is not an arbiter")
@@ -131,28 +132,38 @@ func (s *Session) uploadRequested(r *wire.ServerUploadRequest) error {
 	if r.Kind == wire.UploadWorld {
 		return protoErr("a world request once in the session")
 	}
-	if s.upload != nil || s.resync != nil {
-		// One hold at a time: the host sends the next request only after
-		// this one's upload; a repair does not come to an arbiter.
-		return protoErr("upload request %d while another hold is under way", r.Request)
+	if s.resync != nil {
+		return protoErr("upload request %d during a repair of this arbiter", r.Request)
 	}
-	if err := s.follower.HoldAt(r.Tick, r.Applied); err != nil {
-		return protoErr("upload request %d: %w", r.Request, err)
+	s.uploads = append(s.uploads, &uploadPending{req: r, asked: time.Now()})
+	if len(s.uploads) == 1 {
+		return s.holdForUpload()
 	}
-	s.upload = &uploadPending{req: r, asked: time.Now()}
 	return nil
 }
 
-// finishUpload uploads the held state once the follower reached the cut,
-// and lets the simulation go on. It reports whether it released a hold.
-// The state is cloned when the game can clone, and encoded and sent off
-// the simulation goroutine; else it is encoded here.
+// holdForUpload holds the follower at the cut of the first request
+// waiting.
+func (s *Session) holdForUpload() error {
+	r := s.uploads[0].req
+	if err := s.follower.HoldAt(r.Tick, r.Applied); err != nil {
+		return protoErr("upload request %d: %w", r.Request, err)
+	}
+	return nil
+}
+
+// finishUpload uploads the held state once the follower reached the
+// first request's cut, and lets the simulation go on (or holds at the
+// next request's cut). It reports whether it released a hold. The state
+// is cloned when the game can clone, and encoded and sent off the
+// simulation goroutine, one upload after the other; else it is copied
+// here.
 func (s *Session) finishUpload() (bool, error) {
-	u := s.upload
-	if u == nil || !s.follower.Held() {
+	if len(s.uploads) == 0 || !s.follower.Held() {
 		return false, nil
 	}
-	s.upload = nil
+	u := s.uploads[0]
+	s.uploads = s.uploads[1:]
 	sim := s.follower.Sim()
 	var st snapshot.State = sim
 	if c, ok := sim.(lockstep.Cloner); ok {
@@ -169,7 +180,25 @@ func (s *Session) finishUpload() (bool, error) {
 		st = raw.State()
 	}
 	s.follower.Release()
-	go func() {
+	if len(s.uploads) > 0 {
+		if err := s.holdForUpload(); err != nil {
+			return false, err
+		}
+	}
+	s.uploadOnce.Do(func() {
+		s.uploadQ = make(chan func(), 16)
+		go func() {
+			for {
+				select {
+				case fn := <-s.uploadQ:
+					fn()
+				case <-s.closed:
+					return
+				}
+			}
+		}()
+	})
+	send := func() {
 		pt, err := snapshot.Build(st, snapshot.BuildOptions{Maps: u.req.Maps})
 		if err == nil {
 			err = s.sendUpload(u.req, pt)
@@ -180,7 +209,11 @@ func (s *Session) finishUpload() (bool, error) {
 		}
 		s.cfg.Logger.Debug("uploaded", "request", u.req.Request, "kind", u.req.Kind.String(), "tick", pt.Tick,
 			"bytes", pt.CompressedSize(), "ms", time.Since(u.asked).Milliseconds())
-	}()
+	}
+	select {
+	case s.uploadQ <- send:
+	case <-s.closed:
+	}
 	return true, nil
 }
 

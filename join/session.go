@@ -74,7 +74,9 @@ type Session struct {
 	checkpointer atomic.Pointer[lockstep.Checkpointer] // hashes every map every time (nothing is taken on trust), off this goroutine when it can
 	outHashes    []*wire.ClientHashes                  // reports taken, not yet sent
 	resync       *resyncRecv                           // a repair being received
-	upload       *uploadPending                        // relay mode: a join point the host asked this arbiter for (arbiter.go)
+	uploads      []*uploadPending                      // relay mode: uploads the host asked this arbiter for, in order (arbiter.go)
+	uploadQ      chan func()                           // the uploads being sent, one after the other
+	uploadOnce   sync.Once
 }
 
 // Info is what the host said about the session during the handshake.
