@@ -217,6 +217,11 @@ class GameClient(lc.Client):
     def checkpoint(self, world):
         """Called after each step: the checkpoint line and the hash report (sections 9.3 and 10)."""
         t = world.tick
+        corrupt = self.args.corrupt_map
+        if corrupt and corrupt[1] == t and world.map(corrupt[0]) is not None:
+            # For checks of the repair: this client's copy of one map goes wrong.
+            world.map(corrupt[0]).cells[0] ^= 0x5A5A
+            self.step(f"corrupted map {corrupt[0]} at tick {t} on purpose")
         if self.args.print_every and t % self.args.print_every == 0:
             h = world.hash()
             self.last_hash = (t, h)
@@ -481,6 +486,7 @@ def parse_args(argv):
     ap.add_argument("--side", type=int, default=16, help="side of a new world's maps, in cells (arbiter)")
     ap.add_argument("--print-every", type=int, default=300, help="ticks between checkpoint lines (0: none)")
     ap.add_argument("--rogue-upload", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--corrupt-map", metavar="MAP@TICK", help=argparse.SUPPRESS)
     ap.add_argument("--max-world", type=int, default=lc.DEFAULT_MAX_WORLD, help="largest world payload accepted")
     a = ap.parse_args(argv)
     host, _, port = a.address.rpartition(":")
@@ -488,6 +494,12 @@ def parse_args(argv):
         host, port = a.address, str(lc.DEFAULT_PORT)
     a.host, a.port = host.strip("[]"), int(port)
     a.spectate, a.chat = False, None
+    if a.corrupt_map:
+        m, _, t = a.corrupt_map.partition("@")
+        try:
+            a.corrupt_map = (int(m), int(t))
+        except ValueError:
+            ap.error("--corrupt-map wants MAP@TICK, two integers")
     if not 1 <= a.maps <= lc.MAX_HEADER_MAPS or not 1 <= a.side <= drift.MAX_SIDE:
         ap.error(f"--maps must be 1 to {lc.MAX_HEADER_MAPS} and --side 1 to {drift.MAX_SIDE}")
     return a
