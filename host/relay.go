@@ -34,6 +34,9 @@ type RelayConfig struct {
 	// UploadWait is how long a joiner waits for the arbiter's upload of
 	// its join point before it is refused (0: 20 s).
 	UploadWait time.Duration
+	// Resume, if set, starts the session from a save's payload (saves.File's
+	// ReadBody) instead of waiting for the arbiter's world.
+	Resume *snapshot.Parsed
 
 	enabled bool // set by NewRelay
 }
@@ -51,12 +54,10 @@ func (c *RelayConfig) defaults() {
 // host has no state to compare hashes with) and join points are made
 // only when a joiner needs one. The arbiter's state hashes are the
 // reference every other player's are compared with, and a repair is the
-// arbiter's upload of the maps that differ. Saves are not supported in
-// relay mode.
+// arbiter's upload of the maps that differ. A save holds the latest join
+// point and the commands since, its blobs as uploaded; with
+// Relay.Resume the session starts from one.
 func NewRelay(cfg Config, content Content) (*Server, error) {
-	if cfg.Save.Path != "" {
-		return nil, errors.New("host config: relay mode does not save: the host holds no world of its own to save")
-	}
 	cfg.Relay.enabled = true
 	cfg.LazyJoinPoints = true
 	cfg.Relay.defaults()
@@ -68,7 +69,43 @@ func NewRelay(cfg Config, content Content) (*Server, error) {
 	}
 	rs.sess, rs.log = srv.sess, srv.cfg.Logger
 	srv.sess.relay = rs
+	if r := cfg.Relay.Resume; r != nil {
+		if err := srv.sess.relayResume(r); err != nil {
+			return nil, fmt.Errorf("resume the relay session: %w", err)
+		}
+	}
 	return srv, nil
+}
+
+// relayResume starts the session from a save: its join point is the
+// save's, its command log the save's commands, and its clock the save's
+// grant. Before the session runs.
+func (s *session) relayResume(p *snapshot.Parsed) error {
+	h := p.Header
+	if len(p.Maps) != len(h.Maps) {
+		return fmt.Errorf("%d map blobs for %d maps", len(p.Maps), len(h.Maps))
+	}
+	pt := &snapshot.Point{Tick: h.Tick, World: p.World, WorldHash: h.WorldHash, Maps: make([]snapshot.MapPoint, len(h.Maps))}
+	for i, m := range h.Maps {
+		pt.Maps[i] = snapshot.MapPoint{ID: m.ID, Blob: p.Maps[i], StateHash: m.StateHash}
+	}
+	if err := s.relayStart(pt); err != nil {
+		return err
+	}
+	var applied uint32
+	for _, mc := range h.Commands {
+		for _, c := range mc.Commands {
+			if c.Tick < h.Tick || c.Tick > h.Granted {
+				return fmt.Errorf("a saved command at tick %d, outside the save's %d to %d", c.Tick, h.Tick, h.Granted)
+			}
+			if c.Tick == h.Granted {
+				applied++
+			}
+			s.auth.Queues().Append(c)
+		}
+	}
+	s.relay.world.Resume(h.Granted, applied)
+	return nil
 }
 
 // relaySession is the session's relay state. The session goroutine owns
@@ -156,6 +193,7 @@ func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploade
 	if r.arbiterOK && s.points.current != nil {
 		return s.points.current, false, nil // an arbiter never waits on an upload
 	}
+	s.relayRefresh()
 	point, err = s.points.ensure(s.auth)
 	if err == nil && rs.active == 0 && !point.uploaded() {
 		r.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: "Waiting for the session's arbiter to upload the world."})
@@ -219,11 +257,30 @@ func (s *session) relayDue(due int) int {
 	return due
 }
 
-// relayKeepsPoint reports whether a relay session must keep its current
-// join point however old: while no arbiter could replace it, or while
-// its upload is under way.
+// relayKeepsPoint reports whether the session keeps its current join
+// point however old: a relay session always does, since the point and
+// the commands since it are its only copy of the world (what its saves
+// hold). It replaces the point when a joiner comes (relayRefresh).
 func (s *session) relayKeepsPoint() bool {
-	return s.relay != nil && s.points.current != nil && (s.relay.active == 0 || !s.points.current.uploaded())
+	return s.relay != nil
+}
+
+// relayRefresh drops a relay session's current join point, so that the
+// joiner being admitted gets a new one from the arbiter, when it is older
+// than the join-point age limit, uploaded, and an arbiter can make the
+// next: otherwise it stays, with every command since.
+func (s *session) relayRefresh() {
+	cur := s.points.current
+	if cur != nil && s.relay.active != 0 && cur.uploaded() && time.Since(cur.cutAt) > s.points.maxAge {
+		s.points.current = nil
+		s.auth.Queues().Reset()
+	}
+}
+
+// relaySaves reports whether the session has anything to save: a relay
+// session has nothing before its world comes.
+func (s *session) relaySaves() bool {
+	return s.relay == nil || s.relay.world.HasWorld()
 }
 
 // relayReady makes a ready arbiter active when none is, or a standby.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -323,5 +325,76 @@ func TestRelayStandby(t *testing.T) {
 	})
 	if carol.readyHash != hash {
 		t.Fatalf("Carol's WorldReady hash at tick %d is %x, the standby's %x", tm.ReadyTick, carol.readyHash, hash)
+	}
+}
+
+// TestRelaySaveResume: a relay host saves its latest join point and the
+// commands since (the blobs as the arbiter uploaded them), and a relay
+// host started from that save carries the same world on: an arbiter that
+// joins it downloads the save and is where the first arbiter was, and a
+// player that joins after is in step with it.
+func TestRelaySaveResume(t *testing.T) {
+	var logs syncbuf.Buffer
+	path := filepath.Join(t.TempDir(), "relay.lhsave")
+	h := startRelay(t, host.Config{Save: host.SaveConfig{Path: path, Every: -1}, JoinPointMaxAge: 100 * time.Millisecond}, &logs)
+	arb := joinRelay(t, h.Addr, "Arbiter", true)
+	alice := joinRelay(t, h.Addr, "Alice", false)
+	k := alice.sendAdd(t, 2, 6)
+	testkit.WaitFor(t, "the arbiter to apply Alice's command", func() bool {
+		_, ok := arb.log.cmdTick(k)
+		return ok
+	})
+	time.Sleep(200 * time.Millisecond)
+	joinRelay(t, h.Addr, "Carol", false) // a join point from the arbiter, after the command
+	k2 := alice.sendAdd(t, 0, 2)         // and one command after that point
+	testkit.WaitFor(t, "the arbiter to apply Alice's second command", func() bool {
+		_, ok := arb.log.cmdTick(k2)
+		return ok
+	})
+	h.Stop(t) // the final save
+
+	f, err := saves.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := f.ReadBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd := saved.Header
+	if hd.Tick == 0 || hd.Granted <= hd.Tick || len(hd.Commands) == 0 {
+		t.Fatalf("the save holds the point at tick %d, the grant %d and %d command lists; want a point after the world's start and the commands since", hd.Tick, hd.Granted, len(hd.Commands))
+	}
+	var want uint64
+	testkit.WaitFor(t, "the first arbiter at the saved grant", func() bool {
+		var ok bool
+		want, ok = arb.worlds.hash(hd.Granted)
+		return ok
+	})
+
+	var logs2 syncbuf.Buffer
+	h2 := startRelay(t, host.Config{Relay: host.RelayConfig{Resume: saved}}, &logs2)
+	arb2 := joinRelay(t, h2.Addr, "Arbiter", true)
+	var got uint64
+	testkit.WaitFor(t, "the new arbiter at the saved grant", func() bool {
+		var ok bool
+		got, ok = arb2.worlds.hash(hd.Granted)
+		return ok || arb2.sess.Timings().ReadyTick >= hd.Granted
+	})
+	if got == 0 && arb2.sess.Timings().ReadyTick == hd.Granted {
+		got = arb2.readyHash
+	}
+	if got != want {
+		t.Fatalf("after the resume the world hash at tick %d is %x, before it was %x", hd.Granted, got, want)
+	}
+	dave := joinRelay(t, h2.Addr, "Dave", false)
+	var ref uint64
+	testkit.WaitFor(t, "the new arbiter at Dave's tick", func() bool {
+		var ok bool
+		ref, ok = arb2.worlds.hash(dave.sess.Timings().ReadyTick)
+		return ok
+	})
+	if dave.readyHash != ref {
+		t.Fatalf("Dave's WorldReady hash %x differs from the arbiter's %x", dave.readyHash, ref)
 	}
 }

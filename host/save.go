@@ -66,7 +66,7 @@ type saveJob struct {
 // final save waits for any save in progress and is written before return.
 func (s *session) startSave(final bool) {
 	sc := s.cfg.Save
-	if sc.Path == "" {
+	if sc.Path == "" || !s.relaySaves() {
 		return
 	}
 	if final {

@@ -51,6 +51,13 @@ func (w *World) Start(p *snapshot.Point) {
 	w.Seen(p)
 }
 
+// Resume moves a started world to tick, with applied commands of that
+// tick applied: a session resumed from a save, whose commands since its
+// point run to there.
+func (w *World) Resume(tick uint64, applied uint32) {
+	w.tick, w.applied = tick, applied
+}
+
 // Seen records the maps of an accepted point, for MapIDs. Any goroutine
 // may call it.
 func (w *World) Seen(p *snapshot.Point) {

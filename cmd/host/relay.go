@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/saves"
 )
 
 // relayFlags are serve's relay-mode flags (docs/protocol.md, section 15).
@@ -21,7 +24,7 @@ func relayFlags() []cli.Flag {
 }
 
 // relayConfig reads the relay flags: with --relay, the arbiter secret,
-// which it needs, and no save, which relay mode does not write.
+// which it needs.
 func relayConfig(c *cli.Context) (host.RelayConfig, error) {
 	file := c.String("arbiter-secret-file")
 	if !c.Bool("relay") {
@@ -32,9 +35,6 @@ func relayConfig(c *cli.Context) (host.RelayConfig, error) {
 	}
 	if file == "" {
 		return host.RelayConfig{}, cliutil.Usagef("--relay needs --arbiter-secret-file: without an arbiter secret no client can upload the world")
-	}
-	if c.String("save") != "" {
-		return host.RelayConfig{}, cliutil.Usagef("--relay does not save: leave out --save (the world is the arbiter's)")
 	}
 	secret, err := cliutil.Secret("arbiter secret", file, "")
 	if err != nil {
@@ -48,6 +48,9 @@ func relayConfig(c *cli.Context) (host.RelayConfig, error) {
 func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (*host.Server, lockstep.Sim, error) {
 	content := hostcontent.Content(bundle, log)
 	if c.Bool("relay") {
+		if err := relayResume(c, &cfg, start, log); err != nil {
+			return nil, nil, err
+		}
 		srv, err := host.NewRelay(cfg, content)
 		return srv, nil, err
 	}
@@ -58,4 +61,44 @@ func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gameco
 	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
 	srv, err := host.New(cfg, content, world)
 	return srv, world, err
+}
+
+// relayResume has a relay host with --save start from the newest valid of
+// the save and its autosaves, unless --new or --force-new start afresh
+// (an empty session, waiting for the arbiter's world). The save's blobs
+// stay as the arbiter uploaded them.
+func relayResume(c *cli.Context, cfg *host.Config, start *saveStart, log *slog.Logger) error {
+	if start == nil {
+		return nil
+	}
+	switch {
+	case c.Bool("force-new") && len(start.existing) > 0:
+		into, err := start.moveAside(time.Now())
+		if err != nil {
+			return err
+		}
+		log.Warn("--force-new: moved the old session's files aside; none was deleted", "into", into, "files", len(start.existing))
+		return nil
+	case c.Bool("new") && len(start.existing) > 0:
+		return start.refuseNew()
+	case c.Bool("new") || c.Bool("force-new"):
+		return nil
+	case len(start.existing) == 0:
+		return cliutil.Usagef("there is no save at %s, nor autosaves beside it; add --new to start a new session there", start.path)
+	}
+	best, _, ok := saves.NewestValid(start.path)
+	if !ok {
+		return fmt.Errorf("save %s cannot be loaded, nor any autosave beside it", start.path)
+	}
+	f, err := saves.Read(best.Path)
+	if err != nil {
+		return err
+	}
+	body, err := f.ReadBody()
+	if err != nil {
+		return err
+	}
+	cfg.Relay.Resume, cfg.Save.Resumed = body, true
+	log.Info("save loaded", "path", best.Path, "tick", body.Header.Granted, "point_tick", body.Header.Tick, "bytes", f.Size)
+	return nil
 }
