@@ -138,6 +138,7 @@ class Sim:
         self.pending = {}  # tick -> {seq: (mapID, kind, payload)}
         self.grant = 0
         self.applied = 0  # game commands applied
+        self.done = (None, 0)  # (tick, the seq after the last command applied at it)
         self.on_checkpoint = on_checkpoint
 
     def add(self, cmd):
@@ -155,6 +156,7 @@ class Sim:
             if below is not None and seq >= below:
                 break
             map_id, kind, payload = cmds.pop(seq)
+            self.done = (self.world.tick, seq + 1)
             if kind < ENGINE_KINDS:  # engine commands are the host's (SetSpeed)
                 self.world.apply(map_id, kind, payload)
                 self.applied += 1
@@ -178,8 +180,10 @@ class Sim:
     def to_cut(self, tick, applied):
         """Holds the simulation exactly at (tick, applied) (section 15.4)."""
         w = self.world
-        if w.tick > tick:
-            raise lc.ProtocolError(f"asked for a cut at tick {tick}, and this client is past it, at {w.tick}")
+        if w.tick > tick or (w.tick == tick and self.done[0] == tick and self.done[1] > applied):
+            done = self.done[1] if self.done[0] == w.tick else 0
+            raise lc.ProtocolError(f"asked for a cut at tick {tick} after {applied} of its commands, and this client "
+                                   f"is past it, at tick {w.tick} after {done}")
         if self.grant < tick:
             raise lc.ProtocolError(f"asked for a cut at tick {tick} beyond the grant {self.grant}")
         while w.tick < tick:

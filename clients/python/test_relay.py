@@ -186,6 +186,20 @@ class SimTest(unittest.TestCase):
         with self.assertRaisesRegex(lc.ProtocolError, "past it"):
             s.to_cut(5, 0)
 
+    def test_cut_inside_a_tick_already_applied_is_refused(self):
+        # At the cut's tick, with more of its commands applied than the cut
+        # includes, the client is past the cut too (section 15.4 says it
+        # never is): holding there would upload a state the host does not mean.
+        s = rc.Sim(drift.World.new(2))
+        s.grant = 5
+        s.run()
+        s.add(self.cmd(5, 0, kind=0xFF00, payload=b"\0"))
+        s.add(self.cmd(5, 1))
+        s.run()
+        with self.assertRaisesRegex(lc.ProtocolError, "past it"):
+            s.to_cut(5, 1)
+        s.to_cut(5, 2)  # exactly where it is
+
     def test_maps_payload_lists_the_requested_maps(self):
         w = drift.World.new(2, maps=4)
         payload = rc.encode_payload(w, maps=[3, 1])
