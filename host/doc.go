@@ -55,6 +55,16 @@
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known) or a channel (checkpoints being hashed).
 //
+// Relay mode (relay.go, relaypeer.go; docs/protocol.md, section 15): the
+// session drives a relay.World in place of a game, and its join points
+// are relay.Cuts that the arbiter's uploads fill. The session goroutine
+// owns the relay state (the arbiters, which is active, the World) except
+// the open upload requests, which the arbiters' readers look up behind
+// the relay state's lock as uploads come. An arbiter's reader takes the
+// chunks (relay.Upload, its own), checks the payload, and fills the cut
+// itself (joiners' readers wait on it, at most Relay.UploadWait) or
+// passes a new session's world to the session as a call.
+//
 // Connections not admitted yet are in the pending table (pending.go),
 // which the accept loop and the readers share behind its lock: it evicts
 // the connection that has done least for longest when full, and

@@ -269,12 +269,45 @@ func (s *session) relayKeepsPoint() bool {
 // joiner being admitted gets a new one from the arbiter, when it is older
 // than the join-point age limit, uploaded, and an arbiter can make the
 // next: otherwise it stays, with every command since.
+// A point whose upload has not come within the wait limit is given up
+// the same way: its request is cancelled and the joiners still waiting
+// on it are refused.
 func (s *session) relayRefresh() {
 	cur := s.points.current
-	if cur != nil && s.relay.active != 0 && cur.uploaded() && time.Since(cur.cutAt) > s.points.maxAge {
-		s.points.current = nil
-		s.auth.Queues().Reset()
+	if cur == nil || s.relay.active == 0 {
+		return
 	}
+	age := time.Since(cur.cutAt)
+	switch {
+	case cur.uploaded() && age > s.points.maxAge:
+	case !cur.uploaded() && age > s.cfg.Relay.UploadWait:
+		s.relay.cancel(cur.upload)
+	default:
+		return
+	}
+	s.points.current = nil
+	s.auth.Queues().Reset()
+}
+
+// cancel gives up the request that fills c: the arbiter it went to is
+// told, and whoever waits on c is refused.
+func (rs *relaySession) cancel(c *relay.Cut) {
+	rs.mu.Lock()
+	var q uint32
+	var to int32
+	for id, r := range rs.reqs {
+		if r.cut == c {
+			q, to = id, r.to
+			delete(rs.reqs, id)
+			rs.dropped[id] = true
+		}
+	}
+	rs.mu.Unlock()
+	c.Fail(fmt.Errorf("tick %d: %w", c.Tick(), relay.ErrWaitedTooLong))
+	if m := rs.sess.members[to]; m != nil && q != 0 {
+		m.conn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadCancelled})
+	}
+	rs.log.Warn("join point request cancelled: no upload within the wait", "request", q, "tick", c.Tick(), "arbiter", to)
 }
 
 // relaySaves reports whether the session has anything to save: a relay

@@ -21,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -396,5 +397,51 @@ func TestRelaySaveResume(t *testing.T) {
 	})
 	if dave.readyHash != ref {
 		t.Fatalf("Dave's WorldReady hash %x differs from the arbiter's %x", dave.readyHash, ref)
+	}
+}
+
+// TestRelayArbiterSilent: an arbiter that never answers a join point
+// request leaves the joiner waiting no longer than the wait limit (it is
+// refused, Timeout), and the next joiner's admission cancels the request
+// and makes a new one.
+func TestRelayArbiterSilent(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{JoinPointMaxAge: time.Millisecond, Relay: host.RelayConfig{UploadWait: 300 * time.Millisecond}}, &logs)
+
+	// A raw arbiter: it uploads the world, then answers nothing.
+	c := dialRaw(t, h.Addr)
+	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := c.expect(wire.IDServerModList).(*wire.ServerModList)
+	c.send(&wire.ClientDefs{Databases: ml.Databases})
+	c.syncClockUntil(wire.IDServerDefsOK)
+	c.send(&wire.ClientUsername{Name: "Mute", ArbiterProof: password.ArbiterProof(relaySecret, ml.ArbiterChallenge)})
+	req := c.syncClockUntil(wire.IDServerUploadRequest).(*wire.ServerUploadRequest)
+	payload := relayWorkedUpload(t)
+	c.send(&wire.ClientUpload{Request: req.Request, Total: uint64(len(payload)), Data: payload})
+	if res := c.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult); res.Result != wire.UploadAccepted {
+		t.Fatalf("the world upload: %+v", res)
+	}
+	c.send(&wire.ClientWorldReady{Tick: 0})
+	go func() { // keep reading, answering clock rounds, until the test ends
+		for {
+			if _, _, err := c.fr.Next(); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // the first point ages past its 1 ms
+
+	_, err := join.Join(context.Background(), joinCfg(h.Addr, "Alice", newHashLog()))
+	var re *join.RejectedError
+	if !errors.As(err, &re) || re.Reason != wire.ReasonTimeout || !strings.Contains(re.Message, "did not upload the world in time") {
+		t.Fatalf("a joiner the arbiter leaves waiting: %v, want Timeout", err)
+	}
+	asked := strings.Count(logs.String(), "join point asked of the arbiter")
+	_, _ = join.Join(context.Background(), joinCfg(h.Addr, "Bob", newHashLog()))
+	if !strings.Contains(logs.String(), "join point request cancelled") {
+		t.Fatalf("the unanswered request was not cancelled:\n%s", logs.String())
+	}
+	if n := strings.Count(logs.String(), "join point asked of the arbiter"); n <= asked {
+		t.Fatalf("Bob's admission made no new request (%d before, %d after)", asked, n)
 	}
 }
