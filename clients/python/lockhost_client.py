@@ -56,6 +56,8 @@ DEFAULT_MAX_WORLD = 2 << 30
 SILENCE_LIMIT = 30.0
 
 PASSWORD_DOMAIN = b"lockhost session password v1\x00"  # section 6.3
+ARBITER_DOMAIN = b"lockhost arbiter secret v1\x00"  # section 15.2
+DEFAULT_UPLOAD_LIMIT = 1 << 30  # section 3
 
 # ---------------------------------------------------------------- XXH64
 
@@ -198,6 +200,11 @@ def MAP(**fields):
     return ("map", fields)
 
 
+def OPT(t):
+    """A key left out when its value is the zero value (section 1's six keys, and relay mode's two)."""
+    return ("opt", t)
+
+
 DATABASE = MAP(t=("type", STR(MAX_TYPE_NAME_BYTES, 1)), c=("count", I(32)), h=("hash", U(64)))
 TICK_COMMAND = MAP(
     t=("tick", U(64)), q=("seq", U(32)), m=("mapID", I(32)), k=("kind", U(16)),
@@ -211,7 +218,8 @@ PACKETS = {
     2: ("Client_Username", MAP(
         n=("name", STR(MAX_NAME_BYTES)), p=("passwordProof", BIN(MAX_PROOF_BYTES)),
         s=("spectate", BOOL), k=("token", BIN(TOKEN_SIZE)),
-        r=("resume", ARR(MAP(i=("index", U(32)), h=("hash", U(64))), MAX_RESUME_BLOBS)))),
+        r=("resume", ARR(MAP(i=("index", U(32)), h=("hash", U(64))), MAX_RESUME_BLOBS)),
+        a=("arbiterProof", OPT(BIN(MAX_PROOF_BYTES))))),
     3: ("Client_WorldReady", MAP(t=("tick", U(64)), h=("worldHash", U(64)))),
     4: ("Client_Command", MAP(m=("mapID", I(32)), k=("kind", U(16)),
                               d=("payload", BIN(MAX_CLIENT_COMMAND_PAYLOAD)))),
@@ -226,9 +234,12 @@ PACKETS = {
     10: ("Client_Resynced", MAP(t=("tick", U(64)), w=("world", U(64)))),
     11: ("Client_Leave", MAP(w=("why", STR(MAX_LEAVE_WHY_BYTES)))),
     12: ("Client_Chat", MAP(t=("text", STR(MAX_CHAT_BYTES)))),
+    13: ("Client_Upload", MAP(q=("request", U(32)), o=("offset", U(64)), t=("total", U(64)),
+                              d=("data", BIN(MAX_CHUNK_DATA)))),
     16: ("Server_ModList", MAP(
         v=("gameVersion", STR(MAX_GAME_STRING_BYTES)), m=("mods", ARR(STR(MAX_MOD_ID_BYTES), MAX_MODS)),
-        c=("passwordChallenge", BIN(MAX_PROOF_BYTES)), d=("databases", ARR(DATABASE, MAX_DATABASES)))),
+        c=("passwordChallenge", BIN(MAX_PROOF_BYTES)), d=("databases", ARR(DATABASE, MAX_DATABASES)),
+        a=("arbiterChallenge", OPT(BIN(MAX_PROOF_BYTES))))),
     17: ("Server_DefsOK", MAP(g=("gameName", STR(MAX_GAME_STRING_BYTES)), p=("playerID", I(32)))),
     18: ("Server_WorldData", MAP(o=("offset", U(64)), t=("total", U(64)), d=("data", BIN(MAX_CHUNK_DATA)))),
     19: ("Server_PlayerList", MAP(
@@ -252,12 +263,16 @@ PACKETS = {
                             t=("tick", U(64)), m=("maps", ARR(I(32), MAX_HASH_MAPS)), w=("world", BOOL),
                             r=("repairMs", I(64)))),
     28: ("Server_Chat", MAP(n=("name", STR(MAX_NAME_BYTES)), p=("playerID", I(32)), t=("text", STR(MAX_CHAT_BYTES)))),
+    29: ("Server_UploadRequest", MAP(q=("request", U(32)), k=("kind", U(8)), t=("tick", U(64)),
+                                     a=("applied", U(32)), m=("maps", ARR(I(32), MAX_HASH_MAPS)),
+                                     l=("limit", U(64)))),
+    30: ("Server_UploadResult", MAP(q=("request", U(32)), r=("result", U(8)), m=("message", STR(MAX_TEXT_BYTES)))),
 }
 IDS = {name: pid for pid, (name, _) in PACKETS.items()}
 
 # Section 8.2: the world payload's header, its arrays bounded as section 3
 # says (the commands only by the header's size).
-BLOB = MAP(s=("size", U(64)), r=("rawSize", U(64)), h=("hash", U(64)))
+BLOB = MAP(s=("size", U(64)), r=("rawSize", U(64)), h=("hash", U(64)), z=("codec", OPT(U(8))))
 HEADER = MAP(
     f=("faction", I(32)), t=("tick", U(64)), g=("granted", U(64)), h=("worldHash", U(64)),
     w=("world", BLOB),
@@ -269,6 +284,8 @@ HEADER = MAP(
 
 def _zero(t):
     kind = t[0]
+    if kind == "opt":
+        return _zero(t[1])
     if kind in ("u", "i"):
         return 0
     if kind == "bool":
@@ -285,6 +302,8 @@ def _zero(t):
 def _limits(t, acc):
     """The largest str, bin, array and map lengths a type allows, for the unpacker."""
     kind = t[0]
+    if kind == "opt":
+        return _limits(t[1], acc)
     if kind == "str":
         acc["str"] = max(acc["str"], t[1])
     elif kind == "bin":
@@ -300,6 +319,8 @@ def _limits(t, acc):
 
 def _check(t, v, where):
     kind = t[0]
+    if kind == "opt":
+        return _check(t[1], v, where)
     if kind in ("u", "i"):
         if type(v) is not int:
             raise ProtocolError(f"{where}: want an integer, got {type(v).__name__}")
@@ -438,6 +459,8 @@ def _enc_len(n, fix, fixmax, c8, c16, c32):
 
 def encode_value(t, v):
     kind = t[0]
+    if kind == "opt":
+        return encode_value(t[1], v)
     if kind == "u":
         return _enc_uint(v)
     if kind == "i":
@@ -455,13 +478,15 @@ def encode_value(t, v):
         if not v:
             return b"\xc0"
         return _enc_len(len(v), 0x90, 16, None, 0xDC, 0xDD) + b"".join(encode_value(t[1], x) for x in v)
-    keys = sorted(t[1])
-    out = [_enc_len(len(keys), 0x80, 16, None, 0xDE, 0xDF)]
-    for key in keys:
+    out = []
+    for key in sorted(t[1]):
         field, ft = t[1][key]
+        value = v.get(field, _zero(ft))
+        if ft[0] == "opt" and value == _zero(ft):
+            continue  # left out at its zero value (section 1)
         out.append(encode_value(STR(1), key))
-        out.append(encode_value(ft, v.get(field, _zero(ft))))
-    return b"".join(out)
+        out.append(encode_value(ft, value))
+    return _enc_len(len(out) // 2, 0x80, 16, None, 0xDE, 0xDF) + b"".join(out)
 
 
 def encode_frame(name, fields, host_world_data=False):
@@ -494,7 +519,7 @@ class PayloadVerifier:
     its inflated size bounded by the header's r.
     """
 
-    def __init__(self, total):
+    def __init__(self, total, keep=False):
         if total < 12:
             raise PayloadError(f"the payload's total of {total} bytes is too short for its prefix")
         self.total = total
@@ -507,6 +532,8 @@ class PayloadVerifier:
         self.cur = None  # (index, blob, remaining, XXH64, decompressobj, raw count)
         self.verified = []  # (index, size, rawSize)
         self.raw_total = 0
+        self.keep = keep
+        self.kept = {}  # index -> inflated bytes, when keep
 
     def feed(self, data):
         data = memoryview(data)
@@ -521,7 +548,12 @@ class PayloadVerifier:
                 if not self.blobs:
                     raise PayloadError("bytes after the last blob")
                 index, blob = self.blobs.pop(0)
+                if blob["codec"] != 0:
+                    # Section 8.1: only a codec the client listed is sent; this one lists none but gzip.
+                    raise PayloadError(f"blob {index} has codec {blob['codec']}, and this client reads only gzip (0)")
                 self.cur = [index, blob, blob["size"], XXH64(), zlib.decompressobj(16 + zlib.MAX_WBITS), 0]
+                if self.keep:
+                    self.kept[index] = bytearray()
             n = min(len(data), self.cur[2])
             self._blob_bytes(data[:n])
             data = data[n:]
@@ -591,11 +623,15 @@ class PayloadVerifier:
         room = blob["rawSize"] - raw
         out = inflater.decompress(chunk, room + 1)
         raw += len(out)
+        if self.keep:
+            self.kept[index] += out
         while inflater.unconsumed_tail and raw <= blob["rawSize"]:
             out = inflater.decompress(inflater.unconsumed_tail, blob["rawSize"] - raw + 1)
             if not out:
                 break
             raw += len(out)
+            if self.keep:
+                self.kept[index] += out
         if raw > blob["rawSize"]:
             raise PayloadError(f"blob {index} inflates past its raw size of {blob['rawSize']} bytes")
         self.cur[5] = raw
@@ -627,6 +663,11 @@ def password_proof(password, challenge):
     return hmac.new(password.encode("utf-8"), PASSWORD_DOMAIN + challenge, hashlib.sha256).digest()
 
 
+def arbiter_proof(secret, challenge):
+    """Section 15.2: HMAC-SHA256 keyed by the arbiter secret over its domain and the challenge."""
+    return hmac.new(secret, ARBITER_DOMAIN + challenge, hashlib.sha256).digest()
+
+
 # ---------------------------------------------------------------- reasons
 
 REASONS = {  # section 5.1
@@ -651,6 +692,7 @@ REASONS = {  # section 5.1
     18: ("Replaced", "You rejoined from a new connection; this one is closed."),
     19: ("Desync", "Your game kept diverging from the host's; join again to get a fresh copy of the world."),
     20: ("Banned", "You are banned from this session."),
+    21: ("BadArbiterSecret", "The arbiter secret is wrong."),
 }
 DEF_STATUSES = {0: "ok", 1: "not found", 2: "count differs", 3: "hash differs", 4: "missing"}  # section 5.2
 STATUSES = {0: "joining", 1: "downloading", 2: "playing", 3: "spectating", 4: "desynced"}  # section 5.4
@@ -925,13 +967,18 @@ class Client:
         self.step(f"admitted as player {s['playerID']} ({'spectator' if a.spectate else 'player'}), "
                   f"hashes every {s['hashEvery']} ticks, rejoin grace {s['graceMs']} ms")
 
-    def download(self):
+    def download(self, keep=False, first=None):
+        """Downloads and verifies the world payload; keep holds the inflated blobs in self.verifier.kept.
+
+        first: a Server_WorldData chunk already read, handled before the next packet.
+        """
         c = self.conn
         verifier = None
         received = 0
         started = None
         while True:
-            got = c.recv(SILENCE_LIMIT)
+            got = ("Server_WorldData", first) if first is not None else c.recv(SILENCE_LIMIT)
+            first = None
             if got is None:
                 raise TimeoutError(f"the host sent nothing for {SILENCE_LIMIT:.0f} s during the download")
             name, p = got
@@ -942,7 +989,7 @@ class Client:
             if verifier is None:
                 if total > self.args.max_world:
                     raise PayloadError(f"the world is {total} bytes, over this client's limit of {self.args.max_world}")
-                verifier = PayloadVerifier(total)
+                verifier = PayloadVerifier(total, keep=keep)
                 started = time.monotonic()
                 self.step(f"download started: {total} bytes")
             if total != verifier.total:
@@ -967,6 +1014,7 @@ class Client:
         self.step(f"world verified: {len(verifier.verified)} blobs, {total} bytes, {verifier.raw_total} bytes "
                   f"inflated, every size and XXH64 matches ({total / 1024 / max(secs, 1e-6):.0f} KiB/s)")
         self.header = verifier.header
+        self.verifier = verifier
         # Section 8.2: the header's g is a grant too (every command below it
         # is in the header); Server_Tick packets may only raise it.
         self.grant = max(self.grant, self.header["granted"])
