@@ -367,6 +367,10 @@ func DefaultConfig() Config {
 			Keep:  5,
 			Write: saves.Write,
 		},
+		Relay: RelayConfig{
+			UploadLimit: wire.DefaultUploadLimit,
+			UploadWait:  20 * time.Second,
+		},
 		Logger: slog.Default(),
 	}
 }

@@ -41,16 +41,6 @@ type RelayConfig struct {
 	enabled bool // set by NewRelay
 }
 
-// defaults fills in the zero values.
-func (c *RelayConfig) defaults() {
-	if c.UploadLimit == 0 {
-		c.UploadLimit = wire.DefaultUploadLimit
-	}
-	if c.UploadWait == 0 {
-		c.UploadWait = 20 * time.Second
-	}
-}
-
 // NewRelay returns a relay host: the session runs no simulation, and its
 // world comes from the arbiter's uploads. Desync detection is off (the
 // host has no state to compare hashes with) and join points are made
@@ -62,7 +52,12 @@ func (c *RelayConfig) defaults() {
 func NewRelay(cfg Config, content Content) (*Server, error) {
 	cfg.Relay.enabled = true
 	cfg.Join.LazyJoinPoints = true
-	cfg.Relay.defaults()
+	if d := DefaultConfig().Relay; cfg.Relay.UploadLimit == 0 {
+		cfg.Relay.UploadLimit = d.UploadLimit
+	}
+	if d := DefaultConfig().Relay; cfg.Relay.UploadWait == 0 {
+		cfg.Relay.UploadWait = d.UploadWait
+	}
 	rs := &relaySession{reqs: map[uint32]*relayReq{}, dropped: map[uint32]bool{}, limit: cfg.Relay.UploadLimit}
 	rs.world = relay.NewWorld(rs.ask, cfg.Relay.UploadWait)
 	srv, err := New(cfg, content, rs.world)
