@@ -130,6 +130,12 @@ func readDirect(fr *wire.FrameReader) (wire.Packet, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeFromHost(id, body)
+}
+
+// decodeFromHost decodes one frame from the host: a client packet is a
+// protocol error, and Server_Disconnect becomes a RejectedError.
+func decodeFromHost(id wire.ID, body []byte) (wire.Packet, error) {
 	if id.FromClient() {
 		return nil, protoErr("host sent client packet %s", id)
 	}

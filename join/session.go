@@ -311,17 +311,7 @@ func (s *Session) readNext(fr *wire.FrameReader) (wire.Packet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if id.FromClient() {
-		return nil, protoErr("host sent client packet %s", id)
-	}
-	p, err := wire.Decode(id, body)
-	if err != nil {
-		return nil, protoErr("%w", err)
-	}
-	if d, ok := p.(*wire.ServerDisconnect); ok {
-		return nil, &RejectedError{Reason: d.Reason, Message: d.Message, Statuses: d.DefStatuses, Detail: d.Detail}
-	}
-	return p, nil
+	return decodeFromHost(id, body)
 }
 
 // recv waits for the next packet.
