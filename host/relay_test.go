@@ -367,7 +367,7 @@ func TestRelaySaveResume(t *testing.T) {
 		t.Fatalf("the save holds the point at tick %d, the grant %d and %d command lists; want a point after the world's start and the commands since", hd.Tick, hd.Granted, len(hd.Commands))
 	}
 	var want uint64
-	testkit.WaitFor(t, "the first arbiter at the saved grant", func() bool {
+	testkit.WaitWithin(t, 2*time.Minute, "the first arbiter at the saved grant", func() bool {
 		var ok bool
 		want, ok = arb.worlds.hash(hd.Granted)
 		return ok

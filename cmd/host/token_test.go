@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/web"
 )
 
@@ -72,6 +73,9 @@ func TestStatusToken(t *testing.T) {
 				resp.Body.Close()
 				return resp.StatusCode
 			}
+			// /healthz answers 503 until the session first publishes its
+			// state, which may come just after the page is up.
+			testkit.WaitWithin(t, 30*time.Second, "/healthz 200", func() bool { return get("healthz", "") == 200 })
 			for _, r := range []struct {
 				path, auth string
 				want       int
