@@ -73,7 +73,7 @@ func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
 // checkHashes compares a client's report with the host's checkpoint.
 func (s *session) checkHashes(r hashReq) {
 	m := s.members[r.id]
-	if m == nil || m.conn != r.conn || s.relayReference(m, r) {
+	if m == nil || m.conn != r.conn || s.relayReference(m, r) || s.relayVote(m, r) {
 		return
 	}
 	if r.resynced != nil {
@@ -155,11 +155,14 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		repair = "drop"
 	}
 	s.stats.update(func(st *Stats) { st.Desyncs++ })
+	ref := s.referenceOf(rep.Tick)
 	s.cfg.Logger.Warn("desync", "player", m.id, "name", m.name, "tick", rep.Tick, "host_tick", s.auth.Sim().Tick(),
-		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count)
-	s.desync.writeReport(s.report(m, rep, cp, differ, repair))
+		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count, "reference", ref)
+	report := s.report(m, rep, cp, differ, repair)
+	report.Reference = ref
+	s.desync.writeReport(report)
 	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
-	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ}
+	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ, Reference: ref}
 	if drop {
 		rec.Event = DesyncDropped
 	}
@@ -204,7 +207,9 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	tick := sim.Tick()
 	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
 	if s.relay != nil {
-		s.relayResync(m, rs) // the repair comes from the arbiter's upload
+		if !s.relayRepairWaits(m, rs) {
+			s.relayResync(m, rs) // the repair comes from the arbiter's upload
+		}
 		return
 	}
 	opts := snapshot.BuildOptions{Compression: s.points.compression(m.conn.codec)}
