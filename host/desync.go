@@ -179,23 +179,36 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 	_ = s.roster.SetStatus(m.id, wire.StatusDesynced)
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
 	s.broadcastPacket(ev)
-	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full)})
+	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full, ref, s.relay != nil && s.relay.active == 0)})
 	s.startResync(m, rep.Tick, differ, full)
 }
 
-func desyncText(name string, tick uint64, maps []int32, full bool) string {
+// desyncText is the notice of a desync. In a relay session it says when
+// the players' majority decided (ref), and when the repair waits for an
+// arbiter.
+func desyncText(name string, tick uint64, maps []int32, full bool, ref string, waits bool) string {
+	against, then := "the host's", "repairing it."
 	if full {
-		return fmt.Sprintf("%s's world diverged from the host's at tick %d; sending the world again.", name, tick)
+		then = "sending the world again."
 	}
-	ids := make([]string, len(maps))
-	for i, id := range maps {
-		ids[i] = fmt.Sprint(id)
+	if strings.HasPrefix(ref, "majority") {
+		against = "the other players' (" + ref + ")"
 	}
-	what := "map " + ids[0]
-	if len(ids) > 1 {
-		what = "maps " + strings.Join(ids, ", ")
+	if waits {
+		then = "the repair waits for an arbiter."
 	}
-	return fmt.Sprintf("%s's %s diverged from the host's at tick %d; repairing it.", name, what, tick)
+	what := "world"
+	if !full {
+		ids := make([]string, len(maps))
+		for i, id := range maps {
+			ids[i] = fmt.Sprint(id)
+		}
+		what = "map " + ids[0]
+		if len(ids) > 1 {
+			what = "maps " + strings.Join(ids, ", ")
+		}
+	}
+	return fmt.Sprintf("%s's %s diverged from %s at tick %d; %s", name, what, against, tick, then)
 }
 
 // startResync cuts the state to send, tells the client where it goes in,

@@ -152,50 +152,65 @@ func (s *session) allVoted(b *ballot) bool {
 func (s *session) decideBallot(b *ballot) {
 	v := &s.votes
 	v.decided = max(v.decided, b.tick)
-	var groups [][]*wire.ClientHashes // the voters' reports, grouped by equal hashes
+	var votes []*wire.ClientHashes
 	for i, r := range b.reports {
-		if !b.voters[i] {
-			continue
-		}
-		j := slices.IndexFunc(groups, func(g []*wire.ClientHashes) bool { return sameHashes(g[0], r.r) })
-		if j < 0 {
-			groups = append(groups, nil)
-			j = len(groups) - 1
-		}
-		groups[j] = append(groups[j], r.r)
-	}
-	n, k, best := 0, 0, -1
-	sizes := make([]int, len(groups))
-	for i, g := range groups {
-		n += len(g)
-		sizes[i] = len(g)
-		if len(g) > k {
-			k, best = len(g), i
+		if b.voters[i] {
+			votes = append(votes, r.r)
 		}
 	}
-	slices.SortFunc(sizes, func(a, b int) int { return b - a })
-	if k < 2 || 2*k <= n {
+	ref, k, sizes := majorityOf(votes)
+	n := len(votes)
+	if ref == nil {
 		if n > 1 {
 			s.cfg.Logger.Warn("checkpoint without a majority: no reference, nobody compared", "tick", b.tick,
-				"reporters", n, "largest", k, "hashes", fmt.Sprint(sizes))
+				"host_tick", s.auth.Sim().Tick(), "reporters", n, "largest", k, "hashes", fmt.Sprint(sizes))
 			s.stats.update(func(st *Stats) { st.NoMajority++ })
 		} else {
 			s.cfg.Logger.Debug("checkpoint with one reporter: no reference", "tick", b.tick, "reporters", n)
 		}
 		return
 	}
-	ref := desync.ReferenceMajority(k, n)
+	name := desync.ReferenceMajority(k, n)
 	if v.refs == nil {
 		v.refs = map[uint64]string{}
 	}
-	v.refs[b.tick] = ref
+	v.refs[b.tick] = name
 	maps.DeleteFunc(v.refs, func(t uint64, _ string) bool { return t < s.desync.ring.Oldest() })
-	s.cfg.Logger.Info("checkpoint decided by the players", "tick", b.tick, "reference", ref, "hashes", fmt.Sprint(sizes))
+	s.cfg.Logger.Info("checkpoint decided by the players", "tick", b.tick, "host_tick", s.auth.Sim().Tick(), "reference", name,
+		"hashes", fmt.Sprint(sizes))
 	s.stats.update(func(st *Stats) { st.MajorityCheckpoints++ })
-	s.addCheckpoint(reportCheckpoint(groups[best][0]))
+	s.addCheckpoint(reportCheckpoint(ref))
 	for _, r := range b.reports {
 		s.checkHashes(r)
 	}
+}
+
+// majorityOf groups votes by equal hashes (sameHashes) and returns one
+// report of the largest group when that group is a strict majority of at
+// least two (k >= 2, 2k > len(votes)), else nil; k is the largest group's
+// size and sizes every group's, largest first.
+func majorityOf(votes []*wire.ClientHashes) (ref *wire.ClientHashes, k int, sizes []int) {
+	var groups [][]*wire.ClientHashes
+	for _, r := range votes {
+		j := slices.IndexFunc(groups, func(g []*wire.ClientHashes) bool { return sameHashes(g[0], r) })
+		if j < 0 {
+			groups = append(groups, nil)
+			j = len(groups) - 1
+		}
+		groups[j] = append(groups[j], r)
+	}
+	best := -1
+	for i, g := range groups {
+		sizes = append(sizes, len(g))
+		if len(g) > k {
+			k, best = len(g), i
+		}
+	}
+	slices.SortFunc(sizes, func(a, b int) int { return b - a })
+	if k < 2 || 2*k <= len(votes) {
+		return nil, k, sizes
+	}
+	return groups[best][0], k, sizes
 }
 
 // sameHashes reports whether two reports hold the same world hash and

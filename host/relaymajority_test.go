@@ -3,13 +3,18 @@ package host_test
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"context"
+
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/joinopt"
 	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
@@ -96,7 +101,7 @@ func TestRelayMajority(t *testing.T) {
 	var bobEvents, carolEvents eventLog
 	h, ps := relayWithoutArbiter(t, host.Config{Desync: host.DesyncConfig{HashEvery: every, Dir: dir}}, &logs,
 		[]string{"Alice", "Bob", "Carol"}, map[string][]func(*join.Config){
-			"Bob":   {func(c *join.Config) { c.Desync = bobEvents.desync }},
+			"Bob":   {func(c *join.Config) { c.Desync, c.Notice = bobEvents.desync, bobEvents.notice }},
 			"Carol": {carolBad.player(t, badMap), func(c *join.Config) { c.Resynced = carolEvents.resynced }},
 		})
 	alice, bob, carol := ps[0], ps[1], ps[2]
@@ -115,6 +120,12 @@ func TestRelayMajority(t *testing.T) {
 	if !strings.Contains(logs.String(), fmt.Sprintf("reference=%q", want)) {
 		t.Fatalf("the host's log does not say the reference was the %s:\n%s", want, logs.String())
 	}
+	notice := fmt.Sprintf("Carol's map %d diverged from the other players' (%s) at tick %d; the repair waits for an arbiter.", badMap, want, detected.Tick)
+	testkit.WaitFor(t, "Bob's notice of the desync", func() bool {
+		bobEvents.mu.Lock()
+		defer bobEvents.mu.Unlock()
+		return slices.Contains(bobEvents.notices, notice)
+	})
 	var rec host.DesyncRecord
 	for _, r := range h.Server.Overview().Desyncs {
 		if r.Event == host.DesyncDetected {
@@ -181,9 +192,9 @@ func TestRelayNoMajority(t *testing.T) {
 		return strings.Contains(logs.String(), `reference="majority 2 of 2 players"`)
 	})
 	at := bobBad.from(every)
-	line := fmt.Sprintf(`msg="checkpoint without a majority: no reference, nobody compared" tick=%d reporters=2 largest=1`, at)
+	line := regexp.MustCompile(fmt.Sprintf(`msg="checkpoint without a majority: no reference, nobody compared" tick=%d host_tick=\d+ reporters=2 largest=1`, at))
 	testkit.WaitFor(t, "the host to log the checkpoint without a majority", func() bool {
-		return strings.Contains(logs.String(), line)
+		return line.MatchString(logs.String())
 	})
 	// The checkpoint was decided (without a reference) before that line
 	// was written: a desync found at it would have been recorded by now.
@@ -198,5 +209,47 @@ func TestRelayNoMajority(t *testing.T) {
 	defer bobEvents.mu.Unlock()
 	if len(bobEvents.resyncs) != 0 {
 		t.Fatalf("Bob was repaired: %+v", bobEvents.resyncs)
+	}
+}
+
+// TestRelayMajorityWaitBound: three players and no arbiter, one of which
+// never reports its hashes. The two that do agree; each checkpoint is
+// decided once the wait has passed (the host's tick at least two hash
+// intervals plus the lag limit past it), with "majority 2 of 2 players",
+// not held for the silent player.
+func TestRelayMajorityWaitBound(t *testing.T) {
+	var logs syncbuf.Buffer
+	const every, maxLag = 30, 40
+	h, _ := relayWithoutArbiter(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}, Lag: host.LagConfig{MaxLag: maxLag}}, &logs,
+		[]string{"Alice", "Bob"}, nil)
+
+	ctx, cancel := context.WithCancel(joinopt.With(context.Background(), joinopt.Options{NoHashReports: true}))
+	s, err := join.Join(ctx, joinCfg(h.Addr, "Silent", newHashLog()))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-errc })
+	ready := s.Timings().ReadyTick
+
+	decided := regexp.MustCompile(`msg="checkpoint decided by the players" tick=(\d+) host_tick=(\d+) reference="majority 2 of 2 players"`)
+	var tick, at uint64
+	testkit.WaitFor(t, "a checkpoint after the silent player's join, decided without it", func() bool {
+		for _, m := range decided.FindAllStringSubmatch(logs.String(), -1) {
+			tick, _ = strconv.ParseUint(m[1], 10, 64)
+			at, _ = strconv.ParseUint(m[2], 10, 64)
+			if tick > ready {
+				return true
+			}
+		}
+		return false
+	})
+	if wait := uint64(2*every + maxLag); at < tick+wait {
+		t.Fatalf("checkpoint %d was decided at host tick %d, before the silent player's wait (%d ticks) passed", tick, at, wait)
+	}
+	if strings.Contains(logs.String(), "checkpoint without a majority") {
+		t.Fatalf("a checkpoint had no majority though the two reporters agree:\n%s", logs.String())
 	}
 }
