@@ -102,8 +102,9 @@ func (v *relayVotes) ballot(tick uint64) *ballot {
 // slack after which a player silent that long is shown unverified. When
 // an arbiter has become active the repairs that waited for one start,
 // and the ballots are given up and their reports compared with the
-// arbiter's. It runs after each report taken and each tick stepped.
-// Session goroutine.
+// arbiter's; when it has left, the reports that waited for its
+// checkpoints become votes. It runs after each report taken and each
+// tick stepped. Session goroutine.
 func (s *session) relayDecide() {
 	v := &s.votes
 	if s.relay.active != 0 {
@@ -120,6 +121,18 @@ func (s *session) relayDecide() {
 			}
 		}
 		return
+	}
+	if s.cfg.Desync.HashEvery <= 0 {
+		return // no checkpoints
+	}
+	if len(s.desync.pending) > 0 {
+		// Reports that waited for the arbiter's report of their tick when
+		// it left: they are votes now.
+		pending := s.desync.pending
+		s.desync.pending = nil
+		for _, r := range pending {
+			s.checkHashes(r)
+		}
 	}
 	now := s.auth.Sim().Tick()
 	wait := unverifiedAfter(unverifiedIntervals, s.cfg.Desync.HashEvery, s.cfg.Lag.MaxLag)
