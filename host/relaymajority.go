@@ -280,7 +280,8 @@ func (s *session) relayRepairWaits(m *member, rs *resyncState) bool {
 	}
 	m.resync = rs
 	m.playing = false // as during any repair: it holds time for nobody
-	if !slices.Contains(s.votes.waiting, m.id) { // once, for a member that rejoined too
+	// Listed once, also for a member that rejoined while listed.
+	if !slices.Contains(s.votes.waiting, m.id) {
 		s.votes.waiting = append(s.votes.waiting, m.id)
 	}
 	s.cfg.Logger.Info("repair waits for an arbiter", "player", m.id, "name", m.name, "tick", rs.checkTick, "maps", rs.maps, "full", rs.full)
