@@ -52,6 +52,22 @@ const (
 	RepairDrop = "drop"
 )
 
+// Values of Report.Reference other than ReferenceMajority's.
+const (
+	// ReferenceHost means the host's own simulation gave the hashes the
+	// client was compared with.
+	ReferenceHost = "host"
+	// ReferenceArbiter means a relay session's arbiter gave them.
+	ReferenceArbiter = "arbiter"
+)
+
+// ReferenceMajority is Report.Reference for hashes that k of the n
+// players who reported the checkpoint agreed on, in a relay session
+// without an arbiter: "majority k of n players".
+func ReferenceMajority(k, n int) string {
+	return fmt.Sprintf("majority %d of %d players", k, n)
+}
+
 // Errors that Read wraps; test for them with errors.Is.
 var (
 	// ErrTooLarge is a file larger than MaxReportSize.
@@ -82,7 +98,8 @@ type Report struct {
 	// MapIDs are the maps whose hashes differ; empty when only the world
 	// hash differs.
 	MapIDs []int32 `json:"map_ids"`
-	// WorldHost is the host's world hash at Tick.
+	// WorldHost is the world hash the client was compared with at Tick:
+	// the host's own, or its arbiter's or players' majority (Reference).
 	WorldHost uint64 `json:"world_host"`
 	// WorldClient is the client's world hash at Tick.
 	WorldClient uint64 `json:"world_client"`
@@ -98,6 +115,10 @@ type Report struct {
 	// Count is this player's desyncs within the drop window, this one
 	// included.
 	Count int `json:"count"`
+	// Reference says whose hashes WorldHost and the maps' Host hashes
+	// are: ReferenceHost, ReferenceArbiter or ReferenceMajority's. Empty
+	// in reports written before it was recorded.
+	Reference string `json:"reference,omitempty"`
 }
 
 // MapCheck compares one map's hashes at the report's tick.

@@ -6,7 +6,10 @@
 // the world hash, each map's hash and, where the game hashes parts of a
 // map (lockstep.MapDigester), each part's — what the host did about it,
 // and the commands of the window that led up to the checkpoint, so the
-// divergence can be replayed and explained offline.
+// divergence can be replayed and explained offline. Its Reference says
+// whose hashes the client's were compared with: the host's own, a relay
+// session's arbiter's, or, in a relay session without an arbiter, those
+// a strict majority of the players reported ("majority 2 of 3 players").
 //
 // # Files
 //

@@ -73,7 +73,7 @@ func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
 // checkHashes compares a client's report with the host's checkpoint.
 func (s *session) checkHashes(r hashReq) {
 	m := s.members[r.id]
-	if m == nil || m.conn != r.conn || s.relayReference(m, r) {
+	if m == nil || m.conn != r.conn || s.relayReference(m, r) || s.relayVote(m, r) {
 		return
 	}
 	if r.resynced != nil {
@@ -155,11 +155,14 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		repair = "drop"
 	}
 	s.stats.update(func(st *Stats) { st.Desyncs++ })
+	ref := s.referenceOf(rep.Tick)
 	s.cfg.Logger.Warn("desync", "player", m.id, "name", m.name, "tick", rep.Tick, "host_tick", s.auth.Sim().Tick(),
-		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count)
-	s.desync.writeReport(s.report(m, rep, cp, differ, repair))
+		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count, "reference", ref)
+	report := s.report(m, rep, cp, differ, repair)
+	report.Reference = ref
+	s.desync.writeReport(report)
 	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
-	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ}
+	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ, Reference: ref}
 	if drop {
 		rec.Event = DesyncDropped
 	}
@@ -176,23 +179,36 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 	_ = s.roster.SetStatus(m.id, wire.StatusDesynced)
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
 	s.broadcastPacket(ev)
-	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full)})
+	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full, ref, s.relay != nil && s.relay.active == 0)})
 	s.startResync(m, rep.Tick, differ, full)
 }
 
-func desyncText(name string, tick uint64, maps []int32, full bool) string {
+// desyncText is the notice of a desync. In a relay session it says when
+// the players' majority decided (ref), and when the repair waits for an
+// arbiter.
+func desyncText(name string, tick uint64, maps []int32, full bool, ref string, waits bool) string {
+	against, then := "the host's", "repairing it."
 	if full {
-		return fmt.Sprintf("%s's world diverged from the host's at tick %d; sending the world again.", name, tick)
+		then = "sending the world again."
 	}
-	ids := make([]string, len(maps))
-	for i, id := range maps {
-		ids[i] = fmt.Sprint(id)
+	if strings.HasPrefix(ref, "majority") {
+		against = "the other players' (" + ref + ")"
 	}
-	what := "map " + ids[0]
-	if len(ids) > 1 {
-		what = "maps " + strings.Join(ids, ", ")
+	if waits {
+		then = "the repair waits for an arbiter."
 	}
-	return fmt.Sprintf("%s's %s diverged from the host's at tick %d; repairing it.", name, what, tick)
+	what := "world"
+	if !full {
+		ids := make([]string, len(maps))
+		for i, id := range maps {
+			ids[i] = fmt.Sprint(id)
+		}
+		what = "map " + ids[0]
+		if len(ids) > 1 {
+			what = "maps " + strings.Join(ids, ", ")
+		}
+	}
+	return fmt.Sprintf("%s's %s diverged from %s at tick %d; %s", name, what, against, tick, then)
 }
 
 // startResync cuts the state to send, tells the client where it goes in,
@@ -204,7 +220,9 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	tick := sim.Tick()
 	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
 	if s.relay != nil {
-		s.relayResync(m, rs) // the repair comes from the arbiter's upload
+		if !s.relayRepairWaits(m, rs) {
+			s.relayResync(m, rs) // the repair comes from the arbiter's upload
+		}
 		return
 	}
 	opts := snapshot.BuildOptions{Compression: s.points.compression(m.conn.codec)}

@@ -169,6 +169,10 @@ type DesyncRecord struct {
 	Maps []int32
 	// Repair is the time from detection to matching hashes (repaired only).
 	Repair time.Duration
+	// Reference says whose hashes the player's differed from (detected
+	// only): desync.ReferenceHost, desync.ReferenceArbiter or a relay
+	// session's majority of players (desync.ReferenceMajority).
+	Reference string
 }
 
 // SaveRecord is one save attempt.

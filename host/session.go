@@ -123,6 +123,7 @@ type session struct {
 	pub       publisher
 	admin     adminState    // the admin API's actions and ban list
 	relay     *relaySession // relay mode (relay.go); nil: the host simulates
+	votes     relayVotes    // a relay session's checkpoints without an arbiter (relaymajority.go)
 	// defs is the def databases joiners must match (defs.go): set by
 	// New, and replaced only by a relay session's declaration
 	// (relaydefs.go). Readers load it; the session goroutine stores it.
@@ -296,6 +297,9 @@ func (s *session) publish(res lockstep.TickResult) {
 	}
 	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 && s.relay == nil {
 		s.checkpoint() // a relay host's checkpoints are its arbiter's reports (relayReference)
+	}
+	if s.relay != nil && res.Stepped {
+		s.relayDecide() // or, without an arbiter, its players' majority
 	}
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())

@@ -38,6 +38,11 @@ type Stats struct {
 	// hashes; DesyncDrops the players dropped for desyncing too often or
 	// not getting repaired in time.
 	Desyncs, MapResyncs, WorldResyncs, Repaired, DesyncDrops int
+	// MajorityCheckpoints counts a relay session's checkpoints whose
+	// reference was the hashes a majority of the players reported, while
+	// no arbiter was active; NoMajority those that had no majority and
+	// so no reference.
+	MajorityCheckpoints, NoMajority int
 	// UnverifiedDrops counts players dropped for reporting no state
 	// hashes (Config.Desync.DropUnverified).
 	UnverifiedDrops int

@@ -102,7 +102,7 @@ func TestEventsAndState(t *testing.T) {
 			{Name: "Bob", Status: "downloading", TicksBehind: 900},
 			{Name: "Eve", Spectator: true, Status: "spectating", TicksBehind: 3},
 		},
-		Stats: host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Repaired: 1, Checkpoints: 70,
+		Stats: host.Stats{BytesSent: 123456, Commands: 40, CommandsRefused: 2, Repaired: 1, Checkpoints: 70, MajorityCheckpoints: 5, NoMajority: 2,
 			MapResyncs: 1, JoinPoints: 3, Built: 2, AdminActions: 4,
 			Pending: 17, PendingEvicted: 900, PasswordChecks: 90, PasswordsWrong: 88, GuessesRefused: 5000, PuzzlesIssued: 70, PuzzleBits: 19},
 	}}
@@ -150,6 +150,8 @@ func TestEventsAndState(t *testing.T) {
 		{"lockhost_desync_repairs_total", nil, 1},
 		{"lockhost_resyncs_started_total", []string{"scope", "map"}, 1},
 		{"lockhost_checkpoints_total", nil, 70},
+		{"lockhost_relay_checkpoints_decided_total", []string{"outcome", "majority"}, 5},
+		{"lockhost_relay_checkpoints_decided_total", []string{"outcome", "none"}, 2},
 		{"lockhost_join_points_total", []string{"stage", "built"}, 2},
 		{"lockhost_admin_actions_total", nil, 4},
 		{"lockhost_pending_connections", nil, 17},

@@ -16,6 +16,7 @@ type stateCollector struct {
 	pending, evicted, pwChecks, guessRefused, puzzles, puzzleBits                               *prometheus.Desc
 	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
 	unverified, unverifiedDrops                                                                 *prometheus.Desc
+	relayDecided                                                                                *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -31,11 +32,13 @@ func newStateCollector(src Source) *stateCollector {
 		checkpoints: d("lockhost_checkpoints_total", "State-hash checkpoints the host took of its own state.", nil, nil),
 		skipped:     d("lockhost_checkpoints_skipped_total", "State-hash checkpoints dropped because hashing fell behind.", nil, nil),
 		hashReports: d("lockhost_hash_reports_total", "Client state-hash reports compared with the host's.", nil, nil),
-		joinPoints:  d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
-		refused:     d("lockhost_commands_refused_total", "Player commands refused, by reason: rate (over the player's command rate), spectator (sent by a spectator), invalid (too large, a reserved kind, or refused by the game).", []string{"reason"}, nil),
-		chats:       d("lockhost_chat_messages_total", "Chat lines by result: relayed (to everyone; the host's own included) or refused (over the chat rate).", []string{"result"}, nil),
-		departures:  d("lockhost_players_departed_total", "Players who went, by how: left (on purpose, with a leave) or dropped (connection lost, timed out, or dropped by the host).", []string{"how"}, nil),
-		admin:       d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
+		relayDecided: d("lockhost_relay_checkpoints_decided_total", "A relay session's checkpoints decided by its players while no arbiter was active, by outcome: majority (a strict majority's hashes were the reference) or none (no majority: nobody compared).",
+			[]string{"outcome"}, nil),
+		joinPoints: d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
+		refused:    d("lockhost_commands_refused_total", "Player commands refused, by reason: rate (over the player's command rate), spectator (sent by a spectator), invalid (too large, a reserved kind, or refused by the game).", []string{"reason"}, nil),
+		chats:      d("lockhost_chat_messages_total", "Chat lines by result: relayed (to everyone; the host's own included) or refused (over the chat rate).", []string{"result"}, nil),
+		departures: d("lockhost_players_departed_total", "Players who went, by how: left (on purpose, with a leave) or dropped (connection lost, timed out, or dropped by the host).", []string{"how"}, nil),
+		admin:      d("lockhost_admin_actions_total", "Admin actions done (kick, ban, unban, say, save, speed, pause, resume, shutdown) from the console, RCON or the Go API.", nil, nil),
 
 		pending:      d("lockhost_pending_connections", "Connections not admitted yet (TLS, handshake, username), now.", nil, nil),
 		evicted:      d("lockhost_pending_evicted_total", "Connections not admitted yet that were closed to make room for a newcomer (the one that had done least for longest).", nil, nil),
@@ -61,7 +64,7 @@ func newStateCollector(src Source) *stateCollector {
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
 		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.pending, c.evicted, c.pwChecks, c.guessRefused, c.puzzles, c.puzzleBits, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
-		c.unverified, c.unverifiedDrops}
+		c.unverified, c.unverifiedDrops, c.relayDecided}
 }
 
 // Describe implements prometheus.Collector.
@@ -90,6 +93,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.checkpoints, float64(st.Checkpoints))
 	counter(c.skipped, float64(st.CheckpointsSkipped))
 	counter(c.hashReports, float64(st.HashReports))
+	counter(c.relayDecided, float64(st.MajorityCheckpoints), "majority")
+	counter(c.relayDecided, float64(st.NoMajority), "none")
 	counter(c.joinPoints, float64(st.JoinPoints), "cut")
 	counter(c.joinPoints, float64(st.Built), "built")
 	counter(c.refused, float64(st.RefusedRate), "rate")

@@ -98,6 +98,9 @@ type desyncJSON struct {
 	Tick     uint64     `json:"tick"`
 	Maps     []int32    `json:"maps"`
 	RepairMs float64    `json:"repair_ms"`
+	// Reference says whose hashes a detected desync differed from:
+	// "host", "arbiter" or "majority k of n players".
+	Reference string `json:"reference,omitempty"`
 }
 
 // chatJSON is one chat line; a line of the host's own has an empty name
@@ -232,7 +235,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			maps = []int32{}
 		}
 		v.Desyncs = append(v.Desyncs, desyncJSON{At: stamp(d.At), Player: d.Player, Name: d.Name, Event: d.Event,
-			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair)})
+			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair), Reference: d.Reference})
 	}
 	for _, c := range o.Chat {
 		v.Chat = append(v.Chat, chatJSON{At: stamp(c.At), Player: c.PlayerID, Name: c.Name, By: c.By, Text: c.Text})

@@ -67,8 +67,9 @@ func fullOverview(now time.Time) host.Overview {
 			{At: now.Add(-20 * time.Second), Remote: "127.0.0.1:5556", Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline",
 				Total: 3 * time.Millisecond},
 		},
-		Unnamed:  417,
-		Desyncs:  []host.DesyncRecord{{At: now.Add(-10 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncRepaired, Tick: 98000, Maps: []int32{0}, Repair: 80 * time.Millisecond}},
+		Unnamed: 417,
+		Desyncs: []host.DesyncRecord{{At: now.Add(-10 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncRepaired, Tick: 98000, Maps: []int32{0}, Repair: 80 * time.Millisecond},
+			{At: now.Add(-11 * time.Second), Player: 1, Name: "Alice", Event: host.DesyncDetected, Tick: 98000, Maps: []int32{0}, Reference: "majority 2 of 3 players"}},
 		LastSave: &host.SaveRecord{At: now.Add(-5 * time.Second), Path: "/srv/games/saves/world.lhsave", Tick: 98700, Bytes: 2 << 20, D: 45 * time.Millisecond},
 		Chat: []host.ChatRecord{
 			{At: now.Add(-2 * time.Second), By: "console", Text: "restart in 5 minutes"},
@@ -145,9 +146,10 @@ func TestOverviewJSON(t *testing.T) {
 		} `json:"joins"`
 		Unnamed uint64 `json:"unnamed"`
 		Desyncs []struct {
-			Event    string  `json:"event"`
-			Maps     []int32 `json:"maps"`
-			RepairMs float64 `json:"repair_ms"`
+			Event     string  `json:"event"`
+			Maps      []int32 `json:"maps"`
+			RepairMs  float64 `json:"repair_ms"`
+			Reference string  `json:"reference"`
 		} `json:"desyncs"`
 		LastSave *struct {
 			File string  `json:"file"`
@@ -204,7 +206,8 @@ func TestOverviewJSON(t *testing.T) {
 	if v.Unnamed != 417 {
 		t.Errorf("unnamed attempts %d, want 417", v.Unnamed)
 	}
-	if len(v.Desyncs) != 1 || v.Desyncs[0].RepairMs != 80 || len(v.Desyncs[0].Maps) != 1 {
+	if len(v.Desyncs) != 2 || v.Desyncs[0].RepairMs != 80 || len(v.Desyncs[0].Maps) != 1 || v.Desyncs[0].Reference != "" ||
+		v.Desyncs[1].Reference != "majority 2 of 3 players" {
 		t.Errorf("desyncs: %+v", v.Desyncs)
 	}
 	if v.LastSave == nil || v.LastSave.File != "world.lhsave" || v.LastSave.Ms != 45 || v.LastSave.Tick != 98700 {

@@ -283,6 +283,7 @@ func printDesyncReport(w io.Writer, path string, r *desync.Report, all bool) {
 	fmt.Fprintf(tw, "Host tick:\t%d (when the host noticed)\n", r.HostTick)
 	fmt.Fprintf(tw, "Scope:\t%s\n", dashIfEmpty(r.Scope))
 	fmt.Fprintf(tw, "Repair:\t%s\n", dashIfEmpty(r.Repair))
+	fmt.Fprintf(tw, "Reference:\t%s (whose hashes the client's were compared with)\n", dashIfEmpty(r.Reference))
 	fmt.Fprintf(tw, "Count:\t%d (this player's desyncs within the drop window, this one included)\n", r.Count)
 	fmt.Fprintf(tw, "World hash:\thost %016x, client %016x: %s\n", r.WorldHost, r.WorldClient, hashState(r.WorldHost == r.WorldClient))
 	tw.Flush()

@@ -49,6 +49,7 @@ func writeDesyncReports(t *testing.T, dataDir string, commands int) (string, str
 			}},
 		},
 		Commands: desync.Records(cmds), CommandsFrom: 1100, Repair: desync.RepairMap, Count: 1,
+		Reference: desync.ReferenceMajority(2, 3),
 	}
 	bob := &desync.Report{
 		Time: t0.Add(time.Hour), Game: "test colony", PlayerID: 3, Player: "Bob", Tick: 4800, HostTick: 4805,
@@ -122,7 +123,7 @@ func TestDesyncsListAndShow(t *testing.T) {
 		}
 	}
 	wantInOutput(t, "show 1", byIndex, "Alice (ID 2)", "test colony", "1200", "1206", "deadbeefcafef00d", "0123456789abcdef",
-		"DIFFERS", "things rows q2", "terrain", "Map 2 parts:",
+		"DIFFERS", "things rows q2", "terrain", "Map 2 parts:", "majority 2 of 3 players",
 		"Commands from tick 1100 to 1199 (250):", "(50 earlier commands left out; --all prints them)", "0x0007", "9 bytes")
 	if n := strings.Count(byIndex, "9 bytes"); n != 200 {
 		t.Errorf("show printed %d commands, want the last 200", n)
