@@ -148,8 +148,9 @@ type relayReq struct {
 	to   int32      // the arbiter it went to; 0: none yet
 	sent time.Time
 	// repaired, for a repair's request, takes the upload, on the
-	// arbiter's reader.
+	// arbiter's reader; player is the member being repaired.
 	repaired func(*snapshot.Point)
+	player   int32
 }
 
 // errBadArbiter is the arbiter rule, checked after the password: a proof
@@ -370,11 +371,51 @@ func (s *session) relayGone(id int32) {
 		}
 		rs.mu.Unlock()
 	}
+	s.relayOrphaned(id)
 	s.cfg.Logger.Warn("arbiter left", "player", id, "standby", len(rs.standby))
 	if len(rs.standby) > 0 {
 		next := rs.standby[0]
 		rs.standby = rs.standby[1:]
 		rs.activate(next)
+	}
+}
+
+// relayOrphaned ends the requests the leaving arbiter id had not
+// answered. None is handed to the next arbiter: each names a cut at a
+// tick the session has gone on from, and another arbiter, following the
+// game, has most likely simulated past it and could not hold there. The
+// joiners waiting on a join point are refused (Timeout: the join tool
+// joins again by itself, from a point the next arbiter uploads), and a
+// player held at a repair's cut is told to join again for a fresh copy
+// of the world. Session goroutine.
+func (s *session) relayOrphaned(id int32) {
+	rs := s.relay
+	rs.mu.Lock()
+	var gone []*relayReq
+	for q, r := range rs.reqs {
+		if r.to == id && r.pkt.Kind != wire.UploadWorld {
+			gone = append(gone, r)
+			delete(rs.reqs, q)
+			rs.dropped[q] = true
+		}
+	}
+	rs.mu.Unlock()
+	for _, r := range gone {
+		switch {
+		case r.cut != nil:
+			r.cut.Fail(fmt.Errorf("tick %d: %w", r.cut.Tick(), relay.ErrArbiterLeft))
+			if cur := s.points.current; cur != nil && cur.upload == r.cut {
+				// The next joiner gets a point cut anew.
+				s.points.current = nil
+				s.auth.Queues().Reset()
+			}
+			s.cfg.Logger.Warn("join point request dropped: the arbiter left before it uploaded", "request", r.pkt.Request, "tick", r.pkt.Tick)
+		case r.player != 0:
+			if m := s.members[r.player]; m != nil && m.resync != nil {
+				m.conn.close(wire.ReasonTimeout, "the session's arbiter left before it could repair your game; join again for a fresh copy of the world")
+			}
+			s.cfg.Logger.Warn("repair dropped: the arbiter left before it uploaded", "request", r.pkt.Request, "player", r.player, "tick", r.pkt.Tick)
+		}
 	}
 }
 
@@ -514,7 +555,7 @@ func (s *session) relayResync(m *member, rs *resyncState) {
 		kind, maps = wire.UploadJoinPoint, nil
 	}
 	r := s.relay.request(kind, rs.cut, applied, nil)
-	r.pkt.Maps = maps
+	r.pkt.Maps, r.player = maps, m.id
 	log, c, id, comp := s.cfg.Logger, m.conn, m.id, s.points.compression(m.conn.codec)
 	r.repaired = func(pt *snapshot.Point) {
 		rs.world.Store(pt.WorldHash)

@@ -488,3 +488,77 @@ func TestRelayPausedCut(t *testing.T) {
 	}
 	checkSameHashes(t, &testHost{log: arb.log}, at+5, alice.joiner(), carol.joiner())
 }
+
+// TestRelayArbiterLeavesMidRequest: the active arbiter leaves with a join
+// point request unanswered. The standby, which has simulated past that
+// cut, is not handed it (it could not hold there, and would be cut off
+// as broken); the joiner waiting on it is refused at once, to join
+// again, and the next joiner gets a point the standby uploads.
+func TestRelayArbiterLeavesMidRequest(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond}, Relay: host.RelayConfig{UploadWait: time.Minute}}, &logs)
+
+	// A raw arbiter: it uploads the world, then answers nothing.
+	c := dialRaw(t, h.Addr)
+	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := c.expect(wire.IDServerModList).(*wire.ServerModList)
+	c.send(&wire.ClientDefs{Databases: ml.Databases})
+	c.syncClockUntil(wire.IDServerDefsOK)
+	c.send(&wire.ClientUsername{Name: "Mute", ArbiterProof: password.ArbiterProof(relaySecret, ml.ArbiterChallenge)})
+	req := c.syncClockUntil(wire.IDServerUploadRequest).(*wire.ServerUploadRequest)
+	payload := relayWorkedUpload(t)
+	c.send(&wire.ClientUpload{Request: req.Request, Total: uint64(len(payload)), Data: payload})
+	if res := c.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult); res.Result != wire.UploadAccepted {
+		t.Fatalf("the world upload: %+v", res)
+	}
+	c.send(&wire.ClientWorldReady{Tick: 0})
+	asked := make(chan uint64, 1)
+	go func() { // keep reading until a join point request comes
+		for {
+			id, body, err := c.fr.Next()
+			if err != nil {
+				return
+			}
+			if id == wire.IDServerUploadRequest {
+				var r wire.ServerUploadRequest
+				if err := wire.Unmarshal(body, &r); err != nil {
+					t.Error(err)
+				}
+				asked <- r.Tick
+				return
+			}
+		}
+	}()
+	standby := joinRelay(t, h.Addr, "Standby", true)
+	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
+
+	aliceErr := make(chan error, 1)
+	go func() {
+		_, err := join.Join(context.Background(), joinCfg(h.Addr, "Alice", newHashLog()))
+		aliceErr <- err
+	}()
+	cut := <-asked
+	// The active arbiter leaves, Alice's request unanswered, once the
+	// standby has simulated past its cut.
+	testkit.WaitFor(t, "the standby past the cut", func() bool { _, ok := standby.worlds.hash(cut + 2); return ok })
+	c.nc.Close()
+	var re *join.RejectedError
+	if err := <-aliceErr; !errors.As(err, &re) || re.Reason != wire.ReasonTimeout || !strings.Contains(re.Message, "arbiter left") {
+		t.Fatalf("the joiner whose join point the leaving arbiter never uploaded: %v, want refused (Timeout) saying the arbiter left", err)
+	}
+	testkit.WaitFor(t, "the standby active", func() bool { return strings.Contains(logs.String(), "msg=\"arbiter active\"") })
+	bob := joinRelay(t, h.Addr, "Bob", false)
+	if ps, _ := h.Server.Players(); !slices.ContainsFunc(ps, func(p host.AdminPlayer) bool { return p.Name == "Standby" }) {
+		t.Fatalf("the standby was dropped when it took over: %+v\n%s", ps, logs.String())
+	}
+	tm := bob.sess.Timings()
+	var want uint64
+	testkit.WaitFor(t, fmt.Sprintf("the standby at tick %d", tm.ReadyTick), func() bool {
+		var ok bool
+		want, ok = standby.worlds.hash(tm.ReadyTick)
+		return ok
+	})
+	if bob.readyHash != want {
+		t.Fatalf("Bob's WorldReady hash at tick %d is %x, the standby's %x", tm.ReadyTick, bob.readyHash, want)
+	}
+}

@@ -211,8 +211,13 @@ func (p *peer) uploadWorld(jr joinReply) (*snapshot.Payload, error) {
 // relayWaitRefusal turns a join point's failed wait for the arbiter into
 // the joiner's refusal; nil for any other error.
 func relayWaitRefusal(err error) error {
-	if errors.Is(err, relay.ErrWaitedTooLong) {
+	switch {
+	case errors.Is(err, relay.ErrWaitedTooLong):
 		return refuse(wire.ReasonTimeout, "The session's arbiter did not upload the world in time.")
+	case errors.Is(err, relay.ErrArbiterLeft):
+		// Timeout, like a wait the arbiter let run out: a client joins
+		// again by itself, and gets a point from the next arbiter.
+		return refuse(wire.ReasonTimeout, "The session's arbiter left before it uploaded your join point; join again.")
 	}
 	return nil
 }

@@ -172,6 +172,10 @@ func (c *Cut) Filled() bool {
 // ErrWaitedTooLong is Point's error when the upload did not come in time.
 var ErrWaitedTooLong = errors.New("the arbiter did not upload the world in time")
 
+// ErrArbiterLeft is a Cut's error when the arbiter asked for it left
+// before it uploaded it.
+var ErrArbiterLeft = errors.New("the arbiter left before it uploaded the join point")
+
 // Point waits for the upload, at most the cut's wait, and returns it.
 func (c *Cut) Point() (*snapshot.Point, error) {
 	if c.Filled() {
