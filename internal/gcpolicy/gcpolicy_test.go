@@ -11,6 +11,7 @@ func TestApply(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	t.Setenv("GOGC", "")
 	Apply()
+	ApplyHost()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC set in the environment: percent %d, want it left at 100", got)
 	}
@@ -26,6 +27,10 @@ func TestApplyWithoutEnv(t *testing.T) {
 	Apply()
 	if got := debug.SetGCPercent(100); got != Percent {
 		t.Fatalf("percent %d, want %d", got, Percent)
+	}
+	ApplyHost()
+	if got := debug.SetGCPercent(100); got != HostPercent {
+		t.Fatalf("host: percent %d, want %d", got, HostPercent)
 	}
 }
 
