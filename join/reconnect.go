@@ -340,11 +340,13 @@ func (r *Reconnector) retryable(err error) bool {
 }
 
 // droppedByNetwork tells a lost connection from the host ending the
-// session on purpose (a host that timed this client out counts as lost).
+// session on purpose. A host that timed this client out counts as lost,
+// and one that refused an attempt for coming too fast (RateLimited: wait
+// and try again, which the next wait does) as not answering yet.
 func droppedByNetwork(err error) bool {
 	var re *RejectedError
 	if errors.As(err, &re) {
-		return re.Reason == wire.ReasonTimeout
+		return re.Reason == wire.ReasonTimeout || re.Reason == wire.ReasonRateLimited
 	}
 	return true
 }

@@ -344,3 +344,46 @@ func TestReconnectorBackoff(t *testing.T) {
 		}
 	})
 }
+
+// TestReconnectorRetriesRateLimited: a host refusing an attempt because
+// the address opened connections too fast (RateLimited: "wait a few
+// seconds and try again", as the spec says) is tried again after the
+// next wait, and the player rejoins: a host restarted with several
+// players behind one address refuses some of them at first.
+func TestReconnectorRetriesRateLimited(t *testing.T) {
+	// One connection, then one every 2 s: the rejoin right after the drop
+	// is refused until the bucket refills.
+	_, relay, rc, ev := reconnectHost(t, host.Config{Admission: host.AdmissionConfig{ConnRate: 0.5, ConnBurst: 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := rc.Join(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := make(chan *join.Session, 1)
+	done := make(chan error, 1)
+	go func() { done <- rc.Run(ctx, s, func(n *join.Session) { joined <- n }) }()
+	testkit.WaitFor(t, "a session token", func() bool { tok, _ := s.Token(); return tok != nil })
+	relay.ResetAll()
+	select {
+	case <-joined:
+	case err := <-done:
+		t.Fatalf("Run ended: %v", err)
+	case <-time.After(time.Minute): // bounds a hang only
+		t.Fatal("no rejoin")
+	}
+	limited := 0
+	for _, e := range ev.of(join.ReconnectLost) {
+		var re *join.RejectedError
+		if errors.As(e.Err, &re) && re.Reason == wire.ReasonRateLimited {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Errorf("no attempt was refused RateLimited (events %+v): the test did not test the refusal", ev.got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}

@@ -66,6 +66,29 @@ func (a *Authority) Applied() uint32 {
 	return a.seq
 }
 
+// Replay records c, a command applied before the Authority took over (a
+// relay save's commands since its join point, which the simulation's
+// state is already past): c is queued as applied, and, stamped with the
+// current tick, counts in Applied, so that the next command of that tick
+// follows it. The simulation is not given c, and an engine command does
+// not change the speed: a resumed session runs at normal speed. Replay
+// commands in the order they were applied; one stamped after the current
+// tick is an error.
+func (a *Authority) Replay(c Command) error {
+	t := a.sim.Tick()
+	if c.Tick > t {
+		return fmt.Errorf("a command stamped %d, after the current tick %d", c.Tick, t)
+	}
+	if c.Tick == t {
+		if a.seqTick != t {
+			a.seqTick, a.seq = t, 0
+		}
+		a.seq = max(a.seq, c.Seq+1)
+	}
+	a.queues.Append(c)
+	return nil
+}
+
 // Pending is the number of submitted commands not yet stamped.
 func (a *Authority) Pending() int { return len(a.pending) }
 

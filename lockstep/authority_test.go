@@ -207,3 +207,43 @@ func TestAdvanceWithoutStep(t *testing.T) {
 		t.Fatalf("Advance(true): %+v, sim at %d", res, sim.Tick())
 	}
 }
+
+// TestAuthorityReplay: commands applied before the Authority took over
+// are queued, the ones of the current tick count in Applied (an engine
+// command too) so that the next command of that tick follows them, the
+// simulation is not given them, the speed stays, and one stamped after
+// the current tick is refused.
+func TestAuthorityReplay(t *testing.T) {
+	sim := locksteptest.New(2, 8)
+	for range 3 {
+		sim.Step() // the state is already past the replayed commands
+	}
+	before := sim.WorldHash()
+	a := lockstep.NewAuthority(sim)
+	pause := lockstep.SetSpeed(0)
+	pause.Tick, pause.Seq = 3, 0
+	old, cur := add(0, 5), add(1, 2)
+	old.Tick, old.Seq = 2, 0
+	cur.Tick, cur.Seq = 3, 1
+	for _, c := range []lockstep.Command{old, pause, cur} {
+		if err := a.Replay(c); err != nil {
+			t.Fatalf("replay %+v: %v", c, err)
+		}
+	}
+	if got := a.Applied(); got != 2 {
+		t.Errorf("Applied after replaying two commands of tick 3 (the pause one of them) = %d, want 2", got)
+	}
+	if a.Queues().Len() != 3 || sim.WorldHash() != before || a.Speed() != 1 {
+		t.Errorf("after replay: %d queued (want 3), world changed %v, speed %d (want 1)", a.Queues().Len(), sim.WorldHash() != before, a.Speed())
+	}
+	a.Submit(add(0, 1))
+	res := a.Advance(false)
+	if got := stamps(res.Accepted); !slices.Equal(got, []stamp{{3, 2}}) {
+		t.Errorf("the next command of tick 3 was stamped %v, want [{3 2}]", got)
+	}
+	late := add(0, 1)
+	late.Tick = 4
+	if err := a.Replay(late); err == nil {
+		t.Error("a command stamped after the current tick was replayed")
+	}
+}

@@ -26,18 +26,21 @@ var errNoState = errors.New("a relay host holds no world state: its arbiter uplo
 // session goroutine calls its methods.
 type World struct {
 	tick    uint64
-	applied uint32 // commands applied at tick
 	has     bool
 	maps    atomic.Pointer[[]int32] // the maps of the latest point, read by the status page too
 	ask     func(*Cut)
+	applied func() uint32
 	wait    time.Duration
 }
 
 // NewWorld returns a World with no world yet; ask is called with each Cut
 // made, on the session goroutine, and each Cut's Point waits at most wait
-// for the upload.
-func NewWorld(ask func(*Cut), wait time.Duration) *World {
-	return &World{ask: ask, wait: wait}
+// for the upload. applied says how many commands stamped with the current
+// tick the session has applied, engine commands included (the World
+// sees only the game's: lockstep.Authority.Applied); a Cut is made after
+// that many.
+func NewWorld(ask func(*Cut), applied func() uint32, wait time.Duration) *World {
+	return &World{ask: ask, applied: applied, wait: wait}
 }
 
 // HasWorld reports whether the arbiter's first upload was taken.
@@ -47,15 +50,14 @@ func (w *World) HasWorld() bool { return w.has }
 // tick becomes p's. It must be called between two ticks, with no command
 // applied at the current tick.
 func (w *World) Start(p *snapshot.Point) {
-	w.tick, w.applied, w.has = p.Tick, 0, true
+	w.tick, w.has = p.Tick, true
 	w.Seen(p)
 }
 
-// Resume moves a started world to tick, with applied commands of that
-// tick applied: a session resumed from a save, whose commands since its
-// point run to there.
-func (w *World) Resume(tick uint64, applied uint32) {
-	w.tick, w.applied = tick, applied
+// Resume moves a started world to tick: a session resumed from a save,
+// whose commands since its point run to there.
+func (w *World) Resume(tick uint64) {
+	w.tick = tick
 }
 
 // Seen records the maps of an accepted point, for MapIDs. Any goroutine
@@ -71,22 +73,12 @@ func (w *World) Seen(p *snapshot.Point) {
 // Tick implements lockstep.Sim.
 func (w *World) Tick() uint64 { return w.tick }
 
-// Applied is how many commands were applied at the current tick: with
-// Tick, the cut a point made now would be.
-func (w *World) Applied() uint32 { return w.applied }
-
 // Apply implements lockstep.Sim: every command is taken, its payload
 // unread. The host checked its size and kind before.
-func (w *World) Apply(cmd lockstep.Command) error {
-	w.applied++
-	return nil
-}
+func (w *World) Apply(cmd lockstep.Command) error { return nil }
 
 // Step implements lockstep.Sim.
-func (w *World) Step() {
-	w.tick++
-	w.applied = 0
-}
+func (w *World) Step() { w.tick++ }
 
 // MapIDs implements lockstep.Sim: the maps of the latest accepted point
 // (the host relays commands for any map ID regardless).
@@ -112,7 +104,11 @@ func (w *World) MarshalMap(int32) ([]byte, error) { return nil, errNoState }
 // Clone implements lockstep.Cloner: the cut at the current tick and
 // applied count, to be filled by the arbiter's upload.
 func (w *World) Clone() lockstep.Sim {
-	c := NewCut(w.tick, w.applied, w.wait)
+	var applied uint32
+	if w.applied != nil {
+		applied = w.applied()
+	}
+	c := NewCut(w.tick, applied, w.wait)
 	if w.ask != nil {
 		w.ask(c)
 	}

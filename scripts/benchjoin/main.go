@@ -13,6 +13,7 @@
 //	go run ./scripts/benchjoin -quick     # the 8 MiB world only, no link
 //	go run ./scripts/benchjoin -levels    # codecs and levels: size, build and inflate time
 //	go run ./scripts/benchjoin -openttd   # side by side with OpenTTD
+//	go run ./scripts/benchjoin -relay 64  # a relay host (the arbiter's upload) against a simulating host
 //
 // -openttd runs OpenTTD's own loopback join benchmark,
 // ../shared/bench/openttd-join-peer.sh from the repository root (-openttd-script
@@ -80,6 +81,7 @@ func main() {
 	noLink := flag.Bool("no-link", false, "skip the emulated internet link")
 	levels := flag.Bool("levels", false, "only compare codecs and levels on the 64 MiB world")
 	ottd := flag.Bool("openttd", false, "only compare with OpenTTD side by side (see the package comment)")
+	relayMiB := flag.Int("relay", 0, "only compare a join of a world of this many MiB through a relay host (the arbiter's upload) and a simulating host, -runs times each")
 	script := os.Getenv(peerScriptEnv)
 	if script == "" {
 		script = defaultPeerScript
@@ -91,7 +93,7 @@ func main() {
 	flag.StringVar(&o.script, "openttd-script", script, "with -openttd: OpenTTD's join script (or set "+peerScriptEnv+")")
 	flag.IntVar(&o.size, "openttd-size", 4096, "with -openttd: OpenTTD's map edge")
 	flag.IntVar(&o.worldMiB, "world-mib", 204, "with -openttd: lockhost's world, of about OpenTTD's raw map size (4096² is 204 MiB)")
-	flag.IntVar(&o.runs, "runs", 3, "with -openttd: runs of each side")
+	flag.IntVar(&o.runs, "runs", 3, "with -openttd or -relay: runs of each side")
 	flag.IntVar(&o.joiners, "joiners", 4, "with -openttd: joiners at once")
 	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
 	flag.BoolVar(&o.lockhostOnly, "lockhost-only", false, "with -openttd: measure lockhost alone (to compare two builds with -host-bin and -join-bin)")
@@ -103,6 +105,8 @@ func main() {
 		err = compareLevels(worlds()[1])
 	case *ottd:
 		err = runOpenTTD(o)
+	case *relayMiB > 0:
+		err = runRelay(*relayMiB, o.runs)
 	default:
 		err = run(*quick, *noLink)
 	}
@@ -135,6 +139,25 @@ func runOpenTTD(o openttdOptions) error {
 		}
 	}
 	return b.openttd(o)
+}
+
+// runRelay builds the tools and compares relay and simulating joins.
+func runRelay(mib, runs int) error {
+	dir, err := os.MkdirTemp("", "benchjoin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50}
+	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
+		return err
+	}
+	if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+		return err
+	}
+	return b.compareRelay(mib, runs)
 }
 
 type bench struct {
