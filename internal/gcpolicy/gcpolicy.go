@@ -26,8 +26,10 @@ const Percent = 50
 // about 780 MB, which was most of the host's peak resident size. The
 // world is mostly pointer-free (terrain, things, the derived cell data),
 // so a collection marks little and costs little however large the heap
-// is. Measured there with one join, on a loaded machine: peak 673–690 MiB
-// at 20 against 812–1005 MiB at 50, the slowest second at 60 ticks. A
+// is. Measured there, before and after runs interleaved: peak 719–736 MiB
+// at 20 against 923–924 MiB at 50 with one joiner, 689–742 against
+// 947–953 with four at once, the slowest second 59–60 ticks (45–60 at
+// 50), idle CPU about the same. A
 // memory limit below the heap's peak (debug.SetMemoryLimit, 460 and 520
 // MiB) made the collector run back to back while a join point was built:
 // slowest second 21 and 39 ticks, so the host sets none.
