@@ -140,9 +140,9 @@ func (m *gameMap) scanRows(r *rules, old []span, oldStart []int32, dirty []bool)
 // the last cell).
 func (m *gameMap) blockedBits(c int) uint64 {
 	k, off := c>>6, uint(c&63)
-	v := m.blocked[k] >> off
-	if off != 0 && k+1 < len(m.blocked) {
-		v |= m.blocked[k+1] << (64 - off)
+	v := m.blocked.word(k) >> off
+	if off != 0 {
+		v |= m.blocked.word(k+1) << (64 - off)
 	}
 	return v
 }

@@ -89,7 +89,7 @@ type cellInfo struct {
 // own copy first (ownTerrain).
 //
 // The derived fields take memory in proportion to the things on the map,
-// not to its area (apart from one bit per cell in blocked), so a map of
+// not to its area (apart from a pointer per 4096 cells in blocked), so a map of
 // 4096x4096 cells costs little more than its 16 MiB of terrain.
 type gameMap struct {
 	ID         int32
@@ -108,7 +108,7 @@ type gameMap struct {
 	ready        bool               // the derived fields below are built
 	where        []cellXY           // where[i] is the cell of Things[i]
 	cells        map[int32]cellInfo // cells holding things; absent means all zero
-	blocked      []uint64           // one bit per cell: an impassable building stands there
+	blocked      blockSet           // cells an impassable building stands on
 	reg          *regionMap         // connected areas, nil until first asked for
 	noPath       map[pathKey]bool   // searches known to fail; see findPath
 	plantCount   int32
@@ -273,7 +273,7 @@ func (m *gameMap) idx(x, y int32) int32 { return y*m.W + x }
 // passable tells whether a pawn may stand on cell c. The derived data must
 // be built (derive).
 func (m *gameMap) passable(r *rules, c int32) bool {
-	return r.terrains[m.Terrain[c]].passable && m.blocked[c>>6]&(1<<(uint32(c)&63)) == 0
+	return r.terrains[m.Terrain[c]].passable && !m.blocked.has(c)
 }
 
 func (m *gameMap) fertility(r *rules, c int32) int32 {
@@ -358,12 +358,7 @@ func (m *gameMap) track(r *rules, t *thing, sign int) {
 		ci.buildings += d
 		if tr.impassable {
 			ci.blockers += d
-			bit := uint64(1) << (uint32(c) & 63)
-			if ci.blockers > 0 {
-				m.blocked[c>>6] |= bit
-			} else {
-				m.blocked[c>>6] &^= bit
-			}
+			m.blocked.set(c, ci.blockers > 0)
 			if m.reg != nil {
 				m.reg.touch(t.Y)
 			}
@@ -397,7 +392,7 @@ func (m *gameMap) rebuildDerived(r *rules) {
 	for i := range m.Things {
 		m.where[i] = cellXY{int16(m.Things[i].X), int16(m.Things[i].Y)}
 	}
-	m.blocked = make([]uint64, (int(m.W)*int(m.H)+63)/64)
+	m.blocked = newBlockSet(int(m.W) * int(m.H))
 	m.reg = nil
 	m.noPath = nil
 	m.plantCount = 0

@@ -238,10 +238,16 @@ func TestSimulationActivity(t *testing.T) {
 	}
 	// derived data matches a rebuild from the encoded state
 	cells := maps.Clone(m.cells)
-	blocked := slices.Clone(m.blocked)
+	blocked := blockSet{pages: make([]*[blockWords]uint64, len(m.blocked.pages))}
+	for i, p := range m.blocked.pages {
+		if p != nil {
+			cp := *p
+			blocked.pages[i] = &cp
+		}
+	}
 	plants := m.plantCount
 	m.rebuildDerived(w.r)
-	if !maps.Equal(cells, m.cells) || !slices.Equal(blocked, m.blocked) || plants != m.plantCount {
+	if !maps.Equal(cells, m.cells) || !blocked.equal(&m.blocked) || plants != m.plantCount {
 		t.Fatal("incremental derived data differs from a rebuild")
 	}
 }

@@ -83,7 +83,7 @@ func TestSixteenJoinersOneCompression(t *testing.T) {
 // compresses only the maps that changed.
 func TestUnchangedMapsReuseBlobs(t *testing.T) {
 	const maps = 5
-	h := startHost(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: 50 * time.Millisecond, LazyJoinPoints: true}}, locksteptest.New(maps, 64<<10))
+	h := startHost(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: 50 * time.Millisecond, LazyJoinPoints: true}}, locksteptest.New(maps, 8<<10))
 	a := startJoiner(t, h.addr, "Alice")
 	// Only map 3 changes from now on (a non-zero value keeps it ticking).
 	if err := a.sess.Send(3, locksteptest.KindAdd, []byte{1}); err != nil {

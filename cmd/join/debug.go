@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -75,4 +78,46 @@ func joinIDs(ids []int32) string {
 		s[i] = strconv.Itoa(int(id))
 	}
 	return strings.Join(s, ",")
+}
+
+// memProfile is the hidden --debug-memprofile switch: the file is created
+// before joining, so a bad path fails at once, and written once the world
+// is in (write).
+type memProfile struct{ f *os.File }
+
+// openMemProfile creates the profile file; an empty name is no profile.
+func openMemProfile(name string) (*memProfile, error) {
+	if name == "" {
+		return nil, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-memprofile: %w", err)
+	}
+	return &memProfile{f: f}, nil
+}
+
+// write collects garbage, so the profile shows what is live (right after
+// WorldReady: the loaded world, caught up), and writes the heap profile
+// (go tool pprof) to the file.
+func (p *memProfile) write() error {
+	if p == nil {
+		return nil
+	}
+	runtime.GC()
+	err := pprof.Lookup("heap").WriteTo(p.f, 0)
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--debug-memprofile: %w", err)
+	}
+	return nil
+}
+
+// close closes the file if write did not (the join failed).
+func (p *memProfile) close() {
+	if p != nil {
+		_ = p.f.Close()
+	}
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/wire"
@@ -91,5 +96,40 @@ func TestDescribeDesync(t *testing.T) {
 		if got := describeDesync(tc.d); !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestDebugMemProfile: the hidden --debug-memprofile writes a heap profile
+// after WorldReady that pprof's format reads (gzip-compressed protobuf),
+// holding the loaded world's allocations; an unwritable path is an error.
+func TestDebugMemProfile(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b)
+	name := filepath.Join(t.TempDir(), "heap.pprof")
+	code, out, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready", "-q", "--debug-memprofile", name)
+	if code != cliutil.ExitOK || !strings.Contains(out, "WorldReady") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("profile is not gzip: %v", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("colony.")) {
+		t.Errorf("profile of %d bytes names no colony function", len(raw))
+	}
+	bad := filepath.Join(t.TempDir(), "missing", "heap.pprof")
+	if code, _, errOut := runJoin(t, addr, "--name", "Bob", "--exit-after-ready", "-q", "--debug-memprofile", bad); code == cliutil.ExitOK || !strings.Contains(errOut, "--debug-memprofile") {
+		t.Errorf("unwritable profile: exit %d, stderr %q", code, errOut)
 	}
 }

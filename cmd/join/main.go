@@ -38,7 +38,7 @@ var (
 )
 
 func main() {
-	gcpolicy.Apply()
+	gcpolicy.ApplyJoin()
 	os.Exit(cliutil.Run(newApp(), os.Args, stderr, classify))
 }
 
@@ -87,6 +87,7 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
+		&cli.StringFlag{Name: "debug-memprofile", Hidden: true, Usage: "debugging: write a heap profile of the loaded world to `FILE` right after WorldReady"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
 	flags = append(flags, arbiterFlags()...)
@@ -173,6 +174,11 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	prof, err := openMemProfile(c.String("debug-memprofile"))
+	if err != nil {
+		return err
+	}
+	defer prof.close()
 	tlsCfg, learned, known, err := clientTLS(c, hostAddr(c.Args().First()))
 	if err != nil {
 		return err
@@ -192,6 +198,9 @@ func run(c *cli.Context) error {
 	}
 	pin(cfg.Addr, learned, known)
 	printReady(sess)
+	if err := prof.write(); err != nil {
+		return err
+	}
 	if c.Bool("exit-after-ready") {
 		if err := sess.Leave("exit after ready"); err != nil {
 			log.Debug("leave", "err", err)

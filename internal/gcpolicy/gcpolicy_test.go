@@ -18,19 +18,38 @@ func TestApply(t *testing.T) {
 }
 
 func TestApplyWithoutEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		apply func()
+		want  int
+	}{
+		{"default", Apply, Percent},
+		{"host", ApplyHost, HostPercent},
+		{"join", ApplyJoin, JoinPercent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := debug.SetGCPercent(100)
+			defer debug.SetGCPercent(old)
+			t.Setenv("GOGC", "") // restored after the test
+			if err := unsetenv("GOGC"); err != nil {
+				t.Fatal(err)
+			}
+			tc.apply()
+			if got := debug.SetGCPercent(100); got != tc.want {
+				t.Fatalf("percent %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyJoinLeavesEnv(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
-	t.Setenv("GOGC", "") // restored after the test
-	if err := unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
-	Apply()
-	if got := debug.SetGCPercent(100); got != Percent {
-		t.Fatalf("percent %d, want %d", got, Percent)
-	}
+	t.Setenv("GOGC", "")
+	ApplyJoin()
 	ApplyHost()
-	if got := debug.SetGCPercent(100); got != HostPercent {
-		t.Fatalf("host: percent %d, want %d", got, HostPercent)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC set in the environment: percent %d, want it left at 100", got)
 	}
 }
 
