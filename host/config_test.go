@@ -34,7 +34,7 @@ func TestDefaultConfigFilled(t *testing.T) {
 		"Desync.Dir": true, "Join.LazyJoinPoints": true,
 		"Save.Path": true, "Save.Resumed": true, "Save.Meta": true,
 		"Observer": true, "AfterTick": true,
-		"Relay.ArbiterSecret": true, "Relay.Resume": true,
+		"Relay.ArbiterSecret": true, "Relay.Resume": true, "Relay.DefsFromArbiter": true,
 		// The zero values of these enums are their defaults.
 		"Factions": true, "Lag.Policy": true,
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/codec"
+	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -73,4 +74,26 @@ func declaredDatabases(body []byte) int {
 		return 0
 	}
 	return len(v.Databases)
+}
+
+// hostDefs is the def databases joiners must match, with what the
+// handshake and the status query derive from them. It does not change
+// once made: a relay session that takes its arbiter's declaration
+// stores a new one (relaydefs.go).
+type hostDefs struct {
+	content Content
+	// hash is status.SummaryHash of content.Databases, for status
+	// replies.
+	hash uint64
+	// announced is content.Databases as Server_ModList lists them.
+	announced []wire.DefSummary
+	// awaiting: a relay session whose databases are its arbiter's
+	// declaration, which it has not taken yet. Nothing is compared: each
+	// joiner's Client_Defs is kept for its admission (relaydefs.go).
+	awaiting bool
+}
+
+// newHostDefs is the host's def databases from content.
+func newHostDefs(content Content) *hostDefs {
+	return &hostDefs{content: content, hash: status.SummaryHash(content.Databases), announced: announcedDatabases(content.Databases)}
 }

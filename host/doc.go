@@ -79,6 +79,13 @@
 // itself (joiners' readers wait on it, at most Relay.UploadWait) or
 // passes a new session's world to the session as a call.
 //
+// The def databases joiners must match (hostDefs, defs.go) are one
+// immutable value behind an atomic pointer: the readers load it for the
+// mod list, the def check and status replies; only the session goroutine
+// replaces it, when a relay session takes its arbiter's declaration
+// (relaydefs.go). A reader that ran its def check before the declaration
+// hands its Client_Defs to the session with the join, which checks it.
+//
 // Connections not admitted yet are in the pending table (pending.go),
 // which the accept loop and the readers share behind its lock: it evicts
 // the connection that has done least for longest when full, and

@@ -302,7 +302,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 
 	// 2. Mod list, with the challenge and, when guesses come fast, a
 	// puzzle (guesses.go).
-	ct := p.srv.content
+	hd := p.srv.sess.defs.Load()
 	if len(cfg.Admission.Password) > 0 {
 		if challenge, err = password.NewChallenge(); err != nil {
 			return nil, err
@@ -313,8 +313,8 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: ct.GameVersion, Mods: ct.Mods, PasswordChallenge: challenge,
-		Databases: p.srv.modDatabases, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
+	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: hd.content.GameVersion, Mods: hd.content.Mods, PasswordChallenge: challenge,
+		Databases: hd.announced, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
 		return nil, net.ErrClosed
 	}
 
@@ -322,7 +322,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if pkt, err = p.read(wire.IDClientDefs); err != nil {
 		return nil, err
 	}
-	if err := p.checkDefs(pkt.(*wire.ClientDefs)); err != nil {
+	if err := p.checkDefs(hd, pkt.(*wire.ClientDefs)); err != nil {
 		return nil, err
 	}
 	p.pend.progress(time.Now())
@@ -389,7 +389,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	arbiterClaim, arbiterOK := p.checkArbiter(cu.ArbiterProof)
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
-		arbiterClaim: arbiterClaim, arbiterOK: arbiterOK,
+		arbiterClaim: arbiterClaim, arbiterOK: arbiterOK, declared: p.relay.declared,
 		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
@@ -402,6 +402,9 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		}
 		if be := (*bannedError)(nil); errors.As(jr.err, &be) {
 			return joinReply{}, refuse(wire.ReasonBanned, "%s", be.Error())
+		}
+		if pe := (*protocolError)(nil); errors.As(jr.err, &pe) {
+			return joinReply{}, pe // a relay session's late Defs refusal (relaydefs.go)
 		}
 		if re := (*reasonError)(nil); errors.As(jr.err, &re) {
 			return joinReply{}, refuse(re.reason, "%s", re.msg)
@@ -681,14 +684,30 @@ func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 	return nil
 }
 
-// checkDefs compares the client's databases with the host's.
-func (p *peer) checkDefs(cd *wire.ClientDefs) error {
-	statuses, bad := compareDefs(p.srv.content.Databases, cd.Databases)
+// checkDefs compares the client's databases with the host's; a relay
+// session awaiting its arbiter's declaration keeps them for the
+// admission instead (relaydefs.go).
+func (p *peer) checkDefs(hd *hostDefs, cd *wire.ClientDefs) error {
+	if hd.awaiting {
+		return p.keepDeclared(cd)
+	}
+	if d := defsRefusal(hd, cd); d != nil {
+		return &protocolError{disc: d}
+	}
+	return nil
+}
+
+// defsRefusal is the Defs refusal of a client that declared cd to a host
+// whose databases are hd's (docs/protocol.md, section 4 id 1), or nil
+// when they match.
+func defsRefusal(hd *hostDefs, cd *wire.ClientDefs) *wire.ServerDisconnect {
+	content := hd.content
+	statuses, bad := compareDefs(content.Databases, cd.Databases)
 	if len(bad) == 0 {
 		return nil
 	}
 	missing := 0
-	for _, h := range p.srv.content.Databases {
+	for _, h := range content.Databases {
 		if !slices.ContainsFunc(cd.Databases, func(d wire.DefSummary) bool { return d.Type == h.Type }) {
 			missing++
 		}
@@ -696,15 +715,15 @@ func (p *peer) checkDefs(cd *wire.ClientDefs) error {
 	d := &wire.ServerDisconnect{
 		Reason: wire.ReasonDefs,
 		Message: fmt.Sprintf("Your game content does not match the host's: %d of your %d def databases differ and %d of the host's %d are missing.",
-			len(bad)-missing, len(cd.Databases), missing, len(p.srv.content.Databases)),
+			len(bad)-missing, len(cd.Databases), missing, len(content.Databases)),
 		DefStatuses: statuses,
 	}
-	if p.srv.content.Detail != nil {
-		if detail := p.srv.content.Detail(bad); len(detail) <= wire.MaxDetailBytes {
+	if content.Detail != nil {
+		if detail := content.Detail(bad); len(detail) <= wire.MaxDetailBytes {
 			d.Detail = detail
 		}
 	}
-	return &protocolError{disc: d}
+	return d
 }
 
 // byteSize is n bytes for people: "16 KiB".

@@ -37,6 +37,12 @@ type RelayConfig struct {
 	// Resume, if set, starts the session from a save's payload (saves.File's
 	// ReadBody) instead of waiting for the arbiter's world.
 	Resume *snapshot.Parsed
+	// DefsFromArbiter takes the def databases joiners must match from the
+	// first arbiter's Client_Defs, its declaration (docs/protocol.md,
+	// section 15.9), instead of from the content NewRelay is given, whose
+	// Databases must then be empty; a session resumed from a save gives
+	// there the databases the save recorded (saves.Meta's).
+	DefsFromArbiter bool
 
 	enabled bool // set by NewRelay
 }
@@ -66,6 +72,9 @@ func NewRelay(cfg Config, content Content) (*Server, error) {
 	}
 	rs.sess, rs.log = srv.sess, srv.cfg.Logger
 	srv.sess.relay = rs
+	if err := srv.sess.relayDefsInit(content); err != nil {
+		return nil, err
+	}
 	if r := cfg.Relay.Resume; r != nil {
 		if err := srv.sess.relayResume(r); err != nil {
 			return nil, fmt.Errorf("resume the relay session: %w", err)
@@ -191,6 +200,7 @@ func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploade
 			return nil, false, errors.New("another arbiter is uploading the world")
 		}
 		rs.active = m.id
+		s.relayDeclare(r, m)
 		rs.send(rs.request(wire.UploadWorld, 0, 0, nil))
 		s.cfg.Logger.Info("arbiter asked for the world", "player", m.id, "name", m.name)
 		return nil, true, nil

@@ -21,6 +21,7 @@ type peerRelay struct {
 	up        *relay.Upload
 	first     bool                           // uploading a new session's world: no download deadlines yet
 	world     atomic.Pointer[snapshot.Point] // the first world, once the session took it
+	declared  *wire.ClientDefs               // Client_Defs kept unchecked while the session awaits its arbiter's declaration
 }
 
 // relayChallenge is the arbiter challenge for Server_ModList: fresh random

@@ -104,6 +104,7 @@ func (s *session) writeSave(job saveJob) error {
 	if s.cfg.Save.Meta != nil {
 		meta = s.cfg.Save.Meta()
 	}
+	s.relayDefsMeta(&meta)
 	meta.Tick, meta.Created = job.granted, time.Now().Unix()
 	err = s.cfg.Save.Write(job.path, meta, body)
 	if err != nil && atomicfile.IsNoSpace(err) {

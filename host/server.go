@@ -13,14 +13,12 @@ import (
 
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
-	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/wire"
 )
 
 // Server hosts one session on a listener.
 type Server struct {
 	cfg     Config
-	content Content
 	sess    *session
 	limiter *rateLimiter
 	pending *pendingConns // connections not admitted yet
@@ -29,12 +27,6 @@ type Server struct {
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
-
-	// defsHash is status.SummaryHash of content.Databases, for status
-	// replies; the content does not change after New.
-	defsHash uint64
-	// modDatabases is content.Databases as Server_ModList announces them.
-	modDatabases []wire.DefSummary
 }
 
 // New returns a server for sim. cfg is completed with Defaults and
@@ -58,12 +50,12 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	}
 	sess := newSession(cfg, sim)
 	sess.admin.bans = bans
-	srv := &Server{cfg: cfg, content: content, sess: sess, limiter: newRateLimiter(cfg.Admission.ConnRate, cfg.Admission.ConnBurst),
+	sess.defs.Store(newHostDefs(content))
+	srv := &Server{cfg: cfg, sess: sess, limiter: newRateLimiter(cfg.Admission.ConnRate, cfg.Admission.ConnBurst),
 		pending: newPendingConns(cfg.Admission.MaxPending, cfg.Admission.MaxPendingPerAddr, cfg.Admission.MaxPendingPerPrefix),
 		guesses: newGuessLimiter(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
-		refusal:  newRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery),
-		defsHash: status.SummaryHash(content.Databases), modDatabases: announcedDatabases(content.Databases)}
+		refusal: newRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery)}
 	sess.lastID = &srv.nextID
 	if cfg.Save.Path != "" {
 		sess.tokenFile = newTokenFile(saves.TokensPath(cfg.Save.Path), cfg.Logger)

@@ -52,10 +52,14 @@ type joinReq struct {
 	// arbiterClaim: the joiner sent an arbiter proof; arbiterOK: it
 	// checked out against a relay host's secret (relay.go).
 	arbiterClaim, arbiterOK bool
-	resume                  []wire.HeldBlob // blobs held, on a retry before WorldReady
-	addr                    string          // addrKey of the remote address, for bans
-	conn                    *conn
-	reply                   chan joinReply
+	// declared is the joiner's Client_Defs when the handshake could not
+	// check it: a relay session awaiting its arbiter's declaration
+	// (relaydefs.go). Nil when the handshake checked it.
+	declared *wire.ClientDefs
+	resume   []wire.HeldBlob // blobs held, on a retry before WorldReady
+	addr     string          // addrKey of the remote address, for bans
+	conn     *conn
+	reply    chan joinReply
 }
 
 type joinReply struct {
@@ -119,6 +123,10 @@ type session struct {
 	pub       publisher
 	admin     adminState    // the admin API's actions and ban list
 	relay     *relaySession // relay mode (relay.go); nil: the host simulates
+	// defs is the def databases joiners must match (defs.go): set by
+	// New, and replaced only by a relay session's declaration
+	// (relaydefs.go). Readers load it; the session goroutine stores it.
+	defs atomic.Pointer[hostDefs]
 
 	stopping chan struct{} // closed when the session starts to shut down
 	joins    chan joinReq
@@ -375,6 +383,9 @@ func admissionReason(err error) wire.Reason {
 var errBadPassword = errors.New("wrong password")
 
 func (s *session) admit(r joinReq) joinReply {
+	if err := s.relayDefsRule(r); err != nil {
+		return joinReply{err: err}
+	}
 	rejoined := false
 	var rj *rejoin
 	if r.token != nil {

@@ -23,17 +23,18 @@ func (s *Server) statusInfo() status.Info {
 			}
 		}
 	}
+	hd := s.sess.defs.Load()
 	return status.Info{
 		Players:     players,
 		MaxPlayers:  int32(s.cfg.Limits.MaxPlayers),
 		GameName:    s.cfg.GameName,
-		GameVersion: s.content.GameVersion,
+		GameVersion: hd.content.GameVersion,
 		Protocol:    wire.ProtocolVersion,
 		Tick:        tick,
 		Password:    len(s.cfg.Admission.Password) > 0,
 		TLS:         s.cfg.Admission.TLS != nil,
-		Databases:   int32(len(s.content.Databases)),
-		DefsHash:    s.defsHash,
+		Databases:   int32(len(hd.content.Databases)),
+		DefsHash:    hd.hash,
 	}
 }
 

@@ -19,6 +19,14 @@ Commands (the kind is Client_Command's k, the payload its d):
 A command with a payload of the wrong size, on a map the world does not
 have, or of an unknown kind changes nothing, on every client alike.
 
+Def databases (docs/protocol.md, sections 7.1 and 15.9): drift has one,
+DriftCommandDef, a def per command. It has no XML files, so each def is
+hashed as the element it would be,
+<DriftCommandDef><defName>Spawn</defName><kind>1</kind>
+<payload>x y uint16, vx vy int16</payload></DriftCommandDef>, with 7.1's
+encoding. An arbiter declares these to a relay host that takes its
+databases from the arbiter.
+
 Encodings (big-endian): a map is "DRM1", id int32, width and height
 uint16, the counters as uint32, the particle count uint16 and each
 particle as four int32; the world is "DRW1", tick uint64, rng uint64,
@@ -29,9 +37,13 @@ encoding followed by each map's hash as uint64, in map order.
 
 import struct
 
-from lockhost_client import xxh64
+from lockhost_client import database_summary, def_hash, xxh64
 
 SPAWN, POKE, KICK, SCORE = 1, 2, 3, 4
+COMMAND_DEF_TYPE = "DriftCommandDef"
+# (defName, kind, payload) of each command: the defs of DriftCommandDef.
+COMMAND_DEFS = (("Spawn", SPAWN, "x y uint16, vx vy int16"), ("Poke", POKE, "x y uint8, amount int32"),
+                ("Kick", KICK, ""), ("Score", SCORE, "amount int32"))
 WORLD_SCOPE = -1
 FIX = 256  # fixed point: 256 units a cell
 MAX_PARTICLES = 64
@@ -236,3 +248,16 @@ def random_command(rnd, world):
     if kind == POKE:
         return m.id, POKE, struct.pack(">BBi", rnd.randrange(m.w), rnd.randrange(m.h), rnd.randrange(1, 500))
     return m.id, KICK, b""
+
+
+def command_def_element(name, kind, payload):
+    """A command's def as the element 7.1 hashes: (name, attributes, text, children)."""
+    return (COMMAND_DEF_TYPE, {}, "", [("defName", {}, name, []), ("kind", {}, str(kind), []),
+                                       ("payload", {}, payload, [])])
+
+
+def databases(commands=COMMAND_DEFS):
+    """Drift's def databases as Client_Defs declares them (section 4, id 1)."""
+    defs = [(name, def_hash(COMMAND_DEF_TYPE, name, command_def_element(name, kind, payload)))
+            for name, kind, payload in commands]
+    return [database_summary(COMMAND_DEF_TYPE, defs)]

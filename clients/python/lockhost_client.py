@@ -744,6 +744,33 @@ def manifest_database_hash(db):
     return xxh64(data)
 
 
+def node_encoding(node):
+    """Section 7.1's node(n) of an element given as (name, {attr: value}, text, [children]).
+
+    text is taken as given: the caller trims it and turns line ends into
+    LF as 7.1 says, as an XML reader would.
+    """
+    name, attrs, text, children = node
+    out = _str71(name) + _uvarint(len(attrs))
+    for k, v in sorted(attrs.items(), key=lambda kv: (kv[0].encode("utf-8"), kv[1].encode("utf-8"))):
+        out += _str71(k) + _str71(v)
+    out += _str71(text) + _uvarint(len(children))
+    for child in children:
+        out += node_encoding(child)
+    return out
+
+
+def def_hash(db_type, def_name, node):
+    """Section 7.1's Def.Hash of the def defName of type db_type, whose resolved element is node."""
+    return xxh64(_str71(db_type) + _str71(def_name) + node_encoding(node))
+
+
+def database_summary(db_type, defs):
+    """Section 7.1's Database.Hash, as a Client_Defs entry, of defs: [(defName, Def.Hash)]."""
+    return {"type": db_type, "count": len(defs),
+            "hash": manifest_database_hash({"type": db_type, "defs": [{"name": n, "hash": f"{h:016x}"} for n, h in defs]})}
+
+
 def bounded_gunzip(data, limit):
     """Inflate a gzip stream, stopping with an error past limit bytes (section 7.3)."""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)

@@ -13,7 +13,10 @@ With --arbiter-secret-file it claims the arbiter role of a relay session
 (section 15): it proves the secret (15.2), uploads its world when the
 session has none (kind 0), a join point at the cut the host names
 (kind 1) and the world-level state and maps for a repair (kind 2), and
-reads each Server_UploadResult.
+reads each Server_UploadResult. To a relay host that lists no def
+databases it declares drift's own (section 15.9), which such a host takes
+as the databases every joiner must match; a player sends back the host's
+list, as any client without content of its own does (section 7.2).
 
 Every --print-every ticks (default 300) it prints its world hash,
 "checkpoint tick=T world=H", as it steps to T and before it applies T's
@@ -387,7 +390,7 @@ class GameClient(lc.Client):
             if len(arb) != 32:
                 raise lc.ProtocolError(f"an arbiter challenge of {len(arb)} bytes, not 32")
             proof = lc.arbiter_proof(self.secret, arb)
-        c.send("Client_Defs", databases=ml["databases"])
+        c.send("Client_Defs", databases=self.declare(ml["databases"]))
         _, ok = self.expect({"Server_DefsOK"}, 10, "Server_DefsOK")
         pw = lc.password_proof(a.password, challenge) if challenge else b""
         c.send("Client_Username", name=a.name, passwordProof=pw, arbiterProof=proof)
@@ -396,6 +399,23 @@ class GameClient(lc.Client):
         self.hash_every = s["hashEvery"]
         self.step(f"admitted as player {s['playerID']}{' claiming the arbiter role' if proof else ''}, "
                   f"hashes every {s['hashEvery']} ticks")
+
+    def declare(self, announced):
+        """The def databases for Client_Defs: the host's list (7.2), or drift's own (15.9)."""
+        if self.args.wrong_defs:
+            # For checks of the Defs refusal: an older drift, without its Score command.
+            dbs = drift.databases(drift.COMMAND_DEFS[:3])
+            self.step(f"declaring the def databases of a drift without Score: {dbs[0]['count']} "
+                      f"{drift.COMMAND_DEF_TYPE}, hash {dbs[0]['hash']:016x}")
+            return dbs
+        if self.secret is None or announced:
+            return announced
+        # An arbiter, and the host lists none: a host that takes its
+        # databases from the arbiter has not taken any yet (section 15.9).
+        dbs = drift.databases()
+        self.step(f"the host lists no def databases: declaring drift's, {dbs[0]['count']} "
+                  f"{drift.COMMAND_DEF_TYPE}, hash {dbs[0]['hash']:016x}")
+        return dbs
 
     def world_from_upload(self):
         """For an arbiter: waits for the first packet that says whether the host wants the world (15.3).
@@ -491,6 +511,7 @@ def parse_args(argv):
     ap.add_argument("--print-every", type=int, default=300, help="ticks between checkpoint lines (0: none)")
     ap.add_argument("--rogue-upload", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--corrupt-map", metavar="MAP@TICK", help=argparse.SUPPRESS)
+    ap.add_argument("--wrong-defs", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--max-world", type=int, default=lc.DEFAULT_MAX_WORLD, help="largest world payload accepted")
     a = ap.parse_args(argv)
     host, _, port = a.address.rpartition(":")

@@ -295,6 +295,44 @@ class RepairTest(unittest.TestCase):
                 "player": 1}
 
 
+class DeclarationTest(unittest.TestCase):
+    """Section 15.9 on the client's side, and drift's databases hashed as section 7.1 says."""
+
+    # What "host defs scan" prints for a mod whose Defs/Commands.xml holds
+    # drift's commands as XML defs:
+    #   <DriftCommandDef><defName>Spawn</defName><kind>1</kind><payload>x y uint16, vx vy int16</payload></DriftCommandDef>
+    #   <DriftCommandDef><defName>Poke</defName><kind>2</kind><payload>x y uint8, amount int32</payload></DriftCommandDef>
+    #   <DriftCommandDef><defName>Kick</defName><kind>3</kind><payload></payload></DriftCommandDef>
+    #   <DriftCommandDef><defName>Score</defName><kind>4</kind><payload>amount int32</payload></DriftCommandDef>
+    SCANNED = {"type": "DriftCommandDef", "count": 4, "hash": 0x63658B488147605F}
+
+    def test_drift_databases_hash_as_the_host_scans_them(self):
+        self.assertEqual(drift.databases(), [self.SCANNED])
+
+    def test_an_older_drift_differs(self):
+        older = drift.databases(drift.COMMAND_DEFS[:3])[0]
+        self.assertEqual(older["count"], 3)
+        self.assertNotEqual(older["hash"], self.SCANNED["hash"])
+
+    def client(self, *extra):
+        return rc.GameClient(rc.parse_args(["127.0.0.1:1", "--name", "ann", *extra]), out=io.StringIO())
+
+    def test_who_declares_what(self):
+        secret = os.path.join(ArbiterReplayTest.tmp(self), "secret")
+        with open(secret, "wb") as f:
+            f.write(SECRET + b"\n")
+        hosts = [{"type": "ThingDef", "count": 2, "hash": 5}]
+        for name, c, announced, want in (
+            ("arbiter, host lists none", self.client("--arbiter-secret-file", secret), [], drift.databases()),
+            ("arbiter, host lists some", self.client("--arbiter-secret-file", secret), hosts, hosts),
+            ("player, host lists none", self.client(), [], []),
+            ("player, host lists some", self.client(), hosts, hosts),
+            ("player of an older drift", self.client("--wrong-defs"), hosts, drift.databases(drift.COMMAND_DEFS[:3])),
+        ):
+            with self.subTest(name):
+                self.assertEqual(c.declare(announced), want)
+
+
 class ArbiterReplayTest(unittest.TestCase):
     """The arbiter against a loopback host that plays section 15.8's host side."""
 
@@ -317,7 +355,7 @@ class ArbiterReplayTest(unittest.TestCase):
 
                 want("Client_Protocol")
                 conn.sendall(frames["R2"][1])
-                want("Client_Defs")
+                seen["defs"] = want("Client_Defs")
                 conn.sendall(step(4)[1])
                 want("Client_Clock")
                 conn.sendall(step(6)[1])
@@ -358,6 +396,8 @@ class ArbiterReplayTest(unittest.TestCase):
         self.assertEqual(w.hash(), drift.World.new(4).hash(), "the arbiter uploads its new world")
         self.assertEqual(seen["ready"], {"tick": 0, "worldHash": w.hash()})
         self.assertEqual(seen["ack"], {"tick": 0})
+        # R2 lists no def databases: the arbiter declares drift's (15.9).
+        self.assertEqual(seen["defs"], {"databases": drift.databases()})
 
     def tmp(self):
         import tempfile

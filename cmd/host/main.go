@@ -109,8 +109,9 @@ type serving struct {
 	httpToken string
 	cfg       host.Config
 	pre       *prepared
-	observer  *metrics.Host // nil without --http
-	bundle    *gamecontent.Bundle
+	observer  *metrics.Host       // nil without --http
+	bundle    *gamecontent.Bundle // nil for a relay host with --defs-manifest or --defs-from-arbiter
+	content   host.Content        // what the host announces to joiners
 	world     lockstep.Sim
 	srv       *host.Server
 }
@@ -176,7 +177,7 @@ func (s *serving) check() error {
 	if err := checkDataDir(data); err != nil {
 		return err
 	}
-	if s.cfg, err = hostConfig(c, func() *gamecontent.Bundle { return s.bundle }, s.log); err != nil {
+	if s.cfg, err = hostConfig(c, func() host.Content { return s.content }, s.log); err != nil {
 		return err
 	}
 	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
@@ -186,15 +187,34 @@ func (s *serving) check() error {
 }
 
 // makeServer reads the content, generates or loads the world and makes
-// the host's server around it.
+// the host's server around it. A relay host whose def databases come from
+// a manifest or its arbiter reads no content.
 func (s *serving) makeServer() error {
-	bundle, err := contentcli.Load(s.c, s.log, slog.LevelInfo)
-	if err != nil {
-		return err
+	if !relayOwnDefs(s.c) {
+		bundle, err := contentcli.Load(s.c, s.log, slog.LevelInfo)
+		if err != nil {
+			return err
+		}
+		s.bundle = bundle
 	}
-	s.bundle = bundle
-	s.srv, s.world, err = newServer(s.c, s.cfg, s.pre.start, bundle, s.log)
+	var err error
+	s.srv, s.world, s.content, err = newServer(s.c, s.cfg, s.pre.start, s.bundle, s.log)
 	return err
+}
+
+// contentLog describes, for the log line that says the host is ready,
+// where its def databases come from.
+func (s *serving) contentLog() []any {
+	from := "content"
+	switch {
+	case s.c.String("defs-manifest") != "":
+		from = "manifest"
+	case s.cfg.Relay.DefsFromArbiter:
+		from = "arbiter"
+	case s.bundle.Embedded:
+		from = "embedded content"
+	}
+	return []any{"mods", len(s.content.Mods), "def_databases", len(s.content.Databases), "defs_from", from}
 }
 
 // run serves the game, the status page and the admin ways in until an
@@ -211,12 +231,11 @@ func (s *serving) run() error {
 	s.pre.admin = nil
 	go func() { adminDone <- ways.run(ctx, s.srv, s.log) }()
 	if s.world == nil {
-		s.log.Info("relay host ready: waiting for the arbiter's world", "password", len(s.cfg.Admission.Password) > 0,
-			"mods", len(s.bundle.Mods), "def_databases", len(s.bundle.Set.Databases), "embedded_content", s.bundle.Embedded)
+		s.log.Info("relay host ready: waiting for the arbiter's world", append([]any{"password", len(s.cfg.Admission.Password) > 0},
+			s.contentLog()...)...)
 	} else {
-		s.log.Info("world ready", "maps", len(s.world.MapIDs()), "tick", s.world.Tick(),
-			"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir,
-			"mods", len(s.bundle.Mods), "def_databases", len(s.bundle.Set.Databases), "embedded_content", s.bundle.Embedded)
+		s.log.Info("world ready", append([]any{"maps", len(s.world.MapIDs()), "tick", s.world.Tick(),
+			"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir}, s.contentLog()...)...)
 	}
 	game := s.pre.game
 	s.pre.game = nil // ServeListeners closes it
@@ -296,9 +315,9 @@ func startWorld(c *cli.Context, start *saveStart, bundle *gamecontent.Bundle, lo
 
 // hostConfig builds the host's configuration from serve's flags (values
 // from the config file included): everything but the world and the
-// content. bundle is only called when a save is written, once the
+// content. content is only called when a save is written, once the
 // content is loaded.
-func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Logger) (host.Config, error) {
+func hostConfig(c *cli.Context, content func() host.Content, log *slog.Logger) (host.Config, error) {
 	if err := cliutil.CheckListenAddr("--listen", c.String("listen")); err != nil {
 		return host.Config{}, err
 	}
@@ -324,7 +343,7 @@ func hostConfig(c *cli.Context, bundle func() *gamecontent.Bundle, log *slog.Log
 	cfg.Limits.CommandBurst = max(1, int(2*cfg.Limits.CommandRate))
 	cfg.Desync.Dir = filepath.Join(data, desync.DirName)
 	name := cfg.GameName
-	cfg.Save.Meta = func() saves.Meta { return hostcontent.SaveMeta(bundle(), name) }
+	cfg.Save.Meta = func() saves.Meta { return hostcontent.ContentMeta(content(), name) }
 	cfg.Logger = log
 	relay, err := relayConfig(c)
 	if err != nil {

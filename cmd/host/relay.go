@@ -18,7 +18,7 @@ import (
 // relayFlags are serve's relay-mode flags (docs/protocol.md, section 15).
 func relayFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "relay", Usage: "run no simulation: the world comes from the arbiter, the client that proves --arbiter-secret-file, which uploads it when asked; --content still names the def databases joiners must match"},
+		&cli.BoolFlag{Name: "relay", Usage: "run no simulation: the world comes from the arbiter, the client that proves --arbiter-secret-file, which uploads it when asked; the def databases joiners must match come from --content (or the embedded default content), --defs-manifest or --defs-from-arbiter"},
 		&cli.StringFlag{Name: "arbiter-secret-file", Usage: "with --relay: the arbiter secret is the first line of `FILE`"},
 	}
 }
@@ -26,6 +26,9 @@ func relayFlags() []cli.Flag {
 // relayConfig reads the relay flags: with --relay, the arbiter secret,
 // which it needs.
 func relayConfig(c *cli.Context) (host.RelayConfig, error) {
+	if err := checkRelayDefs(c); err != nil {
+		return host.RelayConfig{}, err
+	}
 	file := c.String("arbiter-secret-file")
 	if !c.Bool("relay") {
 		if file != "" {
@@ -40,65 +43,74 @@ func relayConfig(c *cli.Context) (host.RelayConfig, error) {
 	if err != nil {
 		return host.RelayConfig{}, err
 	}
-	return host.RelayConfig{ArbiterSecret: secret}, nil
+	return host.RelayConfig{ArbiterSecret: secret, DefsFromArbiter: c.Bool("defs-from-arbiter")}, nil
 }
 
 // newServer makes the host: with --relay a relay host, which has no world
-// of its own (world is nil); otherwise it generates or loads the world.
-func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (*host.Server, lockstep.Sim, error) {
-	content := hostcontent.Content(bundle, log)
+// of its own (world is nil) and, with --defs-manifest or
+// --defs-from-arbiter, no content (bundle is nil); otherwise it generates
+// or loads the world. content is what the host announces.
+func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (srv *host.Server, world lockstep.Sim, content host.Content, err error) {
 	if c.Bool("relay") {
-		if err := relayResume(c, &cfg, start, log); err != nil {
-			return nil, nil, err
+		saved, err := relayResume(c, &cfg, start, log)
+		if err != nil {
+			return nil, nil, host.Content{}, err
 		}
-		srv, err := host.NewRelay(cfg, content)
-		return srv, nil, err
+		if bundle != nil {
+			content = hostcontent.Content(bundle, log)
+		} else if content, err = relayContent(c, saved, log); err != nil {
+			return nil, nil, host.Content{}, err
+		}
+		srv, err = host.NewRelay(cfg, content)
+		return srv, nil, content, err
 	}
+	content = hostcontent.Content(bundle, log)
 	world, resumed, err := startWorld(c, start, bundle, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, host.Content{}, err
 	}
 	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
-	srv, err := host.New(cfg, content, world)
-	return srv, world, err
+	srv, err = host.New(cfg, content, world)
+	return srv, world, content, err
 }
 
 // relayResume has a relay host with --save start from the newest valid of
 // the save and its autosaves, unless --new or --force-new start afresh
 // (an empty session, waiting for the arbiter's world). The save's blobs
-// stay as the arbiter uploaded them.
-func relayResume(c *cli.Context, cfg *host.Config, start *saveStart, log *slog.Logger) error {
+// stay as the arbiter uploaded them. It returns the save's meta, or nil
+// for a new session.
+func relayResume(c *cli.Context, cfg *host.Config, start *saveStart, log *slog.Logger) (*saves.Meta, error) {
 	if start == nil {
-		return nil
+		return nil, nil
 	}
 	switch {
 	case c.Bool("force-new") && len(start.existing) > 0:
 		into, err := start.moveAside(time.Now())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		log.Warn("--force-new: moved the old session's files aside; none was deleted", "into", into, "files", len(start.existing))
-		return nil
+		return nil, nil
 	case c.Bool("new") && len(start.existing) > 0:
-		return start.refuseNew()
+		return nil, start.refuseNew()
 	case c.Bool("new") || c.Bool("force-new"):
-		return nil
+		return nil, nil
 	case len(start.existing) == 0:
-		return cliutil.Usagef("there is no save at %s, nor autosaves beside it; add --new to start a new session there", start.path)
+		return nil, cliutil.Usagef("there is no save at %s, nor autosaves beside it; add --new to start a new session there", start.path)
 	}
 	best, _, ok := saves.NewestValid(start.path)
 	if !ok {
-		return fmt.Errorf("save %s cannot be loaded, nor any autosave beside it", start.path)
+		return nil, fmt.Errorf("save %s cannot be loaded, nor any autosave beside it", start.path)
 	}
 	f, err := saves.Read(best.Path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	body, err := f.ReadBody()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Relay.Resume, cfg.Save.Resumed = body, true
 	log.Info("save loaded", "path", best.Path, "tick", body.Header.Granted, "point_tick", body.Header.Tick, "bytes", f.Size)
-	return nil
+	return &f.Meta, nil
 }

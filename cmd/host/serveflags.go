@@ -56,6 +56,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-key", Usage: "with --tls: the key `FILE` (PEM) of --tls-cert"},
 	}
 	flags = append(flags, relayFlags()...)
+	flags = append(flags, relayDefsFlags()...)
 	flags = append(flags, adminFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, contentcli.Flags()...)

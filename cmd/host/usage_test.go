@@ -40,6 +40,9 @@ func TestBinaryUsageMistakes(t *testing.T) {
 		{"no port", []string{"serve", "--listen", "localhost", "--data-dir", data}, cliutil.ExitUsage, "HOST:PORT"},
 		{"bad status port", []string{"serve", "--listen", "127.0.0.1:0", "--http", "99999", "--data-dir", data}, cliutil.ExitUsage, "99999"},
 		{"missing password file", []string{"serve", "--password-file", filepath.Join(dir, "nope"), "--data-dir", data}, cliutil.ExitUsage, "password file"},
+		{"defs manifest without relay", []string{"serve", "--defs-manifest", filepath.Join(dir, "defs.json"), "--data-dir", data}, cliutil.ExitUsage, "--defs-manifest needs --relay"},
+		{"defs from the arbiter and content", []string{"serve", "--relay", "--defs-from-arbiter", "--content", dir, "--data-dir", data}, cliutil.ExitUsage, "--defs-from-arbiter replaces --content"},
+		{"defs from two places", []string{"serve", "--relay", "--defs-from-arbiter", "--defs-manifest", filepath.Join(dir, "defs.json"), "--data-dir", data}, cliutil.ExitUsage, "not both"},
 		{"version", []string{"--version"}, cliutil.ExitOK, "protocol " + strconv.Itoa(int(wire.ProtocolVersion))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

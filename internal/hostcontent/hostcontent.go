@@ -20,25 +20,45 @@ const MaxSaveRaw = 1 << 31
 // print an exact diff. A detail that cannot be encoded is logged to log
 // and left out.
 func Content(b *gamecontent.Bundle, log *slog.Logger) host.Content {
-	manifest := b.Set.Manifest()
-	return host.Content{
-		GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(),
-		Detail: func(types []string) []byte {
-			d, err := defs.MarshalDetail(manifest.Only(types))
-			if err != nil {
-				log.Error("def detail", "err", err)
-				return nil
-			}
-			return d
-		},
+	return host.Content{GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary(), Detail: detail(b.Set.Manifest(), log)}
+}
+
+// ManifestContent is what a host tells joiners about the content m
+// describes (a manifest "defs export" wrote), as Content does for the
+// content itself: the same game version, mods, databases and detail,
+// without the content's folders.
+func ManifestContent(m *defs.Manifest, log *slog.Logger) host.Content {
+	mods := make([]string, len(m.Mods))
+	for i, mod := range m.Mods {
+		mods[i] = mod.PackageID
+	}
+	return host.Content{GameVersion: m.GameVersion, Mods: mods, Databases: m.Summary(), Detail: detail(m, log)}
+}
+
+// detail is the Defs refusal's detail of manifest: the manifest of the
+// differing databases' types.
+func detail(manifest *defs.Manifest, log *slog.Logger) func(types []string) []byte {
+	return func(types []string) []byte {
+		d, err := defs.MarshalDetail(manifest.Only(types))
+		if err != nil {
+			log.Error("def detail", "err", err)
+			return nil
+		}
+		return d
 	}
 }
 
 // SaveMeta is the static description of saves made with b in the game
 // named gameName.
 func SaveMeta(b *gamecontent.Bundle, gameName string) saves.Meta {
-	m := saves.Meta{GameName: gameName, GameVersion: b.GameVersion, Mods: b.Mods}
-	for _, d := range b.Summary() {
+	return ContentMeta(host.Content{GameVersion: b.GameVersion, Mods: b.Mods, Databases: b.Summary()}, gameName)
+}
+
+// ContentMeta is the static description of saves made by a host that
+// announces c, in the game named gameName.
+func ContentMeta(c host.Content, gameName string) saves.Meta {
+	m := saves.Meta{GameName: gameName, GameVersion: c.GameVersion, Mods: c.Mods}
+	for _, d := range c.Databases {
 		m.Databases = append(m.Databases, saves.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
 	}
 	return m
