@@ -240,6 +240,11 @@ func (w *World) mapHash(m *gameMap) uint64 {
 	return e.d.Sum64()
 }
 
+// MapHashOf is MapHash of the map whose encoding (MarshalMap) is enc: a
+// builder that has just encoded a map hashes those bytes instead of
+// encoding the map again. It implements snapshot.EncodingHasher.
+func (w *World) MapHashOf(enc []byte) uint64 { return xxhash.Sum64(enc) }
+
 // WorldHash is xxhash64 over the world-level encoding followed by every
 // map's hash (8 bytes little endian) in ID order.
 func (w *World) WorldHash() uint64 {

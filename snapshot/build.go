@@ -123,6 +123,16 @@ type MapAppender interface {
 	AppendMap(dst []byte, id int32) ([]byte, error)
 }
 
+// EncodingHasher is implemented by states whose MapHash is a hash of the
+// map's encoding (the bytes MarshalMap returns) and of nothing else.
+// Build then hashes the encoding it has just made, where MapHash would
+// encode the map a second time.
+type EncodingHasher interface {
+	// MapHashOf returns what MapHash returns for the map whose encoding
+	// is enc.
+	MapHashOf(enc []byte) uint64
+}
+
 // mapBuilder builds the maps of one join point. Workers share it; each
 // writes only the entries of the maps it builds.
 type mapBuilder struct {
@@ -164,8 +174,10 @@ func (b *mapBuilder) build(i int, buf *[]byte) (reused bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("marshal: %w", err)
 	}
-	h, ok := b.src.MapHash(id)
-	if !ok {
+	var h uint64
+	if eh, ok := b.src.(EncodingHasher); ok {
+		h = eh.MapHashOf(data)
+	} else if h, ok = b.src.MapHash(id); !ok {
 		return false, fmt.Errorf("no hash")
 	}
 	blob, err := Compress(data, b.opts.Compression)

@@ -34,7 +34,7 @@ import (
 )
 
 func main() {
-	gcpolicy.Apply()
+	gcpolicy.ApplyHost()
 	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, nil))
 }
 

@@ -11,6 +11,7 @@ func TestApply(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	t.Setenv("GOGC", "")
 	Apply()
+	ApplyHost()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC set in the environment: percent %d, want it left at 100", got)
 	}
@@ -22,7 +23,8 @@ func TestApplyWithoutEnv(t *testing.T) {
 		apply func()
 		want  int
 	}{
-		{"host", Apply, Percent},
+		{"default", Apply, Percent},
+		{"host", ApplyHost, HostPercent},
 		{"join", ApplyJoin, JoinPercent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +47,7 @@ func TestApplyJoinLeavesEnv(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	t.Setenv("GOGC", "")
 	ApplyJoin()
+	ApplyHost()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC set in the environment: percent %d, want it left at 100", got)
 	}
