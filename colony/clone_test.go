@@ -231,13 +231,11 @@ func TestCloneTerrainCopyOnWrite(t *testing.T) {
 	cl := w.Clone().(*World)
 	want, _ := cl.MarshalMap(0)
 	terrain := w.maps[0].ownTerrain()
-	for i := range terrain {
-		terrain[i] = 0
-	}
+	terrain.setRange(0, make([]byte, terrain.len()))
 	if got, _ := cl.MarshalMap(0); !bytes.Equal(got, want) {
 		t.Fatal("writing the original's terrain changed the clone")
 	}
-	if &cl.maps[0].Terrain[0] == &w.maps[0].Terrain[0] {
+	if &cl.maps[0].Terrain.b[0] == &w.maps[0].Terrain.b[0] {
 		t.Fatal("terrain still shared after ownTerrain")
 	}
 }

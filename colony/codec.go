@@ -106,7 +106,7 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 	e.i32(m.NextID)
 	e.i32(m.WildTarget)
 	e.part(partTerrain)
-	e.raw(m.Terrain)
+	m.Terrain.chunks(e.raw)
 	e.part(partThings)
 	live := 0
 	for i := range m.Things {
@@ -218,7 +218,7 @@ func (w *World) AppendMap(dst []byte, id int32) ([]byte, error) {
 
 // encodedSizeHint is a generous estimate of the map's encoded size.
 func (m *gameMap) encodedSizeHint() int {
-	n := len(m.Terrain) + 24*len(m.Things) + 64*len(m.Pawns) + 64
+	n := m.Terrain.len() + 24*len(m.Things) + 64*len(m.Pawns) + 64
 	for i := range m.Pawns {
 		n += 4 * len(m.Pawns[i].Path)
 	}
@@ -595,8 +595,10 @@ func badTerrain(b []byte, n int) int {
 }
 
 // decodeMap decodes map id from data. With owned (the caller handed data
-// over, lockstep.MapBlob.Owned) the terrain stays where it is in data,
-// most of a map's bytes, rather than being copied out.
+// over, lockstep.MapBlob.Owned) and content of more than nibbleTerrains
+// terrain types, the terrain stays where it is in data, most of a map's
+// bytes, rather than being copied out; with fewer types it is packed to
+// half its size and data is not kept.
 func decodeMap(r *rules, id int32, data []byte, owned bool) (*gameMap, error) {
 	d := &decoder{b: data, what: fmt.Sprintf("map %d", id)}
 	d.header(mapMagic, r.fingerprint)
@@ -619,11 +621,10 @@ func decodeMap(r *rules, id int32, data []byte, owned bool) (*gameMap, error) {
 		d.failf("cell %d: terrain %d, content has %d", i, terrain[i], len(r.terrains))
 		return nil, d.err
 	}
-	if owned {
-		m.Terrain = terrain[:len(terrain):len(terrain)]
-	} else {
-		m.Terrain = slices.Clone(terrain) // data is the caller's: a MapLoader's caller reuses it
-	}
+	// With owned and the one-byte layout, data holds the terrain; else it
+	// is copied (packed), as data is the caller's: a MapLoader's caller
+	// reuses it.
+	m.Terrain = packTerrain(terrain, len(r.terrains), owned)
 	m.terrainSum = new(terrainSum)
 	if err := d.mapThings(r, m); err != nil {
 		return nil, err

@@ -257,7 +257,7 @@ func TestLoadSmallestEncoding(t *testing.T) {
 		p.Hunger, p.Health, p.Cool, p.MoveCool, p.Job, p.Path = 0, 1, 0, 0, job{}, nil
 	}
 	world, maps := snapshot(t, w)
-	if want := len(m.Terrain) + 2 + 16*len(m.Pawns); len(maps[0].Data) != terrainOffset(t, maps[0].Data)+want {
+	if want := m.Terrain.len() + 2 + 16*len(m.Pawns); len(maps[0].Data) != terrainOffset(t, maps[0].Data)+want {
 		t.Fatalf("map blob of %d bytes; expected pawns of 16 bytes", len(maps[0].Data))
 	}
 	w2, err := Load(c, world, maps)

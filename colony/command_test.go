@@ -67,7 +67,7 @@ func TestApplyRefusals(t *testing.T) {
 	m := w.maps[0]
 	r := w.r
 
-	water := func(ci int32) bool { return !r.terrains[m.Terrain[ci]].passable }
+	water := func(ci int32) bool { return !r.terrains[m.Terrain.at(ci)].passable }
 	wx, wy := findCell(t, w, m, water)
 	barren := func(ci int32) bool {
 		return m.passable(r, ci) && m.fertility(r, ci) == 0 && m.cells[ci].buildings == 0

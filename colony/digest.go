@@ -190,8 +190,19 @@ func (m *gameMap) terrainHash() uint64 {
 	ts := m.terrainSum
 	if ts == nil {
 		// A map made before its terrain had a shared sum: hash it here.
-		return xxhash.Sum64(m.Terrain)
+		return m.Terrain.hash()
 	}
-	ts.once.Do(func() { ts.sum = xxhash.Sum64(m.Terrain) })
+	ts.once.Do(func() { ts.sum = m.Terrain.hash() })
 	return ts.sum
+}
+
+// hash is xxhash64 of the terrain's cells at one byte each, the form they
+// are encoded in.
+func (t *terrain) hash() uint64 {
+	if !t.nib {
+		return xxhash.Sum64(t.b[:t.n])
+	}
+	d := xxhash.New()
+	t.chunks(func(b []byte) { _, _ = d.Write(b) })
+	return d.Sum64()
 }

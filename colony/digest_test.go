@@ -114,7 +114,7 @@ func refParts(tb testing.TB, w *World, id int32) []uint64 {
 	meta = binary.LittleEndian.AppendUint64(meta, m.RNG.s)
 	meta = binary.AppendUvarint(meta, uint64(m.NextID))
 	meta = binary.AppendUvarint(meta, uint64(m.WildTarget))
-	thingsAt := len(meta) + len(m.Terrain)
+	thingsAt := len(meta) + m.Terrain.len()
 	if terrainAt >= 0 && terrainAt != thingsAt {
 		tb.Fatalf("sections do not add up")
 	}
@@ -124,7 +124,7 @@ func refParts(tb testing.TB, w *World, id int32) []uint64 {
 		xxhash.Sum64(enc[thingsAt:pawnsAt]),
 		xxhash.Sum64(enc[pawnsAt:]),
 	}
-	if string(enc[:len(meta)]) != string(meta) || string(enc[len(meta):thingsAt]) != string(m.Terrain) {
+	if string(enc[:len(meta)]) != string(meta) || string(enc[len(meta):thingsAt]) != string(m.Terrain.unpack(make([]byte, m.Terrain.len()), 0)) {
 		tb.Fatalf("map %d: meta or terrain not where expected", id)
 	}
 	var tq, pq [4][]byte
@@ -314,9 +314,11 @@ func TestMapDigestTerrainShared(t *testing.T) {
 	}
 	_, before, _ := cl.MapDigest(0, nil)
 	terrain := w.maps[0].ownTerrain()
-	for i := range terrain {
-		terrain[i] = (terrain[i] + 1) % uint8(len(w.r.terrains))
+	cells := terrain.unpack(make([]byte, terrain.len()), 0)
+	for i := range cells {
+		cells[i] = (cells[i] + 1) % uint8(len(w.r.terrains))
 	}
+	terrain.setRange(0, cells)
 	w.maps[0].changed = true
 	w.maps[0].settle()
 	_, got, _ := w.MapDigest(0, nil)

@@ -287,19 +287,20 @@ func newGameMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		H:       H,
 		RNG:     rng{s: mapSeed},
 		NextID:  1,
-		Terrain: make([]uint8, int(W)*int(H)),
+		Terrain: newTerrain(int(W)*int(H), len(r.terrains)),
 		// room for the scattered things, the base and some wild plants
 		Things: make([]thing, 0, cfg.ThingsPerMap+cfg.ThingsPerMap/4+64),
 	}
 	elev := newNoiseField(mix64(mapSeed^1), int(W))
 	moist := newNoiseField(mix64(mapSeed^2), int(W))
+	row := make([]uint8, W) // one row at a time: the packed terrain is never unpacked whole
 	for y := range H {
-		row := m.Terrain[int(y)*int(W) : int(y+1)*int(W)]
 		e, mo := elev.sums(y), moist.sums(y)
 		e, mo = e[:len(row)], mo[:len(row)]
 		for x := range row {
 			row[x] = tt.tabs[tt.sumBand[e[x]]][stretched[mo[x]]]
 		}
+		m.Terrain.setRange(int(y)*int(W), row)
 	}
 	m.rebuildDerived(r)
 	return m

@@ -1,6 +1,8 @@
 package colony
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -121,4 +123,16 @@ func run(tb testing.TB, w *World, s *script, n int) (accepted int) {
 		w.Step()
 	}
 	return accepted
+}
+
+// manyTerrains is the default content with 17 more terrain types, never
+// generated, so that its maps keep terrain at one byte a cell.
+func manyTerrains(tb testing.TB) *Content {
+	tb.Helper()
+	c := *testContent(tb)
+	c.Terrains = slices.Clone(c.Terrains)
+	for i := range nibbleTerrains + 1 {
+		c.Terrains = append(c.Terrains, TerrainType{Name: fmt.Sprintf("Zz%02d", i), Passable: true, PathCost: i})
+	}
+	return &c
 }

@@ -143,7 +143,7 @@ func TestMapLoaderDoesNotRetain(t *testing.T) {
 	got := sim.(*World)
 	for _, m := range got.maps {
 		for _, in := range inputs {
-			if overlaps(m.Terrain, in) {
+			if overlaps(m.Terrain.b, in) {
 				t.Fatalf("map %d's terrain lies in an input buffer", m.ID)
 			}
 		}
@@ -294,10 +294,24 @@ func TestMapLoaderErrors(t *testing.T) {
 }
 
 // TestMapLoaderOwned: a map handed over (MapBlob.Owned) keeps its terrain
-// in the buffer it came in instead of copying it, and the world it builds
-// is the same, and evolves the same, as Load's.
+// in the buffer it came in instead of copying it when the terrain is kept
+// at one byte a cell (more than 16 terrain types), packs it to four bits
+// a cell and keeps none of the buffer otherwise, and either way the world
+// it builds is the same, and evolves the same, as Load's.
 func TestMapLoaderOwned(t *testing.T) {
-	c := testContent(t)
+	for _, tc := range []struct {
+		name string
+		c    *Content
+		nib  bool
+	}{
+		{"default content, packed", testContent(t), true},
+		{"17 more terrains, one byte a cell", manyTerrains(t), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testMapLoaderOwned(t, tc.c, tc.nib) })
+	}
+}
+
+func testMapLoaderOwned(t *testing.T, c *Content, nib bool) {
 	w := mustNew(t, c, Config{Maps: 3, Width: 50, Height: 40, Seed: 8, PawnsPerMap: 10, ThingsPerMap: 150})
 	run(t, w, newScript(8, c), 300)
 	world, maps := snapshot(t, w)
@@ -322,7 +336,12 @@ func TestMapLoaderOwned(t *testing.T) {
 	}
 	got := sim.(*World)
 	for i, m := range got.maps {
-		if !overlaps(m.Terrain, inputs[i]) {
+		switch {
+		case m.Terrain.nib != nib:
+			t.Fatalf("map %d: terrain packed %v, want %v", m.ID, m.Terrain.nib, nib)
+		case nib && overlaps(m.Terrain.b, inputs[i]):
+			t.Fatalf("map %d's packed terrain lies in the buffer handed over", m.ID)
+		case !nib && !overlaps(m.Terrain.b, inputs[i]):
 			t.Fatalf("map %d's terrain was copied out of the buffer handed over", m.ID)
 		}
 	}

@@ -217,7 +217,7 @@ func (w *World) findPath(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []in
 func (w *World) search(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int32, ok bool) {
 	r := w.r
 	ps := &w.paths
-	ps.begin(len(m.Terrain))
+	ps.begin(m.Terrain.len())
 	start, goal := m.idx(sx, sy), m.idx(tx, ty)
 	walk := func(x, y int32) bool {
 		if !m.in(x, y) {
@@ -275,7 +275,7 @@ func (w *World) search(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int3
 			if cs.mark == ps.gen+1 {
 				continue
 			}
-			ng := g + step + enter[m.Terrain[c]]
+			ng := g + step + enter[m.Terrain.at(c)]
 			if cs.mark == ps.gen && cs.g <= ng {
 				continue
 			}

@@ -90,6 +90,7 @@ func (m *gameMap) scanRows(r *rules, old []span, oldStart []int32, dirty []bool)
 	}
 	W := int(m.W)
 	pb := make([]uint64, (W+63)/64) // the passable cells of one row
+	rowBuf := make([]uint8, W)      // one row's terrain, one byte a cell
 	start := make([]int32, m.H+1)
 	spans := make([]span, 0, max(len(old), int(m.H)))
 	for y := range int(m.H) {
@@ -98,7 +99,7 @@ func (m *gameMap) scanRows(r *rules, old []span, oldStart []int32, dirty []bool)
 			spans = append(spans, old[oldStart[y]:oldStart[y+1]]...)
 			continue
 		}
-		row := m.Terrain[y*W : y*W+W]
+		row := m.Terrain.unpack(rowBuf, y*W)
 		for k := range pb {
 			chunk := row[k*64 : min(len(row), k*64+64)]
 			var v uint64

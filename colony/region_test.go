@@ -7,7 +7,7 @@ import (
 // floodRegions labels cells as regions did first: a flood fill over the
 // eight neighbours that does not cut corners, in cell order.
 func floodRegions(m *gameMap, r *rules) []int32 {
-	n := int32(len(m.Terrain))
+	n := int32(m.Terrain.len())
 	reg := make([]int32, n)
 	var queue []int32
 	label := int32(0)

@@ -236,7 +236,7 @@ func (m *gameMap) walk(w *World, p *pawn, k *kindRule) {
 	if diag {
 		cost = k.moveTicks * 14 / 10
 	}
-	p.MoveCool = cost + r.terrains[m.Terrain[next]].pathCost
+	p.MoveCool = cost + r.terrains[m.Terrain.at(next)].pathCost
 }
 
 // work does a tick of pawn p's job at the job's cell.

@@ -96,8 +96,8 @@ type gameMap struct {
 	W, H       int32
 	RNG        rng
 	NextID     int32
-	WildTarget int32 // wild spawning stops at this many plants
-	Terrain    []uint8
+	WildTarget int32   // wild spawning stops at this many plants
+	Terrain    terrain // see terrain: four or eight bits a cell
 	Things     []thing // sorted by ID
 	Pawns      []pawn  // sorted by ID
 
@@ -273,23 +273,23 @@ func (m *gameMap) idx(x, y int32) int32 { return y*m.W + x }
 // passable tells whether a pawn may stand on cell c. The derived data must
 // be built (derive).
 func (m *gameMap) passable(r *rules, c int32) bool {
-	return r.terrains[m.Terrain[c]].passable && !m.blocked.has(c)
+	return r.terrains[m.Terrain.at(c)].passable && !m.blocked.has(c)
 }
 
 func (m *gameMap) fertility(r *rules, c int32) int32 {
-	return r.terrains[m.Terrain[c]].fertility
+	return r.terrains[m.Terrain.at(c)].fertility
 }
 
 // ownTerrain gives the map a private copy of its terrain if it shares it
 // with a clone, and returns it for writing. Nothing in the simulation
 // writes terrain today; anything that ever does must go through here.
-func (m *gameMap) ownTerrain() []uint8 {
+func (m *gameMap) ownTerrain() *terrain {
 	if m.sharedTerr {
-		m.Terrain = slices.Clone(m.Terrain)
+		m.Terrain = m.Terrain.clone()
 		m.sharedTerr = false
 	}
 	m.terrainSum = nil // written from here on: hashed afresh each time
-	return m.Terrain
+	return &m.Terrain
 }
 
 // findThing returns the index of the live thing with the given ID, or -1.

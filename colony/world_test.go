@@ -1,6 +1,7 @@
 package colony
 
 import (
+	"bytes"
 	"maps"
 	"slices"
 	"strings"
@@ -258,9 +259,7 @@ func TestPathFinder(t *testing.T) {
 	m := w.maps[0]
 	soil := uint8(1)
 	terrain := m.ownTerrain()
-	for i := range terrain {
-		terrain[i] = soil
-	}
+	terrain.setRange(0, bytes.Repeat([]byte{soil}, terrain.len()))
 	m.Things = nil
 	m.rebuildDerived(w.r)
 	// a wall with one gap at y=19
