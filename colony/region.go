@@ -79,15 +79,70 @@ func (m *gameMap) regions(r *rules) *regionMap {
 	return g
 }
 
+// passTables tell which terrains are passable, for scanning rows.
+type passTables struct {
+	one [256]uint64 // by terrain: 1 if passable
+	two [256]uint64 // by packed byte (two cells): bit 0 the low cell, bit 1 the high
+}
+
+func newPassTables(r *rules) *passTables {
+	pt := &passTables{}
+	for i, t := range r.terrains {
+		if t.passable {
+			pt.one[i] = 1
+		}
+	}
+	for b := range pt.two {
+		pt.two[b] = pt.one[b&0xf] | pt.one[b>>4]<<1
+	}
+	return pt
+}
+
+// passBits sets pb to the passable terrain of the w cells from c on, bit
+// i of pb[k] for cell c+64k+i, bits past the last cell zero. buf is
+// scratch of at least w bytes. A packed row starting on a whole byte is
+// read two cells a byte; other rows are unpacked first.
+func (t *terrain) passBits(pb []uint64, c, w int, pt *passTables, buf []byte) {
+	full := w / 64 // 64-cell chunks
+	var row []byte
+	if t.nib && c&1 == 0 {
+		packed := t.b[c>>1 : c>>1+full*32]
+		for k := range full {
+			var v uint64
+			for i := 0; i < 32; i += 8 {
+				b := packed[k*32+i : k*32+i+8 : k*32+i+8]
+				v |= (pt.two[b[0]] | pt.two[b[1]]<<2 | pt.two[b[2]]<<4 | pt.two[b[3]]<<6 |
+					pt.two[b[4]]<<8 | pt.two[b[5]]<<10 | pt.two[b[6]]<<12 | pt.two[b[7]]<<14) << uint(2*i)
+			}
+			pb[k] = v
+		}
+		t.unpack(buf[full*64:w], c+full*64) // the tail, as bytes
+		row = buf[:w]
+	} else {
+		row = t.unpack(buf[:w], c)
+		for k := range full {
+			var v uint64
+			for i := 0; i < 64; i += 8 {
+				b := row[k*64+i : k*64+i+8 : k*64+i+8]
+				v |= (pt.one[b[0]] | pt.one[b[1]]<<1 | pt.one[b[2]]<<2 | pt.one[b[3]]<<3 |
+					pt.one[b[4]]<<4 | pt.one[b[5]]<<5 | pt.one[b[6]]<<6 | pt.one[b[7]]<<7) << uint(i)
+			}
+			pb[k] = v
+		}
+	}
+	if full < len(pb) {
+		var v uint64
+		for i, x := range row[full*64 : w] {
+			v |= pt.one[x] << uint(i)
+		}
+		pb[full] = v
+	}
+}
+
 // scanRows returns the spans of every row: rows marked in dirty (every
 // row when old is nil) are scanned, the others copied from old.
 func (m *gameMap) scanRows(r *rules, old []span, oldStart []int32, dirty []bool) ([]span, []int32) {
-	var pass [256]uint64 // 1 if passable
-	for i, t := range r.terrains {
-		if t.passable {
-			pass[i] = 1
-		}
-	}
+	pt := newPassTables(r)
 	W := int(m.W)
 	pb := make([]uint64, (W+63)/64) // the passable cells of one row
 	rowBuf := make([]uint8, W)      // one row's terrain, one byte a cell
@@ -99,26 +154,9 @@ func (m *gameMap) scanRows(r *rules, old []span, oldStart []int32, dirty []bool)
 			spans = append(spans, old[oldStart[y]:oldStart[y+1]]...)
 			continue
 		}
-		row := m.Terrain.unpack(rowBuf, y*W)
+		m.Terrain.passBits(pb, y*W, W, pt, rowBuf)
 		for k := range pb {
-			chunk := row[k*64 : min(len(row), k*64+64)]
-			var v uint64
-			if len(chunk) == 64 {
-				for i := 0; i < 64; i += 8 {
-					b := chunk[i : i+8 : i+8]
-					v |= (pass[b[0]] | pass[b[1]]<<1 | pass[b[2]]<<2 | pass[b[3]]<<3 |
-						pass[b[4]]<<4 | pass[b[5]]<<5 | pass[b[6]]<<6 | pass[b[7]]<<7) << uint(i)
-				}
-			} else {
-				for i, t := range chunk {
-					v |= pass[t] << uint(i)
-				}
-			}
-			v &^= m.blockedBits(y*W + k*64)
-			if len(chunk) < 64 {
-				v &= 1<<len(chunk) - 1
-			}
-			pb[k] = v
+			pb[k] &^= m.blockedBits(y*W + k*64)
 		}
 		for x := 0; ; {
 			x = nextBit(pb, x, false)

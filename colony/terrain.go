@@ -1,13 +1,16 @@
 package colony
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // nibbleTerrains is the most terrain types a map may have for its terrain
 // to be kept at four bits a cell.
 const nibbleTerrains = 16
 
 // terrainChunk is how many cells the encoder and the hash unpack at a time.
-const terrainChunk = 64 << 10
+const terrainChunk = 16 << 10
 
 // terrain is a map's terrain index per cell, cell y*W+x. It is kept at
 // four bits a cell (low nibble first) when the content has at most
@@ -68,6 +71,11 @@ func (t *terrain) setRange(c int, src []byte) {
 		i, c = 1, c+1
 	}
 	dst := t.b[c>>1:]
+	for ; i+16 <= len(src); i += 16 {
+		binary.LittleEndian.PutUint32(dst, pack8(binary.LittleEndian.Uint64(src[i:])))
+		binary.LittleEndian.PutUint32(dst[4:], pack8(binary.LittleEndian.Uint64(src[i+8:])))
+		dst = dst[8:]
+	}
 	for ; i+1 < len(src); i += 2 {
 		dst[0] = src[i]&0xf | src[i+1]<<4
 		dst = dst[1:]
@@ -89,6 +97,13 @@ func (t *terrain) unpack(dst []byte, c int) []byte {
 		i, c = 1, c+1
 	}
 	src := t.b[c>>1:]
+	for d := dst[i:]; len(d) >= 8 && len(src) >= 4; d = d[8:] {
+		s := src[:4:4]
+		binary.LittleEndian.PutUint64(d, uint64(nibPairs[s[0]])|uint64(nibPairs[s[1]])<<16|
+			uint64(nibPairs[s[2]])<<32|uint64(nibPairs[s[3]])<<48)
+		src = src[4:]
+		i += 8
+	}
 	for ; i+1 < len(dst); i += 2 {
 		v := src[0]
 		dst[i], dst[i+1] = v&0xf, v>>4
@@ -98,6 +113,23 @@ func (t *terrain) unpack(dst []byte, c int) []byte {
 		dst[i] = src[0] & 0xf
 	}
 	return dst
+}
+
+// nibPairs[b] is packed byte b unpacked: its low nibble in the low byte,
+// its high nibble in the high byte.
+var nibPairs = func() (t [256]uint16) {
+	for b := range t {
+		t[b] = uint16(b&0xf) | uint16(b>>4)<<8
+	}
+	return t
+}()
+
+// pack8 packs eight cells of one byte each (all below 16, the first in the
+// low byte) into four bytes of two cells each, the first in the low nibble.
+func pack8(x uint64) uint32 {
+	x = (x | x>>4) & 0x00ff00ff00ff00ff // lane k: cell 2k | cell 2k+1 << 4
+	x = (x | x>>8) & 0x0000ffff0000ffff
+	return uint32(x | x>>16)
 }
 
 // chunks calls f with the cells in order, one byte each, in pieces of at

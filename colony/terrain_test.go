@@ -52,6 +52,28 @@ func TestTerrainLayouts(t *testing.T) {
 					t.Fatalf("unpack(%d cells from %d) differs", k, c)
 				}
 			}
+			pt := &passTables{}
+			for i := range pt.one {
+				pt.one[i] = uint64(i % 2) // odd terrains passable
+			}
+			for i := range pt.two {
+				pt.two[i] = pt.one[i&0xf] | pt.one[i>>4]<<1
+			}
+			for range 50 {
+				c := rnd.IntN(tc.n)
+				w := rnd.IntN(min(tc.n-c, 300)) + 1
+				pb := make([]uint64, (w+63)/64)
+				for i := range pb {
+					pb[i] = ^uint64(0) // must all be overwritten
+				}
+				tr.passBits(pb, c, w, pt, make([]byte, w))
+				for i := range len(pb) * 64 {
+					want := i < w && want[c+i]%2 == 1
+					if got := pb[i/64]>>(i%64)&1 == 1; got != want {
+						t.Fatalf("passBits(%d cells from %d): cell %d passable %v", w, c, i, got)
+					}
+				}
+			}
 			var all []byte
 			tr.chunks(func(b []byte) { all = append(all, b...) })
 			if !bytes.Equal(all, want) {
@@ -106,4 +128,33 @@ func TestTerrainLayoutInvisible(t *testing.T) {
 	run(t, a, newScript(3, c), 400)
 	run(t, b, newScript(3, c), 400)
 	same("after 400 ticks")
+}
+
+// BenchmarkTerrainUnpack measures unpacking a packed terrain of 2000x2000
+// cells, as encoding and hashing a map do.
+func BenchmarkTerrainUnpack(b *testing.B) {
+	const n = 2000 * 2000
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = byte(i*7/5) % 10
+	}
+	tr := packTerrain(raw, 10, false)
+	b.SetBytes(n)
+	for b.Loop() {
+		tr.chunks(func([]byte) {})
+	}
+}
+
+// BenchmarkTerrainPack measures packing 2000x2000 cells, as loading a map
+// does.
+func BenchmarkTerrainPack(b *testing.B) {
+	const n = 2000 * 2000
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = byte(i*7/5) % 10
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		packTerrain(raw, 10, false)
+	}
 }
