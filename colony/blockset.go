@@ -3,7 +3,7 @@ package colony
 // blockSet is the set of cells an impassable building stands on: a bitmap
 // cut in pages of blockCells cells, a page allocated only when one of its
 // cells is first set. Impassable buildings are few and clustered, so a
-// dense bitmap (one bit per cell, an eighth of the terrain's memory) would
+// dense bitmap (one bit per cell, a quarter of packed terrain's memory) would
 // be almost all zeros; this costs one pointer per page instead, plus the
 // pages that hold a blocked cell. It is derived data, never encoded.
 type blockSet struct {

@@ -19,10 +19,12 @@ const (
 	MaxMaps = 256
 	// MinSide is the smallest map width or height.
 	MinSide = 8
-	// MaxSide is the largest map width or height. Terrain takes one byte
-	// per cell, so a map encodes to at least width*height bytes: up to
-	// 16 MiB each, 4 GiB for MaxMaps maps. Memory stays close to that:
-	// besides its terrain, a map holds one bit per cell, data in
+	// MaxSide is the largest map width or height. Terrain encodes to one
+	// byte per cell, so a map encodes to at least width*height bytes: up
+	// to 16 MiB each, 4 GiB for MaxMaps maps. Memory stays close to that
+	// or below: terrain takes half a byte per cell in memory when the
+	// content has at most 16 terrain types, and besides its terrain, a map
+	// holds one bit per cell, data in
 	// proportion to its things and pawns and, if it has pawns, its
 	// passable runs (a few per row on generated terrain).
 	MaxSide = 4096
