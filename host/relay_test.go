@@ -415,16 +415,12 @@ func TestRelaySaveResume(t *testing.T) {
 	}
 }
 
-// TestRelayArbiterSilent: an arbiter that never answers a join point
-// request leaves the joiner waiting no longer than the wait limit (it is
-// refused, Timeout), and the next joiner's admission cancels the request
-// and makes a new one.
-func TestRelayArbiterSilent(t *testing.T) {
-	var logs syncbuf.Buffer
-	h := startRelay(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond}, Relay: host.RelayConfig{UploadWait: 300 * time.Millisecond}}, &logs)
-
-	// A raw arbiter: it uploads the world, then answers nothing.
-	c := dialRaw(t, h.Addr)
+// muteArbiter is a raw client that proves the arbiter secret to the relay
+// host at addr, uploads the world of a new session (the spec's worked
+// upload) and says WorldReady; it answers nothing after that.
+func muteArbiter(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	c := dialRaw(t, addr)
 	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
 	ml := c.expect(wire.IDServerModList).(*wire.ServerModList)
 	c.send(&wire.ClientDefs{Databases: ml.Databases})
@@ -437,6 +433,19 @@ func TestRelayArbiterSilent(t *testing.T) {
 		t.Fatalf("the world upload: %+v", res)
 	}
 	c.send(&wire.ClientWorldReady{Tick: 0})
+	return c
+}
+
+// TestRelayArbiterSilent: an arbiter that never answers a join point
+// request leaves the joiner waiting no longer than the wait limit (it is
+// refused, Timeout), and the next joiner's admission cancels the request
+// and makes a new one.
+func TestRelayArbiterSilent(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond}, Relay: host.RelayConfig{UploadWait: 300 * time.Millisecond}}, &logs)
+
+	// A raw arbiter: it uploads the world, then answers nothing.
+	c := muteArbiter(t, h.Addr)
 	go func() { // keep reading, answering clock rounds, until the test ends
 		for {
 			if _, _, err := c.fr.Next(); err != nil {
@@ -514,19 +523,7 @@ func TestRelayArbiterLeavesMidRequest(t *testing.T) {
 	h := startRelay(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond}, Relay: host.RelayConfig{UploadWait: time.Minute}}, &logs)
 
 	// A raw arbiter: it uploads the world, then answers nothing.
-	c := dialRaw(t, h.Addr)
-	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
-	ml := c.expect(wire.IDServerModList).(*wire.ServerModList)
-	c.send(&wire.ClientDefs{Databases: ml.Databases})
-	c.syncClockUntil(wire.IDServerDefsOK)
-	c.send(&wire.ClientUsername{Name: "Mute", ArbiterProof: password.ArbiterProof(relaySecret, ml.ArbiterChallenge)})
-	req := c.syncClockUntil(wire.IDServerUploadRequest).(*wire.ServerUploadRequest)
-	payload := relayWorkedUpload(t)
-	c.send(&wire.ClientUpload{Request: req.Request, Total: uint64(len(payload)), Data: payload})
-	if res := c.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult); res.Result != wire.UploadAccepted {
-		t.Fatalf("the world upload: %+v", res)
-	}
-	c.send(&wire.ClientWorldReady{Tick: 0})
+	c := muteArbiter(t, h.Addr)
 	asked := make(chan uint64, 1)
 	go func() { // keep reading until a join point request comes
 		for {

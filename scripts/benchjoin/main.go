@@ -118,16 +118,27 @@ func main() {
 
 // runOpenTTD builds the tools and runs the comparison with OpenTTD.
 func runOpenTTD(o openttdOptions) error {
+	return withTools(o.hostBin, o.joinBin, func(b *bench) error { return b.openttd(o) })
+}
+
+// runRelay builds the tools and compares relay and simulating joins.
+func runRelay(mib, runs int) error {
+	return withTools("", "", func(b *bench) error { return b.compareRelay(mib, runs) })
+}
+
+// withTools runs fn with a bench whose host and join tools are hostBin
+// and joinBin, or built from ./cmd/host and ./cmd/join when empty, in a
+// directory of its own removed after.
+func withTools(hostBin, joinBin string, fn func(*bench) error) error {
 	dir, err := os.MkdirTemp("", "benchjoin-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	// Ports of its own, so two runs at once do not meet.
-	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50}
+	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50, host: hostBin, joiner: joinBin}
 	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	b.host, b.joiner = o.hostBin, o.joinBin
 	if b.host == "" {
 		if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
 			return err
@@ -138,26 +149,7 @@ func runOpenTTD(o openttdOptions) error {
 			return err
 		}
 	}
-	return b.openttd(o)
-}
-
-// runRelay builds the tools and compares relay and simulating joins.
-func runRelay(mib, runs int) error {
-	dir, err := os.MkdirTemp("", "benchjoin-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50}
-	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-		return err
-	}
-	if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
-		return err
-	}
-	return b.compareRelay(mib, runs)
+	return fn(b)
 }
 
 type bench struct {
