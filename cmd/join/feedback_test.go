@@ -68,9 +68,11 @@ func TestTypedCommandsAnswer(t *testing.T) {
 	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
 	sess, typed := player(t, addr, "Alice", b, &out)
 	player(t, addr, "Bob", b, &bobOut)
-	testkit.WaitFor(t, "Alice to see Bob playing", func() bool {
+	// Both, as "players" below prints them: the roster's update of
+	// Alice's own status can come after Bob's.
+	testkit.WaitFor(t, "Alice to see herself and Bob playing", func() bool {
 		ps := sess.Players()
-		return len(ps) == 2 && ps[1].Status == wire.StatusPlaying
+		return len(ps) == 2 && ps[0].Status == wire.StatusPlaying && ps[1].Status == wire.StatusPlaying
 	})
 	cur := &current{}
 	cur.set(sess)
