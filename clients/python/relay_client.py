@@ -76,16 +76,23 @@ def encode_payload(world, maps=None):
     return struct.pack(">IQ", len(hdr), lc.xxh64(hdr)) + hdr + b"".join(blobs)
 
 
+def decode_blobs(verifier, what):
+    """The world blob (the world and its map IDs) and the map blobs a verified payload holds,
+    decoded; a blob that does not decode is a PayloadError naming what the payload is."""
+    try:
+        world, ids = drift.World.decode_world(verifier.kept[0])
+        maps = [drift.Map.decode(verifier.kept[1 + i]) for i in range(len(verifier.header["maps"]))]
+    except drift.FormatError as e:
+        raise lc.PayloadError(f"{what} does not load: {e}") from None
+    return world, ids, maps
+
+
 def load_payload(verifier):
     """The world a verified payload holds (keep=True), its hashes checked against the header (8.3)."""
     h = verifier.header
     if h["held"]:
         raise lc.PayloadError("the header lists held blobs, and this client asked to resume none")
-    try:
-        world, ids = drift.World.decode_world(verifier.kept[0])
-        maps = [drift.Map.decode(verifier.kept[1 + i]) for i in range(len(h["maps"]))]
-    except drift.FormatError as e:
-        raise lc.PayloadError(f"the world does not load: {e}") from None
+    world, ids, maps = decode_blobs(verifier, "the world")
     if world.tick != h["tick"]:
         raise lc.PayloadError(f"the world blob is at tick {world.tick}, the header says {h['tick']}")
     if ids != [m["id"] for m in h["maps"]]:
@@ -107,11 +114,7 @@ def swap_in(world, verifier, full):
     h = verifier.header
     if full:
         return load_payload(verifier)
-    try:
-        fresh, ids = drift.World.decode_world(verifier.kept[0])
-        maps = [drift.Map.decode(verifier.kept[1 + i]) for i in range(len(h["maps"]))]
-    except drift.FormatError as e:
-        raise lc.PayloadError(f"the repair does not load: {e}") from None
+    fresh, ids, maps = decode_blobs(verifier, "the repair")
     if fresh.tick != h["tick"]:
         raise lc.PayloadError(f"the repair's world blob is at tick {fresh.tick}, the header says {h['tick']}")
     old = {m.id: m for m in world.maps}
