@@ -176,6 +176,8 @@ func (*ClientCommand) ID() ID { return IDClientCommand }
 // oversized command politely, with a notice, and keep the player.
 const MaxClientCommandPayload = 4 * MaxCommandPayload
 
+func (p *ClientCommand) bulk() (*[]byte, int) { return &p.Payload, MaxCommandPayload }
+
 // Validate implements Packet.
 func (p *ClientCommand) Validate() error {
 	if len(p.Payload) > MaxClientCommandPayload {

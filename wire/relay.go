@@ -78,6 +78,8 @@ type ClientUpload struct {
 // ID implements Packet.
 func (*ClientUpload) ID() ID { return IDClientUpload }
 
+func (p *ClientUpload) bulk() (*[]byte, int) { return &p.Data, MaxChunkData }
+
 // Validate implements Packet.
 func (p *ClientUpload) Validate() error {
 	if p.Request == 0 {

@@ -116,6 +116,8 @@ type ServerWorldData struct {
 // ID implements Packet.
 func (*ServerWorldData) ID() ID { return IDServerWorldData }
 
+func (p *ServerWorldData) bulk() (*[]byte, int) { return &p.Data, MaxChunkData }
+
 // Validate implements Packet.
 func (p *ServerWorldData) Validate() error {
 	if len(p.Data) > MaxChunkData {

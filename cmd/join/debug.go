@@ -128,3 +128,39 @@ func (p *memProfile) close() {
 		_ = p.f.Close()
 	}
 }
+
+// cpuProfile is the hidden --debug-cpuprofile switch: a CPU profile (go
+// tool pprof) of the join from the start to WorldReady, where the time of
+// decompressing, loading and catching up goes.
+type cpuProfile struct{ f *os.File }
+
+// startCPUProfile creates the file and starts profiling; an empty name
+// is no profile.
+func startCPUProfile(name string) (*cpuProfile, error) {
+	if name == "" {
+		return nil, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--debug-cpuprofile: %w", err)
+	}
+	return &cpuProfile{f: f}, nil
+}
+
+// stop ends profiling and closes the file; later calls do nothing.
+func (p *cpuProfile) stop() error {
+	if p == nil || p.f == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := p.f.Close()
+	p.f = nil
+	if err != nil {
+		return fmt.Errorf("--debug-cpuprofile: %w", err)
+	}
+	return nil
+}

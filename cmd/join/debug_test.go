@@ -133,3 +133,38 @@ func TestDebugMemProfile(t *testing.T) {
 		t.Errorf("unwritable profile: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestDebugCPUProfile: the hidden --debug-cpuprofile writes a CPU profile
+// of the join that pprof's format reads (gzip-compressed protobuf); an
+// unwritable path is an error.
+func TestDebugCPUProfile(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b)
+	name := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, out, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready", "-q", "--debug-cpuprofile", name)
+	if code != cliutil.ExitOK || !strings.Contains(out, "WorldReady") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("profile is not gzip: %v", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("cpu")) || !bytes.Contains(raw, []byte("nanoseconds")) {
+		t.Errorf("profile of %d bytes is not a CPU profile", len(raw))
+	}
+	bad := filepath.Join(t.TempDir(), "missing", "cpu.pprof")
+	if code, _, errOut := runJoin(t, addr, "--name", "Bob", "--exit-after-ready", "-q", "--debug-cpuprofile", bad); code == cliutil.ExitOK || !strings.Contains(errOut, "--debug-cpuprofile") {
+		t.Errorf("unwritable profile: exit %d, stderr %q", code, errOut)
+	}
+}

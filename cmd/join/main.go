@@ -87,6 +87,7 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
+		&cli.StringFlag{Name: "debug-cpuprofile", Hidden: true, Usage: "debugging: write a CPU profile of the join, from the start to WorldReady, to `FILE`"},
 		&cli.StringFlag{Name: "debug-memprofile", Hidden: true, Usage: "debugging: write a heap profile of the loaded world to `FILE` right after WorldReady"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
@@ -179,6 +180,11 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer prof.close()
+	cpu, err := startCPUProfile(c.String("debug-cpuprofile"))
+	if err != nil {
+		return err
+	}
+	defer cpu.stop()
 	tlsCfg, learned, known, err := clientTLS(c, hostAddr(c.Args().First()))
 	if err != nil {
 		return err
@@ -197,6 +203,9 @@ func run(c *cli.Context) error {
 		return explain(err, bundle)
 	}
 	pin(cfg.Addr, learned, known)
+	if err := cpu.stop(); err != nil {
+		return err
+	}
 	printReady(sess)
 	if err := prof.write(); err != nil {
 		return err
