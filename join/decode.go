@@ -32,6 +32,13 @@ type decoder struct {
 	got      map[int]bool // blobs handed over so far
 	taken    bool         // finish ran: the simulation is out
 
+	// raws are inflated maps' buffers, free for the next map: with a
+	// MapLoader each map is loaded (copied) before its buffer is reused,
+	// so the joiner touches GOMAXPROCS maps' worth of fresh memory for
+	// the raw bytes, not the whole world's. Fresh memory is what a join
+	// pays most for after the CPU: the kernel (and, in a virtual machine,
+	// the hypervisor) backs every new page on its first touch.
+	raws      chan []byte
 	worldDone chan struct{}      // closed once the world is inflated (and begun)
 	asm       *snapshot.Assembly // set with the world blob's arrival
 	asmMu     sync.Mutex         // Assembly calls are not concurrent
@@ -41,7 +48,8 @@ type decoder struct {
 func newDecoder(cfg Config, header *snapshot.Header) *decoder {
 	return &decoder{lim: snapshot.Limits{MaxRaw: cfg.MaxRaw, MaxRawTotal: cfg.MaxRawTotal},
 		loader: cfg.Loader, mapLoader: cfg.MapLoader, header: header,
-		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), worldDone: make(chan struct{})}
+		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), raws: make(chan []byte, runtime.GOMAXPROCS(0)),
+		worldDone: make(chan struct{})}
 }
 
 func (d *decoder) fail(err error) {
@@ -71,7 +79,11 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 	go func() {
 		defer d.wg.Done()
 		defer func() { <-d.sem }()
-		raw, err := snapshot.Decompress(b, d.lim.MaxRaw)
+		var buf []byte
+		if i > 0 && d.mapLoader != nil {
+			buf = d.freeRaw()
+		}
+		raw, err := snapshot.DecompressInto(buf, b, d.lim.MaxRaw)
 		if err != nil {
 			d.fail(fmt.Errorf("blob %d: %w", i, err))
 		}
@@ -122,15 +134,39 @@ func (d *decoder) add(err error) {
 }
 
 func (d *decoder) addMap(i int, raw []byte) {
-	if d.mapLoader != nil {
-		<-d.worldDone // a MapLoader takes maps only after the world
-		if d.failed() != nil {
-			return // the world failed; its error is recorded
-		}
+	if d.mapLoader == nil {
+		d.asmMu.Lock()
+		defer d.asmMu.Unlock()
+		d.add(d.asm.Map(i, raw)) // kept until Finish
+		return
+	}
+	defer d.reuseRaw(raw)
+	<-d.worldDone // a MapLoader takes maps only after the world
+	if d.failed() != nil {
+		return // the world failed; its error is recorded
 	}
 	d.asmMu.Lock()
 	defer d.asmMu.Unlock()
-	d.add(d.asm.Map(i, raw))
+	d.add(d.asm.MapCopy(i, raw))
+}
+
+// freeRaw returns an inflated map's buffer that is free again, or nil.
+func (d *decoder) freeRaw() []byte {
+	select {
+	case b := <-d.raws:
+		return b
+	default:
+		return nil
+	}
+}
+
+// reuseRaw keeps a loaded map's buffer for the next map, unless enough
+// are kept already.
+func (d *decoder) reuseRaw(b []byte) {
+	select {
+	case d.raws <- b[:0]:
+	default:
+	}
 }
 
 // has reports whether blob i was handed over already.

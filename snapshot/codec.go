@@ -70,7 +70,8 @@ type codecImpl struct {
 	// buffer of its declared raw size, when the stream names that same
 	// size and it is at most capLimit; ok false means it did not try (the
 	// caller streams the blob through reader instead).
-	whole func(src []byte, raw uint64, capLimit int64) (out []byte, ok bool, err error)
+	// dst's storage is used when it holds raw bytes.
+	whole func(src []byte, raw uint64, capLimit int64, dst []byte) (out []byte, ok bool, err error)
 }
 
 var codecs = map[Codec]codecImpl{
@@ -284,13 +285,14 @@ func zstdReader(src io.Reader, limit int64) (io.Reader, func(), error) {
 var zstdWholeDecoders sync.Pool // *zstd.Decoder, DecodeAll bounded by its buffer's capacity
 
 // zstdWhole inflates a frame that states its content size, when that size
-// is the blob's declared raw size and at most capLimit, with DecodeAll into a buffer of exactly that size:
-// DecodeAll keeps its history in the output, so the blob is allocated
-// once, where a streaming decoder would also hold a window as large as
-// the blob. The decoder refuses to write past the buffer's capacity, so
+// is the blob's declared raw size and at most capLimit, with DecodeAll into
+// a buffer of exactly that size (dst's storage when it holds that much):
+// DecodeAll keeps its history in the output, so the blob is allocated at
+// most once, where a streaming decoder would also hold a window as large
+// as the blob. The decoder refuses to write past the buffer's capacity, so
 // a frame lying about its size, or a second frame, is an error, never a
 // larger allocation.
-func zstdWhole(src []byte, raw uint64, capLimit int64) ([]byte, bool, error) {
+func zstdWhole(src []byte, raw uint64, capLimit int64, dst []byte) ([]byte, bool, error) {
 	var h zstd.Header
 	if err := h.Decode(src); err != nil || !h.HasFCS || h.FrameContentSize != raw || raw > uint64(capLimit) {
 		return nil, false, nil
@@ -305,7 +307,12 @@ func zstdWhole(src []byte, raw uint64, capLimit int64) ([]byte, bool, error) {
 		}
 	}
 	defer zstdWholeDecoders.Put(zr)
-	out, err := zr.DecodeAll(src, make([]byte, 0, h.FrameContentSize))
+	if uint64(cap(dst)) < h.FrameContentSize {
+		dst = make([]byte, 0, h.FrameContentSize)
+	}
+	// The capacity bounds what DecodeAll writes (WithDecodeAllCapLimit):
+	// a reused buffer larger than the blob is cut to the blob's size.
+	out, err := zr.DecodeAll(src, dst[:0:h.FrameContentSize])
 	if err != nil {
 		return nil, true, err
 	}

@@ -69,11 +69,12 @@ const (
 
 // inflate reads the stream src of a blob compressed with c and declaring
 // raw bytes, refusing more than min(raw, limit) bytes of output (limit <=
-// 0: raw), into a buffer that starts at most initialCap bytes large. The
-// limit is checked before anything is allocated. After the stream is read
+// 0: raw), into dst's storage when it is large enough, else into a buffer
+// that starts at most initialCap bytes large. The limit is checked before
+// anything is allocated. After the stream is read
 // and before its size is compared with raw, it calls after (when not
 // nil), which may still refuse the blob.
-func inflate(src io.Reader, c Codec, raw uint64, limit, initialCap int64, after func() error) ([]byte, error) {
+func inflate(src io.Reader, c Codec, raw uint64, limit, initialCap int64, dst []byte, after func() error) ([]byte, error) {
 	limit, err := blobLimit(raw, limit)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func inflate(src io.Reader, c Codec, raw uint64, limit, initialCap int64, after 
 	if err == nil {
 		defer release()
 		var out []byte
-		if out, err = readLimited(zr, limit, min(limit, initialCap)); err == nil {
+		if out, err = readLimited(zr, limit, min(limit, initialCap), dst); err == nil {
 			return checkInflated(out, raw, after)
 		}
 	}
@@ -110,14 +111,18 @@ func checkInflated(out []byte, raw uint64, after func() error) ([]byte, error) {
 	return out, nil
 }
 
-// readLimited reads r to its end into a buffer of initial bytes that
-// grows only when the data outruns it, refusing more than limit bytes.
+// readLimited reads r to its end into a buffer of initial bytes (dst's
+// storage when it holds that many) that grows only when the data outruns
+// it, refusing more than limit bytes.
 // A buffer sized right is filled in place: no copy, no slack. Once the
 // buffer holds limit bytes, the end of the stream is seen by a one-byte
 // probe, not by growing the buffer past the limit (which would allocate
 // the whole blob a second time).
-func readLimited(r io.Reader, limit, initial int64) ([]byte, error) {
-	buf := make([]byte, 0, max(min(initial, limit), 512))
+func readLimited(r io.Reader, limit, initial int64, dst []byte) ([]byte, error) {
+	buf := dst[:0]
+	if want := max(min(initial, limit), 512); int64(cap(dst)) < want {
+		buf = make([]byte, 0, want)
+	}
 	for {
 		if int64(len(buf)) >= limit {
 			return buf, probeEOF(r, limit)
@@ -160,7 +165,14 @@ func probeEOF(r io.Reader, limit int64) error {
 // Decompress checks b's hash, then inflates it with its codec, refusing
 // more than min(b.RawSize, limit) bytes of output. limit <= 0 means
 // b.RawSize.
-func Decompress(b Blob, limit int64) ([]byte, error) {
+func Decompress(b Blob, limit int64) ([]byte, error) { return DecompressInto(nil, b, limit) }
+
+// DecompressInto is Decompress into dst's storage when it is large enough
+// for the blob (the result then aliases dst), else into a new buffer. A
+// loader that is done with each blob before the next (a MapLoader) reuses
+// one buffer for all of them: inflating a world's maps then touches one
+// map's worth of fresh memory instead of the whole world's.
+func DecompressInto(dst []byte, b Blob, limit int64) ([]byte, error) {
 	if xxhash.Sum64(b.Data) != b.Hash {
 		return nil, ErrHashMismatch
 	}
@@ -170,7 +182,7 @@ func Decompress(b Blob, limit int64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, tried, err := impl.whole(b.Data, b.RawSize, min(lim, initial))
+		out, tried, err := impl.whole(b.Data, b.RawSize, min(lim, max(initial, int64(cap(dst)))), dst)
 		if tried {
 			if err != nil {
 				if impl.tooLarge(err) {
@@ -181,7 +193,7 @@ func Decompress(b Blob, limit int64) ([]byte, error) {
 			return checkInflated(out, b.RawSize, nil)
 		}
 	}
-	return inflate(bytes.NewReader(b.Data), b.Codec, b.RawSize, limit, initial, nil)
+	return inflate(bytes.NewReader(b.Data), b.Codec, b.RawSize, limit, initial, dst, nil)
 }
 
 // InflateFrom streams the blob info describes from r (exactly info.Size
@@ -192,7 +204,7 @@ func Decompress(b Blob, limit int64) ([]byte, error) {
 func InflateFrom(r io.Reader, info BlobInfo, limit int64) ([]byte, error) {
 	hash := xxhash.New()
 	src := io.TeeReader(io.LimitReader(r, int64(min(info.Size, 1<<62))), hash)
-	return inflate(src, info.Codec, info.RawSize, limit, initialStreamInflateCap, func() error {
+	return inflate(src, info.Codec, info.RawSize, limit, initialStreamInflateCap, nil, func() error {
 		if _, err := io.Copy(io.Discard, src); err != nil {
 			return err
 		}
@@ -246,11 +258,21 @@ func (a *Assembly) World(raw []byte) error {
 // Map takes map i of the header, inflated. raw is handed over (a
 // MapLoader may keep it in the world it builds): the caller must not use
 // it again.
-func (a *Assembly) Map(i int, raw []byte) error {
+func (a *Assembly) Map(i int, raw []byte) error { return a.addMap(i, raw, true) }
+
+// MapCopy is Map for a buffer the caller reuses once it returns (one
+// DecompressInto buffer for every map): the loader keeps copies of what
+// it needs, never raw itself.
+func (a *Assembly) MapCopy(i int, raw []byte) error { return a.addMap(i, raw, false) }
+
+func (a *Assembly) addMap(i int, raw []byte, owned bool) error {
 	if i < 0 || i >= len(a.h.Maps) {
 		return fmt.Errorf("map %d of a header of %d", i, len(a.h.Maps))
 	}
 	if a.ml == nil {
+		if !owned {
+			raw = bytes.Clone(raw)
+		}
 		a.maps[i] = raw
 		return nil
 	}
@@ -258,7 +280,7 @@ func (a *Assembly) Map(i int, raw []byte) error {
 	if a.asm == nil {
 		return fmt.Errorf("load map %d: no world blob", id)
 	}
-	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw, Owned: true}); err != nil {
+	if err := a.asm.AddMap(lockstep.MapBlob{ID: id, Data: raw, Owned: owned}); err != nil {
 		return fmt.Errorf("load map %d: %w", id, err)
 	}
 	return nil

@@ -259,3 +259,50 @@ func TestDecompressAllocatesOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDecompressIntoReuses: DecompressInto inflates into the buffer it is
+// given when that holds the blob, allocating no second one, and into a
+// new one when it does not; a reused buffer larger than the blob does
+// not loosen the blob's size checks.
+func TestDecompressIntoReuses(t *testing.T) {
+	for _, c := range Readable() {
+		t.Run(c.String(), func(t *testing.T) {
+			raw := make([]byte, 2<<20)
+			rng := rand.New(rand.NewPCG(7, 1))
+			for i := range raw {
+				raw[i] = byte(rng.IntN(16))
+			}
+			b, err := Compress(raw, Compression{Codec: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 0, 3<<20)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			out, err := DecompressInto(buf, b, 0)
+			runtime.ReadMemStats(&after)
+			if err != nil || !bytes.Equal(out, raw) {
+				t.Fatalf("into a large enough buffer: %v", err)
+			}
+			if &out[0] != &buf[:1][0] {
+				t.Error("inflated outside the buffer given")
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("allocated %d bytes beside the buffer given", got)
+			}
+			small := make([]byte, 0, 1<<20)
+			if out, err := DecompressInto(small, b, 0); err != nil || !bytes.Equal(out, raw) || &out[0] == &small[:1][0] {
+				t.Fatalf("into a buffer too small: %v", err)
+			}
+			short := b
+			short.RawSize = uint64(len(raw) - 1)
+			if _, err := DecompressInto(buf, short, 0); !errors.Is(err, ErrTooLarge) {
+				t.Errorf("RawSize one short, a larger buffer given: %v, want ErrTooLarge", err)
+			}
+			if _, err := DecompressInto(buf, b, int64(len(raw)-1)); !errors.Is(err, ErrTooLarge) {
+				t.Errorf("caller limit below RawSize, a larger buffer given: %v, want ErrTooLarge", err)
+			}
+		})
+	}
+}
