@@ -655,7 +655,12 @@ func (d *decoder) mapThings(r *rules, m *gameMap) error {
 	if d.err != nil {
 		return d.err
 	}
-	m.Things = make([]thing, 0, n)
+	// Room for things to come: a map gains a few every hundred ticks,
+	// and a slice that is exactly full is copied whole (and the old one
+	// left as garbage) at the first, on every map, while a joiner catches
+	// up. A thirty-second more covers a thousand ticks or so of a busy
+	// map.
+	m.Things = make([]thing, 0, n+n/32+64)
 	prev := int32(0)
 	for range n {
 		var t thing
