@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lockhost/lockhost/lockstep"
@@ -235,9 +238,51 @@ func (w *World) MapHash(id int32) (uint64, bool) {
 }
 
 func (w *World) mapHash(m *gameMap) uint64 {
+	if m.loadedHash.version == m.version && m.version != 0 {
+		return m.loadedHash.hash
+	}
+	return w.encodeHash(m)
+}
+
+// encodeHash hashes m's encoding.
+func (w *World) encodeHash(m *gameMap) uint64 {
 	e := encoder{buf: make([]byte, 0, 8192), d: xxhash.New()}
 	w.encodeMap(m, &e)
 	return e.d.Sum64()
+}
+
+// mapMemo is a map's hash at one version. The load sets it once, on the
+// goroutine decoding the map, before the world is handed out, so a
+// joiner's check of every loaded map against the host's hashes costs
+// nothing more and the hashing runs on the cores that decode; nothing
+// writes it later, so reading the world stays safe from any number of
+// goroutines. It is stale from the map's first change.
+type mapMemo struct{ version, hash uint64 }
+
+// forMaps runs f(i) for i in [0, n) on up to GOMAXPROCS goroutines and
+// returns when every call has: hashing a big world's maps one after the
+// other would use one core of several. Each f must touch only what
+// belongs to its own i.
+func forMaps(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // MapHashOf is MapHash of the map whose encoding (MarshalMap) is enc: a
@@ -249,9 +294,7 @@ func (w *World) MapHashOf(enc []byte) uint64 { return xxhash.Sum64(enc) }
 // map's hash (8 bytes little endian) in ID order.
 func (w *World) WorldHash() uint64 {
 	hs := make([]uint64, len(w.maps))
-	for i, m := range w.maps {
-		hs[i] = w.mapHash(m)
-	}
+	forMaps(len(w.maps), func(i int) { hs[i] = w.mapHash(w.maps[i]) })
 	return w.WorldHashOf(hs)
 }
 
@@ -472,13 +515,18 @@ func load(r *rules, world []byte, maps []lockstep.MapBlob) (*World, error) {
 }
 
 // assembly is a World being rebuilt map by map (lockstep.MapAssembly).
+// AddMap may run on several goroutines at once: each decodes its map
+// alone and only takes the lock to check and record it
+// (lockstep.ConcurrentMapAssembly).
 type assembly struct {
-	w     *World // nil once finished or failed
-	added int    // maps decoded so far
-	err   error  // first error; sticks
+	mu      sync.Mutex
+	w       *World // nil once finished or failed
+	added   int    // maps decoded so far
+	pending []bool // maps being decoded now, by ID
+	err     error  // first error; sticks
 }
 
-var _ lockstep.MapAssembly = (*assembly)(nil)
+var _ lockstep.ConcurrentMapAssembly = (*assembly)(nil)
 
 var errFinished = errors.New("colony: load: world already finished")
 
@@ -503,40 +551,67 @@ func begin(r *rules, world []byte, maps int) (*assembly, error) {
 		return nil, fmt.Errorf("colony: load: world has %d maps, %d given", n, maps)
 	}
 	w.maps = make([]*gameMap, n)
-	return &assembly{w: w}, nil
+	return &assembly{w: w, pending: make([]bool, n)}, nil
 }
 
-// AddMap decodes one map. It keeps no reference to m.Data.
+// AddMap decodes one map. It keeps no reference to m.Data unless m.Owned.
 func (a *assembly) AddMap(m lockstep.MapBlob) error { return a.addMap(m) }
 
+// ConcurrentAddMap marks AddMap as safe to call from several goroutines
+// at once.
+func (*assembly) ConcurrentAddMap() {}
+
 func (a *assembly) addMap(b lockstep.MapBlob) error {
+	w, err := a.claim(b.ID)
+	if err != nil {
+		return err
+	}
+	m, err := decodeMap(w.r, b.ID, b.Data, b.Owned)
+	if err == nil {
+		m.loadedHash = mapMemo{m.version, w.encodeHash(m)}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending[b.ID] = false
 	if a.err != nil {
-		return a.err
+		return a.err // another map failed meanwhile
+	}
+	if err != nil {
+		a.err, a.w = err, nil
+		return err
+	}
+	w.maps[b.ID] = m
+	a.added++
+	return nil
+}
+
+// claim checks that map id may be added now and marks it pending.
+func (a *assembly) claim(id int32) (*World, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return nil, a.err
 	}
 	w := a.w
 	if w == nil {
-		return errFinished
+		return nil, errFinished
 	}
 	n := len(w.maps)
 	var err error
 	switch {
 	case a.added == n:
-		err = fmt.Errorf("colony: load: map %d given after all %d maps", b.ID, n)
-	case b.ID < 0 || int(b.ID) >= n:
-		err = fmt.Errorf("colony: load: map ID %d, world has maps 0..%d", b.ID, n-1)
-	case w.maps[b.ID] != nil:
-		err = fmt.Errorf("colony: load: map %d given twice", b.ID)
+		err = fmt.Errorf("colony: load: map %d given after all %d maps", id, n)
+	case id < 0 || int(id) >= n:
+		err = fmt.Errorf("colony: load: map ID %d, world has maps 0..%d", id, n-1)
+	case w.maps[id] != nil || a.pending[id]:
+		err = fmt.Errorf("colony: load: map %d given twice", id)
 	}
-	if err == nil {
-		var m *gameMap
-		if m, err = decodeMap(w.r, b.ID, b.Data, b.Owned); err == nil {
-			w.maps[b.ID] = m
-			a.added++
-			return nil
-		}
+	if err != nil {
+		a.err, a.w = err, nil
+		return nil, err
 	}
-	a.err, a.w = err, nil
-	return err
+	a.pending[id] = true
+	return w, nil
 }
 
 // Finish checks that every map arrived and returns the world.
@@ -552,6 +627,8 @@ func (a *assembly) Finish() (lockstep.Sim, error) {
 // decoded (its derived data and regions built in addMap) and maps share
 // nothing, so nothing is left to do across maps.
 func (a *assembly) finish() (*World, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.err != nil {
 		return nil, a.err
 	}

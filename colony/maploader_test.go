@@ -2,7 +2,9 @@ package colony
 
 import (
 	"bytes"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -403,5 +405,96 @@ func TestMapLoaderReusedBuffer(t *testing.T) {
 				t.Fatal("a world loaded through one reused buffer evolves differently")
 			}
 		})
+	}
+}
+
+// TestMapLoaderConcurrent: AddMap runs on several goroutines at once
+// (lockstep.ConcurrentMapAssembly), as the join tool calls it, and the
+// world is the one Load builds; a map given twice at once fails the
+// assembly, whichever call comes second.
+func TestMapLoaderConcurrent(t *testing.T) {
+	c := testContent(t)
+	w := mustNew(t, c, Config{Maps: 8, Width: 60, Height: 50, Seed: 4, PawnsPerMap: 6, ThingsPerMap: 120})
+	run(t, w, newScript(4, c), 200)
+	world, maps := snapshot(t, w)
+	clean, err := Load(c, world, maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := func() lockstep.MapAssembly {
+		a, err := MapLoader(c).Begin(bytes.Clone(world), len(maps))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := a.(lockstep.ConcurrentMapAssembly); !ok {
+			t.Fatal("colony's assembly does not say its AddMap calls may overlap")
+		}
+		return a
+	}
+	a := begin()
+	var wg sync.WaitGroup
+	for _, m := range maps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.AddMap(lockstep.MapBlob{ID: m.ID, Data: bytes.Clone(m.Data)}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	sim, err := a.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim.WorldHash() != clean.WorldHash() {
+		t.Fatal("a world loaded map by map on several goroutines differs from Load's")
+	}
+
+	a = begin()
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = a.AddMap(lockstep.MapBlob{ID: maps[3].ID, Data: bytes.Clone(maps[3].Data)})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("map 3 given twice at once: %v, want \"given twice\"", err)
+	}
+	if _, err := a.Finish(); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("Finish after a map given twice: %v, want its error", err)
+	}
+}
+
+// TestLoadedHashIsTheEncodingHash: the hash a map is loaded with is the
+// hash of its encoding, and it is not used once the map has changed.
+func TestLoadedHashIsTheEncodingHash(t *testing.T) {
+	c := testContent(t)
+	w := mustNew(t, c, Config{Maps: 3, Width: 50, Height: 40, Seed: 2, PawnsPerMap: 5, ThingsPerMap: 100})
+	run(t, w, newScript(2, c), 100)
+	world, maps := snapshot(t, w)
+	got, err := Load(c, world, maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got.maps {
+		if m.loadedHash.version != m.version || m.loadedHash.hash != got.encodeHash(m) {
+			t.Fatalf("map %d loaded with hash %016x at version %d; its encoding hashes to %016x at version %d",
+				m.ID, m.loadedHash.hash, m.loadedHash.version, got.encodeHash(m), m.version)
+		}
+	}
+	run(t, got, newScript(3, c), 50)
+	run(t, w, newScript(3, c), 50)
+	for _, m := range got.maps {
+		h, _ := got.MapHash(m.ID)
+		if h != got.encodeHash(m) {
+			t.Fatalf("map %d: MapHash %016x after 50 ticks, its encoding hashes to %016x", m.ID, h, got.encodeHash(m))
+		}
+		if want, _ := w.MapHash(m.ID); h != want {
+			t.Fatalf("map %d: loaded world's hash %016x after 50 ticks, original's %016x", m.ID, h, want)
+		}
 	}
 }

@@ -103,6 +103,7 @@ type gameMap struct {
 	Pawns      []pawn  // sorted by ID
 
 	version      uint64             // MapVersion: changes whenever the encoding does
+	loadedHash   mapMemo            // MapHash as loaded, set before anyone else sees the map
 	changed      bool               // the encoded state changed since the last version
 	sharedTerr   bool               // Terrain is shared with a clone or an original
 	terrainSum   *terrainSum        // Terrain's hash, shared with it; nil after ownTerrain

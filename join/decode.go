@@ -41,7 +41,7 @@ type decoder struct {
 	raws      chan []byte
 	worldDone chan struct{}      // closed once the world is inflated (and begun)
 	asm       *snapshot.Assembly // set with the world blob's arrival
-	asmMu     sync.Mutex         // Assembly calls are not concurrent
+	asmMu     sync.Mutex         // Assembly calls are not concurrent (but maps, when it says so)
 }
 
 // newDecoder returns the decoder of the payload header describes.
@@ -145,8 +145,10 @@ func (d *decoder) addMap(i int, raw []byte) {
 	if d.failed() != nil {
 		return // the world failed; its error is recorded
 	}
-	d.asmMu.Lock()
-	defer d.asmMu.Unlock()
+	if !d.asm.Concurrent() { // else maps load on every core at once
+		d.asmMu.Lock()
+		defer d.asmMu.Unlock()
+	}
 	d.add(d.asm.MapCopy(i, raw))
 }
 

@@ -141,6 +141,17 @@ type MapAssembly interface {
 	Finish() (Sim, error)
 }
 
+// ConcurrentMapAssembly is a MapAssembly whose AddMap may be called from
+// several goroutines at once, each with a different map; Finish is still
+// called alone, once every AddMap has returned. A joiner then decodes
+// maps on every core instead of one at a time.
+type ConcurrentMapAssembly interface {
+	MapAssembly
+	// ConcurrentAddMap does nothing: it marks the assembly as one whose
+	// AddMap calls may overlap.
+	ConcurrentAddMap()
+}
+
 // MapReplacer is implemented by simulations that can swap one map's state
 // for an encoding of it (MarshalMap's output), leaving the world-level
 // state and every other map as they are. A client whose map diverged from

@@ -219,7 +219,7 @@ func InflateFrom(r io.Reader, info BlobInfo, limit int64) ([]byte, error) {
 // lockstep.MapLoader each map is handed over as it is added, so its raw
 // bytes can be dropped; with a lockstep.Loader the maps are kept until
 // Finish. World comes first when a MapLoader is used; an Assembly is not
-// safe for concurrent use.
+// safe for concurrent use, but for its maps when Concurrent says so.
 type Assembly struct {
 	h     *Header
 	load  lockstep.Loader
@@ -284,6 +284,15 @@ func (a *Assembly) addMap(i int, raw []byte, owned bool) error {
 		return fmt.Errorf("load map %d: %w", id, err)
 	}
 	return nil
+}
+
+// Concurrent reports whether Map and MapCopy may be called from several
+// goroutines at once, each with a different map: once World has
+// returned, when the game's assembly says its AddMap calls may overlap
+// (lockstep.ConcurrentMapAssembly).
+func (a *Assembly) Concurrent() bool {
+	_, ok := a.asm.(lockstep.ConcurrentMapAssembly)
+	return ok
 }
 
 // Finish loads what was added and checks the result against the header:
