@@ -1,5 +1,11 @@
 package colony
 
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
 // Simulation rhythm.
 const (
 	// RareTicks is the period of plant growth and decay. Each map has its
@@ -29,10 +35,47 @@ func (w *World) Step() {
 	if w.tick%tempTicks == 0 {
 		w.temp = seasonalTemp(w.tick) + w.rng.between(-4, 4)
 	}
-	for _, m := range w.maps {
-		m.step(w)
-	}
+	w.stepMaps()
 	w.tick++
+}
+
+// stepMaps steps every map, on up to GOMAXPROCS goroutines when there
+// are several maps. A map's step reads only the world's rules, tick and
+// temperature, writes only its own map, and needs path-finder scratch
+// memory of its own: each worker gets a view of the world holding those
+// (the first worker is w itself), kept from tick to tick with its
+// scratch. Maps share nothing else, so the world ends the tick exactly
+// as if they had stepped one after the other in ID order
+// (TestParallelStepMatchesSequential), and Step still returns only when
+// every map has stepped: the goroutine that calls it owns the world as
+// before. A joiner catching up and a host ticking a big world use every
+// core.
+func (w *World) stepMaps() {
+	workers := min(len(w.maps), runtime.GOMAXPROCS(0))
+	if workers <= 1 || w.sequential {
+		for _, m := range w.maps {
+			m.step(w)
+		}
+		return
+	}
+	for len(w.views) < workers-1 {
+		w.views = append(w.views, &World{r: w.r})
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	run := func(v *World) {
+		defer wg.Done()
+		for i := int(next.Add(1) - 1); i < len(w.maps); i = int(next.Add(1) - 1) {
+			w.maps[i].step(v)
+		}
+	}
+	wg.Add(workers)
+	for _, v := range w.views[:workers-1] {
+		v.r, v.tick, v.seed, v.temp = w.r, w.tick, w.seed, w.temp
+		go run(v)
+	}
+	run(w)
+	wg.Wait()
 }
 
 // seasonalTemp is the base temperature of the day tick falls in: a

@@ -136,6 +136,10 @@ type World struct {
 	temp  int32 // outdoor temperature in degrees, shared by all maps
 	maps  []*gameMap
 	paths pathScratch // scratch memory of the path finder, not state
+	views []*World    // Step's other workers (step.go); not state
+	// sequential steps maps one after the other, for the test that
+	// compares that with stepping them at once.
+	sequential bool
 }
 
 var _ lockstep.Sim = (*World)(nil)
