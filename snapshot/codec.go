@@ -289,7 +289,9 @@ var zstdDecoders sync.Pool // *zstd.Decoder
 // The frames Compress writes have a window of zstdWindow, or of their
 // content size when that is smaller (single-segment).
 func zstdReader(src io.Reader, limit int64) (io.Reader, func(), error) {
-	window := zstd.WithDecoderMaxWindow(uint64(max(limit, zstd.MinWindowSize)))
+	// zstd's smallest windows are 1 KiB, and a frame of at most 1 KiB
+	// may state 2 KiB (the library writes 2 KiB for exactly 1 KiB).
+	window := zstd.WithDecoderMaxWindow(uint64(max(limit, 2*zstd.MinWindowSize)))
 	zr, _ := zstdDecoders.Get().(*zstd.Decoder)
 	var err error
 	if zr == nil {

@@ -264,3 +264,40 @@ func TestBuildMapSubset(t *testing.T) {
 		}
 	}
 }
+
+// TestZstdWindow: the zstd frames Compress writes have the window the
+// spec's section 8.1 says the host writes: 1 MiB over that, the blob's
+// raw size (a single-segment frame) from 1 KiB to 1 MiB, and at most 2
+// KiB below (zstd's smallest windows), and they state their content size
+// from 1 KiB (the joiner inflates a frame that does into one buffer of
+// that size). Each inflates, whole and streamed as a save is read.
+func TestZstdWindow(t *testing.T) {
+	for _, n := range []int{100, 1000, 1024, 1025, 300_000, 1 << 20, 3 << 20} {
+		raw := randomBytes(uint64(n), n)
+		b, err := Compress(raw, Compression{Codec: Zstd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h zstd.Header
+		if err := h.Decode(b.Data); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case n > zstdWindow && (h.SingleSegment || h.WindowSize != zstdWindow):
+			t.Errorf("%d raw bytes: window %d (single segment %v), want %d", n, h.WindowSize, h.SingleSegment, zstdWindow)
+		case n > 1024 && n <= zstdWindow && !h.SingleSegment:
+			t.Errorf("%d raw bytes: window %d, want a single segment", n, h.WindowSize)
+		case n <= 1024 && !h.SingleSegment && h.WindowSize > 2048:
+			t.Errorf("%d raw bytes: window %d, want at most 2 KiB", n, h.WindowSize)
+		}
+		if n > 1024 && (!h.HasFCS || h.FrameContentSize != uint64(n)) {
+			t.Errorf("%d raw bytes: frame content size %d (stated: %v)", n, h.FrameContentSize, h.HasFCS)
+		}
+		if got, err := Decompress(b, 0); err != nil || !bytes.Equal(got, raw) {
+			t.Errorf("%d raw bytes: inflating: %v", n, err)
+		}
+		if got, err := InflateFrom(bytes.NewReader(b.Data), info(b), 0); err != nil || !bytes.Equal(got, raw) {
+			t.Errorf("%d raw bytes: streamed: %v", n, err)
+		}
+	}
+}
