@@ -1,6 +1,7 @@
 package colony
 
 import (
+	"math"
 	"runtime"
 	"testing"
 )
@@ -17,7 +18,7 @@ func TestParallelStepMatchesSequential(t *testing.T) {
 	c := testContent(t)
 	cfg := Config{Maps: 7, Width: 70, Height: 60, Seed: 11, PawnsPerMap: 12, ThingsPerMap: 200, IdleMaps: 2}
 	par, seq := mustNew(t, c, cfg), mustNew(t, c, cfg)
-	seq.sequential = true
+	par.splitFrom, seq.splitFrom = 1, math.MaxInt
 	sp, ss := newScript(5, c), newScript(5, c)
 	for tick := range 600 {
 		run(t, par, sp, 1)
@@ -37,5 +38,18 @@ func TestParallelStepMatchesSequential(t *testing.T) {
 	}
 	if par.WorldHash() != seq.WorldHash() {
 		t.Fatal("world hashes differ")
+	}
+}
+
+// TestOnlyBigWorldsSplitTheirStep: the default world steps on the
+// caller's goroutine alone, where a second one costs more than it saves,
+// and a 16 MiB world on every core.
+func TestOnlyBigWorldsSplitTheirStep(t *testing.T) {
+	c := testContent(t)
+	if w := mustNew(t, c, Config{}); w.bigEnoughToSplit() {
+		t.Error("the default world steps its maps at once")
+	}
+	if w := mustNew(t, c, SizedConfig(16<<20, 1)); !w.bigEnoughToSplit() {
+		t.Error("a 16 MiB world steps its maps one after the other")
 	}
 }

@@ -49,10 +49,10 @@ func (w *World) Step() {
 // (TestParallelStepMatchesSequential), and Step still returns only when
 // every map has stepped: the goroutine that calls it owns the world as
 // before. A joiner catching up and a host ticking a big world use every
-// core.
+// core; a small world steps on the caller's goroutine alone.
 func (w *World) stepMaps() {
 	workers := min(len(w.maps), runtime.GOMAXPROCS(0))
-	if workers <= 1 || w.sequential {
+	if workers <= 1 || !w.bigEnoughToSplit() {
 		for _, m := range w.maps {
 			m.step(w)
 		}
@@ -580,4 +580,27 @@ func (m *gameMap) nearest(r *rules, p *pawn, radius int32, accept func(*thing, *
 		}
 	}
 	return best
+}
+
+// parallelThings is the fewest things, on all maps together, for which
+// Step steps maps at once. Below it, waking other goroutines costs more
+// than they save: the default world (2,400 things) stepped in 54 µs on
+// one core and 69 µs on two, a 64 MiB world (about 400,000 things) in 272
+// µs on one and 147 µs on two.
+const parallelThings = 8192
+
+// bigEnoughToSplit reports whether the world has enough things to step
+// its maps at once (parallelThings, or the test's splitFrom).
+func (w *World) bigEnoughToSplit() bool {
+	from := w.splitFrom
+	if from == 0 {
+		from = parallelThings
+	}
+	n := 0
+	for _, m := range w.maps {
+		if n += len(m.Things); n >= from {
+			return true
+		}
+	}
+	return false
 }

@@ -137,9 +137,9 @@ type World struct {
 	maps  []*gameMap
 	paths pathScratch // scratch memory of the path finder, not state
 	views []*World    // Step's other workers (step.go); not state
-	// sequential steps maps one after the other, for the test that
-	// compares that with stepping them at once.
-	sequential bool
+	// splitFrom replaces parallelThings (step.go) when not 0: tests make
+	// small worlds step their maps at once, or never.
+	splitFrom int
 }
 
 var _ lockstep.Sim = (*World)(nil)
