@@ -90,9 +90,9 @@ func openMemProfile(name string) (*memProfile, error) {
 	if name == "" {
 		return nil, nil
 	}
-	f, err := os.Create(name)
+	f, err := createProfile("--debug-memprofile", name)
 	if err != nil {
-		return nil, fmt.Errorf("--debug-memprofile: %w", err)
+		return nil, err
 	}
 	// One sample every 4 KiB allocated, not Go's 512 KiB: a world's maps
 	// are packed small (a 250-cell square map's terrain is 31 KiB) and
@@ -140,9 +140,9 @@ func startCPUProfile(name string) (*cpuProfile, error) {
 	if name == "" {
 		return nil, nil
 	}
-	f, err := os.Create(name)
+	f, err := createProfile("--debug-cpuprofile", name)
 	if err != nil {
-		return nil, fmt.Errorf("--debug-cpuprofile: %w", err)
+		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		_ = f.Close()
@@ -163,4 +163,14 @@ func (p *cpuProfile) stop() error {
 		return fmt.Errorf("--debug-cpuprofile: %w", err)
 	}
 	return nil
+}
+
+// createProfile creates the file a profile switch names, so a bad path
+// fails before joining; errors name the switch.
+func createProfile(flag, name string) (*os.File, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return f, nil
 }

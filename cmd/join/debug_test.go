@@ -99,72 +99,50 @@ func TestDescribeDesync(t *testing.T) {
 	}
 }
 
-// TestDebugMemProfile: the hidden --debug-memprofile writes a heap profile
-// after WorldReady that pprof's format reads (gzip-compressed protobuf),
-// holding the loaded world's allocations; an unwritable path is an error.
-func TestDebugMemProfile(t *testing.T) {
+// TestDebugProfiles: the hidden --debug-memprofile and --debug-cpuprofile
+// write profiles that pprof's format reads (gzip-compressed protobuf):
+// the heap profile after WorldReady holds the loaded world's allocations,
+// the CPU profile covers the join; an unwritable path is an error.
+func TestDebugProfiles(t *testing.T) {
 	b, err := gamecontent.Load(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := serveBundle(t, b)
-	name := filepath.Join(t.TempDir(), "heap.pprof")
-	code, out, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready", "-q", "--debug-memprofile", name)
-	if code != cliutil.ExitOK || !strings.Contains(out, "WorldReady") {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
-	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("profile is not gzip: %v", err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(raw, []byte("colony.")) {
-		t.Errorf("profile of %d bytes names no colony function", len(raw))
-	}
-	bad := filepath.Join(t.TempDir(), "missing", "heap.pprof")
-	if code, _, errOut := runJoin(t, addr, "--name", "Bob", "--exit-after-ready", "-q", "--debug-memprofile", bad); code == cliutil.ExitOK || !strings.Contains(errOut, "--debug-memprofile") {
-		t.Errorf("unwritable profile: exit %d, stderr %q", code, errOut)
-	}
-}
-
-// TestDebugCPUProfile: the hidden --debug-cpuprofile writes a CPU profile
-// of the join that pprof's format reads (gzip-compressed protobuf); an
-// unwritable path is an error.
-func TestDebugCPUProfile(t *testing.T) {
-	b, err := gamecontent.Load(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serveBundle(t, b)
-	name := filepath.Join(t.TempDir(), "cpu.pprof")
-	code, out, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready", "-q", "--debug-cpuprofile", name)
-	if code != cliutil.ExitOK || !strings.Contains(out, "WorldReady") {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
-	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("profile is not gzip: %v", err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(raw, []byte("cpu")) || !bytes.Contains(raw, []byte("nanoseconds")) {
-		t.Errorf("profile of %d bytes is not a CPU profile", len(raw))
-	}
-	bad := filepath.Join(t.TempDir(), "missing", "cpu.pprof")
-	if code, _, errOut := runJoin(t, addr, "--name", "Bob", "--exit-after-ready", "-q", "--debug-cpuprofile", bad); code == cliutil.ExitOK || !strings.Contains(errOut, "--debug-cpuprofile") {
-		t.Errorf("unwritable profile: exit %d, stderr %q", code, errOut)
+	for _, tc := range []struct {
+		flag string
+		want []string // what the profile's bytes name
+	}{
+		{"--debug-memprofile", []string{"colony."}},
+		{"--debug-cpuprofile", []string{"cpu", "nanoseconds"}},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			name := filepath.Join(t.TempDir(), "out.pprof")
+			code, out, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready", "-q", tc.flag, name)
+			if code != cliutil.ExitOK || !strings.Contains(out, "WorldReady") {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("profile is not gzip: %v", err)
+			}
+			raw, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !bytes.Contains(raw, []byte(w)) {
+					t.Errorf("profile of %d bytes does not name %q", len(raw), w)
+				}
+			}
+			bad := filepath.Join(t.TempDir(), "missing", "out.pprof")
+			if code, _, errOut := runJoin(t, addr, "--name", "Bob", "--exit-after-ready", "-q", tc.flag, bad); code == cliutil.ExitOK || !strings.Contains(errOut, tc.flag) {
+				t.Errorf("unwritable profile: exit %d, stderr %q", code, errOut)
+			}
+		})
 	}
 }
