@@ -74,8 +74,14 @@
 //     the generator only when one takes root);
 //   - iteration order is fixed: slices sorted by ID, maps in ID order,
 //     ties broken by ID or cell index; Go maps are used only for lookups;
-//   - no clocks, no goroutines, no process-seeded hashing (xxhash only);
-//     map versions come from a process-wide counter, but they are not
+//   - no clocks, no process-seeded hashing (xxhash only), and no
+//     goroutine whose timing can change a result: a world of many things
+//     steps its maps on every core (step.go), but a map's step reads only
+//     the rules, the tick and the temperature and writes only its own map,
+//     with path-search memory of its own, so the tick ends as if the maps
+//     had stepped one after the other in ID order; loading and hashing
+//     maps at once likewise touch one map each;
+//   - map versions come from a process-wide counter, but they are not
 //     state: they never enter an encoding or a hash;
 //   - everything not encoded (per-cell counters, regions, storage lists,
 //     path search memory) is derived from the encoded state and rebuilt
