@@ -354,5 +354,8 @@ func zstdWhole(src []byte, raw uint64, capLimit int64, dst []byte) ([]byte, bool
 	if err != nil {
 		return nil, true, err
 	}
+	if len(out) > 0 && &out[0] == &dst[:1][0] {
+		out = dst[:len(out)] // the buffer's whole room, for the caller's next blob
+	}
 	return out, true, nil
 }

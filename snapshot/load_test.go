@@ -292,8 +292,19 @@ func TestDecompressIntoReuses(t *testing.T) {
 				t.Errorf("allocated %d bytes beside the buffer given", got)
 			}
 			small := make([]byte, 0, 1<<20)
-			if out, err := DecompressInto(small, b, 0); err != nil || !bytes.Equal(out, raw) || &out[0] == &small[:1][0] {
+			out, err = DecompressInto(small, b, 0)
+			if err != nil || !bytes.Equal(out, raw) || &out[0] == &small[:1][0] {
 				t.Fatalf("into a buffer too small: %v", err)
+			}
+			// The buffer made has room for a blob a little larger, as the
+			// next map of a world usually is.
+			larger := append(bytes.Clone(raw), raw[:len(raw)/16]...)
+			lb, err := Compress(larger, Compression{Codec: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, err := DecompressInto(out[:0], lb, 0); err != nil || !bytes.Equal(again, larger) || &again[0] != &out[0] {
+				t.Fatalf("a blob a sixteenth larger did not fit the buffer made for the one before: %v", err)
 			}
 			short := b
 			short.RawSize = uint64(len(raw) - 1)
