@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -84,6 +85,11 @@ func TestDropUnverified(t *testing.T) {
 		t.Fatalf("dropped with %s (%q), want Desync", d.Reason, d.Message)
 	}
 	t.Logf("dropped: %s", d.Message)
+	// The overview is published at the end of the session's tick, which
+	// can come after the client reads its disconnect.
+	testkit.WaitFor(t, "the unverified drop counted in the overview", func() bool {
+		return h.srv.Overview().Stats.UnverifiedDrops >= 1
+	})
 	if n := h.srv.Overview().Stats.UnverifiedDrops; n != 1 {
 		t.Errorf("UnverifiedDrops = %d, want 1", n)
 	}
