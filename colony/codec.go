@@ -259,29 +259,28 @@ func (w *World) encodeHash(m *gameMap) uint64 {
 // goroutines. It is stale from the map's first change.
 type mapMemo struct{ version, hash uint64 }
 
-// forMaps runs f(i) for i in [0, n) on up to GOMAXPROCS goroutines and
-// returns when every call has: hashing a big world's maps one after the
-// other would use one core of several. Each f must touch only what
-// belongs to its own i.
-func forMaps(n int, f func(i int)) {
+// forMaps runs f(worker, i) for i in [0, n) on up to GOMAXPROCS workers,
+// worker 0 the calling goroutine, and returns when every call has:
+// stepping or hashing a big world's maps one after the other would use
+// one core of several. Each f must touch only what belongs to its own i
+// and its own worker.
+func forMaps(n int, f func(worker, i int)) {
 	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
 	var next atomic.Int64
+	run := func(k int) {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			f(k, i)
+		}
+	}
 	var wg sync.WaitGroup
-	for range workers {
+	for k := 1; k < workers; k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
+			run(k)
 		}()
 	}
+	run(0)
 	wg.Wait()
 }
 
@@ -294,7 +293,7 @@ func (w *World) MapHashOf(enc []byte) uint64 { return xxhash.Sum64(enc) }
 // map's hash (8 bytes little endian) in ID order.
 func (w *World) WorldHash() uint64 {
 	hs := make([]uint64, len(w.maps))
-	forMaps(len(w.maps), func(i int) { hs[i] = w.mapHash(w.maps[i]) })
+	forMaps(len(w.maps), func(_, i int) { hs[i] = w.mapHash(w.maps[i]) })
 	return w.WorldHashOf(hs)
 }
 

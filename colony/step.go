@@ -1,10 +1,6 @@
 package colony
 
-import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-)
+import "runtime"
 
 // Simulation rhythm.
 const (
@@ -61,21 +57,16 @@ func (w *World) stepMaps() {
 	for len(w.views) < workers-1 {
 		w.views = append(w.views, &World{r: w.r})
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	run := func(v *World) {
-		defer wg.Done()
-		for i := int(next.Add(1) - 1); i < len(w.maps); i = int(next.Add(1) - 1) {
-			w.maps[i].step(v)
-		}
-	}
-	wg.Add(workers)
 	for _, v := range w.views[:workers-1] {
 		v.r, v.tick, v.seed, v.temp = w.r, w.tick, w.seed, w.temp
-		go run(v)
 	}
-	run(w)
-	wg.Wait()
+	forMaps(len(w.maps), func(k, i int) {
+		v := w // worker 0, the calling goroutine
+		if k > 0 {
+			v = w.views[k-1]
+		}
+		w.maps[i].step(v)
+	})
 }
 
 // seasonalTemp is the base temperature of the day tick falls in: a
