@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,10 +97,16 @@ func (c *rawClient) toUsername() {
 // packet with id arrives.
 func (c *rawClient) syncClockUntil(id wire.ID) wire.Packet {
 	c.t.Helper()
+	return c.syncClockUntilOneOf(id)
+}
+
+// syncClockUntilOneOf is syncClockUntil for the first of several packets.
+func (c *rawClient) syncClockUntilOneOf(ids ...wire.ID) wire.Packet {
+	c.t.Helper()
 	for {
 		got, body, err := c.fr.Next()
 		if err != nil {
-			c.t.Fatalf("waiting for %s: %v", id, err)
+			c.t.Fatalf("waiting for %v: %v", ids, err)
 		}
 		p, err := wire.Decode(got, body)
 		if err != nil {
@@ -110,11 +117,11 @@ func (c *rawClient) syncClockUntil(id wire.ID) wire.Packet {
 			c.send(&wire.ClientClock{Nonce: p.Nonce, ClientTime: time.Now().UnixMicro()})
 			continue
 		case *wire.ServerDisconnect:
-			c.t.Fatalf("waiting for %s: disconnected: %+v", id, p)
+			c.t.Fatalf("waiting for %v: disconnected: %+v", ids, p)
 		case *wire.ServerTick:
 			c.granted = max(c.granted, p.Granted)
 		}
-		if got == id {
+		if slices.Contains(ids, got) {
 			return p
 		}
 	}

@@ -99,12 +99,14 @@ func (s *session) checkHashes(r hashReq) {
 	if rep.Tick > s.desync.ring.Newest() {
 		// The host's own checkpoint is still being hashed.
 		if !s.desync.wait(r) {
+			s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
 			s.cfg.Logger.Debug("too many hash reports waiting; one not compared", "player", m.id, "name", m.name, "tick", rep.Tick)
 		}
 		return
 	}
 	cp := s.desync.ring.Get(rep.Tick)
 	if cp == nil {
+		s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
 		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "name", m.name, "tick", rep.Tick)
 		return
 	}

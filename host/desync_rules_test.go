@@ -71,18 +71,33 @@ func (c *rawClient) nextTick(min uint64) uint64 {
 }
 
 // desyncWorldOnly reports, at the first checkpoint (every every ticks)
-// from tick 3*every on, the host's own hashes of both maps with a wrong
+// from tick from on, the host's own hashes of both maps with a wrong
 // world hash, and returns the host's answer: a repair of the whole world,
-// since only the world-level state differs.
-func (c *rawClient) desyncWorldOnly(h *testHost, every uint64) *wire.ServerResync {
+// since only the world-level state differs. A report the host could not
+// compare (hashing fell behind and skipped its checkpoint, as a loaded
+// machine may) is sent again at a later checkpoint, as a real client's
+// next report would be.
+func (c *rawClient) desyncWorldOnly(h *testHost, every, from uint64) *wire.ServerResync {
 	c.t.Helper()
-	cp := c.nextTick(3*every) / every * every
-	maps, ok := h.log.at(cp)
-	if !ok {
-		c.t.Fatalf("host has no hashes at %d", cp)
+	for {
+		cp := c.nextTick(from) / every * every
+		maps, ok := h.log.at(cp)
+		if !ok {
+			c.t.Fatalf("host has no hashes at %d", cp)
+		}
+		unchecked := h.srv.Overview().Stats.HashReportsUnchecked
+		c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
+		for {
+			p := c.syncClockUntilOneOf(wire.IDServerResync, wire.IDServerTick)
+			if rs, ok := p.(*wire.ServerResync); ok {
+				return rs
+			}
+			if h.srv.Overview().Stats.HashReportsUnchecked > unchecked {
+				break
+			}
+		}
+		from = cp + every
 	}
-	c.send(&wire.ClientHashes{Tick: cp, World: 1, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
-	return c.syncClockUntil(wire.IDServerResync).(*wire.ServerResync)
 }
 
 // TestHashReportRules replays bad hash reports against a live host. Each
@@ -245,7 +260,7 @@ func TestRepairThatDoesNotMatchEscalates(t *testing.T) {
 	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every, Limit: 1}}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Raw")
-	rs := c.desyncWorldOnly(h, every)
+	rs := c.desyncWorldOnly(h, every, 3*every)
 	if !rs.Full {
 		t.Fatalf("%+v, want a full repair", rs)
 	}

@@ -22,7 +22,7 @@ func TestRepairTimeoutDropsOnce(t *testing.T) {
 	}, locksteptest.New(2, 64))
 	c := dialRaw(t, h.addr)
 	c.toPlaying("Raw")
-	c.desyncWorldOnly(h, every)
+	c.desyncWorldOnly(h, every, 3*every)
 	// The client stops here: the repair never goes in.
 	testkit.WaitFor(t, "the repair to time out", func() bool { return h.srv.Overview().Stats.DesyncDrops > 0 })
 	waitGone(t, h, "Raw", time.Now())

@@ -29,9 +29,11 @@ type Stats struct {
 	// when the simulation can clone itself; hashing runs elsewhere),
 	// HashTime all of them. CheckpointsSkipped counts those dropped
 	// because hashing fell behind. HashReports counts client reports
-	// compared.
-	Checkpoints, HashReports, CheckpointsSkipped int
-	LastHash, HashTime                           time.Duration
+	// compared, HashReportsUnchecked those that could not be: their
+	// tick's checkpoint was skipped, or too many were waiting for one.
+	// The client's next report is compared as usual.
+	Checkpoints, HashReports, CheckpointsSkipped, HashReportsUnchecked int
+	LastHash, HashTime                                                 time.Duration
 	// Desyncs counts reports whose hashes differed from the host's;
 	// MapResyncs and WorldResyncs the repairs started (one map or more,
 	// or the whole world); Repaired those that ended with matching

@@ -11,12 +11,12 @@ type stateCollector struct {
 	src Source
 	now func() time.Time
 
-	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, joinPoints, admin *prometheus.Desc
-	refused, chats, departures                                                                  *prometheus.Desc
-	pending, evicted, pwChecks, guessRefused, puzzles, puzzleBits                               *prometheus.Desc
-	online, tick, speed, tps, holding, maxLag, behind, latency, age                             *prometheus.Desc
-	unverified, unverifiedDrops                                                                 *prometheus.Desc
-	relayDecided                                                                                *prometheus.Desc
+	bytesSent, commands, repairs, resyncs, checkpoints, skipped, hashReports, unchecked, joinPoints, admin *prometheus.Desc
+	refused, chats, departures                                                                             *prometheus.Desc
+	pending, evicted, pwChecks, guessRefused, puzzles, puzzleBits                                          *prometheus.Desc
+	online, tick, speed, tps, holding, maxLag, behind, latency, age                                        *prometheus.Desc
+	unverified, unverifiedDrops                                                                            *prometheus.Desc
+	relayDecided                                                                                           *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -32,6 +32,7 @@ func newStateCollector(src Source) *stateCollector {
 		checkpoints: d("lockhost_checkpoints_total", "State-hash checkpoints the host took of its own state.", nil, nil),
 		skipped:     d("lockhost_checkpoints_skipped_total", "State-hash checkpoints dropped because hashing fell behind.", nil, nil),
 		hashReports: d("lockhost_hash_reports_total", "Client state-hash reports compared with the host's.", nil, nil),
+		unchecked:   d("lockhost_hash_reports_unchecked_total", "Client state-hash reports not compared: the host skipped their tick's checkpoint.", nil, nil),
 		relayDecided: d("lockhost_relay_checkpoints_decided_total", "A relay session's checkpoints decided by its players while no arbiter was active, by outcome: majority (a strict majority's hashes were the reference) or none (no majority: nobody compared).",
 			[]string{"outcome"}, nil),
 		joinPoints: d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
@@ -62,7 +63,7 @@ func newStateCollector(src Source) *stateCollector {
 }
 
 func (c *stateCollector) descs() []*prometheus.Desc {
-	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports,
+	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports, c.unchecked,
 		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.pending, c.evicted, c.pwChecks, c.guessRefused, c.puzzles, c.puzzleBits, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
 		c.unverified, c.unverifiedDrops, c.relayDecided}
 }
@@ -93,6 +94,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.checkpoints, float64(st.Checkpoints))
 	counter(c.skipped, float64(st.CheckpointsSkipped))
 	counter(c.hashReports, float64(st.HashReports))
+	counter(c.unchecked, float64(st.HashReportsUnchecked))
 	counter(c.relayDecided, float64(st.MajorityCheckpoints), "majority")
 	counter(c.relayDecided, float64(st.NoMajority), "none")
 	counter(c.joinPoints, float64(st.JoinPoints), "cut")

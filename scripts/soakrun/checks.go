@@ -417,7 +417,7 @@ func (r *Result) report(w io.Writer) {
 		r.Injected, r.Perturbed, st.Desyncs, st.Repaired, st.MapResyncs, st.WorldResyncs, float64(st.ResyncBytes)/1024, st.LastRepair.Round(time.Millisecond))
 	fmt.Fprintf(w, "hostile      %d squatters dropped as too slow; lag griefer %d drops, %d rejoins refused; desync looper %d drops, %d rejoins refused; %d flood connections\n",
 		r.HostileSquatDrops, r.HostileLagDrops, r.HostileLagRefused, r.HostileDesyncDrops, r.HostileDesyncRefused, r.HostileFlood)
-	fmt.Fprintf(w, "hashes       %d host checkpoints (%d skipped), %d client reports compared\n", st.Checkpoints, st.CheckpointsSkipped, st.HashReports)
+	fmt.Fprintf(w, "hashes       %d host checkpoints (%d skipped), %d client reports compared, %d not (their checkpoint skipped)\n", st.Checkpoints, st.CheckpointsSkipped, st.HashReports, st.HashReportsUnchecked)
 	fmt.Fprintf(w, "saves        %d autosaves (every %v, keep %d), final save at tick %d, newest autosave at tick %d\n",
 		r.Autosaves, c.Autosave, c.Keep, r.FinalTick, r.AutosaveTick)
 	fmt.Fprintf(w, "goroutines   %d before the host, %d host alone, %d after warm-up, %d at end, peak %d, %d after all left, %d after the host stopped\n",
