@@ -138,3 +138,21 @@ func TestHashedPathSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestRegionScanAllocatesItsResult: once a scan has warmed the scratch
+// buffer, scanning a map allocates its result (the spans, exact, and the
+// row starts) and one row's scratch, not the copies of a growing slice.
+func TestRegionScanAllocatesItsResult(t *testing.T) {
+	w := mustNew(t, testContent(t), Config{Maps: 1, Width: 500, Height: 400, Seed: 3, PawnsPerMap: 1, ThingsPerMap: 2000})
+	m, r := w.maps[0], w.r
+	m.scanRows(r, nil, nil, nil) // warms the scratch
+	var spans []span
+	allocs := testing.AllocsPerRun(5, func() { spans, _ = m.scanRows(r, nil, nil, nil) })
+	if len(spans) < 2*int(m.H) {
+		t.Fatalf("%d spans in %d rows: the terrain is too plain to show growth", len(spans), m.H)
+	}
+	// spans, start, one row's passable bits and one row's bytes.
+	if allocs > 4 {
+		t.Fatalf("%v allocations per scan of %d spans, want 4", allocs, len(spans))
+	}
+}
