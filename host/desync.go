@@ -42,6 +42,23 @@ type resyncState struct {
 	full       bool
 }
 
+// anyReady tells whether a member is past WorldReady: only such a member
+// reports hashes, so while there is none (an empty session, or everyone
+// still downloading) the host takes no checkpoints. A big world's
+// checkpoint hashes most of it, and on a host that shares its cores with
+// the machine's other work, hashing for nobody slowed the joins it
+// waited on. A member's first report may then fall on a tick from before
+// it was ready, which has no checkpoint: it is counted as unchecked, and
+// its next one is compared.
+func (s *session) anyReady() bool {
+	for _, m := range s.members {
+		if m.ready {
+			return true
+		}
+	}
+	return false
+}
+
 // checkpoint takes the host's hashes of the current state, which is right
 // after a Step: the point every client hashes at. A simulation that can
 // clone itself is only cloned here and hashed on another goroutine, so a

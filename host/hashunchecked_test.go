@@ -1,10 +1,13 @@
 package host_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/wire"
@@ -74,5 +77,39 @@ func TestReportOnSkippedCheckpointIsCounted(t *testing.T) {
 	}
 	if st := stats(); st.HashReports != before.HashReports+1 || st.Desyncs != 1 {
 		t.Fatalf("stats %+v: want the second report compared and a desync", st)
+	}
+}
+
+// TestCheckpointsOnlyWhileSomeoneIsReady: a host with nobody past
+// WorldReady hashes nothing; once a player is in, it checkpoints and
+// compares the player's reports; when the player leaves, it stops again.
+func TestCheckpointsOnlyWhileSomeoneIsReady(t *testing.T) {
+	const every = 10
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}}, locksteptest.New(2, 64))
+	stats := func() host.Stats { return h.srv.Overview().Stats }
+	testkit.WaitFor(t, "the host to pass five intervals", func() bool { return h.log.latest() > 5*every })
+	if n := stats().Checkpoints; n != 0 {
+		t.Fatalf("%d checkpoints taken with nobody in", n)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := join.Join(ctx, joinCfg(h.addr, "Alice", newHashLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	testkit.WaitFor(t, "Alice's reports to be compared", func() bool { return stats().HashReports >= 3 })
+	if st := stats(); st.Checkpoints < 3 || st.Desyncs != 0 {
+		t.Fatalf("stats %+v: want checkpoints, no desync", st)
+	}
+	cancel()
+	<-done
+	testkit.WaitFor(t, "Alice to be gone", func() bool { return len(h.srv.Overview().Players) == 0 })
+	n := stats().Checkpoints
+	from := h.log.latest()
+	testkit.WaitFor(t, "the host to pass five more intervals", func() bool { return h.log.latest() > from+5*every })
+	if m := stats().Checkpoints; m != n {
+		t.Fatalf("%d checkpoints taken after everyone left", m-n)
 	}
 }

@@ -24,6 +24,7 @@ type member struct {
 	conn      *conn  // fixed at admission
 	spectator bool   // fixed at admission
 	playing   bool   // past WorldReady and not a spectator: can hold time
+	ready     bool   // past WorldReady: reports hashes, if it simulates
 	// Written by its reader only (heard is set once at admission, before
 	// the reader has the member), read by the session goroutine.
 	acked    atomic.Uint64 // tick it reports having simulated
@@ -295,7 +296,7 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
-	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 && s.relay == nil {
+	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 && s.relay == nil && s.anyReady() {
 		s.checkpoint() // a relay host's checkpoints are its arbiter's reports (relayReference)
 	}
 	if s.relay != nil && res.Stepped {
@@ -527,6 +528,7 @@ func (s *session) ready(r readyReq) {
 	s.rejoins.joinDone(r.id)
 	if m := s.members[r.id]; m != nil {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
+		m.ready = true
 		m.readyTick = r.tick
 		s.points.release(m.point)
 		m.point = nil
