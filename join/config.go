@@ -89,6 +89,13 @@ type Config struct {
 	// Progress, if set, is called as the join advances (throttled by the
 	// caller as it likes).
 	Progress func(Progress)
+	// PrepareMemory, if set, is called once a world's header has
+	// arrived, before any of its blobs, with the bytes of the world's
+	// raw encoding (at most MaxRawTotal) and of the download (at most
+	// MaxPayload): a program may ready memory for what it is about to
+	// hold (the join tool asks the kernel for huge pages). Both are the
+	// host's claims, not yet checked against the data.
+	PrepareMemory func(raw, payload uint64)
 	// Notice, if set, receives notices from the host.
 	Notice func(text string)
 	// Chat, if set, receives the chat lines the host relays (this

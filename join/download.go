@@ -140,6 +140,9 @@ func (d *download) data(p *wire.ServerWorldData) error {
 // is coming: with a Resume, the decoder of the last attempt when it was
 // assembling the same join point, else a new one.
 func (d *download) header(h *snapshot.Header) error {
+	if f := d.s.cfg.PrepareMemory; f != nil {
+		f(min(h.RawSize(), d.s.cfg.MaxRawTotal), min(d.recv.Total(), d.s.cfg.MaxPayload))
+	}
 	mk := func() *decoder { return newDecoder(d.s.cfg, h) }
 	if res := d.s.cfg.Resume; res != nil {
 		d.dec = res.decoderFor(h, mk)

@@ -168,6 +168,8 @@ func TestDownloadAndCatchUp(t *testing.T) {
 				var progress progressLog
 				var applied []lockstep.Command
 				cfg := join.Config{Progress: progress.add, OnApply: func(c lockstep.Command) { applied = append(applied, c) }}
+				var prepared [][2]uint64
+				cfg.PrepareMemory = func(raw, payload uint64) { prepared = append(prepared, [2]uint64{raw, payload}) }
 				if loader == "map loader" {
 					cfg.MapLoader = locksteptest.MapLoader
 				}
@@ -224,6 +226,9 @@ func TestDownloadAndCatchUp(t *testing.T) {
 					t.Fatalf("timings %+v: bytes %d raw %d, ticks %d to %d", tm, total, w.header.RawSize(), w.tick, ready.Tick)
 				}
 				checkProgress(t, progress.list, total, ready.Tick-w.tick)
+				if want := [][2]uint64{{w.header.RawSize(), total}}; !slices.Equal(prepared, want) {
+					t.Fatalf("PrepareMemory called with %v, want once with the raw and payload sizes %v", prepared, want)
+				}
 			})
 		}
 	}

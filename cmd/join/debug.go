@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/internal/hugeheap"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -173,4 +175,16 @@ func createProfile(flag, name string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return f, nil
+}
+
+// prepareMemory readies the heap for a world of raw bytes downloaded in
+// payload bytes: on Linux, where the kernel leaves huge pages to programs
+// that ask, it asks (internal/hugeheap). A join then takes a few thousand
+// page faults instead of one per 4 KiB of the world, which in a virtual
+// machine was a third of its CPU time. The loaded world takes about a
+// quarter more than its raw encoding, and the compressed blobs are kept
+// until WorldReady.
+func prepareMemory(log *slog.Logger, raw, payload uint64) {
+	n := raw + raw/4 + payload
+	log.Debug("huge pages for the world's memory", "bytes", n, "asked", hugeheap.Prepare(n))
 }

@@ -87,6 +87,7 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
 		&cli.StringFlag{Name: "known-hosts", Usage: "with --tls: the `FILE` of pinned host fingerprints (default: known_hosts in the lockhost config folder)"},
+		&cli.BoolFlag{Name: "debug-no-huge-pages", Hidden: true, Usage: "debugging: do not ask the kernel for huge pages for the world's memory"},
 		&cli.StringFlag{Name: "debug-cpuprofile", Hidden: true, Usage: "debugging: write a CPU profile of the join, from the start to WorldReady, to `FILE`"},
 		&cli.StringFlag{Name: "debug-memprofile", Hidden: true, Usage: "debugging: write a heap profile of the loaded world to `FILE` right after WorldReady"},
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
@@ -193,6 +194,9 @@ func run(c *cli.Context) error {
 	typed := &typedLog{out: stdout}
 	cfg := joinConfig(c, bundle, bar, typed)
 	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
+	if !c.Bool("debug-no-huge-pages") {
+		cfg.PrepareMemory = func(raw, payload uint64) { prepareMemory(log, raw, payload) }
+	}
 	if err := arbiterConfig(c, &cfg, bundle); err != nil {
 		return err
 	}

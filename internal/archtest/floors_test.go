@@ -59,6 +59,7 @@ var floors = map[string]floor{
 	"internal/termsafe":   ground,
 	"internal/savelock":   ground,
 	"internal/gcpolicy":   ground,
+	"internal/hugeheap":   ground,
 	// joinopt is read by package join itself (test settings carried in a
 	// join's context), so it is not test tooling.
 	"internal/joinopt": ground,
