@@ -106,6 +106,12 @@ func (s *session) checkHashes(r hashReq) {
 		return
 	}
 	if rep.Tick < s.desync.ring.Oldest() {
+		if rep.Tick+s.cfg.Desync.HashWindow >= s.desync.ring.Newest() {
+			// Inside the window, but the host took no checkpoint then:
+			// nobody was ready yet (anyReady).
+			s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
+			return
+		}
 		if now := time.Now(); now.Sub(m.lastHashRefusal) >= time.Second {
 			m.lastHashRefusal = now
 			m.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeInfo,

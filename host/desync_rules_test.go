@@ -74,9 +74,10 @@ func (c *rawClient) nextTick(min uint64) uint64 {
 // from tick from on, the host's own hashes of both maps with a wrong
 // world hash, and returns the host's answer: a repair of the whole world,
 // since only the world-level state differs. A report the host could not
-// compare (hashing fell behind and skipped its checkpoint, as a loaded
-// machine may) is sent again at a later checkpoint, as a real client's
-// next report would be.
+// compare (its tick has no checkpoint: hashing fell behind on a loaded
+// machine, or the client was not yet ready when the host passed it) is
+// sent again at a later checkpoint, as a real client's next report would
+// be.
 func (c *rawClient) desyncWorldOnly(h *testHost, every, from uint64) *wire.ServerResync {
 	c.t.Helper()
 	for {
@@ -92,6 +93,9 @@ func (c *rawClient) desyncWorldOnly(h *testHost, every, from uint64) *wire.Serve
 			if rs, ok := p.(*wire.ServerResync); ok {
 				return rs
 			}
+			// Keep up, as a player does: one that stops reporting its
+			// tick holds the session, and no more ticks would come.
+			c.send(&wire.ClientTickAck{Tick: c.granted})
 			if h.srv.Overview().Stats.HashReportsUnchecked > unchecked {
 				break
 			}

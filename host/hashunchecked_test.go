@@ -113,3 +113,26 @@ func TestCheckpointsOnlyWhileSomeoneIsReady(t *testing.T) {
 		t.Fatalf("%d checkpoints taken after everyone left", m-n)
 	}
 }
+
+// TestReportBeforeFirstCheckpointIsUnchecked: a player's first report
+// may be for a tick the host passed while nobody was ready, so took no
+// checkpoint at. It is counted as unchecked, without the notice a report
+// older than the host's window gets.
+func TestReportBeforeFirstCheckpointIsUnchecked(t *testing.T) {
+	const every = 10
+	h := startHost(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}}, locksteptest.New(2, 64))
+	testkit.WaitFor(t, "the host to pass five intervals", func() bool { return h.log.latest() > 5*every })
+	c := dialRaw(t, h.addr)
+	c.toPlaying("Raw")
+	maps, _ := h.log.at(2 * every)
+	c.send(&wire.ClientHashes{Tick: 2 * every, Maps: []wire.MapHash{{MapID: 0, Hash: maps[0]}, {MapID: 1, Hash: maps[1]}}})
+	for h.srv.Overview().Stats.HashReportsUnchecked == 0 {
+		if n, ok := c.syncClockUntilOneOf(wire.IDServerTick, wire.IDServerNotice).(*wire.ServerNotice); ok {
+			t.Fatalf("notice %q for a report inside the window", n.Text)
+		}
+		c.send(&wire.ClientTickAck{Tick: c.granted})
+	}
+	if st := h.srv.Overview().Stats; st.HashReportsUnchecked != 1 || st.HashReports != 0 || st.Desyncs != 0 {
+		t.Fatalf("stats %+v: want the one report unchecked", st)
+	}
+}

@@ -29,9 +29,10 @@ type Stats struct {
 	// when the simulation can clone itself; hashing runs elsewhere),
 	// HashTime all of them. CheckpointsSkipped counts those dropped
 	// because hashing fell behind. HashReports counts client reports
-	// compared, HashReportsUnchecked those that could not be: their
-	// tick's checkpoint was skipped, or too many were waiting for one.
-	// The client's next report is compared as usual.
+	// compared, HashReportsUnchecked those that could not be: the host
+	// has no checkpoint for their tick (hashing fell behind and skipped
+	// it, or nobody was ready then to report on it), or too many were
+	// waiting for one. The client's next report is compared as usual.
 	Checkpoints, HashReports, CheckpointsSkipped, HashReportsUnchecked int
 	LastHash, HashTime                                                 time.Duration
 	// Desyncs counts reports whose hashes differed from the host's;

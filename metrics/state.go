@@ -32,7 +32,7 @@ func newStateCollector(src Source) *stateCollector {
 		checkpoints: d("lockhost_checkpoints_total", "State-hash checkpoints the host took of its own state.", nil, nil),
 		skipped:     d("lockhost_checkpoints_skipped_total", "State-hash checkpoints dropped because hashing fell behind.", nil, nil),
 		hashReports: d("lockhost_hash_reports_total", "Client state-hash reports compared with the host's.", nil, nil),
-		unchecked:   d("lockhost_hash_reports_unchecked_total", "Client state-hash reports not compared: the host skipped their tick's checkpoint, or too many were waiting for it.", nil, nil),
+		unchecked:   d("lockhost_hash_reports_unchecked_total", "Client state-hash reports not compared: the host has no checkpoint for their tick (skipped, or taken while nobody was ready), or too many were waiting for it.", nil, nil),
 		relayDecided: d("lockhost_relay_checkpoints_decided_total", "A relay session's checkpoints decided by its players while no arbiter was active, by outcome: majority (a strict majority's hashes were the reference) or none (no majority: nobody compared).",
 			[]string{"outcome"}, nil),
 		joinPoints: d("lockhost_join_points_total", "Join points by stage: cut (frozen on the session goroutine) or built (encoded and compressed).", []string{"stage"}, nil),
