@@ -109,6 +109,17 @@ const (
 	sizeBigSide    = 2048 // SizedConfig adds maps rather than grow them past this
 )
 
+// RawEstimate is about how many bytes the encoding of a world generated
+// with c takes (MarshalWorld plus every MarshalMap), by the size model
+// SizedConfig meets, with defaults filled in: for sizing memory ahead of
+// generation, not a bound.
+func (c Config) RawEstimate() int64 {
+	c = c.withDefaults()
+	perMap := sizeMapBytes + int64(c.Width)*int64(c.Height) +
+		sizeThingBytes*int64(c.ThingsPerMap) + sizePawnBytes*int64(c.PawnsPerMap)
+	return int64(c.Maps) * perMap
+}
+
 // SizedConfig returns a config for a world whose encoding (MarshalWorld
 // plus every MarshalMap) takes about raw bytes, for benchmarks and load
 // tests. It keeps DefaultMaps square maps while they fit in 2048 cells a

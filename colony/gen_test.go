@@ -175,3 +175,21 @@ func TestLimits(t *testing.T) {
 		sameState(t, w, w2)
 	}
 }
+
+// TestRawEstimate: a generated world's encoding is within a tenth of what
+// its config estimates, for SizedConfig worlds and the default one (the
+// zero config).
+func TestRawEstimate(t *testing.T) {
+	c := testContent(t)
+	for _, cfg := range []Config{SizedConfig(4<<20, 1), SizedConfig(16<<20, 2), {Seed: 3}} {
+		w := mustNew(t, c, cfg)
+		world, maps := snapshot(t, w)
+		raw := int64(len(world))
+		for _, m := range maps {
+			raw += int64(len(m.Data))
+		}
+		if est := cfg.RawEstimate(); est < raw*9/10 || est > raw*11/10 {
+			t.Errorf("%d maps of %dx%d: estimate %d bytes, encoding %d", cfg.Maps, cfg.Width, cfg.Height, est, raw)
+		}
+	}
+}
