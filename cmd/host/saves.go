@@ -51,7 +51,7 @@ func newWorld(c *cli.Context, bundle *gamecontent.Bundle, log *slog.Logger) (*co
 	if err := wcfg.Validate(); err != nil {
 		return nil, wcfg, cliutil.Usagef("world: %v", err)
 	}
-	prepareMemory(log, wcfg)
+	prepareMemory(log, wcfg.RawEstimate())
 	start := time.Now()
 	last := start
 	progress := func(done, total int) {
@@ -263,14 +263,15 @@ func differingDatabases(content []defs.Summary, saved []saves.DefSummary) []stri
 	return slices.Compact(diff)
 }
 
-// prepareMemory readies the heap for generating a world of wcfg: on
-// Linux, where the kernel leaves huge pages to programs that ask, it asks
+// prepareMemory readies the heap for a world whose raw encoding takes
+// about raw bytes, before it is generated or loaded: on Linux, where the
+// kernel leaves huge pages to programs that ask, it asks
 // (internal/hugeheap). The host then takes a few thousand page faults
-// instead of one per 4 KiB (a 204 MiB world's generation went from 3.2 to
-// 2.7 s in a virtual machine). The running host holds about twice the
-// world's raw encoding: the world, a join point's clone being encoded and
-// its compressed blobs.
-func prepareMemory(log *slog.Logger, wcfg colony.Config) {
-	n := 2 * uint64(max(0, wcfg.RawEstimate()))
+// instead of one per 4 KiB (a 204 MiB world's generation went from 3.2
+// to 2.7 s in a virtual machine). The running host holds about twice the
+// raw encoding: the world, a join point's clone being encoded and its
+// compressed blobs.
+func prepareMemory(log *slog.Logger, raw int64) {
+	n := 2 * uint64(max(0, raw))
 	log.Debug("huge pages for the world's memory", "bytes", n, "asked", hugeheap.Prepare(n))
 }

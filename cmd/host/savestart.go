@@ -178,6 +178,7 @@ func (st *saveStart) load(bundle *gamecontent.Bundle, recover bool, log *slog.Lo
 	if err := sameContent(f.Meta, bundle); err != nil {
 		return nil, nil, fmt.Errorf("save %s: %w", best.Path, err)
 	}
+	prepareMemory(log, int64(min(f.Header.RawSize(), 1<<62)))
 	sim, err := hostcontent.LoadSave(bundle, f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", best.Path, err)
