@@ -59,6 +59,12 @@ func (s *session) anyReady() bool {
 	return false
 }
 
+// uncheckedReport counts a hash report the host has no checkpoint to
+// compare with (Stats.HashReportsUnchecked).
+func (s *session) uncheckedReport() {
+	s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
+}
+
 // checkpoint takes the host's hashes of the current state, which is right
 // after a Step: the point every client hashes at. A simulation that can
 // clone itself is only cloned here and hashed on another goroutine, so a
@@ -109,7 +115,7 @@ func (s *session) checkHashes(r hashReq) {
 		if rep.Tick+s.cfg.Desync.HashWindow >= s.desync.ring.Newest() {
 			// Inside the window, but the host took no checkpoint then:
 			// nobody was ready yet (anyReady).
-			s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
+			s.uncheckedReport()
 			return
 		}
 		if now := time.Now(); now.Sub(m.lastHashRefusal) >= time.Second {
@@ -122,14 +128,14 @@ func (s *session) checkHashes(r hashReq) {
 	if rep.Tick > s.desync.ring.Newest() {
 		// The host's own checkpoint is still being hashed.
 		if !s.desync.wait(r) {
-			s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
+			s.uncheckedReport()
 			s.cfg.Logger.Debug("too many hash reports waiting; one not compared", "player", m.id, "name", m.name, "tick", rep.Tick)
 		}
 		return
 	}
 	cp := s.desync.ring.Get(rep.Tick)
 	if cp == nil {
-		s.stats.update(func(st *Stats) { st.HashReportsUnchecked++ })
+		s.uncheckedReport()
 		s.cfg.Logger.Debug("no checkpoint for a hash report", "player", m.id, "name", m.name, "tick", rep.Tick)
 		return
 	}
