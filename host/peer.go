@@ -141,7 +141,6 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 	left := false
 	outcome, reason := JoinDropped, ""
 	switch {
-	case err == nil:
 	case errors.As(err, &pe):
 		logf("client refused", pe.disc.Reason.String(), "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
@@ -255,7 +254,9 @@ func (p *peer) isClosing() bool {
 
 // run drives the connection through every phase, one named step each:
 // handshake, admit, transfer, settle, play. admitted reports whether the
-// session knows the player (and so must be told when it leaves).
+// session knows the player (and so must be told when it leaves). It never
+// returns a nil error: a client that leaves cleanly, in any phase, ends it
+// with errLeft, which serve records as JoinLeft.
 func (p *peer) run() (admitted bool, err error) {
 	challenge, err := p.handshake()
 	if err != nil {
