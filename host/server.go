@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -69,6 +70,15 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 // Serve runs the session and accepts clients on ln until ctx is done, then
 // tells every client the host is closing, closes ln and waits for the
 // connections to finish.
+//
+// ln is the transport seam: any net.Listener whose connections carry the
+// protocol's frames as a byte stream (TCP, a WebSocket upgrade wrapped as
+// a net.Conn, one end of a net.Pipe) gets the same handshake, deadlines,
+// admission and limits. The per-address limits key on each connection's
+// RemoteAddr: its AddrPort method where it has one (as *net.TCPAddr
+// has), else the host part of its "host:port" text, else the whole text.
+// A transport that accepts for others (a proxy) must give the client's
+// own address there, or every client counts as one.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -183,7 +193,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // port number for status queries. A tool opens them with Listen before
 // it generates or loads a world, so a busy port fails at once.
 type Listeners struct {
+	// TCP is where players connect: any net.Listener (see Serve).
 	TCP net.Listener
+	// UDP answers status queries; nil serves none.
 	UDP net.PacketConn
 }
 
@@ -207,12 +219,17 @@ func (ls *Listeners) Addr() net.Addr { return ls.TCP.Addr() }
 // Close closes both; it is for a tool that ends before serving on them.
 func (ls *Listeners) Close() {
 	ls.TCP.Close()
-	ls.UDP.Close()
+	if ls.UDP != nil {
+		ls.UDP.Close()
+	}
 }
 
 // ServeListeners serves players and status queries on ls until ctx is
 // done or the session ends (an admin shutdown), then closes ls.
 func (s *Server) ServeListeners(ctx context.Context, ls *Listeners) error {
+	if ls.UDP == nil {
+		return s.Serve(ctx, ls.TCP)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	statusDone := make(chan struct{})
 	go func() {
@@ -238,10 +255,13 @@ func (s *Server) Submit(player int32, c lockstep.Command) bool {
 	return s.sess.submitCommand(c)
 }
 
-// remoteIP is the address a connection comes from, without the port.
+// remoteIP is the address a connection comes from, without the port:
+// see Serve.
 func remoteIP(nc net.Conn) string {
-	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
-		return ta.IP.String()
+	if ap, ok := nc.RemoteAddr().(interface{ AddrPort() netip.AddrPort }); ok {
+		if a := ap.AddrPort().Addr(); a.IsValid() {
+			return a.Unmap().WithZone("").String()
+		}
 	}
 	host, _, err := net.SplitHostPort(nc.RemoteAddr().String())
 	if err != nil {

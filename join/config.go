@@ -1,9 +1,11 @@
 package join
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
@@ -63,11 +65,18 @@ type Config struct {
 	// soon as it is inflated and its raw bytes dropped, so the joiner holds
 	// about one copy of the world.
 	MapLoader lockstep.MapLoader
+	// Dial, if set, makes the connection to Addr instead of a TCP dial:
+	// the transport seam. Whatever it returns carries the protocol's
+	// frames as a byte stream (a WebSocket connection wrapped as a
+	// net.Conn, a tunnel, one end of a net.Pipe); TLS, if set, runs over
+	// it. It is called once per attempt, with the join's context, and
+	// should give up by that context's deadline or DialTimeout.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// TLS, if set, speaks TLS to the host (which must run with TLS), for
 	// example a tlsid.ClientConfig that pins the host's certificate. The
 	// TLS handshake runs under HandshakeTimeout.
 	TLS *tls.Config
-	// DialTimeout bounds the TCP connect (default 10 s).
+	// DialTimeout bounds the connect, TCP or Dial's (default 10 s).
 	DialTimeout time.Duration
 	// HandshakeTimeout bounds connect to DefsOK and the username (default
 	// 15 s).

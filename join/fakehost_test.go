@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/joinopt"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
@@ -19,8 +18,12 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
+// pipeDialKey carries a pipe transport's dialer in the context start
+// returns; runCtx sets it as the join's Config.Dial.
+type pipeDialKey struct{}
+
 // A transport connects join to a scripted host: over net.Pipe (through
-// joinopt's dial hook: synchronous, no kernel buffers) or over loopback
+// Config.Dial: synchronous, no kernel buffers) or over loopback
 // TCP (what a real joiner uses). Every scripted test runs over both.
 type transport struct {
 	name string
@@ -39,7 +42,7 @@ func pipeTransport(t *testing.T) (context.Context, string, <-chan net.Conn) {
 		ends <- host
 		return client, nil
 	}
-	return joinopt.With(context.Background(), joinopt.Options{Dial: dial}), "pipe", ends
+	return context.WithValue(context.Background(), pipeDialKey{}, dial), "pipe", ends
 }
 
 func tcpTransport(t *testing.T) (context.Context, string, <-chan net.Conn) {
@@ -260,6 +263,9 @@ func run(t *testing.T, tr transport, cfg join.Config, script func(h *fakeHost) e
 func runCtx(t *testing.T, ctx context.Context, addr string, ends <-chan net.Conn, cfg join.Config, script func(h *fakeHost) error) (*join.Session, error, <-chan error) {
 	t.Helper()
 	cfg.Addr = addr
+	if d, ok := ctx.Value(pipeDialKey{}).(func(context.Context, string) (net.Conn, error)); ok && cfg.Dial == nil {
+		cfg.Dial = d
+	}
 	if cfg.Name == "" {
 		cfg.Name = "Alice"
 	}

@@ -193,7 +193,7 @@ func TestProtocolOverride(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			ctx, addr, ends := tr.start(t)
-			ctx = joinopt.With(ctx, joinopt.Options{Protocol: wire.ProtocolVersion + 5, Dial: joinopt.From(ctx).Dial})
+			ctx = joinopt.With(ctx, joinopt.Options{Protocol: wire.ProtocolVersion + 5})
 			var sent uint32
 			_, err, script := runCtx(t, ctx, addr, ends, join.Config{}, func(h *fakeHost) error {
 				p, err := h.expect(wire.IDClientProtocol)
@@ -355,18 +355,19 @@ func TestSilence(t *testing.T) {
 func TestConfigAndDial(t *testing.T) {
 	dials := 0
 	dialErr := errors.New("no route")
-	ctx := joinopt.With(context.Background(), joinopt.Options{Dial: func(context.Context, string) (net.Conn, error) {
+	refuse := func(context.Context, string) (net.Conn, error) {
 		dials++
 		return nil, dialErr
-	}})
+	}
+	ctx := context.Background()
 	for _, tc := range []struct {
 		cfg  join.Config
 		want string
 	}{
-		{join.Config{Name: "Alice", Loader: nil}, "no host address"},
-		{join.Config{Addr: "h:1", Loader: nil}, "no username"},
-		{join.Config{Addr: "h:1", Name: "Alice"}, "no simulation loader"},
-		{join.Config{Addr: "h:1", Name: "Alice", MaxFrame: 1024, Loader: nil}, "max frame too small"},
+		{join.Config{Name: "Alice", Loader: nil, Dial: refuse}, "no host address"},
+		{join.Config{Addr: "h:1", Loader: nil, Dial: refuse}, "no username"},
+		{join.Config{Addr: "h:1", Name: "Alice", Dial: refuse}, "no simulation loader"},
+		{join.Config{Addr: "h:1", Name: "Alice", MaxFrame: 1024, Loader: nil, Dial: refuse}, "max frame too small"},
 	} {
 		if _, err := join.Join(ctx, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("config %+v: %v, want %q", tc.cfg, err, tc.want)
@@ -375,7 +376,7 @@ func TestConfigAndDial(t *testing.T) {
 	if dials != 0 {
 		t.Fatalf("dialled %d times for configs that cannot work", dials)
 	}
-	_, err := join.Join(ctx, join.Config{Addr: "h:1", Name: "Alice", Loader: locksteptest.Load})
+	_, err := join.Join(ctx, join.Config{Addr: "h:1", Name: "Alice", Loader: locksteptest.Load, Dial: refuse})
 	if !errors.Is(err, dialErr) || !strings.Contains(err.Error(), "connect to h:1") {
 		t.Fatalf("failed dial: %v", err)
 	}

@@ -282,7 +282,7 @@ func TestHashReports(t *testing.T) {
 		for _, tr := range transports {
 			t.Run(map[bool]string{false: "reporting", true: "off"}[off]+"/"+tr.name, func(t *testing.T) {
 				ctx, addr, ends := tr.start(t)
-				ctx = joinopt.With(ctx, joinopt.Options{NoHashReports: off, Dial: joinopt.From(ctx).Dial})
+				ctx = joinopt.With(ctx, joinopt.Options{NoHashReports: off})
 				l := joinLive(t, tr, ctx, addr, ends, join.Config{Loader: loadNoClone})
 				g := l.w.granted
 				if err := l.h.send(&wire.ServerSession{Token: make([]byte, wire.TokenSize), HashEvery: 1, PlayerID: 7},

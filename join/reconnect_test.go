@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/joinopt"
 	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
@@ -318,10 +317,10 @@ func TestReconnectorBackoff(t *testing.T) {
 			at = append(at, time.Since(start))
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 		}
-		ctx := joinopt.With(context.Background(), joinopt.Options{Dial: refuse})
+		ctx := context.Background()
 		ev := &events{}
 		rc := &join.Reconnector{
-			Config: join.Config{Addr: "host:1", Name: "Wanderer", Token: []byte("token"), Loader: locksteptest.Load, Logger: testkit.Quiet()},
+			Config: join.Config{Addr: "host:1", Name: "Wanderer", Token: []byte("token"), Loader: locksteptest.Load, Logger: testkit.Quiet(), Dial: refuse},
 			For:    time.Minute, Event: ev.add,
 		}
 		_, err := rc.Rejoin(ctx)

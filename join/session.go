@@ -96,6 +96,17 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 	return joinWith(ctx, cfg, nil)
 }
 
+// dial connects to cfg.Addr through cfg.Dial, or over TCP, within
+// cfg.DialTimeout.
+func dial(ctx context.Context, cfg Config) (net.Conn, error) {
+	if cfg.Dial == nil {
+		return (&net.Dialer{Timeout: cfg.DialTimeout}).DialContext(ctx, "tcp", cfg.Addr)
+	}
+	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	return cfg.Dial(dctx, cfg.Addr)
+}
+
 // attempt is what a Reconnector learns of a failed join: whether the
 // host answered (sent its first packet).
 type attempt struct{ answered bool }
@@ -109,11 +120,7 @@ func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 	start := time.Now()
 	report(cfg, PhaseConnect, 0, 0)
 	opt := joinopt.From(ctx)
-	dial := (&net.Dialer{Timeout: cfg.DialTimeout}).DialContext
-	if opt.Dial != nil {
-		dial = func(ctx context.Context, _, addr string) (net.Conn, error) { return opt.Dial(ctx, addr) }
-	}
-	nc, err := dial(ctx, "tcp", cfg.Addr)
+	nc, err := dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 	}

@@ -4,10 +4,7 @@
 // them.
 package joinopt
 
-import (
-	"context"
-	"net"
-)
+import "context"
 
 // Options are the test-only settings of one join. The zero value is what
 // a real client does.
@@ -23,9 +20,6 @@ type Options struct {
 	// them, as a client that never reports (the host then cannot detect
 	// its desyncs).
 	NoHashReports bool
-	// Dial, if set, makes the connection to addr instead of a TCP dial:
-	// a test's end of a net.Pipe, for example.
-	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 type key struct{}

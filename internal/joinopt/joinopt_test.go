@@ -6,7 +6,7 @@ import (
 )
 
 func TestWithFrom(t *testing.T) {
-	if o := From(context.Background()); o.Protocol != 0 || o.NoHashReports || o.Dial != nil {
+	if o := From(context.Background()); o.Protocol != 0 || o.NoHashReports || o.Codecs != nil {
 		t.Fatalf("no options: %+v, want the zero value", o)
 	}
 	want := Options{Protocol: 9, NoHashReports: true}
