@@ -474,7 +474,7 @@ func (p *xmlParser) startTag() (*Node, bool, error) {
 			}
 		}
 		var val string
-		if bytes.IndexAny(raw, "&\t\n\r") < 0 {
+		if !bytes.ContainsAny(raw, "&\t\n\r") {
 			val = p.src[p.pos+1 : end]
 		} else {
 			p.text, err = p.appendText(p.text[:0], raw)

@@ -82,7 +82,7 @@ func TestBadWorlds(t *testing.T) {
 	} {
 		for _, tr := range transports {
 			t.Run(tc.name+"/"+tr.name, func(t *testing.T) {
-				s, err, script := run(t, tr, tc.cfg, func(h *fakeHost) error {
+				s, script, err := run(t, tr, tc.cfg, func(h *fakeHost) error {
 					if _, err := h.handshake(); err != nil {
 						return err
 					}
@@ -175,7 +175,7 @@ func TestDownloadAndCatchUp(t *testing.T) {
 				}
 				var acks []uint64
 				var ready *wire.ClientWorldReady
-				s, err, script := run(t, tr, cfg, func(h *fakeHost) error {
+				s, script, err := run(t, tr, cfg, func(h *fakeHost) error {
 					if _, err := h.handshake(); err != nil {
 						return err
 					}
@@ -287,7 +287,7 @@ func TestCutMidDownload(t *testing.T) {
 	cut := int64(hs + 5*frame + frame/2)
 	relay.CutAfter(0, cut)
 	var acked uint64
-	_, err, script := runCtx(t, context.Background(), relay.Addr(), ends, join.Config{}, func(h *fakeHost) error {
+	_, script, err := runCtx(t, context.Background(), relay.Addr(), ends, join.Config{}, func(h *fakeHost) error {
 		if _, err := h.handshake(); err != nil {
 			return err
 		}

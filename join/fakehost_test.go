@@ -254,13 +254,13 @@ func newWorld(t *testing.T, maps int, ahead uint64) *testWorld {
 // run joins with cfg over tr against script, which runs on its own
 // goroutine with the host's end; its error arrives on the returned
 // channel once it ends.
-func run(t *testing.T, tr transport, cfg join.Config, script func(h *fakeHost) error) (*join.Session, error, <-chan error) {
+func run(t *testing.T, tr transport, cfg join.Config, script func(h *fakeHost) error) (*join.Session, <-chan error, error) {
 	t.Helper()
 	ctx, addr, ends := tr.start(t)
 	return runCtx(t, ctx, addr, ends, cfg, script)
 }
 
-func runCtx(t *testing.T, ctx context.Context, addr string, ends <-chan net.Conn, cfg join.Config, script func(h *fakeHost) error) (*join.Session, error, <-chan error) {
+func runCtx(t *testing.T, ctx context.Context, addr string, ends <-chan net.Conn, cfg join.Config, script func(h *fakeHost) error) (*join.Session, <-chan error, error) {
 	t.Helper()
 	cfg.Addr = addr
 	if d, ok := ctx.Value(pipeDialKey{}).(func(context.Context, string) (net.Conn, error)); ok && cfg.Dial == nil {
@@ -292,7 +292,7 @@ func runCtx(t *testing.T, ctx context.Context, addr string, ends <-chan net.Conn
 	if s != nil {
 		t.Cleanup(s.Close)
 	}
-	return s, err, scriptErr
+	return s, scriptErr, err
 }
 
 // scriptOK fails the test if the script failed.

@@ -39,7 +39,7 @@ func TestRefusals(t *testing.T) {
 		for _, tr := range transports {
 			t.Run(tc.name+"/"+tr.name, func(t *testing.T) {
 				w := newWorld(t, 2, 0)
-				_, err, script := run(t, tr, join.Config{}, func(h *fakeHost) error {
+				_, script, err := run(t, tr, join.Config{}, func(h *fakeHost) error {
 					answers := map[wire.ID]wire.Packet{wire.IDClientProtocol: greeting.modList, wire.IDClientDefs: greeting.defsOK}
 					for {
 						p, err := h.next()
@@ -107,7 +107,7 @@ func TestHandshakeSends(t *testing.T) {
 					user  *wire.ClientUsername
 					nonce []uint32
 				}
-				s, err, script := run(t, tr, tc.cfg, func(h *fakeHost) error {
+				s, script, err := run(t, tr, tc.cfg, func(h *fakeHost) error {
 					p, err := h.expect(wire.IDClientProtocol)
 					if err != nil {
 						return err
@@ -195,7 +195,7 @@ func TestProtocolOverride(t *testing.T) {
 			ctx, addr, ends := tr.start(t)
 			ctx = joinopt.With(ctx, joinopt.Options{Protocol: wire.ProtocolVersion + 5})
 			var sent uint32
-			_, err, script := runCtx(t, ctx, addr, ends, join.Config{}, func(h *fakeHost) error {
+			_, script, err := runCtx(t, ctx, addr, ends, join.Config{}, func(h *fakeHost) error {
 				p, err := h.expect(wire.IDClientProtocol)
 				if err != nil {
 					return err
@@ -280,7 +280,7 @@ func TestBadPackets(t *testing.T) {
 	} {
 		for _, tr := range transports {
 			t.Run(tc.name+"/"+tr.name, func(t *testing.T) {
-				_, err, script := run(t, tr, join.Config{}, func(h *fakeHost) error {
+				_, script, err := run(t, tr, join.Config{}, func(h *fakeHost) error {
 					if err := tc.script(h); err != nil {
 						return err
 					}
@@ -334,7 +334,7 @@ func TestSilence(t *testing.T) {
 	} {
 		for _, tr := range transports {
 			t.Run(tc.name+"/"+tr.name, func(t *testing.T) {
-				_, err, script := run(t, tr, tc.cfg, func(h *fakeHost) error {
+				_, script, err := run(t, tr, tc.cfg, func(h *fakeHost) error {
 					if err := tc.script(h); err != nil {
 						return err
 					}
@@ -385,7 +385,7 @@ func TestConfigAndDial(t *testing.T) {
 		t.Run("cancelled/"+tr.name, func(t *testing.T) {
 			base, addr, ends := tr.start(t)
 			ctx, cancel := context.WithCancel(base)
-			_, err, script := runCtx(t, ctx, addr, ends, join.Config{}, func(h *fakeHost) error {
+			_, script, err := runCtx(t, ctx, addr, ends, join.Config{}, func(h *fakeHost) error {
 				if _, err := h.expect(wire.IDClientProtocol); err != nil {
 					return err
 				}

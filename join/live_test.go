@@ -34,7 +34,7 @@ func joinLive(t *testing.T, tr transport, ctx context.Context, addr string, ends
 	t.Helper()
 	w := newWorld(t, 2, 0)
 	hosts := make(chan *fakeHost, 1)
-	s, err, script := runCtx(t, ctx, addr, ends, cfg, func(h *fakeHost) error {
+	s, script, err := runCtx(t, ctx, addr, ends, cfg, func(h *fakeHost) error {
 		if _, err := h.handshake(); err != nil {
 			return err
 		}

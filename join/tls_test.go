@@ -48,7 +48,7 @@ func TestTLS(t *testing.T) {
 				w := newWorld(t, 2, 0)
 				ctx, addr, ends := tr.start(t)
 				tlsCfg, _ := tlsid.ClientConfig(addr, tlsid.Fingerprint(pinned), nil)
-				s, err, script := runCtx(t, ctx, addr, tlsEnds(ends, cert), join.Config{TLS: tlsCfg}, func(h *fakeHost) error {
+				s, script, err := runCtx(t, ctx, addr, tlsEnds(ends, cert), join.Config{TLS: tlsCfg}, func(h *fakeHost) error {
 					if !good {
 						return h.waitClosed()
 					}

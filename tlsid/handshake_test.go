@@ -32,7 +32,7 @@ func (h *host) addr() string { return h.ln.Addr().String() }
 
 // dial accepts one connection on the host while the client dials it, and
 // returns both sides' handshake errors and the client's connection state.
-func (h *host) dial(t *testing.T, clientCfg *tls.Config) (clientErr, serverErr error, state tls.ConnectionState) {
+func (h *host) dial(t *testing.T, clientCfg *tls.Config) (state tls.ConnectionState, clientErr, serverErr error) {
 	t.Helper()
 	go func() {
 		c, err := h.ln.Accept()
@@ -69,7 +69,7 @@ func (h *host) dial(t *testing.T, clientCfg *tls.Config) (clientErr, serverErr e
 	}
 	cc.Close()
 	serverErr = <-h.errs
-	return clientErr, serverErr, state
+	return state, clientErr, serverErr
 }
 
 // afterHandshakeError is a server failure after its handshake succeeded.
@@ -125,7 +125,7 @@ func TestHandshake(t *testing.T) {
 			if c.tls12 {
 				cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
 			}
-			clientErr, serverErr, state := h.dial(t, cfg)
+			state, clientErr, serverErr := h.dial(t, cfg)
 			if c.mismatch == nil && !c.fail {
 				if clientErr != nil || serverErr != nil {
 					t.Fatalf("client: %v; server: %v", clientErr, serverErr)
@@ -189,7 +189,7 @@ func TestHandshakeTLS12Host(t *testing.T) {
 	scfg.MinVersion, scfg.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
 	h := startHost(t, scfg)
 	cfg, _ := ClientConfig(h.addr(), "", nil)
-	clientErr, serverErr, _ := h.dial(t, cfg)
+	_, clientErr, serverErr := h.dial(t, cfg)
 	if clientErr == nil || serverErr == nil {
 		t.Fatalf("TLS 1.2 host accepted; client: %v; server: %v", clientErr, serverErr)
 	}
@@ -208,7 +208,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 	known := &KnownHosts{Path: filepath.Join(t.TempDir(), "cfg", "lockhost", "known_hosts")}
 
 	cfg, learned := ClientConfig(addr, "", known)
-	if cErr, sErr, _ := h.dial(t, cfg); cErr != nil || sErr != nil {
+	if _, cErr, sErr := h.dial(t, cfg); cErr != nil || sErr != nil {
 		t.Fatalf("first join: client %v, server %v", cErr, sErr)
 	}
 	fp, isNew := learned()
@@ -220,7 +220,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 	}
 
 	cfg, learned = ClientConfig(addr, "", known)
-	if cErr, sErr, _ := h.dial(t, cfg); cErr != nil || sErr != nil {
+	if _, cErr, sErr := h.dial(t, cfg); cErr != nil || sErr != nil {
 		t.Fatalf("second join: client %v, server %v", cErr, sErr)
 	}
 	if got, isNew := learned(); got != fp || isNew {
@@ -234,7 +234,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 	}
 	h.cfg = ServerConfig(newCert)
 	cfg, _ = ClientConfig(addr, "", known)
-	cErr, _, _ := h.dial(t, cfg)
+	_, cErr, _ := h.dial(t, cfg)
 	var me *MismatchError
 	if !errors.As(cErr, &me) {
 		t.Fatalf("new host key: client error %v is not a mismatch", cErr)
@@ -244,7 +244,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 	}
 	// Following the advice in the message lets the joiner in.
 	cfg, learned = ClientConfig(addr, me.Got, known)
-	if cErr, sErr, _ := h.dial(t, cfg); cErr != nil || sErr != nil {
+	if _, cErr, sErr := h.dial(t, cfg); cErr != nil || sErr != nil {
 		t.Fatalf("join with --fingerprint: client %v, server %v", cErr, sErr)
 	}
 	if got, isNew := learned(); got != me.Got || isNew {

@@ -80,7 +80,7 @@ func run(n, worldMiB, every int) error {
 	bobCfg := watcher(base, ev)
 	bob, err := join.Join(ctx, bobCfg)
 	if err != nil {
-		return fmt.Errorf("Bob: %w", err)
+		return fmt.Errorf("join as Bob: %w", err)
 	}
 	go bob.Run(ctx)
 
@@ -107,7 +107,7 @@ func run(n, worldMiB, every int) error {
 	}
 	alice, err := join.Join(ctx, aliceCfg)
 	if err != nil {
-		return fmt.Errorf("Alice: %w", err)
+		return fmt.Errorf("join as Alice: %w", err)
 	}
 	go alice.Run(ctx)
 	worldBytes := alice.Timings().Bytes

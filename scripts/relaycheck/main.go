@@ -206,7 +206,7 @@ func (r *run) third() error {
 		return err
 	}
 	if r.count(r.hostProc, "join point asked of the arbiter") <= asked || r.count(r.hostProc, "join point uploaded") == 0 {
-		return errors.New("Carol's join point did not come from the arbiter")
+		return errors.New("the join point Carol got did not come from the arbiter")
 	}
 	time.Sleep(4 * time.Second) // three checkpoints at 60 ticks a second
 	if after := r.lastTick(); after < before+180 {
@@ -316,7 +316,7 @@ func (r *run) takeOver() error {
 		return err
 	}
 	if r.count(r.hostProc, "join point asked of the arbiter") <= asked {
-		return errors.New("Erin's join point was not asked of the standby")
+		return errors.New("the join point Erin got was not asked of the standby")
 	}
 	return nil
 }
@@ -354,7 +354,7 @@ func (r *run) restart() error {
 	}
 	out, code := r.joinOnce("Frank", "--exit-after-ready")
 	if code != 0 {
-		return fmt.Errorf("Frank: exit %d: %s", code, out)
+		return fmt.Errorf("join as Frank: exit %d: %s", code, out)
 	}
 	return r.noDesync()
 }
