@@ -94,7 +94,7 @@ func (s *Session) worldReady() error {
 	// The reader may be blocked under the join's longer deadline until the
 	// next packet comes: a host silent from now on must be noticed after
 	// HostTimeout, not ReadyTimeout.
-	_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
+	_ = s.nc.SetReadDeadline(deadline(s.cfg.HostTimeout))
 	return nil
 }
 

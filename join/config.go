@@ -36,7 +36,7 @@ type Progress struct {
 }
 
 // Config configures a join. Its zero value works apart from Addr, Name and
-// Loader.
+// Loader: Defaults fills every unset field from DefaultConfig.
 type Config struct {
 	// Addr is the host's address, HOST:PORT.
 	Addr string
@@ -77,6 +77,8 @@ type Config struct {
 	// TLS handshake runs under HandshakeTimeout.
 	TLS *tls.Config
 	// DialTimeout bounds the connect, TCP or Dial's (default 10 s).
+	// Like every timeout here, 0 takes the default and a negative
+	// duration sets no limit.
 	DialTimeout time.Duration
 	// HandshakeTimeout bounds connect to DefsOK and the username (default
 	// 15 s).
@@ -144,36 +146,72 @@ type Config struct {
 	World func() (lockstep.Sim, error)
 }
 
-// Defaults returns c with unset fields filled in.
+// DefaultConfig is the configuration a zero Config stands for, with every
+// default filled in: the one place the join's defaults are written.
+// Fields whose default is "none" (the address, name, loaders, TLS, Dial,
+// the callbacks) are left empty.
+func DefaultConfig() Config {
+	return Config{
+		DialTimeout:      10 * time.Second,
+		HandshakeTimeout: 15 * time.Second,
+		ReadyTimeout:     5 * time.Minute,
+		HostTimeout:      30 * time.Second,
+		MaxPayload:       2 << 30,
+		MaxRaw:           1 << 30,
+		MaxRawTotal:      4 << 30,
+		MaxFrame:         wire.DefaultMaxFrame,
+		Logger:           slog.Default(),
+	}
+}
+
+// Defaults returns c with every unset (zero) field taken from
+// DefaultConfig, as host.Config does: 0 always means "the default". A
+// timeout that can be switched off takes a negative duration for "no
+// limit" (-1 s, say), kept as it is.
 func (c Config) Defaults() Config {
-	if c.DialTimeout == 0 {
-		c.DialTimeout = 10 * time.Second
+	d := DefaultConfig()
+	fill := func(f *time.Duration, def time.Duration) {
+		if *f == 0 {
+			*f = def
+		}
 	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = 15 * time.Second
-	}
-	if c.ReadyTimeout == 0 {
-		c.ReadyTimeout = 5 * time.Minute
-	}
-	if c.HostTimeout == 0 {
-		c.HostTimeout = 30 * time.Second
-	}
+	fill(&c.DialTimeout, d.DialTimeout)
+	fill(&c.HandshakeTimeout, d.HandshakeTimeout)
+	fill(&c.ReadyTimeout, d.ReadyTimeout)
+	fill(&c.HostTimeout, d.HostTimeout)
 	if c.MaxPayload == 0 {
-		c.MaxPayload = 2 << 30
+		c.MaxPayload = d.MaxPayload
 	}
 	if c.MaxRaw == 0 {
-		c.MaxRaw = 1 << 30
+		c.MaxRaw = d.MaxRaw
 	}
 	if c.MaxRawTotal == 0 {
-		c.MaxRawTotal = 4 << 30
+		c.MaxRawTotal = d.MaxRawTotal
 	}
 	if c.MaxFrame == 0 {
-		c.MaxFrame = wire.DefaultMaxFrame
+		c.MaxFrame = d.MaxFrame
 	}
 	if c.Logger == nil {
-		c.Logger = slog.Default()
+		c.Logger = d.Logger
 	}
 	return c
+}
+
+// deadline is the read or write deadline a timeout of d sets from now:
+// none (the zero time) for a negative d, which means no limit.
+func deadline(d time.Duration) time.Time {
+	if d < 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
+}
+
+// withTimeout is context.WithTimeout, with no limit for a negative d.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d < 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // Validate reports settings that cannot work.

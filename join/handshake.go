@@ -24,7 +24,7 @@ func (s *Session) handshake(ctx context.Context) (*wire.FrameReader, error) {
 	hs := time.Now()
 	s.phaseMu.Lock()
 	if ctx.Err() == nil { // else wake has set a deadline that must hold
-		_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+		_ = s.nc.SetReadDeadline(deadline(s.cfg.HandshakeTimeout))
 	}
 	s.phaseMu.Unlock()
 	fr := wire.NewFrameReader(bufio.NewReaderSize(s.nc, 64<<10), s.cfg.MaxFrame)
@@ -173,7 +173,7 @@ func (s *Session) solvePuzzle(ctx context.Context, ml *wire.ServerModList) (wait
 	if ml.PuzzleBits == 0 {
 		return func() (uint64, error) { return 0, nil }, func() {}
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
+	ctx, cancel := withTimeout(ctx, s.cfg.HandshakeTimeout)
 	type solution struct {
 		nonce uint64
 		err   error

@@ -100,9 +100,9 @@ func Join(ctx context.Context, cfg Config) (*Session, error) {
 // cfg.DialTimeout.
 func dial(ctx context.Context, cfg Config) (net.Conn, error) {
 	if cfg.Dial == nil {
-		return (&net.Dialer{Timeout: cfg.DialTimeout}).DialContext(ctx, "tcp", cfg.Addr)
+		return (&net.Dialer{Timeout: max(cfg.DialTimeout, 0)}).DialContext(ctx, "tcp", cfg.Addr)
 	}
-	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	dctx, cancel := withTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	return cfg.Dial(dctx, cfg.Addr)
 }
@@ -126,7 +126,7 @@ func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, cfg.TLS)
-		hctx, cancel := context.WithTimeout(ctx, cfg.HandshakeTimeout)
+		hctx, cancel := withTimeout(ctx, cfg.HandshakeTimeout)
 		err := tc.HandshakeContext(hctx)
 		cancel()
 		if err != nil {
@@ -261,7 +261,7 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 		return ctx.Err()
 	}
 	s.streaming = true
-	_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.ReadyTimeout))
+	_ = s.nc.SetReadDeadline(deadline(s.cfg.ReadyTimeout))
 	s.phaseMu.Unlock()
 	go s.readLoop(fr)
 	w, err := s.download(ctx)
@@ -309,7 +309,7 @@ func (s *Session) readNext(fr *wire.FrameReader) (wire.Packet, error) {
 	if s.live.Load() {
 		// In the session, the host sends at least a keepalive every
 		// second: silence this long means it is gone.
-		_ = s.nc.SetReadDeadline(time.Now().Add(s.cfg.HostTimeout))
+		_ = s.nc.SetReadDeadline(deadline(s.cfg.HostTimeout))
 	}
 	id, body, err := fr.Next()
 	if errors.Is(err, os.ErrDeadlineExceeded) && s.live.Load() {
