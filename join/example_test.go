@@ -22,27 +22,19 @@ func ExampleJoin() {
 	defer cancel()
 	quiet := slog.New(slog.DiscardHandler)
 
-	// A host to join (see package host).
-	srv, err := host.New(host.Config{GameName: "counters", Logger: quiet},
-		host.Content{GameVersion: "counters 1"}, locksteptest.New(1, 0))
+	// A host to join (see package host's Example for hosting).
+	addr, served, err := serveCounters(ctx, quiet)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
 
 	// Join: the handshake, the world's download, loading it with the
 	// game's Loader and catching up. OnApply sees every command the
 	// session applies, in the host's order.
 	applied := make(chan lockstep.Command, 1)
 	sess, err := join.Join(ctx, join.Config{
-		Addr: ln.Addr().String(), Name: "Alice", Logger: quiet,
+		Addr: addr, Name: "Alice", Logger: quiet,
 		Loader:  locksteptest.Load,
 		OnApply: func(c lockstep.Command) { applied <- c },
 	})
@@ -88,22 +80,14 @@ func ExampleReconnector() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	quiet := slog.New(slog.DiscardHandler)
-	srv, err := host.New(host.Config{GameName: "counters", Logger: quiet},
-		host.Content{GameVersion: "counters 1"}, locksteptest.New(1, 0))
+	addr, served, err := serveCounters(ctx, quiet)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
 
 	rc := &join.Reconnector{
-		Config: join.Config{Addr: ln.Addr().String(), Name: "Alice", Loader: locksteptest.Load, Logger: quiet},
+		Config: join.Config{Addr: addr, Name: "Alice", Loader: locksteptest.Load, Logger: quiet},
 		For:    time.Minute, // give up a minute after a drop
 		Event: func(e join.ReconnectEvent) {
 			if e.Kind == join.ReconnectLost {
@@ -127,4 +111,22 @@ func ExampleReconnector() {
 	// Output:
 	// joined as player 1
 	// left: <nil>
+}
+
+// serveCounters hosts lockstep/locksteptest's game on a loopback port
+// until ctx ends, for the Examples to join: the setup package host's
+// ExampleServer walks through. served reports Serve's result.
+func serveCounters(ctx context.Context, log *slog.Logger) (addr string, served <-chan error, err error) {
+	srv, err := host.New(host.Config{GameName: "counters", Logger: log},
+		host.Content{GameVersion: "counters 1"}, locksteptest.New(1, 0))
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	return ln.Addr().String(), done, nil
 }
