@@ -63,7 +63,7 @@ func joinLive(t *testing.T, cfg join.Config) (*player, *join.RejectedError) {
 		p.notices = append(p.notices, text)
 		p.mu.Unlock()
 	}
-	cfg.Chat = func(c wire.ServerChat) {
+	cfg.Chat = func(c join.ChatLine) {
 		if c.FromHost() {
 			p.mu.Lock()
 			p.notices = append(p.notices, "[host] "+c.Text)

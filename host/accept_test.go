@@ -8,10 +8,11 @@ import (
 	"syscall"
 	"testing"
 
+	"log/slog"
+
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"log/slog"
 )
 
 // emfileListener fails its first n Accepts as a process out of file

@@ -132,10 +132,10 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 	// into the count of list updates below.
 	h := startHost(t, host.Config{Factions: roster.FactionsPerPlayer, Timeouts: host.TimeoutConfig{KeepaliveEvery: time.Hour, Idle: 3 * time.Hour}}, locksteptest.New(1, 16))
 	var mu sync.Mutex
-	var last []wire.PlayerInfo
+	var last []join.Player
 	updates := 0
 	cfg := joinCfg(h.addr, "Alice", newHashLog())
-	cfg.Players = func(ps []wire.PlayerInfo) { mu.Lock(); last = ps; updates++; mu.Unlock() }
+	cfg.Players = func(ps []join.Player) { mu.Lock(); last = ps; updates++; mu.Unlock() }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	alice, err := join.Join(ctx, cfg)
@@ -150,7 +150,7 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 	if alice.Info().Faction == bob.Info().Faction {
 		t.Fatalf("per-player factions: both in %d", alice.Info().Faction)
 	}
-	find := func(name string) (wire.PlayerInfo, bool) {
+	find := func(name string) (join.Player, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, p := range last {
@@ -158,7 +158,7 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 				return p, true
 			}
 		}
-		return wire.PlayerInfo{}, false
+		return join.Player{}, false
 	}
 	// Alice's list learns of Bob as a delta, then his status, then his
 	// measured latency; her own status and latency come as deltas too. The
@@ -167,7 +167,7 @@ func TestPlayerListDeltasAndFactions(t *testing.T) {
 	testkit.WaitFor(t, "Alice and Bob playing in Alice's list", func() bool {
 		a, aok := find("Alice")
 		b, bok := find("Bob")
-		return aok && bok && a.Status == wire.StatusPlaying && b.Status == wire.StatusPlaying && b.Faction == bob.Info().Faction
+		return aok && bok && a.Status == "playing" && b.Status == "playing" && b.Faction == bob.Info().Faction
 	})
 	// Bob's latency comes once his clock is synced again after WorldReady.
 	testkit.WaitFor(t, "six list updates", func() bool { mu.Lock(); defer mu.Unlock(); return updates >= 6 })

@@ -20,16 +20,16 @@ import (
 // chatLog collects the chat lines and notices one joiner receives.
 type chatLog struct {
 	mu      sync.Mutex
-	lines   []wire.ServerChat
+	lines   []join.ChatLine
 	notices []string
 }
 
 func (c *chatLog) hook(cfg *join.Config) {
-	cfg.Chat = func(l wire.ServerChat) { c.mu.Lock(); c.lines = append(c.lines, l); c.mu.Unlock() }
+	cfg.Chat = func(l join.ChatLine) { c.mu.Lock(); c.lines = append(c.lines, l); c.mu.Unlock() }
 	cfg.Notice = func(n string) { c.mu.Lock(); c.notices = append(c.notices, n); c.mu.Unlock() }
 }
 
-func (c *chatLog) has(want wire.ServerChat) bool {
+func (c *chatLog) has(want join.ChatLine) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Contains(c.lines, want)
@@ -62,11 +62,11 @@ func TestChatRelayedToEveryone(t *testing.T) {
 	if err := alice.sess.Chat("  hello\x1b[2J Bob\n \u202eevil "); err != nil {
 		t.Fatal(err)
 	}
-	want := wire.ServerChat{Name: "Alice", PlayerID: alice.sess.Info().PlayerID, Text: "hello[2J Bob  evil"}
+	want := join.ChatLine{From: "Alice", PlayerID: alice.sess.Info().PlayerID, Text: "hello[2J Bob  evil"}
 	testkit.WaitFor(t, "Alice's line at both joiners", func() bool { return aliceLog.has(want) && bobLog.has(want) })
 
 	h.srv.Say("console", "the host\x07 restarts soon")
-	fromHost := wire.ServerChat{Text: "the host restarts soon"}
+	fromHost := join.ChatLine{Text: "the host restarts soon"}
 	testkit.WaitFor(t, "the host's line at both joiners", func() bool { return aliceLog.has(fromHost) && bobLog.has(fromHost) })
 
 	o := h.srv.Overview()

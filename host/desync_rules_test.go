@@ -205,8 +205,8 @@ func TestDesyncOfEveryMapSendsTheWorld(t *testing.T) {
 		c.Desync, c.Resynced = events.desync, events.resynced
 	})
 	at.Store(alice.sess.Timings().ReadyTick + 30)
-	testkit.WaitFor(t, "the repair", func() bool { _, ok := events.find(wire.DesyncRepaired); return ok })
-	d, _ := events.find(wire.DesyncDetected)
+	testkit.WaitFor(t, "the repair", func() bool { _, ok := events.find(join.DesyncRepaired); return ok })
+	d, _ := events.find(join.DesyncDetected)
 	if len(d.Maps) != 3 || !d.World {
 		t.Fatalf("desync event %+v, want three maps and the world", d)
 	}
@@ -237,7 +237,7 @@ func TestRepeatedDesyncDrops(t *testing.T) {
 	at2.Store(math.MaxUint64)
 	alice := startJoiner(t, h.addr, "Alice", corruptOnce(t, &at, &done, 1), corruptOnce(t, &at2, &done2, 1))
 	at.Store(alice.sess.Timings().ReadyTick + 30)
-	testkit.WaitFor(t, "the first repair", func() bool { _, ok := bobEvents.find(wire.DesyncRepaired); return ok })
+	testkit.WaitFor(t, "the first repair", func() bool { _, ok := bobEvents.find(join.DesyncRepaired); return ok })
 	at2.Store(hostTick(h) + 10)
 	var err error
 	select {
@@ -250,7 +250,7 @@ func TestRepeatedDesyncDrops(t *testing.T) {
 	if !errors.As(err, &re) || re.Reason != wire.ReasonDesync {
 		t.Fatalf("Alice ended with %v, want reason Desync", err)
 	}
-	testkit.WaitFor(t, "Bob to hear of the drop", func() bool { _, ok := bobEvents.find(wire.DesyncDropped); return ok })
+	testkit.WaitFor(t, "Bob to hear of the drop", func() bool { _, ok := bobEvents.find(join.DesyncDropped); return ok })
 	if st := h.srv.Overview().Stats; st.DesyncDrops != 1 || st.Desyncs != 2 {
 		t.Fatalf("stats %+v: want two desyncs and one drop", st)
 	}

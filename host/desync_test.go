@@ -15,18 +15,17 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // eventLog collects a joiner's desync events and notices.
 type eventLog struct {
 	mu      sync.Mutex
-	events  []wire.ServerDesync
+	events  []join.DesyncEvent
 	notices []string
 	resyncs []join.Resync
 }
 
-func (e *eventLog) desync(d wire.ServerDesync) {
+func (e *eventLog) desync(d join.DesyncEvent) {
 	e.mu.Lock()
 	e.events = append(e.events, d)
 	e.mu.Unlock()
@@ -44,16 +43,16 @@ func (e *eventLog) resynced(r join.Resync) {
 	e.mu.Unlock()
 }
 
-// find returns the first event in state s, if any.
-func (e *eventLog) find(s wire.DesyncState) (wire.ServerDesync, bool) {
+// find returns the first event of kind k, if any.
+func (e *eventLog) find(k join.DesyncKind) (join.DesyncEvent, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, d := range e.events {
-		if d.State == s {
+		if d.Kind == k {
 			return d, true
 		}
 	}
-	return wire.ServerDesync{}, false
+	return join.DesyncEvent{}, false
 }
 
 func (e *eventLog) noticeWith(sub string) bool {
@@ -132,9 +131,9 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	bobDuringRepair := make(chan uint64, 1)
 	alice := startJoiner(t, h.addr, "Alice", colonyCfg, everyNth(every), func(c *join.Config) {
 		c.Resynced = aliceEvents.resynced
-		c.Desync = func(d wire.ServerDesync) {
+		c.Desync = func(d join.DesyncEvent) {
 			aliceEvents.desync(d)
-			if d.State == wire.DesyncDetected && d.Name == "Alice" && !held.Swap(true) {
+			if d.Kind == join.DesyncDetected && d.Name == "Alice" && !held.Swap(true) {
 				bobDuringRepair <- holdUntil(&bobTick, ahead)
 			}
 		}
@@ -152,10 +151,10 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	worldBytes := alice.sess.Timings().Bytes
 	corruptAt.Store(alice.sess.Timings().ReadyTick + 45)
 
-	var detected wire.ServerDesync
+	var detected join.DesyncEvent
 	testkit.WaitFor(t, "Bob to hear of the desync", func() bool {
 		var ok bool
-		detected, ok = bobEvents.find(wire.DesyncDetected)
+		detected, ok = bobEvents.find(join.DesyncDetected)
 		return ok
 	})
 	bad := corrupted.Load()
@@ -167,10 +166,10 @@ func TestDesyncRepairOneMap(t *testing.T) {
 	}
 	t.Logf("corrupted map %d at tick %d; detected at checkpoint %d (%d ticks later)", badMap, bad, detected.Tick, detected.Tick-bad)
 
-	var repaired wire.ServerDesync
+	var repaired join.DesyncEvent
 	testkit.WaitFor(t, "the repair", func() bool {
 		var ok bool
-		repaired, ok = bobEvents.find(wire.DesyncRepaired)
+		repaired, ok = bobEvents.find(join.DesyncRepaired)
 		return ok
 	})
 	if !bobEvents.noticeWith("Alice's map 2 diverged") || !bobEvents.noticeWith("Alice is in sync again") {
@@ -191,7 +190,7 @@ func TestDesyncRepairOneMap(t *testing.T) {
 		t.Fatalf("Alice's repairs %+v, want map %d alone in %d bytes", rs, badMap, st.LastResyncBytes)
 	}
 	t.Logf("repair: %d bytes (world payload %d), detection to matching hashes %d ms, Alice waited %v at tick %d",
-		st.LastResyncBytes, worldBytes, repaired.RepairMs, rs[0].Wait, rs[0].Tick)
+		st.LastResyncBytes, worldBytes, repaired.Repair.Milliseconds(), rs[0].Wait, rs[0].Tick)
 
 	// Bob never stopped: he went on while Alice's repair was held.
 	if n := <-bobDuringRepair; n < ahead {

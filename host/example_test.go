@@ -9,7 +9,6 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // ExampleServer hosts a tiny game (one map holding a number, from
@@ -38,11 +37,11 @@ func ExampleServer() {
 	go func() { served <- srv.Serve(ctx, ln) }()
 
 	// A player joins (see package join) and hears the session's chat.
-	heard := make(chan wire.ServerChat, 1)
+	heard := make(chan join.ChatLine, 1)
 	sess, err := join.Join(ctx, join.Config{
 		Addr: ln.Addr().String(), Name: "Alice", Logger: quiet,
 		Loader: locksteptest.Load,
-		Chat:   func(c wire.ServerChat) { heard <- c },
+		Chat:   func(c join.ChatLine) { heard <- c },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -65,7 +64,7 @@ func ExampleServer() {
 		return
 	}
 	c := <-heard
-	from := c.Name
+	from := c.From
 	if from == "" {
 		from = "the host" // a line of the operator's
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/wire"
 )
 
 func TestSilentClientTimesOut(t *testing.T) {
@@ -57,11 +56,11 @@ func TestRTTNearInjectedDelay(t *testing.T) {
 	var mu sync.Mutex
 	var bobRTT int32 = -1
 	startJoiner(t, h.addr, "Alice", func(c *join.Config) {
-		c.Players = func(ps []wire.PlayerInfo) {
+		c.Players = func(ps []join.Player) {
 			for _, p := range ps {
 				if p.Name == "Bob" {
 					mu.Lock()
-					bobRTT = p.LatencyMs
+					bobRTT = int32(p.Latency.Milliseconds())
 					mu.Unlock()
 				}
 			}

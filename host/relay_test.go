@@ -274,17 +274,17 @@ func TestRelayRepair(t *testing.T) {
 	})
 	corruptAt.Store(alice.sess.Timings().ReadyTick + every)
 
-	var detected wire.ServerDesync
+	var detected join.DesyncEvent
 	testkit.WaitFor(t, "Bob to hear of Alice's desync", func() bool {
 		var ok bool
-		detected, ok = bobEvents.find(wire.DesyncDetected)
+		detected, ok = bobEvents.find(join.DesyncDetected)
 		return ok
 	})
 	if detected.Name != "Alice" || !slices.Equal(detected.Maps, []int32{badMap}) {
 		t.Fatalf("desync event %+v, want Alice's map %d", detected, badMap)
 	}
 	testkit.WaitFor(t, "the repair", func() bool {
-		_, ok := bobEvents.find(wire.DesyncRepaired)
+		_, ok := bobEvents.find(join.DesyncRepaired)
 		return ok
 	})
 	for _, want := range []string{"repair asked of the arbiter", "from=arbiter"} {

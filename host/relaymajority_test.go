@@ -21,7 +21,6 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // corrupter makes a relay player that perturbs one map once, at the first
@@ -107,10 +106,10 @@ func TestRelayMajority(t *testing.T) {
 	alice, bob, carol := ps[0], ps[1], ps[2]
 	at := carolBad.from(every)
 
-	var detected wire.ServerDesync
+	var detected join.DesyncEvent
 	testkit.WaitFor(t, "Bob to hear of Carol's desync", func() bool {
 		var ok bool
-		detected, ok = bobEvents.find(wire.DesyncDetected)
+		detected, ok = bobEvents.find(join.DesyncDetected)
 		return ok
 	})
 	if detected.Name != "Carol" || !slices.Equal(detected.Maps, []int32{badMap}) || detected.Tick < at {
@@ -152,7 +151,7 @@ func TestRelayMajority(t *testing.T) {
 	// upload repairs her.
 	arb := joinRelay(t, h.Addr, "Arbiter2", true)
 	testkit.WaitFor(t, "Carol's repair", func() bool {
-		_, ok := bobEvents.find(wire.DesyncRepaired)
+		_, ok := bobEvents.find(join.DesyncRepaired)
 		return ok
 	})
 	if !strings.Contains(logs.String(), "from=arbiter") {
@@ -202,7 +201,7 @@ func TestRelayNoMajority(t *testing.T) {
 	if ov.Stats.Desyncs != 0 || len(ov.Desyncs) != 0 || ov.Stats.NoMajority == 0 {
 		t.Fatalf("stats %+v, desyncs %+v: want no desync and a checkpoint without a majority", ov.Stats, ov.Desyncs)
 	}
-	if _, ok := aliceEvents.find(wire.DesyncDetected); ok {
+	if _, ok := aliceEvents.find(join.DesyncDetected); ok {
 		t.Fatal("Alice heard of a desync: one player against one is no majority")
 	}
 	bobEvents.mu.Lock()

@@ -63,7 +63,7 @@ func (s *Session) awaitHangUp() error {
 // chatFrom hands a relayed chat line to Config.Chat.
 func (s *Session) chatFrom(c *wire.ServerChat) error {
 	if s.cfg.Chat != nil {
-		s.cfg.Chat(*c)
+		s.cfg.Chat(chatLineOf(c))
 	}
 	return nil
 }

@@ -111,11 +111,11 @@ type Config struct {
 	Notice func(text string)
 	// Chat, if set, receives the chat lines the host relays (this
 	// client's own included); a line from the host itself has an empty
-	// Name.
-	Chat func(wire.ServerChat)
+	// From.
+	Chat func(ChatLine)
 	// Players, if set, receives the whole player list, in ID order, after
 	// every change.
-	Players func([]wire.PlayerInfo)
+	Players func([]Player)
 	// OnStep, if set, is called on the simulation goroutine after every
 	// simulated tick.
 	OnStep func(sim lockstep.Sim)
@@ -124,7 +124,7 @@ type Config struct {
 	// Desync, if set, receives the host's desync events: a player's state
 	// diverged (this client's or another's), was repaired, or the player
 	// was dropped.
-	Desync func(wire.ServerDesync)
+	Desync func(DesyncEvent)
 	// Resynced, if set, is called on the simulation goroutine when a
 	// repair of this client's state has gone in, before the host is told
 	// (so it comes before any DesyncRepaired event about this client).

@@ -78,16 +78,16 @@ func (l *live) ended(t *testing.T) error {
 type callbacks struct {
 	mu      sync.Mutex
 	notices []string
-	players [][]wire.PlayerInfo
-	desyncs []wire.ServerDesync
+	players [][]join.Player
+	desyncs []join.DesyncEvent
 	applied []lockstep.Command
 }
 
 func (c *callbacks) config() join.Config {
 	return join.Config{
 		Notice:  func(s string) { c.mu.Lock(); c.notices = append(c.notices, s); c.mu.Unlock() },
-		Players: func(l []wire.PlayerInfo) { c.mu.Lock(); c.players = append(c.players, l); c.mu.Unlock() },
-		Desync:  func(d wire.ServerDesync) { c.mu.Lock(); c.desyncs = append(c.desyncs, d); c.mu.Unlock() },
+		Players: func(l []join.Player) { c.mu.Lock(); c.players = append(c.players, l); c.mu.Unlock() },
+		Desync:  func(d join.DesyncEvent) { c.mu.Lock(); c.desyncs = append(c.desyncs, d); c.mu.Unlock() },
 		OnApply: func(cmd lockstep.Command) { c.mu.Lock(); c.applied = append(c.applied, cmd); c.mu.Unlock() },
 	}
 }
@@ -164,8 +164,10 @@ func TestSessionFollowsHost(t *testing.T) {
 				t.Fatal("Do's function never ran")
 			}
 
-			bob.Status, bob.LatencyMs = wire.StatusPlaying, 55
-			want := []wire.PlayerInfo{bob, carol, dan}
+			// The callbacks and Players give join's own types: statuses by
+			// name, latencies as durations.
+			want := []join.Player{{ID: 2, Name: "Bob", Status: "playing", Latency: 55 * time.Millisecond},
+				{ID: 3, Name: "Carol", Spectator: true, Status: "spectating"}, {ID: 4, Name: "Dan", Faction: 2, Status: "joining"}}
 			if got := s.Players(); !slices.Equal(got, want) {
 				t.Fatalf("players %+v, want %+v", got, want)
 			}
@@ -176,7 +178,7 @@ func TestSessionFollowsHost(t *testing.T) {
 				if !slices.Equal(cb.notices, []string{"Bob joined"}) {
 					t.Errorf("notices %q", cb.notices)
 				}
-				if len(cb.desyncs) != 1 || cb.desyncs[0].PlayerID != 2 || !slices.Equal(cb.desyncs[0].Maps, []int32{1}) {
+				if len(cb.desyncs) != 1 || cb.desyncs[0].PlayerID != 2 || cb.desyncs[0].Kind != join.DesyncDetected || !slices.Equal(cb.desyncs[0].Maps, []int32{1}) {
 					t.Errorf("desync events %+v", cb.desyncs)
 				}
 				if len(cb.applied) != 1 || cb.applied[0].Tick != l.w.granted || cb.applied[0].Player != 2 {

@@ -105,7 +105,7 @@ func (s *Session) admitted(p *wire.ServerSession) error {
 
 func (s *Session) desync(d *wire.ServerDesync) error {
 	if s.cfg.Desync != nil {
-		s.cfg.Desync(*d)
+		s.cfg.Desync(desyncEventOf(d))
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func (s *Session) applyPlayers(p *wire.ServerPlayerList) error {
 			}
 		}
 	}
-	list := slices.Clone(s.players)
+	list := playersOf(s.players)
 	s.tokenMu.Unlock()
 	if s.cfg.Players != nil {
 		s.cfg.Players(list)
@@ -97,8 +97,8 @@ func (s *Session) applyPlayers(p *wire.ServerPlayerList) error {
 
 // Players is the player list as this client holds it. Safe from any
 // goroutine.
-func (s *Session) Players() []wire.PlayerInfo {
+func (s *Session) Players() []Player {
 	s.tokenMu.Lock()
 	defer s.tokenMu.Unlock()
-	return slices.Clone(s.players)
+	return playersOf(s.players)
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/hugeheap"
+	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // corruption is the hidden --debug-corrupt-map switch: it changes one map
@@ -58,20 +58,20 @@ func (c *corruption) onStep(sim lockstep.Sim) {
 }
 
 // describeDesync is a desync event as one line.
-func describeDesync(d wire.ServerDesync) string {
+func describeDesync(d join.DesyncEvent) string {
 	what := fmt.Sprintf("map %s", joinIDs(d.Maps))
 	if len(d.Maps) == 0 {
 		what = "world state"
 	}
-	switch d.State {
-	case wire.DesyncDetected:
+	switch d.Kind {
+	case join.DesyncDetected:
 		return fmt.Sprintf("%s's %s diverged from the host's at tick %d; repairing", d.Name, what, d.Tick)
-	case wire.DesyncRepaired:
-		return fmt.Sprintf("%s is in sync again (%s from tick %d repaired in %d ms)", d.Name, what, d.Tick, d.RepairMs)
-	case wire.DesyncDropped:
+	case join.DesyncRepaired:
+		return fmt.Sprintf("%s is in sync again (%s from tick %d repaired in %d ms)", d.Name, what, d.Tick, d.Repair.Milliseconds())
+	case join.DesyncDropped:
 		return fmt.Sprintf("%s kept diverging (%s at tick %d) and was dropped", d.Name, what, d.Tick)
 	}
-	return fmt.Sprintf("%s: %s at tick %d", d.State, what, d.Tick)
+	return fmt.Sprintf("%s: %s at tick %d", d.Kind, what, d.Tick)
 }
 
 func joinIDs(ids []int32) string {

@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/wire"
+	"github.com/lockhost/lockhost/join"
 )
 
 func TestParseCorrupt(t *testing.T) {
@@ -85,13 +86,13 @@ func TestCorruptOnce(t *testing.T) {
 
 func TestDescribeDesync(t *testing.T) {
 	for _, tc := range []struct {
-		d    wire.ServerDesync
+		d    join.DesyncEvent
 		want string
 	}{
-		{wire.ServerDesync{Name: "Alice", Tick: 600, Maps: []int32{2}}, "Alice's map 2 diverged from the host's at tick 600; repairing"},
-		{wire.ServerDesync{Name: "Alice", Tick: 600, World: true}, "Alice's world state diverged"},
-		{wire.ServerDesync{State: wire.DesyncRepaired, Name: "Bob", Tick: 60, Maps: []int32{1, 3}, RepairMs: 4}, "Bob is in sync again (map 1,3 from tick 60 repaired in 4 ms)"},
-		{wire.ServerDesync{State: wire.DesyncDropped, Name: "Eve", Tick: 9, Maps: []int32{0}}, "Eve kept diverging"},
+		{join.DesyncEvent{Name: "Alice", Tick: 600, Maps: []int32{2}}, "Alice's map 2 diverged from the host's at tick 600; repairing"},
+		{join.DesyncEvent{Name: "Alice", Tick: 600, World: true}, "Alice's world state diverged"},
+		{join.DesyncEvent{Kind: join.DesyncRepaired, Name: "Bob", Tick: 60, Maps: []int32{1, 3}, Repair: 4 * time.Millisecond}, "Bob is in sync again (map 1,3 from tick 60 repaired in 4 ms)"},
+		{join.DesyncEvent{Kind: join.DesyncDropped, Name: "Eve", Tick: 9, Maps: []int32{0}}, "Eve kept diverging"},
 	} {
 		if got := describeDesync(tc.d); !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/internal/termsafe"
+	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // maxTyped bounds the typed commands waiting to be applied: one the host
@@ -92,9 +92,9 @@ func describe(c lockstep.Command) string {
 }
 
 // chatLine is a relayed chat line as the join tool prints it.
-func chatLine(c wire.ServerChat) string {
+func chatLine(c join.ChatLine) string {
 	if c.FromHost() {
 		return "chat: [host] " + termsafe.String(c.Text)
 	}
-	return fmt.Sprintf("chat: <%s> %s", termsafe.String(c.Name), termsafe.String(c.Text))
+	return fmt.Sprintf("chat: <%s> %s", termsafe.String(c.From), termsafe.String(c.Text))
 }

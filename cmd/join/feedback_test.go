@@ -15,7 +15,6 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // player joins addr as name the way the tool does (notices, chat and the
@@ -27,7 +26,7 @@ func player(t *testing.T, addr, name string, b *gamecontent.Bundle, out io.Write
 	cfg := join.Config{Addr: addr, Name: name, Databases: b.Summary(), MapLoader: colony.MapLoader(b.Content),
 		Logger:  testkit.Quiet(),
 		Notice:  func(text string) { fmt.Fprintln(out, "notice:", text) },
-		Chat:    func(c wire.ServerChat) { fmt.Fprintln(out, chatLine(c)) },
+		Chat:    func(c join.ChatLine) { fmt.Fprintln(out, chatLine(c)) },
 		OnApply: typed.applied}
 	ctx, cancel := context.WithCancel(context.Background())
 	sess, err := join.Join(ctx, cfg)
@@ -72,7 +71,7 @@ func TestTypedCommandsAnswer(t *testing.T) {
 	// Alice's own status can come after Bob's.
 	testkit.WaitFor(t, "Alice to see herself and Bob playing", func() bool {
 		ps := sess.Players()
-		return len(ps) == 2 && ps[0].Status == wire.StatusPlaying && ps[1].Status == wire.StatusPlaying
+		return len(ps) == 2 && ps[0].Status == "playing" && ps[1].Status == "playing"
 	})
 	cur := &current{}
 	cur.set(sess)

@@ -235,9 +235,9 @@ func joinConfig(c *cli.Context, bundle *gamecontent.Bundle, bar *progressBar, ty
 		MaxPayload:   uint64(max(1, c.Int("max-download-mib"))) << 20,
 		Progress:     bar.update,
 		Notice:       func(text string) { bar.clear(); fmt.Fprintln(stdout, "notice:", termsafe.String(text)) },
-		Chat:         func(line wire.ServerChat) { bar.clear(); fmt.Fprintln(stdout, chatLine(line)) },
+		Chat:         func(line join.ChatLine) { bar.clear(); fmt.Fprintln(stdout, chatLine(line)) },
 		OnApply:      typed.applied,
-		Desync: func(d wire.ServerDesync) {
+		Desync: func(d join.DesyncEvent) {
 			bar.clear()
 			fmt.Fprintln(stdout, "desync:", termsafe.String(describeDesync(d)))
 		},

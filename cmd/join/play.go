@@ -196,14 +196,14 @@ func query(sess *join.Session, line string) {
 
 // printPlayers lists the players this client knows of, with the round
 // trip the host measured.
-func printPlayers(list []wire.PlayerInfo) {
+func printPlayers(list []join.Player) {
 	fmt.Fprintf(stdout, "%d in the session:\n", len(list))
 	for _, p := range list {
 		role := fmt.Sprintf("faction %d", p.Faction)
 		if p.Spectator {
 			role = "spectator"
 		}
-		fmt.Fprintf(stdout, "  player %d %s: %s, %s, latency %d ms\n", p.ID, termsafe.String(p.Name), p.Status, role, p.LatencyMs)
+		fmt.Fprintf(stdout, "  player %d %s: %s, %s, latency %d ms\n", p.ID, termsafe.String(p.Name), p.Status, role, p.Latency.Milliseconds())
 	}
 }
 

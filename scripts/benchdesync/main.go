@@ -34,7 +34,6 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 func main() {
@@ -52,7 +51,7 @@ func main() {
 type events struct {
 	mu       sync.Mutex
 	detected map[uint64]time.Time // checkpoint tick -> when Bob heard
-	repaired map[uint64]wire.ServerDesync
+	repaired map[uint64]join.DesyncEvent
 	stepAt   []time.Time
 }
 
@@ -75,7 +74,7 @@ func run(n, worldMiB, every int) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 
-	ev := &events{detected: map[uint64]time.Time{}, repaired: map[uint64]wire.ServerDesync{}}
+	ev := &events{detected: map[uint64]time.Time{}, repaired: map[uint64]join.DesyncEvent{}}
 	base := join.Config{Addr: ln.Addr().String(), Databases: bundle.Summary(), MapLoader: colony.MapLoader(bundle.Content), Logger: quiet}
 	bobCfg := watcher(base, ev)
 	bob, err := join.Join(ctx, bobCfg)
@@ -132,15 +131,15 @@ func run(n, worldMiB, every int) error {
 		detAt := ev.detected[rep.Tick]
 		ev.mu.Unlock()
 		det := detAt.Sub(time.Unix(0, corruptedAt.Load()))
-		repDone := detAt.Add(time.Duration(rep.RepairMs) * time.Millisecond)
+		repDone := detAt.Add(rep.Repair)
 		gap := maxGap(ev, time.Unix(0, corruptedAt.Load()), repDone.Add(100*time.Millisecond))
 		after := srv.Overview().Stats
 		bytes := after.ResyncBytes - before.ResyncBytes
 		fmt.Printf("%3d %4d %8d %7d tk %10.1f %10d %10d %8.1f%% %9s\n", i+1, m, ct, rep.Tick-ct,
-			procstat.Ms(det), rep.RepairMs, bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
+			procstat.Ms(det), rep.Repair.Milliseconds(), bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
 		lat = append(lat, float64(rep.Tick-ct))
 		detectMs = append(detectMs, procstat.Ms(det))
-		repairMs = append(repairMs, float64(rep.RepairMs))
+		repairMs = append(repairMs, float64(rep.Repair.Milliseconds()))
 		gaps = append(gaps, procstat.Ms(gap))
 		corruptedTick.Store(0)
 		time.Sleep(300 * time.Millisecond)
@@ -203,7 +202,7 @@ func newHost(bundle *gamecontent.Bundle, log *slog.Logger, n, worldMiB, every in
 
 // waitRepaired waits until deadline for the repair of the desync made at
 // corruptedTick (0 until it is made) and takes it from ev.
-func waitRepaired(ev *events, corruptedTick *atomic.Uint64, deadline time.Time) (rep wire.ServerDesync, found bool) {
+func waitRepaired(ev *events, corruptedTick *atomic.Uint64, deadline time.Time) (rep join.DesyncEvent, found bool) {
 	for !found && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 		ev.mu.Lock()
@@ -223,13 +222,13 @@ func waitRepaired(ev *events, corruptedTick *atomic.Uint64, deadline time.Time) 
 func watcher(base join.Config, ev *events) join.Config {
 	bobCfg := base
 	bobCfg.Name = "Bob"
-	bobCfg.Desync = func(d wire.ServerDesync) {
+	bobCfg.Desync = func(d join.DesyncEvent) {
 		ev.mu.Lock()
 		defer ev.mu.Unlock()
-		switch d.State {
-		case wire.DesyncDetected:
+		switch d.Kind {
+		case join.DesyncDetected:
 			ev.detected[d.Tick] = time.Now()
-		case wire.DesyncRepaired:
+		case join.DesyncRepaired:
 			ev.repaired[d.Tick] = d
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/wire"
 )
 
 // slotState is where a slot's bot is in its life.
@@ -106,15 +105,15 @@ func (s *soak) clientConfig(b *bot, sl *slot) join.Config {
 		b.repaired.Add(1)
 		s.n.repaired.Add(1)
 	}
-	cfg.Desync = func(d wire.ServerDesync) {
+	cfg.Desync = func(d join.DesyncEvent) {
 		if d.PlayerID != b.id.Load() {
 			return
 		}
-		switch d.State {
-		case wire.DesyncDetected:
+		switch d.Kind {
+		case join.DesyncDetected:
 			b.detected.Add(1)
 			s.n.detected.Add(1)
-		case wire.DesyncDropped:
+		case join.DesyncDropped:
 			s.problem(&s.probs.desync, "%s was dropped for desyncing at tick %d", b.name, d.Tick)
 		}
 	}

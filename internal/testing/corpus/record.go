@@ -242,8 +242,8 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	}
 	alice, err := s.join("Alice", func(c *join.Config) {
 		c.OnApply = func(lockstep.Command) { s.applied.Add(1) }
-		c.Desync = func(d wire.ServerDesync) {
-			if d.State == wire.DesyncRepaired {
+		c.Desync = func(d join.DesyncEvent) {
+			if d.Kind == join.DesyncRepaired {
 				s.repaired.Store(true)
 			}
 		}
