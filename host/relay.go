@@ -169,12 +169,22 @@ func (e *reasonError) Error() string { return e.msg }
 var errNoWorld = &reasonError{reason: wire.ReasonGeneric,
 	msg: "The session has no world yet: its arbiter has not uploaded it. Join again shortly."}
 
+// errSpectatorArbiter refuses an arbiter proof with a spectator's token:
+// an arbiter never spectates (docs/protocol.md, section 15.1).
+var errSpectatorArbiter = &reasonError{reason: wire.ReasonBadPacket,
+	msg: "This token rejoins a spectator, and a spectator cannot be the session's arbiter: rejoin without the arbiter proof, or join again without the token."}
+
 // relayRule is the arbiter's admission rule (docs/protocol.md, section
 // 15.2): a claimed arbiter must have proved the secret to a relay host;
 // in a relay session with no world yet only an arbiter is admitted.
 func (s *session) relayRule(r joinReq) error {
 	if r.arbiterClaim && (s.relay == nil || !r.arbiterOK) {
 		return errBadArbiter
+	}
+	if r.arbiterClaim && r.spectator {
+		// Only a rejoin gets here (Client_Username refuses a and s
+		// together): its token, not its s, says it spectates.
+		return errSpectatorArbiter
 	}
 	if s.relay != nil && !s.relay.world.HasWorld() && !r.arbiterOK {
 		return errNoWorld

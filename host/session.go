@@ -393,7 +393,9 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	rejoined := false
 	var rj *rejoin
-	if r.token != nil {
+	// Any empty form of the token (absent, nil, an empty bin or str)
+	// means no token: only its length tells a rejoin from a first join.
+	if len(r.token) > 0 {
 		rj = s.rejoins.lookup(r.token)
 		if rj == nil {
 			return joinReply{err: errBadToken}
