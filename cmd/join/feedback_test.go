@@ -53,9 +53,9 @@ func waitOutput(t *testing.T, buf *syncbuf.Buffer, want string) {
 	}
 }
 
-// TestTypedCommandsAnswer types the README's commands, in its order
-// (pawns first, for an ID to move), into a real session: each one says
-// what happened, to this player or (speed, chat) to everyone.
+// TestTypedCommandsAnswer types the commands docs/players.md shows under
+// "Playing" (pawns first, for an ID to move), into a real session: each
+// one says what happened, to this player or (speed, chat) to everyone.
 func TestTypedCommandsAnswer(t *testing.T) {
 	b, err := gamecontent.Load(nil, "")
 	if err != nil {
