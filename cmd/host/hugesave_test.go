@@ -18,18 +18,18 @@ import (
 // TestHugeSaveRSS runs the real binary on sparse 2 GiB saves whose
 // headers agree with their size: saves inspect, saves list over a folder
 // of them, and serve --save each peak under 64 MiB of resident memory.
-// The peak is measured by scripts/peakrss, a small launcher: a child of
+// The peak is measured by scripts/cmd/peakrss, a small launcher: a child of
 // this test binary would report the test's own peak when it is larger.
 func TestHugeSaveRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the host and reads 2 GiB of zeros")
 	}
 	if runtime.GOOS != "linux" {
-		t.Skip("scripts/peakrss reads Linux's getrusage")
+		t.Skip("scripts/cmd/peakrss reads Linux's getrusage")
 	}
 	dir := t.TempDir()
 	bin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
-	peakrss := buildTool(t, dir, "github.com/lockhost/lockhost/scripts/peakrss")
+	peakrss := buildTool(t, dir, "github.com/lockhost/lockhost/scripts/cmd/peakrss")
 	folder := filepath.Join(dir, "saves")
 	const size = 2 << 30
 	if err := os.Mkdir(folder, 0o755); err != nil {

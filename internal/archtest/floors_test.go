@@ -260,7 +260,7 @@ func TestArrowErrors(t *testing.T) {
 		{"internal/gamecontent", []string{m("cmd/internal/cliutil")}, 1},
 		{"cmd/host", []string{m("internal/testing/testkit")}, 1},
 		{"host", []string{m("internal/testing/hosttest")}, 1},
-		{"scripts/soakrun", []string{m("internal/testing/testkit"), m("host"), m("cmd/internal/cliutil")}, 0},
+		{"scripts/cmd/soak", []string{m("internal/testing/testkit"), m("host"), m("cmd/internal/cliutil")}, 0},
 		{"internal/testing/hosttest", []string{m("internal/testing/testkit"), m("host"), m("join")}, 0},
 		{"internal/testing/hosttest", []string{m("cmd/internal/cliutil")}, 1},
 		{"newpkg", nil, 1},

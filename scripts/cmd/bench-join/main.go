@@ -1,4 +1,4 @@
-// Command benchjoin measures joining through the real binaries on
+// Command bench-join measures joining through the real binaries on
 // loopback: for worlds of about 8, 64 and 512 MiB of raw state it prints
 // raw and compressed size, the host's join point build time, time to
 // DefsOK, download, load, catch-up and connect-to-WorldReady, and the
@@ -9,11 +9,11 @@
 // throughput and decompression of the same compressed bytes, the two
 // limits a join is judged against. It prints figures; it asserts nothing.
 //
-//	go run ./scripts/benchjoin            # everything (several minutes)
-//	go run ./scripts/benchjoin -quick     # the 8 MiB world only, no link
-//	go run ./scripts/benchjoin -levels    # codecs and levels: size, build and inflate time
-//	go run ./scripts/benchjoin -openttd   # side by side with OpenTTD
-//	go run ./scripts/benchjoin -relay 64  # a relay host (the arbiter's upload) against a simulating host
+//	go run ./scripts/cmd/bench-join            # everything (several minutes)
+//	go run ./scripts/cmd/bench-join -quick     # the 8 MiB world only, no link
+//	go run ./scripts/cmd/bench-join -levels    # codecs and levels: size, build and inflate time
+//	go run ./scripts/cmd/bench-join -openttd   # side by side with OpenTTD
+//	go run ./scripts/cmd/bench-join -relay 64  # a relay host (the arbiter's upload) against a simulating host
 //
 // -openttd runs OpenTTD's own loopback join benchmark,
 // ../shared/bench/openttd-join-peer.sh from the repository root (-openttd-script
@@ -111,7 +111,7 @@ func main() {
 		err = run(*quick, *noLink)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchjoin:", err)
+		fmt.Fprintln(os.Stderr, "bench-join:", err)
 		os.Exit(1)
 	}
 }
@@ -137,7 +137,7 @@ func withTools(hostBin, joinBin string, fn func(*bench) error) error {
 	defer os.RemoveAll(dir)
 	// Ports of its own, so two runs at once do not meet.
 	b := &bench{dir: dir, port: 20000 + os.Getpid()%800*50, host: hostBin, joiner: joinBin}
-	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
+	fmt.Printf("bench-join: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	if b.host == "" {
 		if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
@@ -165,7 +165,7 @@ func run(quick, noLink bool) error {
 	}
 	defer os.RemoveAll(dir)
 	b := &bench{dir: dir, port: 30600}
-	fmt.Printf("benchjoin: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
+	fmt.Printf("bench-join: GOMAXPROCS=%d NumCPU=%d %s/%s %s (a shared machine: compare within one run)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
 		return err

@@ -1,4 +1,4 @@
-// Command soakrun is a load and fault soak of the host, in one process over
+// Command soak is a load and fault soak of the host, in one process over
 // loopback TCP: a real host (the embedded default world, autosaving into a
 // temporary folder) and a population of bot clients that send random valid
 // commands, most of them light (they follow the session without

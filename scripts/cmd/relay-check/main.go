@@ -1,4 +1,4 @@
-// Command relaycheck runs a relay session end to end with the real
+// Command relay-check runs a relay session end to end with the real
 // binaries: host serve --relay, the Go join tool as the arbiter (the
 // colony game) and as players, and a raw client of its own for the one
 // thing the join tool never does (an upload without the arbiter secret).

@@ -1,4 +1,4 @@
-// Command benchlockstep measures the lockstep engine: a host process runs
+// Command bench-lockstep measures the lockstep engine: a host process runs
 // the default world at 1x while N light bots (they take part in lockstep
 // and acknowledge ticks but do not simulate, so the figures are the host's
 // and not N simulations sharing two cores) send commands as fast as asked.
@@ -7,7 +7,7 @@
 // seen by a client (jitter), the host's CPU, and the catch-up rate of the
 // default world. It prints figures; it asserts nothing.
 //
-//	go run ./scripts/benchlockstep [-bots 32] [-rate 10000] [-seconds 10]
+//	go run ./scripts/cmd/bench-lockstep [-bots 32] [-rate 10000] [-seconds 10]
 package main
 
 import (
@@ -41,7 +41,7 @@ func main() {
 	seconds := flag.Float64("seconds", 10, "how long the bots send")
 	flag.Parse()
 	if err := run(*bots, *rate, time.Duration(*seconds*float64(time.Second))); err != nil {
-		fmt.Fprintln(os.Stderr, "benchlockstep:", err)
+		fmt.Fprintln(os.Stderr, "bench-lockstep:", err)
 		os.Exit(1)
 	}
 }
@@ -56,7 +56,7 @@ type bot struct {
 }
 
 func run(nbots int, rate float64, dur time.Duration) error {
-	fmt.Printf("benchlockstep: GOMAXPROCS=%d NumCPU=%d (host in its own process; %d light bots in this one)\n",
+	fmt.Printf("bench-lockstep: GOMAXPROCS=%d NumCPU=%d (host in its own process; %d light bots in this one)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), nbots)
 	if err := catchUp(); err != nil {
 		return err

@@ -1,10 +1,10 @@
-// Command benchstall measures how much clients that connect and stall delay
+// Command bench-stall measures how much clients that connect and stall delay
 // a real joiner: it hosts the default world on loopback, times joins
 // (connect to WorldReady) with no other clients, then again while N
 // clients hold connections open without finishing the handshake (half
 // send nothing, half send a frame header and stop), each from its own
 // loopback address so the per-address rate limit does not hide them.
-// It prints figures; it asserts nothing. Run: go run ./scripts/benchstall
+// It prints figures; it asserts nothing. Run: go run ./scripts/cmd/bench-stall
 package main
 
 import (
@@ -30,7 +30,7 @@ func main() {
 	joins := flag.Int("joins", 5, "joins timed in each condition")
 	flag.Parse()
 	if err := run(*stallers, *joins); err != nil {
-		fmt.Fprintln(os.Stderr, "benchstall:", err)
+		fmt.Fprintln(os.Stderr, "bench-stall:", err)
 		os.Exit(1)
 	}
 }
@@ -80,7 +80,7 @@ func run(stallers, joins int) error {
 		return ds[len(ds)/2], nil
 	}
 
-	fmt.Printf("benchstall: GOMAXPROCS=%d NumCPU=%d, default world 4x250^2\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Printf("bench-stall: GOMAXPROCS=%d NumCPU=%d, default world 4x250^2\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
 	base, err := timeJoins("alone")
 	if err != nil {
 		return err

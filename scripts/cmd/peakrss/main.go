@@ -1,6 +1,6 @@
 // Command peakrss runs a command and prints its peak resident set size:
 //
-//	go run ./scripts/peakrss host saves inspect big.lhsave
+//	go run ./scripts/cmd/peakrss host saves inspect big.lhsave
 //
 // The command's output and exit code pass through; the figure goes to
 // standard error as "peakrss: N KiB" (to -o FILE instead, for tests).

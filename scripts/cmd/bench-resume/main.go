@@ -1,4 +1,4 @@
-// Command benchresume measures what a dropped connection costs a join,
+// Command bench-resume measures what a dropped connection costs a join,
 // through the real binaries on loopback: a host serves a generated world
 // (64 MiB of raw state by default) and a joiner joins through a relay
 // that cuts its first connection once, after 6 MB from the host. It
@@ -8,7 +8,7 @@
 // followed by a fresh join (starting over, as before resuming existed).
 // It prints figures; it asserts nothing.
 //
-//	go run ./scripts/benchresume [-world-mib 64] [-cut-mb 6]
+//	go run ./scripts/cmd/bench-resume [-world-mib 64] [-cut-mb 6]
 package main
 
 import (
@@ -36,7 +36,7 @@ func main() {
 	cutMB := flag.Float64("cut-mb", 6, "cut the first connection after this many MB (10^6 bytes) from the host")
 	flag.Parse()
 	if err := run(*mib, int64(*cutMB*1e6)); err != nil {
-		fmt.Fprintln(os.Stderr, "benchresume:", err)
+		fmt.Fprintln(os.Stderr, "bench-resume:", err)
 		os.Exit(1)
 	}
 }
@@ -74,7 +74,7 @@ func run(mib int, cut int64) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("benchresume: %d MiB world, %s compressed (the join point's blobs); the first connection cut after %s\n\n",
+	fmt.Printf("bench-resume: %d MiB world, %s compressed (the join point's blobs); the first connection cut after %s\n\n",
 		mib, mb(world), mb(float64(cut)))
 	fmt.Printf("%-34s %12s %9s %12s %9s\n", "join", "host wrote", "x world", "resumed", "wall")
 

@@ -1,4 +1,4 @@
-// Command detcheck runs the default-content colony world with a
+// Command determinism runs the default-content colony world with a
 // deterministic command log and prints the world and map hashes at
 // checkpoints, so that builds for different architectures can be compared
 // byte for byte (scripts/determinism does that for amd64, 386 and, under
@@ -28,7 +28,7 @@
 // comparing a replay with the run that logged it also checks that those
 // helpers leave the simulation alone.
 //
-// Run: go run ./scripts/detcheck [-ticks 10000] [-every 1000] [-seed 1] [-maps 4] [-side 250]
+// Run: go run ./scripts/cmd/determinism [-ticks 10000] [-every 1000] [-seed 1] [-maps 4] [-side 250]
 package main
 
 import (

@@ -71,10 +71,10 @@ func (b *bench) openttd(o openttdOptions) error {
 	if o.lockhostOnly {
 		fmt.Println("lockhost only (-lockhost-only): OpenTTD is not run")
 	} else if _, err := os.Stat(o.script); err != nil {
-		fmt.Printf("benchjoin -openttd: skipped: no OpenTTD join script at %s (set -openttd-script or %s)\n", o.script, peerScriptEnv)
+		fmt.Printf("bench-join -openttd: skipped: no OpenTTD join script at %s (set -openttd-script or %s)\n", o.script, peerScriptEnv)
 		return nil
 	} else if _, err := exec.LookPath(o.ottd); err != nil {
-		fmt.Printf("benchjoin -openttd: skipped: OpenTTD is not installed at %s (Debian packages openttd, openttd-opengfx; or set OTTD)\n", o.ottd)
+		fmt.Printf("bench-join -openttd: skipped: OpenTTD is not installed at %s (Debian packages openttd, openttd-opengfx; or set OTTD)\n", o.ottd)
 		return nil
 	}
 	w := world{name: fmt.Sprintf("%d MiB", o.worldMiB), flags: []string{"--world-mib", strconv.Itoa(o.worldMiB), "--seed", "1"}}

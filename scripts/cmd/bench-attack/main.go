@@ -1,4 +1,4 @@
-// Command benchattack measures what attacks from many addresses do to a
+// Command bench-attack measures what attacks from many addresses do to a
 // real joiner: for each attack of package internal/testing/attack (four ways to
 // stall in the handshake, and password guessing) it hosts a small
 // password-protected session on loopback with the default limits, times
@@ -9,7 +9,7 @@
 // guesses the host checked, the puzzles it solved and the hashing that
 // took, and what the host counted. The last attack guesses while solving
 // the host's puzzles on -solvers cores. It asserts nothing.
-// Run: go run ./scripts/benchattack (or scripts/bench-attack).
+// Run: go run ./scripts/cmd/bench-attack (or scripts/bench-attack).
 package main
 
 import (
@@ -43,7 +43,7 @@ func main() {
 	only := flag.String("only", "", "run only the attacks whose name contains this")
 	solvers := flag.Int("solvers", 1, "cores the puzzle-solving guessers hash on (the last attack)")
 	flag.Parse()
-	fmt.Printf("benchattack: GOMAXPROCS=%d NumCPU=%d, %d attacking addresses, %d joins per condition\n",
+	fmt.Printf("bench-attack: GOMAXPROCS=%d NumCPU=%d, %d attacking addresses, %d joins per condition\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), *sources, *joins)
 	type attackRun struct {
 		kind    attack.Kind
@@ -63,7 +63,7 @@ func main() {
 			continue
 		}
 		if err := run(name, r.kind, r.solvers, *sources, *joins, *warm, *giveUp); err != nil {
-			fmt.Fprintln(os.Stderr, "benchattack:", err)
+			fmt.Fprintln(os.Stderr, "bench-attack:", err)
 			os.Exit(1)
 		}
 	}

@@ -1,10 +1,10 @@
-// Command benchdefs measures def scanning: it generates a synthetic content
+// Command bench-defs measures def scanning: it generates a synthetic content
 // set (mods with abstract parents, multi-level inheritance, list appends
 // and cross-mod overrides) in a temporary folder, scans it with
 // defs.ScanDirs and prints scan time, defs per second, core counts and
 // peak memory.
 //
-//	go run ./scripts/benchdefs [-mods 10] [-files 210] [-defs 25] [-runs 3]
+//	go run ./scripts/cmd/bench-defs [-mods 10] [-files 210] [-defs 25] [-runs 3]
 package main
 
 import (
@@ -25,7 +25,7 @@ import (
 
 func main() {
 	log.SetFlags(0)
-	log.SetPrefix("benchdefs: ")
+	log.SetPrefix("bench-defs: ")
 	mods := flag.Int("mods", 10, "number of mods")
 	files := flag.Int("files", 210, "def files per mod")
 	perFile := flag.Int("defs", 25, "concrete defs per file (plus one abstract parent)")

@@ -1,4 +1,4 @@
-// Command benchdesync measures desync detection and repair in process over
+// Command bench-desync measures desync detection and repair in process over
 // loopback TCP, at the real tick rate: a host with the colony world (the
 // default world unless -world-mib), a watcher (Bob) and a player (Alice)
 // whose map is corrupted on purpose, one map at a time at random ticks,
@@ -42,7 +42,7 @@ func main() {
 	every := flag.Int("hash-every", lockstep.DefaultHashEvery, "ticks between hash checks")
 	flag.Parse()
 	if err := run(*desyncs, *worldMiB, *every); err != nil {
-		fmt.Fprintln(os.Stderr, "benchdesync:", err)
+		fmt.Fprintln(os.Stderr, "bench-desync:", err)
 		os.Exit(1)
 	}
 }

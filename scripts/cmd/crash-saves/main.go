@@ -1,9 +1,9 @@
-// Command crashsaves kills a saving host with SIGKILL at random moments
+// Command crash-saves kills a saving host with SIGKILL at random moments
 // and checks, after every kill, that every save file it left loads and
 // validates: the newest one must always be usable. It prints what it did
 // and exits 1 on the first bad save.
 //
-//	go run ./scripts/crashsaves [-n 50] [-autosave 150ms]
+//	go run ./scripts/cmd/crash-saves [-n 50] [-autosave 150ms]
 package main
 
 import (
@@ -29,7 +29,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the kill times")
 	flag.Parse()
 	if err := run(*n, *autosave, *seed); err != nil {
-		fmt.Fprintln(os.Stderr, "crashsaves:", err)
+		fmt.Fprintln(os.Stderr, "crash-saves:", err)
 		os.Exit(1)
 	}
 }
