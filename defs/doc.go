@@ -42,8 +42,11 @@
 //     root; other entries are paths relative to the mod root (backslashes
 //     are accepted; ".." cannot leave the mod and is warned about). An <li>
 //     with IfModActive="id1, id2" is used only if one of those package IDs
-//     is in the set; IfModNotActive="…" only if none is. Folders that do
-//     not exist are skipped silently.
+//     is in the set, with IfModActiveAll="…" only if every one is (an
+//     empty entry names no mod), with IfModNotActive="…" only if none is;
+//     with several of them, only if all hold. The game reads no other
+//     condition (an IfModNotActiveAll is ignored). Folders that do not
+//     exist are skipped silently.
 //  2. Otherwise (no LoadFolders.xml, or no element chosen): the mod root,
 //     then "Common" if it exists, then the version folder: the folder
 //     named M if it exists; else, among the folders whose names parse as a
