@@ -45,4 +45,3 @@ func TestLoadFoldersConditions(t *testing.T) {
 		}
 	}
 }
-
