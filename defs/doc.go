@@ -78,9 +78,12 @@
 // Abstract="True" belongs to no database. A def element with Name="X" can
 // be a parent; one with ParentName="X" inherits from it. When several mods
 // define a parent named X, the one in the child's own mod is used, else the
-// one from the latest mod loaded before the child's mod, else the one from
-// the earliest mod loaded after it; a second parent of the same name in
-// one mod is ignored with a warning.
+// one from the latest mod loaded before the child's mod. As in the game, a
+// parent in a mod loaded after the child's is never used: the game logs
+// "Could not find parent node" and loads the def as written, so such a def
+// is kept as one whose parent is missing (below, with a warning naming the
+// later mod), and what that later parent holds does not change it. A
+// second parent of the same name in one mod is ignored with a warning.
 //
 // Inheritance follows RimWorld's merge rule, applied recursively from the
 // def element down, child over resolved parent:

@@ -1,6 +1,7 @@
 package defs
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,39 @@ func TestLoadFoldersConditions(t *testing.T) {
 		if got != c.loaded {
 			t.Errorf("%s: x/ loaded = %v, want %v (folders %v)", c.name, got, c.loaded, s.Mods[0].Folders)
 		}
+	}
+}
+
+// TestParentOnlyInLaterMod checks where a parent is looked up: in the
+// child's own mod, else in the latest mod loaded before it, never in a mod
+// loaded after it (the game logs "Could not find parent node" and loads
+// the def as written). What a later mod's parent holds must not change the
+// child.
+func TestParentOnlyInLaterMod(t *testing.T) {
+	child := mod("test.child", map[string]string{"Defs/W.xml": defsXML(`<ThingDef ParentName="LaterBase"><defName>Widget</defName></ThingDef>`)})
+	parent := func(label string) ModSource {
+		return mod("test.parent", map[string]string{"Defs/B.xml": defsXML(`<ThingDef Name="LaterBase" Abstract="True"><label>` + label + `</label></ThingDef>`)})
+	}
+	s1 := scan(t, Options{}, child, parent("old"))
+	s2 := scan(t, Options{}, child, parent("new"))
+	w1, w2 := s1.Database("ThingDef").Def("Widget"), s2.Database("ThingDef").Def("Widget")
+	if w1.Node.Child("label") != nil {
+		t.Errorf("Widget inherited from a parent in a later mod: %+v", w1.Node.Child("label"))
+	}
+	if w1.Hash != w2.Hash {
+		t.Error("a later mod's parent changed the child's hash")
+	}
+	if w1.UnresolvedParent != "LaterBase" {
+		t.Errorf("UnresolvedParent = %q, want LaterBase (the game finds no parent)", w1.UnresolvedParent)
+	}
+	if len(s1.Warnings) != 1 || !strings.Contains(s1.Warnings[0].Msg, `parent "LaterBase" is only in mod test.parent`) {
+		t.Errorf("warnings = %v", s1.Warnings)
+	}
+	// With the same parent name in a mod before and one after, the one
+	// before is used.
+	early := mod("test.early", map[string]string{"Defs/B.xml": defsXML(`<ThingDef Name="LaterBase" Abstract="True"><label>early</label></ThingDef>`)})
+	s3 := scan(t, Options{}, early, child, parent("late"))
+	if got := mustValue(t, s3.Database("ThingDef").Def("Widget").Node, "label"); got != "early" {
+		t.Errorf("label %q, want early (the mod loaded before the child)", got)
 	}
 }

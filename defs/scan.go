@@ -607,25 +607,25 @@ type resolver struct {
 	named map[string][]*entry
 }
 
-// parentFor picks the parent named name for e: one in the same mod, else
-// the one from the latest mod loaded before e's mod, else the one from the
-// earliest mod loaded after it.
-func (r *resolver) parentFor(e *entry, name string) *entry {
-	var before, after *entry
+// parentFor picks the parent named name for e as the game does: the one
+// in e's own mod, else the one from the latest mod loaded before e's mod.
+// The game never looks in a mod loaded after the child's; later names the
+// first such candidate when no parent was found, for the warning.
+func (r *resolver) parentFor(e *entry, name string) (parent, later *entry) {
 	for _, c := range r.named[name] {
 		switch {
 		case c.mod == e.mod:
-			return c
+			return c, nil
 		case c.mod < e.mod:
-			before = c
-		case after == nil:
-			after = c
+			parent = c
+		case later == nil:
+			later = c
 		}
 	}
-	if before != nil {
-		return before
+	if parent != nil {
+		return parent, nil
 	}
-	return after
+	return nil, later
 }
 
 // resolve computes e.node; on failure it records an error and marks e.
@@ -643,10 +643,15 @@ func (r *resolver) resolve(e *entry) {
 		e.state = 2
 		return
 	}
-	p := r.parentFor(e, e.raw.ParentName)
+	p, later := r.parentFor(e, e.raw.ParentName)
 	if p == nil {
 		// The game logs an error and loads the def without the parent's
 		// content; it is kept, marked, with the parent's name in its hash.
+		// A parent of that name in a later mod is not used, whatever it
+		// holds.
+		if later != nil {
+			r.log.warn(e, fmt.Sprintf("%s %s: parent %q is only in mod %s (%s:%d), loaded after this one; the game looks for a parent only in the def's own mod and the mods loaded before it, so it does not inherit from that one", e.raw.Type, displayName(e.raw), e.raw.ParentName, r.log.set.Mods[later.mod].PackageID, later.job.path, later.raw.Line))
+		}
 		e.node = withAttr(e.raw.Node, Attr{Name: "ParentName", Value: e.raw.ParentName})
 		e.missing = e.raw.ParentName
 		e.state = 2
