@@ -124,6 +124,29 @@ func (a *activeSet) check(attrs []Attr, item bool, unknown map[string]bool) gate
 	return res
 }
 
+// registers applies a named def element's own MayRequire as the game
+// does before registering it as a possible parent: a parent whose
+// MayRequire is not met is not registered, so no def inherits from it.
+// MayRequireAnyOf is not looked at there. For gateUnknown it returns the
+// package IDs whose state is unknown, sorted.
+func (a *activeSet) registers(attrs []Attr) (gate, []string) {
+	i := slices.IndexFunc(attrs, func(at Attr) bool { return at.Name == attrMayRequire })
+	if i < 0 {
+		return gateLoad, nil
+	}
+	unknown := map[string]bool{}
+	g := a.check(attrs[i:i+1], false, unknown)
+	if g != gateUnknown {
+		return g, nil
+	}
+	ids := make([]string, 0, len(unknown))
+	for id := range unknown {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return g, ids
+}
+
 // hasGate reports whether attrs hold MayRequire or MayRequireAnyOf.
 func hasGate(attrs []Attr) bool {
 	return slices.ContainsFunc(attrs, func(a Attr) bool { return a.Name == attrMayRequire || a.Name == attrMayRequireAnyOf })

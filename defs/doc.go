@@ -122,9 +122,19 @@
 // As in the game, after inheritance a def whose own element has
 // MayRequire="id1,id2" (every mod needed; an empty value names no mod) or
 // MayRequireAnyOf="id1,id2" (one needed) that the active set does not
-// meet is not loaded (it is listed in Set.Skipped; it can still be a
-// parent), before duplicates are looked at; and an <li> at any depth with
-// such an attribute (an empty value is no condition there) is dropped.
+// meet is not loaded (it is listed in Set.Skipped), before duplicates are
+// looked at; and an <li> at any depth with such an attribute (an empty
+// value is no condition there) is dropped.
+//
+// Before inheritance, the game registers no parent (abstract or not)
+// whose own MayRequire is not met: no def inherits from it, and its Name
+// stays free in its mod for another parent. A child that finds no other
+// parent loads without the parent's fields (the game logs "Could not find
+// parent node"); it is kept as one whose parent is missing, with a
+// warning. MayRequireAnyOf is not looked at there: a def skipped for it
+// can still be a parent. When such a parent's MayRequire names a mod
+// whose state is unknown, the parent is used and every def inheriting
+// from it is undecided on that mod too.
 // Package IDs compare case insensitively, trimmed, and an active mod's
 // trailing "_steam" is ignored. The active set is the scanned mods plus
 // Options.Active; other mods are inactive when Options.ActiveComplete is

@@ -1,6 +1,7 @@
 package defs
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,63 @@ func TestParentOnlyInLaterMod(t *testing.T) {
 	s3 := scan(t, Options{}, early, child, parent("late"))
 	if got := mustValue(t, s3.Database("ThingDef").Def("Widget").Node, "label"); got != "early" {
 		t.Errorf("label %q, want early (the mod loaded before the child)", got)
+	}
+}
+
+// TestGatedParent checks a parent whose own MayRequire is not met: the
+// game does not register it for inheritance (XmlInheritance.TryRegister),
+// so a child finds no parent there and loads without its fields, and the
+// name stays free for another parent in the same mod. MayRequireAnyOf is
+// not looked at there: such a parent can still be inherited from. When
+// the parent's mod is unknown, the child depends on it too.
+func TestGatedParent(t *testing.T) {
+	const royalty = "Ludeon.RimWorld.Royalty"
+	m := mod("test.m", map[string]string{"Defs/T.xml": defsXML(`
+<ThingDef Name="RoyalBase" Abstract="True" MayRequire="Ludeon.RimWorld.Royalty"><label>royal</label><size>2</size></ThingDef>
+<ThingDef ParentName="RoyalBase"><defName>Throne</defName></ThingDef>
+<ThingDef Name="AnyBase" Abstract="True" MayRequireAnyOf="Ludeon.RimWorld.Royalty,Ludeon.RimWorld.Biotech"><label>any</label></ThingDef>
+<ThingDef ParentName="AnyBase"><defName>Stool</defName></ThingDef>`)})
+	s := scan(t, Options{ActiveComplete: true}, m)
+	throne := s.Database("ThingDef").Def("Throne")
+	if throne == nil {
+		t.Fatal("Throne not loaded")
+	}
+	if throne.Node.Child("label") != nil || throne.Node.Child("size") != nil {
+		t.Errorf("Throne inherited from a parent whose MayRequire is not met: %v", throne.Node.Children)
+	}
+	if throne.UnresolvedParent != "RoyalBase" {
+		t.Errorf("Throne.UnresolvedParent = %q, want RoyalBase", throne.UnresolvedParent)
+	}
+	if !slices.ContainsFunc(s.Warnings, func(is Issue) bool {
+		return strings.Contains(is.Msg, `parent "RoyalBase"`) && strings.Contains(is.Msg, "MayRequire")
+	}) {
+		t.Errorf("no warning about the gated parent: %v", s.Warnings)
+	}
+	if got := mustValue(t, s.Database("ThingDef").Def("Stool").Node, "label"); got != "any" {
+		t.Errorf("Stool label %q, want any (MayRequireAnyOf does not stop inheritance)", got)
+	}
+	// Royalty active: inherited as usual.
+	s = scan(t, Options{Active: []string{royalty}, ActiveComplete: true}, m)
+	if got := mustValue(t, s.Database("ThingDef").Def("Throne").Node, "label"); got != "royal" {
+		t.Errorf("with Royalty: label %q, want royal", got)
+	}
+	// Royalty unknown: the child is kept as resolved but is undecided.
+	s = scan(t, Options{}, m)
+	throne = s.Database("ThingDef").Def("Throne")
+	if !slices.Equal(throne.Undecided, []string{"ludeon.rimworld.royalty"}) {
+		t.Errorf("Royalty unknown: Throne.Undecided = %v, want [ludeon.rimworld.royalty]", throne.Undecided)
+	}
+	// A gated parent does not take its name: a second parent of that name
+	// in the same mod is used.
+	m2 := mod("test.m", map[string]string{"Defs/T.xml": defsXML(`
+<ThingDef Name="Base" Abstract="True" MayRequire="Ludeon.RimWorld.Royalty"><label>royal</label></ThingDef>
+<ThingDef Name="Base" Abstract="True"><label>plain</label></ThingDef>
+<ThingDef ParentName="Base"><defName>Chair</defName></ThingDef>`)})
+	s = scan(t, Options{ActiveComplete: true}, m2)
+	if got := mustValue(t, s.Database("ThingDef").Def("Chair").Node, "label"); got != "plain" {
+		t.Errorf("Chair label %q, want plain (the gated parent is not registered)", got)
+	}
+	if len(s.Warnings) != 0 {
+		t.Errorf("warnings = %v, want none", s.Warnings)
 	}
 }
