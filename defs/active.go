@@ -30,6 +30,7 @@ const (
 // Options.ActiveComplete is set, else unknown.
 type activeSet struct {
 	ids      map[string]bool // normalised package IDs
+	inactive map[string]bool // Options.Inactive, trimmed and lower-cased
 	complete bool
 }
 
@@ -40,7 +41,10 @@ func modKey(id string) string {
 }
 
 func newActiveSet(mods []Mod, opts Options) *activeSet {
-	a := &activeSet{ids: map[string]bool{}, complete: opts.ActiveComplete}
+	a := &activeSet{ids: map[string]bool{}, inactive: map[string]bool{}, complete: opts.ActiveComplete}
+	for _, id := range opts.Inactive {
+		a.inactive[strings.ToLower(strings.TrimSpace(id))] = true
+	}
 	for _, m := range mods {
 		a.ids[modKey(m.PackageID)] = true
 	}
@@ -67,7 +71,7 @@ func (a *activeSet) state(id string) gate {
 		return gateSkip
 	case a.ids[k]:
 		return gateLoad
-	case a.complete:
+	case a.complete, a.inactive[k]:
 		return gateSkip
 	}
 	return gateUnknown

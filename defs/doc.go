@@ -142,8 +142,26 @@
 // mod is kept as written, the def is listed in Set.Undecided, and the set
 // is not Complete. Once applied, both attributes are removed from the
 // resolved element, so they never change a hash by themselves.
-// LoadFolders.xml's IfModActive sees the same active set (an unknown mod
-// counts as inactive there).
+// LoadFolders.xml's conditions see the same active set (an unknown mod
+// counts as inactive there). Options.Inactive declares mods inactive
+// without declaring the whole set.
+//
+// Because the game drops a def whose MayRequire is not met before it keeps
+// the first of one mod's defs of a type and name, the order of a gated def
+// and a plain one of the same name decides: with the plain one first, it
+// is loaded whether or not the required mod is active (the gated one is
+// dropped, or comes second and is skipped), so nothing is undecided; with
+// the gated one first, the gated one is loaded when the mod is active and
+// the plain one when it is not, so the def depends on that mod. Across
+// mods the later mod's def wins as usual, so a plain def in a later mod
+// decides it too.
+//
+// [DecideDiff] answers a comparison that depends on undeclared mods when
+// the answer does not turn on them: it compares the sides again for each
+// combination of those mods being active or not (at most
+// [MaxDecideMods] of them); the sides are the same, or differ, if they do
+// in every case, and otherwise the report names the mods it depends on and
+// what differs in each case.
 //
 // A def without a name, in an inheritance cycle or whose parent has
 // errors, and a file that is not well-formed XML, are errors naming the

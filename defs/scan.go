@@ -167,6 +167,11 @@ type Options struct {
 	// mod cannot be decided: the def or item is kept as written and listed
 	// in Set.Undecided, and the set is not Complete.
 	ActiveComplete bool
+	// Inactive lists package IDs (compared as MayRequire writes them,
+	// trimmed, case insensitively) to count as inactive even when
+	// ActiveComplete is false; a scanned mod or one in Active stays
+	// active. DecideDiff uses it to try each way an undecided mod can be.
+	Inactive []string
 }
 
 // ScanDirs scans mod folders on disk, in load order.

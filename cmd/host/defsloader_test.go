@@ -48,3 +48,39 @@ func TestDefsDiffParentInLaterMod(t *testing.T) {
 		t.Errorf("stderr lacks the warning:\n%s", errOut)
 	}
 }
+
+// TestDefsDiffDecidesMayRequire: a mod holds a Crate with
+// MayRequire="Ludeon.RimWorld.Royalty" and, after it, a plain Crate; the
+// sides differ only in the plain one. With Royalty active the game keeps
+// the mod's first Crate (the same on both sides), without it the plain
+// one (different): the answer turns on Royalty, so diff says so (exit 3)
+// and names the difference in the case where there is one. Compared with
+// itself the side loads the same whether or not Royalty is active, which
+// is an answer (exit 0), not "undecided".
+func TestDefsDiffDecidesMayRequire(t *testing.T) {
+	a, b := filepath.Join(loaderFixtures, "gatedfirst", "A", "mod"), filepath.Join(loaderFixtures, "gatedfirst", "B", "mod")
+	code, out, errOut := runDefs(t, "diff", a, b)
+	if code != 3 {
+		t.Fatalf("A vs B: exit %d, want 3\n%s\n%s", code, out, errOut)
+	}
+	inactive := strings.Index(out, "If ludeon.rimworld.royalty is not active:")
+	active := strings.Index(out, "If ludeon.rimworld.royalty is active:")
+	changed := strings.Index(out, "ThingDef Crate (mod test.crates, file Defs/Crates.xml) has different content, first at label.")
+	if !strings.Contains(out, "Whether A ("+a+") and B ("+b+") differ depends on ludeon.rimworld.royalty") || inactive < 0 || active < 0 || changed < inactive {
+		t.Errorf("A vs B: the report does not name the difference without Royalty:\n%s", out)
+	}
+	if strings.Count(out, "different content") != 1 {
+		t.Errorf("A vs B: want exactly one difference named:\n%s", out)
+	}
+	code, out, errOut = runDefs(t, "diff", a, a)
+	if code != 0 {
+		t.Fatalf("A vs A: exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "whether or not ludeon.rimworld.royalty is active") {
+		t.Errorf("A vs A: stdout does not say why it is decided:\n%s", out)
+	}
+	// Declared, the question does not arise.
+	if code, out, _ = runDefs(t, "diff", "--active", "none", a, b); code != 1 || !strings.Contains(out, "first at label") {
+		t.Errorf("--active none: exit %d, want 1 naming the label:\n%s", code, out)
+	}
+}
