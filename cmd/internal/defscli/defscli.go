@@ -146,10 +146,22 @@ written), 2 the command failed.`,
 				Action: exportAction,
 			},
 			{
-				Name:      "diff",
-				Usage:     "show which mods and defs differ between two content sets",
-				ArgsUsage: "A B",
-				Description: `Each of A and B is either a manifest file written by "defs export" (any
+				Name:        "diff",
+				Usage:       "show which mods and defs differ between two content sets",
+				ArgsUsage:   "A B",
+				Description: diffHelp,
+				Flags: []cli.Flag{
+					gameVersionFlag(), activeFlag(), warningsFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+				},
+				Action: diffAction,
+			},
+		},
+	}
+}
+
+// diffHelp is the description of "defs diff".
+var diffHelp = `Each of A and B is either a manifest file written by "defs export" (any
 regular file is read as a manifest) or content: a mod folder, a folder whose
 subfolders are mods (lexical order), or several such folders joined with
 "` + string(os.PathListSeparator) + `" (like PATH), loaded in that order.
@@ -183,16 +195,7 @@ Exit status:
 When both sides are content and some defs depend on at most ` + fmt.Sprint(defs.MaxDecideMods) + ` mods
 neither scanned nor declared, the sides are compared again for each
 combination of those mods being active or not: if the sides are the same
-in every case, or differ in every case, that is the answer (exit 0 or 1).`,
-				Flags: []cli.Flag{
-					gameVersionFlag(), activeFlag(), warningsFlag(),
-					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-				},
-				Action: diffAction,
-			},
-		},
-	}
-}
+in every case, or differ in every case, that is the answer (exit 0 or 1).`
 
 func fail(format string, args ...any) error {
 	return cli.Exit("defs: "+fmt.Sprintf(format, args...), ExitError)
@@ -590,21 +593,7 @@ func diffAction(c *cli.Context) error {
 	}
 	var r *defs.Report
 	if sa != nil && sb != nil {
-		r = defs.DiffSets(sa, sb) // both scanned: the first differing element is known
-		// Defs that depend on undeclared mods: compare again with those
-		// mods active and inactive, to answer when the answer does not
-		// turn on them.
-		r, err = defs.DecideDiff(r, func(on, off []string) (*defs.Report, error) {
-			xa, err := a.scan(c, gv, on, off)
-			if err != nil {
-				return nil, fmt.Errorf("A: %w", err)
-			}
-			xb, err := b.scan(c, gv, on, off)
-			if err != nil {
-				return nil, fmt.Errorf("B: %w", err)
-			}
-			return defs.DiffSets(xa, xb), nil
-		})
+		r, err = decideDiff(c, a, b, gv, defs.DiffSets(sa, sb)) // both scanned: the first differing element is known
 		if err != nil {
 			return fail("diff: %v", err)
 		}
@@ -636,4 +625,21 @@ func diffAction(c *cli.Context) error {
 		return cli.Exit("", ExitIncomplete)
 	}
 	return nil
+}
+
+// decideDiff answers, when it can, what r left undecided: defs that depend
+// on undeclared mods. Both content sides are compared again with those
+// mods active and inactive (see defs.DecideDiff).
+func decideDiff(c *cli.Context, a, b *side, gameVersion string, r *defs.Report) (*defs.Report, error) {
+	return defs.DecideDiff(r, func(on, off []string) (*defs.Report, error) {
+		xa, err := a.scan(c, gameVersion, on, off)
+		if err != nil {
+			return nil, fmt.Errorf("A: %w", err)
+		}
+		xb, err := b.scan(c, gameVersion, on, off)
+		if err != nil {
+			return nil, fmt.Errorf("B: %w", err)
+		}
+		return defs.DiffSets(xa, xb), nil
+	})
 }
