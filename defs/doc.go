@@ -59,8 +59,12 @@
 // insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
 // the file from the later folder is loaded. As in the game, a mod's files
 // are then read from its highest-priority folder down to its root (so the
-// version folder's come first), and within a folder in lexical path order
-// (the game takes the file system's order, alphabetical on Windows).
+// version folder's come first), and within a folder as the game lists
+// them on Windows: a folder's own files before those of its subfolders,
+// subfolders one after the other (depth first), names in NTFS order
+// (compared in upper case, so "a.xml" comes before "B.xml"). This order
+// decides which of one mod's two defs of a name is first: Defs/Things.xml
+// is read before Defs/Royalty/Crates.xml.
 // Def.File is the path within the mod (e.g.
 // "1.5/Defs/WorkTypeDefs/Work.xml"); Mod.Folders records the folders used.
 // Patches/ folders are not applied.

@@ -139,3 +139,37 @@ func TestGatedParent(t *testing.T) {
 		t.Errorf("warnings = %v, want none", s.Warnings)
 	}
 }
+
+// TestFileOrderAsTheGame checks the order in which a mod's files are
+// read within one load folder, which decides the first of two defs of one
+// name: the game lists a folder's own files before those of its
+// subfolders (depth first) and names in NTFS order, letter case ignored.
+func TestFileOrderAsTheGame(t *testing.T) {
+	files := map[string]string{}
+	for _, p := range []string{"Defs/Royalty/Crates.xml", "Defs/Things.xml", "Defs/a.xml", "Defs/B.xml", "Defs/Royalty/Sub/Deep.xml", "Defs/Royalty/z.xml", "Defs/_x.xml"} {
+		files[p] = defsXML(`<ThingDef><defName>X</defName></ThingDef>`)
+	}
+	got, err := listDefFiles(mod("m", files).FS, []string{"."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range got {
+		paths = append(paths, f.Path)
+	}
+	want := []string{"Defs/a.xml", "Defs/B.xml", "Defs/Things.xml", "Defs/_x.xml", "Defs/Royalty/Crates.xml", "Defs/Royalty/z.xml", "Defs/Royalty/Sub/Deep.xml"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("order %v,\nwant  %v", paths, want)
+	}
+	// A plain Crate in Defs/ and a Royalty-only one in a subfolder: the
+	// plain one is the mod's first, so it is loaded whatever Royalty is,
+	// and nothing is undecided.
+	s := scan(t, Options{}, mod("m", map[string]string{
+		"Defs/Royalty/Crates.xml": defsXML(crate(royalGate, "royal")),
+		"Defs/Things.xml":         defsXML(crate("", "plain")),
+	}))
+	c := s.Database("ThingDef").Def("Crate")
+	if got := mustValue(t, c.Node, "label"); got != "plain" || len(s.Undecided) != 0 {
+		t.Errorf("Crate label %q, undecided %d; want plain, 0", got, len(s.Undecided))
+	}
+}

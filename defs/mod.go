@@ -373,9 +373,36 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 		if a.folder != b.folder {
 			return b.folder - a.folder
 		}
-		return strings.Compare(a.Path, b.Path)
+		return gameFileOrder(a.Path, b.Path)
 	})
 	return out, nil
+}
+
+// gameFileOrder orders two files of one load folder as the game lists them
+// (DirectoryInfo.GetFiles with SearchOption.AllDirectories on Windows): a
+// folder's own files before the files of its subfolders, subfolders one
+// after the other (depth first), and names within a folder in NTFS order:
+// compared in upper case, so letter case does not matter ("a.xml" before
+// "B.xml"). Names equal but for letter case fall back to byte order.
+func gameFileOrder(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] == bs[i] {
+			continue
+		}
+		aFile, bFile := i == len(as)-1, i == len(bs)-1
+		if aFile != bFile {
+			if aFile {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(strings.ToUpper(as[i]), strings.ToUpper(bs[i])); c != 0 {
+			return c
+		}
+		return strings.Compare(as[i], bs[i])
+	}
+	return len(as) - len(bs)
 }
 
 // readModsConfig returns the <activeMods> element of a ModsConfig.xml.

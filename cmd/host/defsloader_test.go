@@ -84,3 +84,19 @@ func TestDefsDiffDecidesMayRequire(t *testing.T) {
 		t.Errorf("--active none: exit %d, want 1 naming the label:\n%s", code, out)
 	}
 }
+
+// TestDefsDiffGatedInSubfolder: the plain Crate is in Defs/Things.xml,
+// the Royalty-only one in Defs/Royalty/Crates.xml, and the sides differ in
+// the plain one. The game reads a folder's own files before its
+// subfolders', so the plain Crate is loaded whether or not Royalty is
+// active: diff names the difference (exit 1) instead of "needs Royalty".
+func TestDefsDiffGatedInSubfolder(t *testing.T) {
+	a, b := filepath.Join(loaderFixtures, "subfolder", "A", "mod"), filepath.Join(loaderFixtures, "subfolder", "B", "mod")
+	code, out, errOut := runDefs(t, "diff", a, b)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "ThingDef Crate (mod test.crates, file Defs/Things.xml) has different content, first at label.") || strings.Contains(out, "needs") || strings.Contains(out, "If ") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
