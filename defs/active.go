@@ -30,6 +30,7 @@ const (
 // Options.ActiveComplete is set, else unknown.
 type activeSet struct {
 	ids      map[string]bool // normalised package IDs
+	inactive map[string]bool // Options.Inactive, trimmed and lower-cased
 	complete bool
 }
 
@@ -40,7 +41,10 @@ func modKey(id string) string {
 }
 
 func newActiveSet(mods []Mod, opts Options) *activeSet {
-	a := &activeSet{ids: map[string]bool{}, complete: opts.ActiveComplete}
+	a := &activeSet{ids: map[string]bool{}, inactive: map[string]bool{}, complete: opts.ActiveComplete}
+	for _, id := range opts.Inactive {
+		a.inactive[strings.ToLower(strings.TrimSpace(id))] = true
+	}
 	for _, m := range mods {
 		a.ids[modKey(m.PackageID)] = true
 	}
@@ -67,7 +71,7 @@ func (a *activeSet) state(id string) gate {
 		return gateSkip
 	case a.ids[k]:
 		return gateLoad
-	case a.complete:
+	case a.complete, a.inactive[k]:
 		return gateSkip
 	}
 	return gateUnknown
@@ -122,6 +126,29 @@ func (a *activeSet) check(attrs []Attr, item bool, unknown map[string]bool) gate
 		}
 	}
 	return res
+}
+
+// registers applies a named def element's own MayRequire as the game
+// does before registering it as a possible parent: a parent whose
+// MayRequire is not met is not registered, so no def inherits from it.
+// MayRequireAnyOf is not looked at there. For gateUnknown it returns the
+// package IDs whose state is unknown, sorted.
+func (a *activeSet) registers(attrs []Attr) (gate, []string) {
+	i := slices.IndexFunc(attrs, func(at Attr) bool { return at.Name == attrMayRequire })
+	if i < 0 {
+		return gateLoad, nil
+	}
+	unknown := map[string]bool{}
+	g := a.check(attrs[i:i+1], false, unknown)
+	if g != gateUnknown {
+		return g, nil
+	}
+	ids := make([]string, 0, len(unknown))
+	for id := range unknown {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return g, ids
 }
 
 // hasGate reports whether attrs hold MayRequire or MayRequireAnyOf.

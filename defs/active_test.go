@@ -53,8 +53,10 @@ func TestMayRequire(t *testing.T) {
 		{name: "inherited items", opts: Options{ActiveComplete: true},
 			xml:    `<ThingDef Name="Base" Abstract="True"><recipes><li MayRequire="Ludeon.RimWorld.Royalty">C</li><li>A</li></recipes></ThingDef><ThingDef ParentName="Base"><defName>Widget</defName><recipes><li>B</li></recipes></ThingDef>`,
 			loaded: true, items: []string{"A", "B"}, dropped: 1},
-		{name: "parent skipped is still a parent", opts: Options{ActiveComplete: true},
-			xml:    `<ThingDef Name="Base" MayRequire="Ludeon.RimWorld.Royalty"><defName>Crown</defName><recipes><li>A</li></recipes></ThingDef><ThingDef ParentName="Base"><defName>Widget</defName></ThingDef>`,
+		// The game registers parents before it skips defs, looking only at
+		// MayRequire (see TestGatedParent for a parent it does not take).
+		{name: "parent skipped by MayRequireAnyOf is still a parent", opts: Options{ActiveComplete: true},
+			xml:    `<ThingDef Name="Base" MayRequireAnyOf="Ludeon.RimWorld.Royalty"><defName>Crown</defName><recipes><li>A</li></recipes></ThingDef><ThingDef ParentName="Base"><defName>Widget</defName></ThingDef>`,
 			loaded: true, items: []string{"A"}, skipped: 1},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,7 @@ package defs
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -36,6 +37,14 @@ type Report struct {
 	UndecidedB  []UndecidedDef `json:"undecidedB,omitempty"`
 	ScanErrorsA int            `json:"scanErrorsA,omitempty"`
 	ScanErrorsB int            `json:"scanErrorsB,omitempty"`
+
+	// Cases is set by DecideDiff: the comparisons of the sides under each
+	// combination of the undecided mods being active or not. The other
+	// fields are then empty: each case has its own report.
+	Cases []Case `json:"cases,omitempty"`
+	// DependsOn names the undecided mods when the cases do not agree:
+	// whether the sides differ turns on them.
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 // UnresolvedDef is a def whose parent is not in the scanned content.
@@ -106,6 +115,9 @@ type DefChange struct {
 // mods in the same order with the same metadata, same databases. Content
 // that could not be compared is not a difference; see Complete.
 func (r *Report) Same() bool {
+	if len(r.Cases) > 0 {
+		return !slices.ContainsFunc(r.Cases, func(c Case) bool { return !c.Report.Same() })
+	}
 	return r.GameVersionA == r.GameVersionB && len(r.ModsOnlyA) == 0 && len(r.ModsOnlyB) == 0 &&
 		len(r.ModsChanged) == 0 && len(r.OrderA) == 0 && len(r.Databases) == 0
 }
@@ -113,8 +125,13 @@ func (r *Report) Same() bool {
 // Complete reports whether both sides were read completely: no scan
 // errors, no def with an unresolved parent and none whose loading depends
 // on a mod whose state was not known. Only a report that is Same and
-// Complete says that the game would load the same defs on both sides.
+// Complete says that the game would load the same defs on both sides. A
+// decided report (see DecideDiff) is complete when every case is and the
+// answer does not depend on the undecided mods.
 func (r *Report) Complete() bool {
+	if len(r.Cases) > 0 {
+		return len(r.DependsOn) == 0 && !slices.ContainsFunc(r.Cases, func(c Case) bool { return !c.Report.Complete() })
+	}
 	return r.ScanErrorsA == 0 && r.ScanErrorsB == 0 && len(r.UnresolvedA) == 0 && len(r.UnresolvedB) == 0 &&
 		len(r.UndecidedA) == 0 && len(r.UndecidedB) == 0
 }
@@ -223,6 +240,10 @@ func diffDB(a, b *ManifestDatabase) DatabaseDiff {
 // bLabel. Write errors are ignored (the first one stops the output).
 func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
 	ew := &errWriter{w: w}
+	if len(r.Cases) > 0 {
+		r.writeCases(ew, aLabel, bLabel)
+		return
+	}
 	defer r.writeIncomplete(ew, aLabel, bLabel)
 	if r.Same() {
 		if r.Complete() {
@@ -315,7 +336,7 @@ func (r *Report) writeIncomplete(ew *errWriter, aLabel, bLabel string) {
 		if len(un) == 0 {
 			return
 		}
-		ew.printf("%s has %s whose parent is not in the scan; compared by their own XML, not by what the game would load:\n", label, nDefs(len(un)))
+		ew.printf("%s has %s whose parent is not in the scan (or only in a mod loaded after theirs, where the game does not look); compared by their own XML, not by what the game would load:\n", label, nDefs(len(un)))
 		for i, u := range un {
 			if i == maxUnresolvedListed {
 				ew.printf("  … and %d more (--json lists them all)\n", len(un)-i)

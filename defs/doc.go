@@ -42,8 +42,11 @@
 //     root; other entries are paths relative to the mod root (backslashes
 //     are accepted; ".." cannot leave the mod and is warned about). An <li>
 //     with IfModActive="id1, id2" is used only if one of those package IDs
-//     is in the set; IfModNotActive="…" only if none is. Folders that do
-//     not exist are skipped silently.
+//     is in the set, with IfModActiveAll="…" only if every one is (an
+//     empty entry names no mod), with IfModNotActive="…" only if none is;
+//     with several of them, only if all hold. The game reads no other
+//     condition (an IfModNotActiveAll is ignored). Folders that do not
+//     exist are skipped silently.
 //  2. Otherwise (no LoadFolders.xml, or no element chosen): the mod root,
 //     then "Common" if it exists, then the version folder: the folder
 //     named M if it exists; else, among the folders whose names parse as a
@@ -56,8 +59,12 @@
 // insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
 // the file from the later folder is loaded. As in the game, a mod's files
 // are then read from its highest-priority folder down to its root (so the
-// version folder's come first), and within a folder in lexical path order
-// (the game takes the file system's order, alphabetical on Windows).
+// version folder's come first), and within a folder as the game lists
+// them on Windows: a folder's own files before those of its subfolders,
+// subfolders one after the other (depth first), names in NTFS order
+// (compared in upper case, so "a.xml" comes before "B.xml"). This order
+// decides which of one mod's two defs of a name is first: Defs/Things.xml
+// is read before Defs/Royalty/Crates.xml.
 // Def.File is the path within the mod (e.g.
 // "1.5/Defs/WorkTypeDefs/Work.xml"); Mod.Folders records the folders used.
 // Patches/ folders are not applied.
@@ -75,9 +82,12 @@
 // Abstract="True" belongs to no database. A def element with Name="X" can
 // be a parent; one with ParentName="X" inherits from it. When several mods
 // define a parent named X, the one in the child's own mod is used, else the
-// one from the latest mod loaded before the child's mod, else the one from
-// the earliest mod loaded after it; a second parent of the same name in
-// one mod is ignored with a warning.
+// one from the latest mod loaded before the child's mod. As in the game, a
+// parent in a mod loaded after the child's is never used: the game logs
+// "Could not find parent node" and loads the def as written, so such a def
+// is kept as one whose parent is missing (below, with a warning naming the
+// later mod), and what that later parent holds does not change it. A
+// second parent of the same name in one mod is ignored with a warning.
 //
 // Inheritance follows RimWorld's merge rule, applied recursively from the
 // def element down, child over resolved parent:
@@ -116,9 +126,19 @@
 // As in the game, after inheritance a def whose own element has
 // MayRequire="id1,id2" (every mod needed; an empty value names no mod) or
 // MayRequireAnyOf="id1,id2" (one needed) that the active set does not
-// meet is not loaded (it is listed in Set.Skipped; it can still be a
-// parent), before duplicates are looked at; and an <li> at any depth with
-// such an attribute (an empty value is no condition there) is dropped.
+// meet is not loaded (it is listed in Set.Skipped), before duplicates are
+// looked at; and an <li> at any depth with such an attribute (an empty
+// value is no condition there) is dropped.
+//
+// Before inheritance, the game registers no parent (abstract or not)
+// whose own MayRequire is not met: no def inherits from it, and its Name
+// stays free in its mod for another parent. A child that finds no other
+// parent loads without the parent's fields (the game logs "Could not find
+// parent node"); it is kept as one whose parent is missing, with a
+// warning. MayRequireAnyOf is not looked at there: a def skipped for it
+// can still be a parent. When such a parent's MayRequire names a mod
+// whose state is unknown, the parent is used and every def inheriting
+// from it is undecided on that mod too.
 // Package IDs compare case insensitively, trimmed, and an active mod's
 // trailing "_steam" is ignored. The active set is the scanned mods plus
 // Options.Active; other mods are inactive when Options.ActiveComplete is
@@ -126,8 +146,26 @@
 // mod is kept as written, the def is listed in Set.Undecided, and the set
 // is not Complete. Once applied, both attributes are removed from the
 // resolved element, so they never change a hash by themselves.
-// LoadFolders.xml's IfModActive sees the same active set (an unknown mod
-// counts as inactive there).
+// LoadFolders.xml's conditions see the same active set (an unknown mod
+// counts as inactive there). Options.Inactive declares mods inactive
+// without declaring the whole set.
+//
+// Because the game drops a def whose MayRequire is not met before it keeps
+// the first of one mod's defs of a type and name, the order of a gated def
+// and a plain one of the same name decides: with the plain one first, it
+// is loaded whether or not the required mod is active (the gated one is
+// dropped, or comes second and is skipped), so nothing is undecided; with
+// the gated one first, the gated one is loaded when the mod is active and
+// the plain one when it is not, so the def depends on that mod. Across
+// mods the later mod's def wins as usual, so a plain def in a later mod
+// decides it too.
+//
+// [DecideDiff] answers a comparison that depends on undeclared mods when
+// the answer does not turn on them: it compares the sides again for each
+// combination of those mods being active or not (at most
+// [MaxDecideMods] of them); the sides are the same, or differ, if they do
+// in every case, and otherwise the report names the mods it depends on and
+// what differs in each case.
 //
 // A def without a name, in an inheritance cycle or whose parent has
 // errors, and a file that is not well-formed XML, are errors naming the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,5 +143,42 @@ func FuzzReadManifest(f *testing.F) {
 		var sink bytes.Buffer
 		Diff(m, m2).WriteText(&sink, "a", "b")
 		Diff(m, om).WriteText(&sink, "a", "b")
+	})
+}
+
+// FuzzScanLoadOrder scans two mods, a then b, with b's defs in two
+// versions. Whatever the files hold, scanning does not depend on the
+// number of workers, and a def that mod a provides in both scans is the
+// same in both: the game looks for parents only in a def's own mod and
+// those loaded before it, so nothing in a later mod changes it.
+func FuzzScanLoadOrder(f *testing.F) {
+	f.Add([]byte(`<ThingDef ParentName="P"><defName>W</defName></ThingDef>`), []byte(`<ThingDef Name="P" Abstract="True"><label>1</label></ThingDef>`), []byte(`<ThingDef Name="P" Abstract="True"><label>2</label></ThingDef>`))
+	f.Add([]byte(`<ThingDef Name="P" Abstract="True" MayRequire="x.y"><a>1</a></ThingDef><ThingDef ParentName="P"><defName>W</defName></ThingDef>`), []byte(`<ThingDef ParentName="P"><defName>V</defName></ThingDef>`), []byte(`<ThingDef Name="P"><defName>W</defName></ThingDef>`))
+	f.Add([]byte(`<ThingDef MayRequire="x.y"><defName>C</defName><l>r</l></ThingDef><ThingDef><defName>C</defName></ThingDef>`), []byte(``), []byte(`<ThingDef><defName>C</defName></ThingDef>`))
+	f.Fuzz(func(t *testing.T, a, b1, b2 []byte) {
+		ma := mod("test.a", map[string]string{"Defs/A.xml": "<Defs>" + string(a) + "</Defs>"})
+		mb := func(b []byte) ModSource {
+			return mod("test.b", map[string]string{"Defs/B.xml": "<Defs>" + string(b) + "</Defs>"})
+		}
+		s1, err := ScanFS([]ModSource{ma, mb(b1)}, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := ScanFS([]ModSource{ma, mb(b2)}, Options{Workers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := ScanFS([]ModSource{ma, mb(b2)}, Options{Workers: 1})
+		if !slices.EqualFunc(s2.Summary(), again.Summary(), func(x, y Summary) bool { return x == y }) {
+			t.Fatal("scan depends on the number of workers")
+		}
+		for _, db := range s1.Databases {
+			for _, d := range db.Defs {
+				o := s2.Database(db.Type).Def(d.Name)
+				if d.Mod == "test.a" && o != nil && o.Mod == "test.a" && o.Hash != d.Hash {
+					t.Fatalf("%s %s of mod a changed with mod b's content:\n%s\n%s", db.Type, d.Name, d.Node, o.Node)
+				}
+			}
+		}
 	})
 }

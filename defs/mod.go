@@ -258,10 +258,7 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 		if li.Name != "li" {
 			continue
 		}
-		if cond, ok := li.Attr("IfModActive"); ok && !anyActive(cond, active) {
-			continue
-		}
-		if cond, ok := li.Attr("IfModNotActive"); ok && anyActive(cond, active) {
+		if !entryActive(li, active) {
 			continue
 		}
 		dir := strings.ReplaceAll(strings.TrimSpace(li.Text), `\`, "/")
@@ -284,6 +281,34 @@ func loadFoldersXML(data []byte, gameVersion string, want []int, wantOK bool, ac
 	// An entry that loads no folder (empty, or every <li> inactive) loads
 	// nothing from the mod, as in the game.
 	return folders, true, issues
+}
+
+// entryActive applies the conditions the game reads on a LoadFolders.xml
+// entry, all of which must hold: IfModActive (one of the listed mods is
+// active), IfModActiveAll (every listed mod is) and IfModNotActive (none
+// is). The game reads no other attribute (there is no IfModNotActiveAll).
+func entryActive(li *Node, active func(string) bool) bool {
+	if cond, ok := li.Attr("IfModActive"); ok && !anyActive(cond, active) {
+		return false
+	}
+	if cond, ok := li.Attr("IfModActiveAll"); ok && !allActive(cond, active) {
+		return false
+	}
+	if cond, ok := li.Attr("IfModNotActive"); ok && anyActive(cond, active) {
+		return false
+	}
+	return true
+}
+
+// allActive reports whether every comma-separated package ID of list is
+// active; as in the game, an empty entry names no active mod.
+func allActive(list string, active func(string) bool) bool {
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id == "" || !active(id) {
+			return false
+		}
+	}
+	return true
 }
 
 func anyActive(list string, active func(string) bool) bool {
@@ -348,9 +373,36 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 		if a.folder != b.folder {
 			return b.folder - a.folder
 		}
-		return strings.Compare(a.Path, b.Path)
+		return gameFileOrder(a.Path, b.Path)
 	})
 	return out, nil
+}
+
+// gameFileOrder orders two files of one load folder as the game lists them
+// (DirectoryInfo.GetFiles with SearchOption.AllDirectories on Windows): a
+// folder's own files before the files of its subfolders, subfolders one
+// after the other (depth first), and names within a folder in NTFS order:
+// compared in upper case, so letter case does not matter ("a.xml" before
+// "B.xml"). Names equal but for letter case fall back to byte order.
+func gameFileOrder(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] == bs[i] {
+			continue
+		}
+		aFile, bFile := i == len(as)-1, i == len(bs)-1
+		if aFile != bFile {
+			if aFile {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(strings.ToUpper(as[i]), strings.ToUpper(bs[i])); c != 0 {
+			return c
+		}
+		return strings.Compare(as[i], bs[i])
+	}
+	return len(as) - len(bs)
 }
 
 // readModsConfig returns the <activeMods> element of a ModsConfig.xml.

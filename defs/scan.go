@@ -167,6 +167,11 @@ type Options struct {
 	// mod cannot be decided: the def or item is kept as written and listed
 	// in Set.Undecided, and the set is not Complete.
 	ActiveComplete bool
+	// Inactive lists package IDs (compared as MayRequire writes them,
+	// trimmed, case insensitively) to count as inactive even when
+	// ActiveComplete is false; a scanned mod or one in Active stays
+	// active. DecideDiff uses it to try each way an undecided mod can be.
+	Inactive []string
 }
 
 // ScanDirs scans mod folders on disk, in load order.
@@ -211,6 +216,13 @@ type entry struct {
 	unknown map[string]bool
 	// loaded is node as the game loads it: MayRequire applied.
 	loaded *Node
+	// inherited collects the package IDs of undecided MayRequire
+	// conditions on e's ancestors: whether the game registers them as
+	// parents, and so what e inherits, depends on those mods.
+	inherited []string
+	// regUnknown lists the mods whose unknown state decides whether the
+	// game registers e (a named entry) as a possible parent.
+	regUnknown []string
 
 	state uint8 // 0 unresolved, 1 resolving, 2 done, 3 failed
 }
@@ -246,8 +258,8 @@ func ScanFS(mods []ModSource, opts Options) (*Set, error) {
 	parseJobs(jobs, workers)
 
 	// Everything below runs in load order, so results are deterministic.
-	entries, named := collectEntries(s, jobs, log)
-	r := &resolver{log: log, named: named}
+	entries, named, gated := collectEntries(s, act, jobs, log)
+	r := &resolver{log: log, named: named, gated: gated}
 	concrete := loadConcrete(s, r, act, entries)
 	out := buildDefs(s, keepWinners(s, concrete, log))
 	hashDefs(out, workers)
@@ -321,10 +333,13 @@ func parseJobs(jobs []*fileJob, workers int) {
 
 // collectEntries logs the files' issues and returns every def element in
 // load order, with the named ones (possible parents) by name; a name used
-// twice in one mod keeps the first.
-func collectEntries(s *Set, jobs []*fileJob, log *issueLog) ([]*entry, map[string][]*entry) {
+// twice in one mod keeps the first. As in the game, a named element whose
+// own MayRequire is not met is not registered as a parent (gated holds
+// those, for warnings) and does not take its name.
+func collectEntries(s *Set, act *activeSet, jobs []*fileJob, log *issueLog) ([]*entry, map[string][]*entry, map[string][]*entry) {
 	var entries []*entry
 	named := map[string][]*entry{}
+	gated := map[string][]*entry{}
 	for _, j := range jobs {
 		for _, fi := range j.iss {
 			log.add(fi.Fatal, j.mod, j.idx, Issue{Mod: s.Mods[j.mod].PackageID, File: j.path, Line: fi.Line, Msg: fi.Msg})
@@ -332,17 +347,26 @@ func collectEntries(s *Set, jobs []*fileJob, log *issueLog) ([]*entry, map[strin
 		for k := range j.defs {
 			e := &entry{raw: &j.defs[k], job: j, mod: j.mod}
 			entries = append(entries, e)
-			if name := e.raw.Name; name != "" {
-				prev := named[name]
-				if k := slices.IndexFunc(prev, func(p *entry) bool { return p.mod == e.mod }); k >= 0 {
-					log.warn(e, fmt.Sprintf("parent name %q is already used at %s:%d in this mod; that one is kept", name, prev[k].job.path, prev[k].raw.Line))
-					continue
-				}
-				named[name] = append(prev, e)
+			name := e.raw.Name
+			if name == "" {
+				continue
 			}
+			switch g, unk := act.registers(e.raw.Node.Attrs); g {
+			case gateSkip:
+				gated[name] = append(gated[name], e)
+				continue
+			case gateUnknown:
+				e.regUnknown = unk
+			}
+			prev := named[name]
+			if k := slices.IndexFunc(prev, func(p *entry) bool { return p.mod == e.mod }); k >= 0 {
+				log.warn(e, fmt.Sprintf("parent name %q is already used at %s:%d in this mod; that one is kept", name, prev[k].job.path, prev[k].raw.Line))
+				continue
+			}
+			named[name] = append(prev, e)
 		}
 	}
-	return entries, named
+	return entries, named, gated
 }
 
 // loadConcrete resolves inheritance (named entries first, as parents) and
@@ -372,6 +396,9 @@ func loadConcrete(s *Set, r *resolver, act *activeSet, entries []*entry) []*entr
 		// loaded at all (after inheritance: a skipped def can still be a
 		// parent), before duplicates are looked at.
 		e.unknown = map[string]bool{}
+		for _, id := range e.inherited {
+			e.unknown[id] = true
+		}
 		switch act.check(e.raw.Node.Attrs, false, e.unknown) {
 		case gateSkip:
 			req, _ := e.raw.Node.Attr(attrMayRequire)
@@ -605,27 +632,30 @@ func (l *issueLog) finish() {
 type resolver struct {
 	log   *issueLog
 	named map[string][]*entry
+	// gated holds, by name, the named entries the game does not register
+	// as parents because their MayRequire is not met.
+	gated map[string][]*entry
 }
 
-// parentFor picks the parent named name for e: one in the same mod, else
-// the one from the latest mod loaded before e's mod, else the one from the
-// earliest mod loaded after it.
-func (r *resolver) parentFor(e *entry, name string) *entry {
-	var before, after *entry
+// parentFor picks the parent named name for e as the game does: the one
+// in e's own mod, else the one from the latest mod loaded before e's mod.
+// The game never looks in a mod loaded after the child's; later names the
+// first such candidate when no parent was found, for the warning.
+func (r *resolver) parentFor(e *entry, name string) (parent, later *entry) {
 	for _, c := range r.named[name] {
 		switch {
 		case c.mod == e.mod:
-			return c
+			return c, nil
 		case c.mod < e.mod:
-			before = c
-		case after == nil:
-			after = c
+			parent = c
+		case later == nil:
+			later = c
 		}
 	}
-	if before != nil {
-		return before
+	if parent != nil {
+		return parent, nil
 	}
-	return after
+	return nil, later
 }
 
 // resolve computes e.node; on failure it records an error and marks e.
@@ -643,10 +673,13 @@ func (r *resolver) resolve(e *entry) {
 		e.state = 2
 		return
 	}
-	p := r.parentFor(e, e.raw.ParentName)
+	p, later := r.parentFor(e, e.raw.ParentName)
 	if p == nil {
 		// The game logs an error and loads the def without the parent's
 		// content; it is kept, marked, with the parent's name in its hash.
+		// A parent of that name in a later mod is not used, whatever it
+		// holds.
+		r.warnNoParent(e, later)
 		e.node = withAttr(e.raw.Node, Attr{Name: "ParentName", Value: e.raw.ParentName})
 		e.missing = e.raw.ParentName
 		e.state = 2
@@ -664,7 +697,41 @@ func (r *resolver) resolve(e *entry) {
 	}
 	e.node = merge(p.node, e.raw.Node)
 	e.missing = p.missing
+	e.inherited = unionIDs(p.inherited, p.regUnknown)
 	e.state = 2
+}
+
+// warnNoParent explains why e finds no parent when one of its name exists
+// where the game does not look: in a mod loaded after e's (later), or
+// with a MayRequire that is not met, in e's mod or one loaded before it.
+func (r *resolver) warnNoParent(e *entry, later *entry) {
+	what := fmt.Sprintf("%s %s: parent %q", e.raw.Type, displayName(e.raw), e.raw.ParentName)
+	for _, g := range r.gated[e.raw.ParentName] {
+		if g.mod <= e.mod {
+			req, _ := g.raw.Node.Attr(attrMayRequire)
+			r.log.warn(e, fmt.Sprintf("%s at %s:%d (mod %s) has MayRequire=%q, not met: the game does not register it as a parent, so this def does not inherit from it", what, g.job.path, g.raw.Line, r.log.set.Mods[g.mod].PackageID, req))
+			return
+		}
+	}
+	if later != nil {
+		r.log.warn(e, fmt.Sprintf("%s is only in mod %s (%s:%d), loaded after this one; the game looks for a parent only in the def's own mod and the mods loaded before it, so it does not inherit from that one", what, r.log.set.Mods[later.mod].PackageID, later.job.path, later.raw.Line))
+	}
+}
+
+// unionIDs returns the sorted union of two sorted ID lists (a itself
+// when b adds nothing).
+func unionIDs(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Clone(a)
+	for _, id := range b {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // withAttr returns a shallow copy of n with attribute a added.

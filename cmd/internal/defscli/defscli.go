@@ -24,7 +24,8 @@ const (
 	ExitError     = 2 // the command could not run (or was called wrongly)
 	// ExitIncomplete is diff's answer when no difference was found but a
 	// side has content it could not compare (scan errors, defs whose
-	// parent is not in the scan).
+	// parent is not in the scan), or when whether the sides differ turns
+	// on mods neither scanned nor declared.
 	ExitIncomplete = 3
 )
 
@@ -145,10 +146,22 @@ written), 2 the command failed.`,
 				Action: exportAction,
 			},
 			{
-				Name:      "diff",
-				Usage:     "show which mods and defs differ between two content sets",
-				ArgsUsage: "A B",
-				Description: `Each of A and B is either a manifest file written by "defs export" (any
+				Name:        "diff",
+				Usage:       "show which mods and defs differ between two content sets",
+				ArgsUsage:   "A B",
+				Description: diffHelp,
+				Flags: []cli.Flag{
+					gameVersionFlag(), activeFlag(), warningsFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+				},
+				Action: diffAction,
+			},
+		},
+	}
+}
+
+// diffHelp is the description of "defs diff".
+var diffHelp = `Each of A and B is either a manifest file written by "defs export" (any
 regular file is read as a manifest) or content: a mod folder, a folder whose
 subfolders are mods (lexical order), or several such folders joined with
 "` + string(os.PathListSeparator) + `" (like PATH), loaded in that order.
@@ -176,16 +189,13 @@ Exit status:
      XML, not by what the game would load; add the mod with the parent,
      usually Core or a DLC), defs whose MayRequire names a mod neither
      scanned nor declared (see --active) or def errors (those defs are
-     not compared).`,
-				Flags: []cli.Flag{
-					gameVersionFlag(), activeFlag(), warningsFlag(),
-					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-				},
-				Action: diffAction,
-			},
-		},
-	}
-}
+     not compared); or, when both sides are content, whether they differ
+     turns on such a mod (each way is shown).
+
+When both sides are content and some defs depend on at most ` + fmt.Sprint(defs.MaxDecideMods) + ` mods
+neither scanned nor declared, the sides are compared again for each
+combination of those mods being active or not: if the sides are the same
+in every case, or differ in every case, that is the answer (exit 0 or 1).`
 
 func fail(format string, args ...any) error {
 	return cli.Exit("defs: "+fmt.Sprintf(format, args...), ExitError)
@@ -522,16 +532,24 @@ func openSide(arg string) (*side, error) {
 	return &side{arg: arg, dirs: dirs}, nil
 }
 
+// scan scans the side's content, with the mods of on and off declared
+// active and inactive besides what --active says.
+func (s *side) scan(c *cli.Context, gameVersion string, on, off []string) (*defs.Set, error) {
+	opts := defs.Options{GameVersion: gameVersion}
+	if err := activeOptions(c, &opts, ""); err != nil {
+		return nil, err
+	}
+	opts.Active = append(opts.Active, on...)
+	opts.Inactive = off
+	return defs.ScanDirs(s.dirs, opts)
+}
+
 // load returns the side's manifest and, for content, its scanned set.
 func (s *side) load(c *cli.Context, label, gameVersion string) (*defs.Manifest, *defs.Set, error) {
 	if s.manifest != nil {
 		return s.manifest, nil, nil
 	}
-	opts := defs.Options{GameVersion: gameVersion}
-	if err := activeOptions(c, &opts, ""); err != nil {
-		return nil, nil, err
-	}
-	set, err := defs.ScanDirs(s.dirs, opts)
+	set, err := s.scan(c, gameVersion, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -575,7 +593,10 @@ func diffAction(c *cli.Context) error {
 	}
 	var r *defs.Report
 	if sa != nil && sb != nil {
-		r = defs.DiffSets(sa, sb) // both scanned: the first differing element is known
+		r, err = decideDiff(c, a, b, gv, defs.DiffSets(sa, sb)) // both scanned: the first differing element is known
+		if err != nil {
+			return fail("diff: %v", err)
+		}
 	} else {
 		r = defs.Diff(ma, mb)
 	}
@@ -596,10 +617,29 @@ func diffAction(c *cli.Context) error {
 		r.WriteText(w, la, lb)
 	}
 	switch {
+	case len(r.DependsOn) > 0:
+		return cli.Exit("", ExitIncomplete)
 	case !r.Same():
 		return cli.Exit("", ExitDifferent)
 	case !r.Complete():
 		return cli.Exit("", ExitIncomplete)
 	}
 	return nil
+}
+
+// decideDiff answers, when it can, what r left undecided: defs that depend
+// on undeclared mods. Both content sides are compared again with those
+// mods active and inactive (see defs.DecideDiff).
+func decideDiff(c *cli.Context, a, b *side, gameVersion string, r *defs.Report) (*defs.Report, error) {
+	return defs.DecideDiff(r, func(on, off []string) (*defs.Report, error) {
+		xa, err := a.scan(c, gameVersion, on, off)
+		if err != nil {
+			return nil, fmt.Errorf("A: %w", err)
+		}
+		xb, err := b.scan(c, gameVersion, on, off)
+		if err != nil {
+			return nil, fmt.Errorf("B: %w", err)
+		}
+		return defs.DiffSets(xa, xb), nil
+	})
 }
