@@ -9,7 +9,11 @@ import (
 
 // guessLimiter bounds password checks per address (an IPv6 address by
 // its /64) and across all addresses, without locking out a client that
-// knows the password.
+// knows the password. A relay host's arbiter proofs (relaypeer.go) are
+// guesses of the same kind and spend the same budget: a connection that
+// proves the password, the arbiter secret or both is one attempt, its
+// puzzle set on the password challenge, or the arbiter challenge when
+// the session has no password.
 //
 // Per address it is a token bucket: an attempt over it is refused
 // unchecked. Across all addresses it keeps a leaky count of the checks
@@ -46,7 +50,8 @@ type guessLimiter struct {
 // guessCounts are the limiter's counters, for Stats.
 type guessCounts struct {
 	checked, wrong, refused, puzzles uint64
-	bits                             int // the difficulty a newcomer gets now
+	wrongArbiter                     uint64 // arbiter proofs checked and found wrong
+	bits                             int    // the difficulty a newcomer gets now
 }
 
 // The puzzle's first difficulty, how many checks more in the load add a
@@ -190,6 +195,16 @@ func (g *guessLimiter) wrongPassword() {
 	}
 	g.mu.Lock()
 	g.counts.wrong++
+	g.mu.Unlock()
+}
+
+// wrongArbiter counts a check that found an arbiter proof wrong.
+func (g *guessLimiter) wrongArbiter() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.counts.wrongArbiter++
 	g.mu.Unlock()
 }
 

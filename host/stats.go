@@ -86,12 +86,15 @@ type Stats struct {
 	// (pending.go).
 	Pending                        int
 	PendingEvicted, PendingRefused uint64
-	// PasswordChecks counts the passwords checked, PasswordsWrong those
-	// found wrong; GuessesRefused counts attempts refused unchecked (over
-	// an address's rate, puzzle not solved, or over the bound in all).
-	// PuzzlesIssued counts the password puzzles set; PuzzleBits is the
+	// PasswordChecks counts the attempts whose secrets were checked (a
+	// password, a relay host's arbiter proof, or both: one budget),
+	// PasswordsWrong the passwords found wrong and ArbiterProofsWrong the
+	// arbiter proofs; GuessesRefused counts attempts refused unchecked
+	// (over an address's rate, puzzle not solved, or over the bound in
+	// all). PuzzlesIssued counts the puzzles set; PuzzleBits is the
 	// difficulty a newcomer gets now (0: none) (guesses.go).
 	PasswordChecks, PasswordsWrong, GuessesRefused, PuzzlesIssued uint64
+	ArbiterProofsWrong                                            uint64
 	PuzzleBits                                                    int
 }
 
@@ -160,6 +163,7 @@ func (s *Server) counters() Stats {
 	st.PendingEvicted, st.PendingRefused = s.pending.evictions()
 	g := s.guesses.snapshot()
 	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.checked, g.wrong, g.refused, g.puzzles, g.bits
+	st.ArbiterProofsWrong = g.wrongArbiter
 	return st
 }
 
