@@ -96,7 +96,7 @@
 //
 // The host operator's actions (admin.go) are methods of Server: Players,
 // Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and
-// Shutdown. Those that touch the session run on its goroutine; bans
+// Shutdown, and a relay host's ClearDeclaredDefs (relaydefs.go). Those that touch the session run on its goroutine; bans
 // (bans.go) are kept in Config.Admission.BanFile and checked at admission, rejoins
 // included.
 package host

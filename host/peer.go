@@ -226,6 +226,10 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 			// on the wire and far more decoded.
 			return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
 		}
+		if id == wire.IDClientDefs && len(body) > wire.MaxDeclarationBytes && p.srv.sess.defs.Load().awaiting {
+			return nil, refuse(wire.ReasonGeneric, "The client declared %d bytes of def databases; a relay host takes a declaration of at most %d bytes.",
+				len(body), wire.MaxDeclarationBytes)
+		}
 		pkt, err := wire.Decode(id, body)
 		if err != nil {
 			if errors.Is(err, wire.ErrTooManyDatabases) {
@@ -711,13 +715,19 @@ func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 
 // checkDefs compares the client's databases with the host's; a relay
 // session awaiting its arbiter's declaration keeps them for the
-// admission instead (relaydefs.go).
+// admission instead (relaydefs.go). A relay session whose databases are
+// its arbiter's keeps them after the check too: the operator may clear
+// the declaration before the client's admission, which checks them
+// again, or takes them as the next declaration.
 func (p *peer) checkDefs(hd *hostDefs, cd *wire.ClientDefs) error {
 	if hd.awaiting {
 		return p.keepDeclared(cd)
 	}
 	if d := defsRefusal(hd, cd); d != nil {
 		return &protocolError{disc: d}
+	}
+	if p.srv.cfg.Relay.DefsFromArbiter {
+		p.relay.declared = cd
 	}
 	return nil
 }
