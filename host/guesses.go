@@ -49,9 +49,10 @@ type guessLimiter struct {
 
 // guessCounts are the limiter's counters, for Stats.
 type guessCounts struct {
-	checked, wrong, refused, puzzles uint64
-	wrongArbiter                     uint64 // arbiter proofs checked and found wrong
-	bits                             int    // the difficulty a newcomer gets now
+	checked, refused, puzzles uint64 // attempts checked and refused, puzzles set
+	passwords, wrong          uint64 // passwords checked, and found wrong
+	arbiters, wrongArbiter    uint64 // arbiter proofs checked, and found wrong
+	bits                      int    // the difficulty a newcomer gets now
 }
 
 // The puzzle's first difficulty, how many checks more in the load add a
@@ -188,23 +189,29 @@ func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) 
 	return v
 }
 
-// wrongPassword counts a check that found the password wrong.
-func (g *guessLimiter) wrongPassword() {
+// passwordChecked counts a password checked, ok when it was right.
+func (g *guessLimiter) passwordChecked(ok bool) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	g.counts.wrong++
+	g.counts.passwords++
+	if !ok {
+		g.counts.wrong++
+	}
 	g.mu.Unlock()
 }
 
-// wrongArbiter counts a check that found an arbiter proof wrong.
-func (g *guessLimiter) wrongArbiter() {
+// arbiterChecked counts an arbiter proof checked, ok when it was right.
+func (g *guessLimiter) arbiterChecked(ok bool) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	g.counts.wrongArbiter++
+	g.counts.arbiters++
+	if !ok {
+		g.counts.wrongArbiter++
+	}
 	g.mu.Unlock()
 }
 

@@ -379,9 +379,8 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		}
 	}
 	if !passwordOK {
-		if passwordOK = password.Verify(cfg.Admission.Password, challenge, cu.PasswordProof); !passwordOK {
-			p.srv.guesses.wrongPassword()
-		}
+		passwordOK = password.Verify(cfg.Admission.Password, challenge, cu.PasswordProof)
+		p.srv.guesses.passwordChecked(passwordOK)
 	}
 	reply := make(chan joinReply, 1)
 	if passwordOK {

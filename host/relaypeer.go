@@ -44,11 +44,11 @@ func (p *peer) checkArbiter(proof []byte) (claim, ok bool) {
 		return false, false
 	}
 	ok = len(p.relay.challenge) > 0 && password.VerifyArbiter(p.srv.cfg.Relay.ArbiterSecret, p.relay.challenge, proof)
+	if len(p.relay.challenge) > 0 {
+		p.srv.guesses.arbiterChecked(ok)
+	}
 	if !ok {
 		p.log.Warn("arbiter proof refused", "name", p.name)
-		if len(p.relay.challenge) > 0 {
-			p.srv.guesses.wrongArbiter()
-		}
 	}
 	p.relay.arbiter = ok
 	return true, ok

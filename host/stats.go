@@ -86,15 +86,16 @@ type Stats struct {
 	// (pending.go).
 	Pending                        int
 	PendingEvicted, PendingRefused uint64
-	// PasswordChecks counts the attempts whose secrets were checked (a
-	// password, a relay host's arbiter proof, or both: one budget),
-	// PasswordsWrong the passwords found wrong and ArbiterProofsWrong the
-	// arbiter proofs; GuessesRefused counts attempts refused unchecked
-	// (over an address's rate, puzzle not solved, or over the bound in
-	// all). PuzzlesIssued counts the puzzles set; PuzzleBits is the
-	// difficulty a newcomer gets now (0: none) (guesses.go).
+	// PasswordChecks counts the passwords checked, PasswordsWrong those
+	// found wrong; ArbiterChecks and ArbiterProofsWrong are the same for
+	// a relay host's arbiter proofs, which spend the passwords' budget
+	// (one attempt may prove both). GuessesRefused counts attempts
+	// refused unchecked (over an address's rate, puzzle not solved, or
+	// over the bound in all). PuzzlesIssued counts the puzzles set;
+	// PuzzleBits is the difficulty a newcomer gets now (0: none)
+	// (guesses.go).
 	PasswordChecks, PasswordsWrong, GuessesRefused, PuzzlesIssued uint64
-	ArbiterProofsWrong                                            uint64
+	ArbiterChecks, ArbiterProofsWrong                             uint64
 	PuzzleBits                                                    int
 }
 
@@ -162,8 +163,8 @@ func (s *Server) counters() Stats {
 	st.Pending = s.pending.count()
 	st.PendingEvicted, st.PendingRefused = s.pending.evictions()
 	g := s.guesses.snapshot()
-	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.checked, g.wrong, g.refused, g.puzzles, g.bits
-	st.ArbiterProofsWrong = g.wrongArbiter
+	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.passwords, g.wrong, g.refused, g.puzzles, g.bits
+	st.ArbiterChecks, st.ArbiterProofsWrong = g.arbiters, g.wrongArbiter
 	return st
 }
 
