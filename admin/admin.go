@@ -25,6 +25,7 @@ type Host interface {
 	Resume(by string) (uint8, error)
 	SetSpeed(by string, speed uint8) error
 	Shutdown(by string, delay time.Duration) error
+	ClearDeclaredDefs(by string) (int, error)
 }
 
 // Who ran a command, as logged: the console, an RCON client (Who + its
@@ -62,6 +63,7 @@ var Commands = []Command{
 	{Name: "resume", Help: "restart the game's time at the speed it had", run: resume},
 	{Name: "speed", Args: "N", Help: "set the game speed: 0 (paused) to 3", min: 1, max: 1, run: speed},
 	{Name: "shutdown", Args: "[delay]", Help: "stop the host after a delay such as 30s (at once without one): players are told, the final save is written", max: 1, run: shutdown},
+	{Name: "cleardefs", Help: "relay host with defs from the arbiter: drop the def databases the arbiter declared (a wrong or hostile declaration); the next arbiter admitted declares them again, and until then only arbiters are admitted", run: clearDefs},
 	{Name: "help", Args: "[command]", Help: "list the commands, or explain one", max: 1, run: nil},
 }
 
@@ -307,6 +309,14 @@ func shutdown(h Host, by string, args []string, _ string) (string, error) {
 		return "shutting down", nil
 	}
 	return fmt.Sprintf("shutting down in %v", d), nil
+}
+
+func clearDefs(h Host, by string, _ []string, _ string) (string, error) {
+	n, err := h.ClearDeclaredDefs(by)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("cleared the declaration of %d def databases; the next arbiter admitted declares them", n), nil
 }
 
 // RunConsole reads command lines from in until it ends or ctx is done,

@@ -53,6 +53,7 @@ func (f *fakeHost) Shutdown(_ string, d time.Duration) error {
 	f.note("shutdown " + d.String())
 	return nil
 }
+func (f *fakeHost) ClearDeclaredDefs(string) (int, error) { f.note("cleardefs"); return 0, nil }
 
 // TestArguments: each command hands the host what the line says.
 func TestArguments(t *testing.T) {
@@ -69,6 +70,7 @@ func TestArguments(t *testing.T) {
 		"shutdown":                    "shutdown 0s",
 		"shutdown 90s":                "shutdown 1m30s",
 		"unban Bob":                   "unban Bob",
+		"cleardefs":                   "cleardefs",
 	} {
 		f := &fakeHost{}
 		admin.Exec(f, admin.ByAPI, line)

@@ -90,12 +90,13 @@
 // which the accept loop and the readers share behind its lock: it evicts
 // the connection that has done least for longest when full, and
 // penalizes addresses that stall. The password limiter (guesses.go),
-// shared by the readers behind its own lock, sets the password puzzles
-// and bounds the password checks across all addresses.
+// shared by the readers behind its own lock, sets the puzzles and bounds
+// the checks of passwords and relay arbiter proofs, one budget, across
+// all addresses.
 //
 // The host operator's actions (admin.go) are methods of Server: Players,
 // Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and
-// Shutdown. Those that touch the session run on its goroutine; bans
+// Shutdown, and a relay host's ClearDeclaredDefs (relaydefs.go). Those that touch the session run on its goroutine; bans
 // (bans.go) are kept in Config.Admission.BanFile and checked at admission, rejoins
 // included.
 package host

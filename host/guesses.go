@@ -9,7 +9,11 @@ import (
 
 // guessLimiter bounds password checks per address (an IPv6 address by
 // its /64) and across all addresses, without locking out a client that
-// knows the password.
+// knows the password. A relay host's arbiter proofs (relaypeer.go) are
+// guesses of the same kind and spend the same budget: a connection that
+// proves the password, the arbiter secret or both is one attempt, its
+// puzzle set on the password challenge, or the arbiter challenge when
+// the session has no password.
 //
 // Per address it is a token bucket: an attempt over it is refused
 // unchecked. Across all addresses it keeps a leaky count of the checks
@@ -45,8 +49,10 @@ type guessLimiter struct {
 
 // guessCounts are the limiter's counters, for Stats.
 type guessCounts struct {
-	checked, wrong, refused, puzzles uint64
-	bits                             int // the difficulty a newcomer gets now
+	checked, refused, puzzles uint64 // attempts checked and refused, puzzles set
+	passwords, wrong          uint64 // passwords checked, and found wrong
+	arbiters, wrongArbiter    uint64 // arbiter proofs checked, and found wrong
+	bits                      int    // the difficulty a newcomer gets now
 }
 
 // The puzzle's first difficulty, how many checks more in the load add a
@@ -183,13 +189,29 @@ func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) 
 	return v
 }
 
-// wrongPassword counts a check that found the password wrong.
-func (g *guessLimiter) wrongPassword() {
+// passwordChecked counts a password checked, ok when it was right.
+func (g *guessLimiter) passwordChecked(ok bool) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	g.counts.wrong++
+	g.counts.passwords++
+	if !ok {
+		g.counts.wrong++
+	}
+	g.mu.Unlock()
+}
+
+// arbiterChecked counts an arbiter proof checked, ok when it was right.
+func (g *guessLimiter) arbiterChecked(ok bool) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.counts.arbiters++
+	if !ok {
+		g.counts.wrongArbiter++
+	}
 	g.mu.Unlock()
 }
 

@@ -225,6 +225,10 @@ func (p *peer) read(allowed ...wire.ID) (wire.Packet, error) {
 			// on the wire and far more decoded.
 			return nil, refuse(wire.ReasonGeneric, "the client declared more than %d def databases", wire.MaxDatabases)
 		}
+		if id == wire.IDClientDefs && len(body) > wire.MaxDeclarationBytes && p.srv.sess.defs.Load().awaiting {
+			return nil, refuse(wire.ReasonGeneric, "The client declared %d bytes of def databases; a relay host takes a declaration of at most %d bytes.",
+				len(body), wire.MaxDeclarationBytes)
+		}
 		pkt, err := wire.Decode(id, body)
 		if err != nil {
 			if errors.Is(err, wire.ErrTooManyDatabases) {
@@ -308,11 +312,15 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		if challenge, err = password.NewChallenge(); err != nil {
 			return nil, err
 		}
-		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
 	}
 	arbiterChallenge, err := p.relayChallenge()
 	if err != nil {
 		return nil, err
+	}
+	if len(challenge) > 0 || len(arbiterChallenge) > 0 {
+		// A secret may be proved: the password, or a relay host's arbiter
+		// secret; both are guessed against one budget.
+		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
 	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: hd.content.GameVersion, Mods: hd.content.Mods, PasswordChallenge: challenge,
 		Databases: hd.announced, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
@@ -363,25 +371,17 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	p.pend.progress(time.Now())
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
-	// per address, and checks in all (guesses.go).
+	// per address, and checks in all (guesses.go), an arbiter proof's
+	// with the password's.
 	passwordOK := len(cfg.Admission.Password) == 0
+	if !passwordOK || len(cu.ArbiterProof) > 0 && len(p.relay.challenge) > 0 {
+		if err := p.guess(challenge, cu); err != nil {
+			return joinReply{}, err
+		}
+	}
 	if !passwordOK {
-		solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
-		p.puzzleDone()
-		switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
-		case guessAddrLimit:
-			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts; wait a minute and try again.")
-		case guessNoSolution:
-			// Guessing without the work the host asked for is an offence
-			// of the address, as stalling is (pending.go).
-			p.pend.penalize(time.Now())
-			return joinReply{}, refuse(wire.ReasonRateLimited, "The host is under a password-guessing attack and asked for a proof of work this client did not give in time; try again.")
-		case guessAllLimit:
-			return joinReply{}, refuse(wire.ReasonRateLimited, "Too many password attempts on this host; wait a minute and try again.")
-		}
-		if passwordOK = password.Verify(cfg.Admission.Password, challenge, cu.PasswordProof); !passwordOK {
-			p.srv.guesses.wrongPassword()
-		}
+		passwordOK = password.Verify(cfg.Admission.Password, challenge, cu.PasswordProof)
+		p.srv.guesses.passwordChecked(passwordOK)
 	}
 	reply := make(chan joinReply, 1)
 	if passwordOK {
@@ -423,6 +423,34 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	p.log = p.srv.cfg.Logger.With("remote", p.nc.RemoteAddr().String(), "player", p.id, "name", p.name)
 	p.phase("admission")
 	return jr, nil
+}
+
+// guess spends one attempt of the guess budget (guesses.go) on the
+// secrets cu proves, the password, the arbiter secret or both, and
+// returns the refusal of an attempt the budget does not allow: their
+// proofs are then not checked. The puzzle is on the password challenge,
+// or on the arbiter challenge when the session has no password.
+func (p *peer) guess(challenge []byte, cu *wire.ClientUsername) error {
+	what := "password"
+	if len(challenge) == 0 {
+		challenge, what = p.relay.challenge, "arbiter secret"
+	}
+	solved := password.PuzzleSolved(challenge, p.puzzleBits, cu.PuzzleNonce)
+	if p.puzzleDone != nil {
+		p.puzzleDone()
+	}
+	switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
+	case guessAddrLimit:
+		return refuse(wire.ReasonRateLimited, "Too many %s attempts; wait a minute and try again.", what)
+	case guessNoSolution:
+		// Guessing without the work the host asked for is an offence
+		// of the address, as stalling is (pending.go).
+		p.pend.penalize(time.Now())
+		return refuse(wire.ReasonRateLimited, "The host is under a %s-guessing attack and asked for a proof of work this client did not give in time; try again.", what)
+	case guessAllLimit:
+		return refuse(wire.ReasonRateLimited, "Too many %s attempts on this host; wait a minute and try again.", what)
+	}
+	return nil
 }
 
 // chooseCodec is the codec for a client that reads offered (codec numbers
@@ -687,13 +715,19 @@ func (p *peer) command(cc *wire.ClientCommand, spectator bool) error {
 
 // checkDefs compares the client's databases with the host's; a relay
 // session awaiting its arbiter's declaration keeps them for the
-// admission instead (relaydefs.go).
+// admission instead (relaydefs.go). A relay session whose databases are
+// its arbiter's keeps them after the check too: the operator may clear
+// the declaration before the client's admission, which checks them
+// again, or takes them as the next declaration.
 func (p *peer) checkDefs(hd *hostDefs, cd *wire.ClientDefs) error {
 	if hd.awaiting {
 		return p.keepDeclared(cd)
 	}
 	if d := defsRefusal(hd, cd); d != nil {
 		return &protocolError{disc: d}
+	}
+	if p.srv.cfg.Relay.DefsFromArbiter {
+		p.relay.declared = cd
 	}
 	return nil
 }

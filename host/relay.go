@@ -189,6 +189,9 @@ func (s *session) relayRule(r joinReq) error {
 	if s.relay != nil && !s.relay.world.HasWorld() && !r.arbiterOK {
 		return errNoWorld
 	}
+	if s.relay != nil && !r.arbiterOK && s.defs.Load().awaiting {
+		return errAwaitingDefs // the operator cleared the declaration (relaydefs.go)
+	}
 	return nil
 }
 
@@ -215,6 +218,9 @@ func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploade
 		rs.send(rs.request(wire.UploadWorld, 0, 0, nil))
 		s.cfg.Logger.Info("arbiter asked for the world", "player", m.id, "name", m.name)
 		return nil, true, nil
+	}
+	if r.arbiterOK {
+		s.relayDeclare(r, m) // after the operator cleared the declaration
 	}
 	if r.arbiterOK && s.points.current != nil {
 		return s.points.current, false, nil // an arbiter never waits on an upload

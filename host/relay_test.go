@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,6 +87,14 @@ func startRelay(t *testing.T, cfg host.Config, logs *syncbuf.Buffer) *hosttest.H
 // three maps.
 func joinRelay(t *testing.T, addr, name string, arbiter bool, mods ...func(*join.Config)) *relayClient {
 	t.Helper()
+	return joinRelayFrom(t, nil, addr, name, arbiter, mods...)
+}
+
+// joinRelayFrom is joinRelay from the loopback source address src (nil:
+// the system's choice, 127.0.0.1): 127.0.0.0/8 is all loopback on Linux,
+// so a test can give its clients networks of their own.
+func joinRelayFrom(t *testing.T, src net.IP, addr, name string, arbiter bool, mods ...func(*join.Config)) *relayClient {
+	t.Helper()
 	rc := &relayClient{log: newHashLog(), worlds: &worldLog{at: map[uint64]uint64{}}}
 	cfg := joinCfg(addr, name, rc.log)
 	cfg.OnStep = func(sim lockstep.Sim) { rc.log.record(sim); rc.worlds.record(sim) }
@@ -96,7 +105,14 @@ func joinRelay(t *testing.T, addr, name string, arbiter bool, mods ...func(*join
 	for _, m := range mods {
 		m(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	base := context.Background()
+	if src != nil {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: src}, Timeout: 10 * time.Second}
+		cfg.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", addr)
+		}
+	}
+	ctx, cancel := context.WithCancel(base)
 	s, err := join.Join(ctx, cfg)
 	if err != nil {
 		cancel()

@@ -20,7 +20,60 @@ import (
 // are, and a joiner whose kept Client_Defs does not match it is refused
 // at admission as the handshake would have. The declaration stays for
 // the session's life and goes into its saves, from which a resumed
-// session takes it again.
+// session takes it again, unless the operator clears it
+// (Server.ClearDeclaredDefs): the session then awaits a declaration
+// again, admits only arbiters, and takes the next one admitted's.
+//
+// A declaration is every later joiner's Server_ModList, sent before the
+// joiner has proved anything: while the session awaits one, a Client_Defs
+// body over wire.MaxDeclarationBytes is refused before it is decoded
+// (peer.read), so a mod list is the operator's part and at most that.
+
+// errAwaitingDefs refuses a player while the session awaits its
+// arbiter's declaration after the operator cleared the last one.
+var errAwaitingDefs = &reasonError{reason: wire.ReasonGeneric,
+	msg: "The host cleared the session's def databases and awaits its arbiter's: join again shortly."}
+
+// ErrNotDeclaring is ClearDeclaredDefs' error on a host that does not take
+// its def databases from an arbiter.
+var ErrNotDeclaring = errors.New("the host does not take its def databases from an arbiter (relay mode with defs from the arbiter)")
+
+// ClearDeclaredDefs drops the def databases a relay host with
+// DefsFromArbiter took from its arbiter's declaration (docs/protocol.md,
+// section 15.9), an operator's way out of a declaration that is wrong
+// or hostile: the session awaits a declaration again, which the next
+// arbiter admitted makes; until then only arbiters are admitted, and
+// players online stay. It returns how many databases were dropped; a
+// session already awaiting a declaration is an error.
+func (s *Server) ClearDeclaredDefs(by string) (int, error) {
+	if s.sess.relay == nil || !s.cfg.Relay.DefsFromArbiter {
+		return 0, ErrNotDeclaring
+	}
+	var dropped int
+	var awaiting bool
+	err := s.onSession(func() {
+		hd := s.sess.defs.Load()
+		if awaiting = hd.awaiting; awaiting {
+			return
+		}
+		dropped = len(hd.content.Databases)
+		s.sess.defs.Store(awaitingDefs(hd.content.GameVersion, hd.content.Mods))
+	})
+	if err != nil {
+		return 0, err
+	}
+	if awaiting {
+		return 0, errors.New("no declaration to clear: the session awaits its arbiter's")
+	}
+	s.logAdmin(by, "clear declared defs", "databases", dropped)
+	return dropped, nil
+}
+
+// awaitingDefs is the host's databases while it awaits its arbiter's
+// declaration: none announced, none compared.
+func awaitingDefs(gameVersion string, mods []string) *hostDefs {
+	return &hostDefs{content: Content{GameVersion: gameVersion, Mods: mods}, hash: status.SummaryHash(nil), awaiting: true}
+}
 
 // relayDefsInit sets the session's databases for DefsFromArbiter: a new
 // session awaits the declaration, announcing content's game version and
@@ -37,8 +90,7 @@ func (s *session) relayDefsInit(content Content) error {
 	if len(content.Databases) > 0 {
 		return errors.New("relay: DefsFromArbiter takes the def databases from the arbiter, and content has some")
 	}
-	s.defs.Store(&hostDefs{content: Content{GameVersion: content.GameVersion, Mods: content.Mods},
-		hash: status.SummaryHash(nil), awaiting: true})
+	s.defs.Store(awaitingDefs(content.GameVersion, content.Mods))
 	return nil
 }
 
@@ -82,8 +134,9 @@ func (p *peer) keepDeclared(cd *wire.ClientDefs) error {
 }
 
 // relayDefsRule checks, at admission, a joiner whose Client_Defs the
-// handshake kept unchecked, against the declaration taken since; it is
-// refused as the handshake would have refused it. While the session
+// handshake kept (unchecked, or checked against a declaration the
+// operator may have cleared since) against the declaration that stands;
+// it is refused as the handshake would have refused it. While the session
 // still awaits the declaration nothing is checked here: the uploader's
 // is taken (relayDeclare), and anyone else is refused by relayRule until
 // the world is there.

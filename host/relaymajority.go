@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/internal/addrkey"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -19,6 +20,12 @@ import (
 // usual comparison (checkHashes) holds everyone to. A checkpoint without
 // such a majority sets no reference: nobody is found desynced at it, and
 // the host logs it with the counts.
+//
+// Players the host cannot tell apart do not make a majority on their
+// own: the reports from one network (an IPv4 /24, an IPv6 /64:
+// addrkey.Prefix) are one vote, and none when they differ. A player
+// whose repair waits for an arbiter keeps its vote: it is not compared
+// meanwhile, but those who found it desynced do not decide alone.
 
 // relayVotes is the ballots of a relay session, owned by the session
 // goroutine.
@@ -33,7 +40,8 @@ type relayVotes struct {
 type ballot struct {
 	tick    uint64
 	reports []hashReq
-	voters  []bool // per report: a player's, which counts (a spectator's does not)
+	voters  []bool   // per report: a player's, which counts (a spectator's does not)
+	nets    []string // per report: the reporter's network (addrkey.Prefix), whose reports are one vote
 }
 
 // has reports whether member id's report is in b.
@@ -72,19 +80,25 @@ func (s *session) relayVote(m *member, r hashReq) bool {
 		return true
 	}
 	m.hashedTick = max(m.hashedTick, rep.Tick)
-	if rep.Tick%every != 0 || m.resync != nil {
-		// Not a checkpoint tick; or a player under repair, whose state is
-		// being replaced.
-		return true
+	if rep.Tick%every != 0 {
+		return true // not a checkpoint tick
 	}
 	b := v.ballot(rep.Tick)
 	if b.has(m.id) {
 		return true
 	}
 	b.reports = append(b.reports, r)
-	b.voters = append(b.voters, m.playing && !m.spectator)
+	b.voters = append(b.voters, s.isVoter(m))
+	b.nets = append(b.nets, addrkey.Prefix(remoteIP(m.conn.nc)))
 	s.relayDecide()
 	return true
+}
+
+// isVoter reports whether m's reports are votes: a player's, not a
+// spectator's, that plays or whose repair waits for an arbiter (it
+// keeps its vote while it waits). Session goroutine.
+func (s *session) isVoter(m *member) bool {
+	return !m.spectator && (m.playing || m.resync != nil && slices.Contains(s.votes.waiting, m.id))
 }
 
 // ballot returns the open ballot of tick, opened if need be.
@@ -147,11 +161,11 @@ func (s *session) relayDecide() {
 }
 
 // allVoted reports whether every player that could report b's tick has:
-// playing, not under repair, and ready before the tick.
+// a voter (isVoter) ready before the tick.
 func (s *session) allVoted(b *ballot) bool {
 	for _, id := range s.order {
 		m := s.members[id]
-		if m.playing && !m.spectator && m.resync == nil && m.readyTick < b.tick && !b.has(id) {
+		if s.isVoter(m) && m.readyTick < b.tick && !b.has(id) {
 			return false
 		}
 	}
@@ -159,24 +173,20 @@ func (s *session) allVoted(b *ballot) bool {
 }
 
 // decideBallot sets the reference checkpoint of b's tick from the hashes
-// a strict majority of its voters reported, at least two of them, and
-// compares every report of b with it; without such a majority it sets
-// none and logs the counts.
+// a strict majority of its votes (one per network: networkVotes) gave,
+// at least two of them, and compares every report of b with it but
+// those of players whose repair waits for an arbiter; without such a
+// majority it sets none and logs the counts.
 func (s *session) decideBallot(b *ballot) {
 	v := &s.votes
 	v.decided = max(v.decided, b.tick)
-	var votes []*wire.ClientHashes
-	for i, r := range b.reports {
-		if b.voters[i] {
-			votes = append(votes, r.r)
-		}
-	}
+	votes, split := b.networkVotes()
 	ref, k, sizes := majorityOf(votes)
 	n := len(votes)
 	if ref == nil {
-		if n > 1 {
+		if n > 1 || split > 0 {
 			s.cfg.Logger.Warn("checkpoint without a majority: no reference, nobody compared", "tick", b.tick,
-				"host_tick", s.auth.Sim().Tick(), "reporters", n, "largest", k, "hashes", fmt.Sprint(sizes))
+				"host_tick", s.auth.Sim().Tick(), "reporters", n, "largest", k, "hashes", fmt.Sprint(sizes), "split_networks", split)
 			s.stats.update(func(st *Stats) { st.NoMajority++ })
 		} else {
 			s.cfg.Logger.Debug("checkpoint with one reporter: no reference", "tick", b.tick, "reporters", n)
@@ -194,8 +204,33 @@ func (s *session) decideBallot(b *ballot) {
 	s.stats.update(func(st *Stats) { st.MajorityCheckpoints++ })
 	s.addCheckpoint(reportCheckpoint(ref))
 	for _, r := range b.reports {
+		if m := s.members[r.id]; m != nil && m.resync != nil {
+			continue // its repair waits for an arbiter: it voted, and is not compared meanwhile
+		}
 		s.checkHashes(r)
 	}
+}
+
+// networkVotes is b's votes, one per network: the voters' reports from
+// one network are its vote when they all agree (sameHashes); a network
+// whose voters differ casts none, and split counts those networks.
+func (b *ballot) networkVotes() (votes []*wire.ClientHashes, split int) {
+	var nets []string
+	for i, r := range b.reports {
+		if !b.voters[i] {
+			continue
+		}
+		j := slices.Index(nets, b.nets[i])
+		switch {
+		case j < 0:
+			nets = append(nets, b.nets[i])
+			votes = append(votes, r.r)
+		case votes[j] != nil && !sameHashes(votes[j], r.r):
+			votes[j] = nil
+			split++
+		}
+	}
+	return slices.DeleteFunc(votes, func(h *wire.ClientHashes) bool { return h == nil }), split
 }
 
 // majorityOf groups votes by equal hashes (sameHashes) and returns one

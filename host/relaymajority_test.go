@@ -3,6 +3,7 @@ package host_test
 import (
 	"fmt"
 	"math"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/internal/testing/attack"
 	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
@@ -63,9 +65,13 @@ func (c *corrupter) from(every uint64) uint64 {
 
 // relayWithoutArbiter starts a relay host whose arbiter uploads the world
 // and leaves once the players named have joined: the session goes on
-// with no arbiter. It returns the host and the players, in order.
-func relayWithoutArbiter(t *testing.T, cfg host.Config, logs *syncbuf.Buffer, names []string, mods map[string][]func(*join.Config)) (*hosttest.Host, []*relayClient) {
+// with no arbiter. Each player comes from a loopback network (/24) of
+// its own, the host's votes counting one per network, unless srcs gives
+// it a source address. It returns the host and the players, in order.
+func relayWithoutArbiter(t *testing.T, cfg host.Config, logs *syncbuf.Buffer, names []string, mods map[string][]func(*join.Config),
+	srcs map[string]net.IP) (*hosttest.Host, []*relayClient) {
 	t.Helper()
+	canDialFrom(t, attack.Source(len(names)))
 	h := startRelay(t, cfg, logs)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -75,7 +81,11 @@ func relayWithoutArbiter(t *testing.T, cfg host.Config, logs *syncbuf.Buffer, na
 	arb := joinRelay(t, h.Addr, "Arbiter", true)
 	players := make([]*relayClient, len(names))
 	for i, n := range names {
-		players[i] = joinRelay(t, h.Addr, n, false, mods[n]...)
+		src := srcs[n]
+		if src == nil {
+			src = attack.Source(i)
+		}
+		players[i] = joinRelayFrom(t, src, h.Addr, n, false, mods[n]...)
 	}
 	arb.sess.Close()
 	testkit.WaitFor(t, "the arbiter to leave", func() bool {
@@ -102,7 +112,7 @@ func TestRelayMajority(t *testing.T) {
 		[]string{"Alice", "Bob", "Carol"}, map[string][]func(*join.Config){
 			"Bob":   {func(c *join.Config) { c.Desync, c.Notice = bobEvents.desync, bobEvents.notice }},
 			"Carol": {carolBad.player(t, badMap), func(c *join.Config) { c.Resynced = carolEvents.resynced }},
-		})
+		}, nil)
 	alice, bob, carol := ps[0], ps[1], ps[2]
 	at := carolBad.from(every)
 
@@ -186,7 +196,7 @@ func TestRelayNoMajority(t *testing.T) {
 		[]string{"Alice", "Bob"}, map[string][]func(*join.Config){
 			"Alice": {func(c *join.Config) { c.Desync = aliceEvents.desync }},
 			"Bob":   {bobBad.player(t, 1), func(c *join.Config) { c.Resynced = bobEvents.resynced }},
-		})
+		}, nil)
 	testkit.WaitFor(t, "a checkpoint the two players agree on", func() bool {
 		return strings.Contains(logs.String(), `reference="majority 2 of 2 players"`)
 	})
@@ -220,7 +230,7 @@ func TestRelayMajorityWaitBound(t *testing.T) {
 	var logs syncbuf.Buffer
 	const every, maxLag = 30, 40
 	h, _ := relayWithoutArbiter(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}, Lag: host.LagConfig{MaxLag: maxLag}}, &logs,
-		[]string{"Alice", "Bob"}, nil)
+		[]string{"Alice", "Bob"}, nil, nil)
 
 	ctx, cancel := context.WithCancel(joinopt.With(context.Background(), joinopt.Options{NoHashReports: true}))
 	s, err := join.Join(ctx, joinCfg(h.Addr, "Silent", newHashLog()))
@@ -250,5 +260,96 @@ func TestRelayMajorityWaitBound(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "checkpoint without a majority") {
 		t.Fatalf("a checkpoint had no majority though the two reporters agree:\n%s", logs.String())
+	}
+}
+
+// liars are two relay players that corrupt map 1 at the same tick, the
+// same way, so that they report the same wrong hashes from then on.
+type liars struct{ a, b *corrupter }
+
+func newLiars() *liars { return &liars{newCorrupter(), newCorrupter()} }
+
+// from sets both corruptions at the second checkpoint tick after the
+// first liar's tick now, and returns that checkpoint.
+func (l *liars) from(every uint64) uint64 {
+	at := l.a.from(every)
+	l.b.at.Store(at)
+	return at
+}
+
+// checkpointAt matches the host's log line deciding the checkpoint of
+// tick, with a majority (its reference is the first group) or without.
+func checkpointAt(tick uint64) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`msg="checkpoint decided by the players" tick=%d host_tick=\d+ reference="([^"]+)"|msg="checkpoint without a majority: no reference, nobody compared" tick=%d `, tick, tick))
+}
+
+// TestRelayMajorityOneNetwork: three players and no arbiter; two of them
+// come from one /24 and report the same wrong hashes. Their reports are
+// one vote, against the third player's: the checkpoint has no majority,
+// and the honest player is not found desynced.
+func TestRelayMajorityOneNetwork(t *testing.T) {
+	var logs syncbuf.Buffer
+	const every = 30
+	l := newLiars()
+	var aliceEvents eventLog
+	h, _ := relayWithoutArbiter(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}}, &logs,
+		[]string{"Alice", "Mallory", "Mallet"}, map[string][]func(*join.Config){
+			"Alice":   {func(c *join.Config) { c.Desync = aliceEvents.desync }},
+			"Mallory": {l.a.player(t, 1)},
+			"Mallet":  {l.b.player(t, 1)},
+		}, map[string]net.IP{"Mallory": net.IPv4(127, 77, 7, 1), "Mallet": net.IPv4(127, 77, 7, 2)})
+	at := l.from(every)
+	line := checkpointAt(at)
+	var m []string
+	testkit.WaitFor(t, fmt.Sprintf("the checkpoint of tick %d decided", at), func() bool {
+		m = line.FindStringSubmatch(logs.String())
+		return m != nil
+	})
+	if m[1] != "" {
+		t.Fatalf("checkpoint %d decided by %q: two players of one network made a majority against the third", at, m[1])
+	}
+	ov := h.Server.Overview()
+	if ov.Stats.Desyncs != 0 || len(ov.Desyncs) != 0 {
+		t.Fatalf("stats %+v, desyncs %+v: want nobody found desynced", ov.Stats, ov.Desyncs)
+	}
+	if _, ok := aliceEvents.find(join.DesyncDetected); ok {
+		t.Fatal("Alice heard of a desync")
+	}
+}
+
+// TestRelayMajorityKeepsRepairVote: three players of three networks and
+// no arbiter; two report the same wrong hashes and find the third
+// desynced ("majority 2 of 3 players"). Its repair waits for an arbiter,
+// and it keeps its vote meanwhile: the next checkpoint is decided by 2
+// of 3 again, not by the two alone (2 of 2), and the player is not
+// compared (it is not found desynced twice).
+func TestRelayMajorityKeepsRepairVote(t *testing.T) {
+	var logs syncbuf.Buffer
+	const every = 30
+	l := newLiars()
+	h, _ := relayWithoutArbiter(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}}, &logs,
+		[]string{"Alice", "Mallory", "Mallet"}, map[string][]func(*join.Config){
+			"Mallory": {l.a.player(t, 1)},
+			"Mallet":  {l.b.player(t, 1)},
+		}, nil)
+	at := l.from(every)
+	var m []string
+	testkit.WaitFor(t, fmt.Sprintf("the checkpoint of tick %d decided", at), func() bool {
+		m = checkpointAt(at).FindStringSubmatch(logs.String())
+		return m != nil
+	})
+	if m[1] != "majority 2 of 3 players" {
+		t.Fatalf("checkpoint %d decided by %q, want the two liars' majority of three", at, m[1])
+	}
+	next := at + every
+	testkit.WaitFor(t, fmt.Sprintf("the checkpoint of tick %d decided", next), func() bool {
+		m = checkpointAt(next).FindStringSubmatch(logs.String())
+		return m != nil
+	})
+	if m[1] != "majority 2 of 3 players" {
+		t.Fatalf("checkpoint %d, after Alice was found desynced, decided by %q: want her vote counted (2 of 3)", next, m[1])
+	}
+	if st := h.Server.Overview().Stats; st.Desyncs != 1 {
+		t.Fatalf("%d desyncs found, want Alice's once (not compared while her repair waits)", st.Desyncs)
 	}
 }

@@ -36,12 +36,17 @@ func (p *peer) relayChallenge() ([]byte, error) {
 }
 
 // checkArbiter checks an arbiter proof against the challenge sent, in
-// constant time; a host that sent no challenge takes none.
+// constant time; a host that sent no challenge takes none. The caller
+// has spent a guess on it (peer.guess): the proof is one more guess of
+// the budget passwords are guessed against.
 func (p *peer) checkArbiter(proof []byte) (claim, ok bool) {
 	if len(proof) == 0 {
 		return false, false
 	}
 	ok = len(p.relay.challenge) > 0 && password.VerifyArbiter(p.srv.cfg.Relay.ArbiterSecret, p.relay.challenge, proof)
+	if len(p.relay.challenge) > 0 {
+		p.srv.guesses.arbiterChecked(ok)
+	}
 	if !ok {
 		p.log.Warn("arbiter proof refused", "name", p.name)
 	}

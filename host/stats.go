@@ -87,11 +87,15 @@ type Stats struct {
 	Pending                        int
 	PendingEvicted, PendingRefused uint64
 	// PasswordChecks counts the passwords checked, PasswordsWrong those
-	// found wrong; GuessesRefused counts attempts refused unchecked (over
-	// an address's rate, puzzle not solved, or over the bound in all).
-	// PuzzlesIssued counts the password puzzles set; PuzzleBits is the
-	// difficulty a newcomer gets now (0: none) (guesses.go).
+	// found wrong; ArbiterChecks and ArbiterProofsWrong are the same for
+	// a relay host's arbiter proofs, which spend the passwords' budget
+	// (one attempt may prove both). GuessesRefused counts attempts
+	// refused unchecked (over an address's rate, puzzle not solved, or
+	// over the bound in all). PuzzlesIssued counts the puzzles set;
+	// PuzzleBits is the difficulty a newcomer gets now (0: none)
+	// (guesses.go).
 	PasswordChecks, PasswordsWrong, GuessesRefused, PuzzlesIssued uint64
+	ArbiterChecks, ArbiterProofsWrong                             uint64
 	PuzzleBits                                                    int
 }
 
@@ -159,7 +163,8 @@ func (s *Server) counters() Stats {
 	st.Pending = s.pending.count()
 	st.PendingEvicted, st.PendingRefused = s.pending.evictions()
 	g := s.guesses.snapshot()
-	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.checked, g.wrong, g.refused, g.puzzles, g.bits
+	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.passwords, g.wrong, g.refused, g.puzzles, g.bits
+	st.ArbiterChecks, st.ArbiterProofsWrong = g.arbiters, g.wrongArbiter
 	return st
 }
 

@@ -166,11 +166,18 @@ func (s *Session) codecs(protocol uint32) []uint8 {
 	return out
 }
 
-// solvePuzzle starts solving the password puzzle ml sets, if any, and
-// returns a function that waits for the solution, and one that stops
-// the solving. It gives up with ctx and after the handshake timeout.
+// solvePuzzle starts solving the puzzle ml sets, if any, and returns a
+// function that waits for the solution, and one that stops the solving.
+// It gives up with ctx and after the handshake timeout. The puzzle is on
+// the password challenge; on a relay host without a password, on the
+// arbiter challenge, solved only by a client that proves the arbiter
+// secret (one that proves nothing has nothing to solve).
 func (s *Session) solvePuzzle(ctx context.Context, ml *wire.ServerModList) (wait func() (uint64, error), stop func()) {
-	if ml.PuzzleBits == 0 {
+	challenge := ml.PasswordChallenge
+	if len(challenge) == 0 && len(s.cfg.ArbiterSecret) > 0 {
+		challenge = ml.ArbiterChallenge
+	}
+	if ml.PuzzleBits == 0 || len(challenge) == 0 {
 		return func() (uint64, error) { return 0, nil }, func() {}
 	}
 	ctx, cancel := withTimeout(ctx, s.cfg.HandshakeTimeout)
@@ -181,7 +188,7 @@ func (s *Session) solvePuzzle(ctx context.Context, ml *wire.ServerModList) (wait
 	done := make(chan solution, 1)
 	start := time.Now()
 	go func() {
-		nonce, tried, err := password.SolvePuzzle(ctx, ml.PasswordChallenge, int(ml.PuzzleBits))
+		nonce, tried, err := password.SolvePuzzle(ctx, challenge, int(ml.PuzzleBits))
 		s.cfg.Logger.Debug("password puzzle", "bits", ml.PuzzleBits, "hashes", tried, "ms", time.Since(start).Milliseconds(), "err", err)
 		done <- solution{nonce, err}
 	}()

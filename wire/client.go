@@ -79,7 +79,8 @@ func (p *ClientDefs) Validate() error {
 // ClientUsername asks to join under a name, as a player or a spectator.
 // An empty name is ignored by the host. PasswordProof answers the host's
 // password challenge (see package password); PuzzleNonce solves the
-// host's password puzzle, when Server_ModList set one.
+// host's puzzle, when Server_ModList set one (on the password challenge,
+// or on a relay host without a password, the arbiter challenge).
 type ClientUsername struct {
 	Name          string `codec:"n"`
 	PasswordProof []byte `codec:"p"`

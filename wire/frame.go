@@ -17,6 +17,11 @@ const (
 	MaxChunkData = 256 << 10
 	// MaxDatabases is the most def databases a client may declare.
 	MaxDatabases = 512
+	// MaxDeclarationBytes is the largest Client_Defs body a relay host
+	// takes while it awaits its arbiter's declaration (docs/protocol.md,
+	// section 15.9): the declared databases are then every joiner's
+	// Server_ModList, sent before a client has proved anything.
+	MaxDeclarationBytes = 16 << 10
 	// MaxCommandPayload is the largest command payload.
 	MaxCommandPayload = 64 << 10
 	// frameHeader is the size of the length prefix.

@@ -32,8 +32,9 @@ const (
 // a password, the summaries of its def databases (sorted by type), so a
 // client can see what the host expects before it declares its own, and
 // PuzzleBits: when not 0, the difficulty of the proof of work the client
-// must solve on PasswordChallenge before its password is checked (see
-// package password and the spec); at most MaxPuzzleBits.
+// must solve on PasswordChallenge before its password is checked (on
+// ArbiterChallenge, before its arbiter proof is, when the session has no
+// password: see package password and the spec); at most MaxPuzzleBits.
 type ServerModList struct {
 	GameVersion       string       `codec:"v"`
 	Mods              []string     `codec:"m"`
@@ -82,7 +83,7 @@ func (p *ServerModList) Validate() error {
 	if p.PuzzleBits > MaxPuzzleBits {
 		return fmt.Errorf("password puzzle of %d bits, over %d", p.PuzzleBits, MaxPuzzleBits)
 	}
-	if p.PuzzleBits > 0 && len(p.PasswordChallenge) == 0 {
+	if p.PuzzleBits > 0 && len(p.PasswordChallenge) == 0 && len(p.ArbiterChallenge) == 0 {
 		return errors.New("password puzzle without a challenge")
 	}
 	return nil

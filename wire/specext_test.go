@@ -72,6 +72,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxClientCommandPayload": wire.MaxClientCommandPayload,
 		"MaxDetailBytes":          wire.MaxDetailBytes,
 		"MaxDatabases":            wire.MaxDatabases,
+		"MaxDeclarationBytes":     wire.MaxDeclarationBytes,
 		"MaxTypeNameBytes":        wire.MaxTypeNameBytes,
 		"MaxNameBytes":            wire.MaxNameBytes,
 		"MaxProofBytes":           wire.MaxProofBytes,

@@ -37,9 +37,13 @@ const (
 	// Guess runs the handshake and sends a wrong password's proof, again
 	// and again.
 	Guess
+	// ArbiterGuess runs the handshake with a relay host and sends a wrong
+	// arbiter proof (docs/protocol.md, section 15.2), again and again.
+	ArbiterGuess
 )
 
-// Kinds lists every Kind, in order.
+// Kinds lists every Kind a host with a password meets, in order: all
+// but ArbiterGuess, which only a relay host answers.
 var Kinds = []Kind{Silent, Protocol, Header, AfterDefsOK, Guess}
 
 func (k Kind) String() string {
@@ -54,6 +58,8 @@ func (k Kind) String() string {
 		return "stop-after-defsok"
 	case Guess:
 		return "password-guessing"
+	case ArbiterGuess:
+		return "arbiter-secret-guessing"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -87,7 +93,8 @@ type Stats struct {
 	// Sent and Received count the bytes written and read.
 	Sent, Received atomic.Int64
 	// Checked counts wrong guesses the host checked (refused as
-	// BadPassword); Refused counts guesses refused unchecked.
+	// BadPassword, or BadArbiterSecret for ArbiterGuess); Refused counts
+	// guesses refused unchecked.
 	Checked, Refused atomic.Int64
 	// DialErrors counts connections that could not be opened.
 	DialErrors atomic.Int64
@@ -174,7 +181,7 @@ func (c counted) Write(b []byte) (int, error) {
 // once opens one connection, plays the attack on it and holds it until
 // the host closes it or ctx is done.
 func (a *attacker) once(ctx context.Context) {
-	if a.cfg.Kind == Guess && a.cfg.Solvers > 0 {
+	if (a.cfg.Kind == Guess || a.cfg.Kind == ArbiterGuess) && a.cfg.Solvers > 0 {
 		select {
 		case a.solvers <- struct{}{}:
 			defer func() { <-a.solvers }()
@@ -206,7 +213,7 @@ func (a *attacker) once(ctx context.Context) {
 		if _, err := c.toDefsOK(a.cfg.Databases); err != nil {
 			return
 		}
-	case Guess:
+	case Guess, ArbiterGuess:
 		ml, err := c.toDefsOK(a.cfg.Databases)
 		if err != nil {
 			return
@@ -217,15 +224,22 @@ func (a *attacker) once(ctx context.Context) {
 	c.drain() // until the host closes it
 }
 
-// guess sends a wrong proof, with the puzzle solved if it was set and
-// the attack solves puzzles, and reads the host's answer.
+// guess sends a wrong proof (a password's, or for ArbiterGuess an
+// arbiter secret's), with the puzzle solved if it was set and the attack
+// solves puzzles, and reads the host's answer.
 func (a *attacker) guess(ctx context.Context, c *client, ml *wire.ServerModList) {
 	var nonce uint64
+	challenge, checked := ml.PasswordChallenge, wire.ReasonBadPassword
+	u := &wire.ClientUsername{Name: "Mallory", PasswordProof: password.Proof([]byte("not the password"), ml.PasswordChallenge)}
+	if a.cfg.Kind == ArbiterGuess {
+		challenge, checked = ml.ArbiterChallenge, wire.ReasonBadArbiterSecret
+		u = &wire.ClientUsername{Name: "Mallory", ArbiterProof: password.ArbiterProof([]byte("not the secret"), ml.ArbiterChallenge)}
+	}
 	if ml.PuzzleBits > 0 {
 		a.st.Puzzles.Add(1)
 		if a.cfg.Solvers > 0 {
 			start := time.Now()
-			n, tried, err := password.SolvePuzzle(ctx, ml.PasswordChallenge, int(ml.PuzzleBits))
+			n, tried, err := password.SolvePuzzle(ctx, challenge, int(ml.PuzzleBits))
 			a.st.SolveTime.Add(int64(time.Since(start)))
 			a.st.Hashes.Add(int64(tried))
 			if err != nil {
@@ -235,15 +249,15 @@ func (a *attacker) guess(ctx context.Context, c *client, ml *wire.ServerModList)
 			nonce = n
 		}
 	}
-	proof := password.Proof([]byte("not the password"), ml.PasswordChallenge)
-	c.send(&wire.ClientUsername{Name: "Mallory", PasswordProof: proof, PuzzleNonce: nonce})
+	u.PuzzleNonce = nonce
+	c.send(u)
 	for {
 		p, err := c.next()
 		if err != nil {
 			return
 		}
 		if d, ok := p.(*wire.ServerDisconnect); ok {
-			if d.Reason == wire.ReasonBadPassword {
+			if d.Reason == checked {
 				a.st.Checked.Add(1)
 			} else {
 				a.st.Refused.Add(1)
