@@ -634,11 +634,11 @@ func decideDiff(c *cli.Context, a, b *side, gameVersion string, r *defs.Report) 
 	return defs.DecideDiff(r, func(on, off []string) (*defs.Report, error) {
 		xa, err := a.scan(c, gameVersion, on, off)
 		if err != nil {
-			return nil, fmt.Errorf("A: %w", err)
+			return nil, fmt.Errorf("side A: %w", err)
 		}
 		xb, err := b.scan(c, gameVersion, on, off)
 		if err != nil {
-			return nil, fmt.Errorf("B: %w", err)
+			return nil, fmt.Errorf("side B: %w", err)
 		}
 		return defs.DiffSets(xa, xb), nil
 	})
