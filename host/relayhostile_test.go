@@ -128,8 +128,9 @@ func (c *rawClient) upload(q uint32, payload []byte, from int) {
 }
 
 // watch reads everything the host sends c from now on, in the
-// background, and hands on its upload requests, upload results and
-// disconnect; the channel closes when the connection ends.
+// background, echoes its keepalives, and hands on its upload requests,
+// upload results and disconnect; the channel closes when the connection
+// ends.
 func (c *rawClient) watch() <-chan wire.Packet {
 	out := make(chan wire.Packet, 16)
 	go func() {
@@ -143,6 +144,11 @@ func (c *rawClient) watch() <-chan wire.Packet {
 			case wire.IDServerUploadRequest, wire.IDServerUploadResult, wire.IDServerDisconnect:
 				if p, err := wire.Decode(id, body); err == nil {
 					out <- p
+				}
+			case wire.IDServerKeepalive: // a live client: not dropped as silent
+				var k wire.ServerKeepalive
+				if wire.Unmarshal(body, &k) == nil {
+					_, _ = c.nc.Write(wire.MustMarshal(&wire.ClientKeepalive{Seq: k.Seq, HostTime: k.HostTime}))
 				}
 			}
 		}
@@ -354,5 +360,39 @@ func TestRelayLogsTellTheTruth(t *testing.T) {
 	testkit.WaitFor(t, "the resumed host's overview", func() bool { return h2.Server.Overview().Game != "" })
 	if got := h2.Server.Overview().Game; got != "drift" {
 		t.Errorf("a relay host given the game name drift announces %q", got)
+	}
+}
+
+// TestRelayJoinerWaitingNotSilent: a joiner waiting for the arbiter's
+// upload of its join point, three idle limits long, is not dropped as
+// silent: its reader reads nothing meanwhile, the host keeps it waiting,
+// and it joins once the upload comes.
+func TestRelayJoinerWaitingNotSilent(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := startRelay(t, host.Config{Join: host.JoinConfig{JoinPointMaxAge: time.Millisecond},
+		Timeouts: host.TimeoutConfig{KeepaliveEvery: 50 * time.Millisecond, Idle: 500 * time.Millisecond}}, &logs)
+	arb, req := hostileArbiter(t, h.Addr)
+	uploadWorld(t, arb, req, 0)
+	pkts := arb.watch()
+	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
+
+	alice := joinAsync(t, h.Addr, "Alice", joinopt.Options{})
+	asked := next[*wire.ServerUploadRequest](t, pkts)
+	time.Sleep(1500 * time.Millisecond) // three idle limits: the arbiter is slow
+	hd, blobs := worldAt(t, asked.Tick)
+	arb.upload(asked.Request, layOut(t, hd, blobs), 0)
+	if err := <-alice; err != nil {
+		t.Fatalf("a joiner kept waiting for the arbiter: %v\n%s", err, logs.String())
+	}
+}
+
+// TestRelayResumePastMaxTick: a relay host is not started from a save
+// whose tick is past lockstep.MaxTick, however the save was made.
+func TestRelayResumePastMaxTick(t *testing.T) {
+	hd, blobs := worldAt(t, math.MaxUint64-300)
+	pt := &snapshot.Parsed{Header: hd, World: hd.World.Blob(blobs[0]), Maps: []snapshot.Blob{hd.Maps[0].Blob.Blob(blobs[1])}}
+	cfg := host.Config{Relay: host.RelayConfig{ArbiterSecret: relaySecret, Resume: pt}, Logger: testkit.Quiet()}
+	if _, err := host.NewRelay(cfg, host.Content{}); err == nil || !strings.Contains(err.Error(), "past the last tick") {
+		t.Fatalf("a relay host from a save at tick 2^64-301: %v, want refused for its tick", err)
 	}
 }

@@ -234,6 +234,37 @@ func (p *peer) uploadWorld(jr joinReply) (*snapshot.Payload, error) {
 	return snapshot.NewPayload(pt, jr.faction, pt.Tick, nil)
 }
 
+// whileHostBusy runs fn, on the reader, counting the member as heard
+// from meanwhile: a joiner the host keeps waiting for its world (the
+// arbiter's upload, a build, a re-encoding for its codec) echoes the
+// keepalives all along, but its reader reads nothing until fn returns.
+// Liveness drops a client that is silent, not one the host is not
+// listening to; fn's own bounds (the upload wait, the world limit)
+// bound the wait.
+func (p *peer) whileHostBusy(fn func() (*snapshot.Point, error)) (*snapshot.Point, error) {
+	m := p.member
+	if m == nil {
+		return fn()
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(p.srv.cfg.Timeouts.KeepaliveEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				m.heard.Store(now.UnixNano())
+			}
+		}
+	}()
+	defer func() { close(done); <-stopped }()
+	return fn()
+}
+
 // relayWaitRefusal turns a join point's failed wait for the arbiter into
 // the joiner's refusal; nil for any other error.
 func relayWaitRefusal(err error) error {
