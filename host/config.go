@@ -368,8 +368,10 @@ func DefaultConfig() Config {
 			Write: saves.Write,
 		},
 		Relay: RelayConfig{
-			UploadLimit: wire.DefaultUploadLimit,
-			UploadWait:  20 * time.Second,
+			UploadLimit:   wire.DefaultUploadLimit,
+			UploadWait:    20 * time.Second,
+			WorldRawLimit: 1 << 30,
+			GameName:      "lockhost relay",
 		},
 		Logger: slog.Default(),
 	}

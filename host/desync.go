@@ -112,7 +112,7 @@ func (s *session) checkHashes(r hashReq) {
 		return
 	}
 	if rep.Tick < s.desync.ring.Oldest() {
-		if rep.Tick+s.cfg.Desync.HashWindow >= s.desync.ring.Newest() {
+		if s.desync.ring.Newest()-rep.Tick <= s.cfg.Desync.HashWindow { // rep.Tick < Oldest <= Newest
 			// Inside the window, but the host took no checkpoint then:
 			// nobody was ready yet (anyReady).
 			s.uncheckedReport()

@@ -94,7 +94,7 @@ func (d *desyncTracker) add(cp lockstep.Checkpoint) []hashReq {
 func (d *desyncTracker) remember(cmds []lockstep.Command, now uint64) {
 	d.recent = append(d.recent, cmds...)
 	live := d.liveRecent()
-	if len(live) == 0 || live[0].Tick+d.window >= now {
+	if len(live) == 0 || live[0].Tick >= now || now-live[0].Tick <= d.window {
 		return
 	}
 	n := firstAt(live, now-d.window)

@@ -25,6 +25,10 @@ type joinPoints struct {
 	// the handshake, to offer it to their joiners.
 	comp   snapshot.Compression
 	maxAge time.Duration // Config.Join.JoinPointMaxAge
+	// rawLimit bounds the raw bytes a point's blobs may declare for it to
+	// be transcoded (Config.Relay.WorldRawLimit on a relay host, whose
+	// blobs are its arbiter's); 0: no bound but each blob's own.
+	rawLimit uint64
 
 	current      *joinPoint  // nil until cut, and after it ages out
 	preparing    atomic.Bool // a join point is being built in the background
@@ -90,7 +94,7 @@ func (j *joinPoints) release(p *joinPoint) {
 
 func newJoinPoints(cfg Config, st *stats) *joinPoints {
 	return &joinPoints{stats: st, log: cfg.Logger, lazy: cfg.Join.LazyJoinPoints, comp: cfg.compression(),
-		maxAge: cfg.Join.JoinPointMaxAge}
+		maxAge: cfg.Join.JoinPointMaxAge, rawLimit: cfg.relayRawLimit()}
 }
 
 // joinPoint is a cut of the simulation that joiners share. The session
@@ -116,9 +120,11 @@ type joinPoint struct {
 	stats   *stats
 	log     *slog.Logger
 	comp    snapshot.Compression // what the state is built with
-	once    sync.Once
-	point   *snapshot.Point
-	err     error
+	// rawLimit bounds a transcode (joinPoints.rawLimit).
+	rawLimit uint64
+	once     sync.Once
+	point    *snapshot.Point
+	err      error
 
 	mu     sync.Mutex
 	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
@@ -190,7 +196,7 @@ func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
 	j.mu.Unlock()
 	o.once.Do(func() {
 		start := time.Now()
-		o.point, o.err = snapshot.Transcode(j.point, c, 0)
+		o.point, o.err = snapshot.Transcode(j.point, c, 0, j.rawLimit)
 		if o.err == nil {
 			j.log.Info("join point transcoded", "tick", o.point.Tick, "build_ms", float64(time.Since(start).Microseconds())/1000,
 				"compression", c.String(), "bytes", o.point.CompressedSize())
@@ -209,7 +215,7 @@ func (j *joinPoints) cut(auth *lockstep.Authority) error {
 		return err
 	}
 	j.current = &joinPoint{state: state, upload: relayCut(state), versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
-		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp}
+		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp, rawLimit: j.rawLimit}
 	d := time.Since(start)
 	j.stats.cut(d)
 	j.log.Debug("join point cut", "tick", sim.Tick(), "cut_ms", float64(d.Microseconds())/1000)

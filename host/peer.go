@@ -474,7 +474,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return p.uploadWorld(jr)
 	}
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
-	point, err := jr.point.compressed(p.conn.codec)
+	point, err := p.whileHostBusy(func() (*snapshot.Point, error) { return jr.point.compressed(p.conn.codec) })
 	if jr.point.upload != nil {
 		// A relay host's joiner waited for the arbiter's upload: its
 		// download's deadlines start now.

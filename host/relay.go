@@ -31,6 +31,11 @@ type RelayConfig struct {
 	// UploadLimit is the most bytes one upload may have (0:
 	// wire.DefaultUploadLimit).
 	UploadLimit uint64
+	// WorldRawLimit is the most raw bytes an upload's blobs may declare
+	// in all (0: 1 GiB). The host inflates nothing it takes except to
+	// transcode a point for a joiner that reads only gzip, which this
+	// bounds too (docs/protocol.md, section 15.4).
+	WorldRawLimit uint64
 	// UploadWait is how long a joiner waits for the arbiter's upload of
 	// its join point before it is refused (0: 20 s).
 	UploadWait time.Duration
@@ -43,6 +48,11 @@ type RelayConfig struct {
 	// Databases must then be empty; a session resumed from a save gives
 	// there the databases the save recorded (saves.Meta's).
 	DefsFromArbiter bool
+
+	// GameName is the session name a relay host announces when
+	// Config.GameName is empty (default "lockhost relay"): a relay host
+	// serves whatever game its arbiter plays.
+	GameName string
 
 	enabled bool // set by NewRelay
 }
@@ -57,12 +67,18 @@ type RelayConfig struct {
 // Relay.Resume the session starts from one.
 func NewRelay(cfg Config, content Content) (*Server, error) {
 	cfg.Relay.enabled = true
+	if cfg.GameName == "" {
+		cfg.GameName = cmp.Or(cfg.Relay.GameName, DefaultConfig().Relay.GameName)
+	}
 	cfg.Join.LazyJoinPoints = true
 	if d := DefaultConfig().Relay; cfg.Relay.UploadLimit == 0 {
 		cfg.Relay.UploadLimit = d.UploadLimit
 	}
 	if d := DefaultConfig().Relay; cfg.Relay.UploadWait == 0 {
 		cfg.Relay.UploadWait = d.UploadWait
+	}
+	if d := DefaultConfig().Relay; cfg.Relay.WorldRawLimit == 0 {
+		cfg.Relay.WorldRawLimit = d.WorldRawLimit
 	}
 	rs := &relaySession{reqs: map[uint32]*relayReq{}, dropped: map[uint32]bool{}, limit: cfg.Relay.UploadLimit}
 	rs.world = relay.NewWorld(rs.ask, rs.applied, cfg.Relay.UploadWait)
@@ -88,6 +104,9 @@ func NewRelay(cfg Config, content Content) (*Server, error) {
 // grant. Before the session runs.
 func (s *session) relayResume(p *snapshot.Parsed) error {
 	h := p.Header
+	if h.Granted > lockstep.MaxTick {
+		return fmt.Errorf("the save's tick %d is past the last tick a session reaches, %d", h.Granted, uint64(lockstep.MaxTick))
+	}
 	if len(p.Maps) != len(h.Maps) {
 		return fmt.Errorf("%d map blobs for %d maps", len(p.Maps), len(h.Maps))
 	}
@@ -95,7 +114,7 @@ func (s *session) relayResume(p *snapshot.Parsed) error {
 	for i, m := range h.Maps {
 		pt.Maps[i] = snapshot.MapPoint{ID: m.ID, Blob: p.Maps[i], StateHash: m.StateHash}
 	}
-	if err := s.relayStart(pt); err != nil {
+	if err := s.relayStart(pt, "save"); err != nil {
 		return err
 	}
 	var cmds []lockstep.Command
@@ -151,6 +170,16 @@ type relayReq struct {
 	// arbiter's reader; player is the member being repaired.
 	repaired func(*snapshot.Point)
 	player   int32
+}
+
+// relayRawLimit is the bound of a transcode of the session's points: a
+// relay host's world limit, none on a simulating host (its blobs are its
+// own).
+func (c Config) relayRawLimit() uint64 {
+	if !c.Relay.enabled {
+		return 0
+	}
+	return c.Relay.WorldRawLimit
 }
 
 // errBadArbiter is the arbiter rule, checked after the password: a proof
@@ -483,6 +512,12 @@ func (rs *relaySession) applied() uint32 { return rs.sess.auth.Applied() }
 // must be uploaded. Session goroutine (inside a cut).
 func (rs *relaySession) ask(c *relay.Cut) {
 	r := rs.request(wire.UploadJoinPoint, c.Tick(), c.Applied(), c)
+	if rs.active == 0 {
+		// The arbiter that would have uploaded the point kept left with
+		// it (relayOrphaned): the next arbiter active gets the request.
+		rs.log.Info("join point request waits for an arbiter", "request", r.pkt.Request, "tick", c.Tick(), "applied", c.Applied())
+		return
+	}
 	rs.send(r)
 	rs.log.Info("join point asked of the arbiter", "request", r.pkt.Request, "tick", c.Tick(), "applied", c.Applied(), "arbiter", rs.active)
 }
@@ -513,11 +548,12 @@ func (rs *relaySession) close(q uint32) (*relayReq, bool) {
 	return r, true
 }
 
-// start takes the arbiter's first upload as the session's world, on the
+// relayStart takes the arbiter's first upload, or a save's join point
+// (from says which: "arbiter", "save"), as the session's world, on the
 // session goroutine: the clock moves to its tick, the command log starts
-// there and the upload is the current join point. It reports whether the
-// world was taken (a second world upload is not).
-func (s *session) relayStart(pt *snapshot.Point) error {
+// there and the point is the current join point. It reports whether the
+// world was taken (a second world is not).
+func (s *session) relayStart(pt *snapshot.Point, from string) error {
 	rs := s.relay
 	if rs.world.HasWorld() {
 		return errors.New("the session has a world already")
@@ -525,13 +561,20 @@ func (s *session) relayStart(pt *snapshot.Point) error {
 	if s.auth.Pending() > 0 {
 		return fmt.Errorf("%d commands wait for a world", s.auth.Pending())
 	}
+	if pt.Tick > lockstep.MaxTick {
+		return fmt.Errorf("a world at tick %d, past the last tick a session reaches, %d", pt.Tick, uint64(lockstep.MaxTick))
+	}
 	rs.world.Start(pt)
 	s.auth.Queues().Reset()
 	c := relay.NewCut(pt.Tick, 0, 0)
 	c.Deliver(pt)
 	s.points.current = &joinPoint{state: c, upload: c, cutAt: time.Now(), tick: pt.Tick, stats: s.stats, log: s.cfg.Logger,
-		comp: s.points.comp}
-	s.cfg.Logger.Info("world uploaded", "tick", pt.Tick, "maps", len(pt.Maps), "bytes", pt.CompressedSize(), "raw_bytes", pt.RawSize())
+		comp: s.points.comp, rawLimit: s.points.rawLimit}
+	msg := "world uploaded"
+	if from == "save" {
+		msg = "world resumed from the save"
+	}
+	s.cfg.Logger.Info(msg, "tick", pt.Tick, "maps", len(pt.Maps), "bytes", pt.CompressedSize(), "raw_bytes", pt.RawSize())
 	return nil
 }
 
@@ -572,13 +615,13 @@ func (s *session) relayResync(m *member, rs *resyncState) {
 	}
 	r := s.relay.request(kind, rs.cut, applied, nil)
 	r.pkt.Maps, r.player = maps, m.id
-	log, c, id, comp := s.cfg.Logger, m.conn, m.id, s.points.compression(m.conn.codec)
+	log, c, id, comp, limit := s.cfg.Logger, m.conn, m.id, s.points.compression(m.conn.codec), s.points.rawLimit
 	r.repaired = func(pt *snapshot.Point) {
 		rs.world.Store(pt.WorldHash)
 		rs.worldKnown.Store(true)
 		if comp.Codec == snapshot.Gzip && !allGzip(pt) {
 			var err error
-			if pt, err = snapshot.Transcode(pt, comp, 0); err != nil {
+			if pt, err = snapshot.Transcode(pt, comp, 0, limit); err != nil {
 				log.Error("transcode a repair", "player", id, "err", err)
 				c.close(wire.ReasonGeneric, "the host could not build the state to repair yours")
 				return

@@ -70,10 +70,12 @@ func (p *peer) upload(body []byte) error {
 		p.log.Warn("upload refused: not the arbiter", "request", cu.Request, "bytes", len(cu.Data))
 		return refuse(wire.ReasonBadPacket, "Only the session's arbiter may upload.")
 	}
-	if p.relay.up == nil || p.relay.up.Request().Request != cu.Request {
-		if p.relay.up != nil {
-			return refuse(wire.ReasonBadPacket, "a chunk of upload %d inside upload %d", cu.Request, p.relay.up.Request().Request)
+	if cur := p.relay.up; cur != nil && cur.Request().Request != cu.Request {
+		if drop, err := p.switchUpload(cur, cu.Request); drop || err != nil {
+			return err
 		}
+	}
+	if p.relay.up == nil {
 		r, dropped := rs.lookup(cu.Request, p.id)
 		switch {
 		case dropped:
@@ -83,8 +85,14 @@ func (p *peer) upload(body []byte) error {
 		case cu.Offset != 0:
 			return refuse(wire.ReasonBadPacket, "upload %d begins at offset %d", cu.Request, cu.Offset)
 		}
-		p.relay.up = relay.NewUpload(r.pkt)
+		p.relay.up = relay.NewUpload(r.pkt).LimitRaw(p.srv.cfg.Relay.WorldRawLimit)
 		p.log.Info("upload begins", "request", cu.Request, "kind", r.pkt.Kind.String(), "tick", r.pkt.Tick, "bytes", cu.Total)
+	} else if _, dropped := rs.lookup(cu.Request, p.id); dropped {
+		// Cancelled while under way: what came is let go, and the rest
+		// is dropped as it comes.
+		p.log.Info("upload dropped: its request was cancelled", "request", cu.Request, "received", p.relay.up.Received())
+		p.relay.up = nil
+		return nil
 	}
 	if p.relay.first {
 		// The first world's arbiter is in no deadline of a download:
@@ -105,6 +113,24 @@ func (p *peer) upload(body []byte) error {
 		return p.uploadDone(up)
 	}
 	return nil
+}
+
+// switchUpload handles a chunk of upload q while upload cur is under
+// way (docs/protocol.md, section 15.4). An arbiter may abandon an upload
+// whose request was cancelled and begin the next: cur is then dropped.
+// A late chunk of a request answered or cancelled is dropped by the
+// caller (drop). Any other interleaving ends the connection.
+func (p *peer) switchUpload(cur *relay.Upload, q uint32) (drop bool, err error) {
+	rs, c := p.srv.sess.relay, cur.Request().Request
+	if _, dropped := rs.lookup(c, p.id); dropped {
+		p.log.Info("upload abandoned: its request was cancelled", "request", c, "received", cur.Received(), "next", q)
+		p.relay.up = nil
+		return false, nil
+	}
+	if _, dropped := rs.lookup(q, p.id); dropped {
+		return true, nil // a late chunk; cur goes on
+	}
+	return false, refuse(wire.ReasonBadPacket, "a chunk of upload %d inside upload %d", q, c)
 }
 
 // uploadRefused answers request q with a refusal and logs it; the host
@@ -160,7 +186,7 @@ func (p *peer) uploadDone(up *relay.Upload) error {
 			if _, open := rs.close(q); !open {
 				return
 			}
-			if err := sess.relayStart(pt); err != nil {
+			if err := sess.relayStart(pt, "arbiter"); err != nil {
 				p.log.Warn("world upload not taken", "err", err)
 				peerConn.sendPacket(&wire.ServerUploadResult{Request: q, Result: wire.UploadRefused, Message: err.Error()})
 				return
@@ -211,6 +237,37 @@ func (p *peer) uploadWorld(jr joinReply) (*snapshot.Payload, error) {
 		return nil, net.ErrClosed
 	}
 	return snapshot.NewPayload(pt, jr.faction, pt.Tick, nil)
+}
+
+// whileHostBusy runs fn, on the reader, counting the member as heard
+// from meanwhile: a joiner the host keeps waiting for its world (the
+// arbiter's upload, a build, a re-encoding for its codec) echoes the
+// keepalives all along, but its reader reads nothing until fn returns.
+// Liveness drops a client that is silent, not one the host is not
+// listening to; fn's own bounds (the upload wait, the world limit)
+// bound the wait.
+func (p *peer) whileHostBusy(fn func() (*snapshot.Point, error)) (*snapshot.Point, error) {
+	m := p.member
+	if m == nil {
+		return fn()
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(p.srv.cfg.Timeouts.KeepaliveEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				m.heard.Store(now.UnixNano())
+			}
+		}
+	}()
+	defer func() { close(done); <-stopped }()
+	return fn()
 }
 
 // relayWaitRefusal turns a join point's failed wait for the arbiter into

@@ -253,6 +253,7 @@ func (s *session) tick(now time.Time) {
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
 	due = s.relayDue(due)
+	due = belowMaxTick(due, s.auth.Sim().Tick())
 	s.checkVerified()
 	if due == 0 {
 		for s.auth.Pending() > 0 { // paused: commands still run, a batch a packet
@@ -273,6 +274,17 @@ func (s *session) tick(now time.Time) {
 			break
 		}
 	}
+}
+
+// belowMaxTick bounds due so that the clock at tick never passes
+// lockstep.MaxTick. Worlds and saves past it are refused, so a session
+// gets there only after centuries; it then stands still, its tick
+// never wrapping.
+func belowMaxTick(due int, tick uint64) int {
+	if tick >= lockstep.MaxTick {
+		return 0
+	}
+	return int(min(uint64(due), lockstep.MaxTick-tick))
 }
 
 func (s *session) publish(res lockstep.TickResult) {

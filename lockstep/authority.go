@@ -8,6 +8,13 @@ import (
 // MaxSpeed is the highest speed multiplier.
 const MaxSpeed = 3
 
+// MaxTick is the last tick a session reaches (the protocol spec, section
+// 3): 2^48, which the clock at its fastest (1000 ticks a second at speed
+// MaxSpeed) reaches in about 2,970 years. A world or a save at a later
+// tick is refused, so that no tick, nor a tick plus any window or count
+// the host adds to it, comes near the end of uint64.
+const MaxTick = 1 << 48
+
 // ErrBadSpeed reports a KindSetSpeed command with a bad payload.
 var ErrBadSpeed = errors.New("speed must be one byte from 0 to 3")
 

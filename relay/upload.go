@@ -22,12 +22,13 @@ var ErrChunk = errors.New("bad upload chunk")
 // 15.4). It keeps the blobs, which are the point it yields, and nothing
 // else of the payload.
 type Upload struct {
-	req   wire.ServerUploadRequest
-	rcv   *snapshot.Receiver
-	got   uint64
-	total uint64
-	world snapshot.Blob
-	maps  []snapshot.Blob
+	req    wire.ServerUploadRequest
+	maxRaw uint64 // the most raw bytes the header may declare; 0: no bound
+	rcv    *snapshot.Receiver
+	got    uint64
+	total  uint64
+	world  snapshot.Blob
+	maps   []snapshot.Blob
 }
 
 // NewUpload starts receiving the answer to req, refusing a payload over
@@ -35,6 +36,18 @@ type Upload struct {
 func NewUpload(req wire.ServerUploadRequest) *Upload {
 	u := &Upload{req: req}
 	u.rcv = snapshot.NewReceiver(req.Limit, u.blob)
+	// The header is checked as soon as it is complete, before any blob
+	// is kept.
+	u.rcv.OnHeader(func(h *snapshot.Header) error { return checkHeader(h, u.req, u.maxRaw) })
+	return u
+}
+
+// LimitRaw refuses an upload whose blobs declare more than n raw bytes
+// in all (0: no bound), and returns u. The host inflates nothing it
+// takes, but a joiner that reads only gzip gets the blobs transcoded,
+// which inflates them one by one, each bounded by its declared size.
+func (u *Upload) LimitRaw(n uint64) *Upload {
+	u.maxRaw = n
 	return u
 }
 
@@ -46,13 +59,6 @@ func (u *Upload) Received() uint64 { return u.got }
 
 // blob checks one blob as its last byte arrives: its codec, its hash.
 func (u *Upload) blob(i int, b snapshot.Blob) error {
-	if i == 0 {
-		// The header is complete before the first blob: check it now,
-		// before any more is kept.
-		if err := checkHeader(u.rcv.Header(), u.req); err != nil {
-			return err
-		}
-	}
 	if !b.Codec.Known() {
 		return fmt.Errorf("%s has codec %d, not one of gzip (0) or zstd (1)", blobName(i), uint8(b.Codec))
 	}
@@ -115,8 +121,11 @@ func (u *Upload) Point() *snapshot.Point {
 // checkHeader holds an upload's header to the rules of section 15.4 that
 // the header alone can break; package snapshot checked the rest (its
 // hash, its size, each map ID once).
-func checkHeader(h *snapshot.Header, req wire.ServerUploadRequest) error {
+// maxRaw, when not 0, bounds the raw bytes the blobs declare in all.
+func checkHeader(h *snapshot.Header, req wire.ServerUploadRequest, maxRaw uint64) error {
 	switch {
+	case maxRaw > 0 && h.RawSize() > maxRaw:
+		return fmt.Errorf("the blobs declare %d raw bytes in all, over the host's world limit of %d", h.RawSize(), maxRaw)
 	case h.Faction != 0:
 		return fmt.Errorf("the header's faction is %d, not 0", h.Faction)
 	case req.Kind != wire.UploadWorld && h.Tick != req.Tick:

@@ -143,9 +143,30 @@ func TestUploadChunkRules(t *testing.T) {
 	}
 }
 
+// TestUploadRawLimit: an upload whose blobs declare more raw bytes in all
+// than its raw limit is refused (content, not a chunk rule) as soon as
+// its header is complete, before any blob arrives; one within it is taken.
+func TestUploadRawLimit(t *testing.T) {
+	pt := testPoint(t, 2, 60)
+	req := wire.ServerUploadRequest{Request: 1, Kind: wire.UploadJoinPoint, Tick: 60, Limit: wire.DefaultUploadLimit}
+	within := payloadOf(t, pt, 0, 60, nil)
+	if done, err := send(NewUpload(req).LimitRaw(pt.RawSize()), within, 1<<20); !done || err != nil {
+		t.Fatalf("an upload at its raw limit: done %v, %v", done, err)
+	}
+	pt.World.RawSize = 2 << 30 // a claim: nothing is inflated to check it
+	over := payloadOf(t, pt, 0, 60, nil)
+	headerEnd := len(over) - int(pt.CompressedSize())
+	u := NewUpload(req).LimitRaw(1 << 30)
+	done, err := u.Add(&wire.ClientUpload{Request: 1, Total: uint64(len(over)), Data: over[:headerEnd]})
+	if done || err == nil || errors.Is(err, ErrChunk) || !strings.Contains(err.Error(), "over the host's world limit") {
+		t.Fatalf("the header of an upload declaring 2 GiB under a 1 GiB limit: done %v, %v", done, err)
+	}
+}
+
 // FuzzUpload feeds an upload arbitrary payload bytes in arbitrary chunk
-// sizes: it must never panic, never keep more than the limit, and take
-// only a payload whose blobs match their hashes.
+// sizes: it must never panic, never keep more than the limit, take only
+// a payload whose blobs match their hashes, and none whose blobs declare
+// more raw bytes than its raw limit.
 func FuzzUpload(f *testing.F) {
 	pt := testPoint(f, 2, 60)
 	good := payloadOf(f, pt, 0, 60, nil)
@@ -154,8 +175,8 @@ func FuzzUpload(f *testing.F) {
 	f.Add(good[:40], uint16(7))
 	f.Add([]byte{0, 0, 0, 0}, uint16(3))
 	f.Fuzz(func(t *testing.T, b []byte, chunk uint16) {
-		const limit = 1 << 16
-		u := NewUpload(wire.ServerUploadRequest{Request: 1, Kind: wire.UploadJoinPoint, Tick: 60, Limit: limit})
+		const limit, rawLimit = 1 << 16, 1 << 20
+		u := NewUpload(wire.ServerUploadRequest{Request: 1, Kind: wire.UploadJoinPoint, Tick: 60, Limit: limit}).LimitRaw(rawLimit)
 		done, err := send(u, b, max(1, int(chunk)))
 		if len(b) > limit && err == nil {
 			t.Fatalf("a payload of %d bytes over the limit %d was not refused", len(b), limit)
@@ -166,6 +187,9 @@ func FuzzUpload(f *testing.F) {
 		p := u.Point()
 		if p.Tick != 60 {
 			t.Fatalf("an upload at tick %d taken for tick 60", p.Tick)
+		}
+		if raw := p.RawSize(); raw > rawLimit {
+			t.Fatalf("an upload declaring %d raw bytes taken under a raw limit of %d", raw, rawLimit)
 		}
 		if n := p.CompressedSize(); n > uint64(len(b)) {
 			t.Fatalf("the point holds %d blob bytes of a %d-byte payload", n, len(b))

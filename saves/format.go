@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockhost/lockhost/internal/atomicfile"
 	"github.com/lockhost/lockhost/internal/codec"
+	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 )
 
@@ -473,6 +474,9 @@ func (file *File) verify(f *os.File, buf []byte, sum hash.Hash64, total, metaEnd
 // commands' ticks make sense together.
 func (file *File) consistent() error {
 	path, meta, h := file.Path, &file.Meta, &file.Header
+	if meta.Tick > lockstep.MaxTick {
+		return damaged(path, "meta: session tick %d is past the last tick a session reaches, %d", meta.Tick, uint64(lockstep.MaxTick))
+	}
 	if meta.Tick < h.Tick {
 		return damaged(path, "meta: session tick %d is before the snapshot's tick %d", meta.Tick, h.Tick)
 	}

@@ -175,7 +175,7 @@ func TestTranscode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Transcode(p, Compression{Codec: Gzip}, 2)
+	g, err := Transcode(p, Compression{Codec: Gzip}, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestTranscode(t *testing.T) {
 			t.Fatalf("blob %d: transcoding changed its bytes", i)
 		}
 	}
-	same, err := Transcode(p, Compression{Codec: Zstd}, 1)
+	same, err := Transcode(p, Compression{Codec: Zstd}, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

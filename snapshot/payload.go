@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -83,6 +84,9 @@ func (h *Header) check() error {
 	}
 	if h.Granted < h.Tick {
 		return fmt.Errorf("grant %d before tick %d", h.Granted, h.Tick)
+	}
+	if h.Granted > lockstep.MaxTick {
+		return fmt.Errorf("tick %d, grant %d: past the last tick a session reaches, %d", h.Tick, h.Granted, uint64(lockstep.MaxTick))
 	}
 	ids := make(map[int32]bool, len(h.Maps))
 	for _, m := range h.Maps {
@@ -346,10 +350,15 @@ func (h *Header) Verify(sim lockstep.Sim) error {
 	return nil
 }
 
-// RawSize is the total decompressed size the header declares.
+// RawSize is the total decompressed size the header declares, or
+// math.MaxUint64 when the blobs' declared sizes add up past it (a header
+// from a peer may claim anything).
 func (h *Header) RawSize() uint64 {
 	n := h.World.RawSize
 	for _, m := range h.Maps {
+		if n > math.MaxUint64-m.Blob.RawSize {
+			return math.MaxUint64
+		}
 		n += m.Blob.RawSize
 	}
 	return n

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -88,6 +89,9 @@ type Point struct {
 func (p *Point) RawSize() uint64 {
 	n := p.World.RawSize
 	for _, m := range p.Maps {
+		if n > math.MaxUint64-m.Blob.RawSize {
+			return math.MaxUint64 // declared by a peer: it may claim anything
+		}
 		n += m.Blob.RawSize
 	}
 	return n

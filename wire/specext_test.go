@@ -95,6 +95,8 @@ func TestSpecLimits(t *testing.T) {
 		"MaxTickPayloadBytes":     lockstep.MaxBatchBytes,
 		"MaxManifestSize":         defs.MaxManifestSize,
 		"DefaultUploadLimit":      wire.DefaultUploadLimit,
+		"DefaultWorldRawLimit":    int(host.DefaultConfig().Relay.WorldRawLimit),
+		"MaxTick":                 lockstep.MaxTick,
 	}
 	// Limits the spec states once for several packages.
 	for _, same := range [][2]int{

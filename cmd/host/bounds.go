@@ -68,6 +68,7 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"pawns-per-map":        {min: 1, max: colony.MaxPawnsPerMap},
 		"idle-maps":            {min: 0, max: colony.MaxMaps},
 		"world-mib":            {min: 1, max: float64(worldMax), maxWhy: worldWhy, means: off("not used: the map flags decide")},
+		"relay-world-mib":      {min: 1, max: 1 << 22},
 	}
 })
 

@@ -114,6 +114,9 @@ type serving struct {
 	content   host.Content        // what the host announces to joiners
 	world     lockstep.Sim
 	srv       *host.Server
+	// relaySaved is true for a relay host resumed from a save: it has
+	// its world, and serves joiners before any arbiter comes.
+	relaySaved bool
 }
 
 // serve hosts a session until interrupted. The configuration is checked,
@@ -198,7 +201,7 @@ func (s *serving) makeServer() error {
 		s.bundle = bundle
 	}
 	var err error
-	s.srv, s.world, s.content, err = newServer(s.c, s.cfg, s.pre.start, s.bundle, s.log)
+	s.srv, s.world, s.content, s.relaySaved, err = newServer(s.c, s.cfg, s.pre.start, s.bundle, s.log)
 	return err
 }
 
@@ -230,10 +233,14 @@ func (s *serving) run() error {
 	ways := s.pre.admin
 	s.pre.admin = nil
 	go func() { adminDone <- ways.run(ctx, s.srv, s.log) }()
-	if s.world == nil {
+	switch {
+	case s.world == nil && s.relaySaved:
+		s.log.Info("relay host ready: serving the saved world", append([]any{"password", len(s.cfg.Admission.Password) > 0},
+			s.contentLog()...)...)
+	case s.world == nil:
 		s.log.Info("relay host ready: waiting for the arbiter's world", append([]any{"password", len(s.cfg.Admission.Password) > 0},
 			s.contentLog()...)...)
-	} else {
+	default:
 		s.log.Info("world ready", append([]any{"maps", len(s.world.MapIDs()), "tick", s.world.Tick(),
 			"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir}, s.contentLog()...)...)
 	}
@@ -342,6 +349,9 @@ func hostConfig(c *cli.Context, content func() host.Content, log *slog.Logger) (
 	cfg.Admission.BanFile = filepath.Join(data, host.BansFileName)
 	cfg.Limits.CommandBurst = max(1, int(2*cfg.Limits.CommandRate))
 	cfg.Desync.Dir = filepath.Join(data, desync.DirName)
+	if c.Bool("relay") && !c.IsSet("game-name") {
+		cfg.GameName = host.DefaultConfig().Relay.GameName // a relay host serves any game
+	}
 	name := cfg.GameName
 	cfg.Save.Meta = func() saves.Meta { return hostcontent.ContentMeta(content(), name) }
 	cfg.Logger = log

@@ -20,6 +20,8 @@ func relayFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "relay", Usage: "run no simulation: the world comes from the arbiter, the client that proves --arbiter-secret-file, which uploads it when asked; the def databases joiners must match come from --content (or the embedded default content), --defs-manifest or --defs-from-arbiter"},
 		&cli.StringFlag{Name: "arbiter-secret-file", Usage: "with --relay: the arbiter secret is the first line of `FILE`"},
+		&cli.IntFlag{Name: "relay-world-mib", Value: int(host.DefaultConfig().Relay.WorldRawLimit >> 20),
+			Usage: "with --relay: refuse an upload whose blobs declare more raw MiB than this in all; it also bounds the re-encoding of the arbiter's world for a joiner that reads only gzip"},
 	}
 }
 
@@ -34,6 +36,9 @@ func relayConfig(c *cli.Context) (host.RelayConfig, error) {
 		if file != "" {
 			return host.RelayConfig{}, cliutil.Usagef("--arbiter-secret-file needs --relay")
 		}
+		if c.IsSet("relay-world-mib") {
+			return host.RelayConfig{}, cliutil.Usagef("--relay-world-mib needs --relay")
+		}
 		return host.RelayConfig{}, nil
 	}
 	if file == "" {
@@ -43,35 +48,37 @@ func relayConfig(c *cli.Context) (host.RelayConfig, error) {
 	if err != nil {
 		return host.RelayConfig{}, err
 	}
-	return host.RelayConfig{ArbiterSecret: secret, DefsFromArbiter: c.Bool("defs-from-arbiter")}, nil
+	return host.RelayConfig{ArbiterSecret: secret, DefsFromArbiter: c.Bool("defs-from-arbiter"),
+		WorldRawLimit: uint64(c.Int("relay-world-mib")) << 20}, nil
 }
 
 // newServer makes the host: with --relay a relay host, which has no world
 // of its own (world is nil) and, with --defs-manifest or
 // --defs-from-arbiter, no content (bundle is nil); otherwise it generates
-// or loads the world. content is what the host announces.
-func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (srv *host.Server, world lockstep.Sim, content host.Content, err error) {
+// or loads the world. content is what the host announces; relaySaved
+// tells a relay host resumed from a save, which has its world at once.
+func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gamecontent.Bundle, log *slog.Logger) (srv *host.Server, world lockstep.Sim, content host.Content, relaySaved bool, err error) {
 	if c.Bool("relay") {
 		saved, err := relayResume(c, &cfg, start, log)
 		if err != nil {
-			return nil, nil, host.Content{}, err
+			return nil, nil, host.Content{}, false, err
 		}
 		if bundle != nil {
 			content = hostcontent.Content(bundle, log)
 		} else if content, err = relayContent(c, saved, log); err != nil {
-			return nil, nil, host.Content{}, err
+			return nil, nil, host.Content{}, false, err
 		}
 		srv, err = host.NewRelay(cfg, content)
-		return srv, nil, content, err
+		return srv, nil, content, saved != nil, err
 	}
 	content = hostcontent.Content(bundle, log)
 	world, resumed, err := startWorld(c, start, bundle, log)
 	if err != nil {
-		return nil, nil, host.Content{}, err
+		return nil, nil, host.Content{}, false, err
 	}
 	cfg.Save.Resumed = resumed // the players' session tokens kept beside the save come back with it
 	srv, err = host.New(cfg, content, world)
-	return srv, world, content, err
+	return srv, world, content, false, err
 }
 
 // relayResume has a relay host with --save start from the newest valid of

@@ -19,7 +19,7 @@ var notConfig = map[string]bool{
 	"tls": true, "tls-cert": true, "tls-key": true, "console": true, "rcon": true, "rcon-password-file": true,
 	"maps": true, "map-size": true, "seed": true, "things-per-map": true, "pawns-per-map": true,
 	"idle-maps": true, "world-mib": true, "content": true, "game-version": true, "mods-config": true,
-	"log-level": true, "log-format": true, "relay": true, "arbiter-secret-file": true,
+	"log-level": true, "log-format": true, "relay": true, "arbiter-secret-file": true, "relay-world-mib": true,
 	"defs-manifest": true, "defs-from-arbiter": true,
 }
 
