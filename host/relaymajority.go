@@ -152,7 +152,7 @@ func (s *session) relayDecide() {
 	wait := unverifiedAfter(unverifiedIntervals, s.cfg.Desync.HashEvery, s.cfg.Lag.MaxLag)
 	for len(v.open) > 0 {
 		b := v.open[0]
-		if now < b.tick+wait && !s.allVoted(b) {
+		if (b.tick > now || now-b.tick < wait) && !s.allVoted(b) { // no tick + wait: it could overflow
 			return
 		}
 		v.open = v.open[1:]
