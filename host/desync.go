@@ -96,7 +96,7 @@ func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
 // checkHashes compares a client's report with the host's checkpoint.
 func (s *session) checkHashes(r hashReq) {
 	m := s.members[r.id]
-	if m == nil || m.conn != r.conn || s.relayReference(m, r) || s.relayVote(m, r) {
+	if m == nil || m.conn != r.conn || s.mode.report(m, r) {
 		return
 	}
 	if r.resynced != nil {
@@ -210,7 +210,7 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 	_ = s.roster.SetStatus(m.id, wire.StatusDesynced)
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, m.id))
 	s.broadcastPacket(ev)
-	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full, ref, s.relay != nil && s.relay.active == 0)})
+	s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: desyncText(m.name, rep.Tick, differ, full, ref, s.mode.repairWaits())})
 	s.startResync(m, rep.Tick, differ, full)
 }
 
@@ -250,10 +250,7 @@ func (s *session) startResync(m *member, checkTick uint64, maps []int32, full bo
 	sim := s.auth.Sim()
 	tick := sim.Tick()
 	rs := &resyncState{cut: tick, checkTick: checkTick, detected: time.Now(), maps: maps, full: full}
-	if s.relay != nil {
-		if !s.relayRepairWaits(m, rs) {
-			s.relayResync(m, rs) // the repair comes from the arbiter's upload
-		}
+	if s.mode.repair(m, rs) {
 		return
 	}
 	opts := snapshot.BuildOptions{Compression: s.points.compression(m.conn.codec)}

@@ -87,7 +87,7 @@ func NewRelay(cfg Config, content Content) (*Server, error) {
 		return nil, err
 	}
 	rs.sess, rs.log = srv.sess, srv.cfg.Logger
-	srv.sess.relay = rs
+	srv.sess.relay, srv.sess.mode = rs, rs
 	if err := srv.sess.relayDefsInit(content); err != nil {
 		return nil, err
 	}
@@ -154,6 +154,7 @@ type relaySession struct {
 	standby  []int32 // ready arbiters that are not active, longest ready first
 	arbiters map[int32]bool
 	nextQ    uint32
+	votes    relayVotes // the checkpoints decided without an arbiter (relaymajority.go)
 
 	mu      sync.Mutex
 	reqs    map[uint32]*relayReq // requests not answered yet, by q
@@ -203,11 +204,11 @@ var errNoWorld = &reasonError{reason: wire.ReasonGeneric,
 var errSpectatorArbiter = &reasonError{reason: wire.ReasonBadPacket,
 	msg: "This token rejoins a spectator, and a spectator cannot be the session's arbiter: rejoin without the arbiter proof, or join again without the token."}
 
-// relayRule is the arbiter's admission rule (docs/protocol.md, section
-// 15.2): a claimed arbiter must have proved the secret to a relay host;
-// in a relay session with no world yet only an arbiter is admitted.
-func (s *session) relayRule(r joinReq) error {
-	if r.arbiterClaim && (s.relay == nil || !r.arbiterOK) {
+// arbiterRule is the arbiter's admission rule (docs/protocol.md, section
+// 15.2): a claimed arbiter must have proved the secret; in a relay
+// session with no world yet only an arbiter is admitted.
+func (rs *relaySession) arbiterRule(r joinReq) error {
+	if r.arbiterClaim && !r.arbiterOK {
 		return errBadArbiter
 	}
 	if r.arbiterClaim && r.spectator {
@@ -215,22 +216,23 @@ func (s *session) relayRule(r joinReq) error {
 		// together): its token, not its s, says it spectates.
 		return errSpectatorArbiter
 	}
-	if s.relay != nil && !s.relay.world.HasWorld() && !r.arbiterOK {
+	if !rs.world.HasWorld() && !r.arbiterOK {
 		return errNoWorld
 	}
-	if s.relay != nil && !r.arbiterOK && s.defs.Load().awaiting {
+	if !r.arbiterOK && rs.sess.defs.Load().awaiting {
 		return errAwaitingDefs // the operator cleared the declaration (relaydefs.go)
 	}
 	return nil
 }
 
-// relayAdmitted finishes the admission of m in a relay session. The
-// first arbiter of a new session gets an upload request instead of a
-// world (uploader); any other joiner the current join point, which a
-// relay host cuts only when an arbiter can upload it and which an
-// arbiter never waits on.
-func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploader bool, err error) {
-	rs := s.relay
+// joinPoint finishes the admission of m in a relay session. The first
+// arbiter of a new session gets an upload request instead of a world
+// (uploader); any other joiner the current join point, which a relay host
+// cuts only when an arbiter can upload it and which an arbiter never
+// waits on. A resumed download (held) changes nothing here: the point is
+// refreshed only by the relay's own rule (relayRefresh).
+func (rs *relaySession) joinPoint(r joinReq, m *member, _ map[uint64]bool) (point *joinPoint, uploader bool, err error) {
+	s := rs.sess
 	if r.arbiterOK {
 		if rs.arbiters == nil {
 			rs.arbiters = map[int32]bool{}
@@ -238,7 +240,7 @@ func (s *session) relayAdmitted(r joinReq, m *member) (point *joinPoint, uploade
 		rs.arbiters[m.id] = true
 	}
 	if !rs.world.HasWorld() {
-		// Only an arbiter gets here (relayRule): it uploads the world.
+		// Only an arbiter gets here (arbiterRule): it uploads the world.
 		if rs.active != 0 {
 			return nil, false, errors.New("another arbiter is uploading the world")
 		}
@@ -310,21 +312,42 @@ func (j *joinPoint) buildUploaded() {
 	j.built.Store(true)
 }
 
-// relayDue holds a new relay session's clock until its world is there.
-func (s *session) relayDue(due int) int {
-	if s.relay != nil && !s.relay.world.HasWorld() {
+// due holds a new relay session's clock until its world is there.
+func (rs *relaySession) due(due int) int {
+	if !rs.world.HasWorld() {
 		return 0
 	}
 	return due
 }
 
-// relayKeepsPoint reports whether the session keeps its current join
-// point however old: a relay session always does, since the point and
-// the commands since it are its only copy of the world (what its saves
-// hold). It replaces the point when a joiner comes (relayRefresh).
-func (s *session) relayKeepsPoint() bool {
-	return s.relay != nil
+// keepsPoint reports that a relay session keeps its current join point
+// however old, since the point and the commands since it are its only
+// copy of the world (what its saves hold). It replaces the point when a
+// joiner comes (relayRefresh).
+func (rs *relaySession) keepsPoint() bool { return true }
+
+// stepped decides the checkpoints: a relay host's are its arbiter's
+// reports (reference), or without an arbiter its players' majority.
+func (rs *relaySession) stepped(lockstep.TickResult) { rs.sess.relayDecide() }
+
+// report takes the active arbiter's report as the reference, or a
+// player's as a vote while no arbiter is active.
+func (rs *relaySession) report(m *member, r hashReq) bool {
+	return rs.sess.relayReference(m, r) || rs.sess.relayVote(m, r)
 }
+
+// repair asks the arbiter for the state that repairs m, or holds the
+// repair while no arbiter is active (relayRepairWaits); a relay host
+// always provides it.
+func (rs *relaySession) repair(m *member, st *resyncState) bool {
+	if !rs.sess.relayRepairWaits(m, st) {
+		rs.sess.relayResync(m, st) // the repair comes from the arbiter's upload
+	}
+	return true
+}
+
+// repairWaits reports whether a repair would wait for an arbiter.
+func (rs *relaySession) repairWaits() bool { return rs.active == 0 }
 
 // relayRefresh drops a relay session's current join point, so that the
 // joiner being admitted gets a new one from the arbiter, when it is older
@@ -371,16 +394,13 @@ func (rs *relaySession) cancel(c *relay.Cut) {
 	rs.log.Warn("join point request cancelled: no upload within the wait", "request", q, "tick", c.Tick(), "arbiter", to)
 }
 
-// relaySaves reports whether the session has anything to save: a relay
+// saves reports whether the session has anything to save: a relay
 // session has nothing before its world comes.
-func (s *session) relaySaves() bool {
-	return s.relay == nil || s.relay.world.HasWorld()
-}
+func (rs *relaySession) saves() bool { return rs.world.HasWorld() }
 
-// relayReady makes a ready arbiter active when none is, or a standby.
-func (s *session) relayReady(id int32) {
-	rs := s.relay
-	if rs == nil || !rs.arbiters[id] || rs.active == id {
+// ready makes a ready arbiter active when none is, or a standby.
+func (rs *relaySession) ready(id int32) {
+	if !rs.arbiters[id] || rs.active == id {
 		return
 	}
 	if rs.active != 0 {
@@ -390,12 +410,12 @@ func (s *session) relayReady(id int32) {
 	rs.activate(id)
 }
 
-// relayGone takes a leaving member out of the arbiters; when it was the
+// gone takes a leaving member out of the arbiters; when it was the
 // active one, the standby ready longest takes over, with the requests
 // still unanswered.
-func (s *session) relayGone(id int32) {
-	rs := s.relay
-	if rs == nil || !rs.arbiters[id] {
+func (rs *relaySession) gone(id int32) {
+	s := rs.sess
+	if !rs.arbiters[id] {
 		return
 	}
 	delete(rs.arbiters, id)
@@ -582,7 +602,7 @@ func (s *session) relayStart(pt *snapshot.Point, from string) error {
 // checkpoint at its tick, which the other players' reports are compared
 // with; it reports whether r was the arbiter's. Session goroutine.
 func (s *session) relayReference(m *member, r hashReq) bool {
-	if s.relay == nil || m.id != s.relay.active || r.r == nil {
+	if m.id != s.relay.active || r.r == nil {
 		return false
 	}
 	rep := r.r

@@ -133,14 +133,15 @@ func (p *peer) keepDeclared(cd *wire.ClientDefs) error {
 	return nil
 }
 
-// relayDefsRule checks, at admission, a joiner whose Client_Defs the
+// defsRule checks, at admission, a joiner whose Client_Defs the
 // handshake kept (unchecked, or checked against a declaration the
 // operator may have cleared since) against the declaration that stands;
 // it is refused as the handshake would have refused it. While the session
 // still awaits the declaration nothing is checked here: the uploader's
-// is taken (relayDeclare), and anyone else is refused by relayRule until
+// is taken (relayDeclare), and anyone else is refused by arbiterRule until
 // the world is there.
-func (s *session) relayDefsRule(r joinReq) error {
+func (rs *relaySession) defsRule(r joinReq) error {
+	s := rs.sess
 	if r.declared == nil {
 		return nil
 	}
@@ -172,9 +173,11 @@ func (s *session) relayDeclare(r joinReq, m *member) {
 	s.cfg.Logger.Info("def databases declared by the arbiter", "player", m.id, "name", m.name, "databases", len(dbs), "defs_hash", next.hash)
 }
 
-// relayDefsMeta records a relay session's declared databases in the
-// meta of its save, where a resumed session takes them from.
-func (s *session) relayDefsMeta(meta *saves.Meta) {
+// saveMeta records a relay session's declared databases in the meta of
+// its save, where a resumed session takes them from. It runs on the
+// goroutine writing the save: the declaration is an atomic.
+func (rs *relaySession) saveMeta(meta *saves.Meta) {
+	s := rs.sess
 	if !s.cfg.Relay.DefsFromArbiter {
 		return
 	}

@@ -57,11 +57,11 @@ func (b *ballot) has(id int32) bool {
 // reference. Session goroutine.
 func (s *session) relayVote(m *member, r hashReq) bool {
 	rs := s.relay
-	if rs != nil && rs.active != 0 {
+	if rs.active != 0 {
 		s.relayDecide() // an arbiter has become active: what waited for one goes on, before any comparison
 		return false
 	}
-	if rs == nil || r.r == nil || !rs.world.HasWorld() {
+	if r.r == nil || !rs.world.HasWorld() {
 		return false
 	}
 	rep := r.r
@@ -69,7 +69,7 @@ func (s *session) relayVote(m *member, r hashReq) bool {
 	if rep.Tick > s.auth.Sim().Tick() || rep.Tick < s.desync.ring.Oldest() || every == 0 {
 		return false
 	}
-	v := &s.votes
+	v := &s.relay.votes
 	v.decided = max(v.decided, s.desync.ring.Newest())
 	if rep.Tick <= v.decided {
 		if s.desync.ring.Get(rep.Tick) != nil {
@@ -98,7 +98,7 @@ func (s *session) relayVote(m *member, r hashReq) bool {
 // spectator's, that plays or whose repair waits for an arbiter (it
 // keeps its vote while it waits). Session goroutine.
 func (s *session) isVoter(m *member) bool {
-	return !m.spectator && (m.playing || m.resync != nil && slices.Contains(s.votes.waiting, m.id))
+	return !m.spectator && (m.playing || m.resync != nil && slices.Contains(s.relay.votes.waiting, m.id))
 }
 
 // ballot returns the open ballot of tick, opened if need be.
@@ -120,7 +120,7 @@ func (v *relayVotes) ballot(tick uint64) *ballot {
 // checkpoints become votes. It runs after each report taken and each
 // tick stepped. Session goroutine.
 func (s *session) relayDecide() {
-	v := &s.votes
+	v := &s.relay.votes
 	if s.relay.active != 0 {
 		waiting := v.waiting
 		v.waiting = nil
@@ -178,7 +178,7 @@ func (s *session) allVoted(b *ballot) bool {
 // those of players whose repair waits for an arbiter; without such a
 // majority it sets none and logs the counts.
 func (s *session) decideBallot(b *ballot) {
-	v := &s.votes
+	v := &s.relay.votes
 	v.decided = max(v.decided, b.tick)
 	votes, split := b.networkVotes()
 	ref, k, sizes := majorityOf(votes)
@@ -296,7 +296,7 @@ func (s *session) referenceOf(tick uint64) string {
 	if s.relay == nil {
 		return desync.ReferenceHost
 	}
-	if ref, ok := s.votes.refs[tick]; ok {
+	if ref, ok := s.relay.votes.refs[tick]; ok {
 		return ref
 	}
 	return desync.ReferenceArbiter
@@ -316,8 +316,8 @@ func (s *session) relayRepairWaits(m *member, rs *resyncState) bool {
 	m.resync = rs
 	m.playing = false // as during any repair: it holds time for nobody
 	// Listed once, also for a member that rejoined while listed.
-	if !slices.Contains(s.votes.waiting, m.id) {
-		s.votes.waiting = append(s.votes.waiting, m.id)
+	if !slices.Contains(s.relay.votes.waiting, m.id) {
+		s.relay.votes.waiting = append(s.relay.votes.waiting, m.id)
 	}
 	s.cfg.Logger.Info("repair waits for an arbiter", "player", m.id, "name", m.name, "tick", rs.checkTick, "maps", rs.maps, "full", rs.full)
 	return true

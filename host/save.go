@@ -53,7 +53,7 @@ type saveJob struct {
 // final save waits for any save in progress and is written before return.
 func (s *session) startSave(final bool) {
 	sc := s.cfg.Save
-	if sc.Path == "" || !s.relaySaves() {
+	if sc.Path == "" || !s.mode.saves() {
 		return
 	}
 	if final {
@@ -104,7 +104,7 @@ func (s *session) writeSave(job saveJob) error {
 	if s.cfg.Save.Meta != nil {
 		meta = s.cfg.Save.Meta()
 	}
-	s.relayDefsMeta(&meta)
+	s.mode.saveMeta(&meta)
 	meta.Tick, meta.Created = job.granted, time.Now().Unix()
 	err = s.cfg.Save.Write(job.path, meta, body)
 	if err != nil && atomicfile.IsNoSpace(err) {

@@ -122,9 +122,11 @@ type session struct {
 	desync    *desyncTracker
 	autosave  autosave
 	pub       publisher
-	admin     adminState    // the admin API's actions and ban list
-	relay     *relaySession // relay mode (relay.go); nil: the host simulates
-	votes     relayVotes    // a relay session's checkpoints without an arbiter (relaymajority.go)
+	admin     adminState // the admin API's actions and ban list
+	// mode is the kind of host the session is (mode.go): simulating, or
+	// relay mode's relaySession, which is relay then (relay.go).
+	mode  mode
+	relay *relaySession
 	// defs is the def databases joiners must match (defs.go): set by
 	// New, and replaced only by a relay session's declaration
 	// (relaydefs.go). Readers load it; the session goroutine stores it.
@@ -143,7 +145,7 @@ type session struct {
 
 func newSession(cfg Config, sim lockstep.Sim) *session {
 	st := &stats{}
-	return &session{
+	s := &session{
 		cfg:      cfg,
 		stats:    st,
 		auth:     lockstep.NewAuthority(sim),
@@ -166,6 +168,8 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		calls:    make(chan func(), 64),
 		done:     make(chan struct{}),
 	}
+	s.mode = simulating{s}
+	return s
 }
 
 // run is the session goroutine: the tick and everything that touches the
@@ -240,7 +244,7 @@ func (s *session) tick(now time.Time) {
 			drained = true
 		}
 	}
-	if !s.relayKeepsPoint() {
+	if !s.mode.keepsPoint() {
 		s.points.expire(s.auth)
 	}
 	s.points.prepare(now, s.auth)
@@ -252,7 +256,7 @@ func (s *session) tick(now time.Time) {
 	}
 	due := s.clock.Due(now, s.auth.Speed(), max(1, s.cfg.TickRate*lockstep.MaxSpeed/2))
 	due = s.applyLagPolicy(due)
-	due = s.relayDue(due)
+	due = s.mode.due(due)
 	due = belowMaxTick(due, s.auth.Sim().Tick())
 	s.checkVerified()
 	if due == 0 {
@@ -308,11 +312,8 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
-	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Stepped && res.Granted%every == 0 && s.relay == nil && s.anyReady() {
-		s.checkpoint() // a relay host's checkpoints are its arbiter's reports (relayReference)
-	}
-	if s.relay != nil && res.Stepped {
-		s.relayDecide() // or, without an arbiter, its players' majority
+	if res.Stepped {
+		s.mode.stepped(res)
 	}
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())
@@ -400,7 +401,7 @@ func admissionReason(err error) wire.Reason {
 var errBadPassword = errors.New("wrong password")
 
 func (s *session) admit(r joinReq) joinReply {
-	if err := s.relayDefsRule(r); err != nil {
+	if err := s.mode.defsRule(r); err != nil {
 		return joinReply{err: err}
 	}
 	rejoined := false
@@ -442,7 +443,7 @@ func (s *session) admit(r joinReq) joinReply {
 	if !r.passwordOK {
 		return joinReply{err: errBadPassword}
 	}
-	if err := s.relayRule(r); err != nil {
+	if err := s.mode.arbiterRule(r); err != nil {
 		return joinReply{err: err}
 	}
 	if err := s.admin.banned(r.name, r.addr); err != nil {
@@ -490,7 +491,7 @@ func (s *session) admit(r joinReq) joinReply {
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
 	}
 
-	point, uploader, err := s.joinPointFor(r, m, held)
+	point, uploader, err := s.mode.joinPoint(r, m, held)
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)
 		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
@@ -500,22 +501,6 @@ func (s *session) admit(r joinReq) joinReply {
 	m.point = point
 	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
 		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}
-}
-
-// joinPointFor is the join point a joiner admitted as m gets: the current
-// one, refreshed by the refresh rule unless the joiner resumes a download
-// (a new one would make it fetch again every map that changed since), or
-// a new one cut if there is none. In a relay session it is relay mode's
-// (relayAdmitted), and uploader says the joiner uploads the world instead.
-func (s *session) joinPointFor(r joinReq, m *member, held map[uint64]bool) (point *joinPoint, uploader bool, err error) {
-	if s.relay != nil {
-		return s.relayAdmitted(r, m)
-	}
-	if held == nil {
-		s.points.refresh(s.auth)
-	}
-	point, err = s.points.ensure(s.auth)
-	return point, false, err
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
@@ -547,7 +532,7 @@ func (s *session) ready(r readyReq) {
 		s.points.release(m.point)
 		m.point = nil
 	}
-	s.relayReady(r.id)
+	s.mode.ready(r.id)
 	s.cfg.Logger.Info("player ready", "player", r.id, "name", p.Name, "status", st.String(), "tick", r.tick, "host_tick", s.auth.Sim().Tick())
 	s.broadcastPacket(s.playerDelta(wire.PlayerListStatus, r.id))
 }
@@ -576,7 +561,7 @@ func (s *session) dropMember(id int32) {
 		s.points.release(m.point)
 		m.point = nil
 	}
-	s.relayGone(id)
+	s.mode.gone(id)
 	delete(s.members, id)
 	for i, o := range s.order {
 		if o == id {
