@@ -282,3 +282,44 @@ func freeze(sim lockstep.Sim) (snapshot.State, error) {
 	}
 	return raw.State(), nil
 }
+
+// uploaded reports whether the join point's state is there: always for a
+// point a simulating host cut, once uploaded for a relay host's.
+func (j *joinPoint) uploaded() bool {
+	return j.upload == nil || j.upload.Filled()
+}
+
+// servesAsIs reports whether an uploaded point goes to a joiner that
+// reads codec as it came: every client reads gzip, and one that reads zstd
+// reads both; so only a joiner that reads gzip alone, given an upload
+// with zstd blobs, gets a copy transcoded to gzip.
+func (j *joinPoint) servesAsIs(codec snapshot.Codec) bool {
+	return j.upload != nil && (codec == snapshot.Zstd || j.comp.Codec == snapshot.Gzip)
+}
+
+// awaitUpload waits, on a joiner's reader, for the upload of a relay
+// host's join point; the point is then built from it by buildUploaded.
+func (j *joinPoint) awaitUpload() error {
+	if j.upload == nil {
+		return nil
+	}
+	_, err := j.upload.Point()
+	return err
+}
+
+// buildUploaded makes the point from the upload, once, in place of a
+// build: the blobs are the arbiter's as they came. The point's codec is
+// zstd when any blob is, so that a joiner that reads only gzip gets a
+// copy transcoded to it.
+func (j *joinPoint) buildUploaded() {
+	j.point, j.err = j.upload.Point()
+	j.state, j.prev = nil, nil
+	if j.err != nil {
+		return
+	}
+	j.comp.Codec = snapshot.Gzip
+	if !allGzip(j.point) {
+		j.comp.Codec = snapshot.Zstd
+	}
+	j.built.Store(true)
+}

@@ -473,13 +473,10 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	if jr.uploader {
 		return p.uploadWorld(jr)
 	}
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
 	point, err := p.whileHostBusy(func() (*snapshot.Point, error) { return jr.point.compressed(p.conn.codec) })
-	if jr.point.upload != nil {
-		// A relay host's joiner waited for the arbiter's upload: its
-		// download's deadlines start now.
-		_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
-	}
+	// The download's deadlines start once the point is there: the joiner
+	// may have waited for its build, or for a relay arbiter's upload.
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
 	if rerr := relayWaitRefusal(err); rerr != nil {
 		return nil, rerr
 	}
@@ -506,6 +503,16 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return nil, err
 	}
 	p.phase("catch_up")
+	if err := p.worldReady(wr); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// worldReady hands the client's WorldReady to the session, whether the
+// client downloaded its world or, as a relay session's first arbiter,
+// uploaded it.
+func (p *peer) worldReady(wr *wire.ClientWorldReady) error {
 	// The reader is the only writer of acked: the tick the client is
 	// ready at is its first report, before the session counts its lag.
 	if m := p.member; wr.Tick > m.acked.Load() {
@@ -513,10 +520,10 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	}
 	select {
 	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
+		return nil
 	case <-p.srv.sess.done:
-		return nil, net.ErrClosed
+		return net.ErrClosed
 	}
-	return pl, nil
 }
 
 // download reads the acknowledgements of the transfer of pl, which

@@ -2,7 +2,6 @@ package host
 
 import (
 	"errors"
-	"net"
 	"sync/atomic"
 	"time"
 
@@ -228,13 +227,8 @@ func (p *peer) uploadWorld(jr joinReply) (*snapshot.Payload, error) {
 		return nil, refuse(wire.ReasonBadPacket, "WorldReady at tick %d, the upload's is %d", wr.Tick, pt.Tick)
 	}
 	p.phase("upload")
-	if m := p.member; wr.Tick > m.acked.Load() {
-		m.acked.Store(wr.Tick)
-	}
-	select {
-	case p.srv.sess.readies <- readyReq{id: p.id, tick: wr.Tick, worldHash: wr.WorldHash}:
-	case <-p.srv.sess.done:
-		return nil, net.ErrClosed
+	if err := p.worldReady(wr); err != nil {
+		return nil, err
 	}
 	return snapshot.NewPayload(pt, jr.faction, pt.Tick, nil)
 }
