@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -394,113 +393,6 @@ func admissionReason(err error) wire.Reason {
 		return wire.ReasonBadArbiterSecret
 	}
 	return wire.ReasonGeneric
-}
-
-// errBadPassword is the password rule, checked after the name's form and
-// before the roster's.
-var errBadPassword = errors.New("wrong password")
-
-func (s *session) admit(r joinReq) joinReply {
-	if err := s.mode.defsRule(r); err != nil {
-		return joinReply{err: err}
-	}
-	rejoined := false
-	var rj *rejoin
-	// Any empty form of the token (absent, nil, an empty bin or str)
-	// means no token: only its length tells a rejoin from a first join.
-	if len(r.token) > 0 {
-		rj = s.rejoins.lookup(r.token)
-		if rj == nil {
-			return joinReply{err: errBadToken}
-		}
-		if rj.online {
-			// The old connection lingers (it has not timed out yet): it
-			// goes, and the player comes back on the new one. The roster
-			// rules hold for the player it replaces (its own name, its own
-			// place), so only the password can refuse this rejoin: it is
-			// checked before the old connection is touched.
-			if !r.passwordOK {
-				return joinReply{err: errBadPassword}
-			}
-			if m := s.members[rj.id]; m != nil {
-				m.conn.close(wire.ReasonReplaced, "")
-			}
-			s.dropMember(rj.id)
-			s.roster.Remove(rj.id, "")
-			s.broadcastPacket(&wire.ServerPlayerList{Action: wire.PlayerListRemove, Players: []wire.PlayerInfo{{ID: rj.id}}})
-			rj.online, rj.left = false, time.Now() // the old connection is gone: the grace runs from now
-		}
-		r.id, r.name, r.spectator = rj.id, rj.name, rj.spectator
-		rejoined = true
-	}
-	// The rules in order: the name's form, then the password, then the
-	// roster's (name online, room), so a refusal names the first rule
-	// broken and nobody without the password learns who is online or
-	// whether there is room.
-	if err := roster.ValidateName(r.name); err != nil {
-		return joinReply{err: err}
-	}
-	if !r.passwordOK {
-		return joinReply{err: errBadPassword}
-	}
-	if err := s.mode.arbiterRule(r); err != nil {
-		return joinReply{err: err}
-	}
-	if err := s.admin.banned(r.name, r.addr); err != nil {
-		return joinReply{err: err}
-	}
-	if rejoined {
-		if err := s.conducts.cooling(r.id, time.Now()); err != nil {
-			return joinReply{err: err}
-		}
-	}
-	if err := s.roster.Check(r.name, r.spectator); err != nil {
-		return joinReply{err: err}
-	}
-	jp, held, err := s.rejoins.startJoin(rj, r.resume)
-	if err != nil {
-		return joinReply{err: err}
-	}
-	p, notices, err := s.roster.Admit(r.id, r.name, r.spectator)
-	if err != nil {
-		return joinReply{err: err}
-	}
-	if rejoined {
-		// A token is good for one rejoin and is used up only once the
-		// rejoin is admitted; the new one is issued just below, at
-		// admission, before the world is sent.
-		s.rejoins.use(r.token)
-		notices = []roster.Notice{{Kind: wire.NoticeJoined, Text: r.name + " is back."}}
-	}
-	// The token to come back as this player after a dropped connection,
-	// sent before the world so the joiner knows its lasting player ID.
-	if token := s.rejoins.issue(r.id, p.Name, p.Spectator, jp); token != nil {
-		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.Timeouts.RejoinGrace.Milliseconds(), PlayerID: r.id,
-			HashEvery: uint32(s.cfg.Desync.HashEvery)})
-	}
-	// Everyone else gets the newcomer as a delta; the newcomer the list.
-	s.broadcastPacket(s.playerDelta(wire.PlayerListAdd, r.id))
-	s.conducts.sweep(time.Now(), func(id int32) bool { return s.members[id] != nil })
-	m := &member{id: r.id, name: r.name, conn: r.conn, spectator: r.spectator, since: time.Now(), conduct: s.conducts.of(r.id)}
-	m.conduct.last = time.Now()
-	m.heard.Store(time.Now().UnixNano())
-	s.members[r.id] = m
-	s.order = append(s.order, r.id)
-	r.conn.sendPacket(s.playerList())
-	for _, n := range notices {
-		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeKind(n.Kind), Text: n.Text})
-	}
-
-	point, uploader, err := s.mode.joinPoint(r, m, held)
-	if err != nil {
-		s.cfg.Logger.Error("cut join point", "err", err)
-		s.leave(leaveReq{id: r.id, why: "the host could not prepare the world"})
-		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
-	}
-	s.points.hand(point)
-	m.point = point
-	return joinReply{id: r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}
 }
 
 // queuedCommands copies the commands queued since the join point, per map,
