@@ -425,29 +425,13 @@ func (c Config) compression() snapshot.Compression {
 
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
-	a, l, d, t := c.Admission, c.Limits, c.Desync, c.Timeouts
 	var errs []error
-	if d.DropUnverified < -1 {
-		errs = append(errs, fmt.Errorf("drop-unverified %d: use a count of intervals, or -1 for never", d.DropUnverified))
-	}
+	errs = append(errs, c.Limits.validate()...)
+	errs = append(errs, c.validateTimes()...)
+	errs = append(errs, c.Admission.validate()...)
+	errs = append(errs, c.Desync.validate()...)
 	if c.TickRate < 1 || c.TickRate > 1000 {
 		errs = append(errs, fmt.Errorf("tick rate %d outside 1..1000", c.TickRate))
-	}
-	if l.MaxPlayers < 1 || l.MaxPlayers > wire.MaxPlayers {
-		errs = append(errs, fmt.Errorf("max players %d outside 1..%d", l.MaxPlayers, wire.MaxPlayers))
-	}
-	if l.MaxSpectators < 0 || l.MaxSpectators > wire.MaxPlayers {
-		errs = append(errs, fmt.Errorf("max spectators %d outside 0..%d", l.MaxSpectators, wire.MaxPlayers))
-	}
-	if l.MaxPlayers+l.MaxSpectators > wire.MaxPlayers {
-		errs = append(errs, fmt.Errorf("players plus spectators over %d", wire.MaxPlayers))
-	}
-	for _, dur := range []time.Duration{t.Handshake, t.Username, t.DownloadStall,
-		t.CatchUp, t.Write, c.Join.JoinPointMaxAge, a.ClockWindow, a.RefusalLogEvery} {
-		if dur < 0 {
-			errs = append(errs, errors.New("timeouts must not be negative"))
-			break
-		}
 	}
 	if c.Join.Compression != "" {
 		if _, err := snapshot.ParseCompression(c.Join.Compression); err != nil {
@@ -457,15 +441,32 @@ func (c Config) Validate() error {
 	if c.Join.MinDownloadRate != -1 && c.Join.MinDownloadRate <= 0 {
 		errs = append(errs, fmt.Errorf("minimum download rate %v bytes/s: must be positive (-1 for none)", c.Join.MinDownloadRate))
 	}
-	if a.ClockRetries < 1 || a.ClockRetries > 255 {
-		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", a.ClockRetries))
+	if c.Lag.Policy > LagDrop {
+		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.Lag.Policy))
 	}
-	if a.ConnRate != -1 && (a.ConnRate <= 0 || a.ConnBurst < 1) {
-		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", a.ConnRate, a.ConnBurst))
+	if c.Save.Keep < 1 {
+		errs = append(errs, fmt.Errorf("autosaves kept %d: keep at least one", c.Save.Keep))
 	}
-	if a.PasswordRate != -1 && (a.PasswordRate <= 0 || a.PasswordBurst < 1 || a.PasswordRateAll <= 0 || a.PasswordBurstAll < 1) {
-		errs = append(errs, fmt.Errorf("password attempt rates %v/s (burst %d) per address and %v/s (burst %d) in all: all must be positive (rate -1 disables)",
-			a.PasswordRate, a.PasswordBurst, a.PasswordRateAll, a.PasswordBurstAll))
+	if c.Factions > roster.FactionsPerPlayer {
+		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))
+	}
+	if len(c.GameName) > 64 {
+		errs = append(errs, errors.New("game name longer than 64 bytes"))
+	}
+	return errors.Join(errs...)
+}
+
+// validate reports the limits that cannot work.
+func (l LimitConfig) validate() []error {
+	var errs []error
+	if l.MaxPlayers < 1 || l.MaxPlayers > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("max players %d outside 1..%d", l.MaxPlayers, wire.MaxPlayers))
+	}
+	if l.MaxSpectators < 0 || l.MaxSpectators > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("max spectators %d outside 0..%d", l.MaxSpectators, wire.MaxPlayers))
+	}
+	if l.MaxPlayers+l.MaxSpectators > wire.MaxPlayers {
+		errs = append(errs, fmt.Errorf("players plus spectators over %d", wire.MaxPlayers))
 	}
 	if l.MaxCommandPayload < 0 || l.MaxCommandPayload > wire.MaxCommandPayload {
 		errs = append(errs, fmt.Errorf("max command payload %d outside 0..%d", l.MaxCommandPayload, wire.MaxCommandPayload))
@@ -476,23 +477,47 @@ func (c Config) Validate() error {
 	if l.CommandRate <= 0 || l.CommandBurst < 1 {
 		errs = append(errs, fmt.Errorf("command rate %v/s with burst %d: both must be positive", l.CommandRate, l.CommandBurst))
 	}
-	if c.Lag.Policy > LagDrop {
-		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.Lag.Policy))
-	}
-	if t.KeepaliveEvery <= 0 || t.Idle < 2*t.KeepaliveEvery {
-		errs = append(errs, fmt.Errorf("timeout %v must be at least two keepalive intervals (%v)", t.Idle, t.KeepaliveEvery))
-	}
-	if c.Save.Keep < 1 {
-		errs = append(errs, fmt.Errorf("autosaves kept %d: keep at least one", c.Save.Keep))
-	}
-	if c.Factions > roster.FactionsPerPlayer {
-		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))
-	}
 	if l.MaxFrame < 1024 || l.MaxFrame > wire.DefaultMaxFrame {
 		errs = append(errs, fmt.Errorf("max frame %d outside 1024..%d", l.MaxFrame, wire.DefaultMaxFrame))
 	}
 	if l.HandshakeMaxFrame < 1024 || l.HandshakeMaxFrame > l.MaxFrame {
 		errs = append(errs, fmt.Errorf("handshake max frame %d outside 1024..%d (the max frame)", l.HandshakeMaxFrame, l.MaxFrame))
+	}
+	if l.SendQueue < 16 {
+		errs = append(errs, fmt.Errorf("send queue %d below 16", l.SendQueue))
+	}
+	return errs
+}
+
+// validateTimes reports the timeouts and intervals that cannot work.
+func (c Config) validateTimes() []error {
+	t, a := c.Timeouts, c.Admission
+	var errs []error
+	for _, dur := range []time.Duration{t.Handshake, t.Username, t.DownloadStall,
+		t.CatchUp, t.Write, c.Join.JoinPointMaxAge, a.ClockWindow, a.RefusalLogEvery} {
+		if dur < 0 {
+			errs = append(errs, errors.New("timeouts must not be negative"))
+			break
+		}
+	}
+	if t.KeepaliveEvery <= 0 || t.Idle < 2*t.KeepaliveEvery {
+		errs = append(errs, fmt.Errorf("timeout %v must be at least two keepalive intervals (%v)", t.Idle, t.KeepaliveEvery))
+	}
+	return errs
+}
+
+// validate reports the admission settings that cannot work.
+func (a AdmissionConfig) validate() []error {
+	var errs []error
+	if a.ClockRetries < 1 || a.ClockRetries > 255 {
+		errs = append(errs, fmt.Errorf("clock retries %d outside 1..255", a.ClockRetries))
+	}
+	if a.ConnRate != -1 && (a.ConnRate <= 0 || a.ConnBurst < 1) {
+		errs = append(errs, fmt.Errorf("connection rate %v/s with burst %d: both must be positive (rate -1 disables)", a.ConnRate, a.ConnBurst))
+	}
+	if a.PasswordRate != -1 && (a.PasswordRate <= 0 || a.PasswordBurst < 1 || a.PasswordRateAll <= 0 || a.PasswordBurstAll < 1) {
+		errs = append(errs, fmt.Errorf("password attempt rates %v/s (burst %d) per address and %v/s (burst %d) in all: all must be positive (rate -1 disables)",
+			a.PasswordRate, a.PasswordBurst, a.PasswordRateAll, a.PasswordBurstAll))
 	}
 	if a.MaxPending < -1 || a.MaxPendingPerAddr < -1 || a.MaxPendingPerPrefix < -1 {
 		errs = append(errs, fmt.Errorf("pending connection caps %d, %d per address and %d per network: use a count, or -1 for none",
@@ -502,8 +527,14 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("password puzzle of at most %d bits outside %d..%d (-1 for none)",
 			a.PasswordPuzzleMaxBits, puzzleBaseBits, password.MaxPuzzleBits))
 	}
-	if l.SendQueue < 16 {
-		errs = append(errs, fmt.Errorf("send queue %d below 16", l.SendQueue))
+	return errs
+}
+
+// validate reports the desync settings that cannot work.
+func (d DesyncConfig) validate() []error {
+	var errs []error
+	if d.DropUnverified < -1 {
+		errs = append(errs, fmt.Errorf("drop-unverified %d: use a count of intervals, or -1 for never", d.DropUnverified))
 	}
 	if d.HashEvery < 0 || d.HashEvery > 1<<20 {
 		errs = append(errs, fmt.Errorf("hash interval %d outside 1..%d ticks (or -1 for none)", d.HashEvery, 1<<20))
@@ -514,10 +545,7 @@ func (c Config) Validate() error {
 	if d.Limit < 1 || d.Window < 0 || d.ResyncTimeout < 0 {
 		errs = append(errs, fmt.Errorf("desync limit %d in %v, repair timeout %v: the limit must be at least 1, times not negative", d.Limit, d.Window, d.ResyncTimeout))
 	}
-	if len(c.GameName) > 64 {
-		errs = append(errs, errors.New("game name longer than 64 bytes"))
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // LagPolicy says what the host does about a playing client that falls too

@@ -100,17 +100,45 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
 	nc, err := s.secure(ctx, raw, s.pending.timeout(s.cfg.Timeouts.Handshake))
 	if err != nil {
-		// No protocol was spoken: there is nobody to tell why.
-		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
-			"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
-		s.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
-			Reason: "TLSHandshake", Total: time.Since(start)})
-		raw.Close()
+		s.refuseTLS(raw, start, err)
 		return
 	}
 	if s.cfg.Admission.TLS != nil {
 		pend.progress(time.Now())
 	}
+	p := s.newPeer(ctx, nc, pend, start, log)
+	admitted, err := p.run()
+	if p.puzzleDone != nil {
+		p.puzzleDone() // a free pass not used is given back
+	}
+	outcome, reason, left := p.ended(raw, admitted, err)
+	// The slot is free now, not once the refusal has been flushed.
+	pend.release()
+	if !p.joined {
+		p.record(outcome, reason)
+	}
+	if admitted {
+		select {
+		case s.sess.leaves <- leaveReq{id: p.id, conn: p.conn, why: p.conn.why, left: left}:
+		case <-s.sess.done:
+		}
+	}
+	<-p.conn.done
+}
+
+// refuseTLS records a connection whose TLS handshake failed: no protocol
+// was spoken, so there is nobody to tell why.
+func (s *Server) refuseTLS(raw net.Conn, start time.Time, err error) {
+	s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
+		"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
+	s.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
+		Reason: "TLSHandshake", Total: time.Since(start)})
+	raw.Close()
+}
+
+// newPeer makes the peer of a connection that speaks the protocol on nc:
+// its sending side, closed when ctx ends or the pending table evicts it.
+func (s *Server) newPeer(ctx context.Context, nc net.Conn, pend *pendingConn, start time.Time, log *slog.Logger) *peer {
 	c := newConn(nc, s.cfg.Limits.SendQueue, s.cfg.Limits.SendQueueBytes, s.cfg.Timeouts.Write, log)
 	c.sent = &s.sent
 	// Evicted from the pending table, the client is told why.
@@ -122,64 +150,53 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 		case <-c.closing:
 		}
 	}()
-	p := &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.Limits.HandshakeMaxFrame), log: log,
+	return &peer{srv: s, nc: nc, conn: c, fr: wire.NewFrameReader(bufio.NewReaderSize(nc, 16<<10), s.cfg.Limits.HandshakeMaxFrame), log: log,
 		start: start, mark: start, pend: pend}
-	admitted, err := p.run()
-	if p.puzzleDone != nil {
-		p.puzzleDone() // a free pass not used is given back
-	}
-	// A connection that was never admitted logs through the refusal log,
-	// so a flood from one address is one line per interval.
+}
+
+// ended closes the connection as err, how run ended, says, logs it and
+// returns the join's outcome and reason, and whether the client left on
+// purpose. A connection that was never admitted logs through the
+// refusal log, so a flood from one address is one line per interval.
+func (p *peer) ended(raw net.Conn, admitted bool, err error) (outcome, reason string, left bool) {
+	s, c, pend := p.srv, p.conn, p.pend
 	logf := func(msg, reason string, attrs ...any) {
 		if admitted {
-			log.Info(msg, attrs...)
+			p.log.Info(msg, attrs...)
 			return
 		}
 		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), msg, reason, append([]any{"remote", raw.RemoteAddr().String()}, attrs...)...)
 	}
 	var pe *protocolError
-	left := false
-	outcome, reason := JoinDropped, ""
 	switch {
 	case errors.As(err, &pe):
 		logf("client refused", pe.disc.Reason.String(), "player", p.id, "name", p.name, "reason", pe.disc.Reason.String(), "detail", pe.disc.Message)
 		c.closeWith(pe.disc, pe.disc.Reason.String())
-		outcome, reason = JoinRefused, pe.disc.Reason.String()
+		return JoinRefused, pe.disc.Reason.String(), false
 	case errors.Is(err, errLeft):
 		if !admitted {
 			s.refusal.gone(time.Now(), addrKey(remoteIP(raw)), "client left before admission", "remote", raw.RemoteAddr().String(), "player", p.id)
 		}
 		c.closeWith(nil, "")
-		left, outcome = true, JoinLeft
+		return JoinLeft, "", true
 	case pend.wasEvicted():
 		logf("client evicted", wire.ReasonRateLimited.String(), "player", p.id, "reason", "pending table full")
-		outcome, reason = JoinRefused, wire.ReasonRateLimited.String()
+		return JoinRefused, wire.ReasonRateLimited.String(), false
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
 		c.closeWith(nil, "connection lost")
+		return JoinDropped, "", false
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		if !admitted {
 			pend.penalize(time.Now())
 		}
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
-		outcome, reason = JoinTimedOut, wire.ReasonTimeout.String()
+		return JoinTimedOut, wire.ReasonTimeout.String(), false
 	default:
 		logf("client dropped", wire.ReasonBadPacket.String(), "player", p.id, "name", p.name, "err", err)
 		c.close(wire.ReasonBadPacket, err.Error())
-		outcome, reason = JoinRefused, wire.ReasonBadPacket.String()
+		return JoinRefused, wire.ReasonBadPacket.String(), false
 	}
-	// The slot is free now, not once the refusal has been flushed.
-	pend.release()
-	if !p.joined {
-		p.record(outcome, reason)
-	}
-	if admitted {
-		select {
-		case s.sess.leaves <- leaveReq{id: p.id, conn: c, why: c.why, left: left}:
-		case <-s.sess.done:
-		}
-	}
-	<-c.done
 }
 
 // read reads the next frame and decodes it, requiring one of the given IDs.
