@@ -54,7 +54,7 @@ func (p *peer) syncClock(other func(wire.Packet) error, allowed ...wire.ID) (tim
 		if cc.Nonce != nonce {
 			return 0, refuse(wire.ReasonClockSync, "Clock sync failed: the client echoed a wrong nonce.")
 		}
-		p.pend.progress(time.Now()) // a round answered is progress (pending.go)
+		p.pend.Progress(time.Now()) // a round answered is progress (package gate)
 		rtt = time.Duration(t1-t0) * time.Microsecond
 		mid := t0 + (t1-t0)/2
 		// The client's clock read on the host's clock, against the moment

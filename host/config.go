@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host/gate"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/roster"
@@ -523,9 +524,9 @@ func (a AdmissionConfig) validate() []error {
 		errs = append(errs, fmt.Errorf("pending connection caps %d, %d per address and %d per network: use a count, or -1 for none",
 			a.MaxPending, a.MaxPendingPerAddr, a.MaxPendingPerPrefix))
 	}
-	if a.PasswordPuzzleMaxBits != -1 && (a.PasswordPuzzleMaxBits < puzzleBaseBits || a.PasswordPuzzleMaxBits > password.MaxPuzzleBits) {
+	if a.PasswordPuzzleMaxBits != -1 && (a.PasswordPuzzleMaxBits < gate.PuzzleBaseBits || a.PasswordPuzzleMaxBits > password.MaxPuzzleBits) {
 		errs = append(errs, fmt.Errorf("password puzzle of at most %d bits outside %d..%d (-1 for none)",
-			a.PasswordPuzzleMaxBits, puzzleBaseBits, password.MaxPuzzleBits))
+			a.PasswordPuzzleMaxBits, gate.PuzzleBaseBits, password.MaxPuzzleBits))
 	}
 	return errs
 }

@@ -86,13 +86,14 @@
 // (relaydefs.go). A reader that ran its def check before the declaration
 // hands its Client_Defs to the session with the join, which checks it.
 //
-// Connections not admitted yet are in the pending table (pending.go),
-// which the accept loop and the readers share behind its lock: it evicts
-// the connection that has done least for longest when full, and
-// penalizes addresses that stall. The password limiter (guesses.go),
-// shared by the readers behind its own lock, sets the puzzles and bounds
-// the checks of passwords and relay arbiter proofs, one budget, across
-// all addresses.
+// The connection gate is package gate (host/gate), which the accept loop
+// and the readers share, each part behind its own lock: connections not
+// admitted yet are in its pending table, which evicts the connection
+// that has done least for longest when full and penalizes addresses that
+// stall; its guess limiter sets the puzzles and bounds the checks of
+// passwords and relay arbiter proofs, one budget, across all addresses;
+// it limits new connections per address and logs refusals a line per
+// address and interval.
 //
 // The host operator's actions (admin.go) are methods of Server: Players,
 // Kick, Ban, Unban, Bans, Say, SaveNow, SetSpeed, Pause, Resume and

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockhost/lockhost/host/gate"
 	"github.com/lockhost/lockhost/internal/ratelimit"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/password"
@@ -49,7 +50,7 @@ type peer struct {
 	// pend is the connection's entry in the pending table: it makes
 	// progress there with each handshake step and leaves it once
 	// admitted, and at the latest when it ends.
-	pend *pendingConn
+	pend *gate.Conn
 
 	member      *member          // once admitted
 	cmdLimit    ratelimit.Bucket // this player's command rate
@@ -94,17 +95,17 @@ func (p *peer) record(outcome, reason string) {
 	p.srv.sess.pub.history.join(r)
 }
 
-func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
-	defer pend.release()
+func (s *Server) handle(ctx context.Context, raw net.Conn, pend *gate.Conn) {
+	defer pend.Release()
 	start := time.Now()
 	log := s.cfg.Logger.With("remote", raw.RemoteAddr().String())
-	nc, err := s.secure(ctx, raw, s.pending.timeout(s.cfg.Timeouts.Handshake))
+	nc, err := s.secure(ctx, raw, s.pending.Timeout(s.cfg.Timeouts.Handshake))
 	if err != nil {
 		s.refuseTLS(raw, start, err)
 		return
 	}
 	if s.cfg.Admission.TLS != nil {
-		pend.progress(time.Now())
+		pend.Progress(time.Now())
 	}
 	p := s.newPeer(ctx, nc, pend, start, log)
 	admitted, err := p.run()
@@ -113,7 +114,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 	}
 	outcome, reason, left := p.ended(raw, admitted, err)
 	// The slot is free now, not once the refusal has been flushed.
-	pend.release()
+	pend.Release()
 	if !p.joined {
 		p.record(outcome, reason)
 	}
@@ -129,7 +130,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *pendingConn) {
 // refuseTLS records a connection whose TLS handshake failed: no protocol
 // was spoken, so there is nobody to tell why.
 func (s *Server) refuseTLS(raw net.Conn, start time.Time, err error) {
-	s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
+	s.refusal.Refused(time.Now(), addrKey(remoteIP(raw)), "client refused", "TLSHandshake",
 		"remote", raw.RemoteAddr().String(), "reason", "TLS handshake", "detail", err)
 	s.sess.pub.history.join(JoinRecord{At: time.Now(), Remote: raw.RemoteAddr().String(), Outcome: JoinRefused,
 		Reason: "TLSHandshake", Total: time.Since(start)})
@@ -138,11 +139,11 @@ func (s *Server) refuseTLS(raw net.Conn, start time.Time, err error) {
 
 // newPeer makes the peer of a connection that speaks the protocol on nc:
 // its sending side, closed when ctx ends or the pending table evicts it.
-func (s *Server) newPeer(ctx context.Context, nc net.Conn, pend *pendingConn, start time.Time, log *slog.Logger) *peer {
+func (s *Server) newPeer(ctx context.Context, nc net.Conn, pend *gate.Conn, start time.Time, log *slog.Logger) *peer {
 	c := newConn(nc, s.cfg.Limits.SendQueue, s.cfg.Limits.SendQueueBytes, s.cfg.Timeouts.Write, log)
 	c.sent = &s.sent
 	// Evicted from the pending table, the client is told why.
-	pend.setKill(func() { c.close(wire.ReasonRateLimited, "the host is busy with other joining connections") })
+	pend.SetKill(func() { c.close(wire.ReasonRateLimited, "the host is busy with other joining connections") })
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -165,7 +166,7 @@ func (p *peer) ended(raw net.Conn, admitted bool, err error) (outcome, reason st
 			p.log.Info(msg, attrs...)
 			return
 		}
-		s.refusal.refused(time.Now(), addrKey(remoteIP(raw)), msg, reason, append([]any{"remote", raw.RemoteAddr().String()}, attrs...)...)
+		s.refusal.Refused(time.Now(), addrKey(remoteIP(raw)), msg, reason, append([]any{"remote", raw.RemoteAddr().String()}, attrs...)...)
 	}
 	var pe *protocolError
 	switch {
@@ -175,11 +176,11 @@ func (p *peer) ended(raw net.Conn, admitted bool, err error) (outcome, reason st
 		return JoinRefused, pe.disc.Reason.String(), false
 	case errors.Is(err, errLeft):
 		if !admitted {
-			s.refusal.gone(time.Now(), addrKey(remoteIP(raw)), "client left before admission", "remote", raw.RemoteAddr().String(), "player", p.id)
+			s.refusal.Gone(time.Now(), addrKey(remoteIP(raw)), "client left before admission", "remote", raw.RemoteAddr().String(), "player", p.id)
 		}
 		c.closeWith(nil, "")
 		return JoinLeft, "", true
-	case pend.wasEvicted():
+	case pend.WasEvicted():
 		logf("client evicted", wire.ReasonRateLimited.String(), "player", p.id, "reason", "pending table full")
 		return JoinRefused, wire.ReasonRateLimited.String(), false
 	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || lostConnection(err):
@@ -187,7 +188,7 @@ func (p *peer) ended(raw net.Conn, admitted bool, err error) (outcome, reason st
 		return JoinDropped, "", false
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		if !admitted {
-			pend.penalize(time.Now())
+			pend.Penalize(time.Now())
 		}
 		logf("client timed out", wire.ReasonTimeout.String(), "player", p.id, "name", p.name)
 		c.close(wire.ReasonTimeout, "timed out")
@@ -303,7 +304,7 @@ func (p *peer) run() (admitted bool, err error) {
 // DefsOK with the player's ID.
 func (p *peer) handshake() (challenge []byte, err error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.Timeouts.Handshake)))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.Timeout(cfg.Timeouts.Handshake)))
 
 	// 1. Protocol.
 	pkt, err := p.read(wire.IDClientProtocol)
@@ -320,10 +321,10 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	}
 	p.conn.codec = chooseCodec(p.srv.sess.points.comp.Codec, cp.Codecs)
 	p.phase("handshake")
-	p.pend.progress(time.Now())
+	p.pend.Progress(time.Now())
 
 	// 2. Mod list, with the challenge and, when guesses come fast, a
-	// puzzle (guesses.go).
+	// puzzle (package gate).
 	hd := p.srv.sess.defs.Load()
 	if len(cfg.Admission.Password) > 0 {
 		if challenge, err = password.NewChallenge(); err != nil {
@@ -337,7 +338,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if len(challenge) > 0 || len(arbiterChallenge) > 0 {
 		// A secret may be proved: the password, or a relay host's arbiter
 		// secret; both are guessed against one budget.
-		p.puzzleBits, p.puzzleDone = p.srv.guesses.puzzle(time.Now())
+		p.puzzleBits, p.puzzleDone = p.srv.guesses.Puzzle(time.Now())
 	}
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: hd.content.GameVersion, Mods: hd.content.Mods, PasswordChallenge: challenge,
 		Databases: hd.announced, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
@@ -351,7 +352,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if err := p.checkDefs(hd, pkt.(*wire.ClientDefs)); err != nil {
 		return nil, err
 	}
-	p.pend.progress(time.Now())
+	p.pend.Progress(time.Now())
 
 	// Clock sync, still under the handshake deadline.
 	if _, err := p.syncClock(nil); err != nil {
@@ -364,7 +365,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
 		return nil, net.ErrClosed
 	}
-	p.pend.progress(time.Now())
+	p.pend.Progress(time.Now())
 	p.phase("defs")
 	return challenge, nil
 }
@@ -375,7 +376,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 // is no longer pending and takes full-size frames.
 func (p *peer) admit(challenge []byte) (joinReply, error) {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.Timeouts.Username)))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.Timeout(cfg.Timeouts.Username)))
 	var cu *wire.ClientUsername
 	for cu == nil || cu.Name == "" {
 		pkt, err := p.read(wire.IDClientUsername)
@@ -385,10 +386,10 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		cu = pkt.(*wire.ClientUsername)
 	}
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
-	p.pend.progress(time.Now())
+	p.pend.Progress(time.Now())
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
-	// per address, and checks in all (guesses.go), an arbiter proof's
+	// per address, and checks in all (package gate), an arbiter proof's
 	// with the password's.
 	passwordOK := len(cfg.Admission.Password) == 0
 	if !passwordOK || len(cu.ArbiterProof) > 0 && len(p.relay.challenge) > 0 {
@@ -398,11 +399,11 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	}
 	if !passwordOK {
 		passwordOK = password.Verify(cfg.Admission.Password, challenge, cu.PasswordProof)
-		p.srv.guesses.passwordChecked(passwordOK)
+		p.srv.guesses.PasswordChecked(passwordOK)
 	}
 	reply := make(chan joinReply, 1)
 	if passwordOK {
-		p.pend.handOver(time.Now())
+		p.pend.HandOver(time.Now())
 	}
 	arbiterClaim, arbiterOK := p.checkArbiter(cu.ArbiterProof)
 	select {
@@ -430,7 +431,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		r := admissionReason(jr.err)
 		return joinReply{}, refuse(r, "%s", r.Sentence())
 	}
-	p.pend.release()
+	p.pend.Release()
 	p.fr.SetMax(cfg.Limits.MaxFrame)
 	p.member, p.join, p.retries = jr.member, jr.join, jr.retries
 	p.id, p.name = jr.id, jr.member.name
@@ -442,7 +443,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	return jr, nil
 }
 
-// guess spends one attempt of the guess budget (guesses.go) on the
+// guess spends one attempt of the guess budget (package gate) on the
 // secrets cu proves, the password, the arbiter secret or both, and
 // returns the refusal of an attempt the budget does not allow: their
 // proofs are then not checked. The puzzle is on the password challenge,
@@ -456,15 +457,15 @@ func (p *peer) guess(challenge []byte, cu *wire.ClientUsername) error {
 	if p.puzzleDone != nil {
 		p.puzzleDone()
 	}
-	switch p.srv.guesses.attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
-	case guessAddrLimit:
+	switch p.srv.guesses.Attempt(addrKey(remoteIP(p.nc)), time.Now(), p.puzzleBits, solved) {
+	case gate.AddrLimit:
 		return refuse(wire.ReasonRateLimited, "Too many %s attempts; wait a minute and try again.", what)
-	case guessNoSolution:
+	case gate.NoSolution:
 		// Guessing without the work the host asked for is an offence
-		// of the address, as stalling is (pending.go).
-		p.pend.penalize(time.Now())
+		// of the address, as stalling is (package gate).
+		p.pend.Penalize(time.Now())
 		return refuse(wire.ReasonRateLimited, "The host is under a %s-guessing attack and asked for a proof of work this client did not give in time; try again.", what)
-	case guessAllLimit:
+	case gate.AllLimit:
 		return refuse(wire.ReasonRateLimited, "Too many %s attempts on this host; wait a minute and try again.", what)
 	}
 	return nil
@@ -603,7 +604,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 // join with every phase's time.
 func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 	cfg := p.srv.cfg
-	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.timeout(cfg.Timeouts.Handshake)))
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.Timeout(cfg.Timeouts.Handshake)))
 	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func (p *peer) checkArbiter(proof []byte) (claim, ok bool) {
 	}
 	ok = len(p.relay.challenge) > 0 && password.VerifyArbiter(p.srv.cfg.Relay.ArbiterSecret, p.relay.challenge, proof)
 	if len(p.relay.challenge) > 0 {
-		p.srv.guesses.arbiterChecked(ok)
+		p.srv.guesses.ArbiterChecked(ok)
 	}
 	if !ok {
 		p.log.Warn("arbiter proof refused", "name", p.name)

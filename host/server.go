@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockhost/lockhost/host/gate"
+	"github.com/lockhost/lockhost/internal/addrkey"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
@@ -21,10 +23,10 @@ import (
 type Server struct {
 	cfg     Config
 	sess    *session
-	limiter *rateLimiter
-	pending *pendingConns // connections not admitted yet
-	guesses *guessLimiter // password attempts
-	refusal *refusalLog   // refusals of unadmitted connections, aggregated
+	limiter *gate.ConnRate
+	pending *gate.Pending    // connections not admitted yet
+	guesses *gate.Guesses    // password attempts
+	refusal *gate.RefusalLog // refusals of unadmitted connections, aggregated
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
@@ -52,11 +54,11 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 	sess := newSession(cfg, sim)
 	sess.admin.bans = bans
 	sess.defs.Store(newHostDefs(content))
-	srv := &Server{cfg: cfg, sess: sess, limiter: newRateLimiter(cfg.Admission.ConnRate, cfg.Admission.ConnBurst),
-		pending: newPendingConns(cfg.Admission.MaxPending, cfg.Admission.MaxPendingPerAddr, cfg.Admission.MaxPendingPerPrefix),
-		guesses: newGuessLimiter(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
+	srv := &Server{cfg: cfg, sess: sess, limiter: gate.NewConnRate(cfg.Admission.ConnRate, cfg.Admission.ConnBurst),
+		pending: gate.NewPending(cfg.Admission.MaxPending, cfg.Admission.MaxPendingPerAddr, cfg.Admission.MaxPendingPerPrefix),
+		guesses: gate.NewGuesses(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
-		refusal: newRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery)}
+		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery)}
 	sess.lastID = &srv.nextID
 	if cfg.Save.Path != "" {
 		sess.tokenFile = newTokenFile(saves.TokensPath(cfg.Save.Path), cfg.Logger)
@@ -94,7 +96,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		for {
 			select {
 			case now := <-t.C:
-				s.refusal.flush(now)
+				s.refusal.Flush(now)
 			case <-ctx.Done():
 				return
 			}
@@ -137,9 +139,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		// A full pending table makes room by closing the connection that
-		// has done least for longest (pending.go); an address penalized
+		// has done least for longest (package gate); an address penalized
 		// for stalling is refused.
-		pc := s.pending.acquire(remoteIP(nc), time.Now(), func() { nc.Close() })
+		pc := s.pending.Acquire(remoteIP(nc), time.Now(), func() { nc.Close() })
 		if pc == nil {
 			go func() {
 				defer s.conns.Done()
@@ -155,7 +157,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	cancel()
 	<-s.sess.done
 	s.conns.Wait()
-	s.refusal.flush(time.Now().Add(s.cfg.Admission.RefusalLogEvery)) // the last summaries
+	s.refusal.Flush(time.Now().Add(s.cfg.Admission.RefusalLogEvery)) // the last summaries
 	return err
 }
 
@@ -295,9 +297,13 @@ func (s *Server) refuseFast(nc net.Conn, r wire.Reason) {
 		return // not worth more: it is refused anyway
 	}
 	nc = tc
-	s.refusal.refused(time.Now(), addrKey(remoteIP(nc)), "client refused", r.String(), "remote", nc.RemoteAddr().String(), "reason", r.String())
+	s.refusal.Refused(time.Now(), addrKey(remoteIP(nc)), "client refused", r.String(), "remote", nc.RemoteAddr().String(), "reason", r.String())
 	frame := wire.MustMarshal(&wire.ServerDisconnect{Reason: r, Message: r.Sentence()})
 	if sendFinal(nc, frame) {
 		s.sent.Add(uint64(len(frame)))
 	}
 }
+
+// addrKey is the key an address is counted under (package addrkey): an
+// IPv4 address by itself, an IPv6 address by its /64.
+func addrKey(ip string) string { return addrkey.Of(ip) }

@@ -83,7 +83,7 @@ type Stats struct {
 	// connections not admitted yet, now; PendingEvicted counts those
 	// closed to make room for newcomers, PendingRefused the newcomers
 	// refused at once because their address was penalized for stalling
-	// (pending.go).
+	// (package gate).
 	Pending                        int
 	PendingEvicted, PendingRefused uint64
 	// PasswordChecks counts the passwords checked, PasswordsWrong those
@@ -93,7 +93,7 @@ type Stats struct {
 	// refused unchecked (over an address's rate, puzzle not solved, or
 	// over the bound in all). PuzzlesIssued counts the puzzles set;
 	// PuzzleBits is the difficulty a newcomer gets now (0: none)
-	// (guesses.go).
+	// (package gate).
 	PasswordChecks, PasswordsWrong, GuessesRefused, PuzzlesIssued uint64
 	ArbiterChecks, ArbiterProofsWrong                             uint64
 	PuzzleBits                                                    int
@@ -160,11 +160,11 @@ func (st *stats) snapshot() Stats {
 func (s *Server) counters() Stats {
 	st := s.sess.stats.snapshot()
 	st.BytesSent = s.sent.Load()
-	st.Pending = s.pending.count()
-	st.PendingEvicted, st.PendingRefused = s.pending.evictions()
-	g := s.guesses.snapshot()
-	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.passwords, g.wrong, g.refused, g.puzzles, g.bits
-	st.ArbiterChecks, st.ArbiterProofsWrong = g.arbiters, g.wrongArbiter
+	st.Pending = s.pending.Count()
+	st.PendingEvicted, st.PendingRefused = s.pending.Evictions()
+	g := s.guesses.Counts()
+	st.PasswordChecks, st.PasswordsWrong, st.GuessesRefused, st.PuzzlesIssued, st.PuzzleBits = g.Passwords, g.Wrong, g.Refused, g.Puzzles, g.Bits
+	st.ArbiterChecks, st.ArbiterProofsWrong = g.Arbiters, g.WrongArbiter
 	return st
 }
 

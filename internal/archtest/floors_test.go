@@ -73,8 +73,11 @@ var floors = map[string]floor{
 	"saves":    domain,
 	"desync":   domain,
 	// relay stands in for the game on a relay host; it links none.
-	"relay":                domain,
-	"roster":               domain,
+	"relay":  domain,
+	"roster": domain,
+	// gate is the host's connection gate: pending connections, guesses
+	// of secrets, connection rates, the refusal log; it knows no protocol.
+	"host/gate":            domain,
 	"status":               domain,
 	"tlsid":                domain,
 	"rcon":                 domain,

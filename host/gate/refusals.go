@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"log/slog"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// refusalLog keeps refusals of connections that were never admitted from
+// RefusalLog keeps refusals of connections that were never admitted from
 // filling the log: per address (an IPv6 address by its /64) the first
 // refusal of an interval is logged in full, later ones are only counted,
 // and flush logs one summary line per address with the count by reason.
-type refusalLog struct {
+type RefusalLog struct {
 	log   *slog.Logger
 	every time.Duration
 	mu    sync.Mutex
@@ -25,13 +25,13 @@ type refusals struct {
 	byReason map[string]int // of the quiet ones
 }
 
-func newRefusalLog(log *slog.Logger, every time.Duration) *refusalLog {
-	return &refusalLog{log: log, every: every, addrs: map[string]*refusals{}}
+func NewRefusalLog(log *slog.Logger, every time.Duration) *RefusalLog {
+	return &RefusalLog{log: log, every: every, addrs: map[string]*refusals{}}
 }
 
 // refused logs a refusal from key with reason, or counts it if a line for
 // key went out less than an interval ago. attrs are the full line's.
-func (l *refusalLog) refused(now time.Time, key, msg, reason string, attrs ...any) {
+func (l *RefusalLog) Refused(now time.Time, key, msg, reason string, attrs ...any) {
 	if l.open(now, key, reason, true) {
 		l.log.Info(msg, attrs...)
 	}
@@ -42,7 +42,7 @@ func (l *refusalLog) refused(now time.Time, key, msg, reason string, attrs ...an
 // went out this interval, else not at all. It is not a refusal and is
 // not counted as one, but it starts key's interval, so a flood of them is
 // one line per interval too.
-func (l *refusalLog) gone(now time.Time, key, msg string, attrs ...any) {
+func (l *RefusalLog) Gone(now time.Time, key, msg string, attrs ...any) {
 	if l.open(now, key, "", false) {
 		l.log.Info(msg, attrs...)
 	}
@@ -52,7 +52,7 @@ func (l *refusalLog) gone(now time.Time, key, msg string, attrs ...any) {
 // within the interval, it starts key's new interval (after a summary of
 // the last one's quiet refusals) and says yes; otherwise it counts reason
 // against the interval when count is set, and says no.
-func (l *refusalLog) open(now time.Time, key, reason string, count bool) bool {
+func (l *RefusalLog) open(now time.Time, key, reason string, count bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.addrs[key]
@@ -72,7 +72,7 @@ func (l *refusalLog) open(now time.Time, key, reason string, count bool) bool {
 
 // flush logs a summary for every address whose interval is over and
 // forgets it.
-func (l *refusalLog) flush(now time.Time) {
+func (l *RefusalLog) Flush(now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for key, r := range l.addrs {
@@ -87,7 +87,7 @@ func (l *refusalLog) flush(now time.Time) {
 }
 
 // summary logs r's quiet refusals; l.mu is held.
-func (l *refusalLog) summary(key string, r *refusals) {
+func (l *RefusalLog) summary(key string, r *refusals) {
 	reasons := make([]string, 0, len(r.byReason))
 	for k := range r.byReason {
 		reasons = append(reasons, k)

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import "github.com/lockhost/lockhost/internal/ratelimit"
 
@@ -6,12 +6,12 @@ import "github.com/lockhost/lockhost/internal/ratelimit"
 // while it is full, connections from new addresses are refused.
 const maxConnSources = 1 << 16
 
-// rateLimiter is a token bucket per address key for new connections (an
+// ConnRate is a token bucket per address key for new connections (an
 // IPv6 address counts by its /64), the table the status server's reply
 // limit uses too.
-type rateLimiter = ratelimit.Table[string]
+type ConnRate = ratelimit.Table[string]
 
-// newRateLimiter returns a limiter, or nil (allow everything) if rate < 0.
-func newRateLimiter(rate float64, burst int) *rateLimiter {
+// NewConnRate returns a limiter, or nil (allow everything) if rate < 0.
+func NewConnRate(rate float64, burst int) *ConnRate {
 	return ratelimit.NewTable[string](rate, burst, maxConnSources)
 }

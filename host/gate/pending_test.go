@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"testing"
@@ -10,10 +10,10 @@ import (
 // newcomer's address or network when that is at its share.
 func TestPendingConns(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	p := newPendingConns(4, 2, 4)
+	p := NewPending(4, 2, 4)
 	var killed []string
-	add := func(ip string, at time.Duration) *pendingConn {
-		return p.acquire(ip, t0.Add(at), func() { killed = append(killed, ip) })
+	add := func(ip string, at time.Duration) *Conn {
+		return p.Acquire(ip, t0.Add(at), func() { killed = append(killed, ip) })
 	}
 	expectKilled := func(step string, want ...string) {
 		t.Helper()
@@ -28,16 +28,16 @@ func TestPendingConns(t *testing.T) {
 		killed = nil
 	}
 	slow := add("192.0.2.1", 0)
-	slow.progress(t0.Add(100 * time.Millisecond))
+	slow.Progress(t0.Add(100 * time.Millisecond))
 	idle := add("192.0.2.2", 200*time.Millisecond)
 	add("198.51.100.1", 300*time.Millisecond)
 	active := add("203.0.113.1", 0)
 	expectKilled("four in a table of four")
 	// Full at +5 s: the idle one goes first, though the slow one is older.
-	active.progress(t0.Add(4500 * time.Millisecond))
+	active.Progress(t0.Add(4500 * time.Millisecond))
 	add("203.0.113.2", 5*time.Second)
 	expectKilled("full", "192.0.2.2")
-	if !idle.wasEvicted() || slow.wasEvicted() {
+	if !idle.WasEvicted() || slow.WasEvicted() {
 		t.Fatal("the wrong one evicted")
 	}
 	// Then the idle one of 198.51.100.1, then the slow one.
@@ -50,52 +50,52 @@ func TestPendingConns(t *testing.T) {
 	add("198.51.100.9", 5*time.Second+600*time.Millisecond)
 	expectKilled("no step made", "203.0.113.2")
 	// A newborn connection goes only when every other one is newborn too.
-	young := newPendingConns(3, -1, -1)
-	young.acquire("192.0.2.1", t0, func() { killed = append(killed, "192.0.2.1") })
-	born := young.acquire("192.0.2.2", t0.Add(pendingNewborn), func() { killed = append(killed, "192.0.2.2") })
-	born.progress(t0.Add(pendingNewborn))
-	young.acquire("192.0.2.3", t0.Add(pendingNewborn+time.Millisecond), func() { killed = append(killed, "192.0.2.3") })
-	young.acquire("192.0.2.4", t0.Add(pendingNewborn+2*time.Millisecond), func() {})
+	young := NewPending(3, -1, -1)
+	young.Acquire("192.0.2.1", t0, func() { killed = append(killed, "192.0.2.1") })
+	born := young.Acquire("192.0.2.2", t0.Add(pendingNewborn), func() { killed = append(killed, "192.0.2.2") })
+	born.Progress(t0.Add(pendingNewborn))
+	young.Acquire("192.0.2.3", t0.Add(pendingNewborn+time.Millisecond), func() { killed = append(killed, "192.0.2.3") })
+	young.Acquire("192.0.2.4", t0.Add(pendingNewborn+2*time.Millisecond), func() {})
 	expectKilled("a newborn and an older one", "192.0.2.1")
-	young.acquire("192.0.2.5", t0.Add(pendingNewborn+3*time.Millisecond), func() {})
+	young.Acquire("192.0.2.5", t0.Add(pendingNewborn+3*time.Millisecond), func() {})
 	expectKilled("all newborn", "192.0.2.2")
-	if ev, _ := p.evictions(); p.count() != 4 || ev != 4 {
-		t.Fatalf("count %d, evictions %d", p.count(), ev)
+	if ev, _ := p.Evictions(); p.Count() != 4 || ev != 4 {
+		t.Fatalf("count %d, evictions %d", p.Count(), ev)
 	}
 	// Per network: 10.0.0.0/24 at its share of two evicts its own oldest,
 	// not the other network's, older still.
-	n := newPendingConns(-1, -1, 2)
-	n.acquire("10.0.1.1", t0, func() { killed = append(killed, "10.0.1.1") })
-	n.acquire("10.0.0.1", t0.Add(time.Millisecond), func() { killed = append(killed, "10.0.0.1") })
-	n.acquire("10.0.0.2", t0.Add(2*time.Millisecond), func() { killed = append(killed, "10.0.0.2") })
-	n.acquire("10.0.0.3", t0.Add(time.Second), func() { killed = append(killed, "10.0.0.3") })
+	n := NewPending(-1, -1, 2)
+	n.Acquire("10.0.1.1", t0, func() { killed = append(killed, "10.0.1.1") })
+	n.Acquire("10.0.0.1", t0.Add(time.Millisecond), func() { killed = append(killed, "10.0.0.1") })
+	n.Acquire("10.0.0.2", t0.Add(2*time.Millisecond), func() { killed = append(killed, "10.0.0.2") })
+	n.Acquire("10.0.0.3", t0.Add(time.Second), func() { killed = append(killed, "10.0.0.3") })
 	expectKilled("network at its share", "10.0.0.1")
 
 	// Per address: a third from one address evicts its own oldest, in a
 	// table with room.
-	q := newPendingConns(-1, 2, -1)
-	a1 := q.acquire("2001:db8::1", t0, func() { killed = append(killed, "a1") })
-	q.acquire("2001:db8::2", t0.Add(time.Millisecond), func() { killed = append(killed, "a2") }) // the same /64
-	q.acquire("2001:db8:1::1", t0, func() { killed = append(killed, "b") })
-	q.acquire("2001:db8::3", t0.Add(time.Second), func() { killed = append(killed, "a3") })
+	q := NewPending(-1, 2, -1)
+	a1 := q.Acquire("2001:db8::1", t0, func() { killed = append(killed, "a1") })
+	q.Acquire("2001:db8::2", t0.Add(time.Millisecond), func() { killed = append(killed, "a2") }) // the same /64
+	q.Acquire("2001:db8:1::1", t0, func() { killed = append(killed, "b") })
+	q.Acquire("2001:db8::3", t0.Add(time.Second), func() { killed = append(killed, "a3") })
 	expectKilled("address at its share", "a1")
-	a1.release() // after an eviction: nothing
-	if q.count() != 3 {
-		t.Fatalf("count %d, want 3", q.count())
+	a1.Release() // after an eviction: nothing
+	if q.Count() != 3 {
+		t.Fatalf("count %d, want 3", q.Count())
 	}
 	// setKill after an eviction closes at once.
 	ran := false
-	a1.setKill(func() { ran = true })
+	a1.SetKill(func() { ran = true })
 	if !ran {
 		t.Fatal("setKill on an evicted connection did not close it")
 	}
 
-	unlimited := newPendingConns(-1, -1, -1)
+	unlimited := NewPending(-1, -1, -1)
 	for range 1000 {
-		unlimited.acquire("192.0.2.1", t0, func() { t.Fatal("evicted with no limit") })
+		unlimited.Acquire("192.0.2.1", t0, func() { t.Fatal("evicted with no limit") })
 	}
-	if unlimited.count() != 1000 {
-		t.Fatalf("count %d", unlimited.count())
+	if unlimited.Count() != 1000 {
+		t.Fatalf("count %d", unlimited.Count())
 	}
 }
 
@@ -104,35 +104,35 @@ func TestPendingConns(t *testing.T) {
 // penalty ended, up to penaltyMax; a long quiet spell forgives.
 func TestPendingPenalties(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	p := newPendingConns(1, -1, -1)
+	p := NewPending(1, -1, -1)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	const s = time.Second
-	p.acquire("192.0.2.1", t0, func() {})
-	if p.acquire("192.0.2.2", at(s), func() {}) == nil {
+	p.Acquire("192.0.2.1", t0, func() {})
+	if p.Acquire("192.0.2.2", at(s), func() {}) == nil {
 		t.Fatal("the newcomer was refused")
 	}
 	// 192.0.2.1 was evicted at +1 s: refused for 2 s, less up to a
 	// quarter.
-	if p.acquire("192.0.2.1", at(s+penaltyBase*3/4-time.Millisecond), func() {}) != nil {
+	if p.Acquire("192.0.2.1", at(s+penaltyBase*3/4-time.Millisecond), func() {}) != nil {
 		t.Fatal("a penalized address was let in")
 	}
-	if _, refused := p.evictions(); refused != 1 {
+	if _, refused := p.Evictions(); refused != 1 {
 		t.Fatalf("%d refused, want 1", refused)
 	}
-	c := p.acquire("192.0.2.1", at(s+penaltyBase+time.Millisecond), func() {}) // evicts 192.0.2.2
+	c := p.Acquire("192.0.2.1", at(s+penaltyBase+time.Millisecond), func() {}) // evicts 192.0.2.2
 	if c == nil {
 		t.Fatal("still refused after the penalty")
 	}
 	// A timeout is an offence too; the second one is twice as long.
-	c.penalize(at(4 * s))
-	c.release()
+	c.Penalize(at(4 * s))
+	c.Release()
 	// Quiet (less than half full), a penalty is not enforced.
-	if q := p.acquire("192.0.2.1", at(4*s+time.Millisecond), func() {}); q == nil {
+	if q := p.Acquire("192.0.2.1", at(4*s+time.Millisecond), func() {}); q == nil {
 		t.Fatal("a penalty enforced with the table empty")
 	} else {
-		q.release()
+		q.Release()
 	}
-	p.acquire("198.51.100.50", at(4*s), func() {}) // the table is full again
+	p.Acquire("198.51.100.50", at(4*s), func() {}) // the table is full again
 	for _, tc := range []struct {
 		at   time.Duration
 		want bool
@@ -140,44 +140,44 @@ func TestPendingPenalties(t *testing.T) {
 		{4*s + 2*penaltyBase*3/4 - time.Millisecond, false},
 		{4*s + 2*penaltyBase + time.Millisecond, true},
 	} {
-		c := p.acquire("192.0.2.1", at(tc.at), func() {})
+		c := p.Acquire("192.0.2.1", at(tc.at), func() {})
 		if (c != nil) != tc.want {
 			t.Fatalf("at +%v: let in %v, want %v", tc.at, c != nil, tc.want)
 		}
 		if c != nil {
-			c.release()
+			c.Release()
 		}
 	}
 	// An address penalized lately goes first among equals (the table of
 	// two is pressed with one in it).
-	r := newPendingConns(2, -1, -1)
+	r := NewPending(2, -1, -1)
 	var gone []string
-	r.acquire("192.0.2.1", t0, func() {})
-	r.acquire("192.0.2.8", at(s), func() {})
-	c9 := r.acquire("192.0.2.9", at(2*s), func() { gone = append(gone, "192.0.2.9") })  // evicts .1: a record
-	c1 := r.acquire("192.0.2.1", at(10*s), func() { gone = append(gone, "192.0.2.1") }) // evicts .8
-	c9.progress(at(10*s + 600*time.Millisecond))
-	c1.progress(at(10*s + 700*time.Millisecond)) // both active; .9's progress is older
-	r.acquire("192.0.2.7", at(11*s), func() {})
+	r.Acquire("192.0.2.1", t0, func() {})
+	r.Acquire("192.0.2.8", at(s), func() {})
+	c9 := r.Acquire("192.0.2.9", at(2*s), func() { gone = append(gone, "192.0.2.9") })  // evicts .1: a record
+	c1 := r.Acquire("192.0.2.1", at(10*s), func() { gone = append(gone, "192.0.2.1") }) // evicts .8
+	c9.Progress(at(10*s + 600*time.Millisecond))
+	c1.Progress(at(10*s + 700*time.Millisecond)) // both active; .9's progress is older
+	r.Acquire("192.0.2.7", at(11*s), func() {})
 	if len(gone) != 1 || gone[0] != "192.0.2.1" {
 		t.Fatalf("evicted %v, want the address with a record", gone)
 	}
 	// An address at its own share evicts its own without a penalty.
-	q := newPendingConns(-1, 1, -1)
-	q.acquire("198.51.100.1", t0, func() {})
-	q.acquire("198.51.100.1", at(s), func() {})
-	if q.acquire("198.51.100.1", at(2*s), func() {}) == nil {
+	q := NewPending(-1, 1, -1)
+	q.Acquire("198.51.100.1", t0, func() {})
+	q.Acquire("198.51.100.1", at(s), func() {})
+	if q.Acquire("198.51.100.1", at(2*s), func() {}) == nil {
 		t.Fatal("an address was penalized for competing with itself")
 	}
 }
 
 func TestPendingTimeoutShrinksUnderPressure(t *testing.T) {
-	p := newPendingConns(10, -1, -1)
+	p := NewPending(10, -1, -1)
 	t0 := time.Unix(1000, 0)
 	for i, want := range []time.Duration{10, 10, 10, 10, 10, 10, 8, 6, 4, 2, 2} {
-		if got := p.timeout(10 * time.Second); got != want*time.Second {
+		if got := p.Timeout(10 * time.Second); got != want*time.Second {
 			t.Fatalf("%d pending: timeout %v, want %v", i, got, want*time.Second)
 		}
-		p.acquire("192.0.2.1", t0, func() {})
+		p.Acquire("192.0.2.1", t0, func() {})
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"github.com/lockhost/lockhost/internal/addrkey"
 )
 
-// pendingConns is the table of connections not admitted yet (TLS,
+// Pending is the table of connections not admitted yet (TLS,
 // handshake, username), in total, per address (an IPv6 address by its
 // /64, which one machine usually holds whole) and per prefix (an IPv4
 // address by its /24, an IPv6 one by its /64), so that idle or slow
@@ -52,9 +52,9 @@ import (
 // (or others behind its NAT address) may try again at once. (A wrong
 // password is not an offence: the password limits see to guessing.) An offence more than penaltyMax after
 // the last penalty ended starts again from penaltyBase.
-type pendingConns struct {
+type Pending struct {
 	mu                      sync.Mutex
-	conns                   map[*pendingConn]struct{}
+	conns                   map[*Conn]struct{}
 	byAddr, byPrefix        map[string]int
 	max, maxAddr, maxPrefix int
 	evicted                 uint64 // connections closed to make room
@@ -87,9 +87,9 @@ const (
 	pendingNewborn = 500 * time.Millisecond
 )
 
-// pendingConn is one connection in the table.
-type pendingConn struct {
-	t            *pendingConns
+// Conn is one connection in the table.
+type Conn struct {
+	t            *Pending
 	addr, prefix string
 	opened, last time.Time // when it opened, and when it last made progress
 	steps        int       // handshake steps finished
@@ -100,8 +100,8 @@ type pendingConn struct {
 	handed       bool      // its join was handed to the session
 }
 
-func newPendingConns(max, maxAddr, maxPrefix int) *pendingConns {
-	return &pendingConns{conns: map[*pendingConn]struct{}{}, byAddr: map[string]int{}, byPrefix: map[string]int{},
+func NewPending(max, maxAddr, maxPrefix int) *Pending {
+	return &Pending{conns: map[*Conn]struct{}{}, byAddr: map[string]int{}, byPrefix: map[string]int{},
 		max: max, maxAddr: maxAddr, maxPrefix: maxPrefix, penalties: map[string]*penalty{}}
 }
 
@@ -113,8 +113,8 @@ func addrKey(ip string) string { return addrkey.Of(ip) }
 // returns nil, entering nothing, while ip's address is penalized and the
 // table at least half full. kill
 // runs without the table's lock held; it must not block for long.
-func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingConn {
-	c := &pendingConn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), opened: now, last: now, kill: kill}
+func (p *Pending) Acquire(ip string, now time.Time, kill func()) *Conn {
+	c := &Conn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), opened: now, last: now, kill: kill}
 	p.mu.Lock()
 	if pen := p.penalties[c.addr]; pen != nil {
 		if now.Before(pen.until) && p.pressed() {
@@ -124,14 +124,14 @@ func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingCo
 		}
 		c.record = now.Sub(pen.until) <= penaltyMax
 	}
-	var victim *pendingConn
+	var victim *Conn
 	switch {
 	case p.maxAddr >= 0 && p.byAddr[c.addr] >= p.maxAddr:
-		victim = p.victim(now, func(o *pendingConn) bool { return o.addr == c.addr })
+		victim = p.victim(now, func(o *Conn) bool { return o.addr == c.addr })
 	case p.maxPrefix >= 0 && p.byPrefix[c.prefix] >= p.maxPrefix:
-		victim = p.victim(now, func(o *pendingConn) bool { return o.prefix == c.prefix })
+		victim = p.victim(now, func(o *Conn) bool { return o.prefix == c.prefix })
 	case p.max >= 0 && len(p.conns) >= p.max:
-		victim = p.victim(now, func(*pendingConn) bool { return true })
+		victim = p.victim(now, func(*Conn) bool { return true })
 	}
 	var evict func()
 	if victim != nil {
@@ -139,7 +139,7 @@ func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingCo
 		victim.evicted, evict = true, victim.kill
 		p.evicted++
 		if victim.addr != c.addr { // an address over its share is not punished twice
-			p.penalize(victim.addr, now)
+			p.Penalize(victim.addr, now)
 		}
 	}
 	p.conns[c] = struct{}{}
@@ -153,7 +153,7 @@ func (p *pendingConns) acquire(ip string, now time.Time, kill func()) *pendingCo
 }
 
 // pendingClass orders connections for eviction: lowest first.
-func (c *pendingConn) class(now time.Time) int {
+func (c *Conn) class(now time.Time) int {
 	switch {
 	case c.handed:
 		return 4 // waiting for the session's answer: the host's work, not the client's
@@ -169,8 +169,8 @@ func (c *pendingConn) class(now time.Time) int {
 
 // victim is the connection among those in that has done least for
 // longest, or nil if none is. The caller holds the lock.
-func (p *pendingConns) victim(now time.Time, in func(*pendingConn) bool) *pendingConn {
-	var best *pendingConn
+func (p *Pending) victim(now time.Time, in func(*Conn) bool) *Conn {
+	var best *Conn
 	bestClass := 0
 	for c := range p.conns {
 		if !in(c) {
@@ -194,7 +194,7 @@ func (p *pendingConns) victim(now time.Time, in func(*pendingConn) bool) *pendin
 }
 
 // remove takes c out of the table. The caller holds the lock.
-func (p *pendingConns) remove(c *pendingConn) {
+func (p *Pending) remove(c *Conn) {
 	c.gone = true
 	delete(p.conns, c)
 	if p.byAddr[c.addr]--; p.byAddr[c.addr] <= 0 {
@@ -207,10 +207,10 @@ func (p *pendingConns) remove(c *pendingConn) {
 
 // pressed reports whether the table is at least half full, when
 // penalties are enforced. The caller holds the lock.
-func (p *pendingConns) pressed() bool { return p.max >= 0 && 2*len(p.conns) >= p.max }
+func (p *Pending) pressed() bool { return p.max >= 0 && 2*len(p.conns) >= p.max }
 
 // penalize counts an offence of addr at now. The caller holds the lock.
-func (p *pendingConns) penalize(addr string, now time.Time) {
+func (p *Pending) Penalize(addr string, now time.Time) {
 	pen := p.penalties[addr]
 	if pen == nil {
 		if len(p.penalties) >= maxPenalized {
@@ -241,17 +241,17 @@ func (p *pendingConns) penalize(addr string, now time.Time) {
 
 // penalize penalizes the connection's address: while pending it missed a
 // handshake deadline, or guessed without solving the puzzle it was set.
-func (c *pendingConn) penalize(now time.Time) {
+func (c *Conn) Penalize(now time.Time) {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	if !c.gone {
-		c.t.penalize(c.addr, now)
+		c.t.Penalize(c.addr, now)
 	}
 }
 
 // release takes the connection out of the table: it was admitted or it
 // ended. Later calls, and a call after an eviction, do nothing.
-func (c *pendingConn) release() {
+func (c *Conn) Release() {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	if !c.gone {
@@ -262,21 +262,21 @@ func (c *pendingConn) release() {
 // handOver records that the connection's join, password checked, was
 // handed to the session at now: what is left is the host's work, so it
 // goes last.
-func (c *pendingConn) handOver(now time.Time) {
+func (c *Conn) HandOver(now time.Time) {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	c.handed, c.last = true, now
 }
 
 // wasEvicted reports whether the connection was evicted.
-func (c *pendingConn) wasEvicted() bool {
+func (c *Conn) WasEvicted() bool {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	return c.evicted
 }
 
 // progress records that the connection finished a handshake step at now.
-func (c *pendingConn) progress(now time.Time) {
+func (c *Conn) Progress(now time.Time) {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	c.steps++
@@ -285,7 +285,7 @@ func (c *pendingConn) progress(now time.Time) {
 
 // setKill replaces how the connection is closed on eviction (once the
 // connection can be told why). If it was evicted already, kill runs now.
-func (c *pendingConn) setKill(kill func()) {
+func (c *Conn) SetKill(kill func()) {
 	c.t.mu.Lock()
 	evicted := c.evicted
 	c.kill = kill
@@ -298,7 +298,7 @@ func (c *pendingConn) setKill(kill func()) {
 // timeout is full, shortened under pressure: from half full on, in
 // proportion to the room left in the table, down to a fifth of full
 // when it is full. Without a total limit it is full.
-func (p *pendingConns) timeout(full time.Duration) time.Duration {
+func (p *Pending) Timeout(full time.Duration) time.Duration {
 	if p.max <= 0 {
 		return full
 	}
@@ -313,7 +313,7 @@ func (p *pendingConns) timeout(full time.Duration) time.Duration {
 }
 
 // count is the number of connections in the table now.
-func (p *pendingConns) count() int {
+func (p *Pending) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.conns)
@@ -321,7 +321,7 @@ func (p *pendingConns) count() int {
 
 // evictions is the number of connections evicted so far, and of
 // newcomers refused.
-func (p *pendingConns) evictions() (evicted, refused uint64) {
+func (p *Pending) Evictions() (evicted, refused uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.evicted, p.refused

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"log/slog"
@@ -11,21 +11,21 @@ import (
 
 func TestRefusalLog(t *testing.T) {
 	var buf syncbuf.Buffer
-	l := newRefusalLog(slog.New(slog.NewTextHandler(&buf, nil)), 10*time.Second)
+	l := NewRefusalLog(slog.New(slog.NewTextHandler(&buf, nil)), 10*time.Second)
 	t0 := time.Unix(1000, 0)
 	for i := range 1000 {
-		l.refused(t0.Add(time.Duration(i)*time.Millisecond), "192.0.2.1", "client refused", "RateLimited", "remote", "192.0.2.1:1")
+		l.Refused(t0.Add(time.Duration(i)*time.Millisecond), "192.0.2.1", "client refused", "RateLimited", "remote", "192.0.2.1:1")
 	}
-	l.refused(t0, "192.0.2.1", "client refused", "BadPacket")
-	l.refused(t0, "192.0.2.2", "client refused", "Timeout", "remote", "192.0.2.2:1")
+	l.Refused(t0, "192.0.2.1", "client refused", "BadPacket")
+	l.Refused(t0, "192.0.2.2", "client refused", "Timeout", "remote", "192.0.2.2:1")
 	if got := strings.Count(buf.String(), "msg=\"client refused\""); got != 2 {
 		t.Fatalf("%d full lines for 1,002 refusals from two addresses in one interval, want 2:\n%s", got, buf.String())
 	}
-	l.flush(t0.Add(5 * time.Second)) // the interval is not over
+	l.Flush(t0.Add(5 * time.Second)) // the interval is not over
 	if strings.Contains(buf.String(), "more clients refused") {
 		t.Fatalf("summary before the interval ended:\n%s", buf.String())
 	}
-	l.flush(t0.Add(10 * time.Second))
+	l.Flush(t0.Add(10 * time.Second))
 	out := buf.String()
 	if strings.Count(out, "more clients refused") != 1 || !strings.Contains(out, "count=1000") ||
 		!strings.Contains(out, "reason_RateLimited=999") || !strings.Contains(out, "reason_BadPacket=1") {
@@ -35,7 +35,7 @@ func TestRefusalLog(t *testing.T) {
 		t.Fatalf("flush kept %d addresses", len(l.addrs))
 	}
 	// A new interval starts with a full line again.
-	l.refused(t0.Add(11*time.Second), "192.0.2.1", "client refused", "RateLimited")
+	l.Refused(t0.Add(11*time.Second), "192.0.2.1", "client refused", "RateLimited")
 	if got := strings.Count(buf.String(), "msg=\"client refused\""); got != 3 {
 		t.Fatalf("%d full lines, want 3 after a new interval began", got)
 	}
@@ -45,13 +45,13 @@ func TestRefusalLog(t *testing.T) {
 // once per interval per address and never counted among the refusals.
 func TestGoneIsNotARefusal(t *testing.T) {
 	var buf syncbuf.Buffer
-	l := newRefusalLog(slog.New(slog.NewTextHandler(&buf, nil)), time.Minute)
+	l := NewRefusalLog(slog.New(slog.NewTextHandler(&buf, nil)), time.Minute)
 	now := time.Now()
 	for i := 0; i < 100; i++ {
-		l.gone(now, "127.0.0.1", "client left before admission")
+		l.Gone(now, "127.0.0.1", "client left before admission")
 	}
-	l.refused(now, "127.0.0.1", "client refused", "BadPacket")
-	l.flush(now.Add(2 * time.Minute))
+	l.Refused(now, "127.0.0.1", "client refused", "BadPacket")
+	l.Flush(now.Add(2 * time.Minute))
 	out := buf.String()
 	if n := strings.Count(out, "client left before admission"); n != 1 {
 		t.Fatalf("%d lines for 100 leaves in one interval, want 1:\n%s", n, out)

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"testing"
@@ -7,32 +7,32 @@ import (
 
 func TestGuessLimiter(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	g := newGuessLimiter(1, 2, 1, 3, -1) // 2 per address at once, 3 in all, no puzzle
+	g := NewGuesses(1, 2, 1, 3, -1) // 2 per address at once, 3 in all, no puzzle
 	steps := []struct {
 		key  string
 		at   time.Duration
-		want guessVerdict
+		want Verdict
 	}{
-		{"a", 0, guessCheck},
-		{"a", 0, guessCheck},
-		{"a", 0, guessAddrLimit}, // a's burst is spent
-		{"b", 0, guessCheck},
-		{"c", 0, guessAllLimit}, // the global burst is spent: a fresh address gains nothing
-		{"c", time.Second, guessCheck},
-		{"d", time.Second, guessAllLimit},
-		{"a", 2 * time.Second, guessCheck},
+		{"a", 0, Check},
+		{"a", 0, Check},
+		{"a", 0, AddrLimit}, // a's burst is spent
+		{"b", 0, Check},
+		{"c", 0, AllLimit}, // the global burst is spent: a fresh address gains nothing
+		{"c", time.Second, Check},
+		{"d", time.Second, AllLimit},
+		{"a", 2 * time.Second, Check},
 	}
 	for i, s := range steps {
-		if got := g.attempt(s.key, t0.Add(s.at), 0, true); got != s.want {
+		if got := g.Attempt(s.key, t0.Add(s.at), 0, true); got != s.want {
 			t.Fatalf("step %d: attempt(%s at +%v) = %v, want %v", i, s.key, s.at, got, s.want)
 		}
-		if n, _ := g.puzzle(t0.Add(s.at)); n != 0 {
+		if n, _ := g.Puzzle(t0.Add(s.at)); n != 0 {
 			t.Fatalf("step %d: a puzzle with puzzles off", i)
 		}
 	}
-	var none *guessLimiter = newGuessLimiter(-1, 0, 0, 0, 0)
+	var none *Guesses = NewGuesses(-1, 0, 0, 0, 0)
 	for range 100 {
-		if n, _ := none.puzzle(t0); none.attempt("a", t0, 0, false) != guessCheck || n != 0 {
+		if n, _ := none.Puzzle(t0); none.Attempt("a", t0, 0, false) != Check || n != 0 {
 			t.Fatal("no limit refused an attempt or set a puzzle")
 		}
 	}
@@ -45,27 +45,27 @@ func TestGuessLimiter(t *testing.T) {
 func TestGuessPuzzle(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	const burst, maxBits = 5, 10
-	g := newGuessLimiter(100, 100, 1, burst, maxBits)
-	hard := burst + puzzleStep*(maxBits-puzzleBaseBits+1) // 17
+	g := NewGuesses(100, 100, 1, burst, maxBits)
+	hard := burst + puzzleStep*(maxBits-PuzzleBaseBits+1) // 17
 	checks := 0
 	for i := 0; i < 1000; i++ {
 		key := string(rune('a' + i%26)) // many addresses
-		bits, done := g.puzzle(t0)
+		bits, done := g.Puzzle(t0)
 		wantBits := 0
 		if checks >= burst {
-			wantBits = min(maxBits, puzzleBaseBits+(checks-burst)/puzzleStep)
+			wantBits = min(maxBits, PuzzleBaseBits+(checks-burst)/puzzleStep)
 		}
 		if bits != wantBits {
 			t.Fatalf("after %d checks: puzzle of %d bits, want %d", checks, bits, wantBits)
 		}
-		if bits > 0 && g.attempt(key, t0, bits, false) != guessNoSolution {
+		if bits > 0 && g.Attempt(key, t0, bits, false) != NoSolution {
 			t.Fatalf("after %d checks: an unsolved puzzle was not refused", checks)
 		}
 		done()
-		switch v := g.attempt(key, t0, bits, true); {
-		case v == guessCheck:
+		switch v := g.Attempt(key, t0, bits, true); {
+		case v == Check:
 			checks++
-		case v == guessAllLimit && checks == hard:
+		case v == AllLimit && checks == hard:
 		default:
 			t.Fatalf("after %d checks (bound %d): %v", checks, hard, v)
 		}
@@ -73,23 +73,23 @@ func TestGuessPuzzle(t *testing.T) {
 	if checks != hard {
 		t.Fatalf("%d checks at one instant, want the bound %d", checks, hard)
 	}
-	c := g.snapshot()
-	if c.checked != uint64(hard) || c.puzzles == 0 || c.refused == 0 || c.bits != maxBits {
+	c := g.Counts()
+	if c.Checked != uint64(hard) || c.Puzzles == 0 || c.Refused == 0 || c.Bits != maxBits {
 		t.Fatalf("counters %+v", c)
 	}
 	// Three seconds drain three checks: three more are checked, at the
 	// hardest puzzle.
 	later := t0.Add(3 * time.Second)
 	for i := 0; i < 3; i++ {
-		if n, _ := g.puzzle(later); n != maxBits || g.attempt("z", later, maxBits, true) != guessCheck {
+		if n, _ := g.Puzzle(later); n != maxBits || g.Attempt("z", later, maxBits, true) != Check {
 			t.Fatalf("check %d after the drain refused", i)
 		}
 	}
-	if g.attempt("y", later, maxBits, true) != guessAllLimit {
+	if g.Attempt("y", later, maxBits, true) != AllLimit {
 		t.Fatal("a fourth check after three seconds' drain")
 	}
 	// Once the load is gone, no puzzle.
-	if n, _ := g.puzzle(t0.Add(time.Minute)); n != 0 {
+	if n, _ := g.Puzzle(t0.Add(time.Minute)); n != 0 {
 		t.Fatalf("a puzzle of %d bits after a quiet minute", n)
 	}
 }
@@ -101,16 +101,16 @@ func TestGuessPuzzle(t *testing.T) {
 func TestGuessPuzzleSetBeforeABurst(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	const burst = 5
-	g := newGuessLimiter(100, 1000, 1, burst, 24)
+	g := NewGuesses(100, 1000, 1, burst, 24)
 	burstOf := func(key string) (set, checks int) {
 		sets := make([]int, 100) // 100 connections opened at once
 		dones := make([]func(), 100)
 		for i := range sets {
-			sets[i], dones[i] = g.puzzle(t0)
+			sets[i], dones[i] = g.Puzzle(t0)
 		}
 		for i, s := range sets {
 			dones[i]()
-			if g.attempt(key, t0, s, true) == guessCheck {
+			if g.Attempt(key, t0, s, true) == Check {
 				checks++
 			}
 		}
@@ -119,7 +119,7 @@ func TestGuessPuzzleSetBeforeABurst(t *testing.T) {
 	// Only the free burst's 5 get free passes; the other 95 get the first
 	// puzzle, 8 bits, which counts while the load less the window (8) is
 	// below the top of 8 bits' band (5 + 4): loads 5 to 16. 17 checks.
-	if set, checks := burstOf("a"); set != puzzleBaseBits || checks != 17 {
+	if set, checks := burstOf("a"); set != PuzzleBaseBits || checks != 17 {
 		t.Fatalf("opened at a load of 0: set %d bits, %d checked; want 8 and 17", set, checks)
 	}
 	// At a load of 17, the puzzle is 8 + (17-5)/4 = 11 bits; it counts

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"sync"
@@ -7,7 +7,7 @@ import (
 	"github.com/lockhost/lockhost/internal/ratelimit"
 )
 
-// guessLimiter bounds password checks per address (an IPv6 address by
+// Guesses bounds password checks per address (an IPv6 address by
 // its /64) and across all addresses, without locking out a client that
 // knows the password. A relay host's arbiter proofs (relaypeer.go) are
 // guesses of the same kind and spend the same budget: a connection that
@@ -21,11 +21,11 @@ import (
 // free burst (gburst) a client gets no puzzle; above it, a client must
 // solve a proof of work on its challenge (package password) whose
 // difficulty grows by a bit for every puzzleStep checks more in the load,
-// from puzzleBaseBits up to maxBits. The puzzle is set with the mod list
+// from PuzzleBaseBits up to maxBits. The puzzle is set with the mod list
 // and answered with the username; if the load grew so much meanwhile that
 // even puzzleWindow checks less would call for a harder puzzle, the
 // answer no longer counts. A check is made only while the load
-// stays within hard = gburst + puzzleStep*(maxBits-puzzleBaseBits+1):
+// stays within hard = gburst + puzzleStep*(maxBits-PuzzleBaseBits+1):
 // in any T seconds at most hard + grate*T checks, however many addresses
 // guess. Guessers who want more checks pay in work, doubling every
 // puzzleStep checks; a real client pays one puzzle of the difficulty the
@@ -33,7 +33,7 @@ import (
 // (maxBits < 0) hard is gburst: the global bucket alone, which locks
 // everyone out once guessers spend it. The wire spec (package wire)
 // documents the same rule.
-type guessLimiter struct {
+type Guesses struct {
 	mu            sync.Mutex
 	byAddr        map[string]*ratelimit.Bucket
 	rate, burst   float64 // per address
@@ -44,51 +44,51 @@ type guessLimiter struct {
 	free          int     // free passes (no puzzle) set and not yet used
 	last          time.Time
 	calls         int
-	counts        guessCounts
+	counts        GuessCounts
 }
 
-// guessCounts are the limiter's counters, for Stats.
-type guessCounts struct {
-	checked, refused, puzzles uint64 // attempts checked and refused, puzzles set
-	passwords, wrong          uint64 // passwords checked, and found wrong
-	arbiters, wrongArbiter    uint64 // arbiter proofs checked, and found wrong
-	bits                      int    // the difficulty a newcomer gets now
+// GuessCounts are the limiter's counters, for the host's Stats.
+type GuessCounts struct {
+	Checked, Refused, Puzzles uint64 // attempts checked and refused, puzzles set
+	Passwords, Wrong          uint64 // passwords checked, and found wrong
+	Arbiters, WrongArbiter    uint64 // arbiter proofs checked, and found wrong
+	Bits                      int    // the difficulty a newcomer gets now
 }
 
 // The puzzle's first difficulty, how many checks more in the load add a
 // bit, and how many checks more the load may have taken since a puzzle
 // (or a free pass) was set for it to count still.
 const (
-	puzzleBaseBits = 8
+	PuzzleBaseBits = 8
 	puzzleStep     = 4
 	puzzleWindow   = 8
 )
 
 // A guess's verdict.
-type guessVerdict int
+type Verdict int
 
 const (
-	guessCheck      guessVerdict = iota // check the password
-	guessAddrLimit                      // over the address's rate
-	guessNoSolution                     // the puzzle set was not solved, or is too easy by now
-	guessAllLimit                       // over the bound for all addresses
+	Check      Verdict = iota // check the password
+	AddrLimit                      // over the address's rate
+	NoSolution                     // the puzzle set was not solved, or is too easy by now
+	AllLimit                       // over the bound for all addresses
 )
 
-// newGuessLimiter returns a limiter, or nil (no limit) for a negative rate.
-func newGuessLimiter(rate float64, burst int, grate float64, gburst int, maxBits int) *guessLimiter {
+// NewGuesses returns a limiter, or nil (no limit) for a negative rate.
+func NewGuesses(rate float64, burst int, grate float64, gburst int, maxBits int) *Guesses {
 	if rate < 0 {
 		return nil
 	}
-	g := &guessLimiter{byAddr: map[string]*ratelimit.Bucket{}, rate: rate, burst: float64(burst),
+	g := &Guesses{byAddr: map[string]*ratelimit.Bucket{}, rate: rate, burst: float64(burst),
 		grate: grate, gburst: float64(gburst), maxBits: maxBits, hard: float64(gburst)}
 	if maxBits >= 0 {
-		g.hard += float64(puzzleStep * (maxBits - puzzleBaseBits + 1))
+		g.hard += float64(puzzleStep * (maxBits - PuzzleBaseBits + 1))
 	}
 	return g
 }
 
 // drain lets the load leak up to now. The caller holds the lock.
-func (g *guessLimiter) drain(now time.Time) {
+func (g *Guesses) drain(now time.Time) {
 	if !g.last.IsZero() && now.After(g.last) {
 		g.load = max(0, g.load-now.Sub(g.last).Seconds()*g.grate)
 	}
@@ -98,14 +98,14 @@ func (g *guessLimiter) drain(now time.Time) {
 }
 
 // bitsAt is the difficulty for the load now. The caller holds the lock.
-func (g *guessLimiter) bitsAt() int { return g.bitsFor(g.load) }
+func (g *Guesses) bitsAt() int { return g.bitsFor(g.load) }
 
 // bitsFor is the difficulty for a load.
-func (g *guessLimiter) bitsFor(load float64) int {
+func (g *Guesses) bitsFor(load float64) int {
 	if g.maxBits < 0 || load < g.gburst {
 		return 0
 	}
-	return min(g.maxBits, puzzleBaseBits+int((load-g.gburst)/puzzleStep))
+	return min(g.maxBits, PuzzleBaseBits+int((load-g.gburst)/puzzleStep))
 }
 
 // puzzle returns the difficulty of the puzzle to set a client whose
@@ -113,7 +113,7 @@ func (g *guessLimiter) bitsFor(load float64) int {
 // client's attempt is decided or its connection ends. Free passes (no
 // puzzle) are set only while the load and the passes still out stay
 // below the free burst, so that the free passes set are honoured.
-func (g *guessLimiter) puzzle(now time.Time) (n int, done func()) {
+func (g *Guesses) Puzzle(now time.Time) (n int, done func()) {
 	if g == nil {
 		return 0, func() {}
 	}
@@ -131,10 +131,10 @@ func (g *guessLimiter) puzzle(now time.Time) (n int, done func()) {
 			g.mu.Unlock()
 		})
 	default:
-		n = max(puzzleBaseBits, g.bitsAt())
-		g.counts.puzzles++
+		n = max(PuzzleBaseBits, g.bitsAt())
+		g.counts.Puzzles++
 	}
-	g.counts.bits = n
+	g.counts.Bits = n
 	return n, done
 }
 
@@ -146,9 +146,9 @@ func (g *guessLimiter) puzzle(now time.Time) (n int, done func()) {
 // client solving its puzzle while a few other checks are made keeps it. A refused attempt spends
 // nothing in all, so one address over its limit does not drain
 // everyone's.
-func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) guessVerdict {
+func (g *Guesses) Attempt(key string, now time.Time, set int, solved bool) Verdict {
 	if g == nil {
-		return guessCheck
+		return Check
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -166,59 +166,59 @@ func (g *guessLimiter) attempt(key string, now time.Time, set int, solved bool) 
 		b = new(ratelimit.Bucket)
 		g.byAddr[key] = b
 	}
-	v := guessCheck
+	v := Check
 	g.drain(now)
 	switch {
 	case !b.Take(now, g.rate, g.burst):
-		v = guessAddrLimit
+		v = AddrLimit
 	case !solved || set < g.bitsFor(g.load-puzzleWindow):
-		v = guessNoSolution
+		v = NoSolution
 	case g.load+1 > g.hard:
-		v = guessAllLimit
+		v = AllLimit
 	default:
 		g.load++
-		g.counts.checked++
+		g.counts.Checked++
 	}
-	if v != guessCheck {
-		g.counts.refused++
+	if v != Check {
+		g.counts.Refused++
 	}
-	g.counts.bits = 0
+	g.counts.Bits = 0
 	if g.maxBits >= 0 && g.load+float64(g.free) >= g.gburst {
-		g.counts.bits = max(puzzleBaseBits, g.bitsAt()) // what a newcomer gets
+		g.counts.Bits = max(PuzzleBaseBits, g.bitsAt()) // what a newcomer gets
 	}
 	return v
 }
 
 // passwordChecked counts a password checked, ok when it was right.
-func (g *guessLimiter) passwordChecked(ok bool) {
+func (g *Guesses) PasswordChecked(ok bool) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	g.counts.passwords++
+	g.counts.Passwords++
 	if !ok {
-		g.counts.wrong++
+		g.counts.Wrong++
 	}
 	g.mu.Unlock()
 }
 
 // arbiterChecked counts an arbiter proof checked, ok when it was right.
-func (g *guessLimiter) arbiterChecked(ok bool) {
+func (g *Guesses) ArbiterChecked(ok bool) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	g.counts.arbiters++
+	g.counts.Arbiters++
 	if !ok {
-		g.counts.wrongArbiter++
+		g.counts.WrongArbiter++
 	}
 	g.mu.Unlock()
 }
 
 // snapshot returns the counters.
-func (g *guessLimiter) snapshot() guessCounts {
+func (g *Guesses) Counts() GuessCounts {
 	if g == nil {
-		return guessCounts{}
+		return GuessCounts{}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestRateLimiter(t *testing.T) {
-	l := newRateLimiter(2, 3)
+	l := NewConnRate(2, 3)
 	t0 := time.Unix(1000, 0)
 	for i := 0; i < 3; i++ {
 		if !l.Allow("10.0.0.1", t0) {
@@ -30,7 +30,7 @@ func TestRateLimiter(t *testing.T) {
 	if n := l.Len(); n != 1 {
 		t.Fatalf("%d addresses tracked after an hour, want 1", n)
 	}
-	var off *rateLimiter = newRateLimiter(-1, 0)
+	var off *ConnRate = NewConnRate(-1, 0)
 	if !off.Allow("x", t0) {
 		t.Fatal("disabled limiter refused")
 	}
