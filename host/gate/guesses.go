@@ -69,9 +69,9 @@ type Verdict int
 
 const (
 	Check      Verdict = iota // check the password
-	AddrLimit                      // over the address's rate
-	NoSolution                     // the puzzle set was not solved, or is too easy by now
-	AllLimit                       // over the bound for all addresses
+	AddrLimit                 // over the address's rate
+	NoSolution                // the puzzle set was not solved, or is too easy by now
+	AllLimit                  // over the bound for all addresses
 )
 
 // NewGuesses returns a limiter, or nil (no limit) for a negative rate.
