@@ -9,10 +9,10 @@ import (
 
 // Guesses bounds password checks per address (an IPv6 address by
 // its /64) and across all addresses, without locking out a client that
-// knows the password. A relay host's arbiter proofs (relaypeer.go) are
+// knows the password. A relay host's arbiter proofs (package host, relaypeer.go) are
 // guesses of the same kind and spend the same budget: a connection that
 // proves the password, the arbiter secret or both is one attempt, its
-// puzzle set on the password challenge, or the arbiter challenge when
+// Puzzle set on the password challenge, or the arbiter challenge when
 // the session has no password.
 //
 // Per address it is a token bucket: an attempt over it is refused
@@ -108,10 +108,10 @@ func (g *Guesses) bitsFor(load float64) int {
 	return min(g.maxBits, PuzzleBaseBits+int((load-g.gburst)/puzzleStep))
 }
 
-// puzzle returns the difficulty of the puzzle to set a client whose
+// Puzzle returns the difficulty of the puzzle to set a client whose
 // password will be checked (0 for none), and done, to call once the
 // client's attempt is decided or its connection ends. Free passes (no
-// puzzle) are set only while the load and the passes still out stay
+// Puzzle) are set only while the load and the passes still out stay
 // below the free burst, so that the free passes set are honoured.
 func (g *Guesses) Puzzle(now time.Time) (n int, done func()) {
 	if g == nil {
@@ -138,7 +138,7 @@ func (g *Guesses) Puzzle(now time.Time) (n int, done func()) {
 	return n, done
 }
 
-// attempt decides on an attempt from key at now; set is the difficulty of
+// Attempt decides on an attempt from key at now; set is the difficulty of
 // the puzzle the client was set (0: none), solved whether it solved it.
 // The puzzle counts only if it would still be set for a load puzzleWindow
 // checks below the load now: puzzles (or free passes) handed out cheaply
@@ -189,7 +189,7 @@ func (g *Guesses) Attempt(key string, now time.Time, set int, solved bool) Verdi
 	return v
 }
 
-// passwordChecked counts a password checked, ok when it was right.
+// PasswordChecked counts a password checked, ok when it was right.
 func (g *Guesses) PasswordChecked(ok bool) {
 	if g == nil {
 		return
@@ -202,7 +202,7 @@ func (g *Guesses) PasswordChecked(ok bool) {
 	g.mu.Unlock()
 }
 
-// arbiterChecked counts an arbiter proof checked, ok when it was right.
+// ArbiterChecked counts an arbiter proof checked, ok when it was right.
 func (g *Guesses) ArbiterChecked(ok bool) {
 	if g == nil {
 		return
@@ -215,7 +215,7 @@ func (g *Guesses) ArbiterChecked(ok bool) {
 	g.mu.Unlock()
 }
 
-// snapshot returns the counters.
+// Counts returns the counters.
 func (g *Guesses) Counts() GuessCounts {
 	if g == nil {
 		return GuessCounts{}

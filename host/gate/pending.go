@@ -108,7 +108,7 @@ func NewPending(max, maxAddr, maxPrefix int) *Pending {
 // addrKey is the key an address is counted under (package addrkey).
 func addrKey(ip string) string { return addrkey.Of(ip) }
 
-// acquire enters a new connection from ip, made at now, whose kill
+// Acquire enters a new connection from ip, made at now, whose kill
 // closes it, evicting another connection first if a limit is reached. It
 // returns nil, entering nothing, while ip's address is penalized and the
 // table at least half full. kill
@@ -209,7 +209,7 @@ func (p *Pending) remove(c *Conn) {
 // penalties are enforced. The caller holds the lock.
 func (p *Pending) pressed() bool { return p.max >= 0 && 2*len(p.conns) >= p.max }
 
-// penalize counts an offence of addr at now. The caller holds the lock.
+// Penalize counts an offence of addr at now. The caller holds the lock.
 func (p *Pending) Penalize(addr string, now time.Time) {
 	pen := p.penalties[addr]
 	if pen == nil {
@@ -239,7 +239,7 @@ func (p *Pending) Penalize(addr string, now time.Time) {
 	pen.until = now.Add(d - time.Duration(rand.Int64N(int64(d/4)+1)))
 }
 
-// penalize penalizes the connection's address: while pending it missed a
+// Penalize penalizes the connection's address: while pending it missed a
 // handshake deadline, or guessed without solving the puzzle it was set.
 func (c *Conn) Penalize(now time.Time) {
 	c.t.mu.Lock()
@@ -249,7 +249,7 @@ func (c *Conn) Penalize(now time.Time) {
 	}
 }
 
-// release takes the connection out of the table: it was admitted or it
+// Release takes the connection out of the table: it was admitted or it
 // ended. Later calls, and a call after an eviction, do nothing.
 func (c *Conn) Release() {
 	c.t.mu.Lock()
@@ -259,7 +259,7 @@ func (c *Conn) Release() {
 	}
 }
 
-// handOver records that the connection's join, password checked, was
+// HandOver records that the connection's join, password checked, was
 // handed to the session at now: what is left is the host's work, so it
 // goes last.
 func (c *Conn) HandOver(now time.Time) {
@@ -268,14 +268,14 @@ func (c *Conn) HandOver(now time.Time) {
 	c.handed, c.last = true, now
 }
 
-// wasEvicted reports whether the connection was evicted.
+// WasEvicted reports whether the connection was evicted.
 func (c *Conn) WasEvicted() bool {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
 	return c.evicted
 }
 
-// progress records that the connection finished a handshake step at now.
+// Progress records that the connection finished a handshake step at now.
 func (c *Conn) Progress(now time.Time) {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
@@ -283,7 +283,7 @@ func (c *Conn) Progress(now time.Time) {
 	c.last = now
 }
 
-// setKill replaces how the connection is closed on eviction (once the
+// SetKill replaces how the connection is closed on eviction (once the
 // connection can be told why). If it was evicted already, kill runs now.
 func (c *Conn) SetKill(kill func()) {
 	c.t.mu.Lock()
@@ -295,7 +295,7 @@ func (c *Conn) SetKill(kill func()) {
 	}
 }
 
-// timeout is full, shortened under pressure: from half full on, in
+// Timeout is full, shortened under pressure: from half full on, in
 // proportion to the room left in the table, down to a fifth of full
 // when it is full. Without a total limit it is full.
 func (p *Pending) Timeout(full time.Duration) time.Duration {
@@ -312,14 +312,14 @@ func (p *Pending) Timeout(full time.Duration) time.Duration {
 	return max(full/5, full*time.Duration(2*room)/time.Duration(p.max))
 }
 
-// count is the number of connections in the table now.
+// Count is the number of connections in the table now.
 func (p *Pending) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.conns)
 }
 
-// evictions is the number of connections evicted so far, and of
+// Evictions is the number of connections evicted so far, and of
 // newcomers refused.
 func (p *Pending) Evictions() (evicted, refused uint64) {
 	p.mu.Lock()

@@ -29,7 +29,7 @@ func NewRefusalLog(log *slog.Logger, every time.Duration) *RefusalLog {
 	return &RefusalLog{log: log, every: every, addrs: map[string]*refusals{}}
 }
 
-// refused logs a refusal from key with reason, or counts it if a line for
+// Refused logs a refusal from key with reason, or counts it if a line for
 // key went out less than an interval ago. attrs are the full line's.
 func (l *RefusalLog) Refused(now time.Time, key, msg, reason string, attrs ...any) {
 	if l.open(now, key, reason, true) {
@@ -37,7 +37,7 @@ func (l *RefusalLog) Refused(now time.Time, key, msg, reason string, attrs ...an
 	}
 }
 
-// gone logs a connection that was never admitted and did nothing wrong
+// Gone logs a connection that was never admitted and did nothing wrong
 // (a joiner that left before admission): in full when no line for key
 // went out this interval, else not at all. It is not a refusal and is
 // not counted as one, but it starts key's interval, so a flood of them is
@@ -70,7 +70,7 @@ func (l *RefusalLog) open(now time.Time, key, reason string, count bool) bool {
 	return true
 }
 
-// flush logs a summary for every address whose interval is over and
+// Flush logs a summary for every address whose interval is over and
 // forgets it.
 func (l *RefusalLog) Flush(now time.Time) {
 	l.mu.Lock()
