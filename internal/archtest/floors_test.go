@@ -72,9 +72,10 @@ var floors = map[string]floor{
 	"snapshot": domain,
 	"saves":    domain,
 	"desync":   domain,
-	// relay stands in for the game on a relay host; it links none.
-	"relay":                domain,
-	"roster":               domain,
+	// host/relay stands in for the game on a relay host; it links none.
+	// It and host/roster are parts of the host, below package host.
+	"host/relay":           domain,
+	"host/roster":          domain,
 	"status":               domain,
 	"tlsid":                domain,
 	"rcon":                 domain,

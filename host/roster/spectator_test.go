@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/wire"
 )
 

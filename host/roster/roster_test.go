@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/wire"
 )
 
