@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/attack"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/operator/admin"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/wire"
 )

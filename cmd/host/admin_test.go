@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/rcon"
+	"github.com/lockhost/lockhost/operator/rcon"
 	"github.com/lockhost/lockhost/saves"
 )
 

@@ -23,9 +23,9 @@ import (
 	joinpkg "github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/operator/rcon"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/password"
-	"github.com/lockhost/lockhost/rcon"
-	"github.com/lockhost/lockhost/web"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/urfave/cli/v2"
 )
 

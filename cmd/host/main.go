@@ -25,10 +25,10 @@ import (
 	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/metrics"
+	"github.com/lockhost/lockhost/operator/metrics"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/tlsid"
-	"github.com/lockhost/lockhost/web"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/savelock"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
-	"github.com/lockhost/lockhost/web"
 )
 
 // hostRun is a running `host serve`.

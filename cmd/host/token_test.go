@@ -14,7 +14,7 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/web"
 )
 
 // TestStatusToken runs the real host with --http and a token, from a file

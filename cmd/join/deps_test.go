@@ -18,14 +18,13 @@ const module = "github.com/lockhost/lockhost/"
 // content, and the recorder of a real session. The join tool must not link
 // any of them.
 var hostSide = []string{
-	"host",
-	"admin",
-	"rcon",
+	"host", // host/roster and host/relay included
+	"operator/admin",
+	"operator/rcon",
 	"saves",
 	"desync",
-	"roster",
-	"web",
-	"metrics",
+	"operator/web",
+	"operator/metrics",
 	"internal/hostcontent",
 	"internal/testing/corpus",
 }

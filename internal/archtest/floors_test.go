@@ -74,20 +74,22 @@ var floors = map[string]floor{
 	"desync":   domain,
 	// host/relay stands in for the game on a relay host; it links none.
 	// It and host/roster are parts of the host, below package host.
-	"host/relay":           domain,
-	"host/roster":          domain,
-	"status":               domain,
-	"tlsid":                domain,
-	"rcon":                 domain,
+	"host/relay":  domain,
+	"host/roster": domain,
+	"status":      domain,
+	"tlsid":       domain,
+	// operator/rcon sits with the operator's add-ons but knows nothing of
+	// the host: it needs only the ground, so it stays on this floor.
+	"operator/rcon":        domain,
 	"colony":               domain,
 	"internal/gamecontent": domain,
 
 	"host": sides,
 	"join": sides,
 
-	"admin":                hostAddOns,
-	"metrics":              hostAddOns,
-	"web":                  hostAddOns,
+	"operator/admin":       hostAddOns,
+	"operator/metrics":     hostAddOns,
+	"operator/web":         hostAddOns,
 	"internal/hostcontent": hostAddOns,
 
 	"internal/testing/corpus":   testTooling,

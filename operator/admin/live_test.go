@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/gorcon/rcon"
-	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	lhrcon "github.com/lockhost/lockhost/rcon"
+	"github.com/lockhost/lockhost/operator/admin"
+	lhrcon "github.com/lockhost/lockhost/operator/rcon"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/metrics"
+	"github.com/lockhost/lockhost/operator/metrics"
 	dto "github.com/prometheus/client_model/go"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/metrics"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/metrics"
+	"github.com/lockhost/lockhost/operator/web"
 )
 
 // chromium finds the browser, skipping the test without one unless CI=true.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/metrics"
+	"github.com/lockhost/lockhost/operator/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/operator/admin"
 )
 
 // fakeHost answers every admin method without a session, recording the

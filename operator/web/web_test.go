@@ -16,7 +16,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"

@@ -13,7 +13,7 @@ import (
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
-	"github.com/lockhost/lockhost/metrics"
+	"github.com/lockhost/lockhost/operator/metrics"
 	"github.com/lockhost/lockhost/wire"
 	dto "github.com/prometheus/client_model/go"
 )

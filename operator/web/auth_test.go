@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
