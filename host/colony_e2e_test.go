@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/internal/testing/testkit"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"

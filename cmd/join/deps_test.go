@@ -25,7 +25,7 @@ var hostSide = []string{
 	"desync",
 	"operator/web",
 	"operator/metrics",
-	"internal/hostcontent",
+	"game/hostcontent",
 	"internal/testing/corpus",
 }
 
@@ -53,10 +53,10 @@ func TestHostSideDepsMatcher(t *testing.T) {
 	}{
 		{module + "host", true},
 		{module + "saves/savestest", true},
-		{module + "internal/hostcontent", true},
+		{module + "game/hostcontent", true},
 		{module + "hostname", false},
 		{module + "join", false},
-		{module + "internal/gamecontent", false},
+		{module + "game/content", false},
 		{"example.com/other/host", false},
 	}
 	for _, tc := range tests {

@@ -7,8 +7,8 @@ import (
 )
 
 // TestLinksNoGame holds the package to its purpose: a relay host links no
-// game code, so neither colony, nor the game content, nor the test game
-// may be among its dependencies.
+// game code, so nothing under game/ (colony, its content, the host's view
+// of content) nor the test game may be among its dependencies.
 func TestLinksNoGame(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
@@ -22,7 +22,7 @@ func TestLinksNoGame(t *testing.T) {
 		t.Fatalf("go list gave %d dependencies: too few to mean anything", len(deps))
 	}
 	const module = "github.com/lockhost/lockhost/"
-	for _, game := range []string{"colony", "internal/gamecontent", "lockstep/locksteptest"} {
+	for _, game := range []string{"game", "lockstep/locksteptest"} {
 		for _, d := range deps {
 			if d == module+game || strings.HasPrefix(d, module+game+"/") {
 				t.Errorf("package relay links %s, a game package", d)

@@ -80,17 +80,20 @@ var floors = map[string]floor{
 	"tlsid":       domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
-	"operator/rcon":        domain,
-	"colony":               domain,
-	"internal/gamecontent": domain,
+	"operator/rcon": domain,
+	// game/ is the reference game, apart from the platform: the colony
+	// simulation and its content loader here, the host's view of its
+	// content among the host add-ons.
+	"game/colony":  domain,
+	"game/content": domain,
 
 	"host": sides,
 	"join": sides,
 
-	"operator/admin":       hostAddOns,
-	"operator/metrics":     hostAddOns,
-	"operator/web":         hostAddOns,
-	"internal/hostcontent": hostAddOns,
+	"operator/admin":   hostAddOns,
+	"operator/metrics": hostAddOns,
+	"operator/web":     hostAddOns,
+	"game/hostcontent": hostAddOns,
 
 	"internal/testing/corpus":   testTooling,
 	"internal/testing/attack":   testTooling,
@@ -260,7 +263,7 @@ func TestArrowErrors(t *testing.T) {
 		{"host", []string{m("wire"), m("internal/codec"), "fmt", m("join")}, 0},
 		{"wire", []string{m("host")}, 1},
 		{"lockstep", []string{m("wire"), m("defs")}, 1},
-		{"internal/gamecontent", []string{m("cmd/internal/cliutil")}, 1},
+		{"game/content", []string{m("cmd/internal/cliutil")}, 1},
 		{"cmd/host", []string{m("internal/testing/testkit")}, 1},
 		{"host", []string{m("internal/testing/hosttest")}, 1},
 		{"scripts/cmd/soak", []string{m("internal/testing/testkit"), m("host"), m("cmd/internal/cliutil")}, 0},

@@ -94,7 +94,7 @@ func TestRecordedCorpus(t *testing.T) {
 			switch tg.String() {
 			case "wire.FuzzDecode":
 				decodeIDs = append(decodeIDs, wire.ID(args[0].(byte)))
-			case "colony.FuzzApply":
+			case "game/colony.FuzzApply":
 				kinds = append(kinds, args[0].(uint16))
 			}
 		}
@@ -107,7 +107,7 @@ func TestRecordedCorpus(t *testing.T) {
 	sent := map[uint16]bool{}
 	for _, c := range a.Commands {
 		if !sent[c.Kind] && !slices.Contains(kinds, c.Kind) {
-			t.Errorf("command kind %d was sent but has no recorded colony.FuzzApply seed; run scripts/record-corpus", c.Kind)
+			t.Errorf("command kind %d was sent but has no recorded game/colony.FuzzApply seed; run scripts/record-corpus", c.Kind)
 		}
 		sent[c.Kind] = true
 	}

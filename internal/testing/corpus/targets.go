@@ -11,9 +11,9 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/status"
@@ -155,7 +155,7 @@ func trafficTargets() []Target {
 				}
 				return nil
 			}},
-		{Pkg: "colony", Name: "FuzzLoad", Args: []string{"[]byte", "[]byte", "[]byte"},
+		{Pkg: "game/colony", Name: "FuzzLoad", Args: []string{"[]byte", "[]byte", "[]byte"},
 			seeds: (*Analysis).loadSeeds,
 			check: func(args []any) error {
 				c, err := defaultContent()
@@ -165,9 +165,9 @@ func trafficTargets() []Target {
 				_, err = colony.Load(c, args[0].([]byte), []lockstep.MapBlob{{ID: 0, Data: args[1].([]byte)}, {ID: 1, Data: args[2].([]byte)}})
 				return err
 			}},
-		{Pkg: "colony", Name: "FuzzApply", Args: []string{"uint16", "int32", "[]byte"},
+		{Pkg: "game/colony", Name: "FuzzApply", Args: []string{"uint16", "int32", "[]byte"},
 			seeds: (*Analysis).applySeeds},
-		{Pkg: "colony", Name: "FuzzReplaceMap", Args: []string{"int32", "[]byte"},
+		{Pkg: "game/colony", Name: "FuzzReplaceMap", Args: []string{"int32", "[]byte"},
 			seeds: (*Analysis).replaceMapSeeds,
 			check: func(args []any) error {
 				c, err := defaultContent()

@@ -19,7 +19,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/join"

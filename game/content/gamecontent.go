@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/game/colony"
 )
 
 // DefaultGameVersion is the game version announced and used to pick
@@ -73,7 +73,7 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 		if errors.As(err, &lacks) {
 			return nil, fmt.Errorf("the content has no %s, which every world needs: a mod builds on the base content, "+
 				"which must be loaded under it, first in load order (--content PATH/TO/RimWorld/Data/Core --content %s for the game's Core, "+
-				"or --content colony/content/Core --content %s for this repository's default content, the embedded one)",
+				"or --content game/colony/content/Core --content %s for this repository's default content, the embedded one)",
 				strings.Join(lacks.Lacks, ", no "), strings.Join(dirs, " --content "), strings.Join(dirs, " --content "))
 		}
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 )
 
 // TestRandomCommandsAreValid: RandomCommand's commands are accepted by the world

@@ -7,5 +7,5 @@
 // It is linked by the join tool as well as the host, so it imports no
 // host-side package; what only a host derives from loaded content (what
 // it announces, save metadata, loading a save) is in package
-// internal/hostcontent.
+// hostcontent (game/hostcontent).
 package gamecontent

@@ -3,7 +3,7 @@ package colony_test
 import (
 	"fmt"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

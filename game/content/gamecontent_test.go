@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/game/colony"
 )
 
 func write(t *testing.T, root string, files map[string]string) {
