@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"log/slog"
 	"net"
 	"os"

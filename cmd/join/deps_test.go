@@ -26,7 +26,7 @@ var hostSide = []string{
 	"operator/web",
 	"operator/metrics",
 	"game/hostcontent",
-	"internal/testing/corpus",
+	"testing/corpus",
 }
 
 // hostSideDeps lists the host-side packages among deps (import paths).

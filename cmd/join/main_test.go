@@ -13,7 +13,7 @@ import (
 	"github.com/lockhost/lockhost/game/colony"
 	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/hosttest"
 )
 
 // serveBundle hosts a small world of b on loopback for the test's life.

@@ -8,8 +8,8 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/game/colony"
 	gamecontent "github.com/lockhost/lockhost/game/content"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // startCutter relays to target and cuts the first connection after

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 // TestLoadMemory compares the memory and time a joiner needs to load a

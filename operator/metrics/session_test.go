@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/operator/metrics"
+	"github.com/lockhost/lockhost/testing/hosttest"
 	dto "github.com/prometheus/client_model/go"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 func TestRoundTrip(t *testing.T) {

@@ -14,12 +14,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/operator/metrics"
 	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // chromium finds the browser, skipping the test without one unless CI=true.

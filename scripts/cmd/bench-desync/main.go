@@ -31,9 +31,9 @@ import (
 	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 func main() {

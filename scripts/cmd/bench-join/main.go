@@ -55,9 +55,9 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/game/colony"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // world is one world size to measure, as host serve flags.

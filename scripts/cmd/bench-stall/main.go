@@ -21,8 +21,8 @@ import (
 
 	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 func main() {

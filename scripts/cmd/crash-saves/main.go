@@ -19,8 +19,8 @@ import (
 
 	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/game/hostcontent"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 func main() {

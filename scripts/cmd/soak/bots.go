@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/game/colony"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // slotState is where a slot's bot is in its life.

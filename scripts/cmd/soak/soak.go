@@ -18,9 +18,9 @@ import (
 	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // soak is one run: the host, the slots and what happened.

@@ -20,10 +20,10 @@ var update = flag.Bool("update", false, "rewrite the recorded seed corpora of ev
 
 const (
 	// moduleRoot is the repository root from this package's folder.
-	moduleRoot = "../../.."
+	moduleRoot = "../.."
 	// realMods are the real mod folders the defs tests read, beside the
 	// repository; their def files join the seeds when they are there.
-	realMods = "../../../../shared/testdata/real-mods"
+	realMods = "../../../shared/testdata/real-mods"
 	// corpusBudget caps the committed recorded seeds of all targets.
 	corpusBudget = 2 << 20
 )
