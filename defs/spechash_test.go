@@ -76,7 +76,7 @@ func specDatabaseHash(typ string, ds []*defs.Def) (uint64, []uint64) {
 // game's real content from the specification's description and checks
 // it against this package's, def by def.
 func TestSpecDatabaseHash(t *testing.T) {
-	set, err := defs.ScanDirs([]string{filepath.Join("..", "colony", "content", "Core")}, defs.Options{})
+	set, err := defs.ScanDirs([]string{filepath.Join("..", "game", "colony", "content", "Core")}, defs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

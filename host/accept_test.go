@@ -11,8 +11,8 @@ import (
 	"log/slog"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // emfileListener fails its first n Accepts as a process out of file

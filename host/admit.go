@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockhost/lockhost/roster"
+	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/wire"
 )
 

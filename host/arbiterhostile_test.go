@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/attack"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/operator/admin"
 	"github.com/lockhost/lockhost/password"
+	"github.com/lockhost/lockhost/testing/attack"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/wire"
 )
 

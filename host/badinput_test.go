@@ -12,8 +12,8 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/codec"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/internal/addrkey"
 	"github.com/lockhost/lockhost/internal/atomicfile"
-	"github.com/lockhost/lockhost/roster"
 )
 
 // BansFileName is the ban list's file name in the host's data folder.

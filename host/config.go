@@ -10,9 +10,9 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host/gate"
+	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/password"
-	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"

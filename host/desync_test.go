@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // eventLog collects a joiner's desync events and notices.

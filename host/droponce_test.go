@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

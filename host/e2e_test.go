@@ -14,11 +14,11 @@ import (
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/joinopt"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockhost/lockhost/host/relay"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 func TestSilentClientTimesOut(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockhost/lockhost/host/relay"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )

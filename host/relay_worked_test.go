@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockhost/lockhost/host/relay"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"
-	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )

@@ -11,10 +11,10 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -17,13 +17,13 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/internal/joinopt"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -16,13 +16,13 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/joinopt"
-	"github.com/lockhost/lockhost/internal/testing/attack"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/attack"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // corrupter makes a relay player that perturbs one map once, at the first

@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockhost/lockhost/host/relay"
 	"github.com/lockhost/lockhost/password"
-	"github.com/lockhost/lockhost/relay"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/password"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/wire"
 )
 

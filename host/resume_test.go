@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

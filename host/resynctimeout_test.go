@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // TestRepairTimeoutDropsOnce starts a repair for a client that then

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // serveUntil runs a host on sim with cfg until stop is closed, then

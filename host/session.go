@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/roster"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

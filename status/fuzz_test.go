@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 func FuzzDecodeReply(f *testing.F) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 func sampleInfo() Info {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // fuzzFrameLimit is small so the fuzzer meets the limit often.

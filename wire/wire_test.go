@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/internal/codec"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // samplePackets returns one fully populated packet of every type, with

@@ -6,10 +6,10 @@ import (
 	"net"
 	"os"
 
-	"github.com/lockhost/lockhost/admin"
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/rcon"
+	"github.com/lockhost/lockhost/operator/admin"
+	"github.com/lockhost/lockhost/operator/rcon"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/rcon"
+	"github.com/lockhost/lockhost/operator/rcon"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // TestConsoleFromPipe runs the real host with --console and its commands

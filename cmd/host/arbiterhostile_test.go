@@ -17,15 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/attack"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	joinpkg "github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/operator/rcon"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/password"
-	"github.com/lockhost/lockhost/rcon"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/testing/attack"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

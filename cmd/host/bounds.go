@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/shirou/gopsutil/v4/mem"
 	"github.com/urfave/cli/v2"

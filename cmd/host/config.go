@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/rcon"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/rcon"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/urfave/cli/v2"

@@ -15,9 +15,9 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
-	"github.com/lockhost/lockhost/roster"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/host/roster"
+	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/urfave/cli/v2"
 )
 

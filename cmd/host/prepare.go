@@ -15,7 +15,7 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/savelock"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/urfave/cli/v2"
 )
 

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // realModFiles is a mod written the way real RimWorld mods are: version

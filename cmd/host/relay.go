@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	gamecontent "github.com/lockhost/lockhost/game/content"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 )

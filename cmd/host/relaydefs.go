@@ -9,8 +9,8 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/hostcontent"
 	"github.com/lockhost/lockhost/saves"
 )
 

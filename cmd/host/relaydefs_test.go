@@ -13,14 +13,14 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/defs"
+	gamecontent "github.com/lockhost/lockhost/game/content"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/hostcontent"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	joinpkg "github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

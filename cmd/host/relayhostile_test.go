@@ -18,10 +18,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/lockhost/lockhost/internal/codec"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/procstat"
 	"github.com/lockhost/lockhost/wire"
 )
 

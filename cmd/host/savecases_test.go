@@ -14,9 +14,9 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/savelock"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // hostRun is a running `host serve`.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/hostcontent"
+	gamecontent "github.com/lockhost/lockhost/game/content"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/urfave/cli/v2"

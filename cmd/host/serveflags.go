@@ -7,8 +7,8 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/cmd/internal/contentcli"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/roster"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/host/roster"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )

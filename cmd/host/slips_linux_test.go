@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // TestUnwritableDataDir: a data folder the host cannot write stops it at

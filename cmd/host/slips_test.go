@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"log/slog"
 	"net"
 	"os"
@@ -266,7 +266,7 @@ func TestModAloneSaysWhatItLacks(t *testing.T) {
 		t.Fatalf("a mod alone was hosted:\n%s", out)
 	}
 	for _, want := range []string{"no TerrainDef, no ThingDef of category Item, Food, Plant or Building, no PawnKindDef",
-		"--content PATH/TO/RimWorld/Data/Core --content " + mod, "--content colony/content/Core --content " + mod} {
+		"--content PATH/TO/RimWorld/Data/Core --content " + mod, "--content game/colony/content/Core --content " + mod} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

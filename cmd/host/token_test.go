@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
-	"github.com/lockhost/lockhost/web"
+	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // TestStatusToken runs the real host with --http and a token, from a file

@@ -4,8 +4,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 )

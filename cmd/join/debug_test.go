@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/join"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/join"
 )
 

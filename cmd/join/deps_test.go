@@ -18,16 +18,15 @@ const module = "github.com/lockhost/lockhost/"
 // content, and the recorder of a real session. The join tool must not link
 // any of them.
 var hostSide = []string{
-	"host",
-	"admin",
-	"rcon",
+	"host", // host/roster and host/relay included
+	"operator/admin",
+	"operator/rcon",
 	"saves",
 	"desync",
-	"roster",
-	"web",
-	"metrics",
-	"internal/hostcontent",
-	"internal/testing/corpus",
+	"operator/web",
+	"operator/metrics",
+	"game/hostcontent",
+	"testing/corpus",
 }
 
 // hostSideDeps lists the host-side packages among deps (import paths).
@@ -54,10 +53,10 @@ func TestHostSideDepsMatcher(t *testing.T) {
 	}{
 		{module + "host", true},
 		{module + "saves/savestest", true},
-		{module + "internal/hostcontent", true},
+		{module + "game/hostcontent", true},
 		{module + "hostname", false},
 		{module + "join", false},
-		{module + "internal/gamecontent", false},
+		{module + "game/content", false},
 		{"example.com/other/host", false},
 	}
 	for _, tc := range tests {

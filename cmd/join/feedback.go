@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // player joins addr as name the way the tool does (notices, chat and the

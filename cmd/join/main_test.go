@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/hosttest"
 )
 
 // serveBundle hosts a small world of b on loopback for the test's life.

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // startCutter relays to target and cuts the first connection after

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/gamecontent"
 	"github.com/lockhost/lockhost/tlsid"
 )
 

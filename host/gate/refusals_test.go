@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 func TestRefusalLog(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/urfave/cli/v2"
 )
 

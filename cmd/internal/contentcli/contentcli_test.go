@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/gamecontent"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/urfave/cli/v2"
 )
 

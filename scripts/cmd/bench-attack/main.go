@@ -1,5 +1,5 @@
 // Command bench-attack measures what attacks from many addresses do to a
-// real joiner: for each attack of package internal/testing/attack (four ways to
+// real joiner: for each attack of package testing/attack (four ways to
 // stall in the handshake, and password guessing) it hosts a small
 // password-protected session on loopback with the default limits, times
 // a real joiner with the right password (connect to WorldReady, retrying
@@ -25,11 +25,11 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/attack"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/attack"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
 

@@ -54,10 +54,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // world is one world size to measure, as host serve flags.

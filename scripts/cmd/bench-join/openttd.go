@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/procstat"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 // The side-by-side comparison with OpenTTD (-openttd): OpenTTD's own

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/procstat"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 // relayRow is one way a joiner gets a world, measured -runs times.

@@ -26,13 +26,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 func main() {

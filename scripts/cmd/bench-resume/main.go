@@ -26,9 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/procstat"
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 func main() {

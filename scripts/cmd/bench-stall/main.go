@@ -19,10 +19,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 func main() {

@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/hostcontent"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
+	"github.com/lockhost/lockhost/game/colony"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 func main() {

@@ -45,7 +45,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/lockstep"
 )
 

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // slotState is where a slot's bot is in its life.

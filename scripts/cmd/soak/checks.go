@@ -11,12 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/hostcontent"
-	"github.com/lockhost/lockhost/internal/testing/procstat"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/procstat"
 )
 
 // Bounds of the checks.

@@ -14,13 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockhost/lockhost/colony"
+	"github.com/lockhost/lockhost/game/colony"
+	gamecontent "github.com/lockhost/lockhost/game/content"
+	"github.com/lockhost/lockhost/game/hostcontent"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/gamecontent"
-	"github.com/lockhost/lockhost/internal/hostcontent"
-	"github.com/lockhost/lockhost/internal/testing/testkit"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // soak is one run: the host, the slots and what happened.

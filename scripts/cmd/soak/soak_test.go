@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/testing/syncbuf"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // TestSoakShort runs a short soak in process: 12 clients, 4 of them full,

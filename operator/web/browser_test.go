@@ -1,0 +1,350 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/operator/metrics"
+	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
+)
+
+// chromium finds the browser, skipping the test without one unless CI=true.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI must install chromium (Debian: apt-get install -y chromium) for the status page's browser test")
+	}
+	t.Skip("no chromium: install it (Debian: apt-get install -y chromium) to run the status page's browser test")
+	return ""
+}
+
+// browser starts a headless Chromium with a fresh profile for the test and
+// returns its context; each tab is a chromedp.NewContext of it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		// The machine may be offline: nothing may try to reach the
+		// browser vendor's servers.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	// The first run starts the browser, under no deadline (a deadline on
+	// it would end the browser with it).
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return bctx
+}
+
+// tab opens a tab with a 60 s budget for everything the test does in it.
+func tab(t *testing.T, bctx context.Context) context.Context {
+	t.Helper()
+	tctx, cancelTab := chromedp.NewContext(bctx)
+	if err := chromedp.Do(tctx); err != nil {
+		cancelTab()
+		t.Fatalf("open a tab: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(tctx, 60*time.Second)
+	t.Cleanup(func() {
+		cancel()
+		cancelTab()
+	})
+	return ctx
+}
+
+// poll waits until the JavaScript expression is truthy.
+func poll(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+var testDefs = []defs.Summary{{Type: "ThingDef", Count: 3, Hash: 0xABCDEF}}
+
+// liveHost serves a small counters world on loopback with Alice and Bob
+// joined and sending commands, until the test ends.
+func liveHost(t *testing.T, obs host.Observer) *host.Server {
+	t.Helper()
+	h := hosttest.Start(t, host.Config{GameName: "Browser test colony", Observer: obs},
+		host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs}, locksteptest.New(4, 4096))
+	for _, name := range []string{"Alice", "Bob"} {
+		s := hosttest.Join(t, join.Config{Addr: h.Addr, Name: name, Databases: testDefs, Loader: locksteptest.Load}).Session
+		go func() {
+			tick := time.NewTicker(200 * time.Millisecond)
+			defer tick.Stop()
+			for i := 0; ; i++ {
+				<-tick.C
+				if s.Send(int32(i%4), locksteptest.KindAdd, []byte{1}) != nil {
+					return // the session has ended
+				}
+			}
+		}()
+	}
+	return h.Server
+}
+
+// screenshotPath is $LOCKHOST_SCREENSHOT, else a file in the test's
+// temporary folder.
+func screenshotPath(t *testing.T) string {
+	if p := os.Getenv("LOCKHOST_SCREENSHOT"); p != "" {
+		return p
+	}
+	return filepath.Join(t.TempDir(), "status.png")
+}
+
+func TestBrowser(t *testing.T) {
+	bctx := browser(t)
+
+	t.Run("live host", func(t *testing.T) {
+		m := metrics.New()
+		srv := liveHost(t, m)
+		reg, err := metrics.NewRegistry(m, srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := web.Listen(":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		webCtx, stopWeb := context.WithCancel(context.Background())
+		defer stopWeb()
+		webDone := make(chan error, 1)
+		go func() {
+			webDone <- web.Serve(webCtx, ln, web.Handler(srv, web.Config{Gatherer: reg, Logger: testkit.Quiet()}), testkit.Quiet())
+		}()
+
+		ctx := tab(t, bctx)
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/")); err != nil {
+			t.Fatalf("open the status page: %v", err)
+		}
+		// Set on this document: a reload would lose it.
+		eval[chromedp.Void](t, ctx, `window.sameDocument = true`)
+		poll(t, ctx, "both players listed as playing", `(() => {
+			const st = (n) => document.querySelector('#players tr[data-player="' + n + '"] td[data-field="status"]');
+			return st("Alice") && st("Bob") && st("Alice").textContent === "playing" && st("Bob").textContent === "playing";
+		})()`, 30*time.Second)
+		poll(t, ctx, "the stream to be live", `document.getElementById("conn").dataset.state === "live"`, 10*time.Second)
+		if n := eval[int](t, ctx, `document.querySelectorAll("#players tbody tr").length`); n != 2 {
+			t.Errorf("%d player rows, want 2", n)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("#maps tbody tr").length`); n != 4 {
+			t.Errorf("%d map rows, want 4", n)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("#joins tbody tr").length`); n < 2 {
+			t.Errorf("%d join rows, want at least 2", n)
+		}
+
+		srv.Say("console", "hello from the host")
+		poll(t, ctx, "the host's chat line", `[...document.querySelectorAll('#chat td[data-field="text"]')].some((td) => td.textContent === "hello from the host")`, 20*time.Second)
+		if got := eval[string](t, ctx, `document.getElementById("c-chat").textContent`); !strings.HasPrefix(got, "1 line relayed") {
+			t.Errorf("chat counter %q, want 1 line relayed", got)
+		}
+
+		tick1 := eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		if tick1 == 0 {
+			t.Fatalf("the page shows tick 0 with a live host")
+		}
+		poll(t, ctx, fmt.Sprintf("the tick to pass %d", tick1),
+			fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %d`, tick1), 20*time.Second)
+		tick2 := eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		if !eval[bool](t, ctx, `window.sameDocument === true`) {
+			t.Fatal("the page reloaded to show a new tick")
+		}
+		shown := eval[string](t, ctx, `document.getElementById("tick").textContent`)
+		t.Logf("tick %d, then %d (shown as %q)", tick1, tick2, shown)
+		if strings.ReplaceAll(shown, ",", "") == "" {
+			t.Errorf("the tick shows as %q", shown)
+		}
+
+		// A steady state for the picture: the measured rate is in and the
+		// maps have been hash-checked.
+		poll(t, ctx, "a hash check and a measured tick rate", `document.querySelector('#maps tr[data-map="0"] td[data-field="matched"]').textContent === "match" &&
+			!document.getElementById("tps").textContent.startsWith("0.0")`, 20*time.Second)
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		path := screenshotPath(t)
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatalf("save the screenshot: %v", err)
+		}
+		t.Logf("screenshot: %s (%d bytes)", path, len(png))
+
+		// On a phone the page must not scroll sideways: wide tables
+		// scroll inside their panels.
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+			t.Fatalf("narrow viewport: %v", err)
+		}
+		poll(t, ctx, "the narrow layout to settle", `document.documentElement.clientWidth <= 390`, 5*time.Second)
+		if over := eval[int](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
+			t.Errorf("at 390 px wide the page is %d px too wide", over)
+		}
+		if os.Getenv("LOCKHOST_SCREENSHOT") != "" {
+			narrow, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatalf("narrow screenshot: %v", err)
+			}
+			np := strings.TrimSuffix(path, filepath.Ext(path)) + "-narrow.png"
+			if err := os.WriteFile(np, narrow, 0o644); err != nil {
+				t.Fatalf("save the narrow screenshot: %v", err)
+			}
+			t.Logf("narrow screenshot: %s", np)
+		}
+
+		// The host's status server goes away: the page says so.
+		stopWeb()
+		select {
+		case err := <-webDone:
+			if err != nil {
+				t.Errorf("web.Serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("web.Serve did not return with the page's stream open")
+		}
+		poll(t, ctx, "the page to say it is disconnected",
+			`document.getElementById("conn").dataset.state === "disconnected" && document.getElementById("conn").textContent.includes("disconnected")`,
+			15*time.Second)
+	})
+
+	t.Run("hostile names are text", func(t *testing.T) {
+		const bad = `<img src=x onerror="window.injected=1"><script>window.injected=2</script>`
+		o := fullOverview(time.Now())
+		o.Players[1].Name = bad
+		o.Joins[1].Name = bad
+		o.Desyncs[0].Name = bad
+		o.Chat[1].Text = bad
+		src := &fakeSource{o: o, live: true}
+		addr := serveFake(t, src, web.Config{})
+
+		ctx := tab(t, bctx)
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+			t.Fatalf("open the status page: %v", err)
+		}
+		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
+		// Give an injected handler time to run, were there one.
+		poll(t, ctx, "a few more updates", `Number(document.getElementById("tick").dataset.value) > 98770`, 20*time.Second)
+		if n := eval[int](t, ctx, `document.querySelectorAll("main img, main script").length`); n != 0 {
+			t.Errorf("a player name became %d elements", n)
+		}
+		if v := eval[bool](t, ctx, `window.injected === undefined`); !v {
+			t.Error("a player name ran script")
+		}
+		got := eval[[]string](t, ctx, `[...document.querySelectorAll('#players td[data-field="name"], #joins td[data-field="name"], #desyncs td[data-field="name"], #chat td[data-field="text"]')].map((td) => td.textContent)`)
+		count := 0
+		for _, s := range got {
+			if s == bad {
+				count++
+			}
+		}
+		if count != 4 {
+			t.Errorf("the hostile name shows as text in %d cells, want 4 (players, joins, desyncs, chat): %q", count, got)
+		}
+		if !eval[bool](t, ctx, fmt.Sprintf(`[...document.querySelectorAll("#players tbody tr")].some((tr) => tr.dataset.player === %q)`, bad)) {
+			t.Error("no player row keyed by the hostile name")
+		}
+		// Every panel has something in it here: worth a look too.
+		if p := os.Getenv("LOCKHOST_SCREENSHOT"); p != "" {
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatalf("screenshot: %v", err)
+			}
+			p = strings.TrimSuffix(p, filepath.Ext(p)) + "-full.png"
+			if err := os.WriteFile(p, png, 0o644); err != nil {
+				t.Fatalf("save the screenshot: %v", err)
+			}
+			t.Logf("screenshot with every panel filled: %s", p)
+		}
+	})
+
+	t.Run("token", func(t *testing.T) {
+		src := &fakeSource{o: fullOverview(time.Now()), live: true}
+		addr := serveFake(t, src, web.Config{Token: token})
+		// Without the token: headless, there is no prompt to answer, so
+		// the load fails on the credentials (or shows the 401 page).
+		ctx := tab(t, bctx)
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+			if !strings.Contains(err.Error(), "ERR_INVALID_AUTH_CREDENTIALS") {
+				t.Fatalf("open the status page without the token: %v", err)
+			}
+		} else if body := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, "401") || strings.Contains(body, "98765") {
+			t.Errorf("without the token the browser shows %q", body)
+		}
+		// With it, as the password a browser's prompt sends: the page and
+		// its stream, which the browser sends the same credentials to.
+		ctx = tab(t, bctx)
+		u := url.URL{Scheme: "http", User: url.UserPassword("viewer", token), Host: addr, Path: "/"}
+		if err := chromedp.Do(ctx, chromedp.Navigate(u.String())); err != nil {
+			t.Fatalf("open the status page with the token: %v", err)
+		}
+		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
+		first := eval[float64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		poll(t, ctx, "the tick to advance through the stream", fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %v`, first), 20*time.Second)
+	})
+}
+
+// serveFake serves the status routes over src on a loopback port until the
+// test ends, and returns the address.
+func serveFake(t *testing.T, src web.Source, cfg web.Config) string {
+	t.Helper()
+	ln, err := web.Listen(":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger = testkit.Quiet()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, ln, web.Handler(src, cfg), testkit.Quiet()) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("web.Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
