@@ -69,7 +69,16 @@
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known) or a channel (checkpoints being hashed).
 //
-// Relay mode (relay.go, relaypeer.go; docs/protocol.md, section 15): the
+// Where the two kinds of host differ, the session asks its mode
+// (mode.go): simulating, for a host that runs the game, or the relay
+// session, for a relay host; no other file of the session asks which one
+// it serves. Relay mode lives in the relay files: relay.go (the mode, the
+// arbiters, upload requests), relaypeer.go (an arbiter's reader: its
+// proof and uploads), relaymajority.go (checkpoints decided without an
+// arbiter) and relaydefs.go (def databases the arbiter declares); package
+// host/relay is its stand-in for the game.
+//
+// Relay mode (docs/protocol.md, section 15): the
 // session drives a relay.World in place of a game, and its join points
 // are relay.Cuts that the arbiter's uploads fill. The session goroutine
 // owns the relay state (the arbiters, which is active, the World) except
