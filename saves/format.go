@@ -270,77 +270,17 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	bodyStart := prefixLen + metaLen
-	bodyLen := total - bodyStart - sumLen
-	shrank := func() error {
-		return truncated(path, "the file ends before byte %d it declares (it shrank while being read)", total)
-	}
-	readErr := func(err error) error {
-		if err == io.ErrUnexpectedEOF || err == io.EOF {
-			return shrank()
-		}
-		return fmt.Errorf("read save %s: %w", path, err)
-	}
+	r := &saveReader{path: path, f: f, size: size, full: full, total: total,
+		metaLen: metaLen, bodyStart: prefixLen + metaLen, sum: xxhash.New()}
+	r.bodyLen = total - r.bodyStart - sumLen
+	r.sum.Write(prefix)
 
 	// Every length so far is within the file. The meta is at most MaxMeta.
-	sum := xxhash.New()
-	sum.Write(prefix)
-	metaBytes := make([]byte, metaLen)
-	if _, err := io.ReadFull(f, metaBytes); err != nil {
-		return nil, readErr(err)
+	meta, err := r.meta()
+	if err != nil {
+		return nil, err
 	}
-	sum.Write(metaBytes)
-	metaEnd := bodyStart
-	var meta Meta
-	if err := codec.Decode(metaBytes, &meta); err != nil {
-		if n, ok := naturalMetaLen(f, size); ok && uint64(n) != metaLen &&
-			(!full || sumMatchesWith(f, size, offMetaLen, binary.BigEndian.AppendUint32(nil, uint32(n)))) {
-			return nil, damaged(path, "header: meta length field at byte %d says %d, the meta is %d bytes", offMetaLen, metaLen, n)
-		}
-		return nil, damaged(path, "meta (bytes %d..%d): %v", prefixLen, metaEnd, err)
-	}
-	metaBytes = nil
-
-	// The body's header: its length is checked against the body, and its
-	// bytes against their hash before they are held.
-	var pp [payloadPrefix]byte
-	if _, err := io.ReadFull(f, pp[:]); err != nil {
-		return nil, readErr(err)
-	}
-	sum.Write(pp[:])
-	hdrLen := uint64(binary.BigEndian.Uint32(pp[:]))
-	hdrEnd := total - sumLen
-	if hdrLen <= bodyLen-payloadPrefix {
-		hdrEnd = bodyStart + payloadPrefix + hdrLen
-	}
-	hdrDamaged := func(format string, args ...any) error {
-		return damaged(path, "command list and snapshot header (bytes %d..%d): %s", bodyStart, hdrEnd, fmt.Sprintf(format, args...))
-	}
-	if hdrLen == 0 || hdrLen > snapshot.MaxHeader || hdrLen > bodyLen-payloadPrefix {
-		return nil, hdrDamaged("%v: header of %d bytes in a payload of %d", snapshot.ErrMalformed, hdrLen, bodyLen)
-	}
-	buf := make([]byte, streamBuf)
-	hdrStart := int64(bodyStart + payloadPrefix)
-	hdrHash := xxhash.New()
-	if err := stream(f, int64(hdrLen), buf, sum, hdrHash); err != nil {
-		return nil, readErr(err)
-	}
-	if hdrHash.Sum64() != binary.BigEndian.Uint64(pp[4:]) {
-		return nil, hdrDamaged("%v: header hash mismatch", snapshot.ErrMalformed)
-	}
-	hb := make([]byte, hdrLen)
-	if _, err := f.ReadAt(hb, hdrStart); err != nil {
-		return nil, readErr(err)
-	}
-	if xxhash.Sum64(hb) != binary.BigEndian.Uint64(pp[4:]) {
-		return nil, shrank() // changed between the two reads
-	}
-	var h snapshot.Header
-	if err := codec.Decode(hb, &h); err != nil {
-		return nil, hdrDamaged("%v: header: %v", snapshot.ErrMalformed, err)
-	}
-	hb = nil
-	blobs, err := layBlobs(&h, hdrEnd, bodyLen-payloadPrefix-hdrLen, hdrDamaged)
+	h, blobs, err := r.header()
 	if err != nil {
 		return nil, err
 	}
@@ -348,10 +288,106 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 	if !full {
 		return file, file.consistent()
 	}
-	if err := file.verify(f, buf, sum, total, metaEnd, readErr); err != nil {
+	if err := file.verify(f, r.buf, r.sum, total, r.bodyStart, r.readErr); err != nil {
 		return nil, err
 	}
 	return file, nil
+}
+
+// saveReader is one read of a save after its prefix: where the parts
+// lie, the file's checksum of the bytes read so far, and the buffer
+// that streams them.
+type saveReader struct {
+	path      string
+	f         *os.File
+	size      int64
+	full      bool
+	total     uint64 // the file's length, as its prefix declares
+	metaLen   uint64
+	bodyStart uint64 // where the meta ends
+	bodyLen   uint64
+	sum       *xxhash.Digest
+	buf       []byte // streamBuf bytes, once the body's header length is known good
+}
+
+// shrank is the error for a file that ends before the length it declares.
+func (r *saveReader) shrank() error {
+	return truncated(r.path, "the file ends before byte %d it declares (it shrank while being read)", r.total)
+}
+
+// readErr is the error for a failed read of the file.
+func (r *saveReader) readErr(err error) error {
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return r.shrank()
+	}
+	return fmt.Errorf("read save %s: %w", r.path, err)
+}
+
+// meta reads and decodes the meta. When it does not decode and the meta
+// length field is what is wrong, the error says so.
+func (r *saveReader) meta() (Meta, error) {
+	var meta Meta
+	metaBytes := make([]byte, r.metaLen)
+	if _, err := io.ReadFull(r.f, metaBytes); err != nil {
+		return meta, r.readErr(err)
+	}
+	r.sum.Write(metaBytes)
+	if err := codec.Decode(metaBytes, &meta); err != nil {
+		if n, ok := naturalMetaLen(r.f, r.size); ok && uint64(n) != r.metaLen &&
+			(!r.full || sumMatchesWith(r.f, r.size, offMetaLen, binary.BigEndian.AppendUint32(nil, uint32(n)))) {
+			return meta, damaged(r.path, "header: meta length field at byte %d says %d, the meta is %d bytes", offMetaLen, r.metaLen, n)
+		}
+		return meta, damaged(r.path, "meta (bytes %d..%d): %v", prefixLen, r.bodyStart, err)
+	}
+	return meta, nil
+}
+
+// header reads the body's header and lays out the blobs after it: its
+// length is checked against the body, and its bytes against their hash
+// before they are held.
+func (r *saveReader) header() (snapshot.Header, []blobAt, error) {
+	var h snapshot.Header
+	var pp [payloadPrefix]byte
+	if _, err := io.ReadFull(r.f, pp[:]); err != nil {
+		return h, nil, r.readErr(err)
+	}
+	r.sum.Write(pp[:])
+	hdrLen := uint64(binary.BigEndian.Uint32(pp[:]))
+	hdrEnd := r.total - sumLen
+	if hdrLen <= r.bodyLen-payloadPrefix {
+		hdrEnd = r.bodyStart + payloadPrefix + hdrLen
+	}
+	hdrDamaged := func(format string, args ...any) error {
+		return damaged(r.path, "command list and snapshot header (bytes %d..%d): %s", r.bodyStart, hdrEnd, fmt.Sprintf(format, args...))
+	}
+	if hdrLen == 0 || hdrLen > snapshot.MaxHeader || hdrLen > r.bodyLen-payloadPrefix {
+		return h, nil, hdrDamaged("%v: header of %d bytes in a payload of %d", snapshot.ErrMalformed, hdrLen, r.bodyLen)
+	}
+	r.buf = make([]byte, streamBuf)
+	hdrStart := int64(r.bodyStart + payloadPrefix)
+	hdrHash := xxhash.New()
+	if err := stream(r.f, int64(hdrLen), r.buf, r.sum, hdrHash); err != nil {
+		return h, nil, r.readErr(err)
+	}
+	if hdrHash.Sum64() != binary.BigEndian.Uint64(pp[4:]) {
+		return h, nil, hdrDamaged("%v: header hash mismatch", snapshot.ErrMalformed)
+	}
+	hb := make([]byte, hdrLen)
+	if _, err := r.f.ReadAt(hb, hdrStart); err != nil {
+		return h, nil, r.readErr(err)
+	}
+	if xxhash.Sum64(hb) != binary.BigEndian.Uint64(pp[4:]) {
+		return h, nil, r.shrank() // changed between the two reads
+	}
+	if err := codec.Decode(hb, &h); err != nil {
+		return h, nil, hdrDamaged("%v: header: %v", snapshot.ErrMalformed, err)
+	}
+	hb = nil
+	blobs, err := layBlobs(&h, hdrEnd, r.bodyLen-payloadPrefix-hdrLen, hdrDamaged)
+	if err != nil {
+		return h, nil, err
+	}
+	return h, blobs, nil
 }
 
 // readPrefix reads and checks the fixed prefix: magic, version, flags,

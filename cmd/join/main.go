@@ -137,14 +137,8 @@ func checkHostAddr(arg string) error {
 }
 
 func run(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cliutil.Usagef("give the host to join: join HOST[:PORT] --name NAME")
-	}
-	name := c.String("name")
-	if name == "" {
-		return cliutil.Usagef("give a username with --name")
-	}
-	if err := checkHostAddr(c.Args().First()); err != nil {
+	name, err := checkJoinArgs(c)
+	if err != nil {
 		return err
 	}
 	log, err := cliutil.Logger(c, stderr)
@@ -158,12 +152,9 @@ func run(c *cli.Context) error {
 	if err := checkNumbers(c, "join"); err != nil {
 		return err
 	}
-	window := c.Duration("reconnect-for")
-	if window <= 0 {
-		return cliutil.Usagef("--reconnect-for must be more than 0 (use --no-reconnect to stop at the first drop)")
-	}
-	if c.Bool("no-reconnect") {
-		window = 0
+	window, err := reconnectWindow(c)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -221,6 +212,35 @@ func run(c *cli.Context) error {
 		return nil
 	}
 	return play(ctx, c, rc, sess, typed, bundle)
+}
+
+// checkJoinArgs checks the command line names one host, well formed, and
+// a username, and returns the username.
+func checkJoinArgs(c *cli.Context) (name string, err error) {
+	if c.NArg() != 1 {
+		return "", cliutil.Usagef("give the host to join: join HOST[:PORT] --name NAME")
+	}
+	name = c.String("name")
+	if name == "" {
+		return "", cliutil.Usagef("give a username with --name")
+	}
+	if err := checkHostAddr(c.Args().First()); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// reconnectWindow is how long a dropped session is rejoined for:
+// --reconnect-for, which must be positive, or 0 with --no-reconnect.
+func reconnectWindow(c *cli.Context) (time.Duration, error) {
+	window := c.Duration("reconnect-for")
+	if window <= 0 {
+		return 0, cliutil.Usagef("--reconnect-for must be more than 0 (use --no-reconnect to stop at the first drop)")
+	}
+	if c.Bool("no-reconnect") {
+		return 0, nil
+	}
+	return window, nil
 }
 
 // joinConfig is the join's configuration from the flags and the content,

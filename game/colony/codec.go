@@ -111,6 +111,15 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 	e.part(partTerrain)
 	m.Terrain.chunks(e.raw)
 	e.part(partThings)
+	e.things(m)
+	e.part(partPawns)
+	e.pawns(m)
+	e.flush()
+}
+
+// things encodes the map's live things: their count, then one record
+// each, IDs as deltas from the one before.
+func (e *encoder) things(m *gameMap) {
 	live := 0
 	for i := range m.Things {
 		if !m.Things[i].dead {
@@ -140,8 +149,12 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 		}
 		e.record()
 	}
-	e.part(partPawns)
-	live = 0
+}
+
+// pawns encodes the map's live pawns: their count, then one record each,
+// IDs as deltas from the one before.
+func (e *encoder) pawns(m *gameMap) {
+	live := 0
 	for i := range m.Pawns {
 		if !m.Pawns[i].dead {
 			live++
@@ -149,7 +162,7 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 	}
 	e.uv(uint64(live))
 	e.recordsStart()
-	prev = 0
+	prev := int32(0)
 	for i := range m.Pawns {
 		p := &m.Pawns[i]
 		if p.dead {
@@ -184,7 +197,6 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 		}
 		e.record()
 	}
-	e.flush()
 }
 
 // MarshalWorld encodes the world-level state: tick, seed, PRNG,

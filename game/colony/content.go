@@ -423,70 +423,27 @@ func (r *rules) compileThings(c *Content) error {
 
 // thingRuleFor checks one thing type t of c and returns its rule.
 func (r *rules) thingRuleFor(c *Content, t ThingType) (thingRule, error) {
-	var ck checker
 	tr := thingRule{product: -1}
-	switch t.Category {
-	case CategoryItem:
-		tr.cat = catItem
-	case CategoryFood:
-		tr.cat = catFood
-	case CategoryPlant:
-		tr.cat = catPlant
-	case CategoryBuilding:
-		tr.cat = catBuilding
-	default:
-		return tr, fmt.Errorf("colony: thing %q: category %q, want %s, %s, %s or %s", t.Name, t.Category,
-			CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding)
+	cat, err := categoryOf(t)
+	if err != nil {
+		return tr, err
 	}
-	if tr.cat == catItem || tr.cat == catFood {
-		ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 1, 10000)
-	} else {
-		ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 0, 1)
-	}
-	ck.rng("thing", t.Name, "HitPoints", t.HitPoints, 1, 100000)
-	ck.rng("thing", t.Name, "Nutrition", t.Nutrition, 0, 1000)
-	ck.rng("thing", t.Name, "WorkTicks", t.WorkTicks, 0, 10000)
-	ck.rng("thing", t.Name, "Decay", t.Decay, 0, 100000)
-	ck.rng("thing", t.Name, "MinFertility", t.MinFertility, 0, 400)
-	ck.rng("thing", t.Name, "ProductCount", t.ProductCount, 0, 10000)
-	ck.rng("thing", t.Name, "WildCommonality", t.WildCommonality, 0, 10000)
-	ck.rng("thing", t.Name, "Storage", t.Storage, 0, 100)
-	ck.rng("thing", t.Name, "Commonality", t.Commonality, 0, 10000)
-	if tr.cat == catPlant {
-		ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 1, 10000000)
-	} else {
-		ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 0, 0)
-	}
-	if ck.err != nil {
-		return tr, ck.err
+	tr.cat = cat
+	if err := checkThingRanges(t, tr.cat); err != nil {
+		return tr, err
 	}
 	if tr.cat == catFood && t.Nutrition == 0 {
 		return tr, fmt.Errorf("colony: thing %q: food needs Nutrition > 0", t.Name)
 	}
 	if t.Product != "" {
-		p, ok := r.thingByName[t.Product]
-		if !ok {
-			return tr, fmt.Errorf("colony: thing %q: unknown Product %q", t.Name, t.Product)
-		}
-		if tr.cat != catPlant {
-			return tr, fmt.Errorf("colony: thing %q: only plants have a Product", t.Name)
-		}
-		if pc := r.thingCat(c.Things[p].Category); pc != catItem && pc != catFood {
-			return tr, fmt.Errorf("colony: thing %q: Product %q is not an item or food", t.Name, t.Product)
-		}
-		if t.ProductCount < 1 {
-			return tr, fmt.Errorf("colony: thing %q: Product needs ProductCount >= 1", t.Name)
+		p, err := r.thingProduct(c, t, tr.cat)
+		if err != nil {
+			return tr, err
 		}
 		tr.product = p
 	}
-	if tr.cat != catPlant && (t.Sowable || t.WildCommonality > 0) {
-		return tr, fmt.Errorf("colony: thing %q: only plants are sowable or wild", t.Name)
-	}
-	if tr.cat != catBuilding && (t.Impassable || t.Storage > 0) {
-		return tr, fmt.Errorf("colony: thing %q: only buildings are impassable or store things", t.Name)
-	}
-	if tr.cat == catBuilding && t.Impassable && t.Storage > 0 {
-		return tr, fmt.Errorf("colony: thing %q: a storage building must be passable", t.Name)
+	if err := checkThingCategoryFields(t, tr.cat); err != nil {
+		return tr, err
 	}
 	tr.stackLimit = int32(max(t.StackLimit, 1))
 	tr.hitPoints = int32(t.HitPoints)
@@ -502,6 +459,86 @@ func (r *rules) thingRuleFor(c *Content, t ThingType) (thingRule, error) {
 	tr.storage = int32(t.Storage)
 	tr.commonality = int32(t.Commonality)
 	return tr, nil
+}
+
+// categoryOf is the category of thing type t, which must be one of
+// the four.
+func categoryOf(t ThingType) (uint8, error) {
+	switch t.Category {
+	case CategoryItem:
+		return catItem, nil
+	case CategoryFood:
+		return catFood, nil
+	case CategoryPlant:
+		return catPlant, nil
+	case CategoryBuilding:
+		return catBuilding, nil
+	}
+	return 0, fmt.Errorf("colony: thing %q: category %q, want %s, %s, %s or %s", t.Name, t.Category,
+		CategoryItem, CategoryFood, CategoryPlant, CategoryBuilding)
+}
+
+// checkThingRanges checks that each number of thing type t, of category
+// cat, is in its range: the first one out is the error.
+func checkThingRanges(t ThingType, cat uint8) error {
+	var ck checker
+	if cat == catItem || cat == catFood {
+		ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 1, 10000)
+	} else {
+		ck.rng("thing", t.Name, "StackLimit", t.StackLimit, 0, 1)
+	}
+	ck.rng("thing", t.Name, "HitPoints", t.HitPoints, 1, 100000)
+	ck.rng("thing", t.Name, "Nutrition", t.Nutrition, 0, 1000)
+	ck.rng("thing", t.Name, "WorkTicks", t.WorkTicks, 0, 10000)
+	ck.rng("thing", t.Name, "Decay", t.Decay, 0, 100000)
+	ck.rng("thing", t.Name, "MinFertility", t.MinFertility, 0, 400)
+	ck.rng("thing", t.Name, "ProductCount", t.ProductCount, 0, 10000)
+	ck.rng("thing", t.Name, "WildCommonality", t.WildCommonality, 0, 10000)
+	ck.rng("thing", t.Name, "Storage", t.Storage, 0, 100)
+	ck.rng("thing", t.Name, "Commonality", t.Commonality, 0, 10000)
+	if cat == catPlant {
+		ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 1, 10000000)
+	} else {
+		ck.rng("thing", t.Name, "GrowTicks", t.GrowTicks, 0, 0)
+	}
+	return ck.err
+}
+
+// thingProduct is the index of the Product of thing type t, of category
+// cat: an item or food of c that only a plant has, in a count of one or
+// more.
+func (r *rules) thingProduct(c *Content, t ThingType, cat uint8) (int32, error) {
+	p, ok := r.thingByName[t.Product]
+	if !ok {
+		return -1, fmt.Errorf("colony: thing %q: unknown Product %q", t.Name, t.Product)
+	}
+	if cat != catPlant {
+		return -1, fmt.Errorf("colony: thing %q: only plants have a Product", t.Name)
+	}
+	if pc := r.thingCat(c.Things[p].Category); pc != catItem && pc != catFood {
+		return -1, fmt.Errorf("colony: thing %q: Product %q is not an item or food", t.Name, t.Product)
+	}
+	if t.ProductCount < 1 {
+		return -1, fmt.Errorf("colony: thing %q: Product needs ProductCount >= 1", t.Name)
+	}
+	return p, nil
+}
+
+// checkThingCategoryFields checks that thing type t, of category cat,
+// uses only the fields of its category: sowing and growing wild are for
+// plants, blocking the way and storing things for buildings, and not
+// both at once.
+func checkThingCategoryFields(t ThingType, cat uint8) error {
+	if cat != catPlant && (t.Sowable || t.WildCommonality > 0) {
+		return fmt.Errorf("colony: thing %q: only plants are sowable or wild", t.Name)
+	}
+	if cat != catBuilding && (t.Impassable || t.Storage > 0) {
+		return fmt.Errorf("colony: thing %q: only buildings are impassable or store things", t.Name)
+	}
+	if cat == catBuilding && t.Impassable && t.Storage > 0 {
+		return fmt.Errorf("colony: thing %q: a storage building must be passable", t.Name)
+	}
+	return nil
 }
 
 // compilePawnKinds checks c's pawn kinds and builds their rules.

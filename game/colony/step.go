@@ -98,71 +98,13 @@ func (m *gameMap) step(w *World) {
 	// on its own phase. Between its rare ticks a map without pawns does
 	// not change (unless a wild plant takes root), so it keeps its version.
 	if (tick+uint64(m.ID))%RareTicks == 0 {
-		n := len(m.Things)
-		for i := 0; i < n; i++ {
-			t := &m.Things[i]
-			if t.dead {
-				continue
-			}
-			tr := &r.things[t.Def]
-			if tr.cat == catPlant && t.Flags&flagUnsown == 0 && t.Growth < tr.growTicks {
-				fert := m.fertility(r, m.idx(t.X, t.Y))
-				if g := min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000); g != t.Growth {
-					t.Growth = g
-					m.changed = true
-				}
-			}
-			if tr.decay > 0 {
-				t.HP -= tr.decay
-				m.changed = true
-				if t.HP <= 0 {
-					m.removeThing(r, i)
-				}
-			}
-		}
+		m.rareWork(r, grow)
 	}
 
 	// Wild plants take root on random fertile cells until the map holds
-	// WildTarget plants. The rolls come from the map's generator state
-	// mixed with the tick, without advancing the generator, so a tick
-	// where nothing takes root leaves the map unchanged; the generator
-	// advances when a plant does take root.
+	// WildTarget plants.
 	if len(r.wild) > 0 && m.plantCount < m.WildTarget && m.canAddThing() {
-		g := rng{s: m.RNG.s ^ mix64(tick^0x3C6EF372FE94F82B)}
-		for range wildChecks {
-			if m.plantCount >= m.WildTarget || !m.canAddThing() {
-				break
-			}
-			x, y := g.intn(m.W), g.intn(m.H)
-			c := m.idx(x, y)
-			ci := m.cells[c]
-			if ci.plants > 0 || ci.buildings > 0 || !m.passable(r, c) {
-				continue
-			}
-			fert := m.fertility(r, c)
-			if fert == 0 || !g.chance(1, 8) {
-				continue
-			}
-			total := int32(0)
-			for _, p := range r.wild {
-				if fert >= r.things[p].minFertility {
-					total += r.things[p].wild
-				}
-			}
-			pick := g.intn(total)
-			for _, p := range r.wild {
-				tr := &r.things[p]
-				if fert < tr.minFertility {
-					continue
-				}
-				if pick < tr.wild {
-					m.addThing(r, r.newThing(p, x, y, 1))
-					m.RNG.next()
-					break
-				}
-				pick -= tr.wild
-			}
-		}
+		m.growWild(r, tick)
 	}
 
 	// Pawns. A map with pawns is taken to change on every tick: pawns
@@ -177,6 +119,83 @@ func (m *gameMap) step(w *World) {
 		}
 	}
 	m.settle()
+}
+
+// rareWork grows the map's sown plants at grow percent and decays what
+// decays, removing what decays to nothing. Things added meanwhile wait
+// for the next rare tick.
+func (m *gameMap) rareWork(r *rules, grow int32) {
+	n := len(m.Things)
+	for i := 0; i < n; i++ {
+		t := &m.Things[i]
+		if t.dead {
+			continue
+		}
+		tr := &r.things[t.Def]
+		if tr.cat == catPlant && t.Flags&flagUnsown == 0 && t.Growth < tr.growTicks {
+			fert := m.fertility(r, m.idx(t.X, t.Y))
+			if g := min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000); g != t.Growth {
+				t.Growth = g
+				m.changed = true
+			}
+		}
+		if tr.decay > 0 {
+			t.HP -= tr.decay
+			m.changed = true
+			if t.HP <= 0 {
+				m.removeThing(r, i)
+			}
+		}
+	}
+}
+
+// growWild checks wildChecks random cells for a wild plant to take root,
+// while the map holds fewer than WildTarget plants. The rolls come from
+// the map's generator state mixed with the tick, without advancing the
+// generator, so a tick where nothing takes root leaves the map
+// unchanged; the generator advances when a plant does take root.
+func (m *gameMap) growWild(r *rules, tick uint64) {
+	g := rng{s: m.RNG.s ^ mix64(tick^0x3C6EF372FE94F82B)}
+	for range wildChecks {
+		if m.plantCount >= m.WildTarget || !m.canAddThing() {
+			break
+		}
+		x, y := g.intn(m.W), g.intn(m.H)
+		c := m.idx(x, y)
+		ci := m.cells[c]
+		if ci.plants > 0 || ci.buildings > 0 || !m.passable(r, c) {
+			continue
+		}
+		fert := m.fertility(r, c)
+		if fert == 0 || !g.chance(1, 8) {
+			continue
+		}
+		m.rootWild(r, &g, fert, x, y)
+	}
+}
+
+// rootWild roots one wild plant at x, y: a kind that grows at fert,
+// drawn from g weighted by the kinds' wild shares.
+func (m *gameMap) rootWild(r *rules, g *rng, fert, x, y int32) {
+	total := int32(0)
+	for _, p := range r.wild {
+		if fert >= r.things[p].minFertility {
+			total += r.things[p].wild
+		}
+	}
+	pick := g.intn(total)
+	for _, p := range r.wild {
+		tr := &r.things[p]
+		if fert < tr.minFertility {
+			continue
+		}
+		if pick < tr.wild {
+			m.addThing(r, r.newThing(p, x, y, 1))
+			m.RNG.next()
+			return
+		}
+		pick -= tr.wild
+	}
 }
 
 func (m *gameMap) stepPawn(w *World, i int) {

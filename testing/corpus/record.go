@@ -126,22 +126,11 @@ func Record(ctx context.Context, opts Options) (*Recording, error) {
 // recordSession runs the host and its clients and fills rec's traffic,
 // save and desync reports.
 func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *gamecontent.Bundle, rec *Recording) error {
-	world, err := colony.New(bundle.Content, worldConfig)
-	if err != nil {
-		return fmt.Errorf("record: generate world: %w", err)
-	}
 	savePath := filepath.Join(dir, "world"+saves.Ext)
 	desyncDir := filepath.Join(dir, desync.DirName)
-	const gameName = "lockhost colony"
-	cfg := host.Config{
-		GameName: gameName,
-		Save:     host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, gameName) }},
-		Logger:   log,
-		Desync:   host.DesyncConfig{HashEvery: hashEvery, Dir: desyncDir},
-	}
-	srv, err := host.New(cfg, hostcontent.Content(bundle, log), world)
+	srv, err := newHost(log, bundle, savePath, desyncDir)
 	if err != nil {
-		return fmt.Errorf("record: %w", err)
+		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -192,21 +181,51 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 	if rec.Save, err = os.ReadFile(savePath); err != nil {
 		return fmt.Errorf("record: the host's save: %w", err)
 	}
-	names, err := desync.Names(desyncDir)
+	rec.DesyncReports, err = desyncReports(desyncDir)
+	return err
+}
+
+// newHost is the recorded session's host: a new world of the bundle's
+// content, saved to savePath when it stops (only then), its desync
+// reports written to desyncDir.
+func newHost(log *slog.Logger, bundle *gamecontent.Bundle, savePath, desyncDir string) (*host.Server, error) {
+	world, err := colony.New(bundle.Content, worldConfig)
 	if err != nil {
-		return fmt.Errorf("record: %w", err)
+		return nil, fmt.Errorf("record: generate world: %w", err)
 	}
+	const gameName = "lockhost colony"
+	cfg := host.Config{
+		GameName: gameName,
+		Save:     host.SaveConfig{Path: savePath, Every: -1, Meta: func() saves.Meta { return hostcontent.SaveMeta(bundle, gameName) }},
+		Logger:   log,
+		Desync:   host.DesyncConfig{HashEvery: hashEvery, Dir: desyncDir},
+	}
+	srv, err := host.New(cfg, hostcontent.Content(bundle, log), world)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return srv, nil
+}
+
+// desyncReports reads the desync reports the host wrote to dir, of which
+// there must be one at least.
+func desyncReports(dir string) ([][]byte, error) {
+	names, err := desync.Names(dir)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	var reports [][]byte
 	for _, name := range names {
-		b, err := os.ReadFile(filepath.Join(desyncDir, name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			return fmt.Errorf("record: desync report: %w", err)
+			return nil, fmt.Errorf("record: desync report: %w", err)
 		}
-		rec.DesyncReports = append(rec.DesyncReports, b)
+		reports = append(reports, b)
 	}
-	if len(rec.DesyncReports) == 0 {
-		return errors.New("record: the host wrote no desync report")
+	if len(reports) == 0 {
+		return nil, errors.New("record: the host wrote no desync report")
 	}
-	return nil
+	return reports, nil
 }
 
 // session is the clients of a recorded session.
@@ -240,68 +259,18 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	if err := s.ping(statusAddr); err != nil {
 		return err
 	}
-	alice, err := s.join("Alice", func(c *join.Config) {
-		c.OnApply = func(lockstep.Command) { s.applied.Add(1) }
-		c.Desync = func(d join.DesyncEvent) {
-			if d.Kind == join.DesyncRepaired {
-				s.repaired.Store(true)
-			}
-		}
-	})
+	alice, err := s.joinAlice()
 	if err != nil {
 		return err
 	}
 	s.corruptAt.Store(^uint64(0))
-	bob, err := s.join("Bob", func(c *join.Config) {
-		c.OnStep = func(sim lockstep.Sim) {
-			if sim.Tick() < s.corruptAt.Load() || s.corrupted.Swap(true) {
-				return
-			}
-			if w, ok := sim.(*colony.World); ok {
-				if err := w.Perturb(corruptMap); err != nil {
-					s.log.Error("corrupt a map", "err", err)
-				}
-			}
-		}
-		c.Resynced = func(join.Resync) { s.resynced.Store(true) }
-	})
+	bob, err := s.joinBob()
 	if err != nil {
 		return err
 	}
 	s.corruptAt.Store(bob.sess.Timings().ReadyTick + hashEvery/2)
-
-	speed := lockstep.SetSpeed(1)
-	if err := alice.sess.Send(speed.MapID, speed.Kind, speed.Payload); err != nil {
-		return fmt.Errorf("record: send: %w", err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	sent := 0
-	for sent < botCommands {
-		var cmd lockstep.Command
-		var ok bool
-		done := make(chan struct{})
-		if !alice.sess.Do(func(sim lockstep.Sim) {
-			defer close(done)
-			if w, isColony := sim.(*colony.World); isColony {
-				cmd, ok = colony.RandomCommand(w, rng)
-			}
-		}) {
-			return errors.New("record: the playing client left")
-		}
-		// Do only queues the function: wait until it ran.
-		select {
-		case <-done:
-		case <-s.ctx.Done():
-			return fmt.Errorf("record: %w", s.ctx.Err())
-		}
-		if !ok {
-			continue
-		}
-		if err := alice.sess.Send(cmd.MapID, cmd.Kind, cmd.Payload); err != nil {
-			return fmt.Errorf("record: send: %w", err)
-		}
-		sent++
-		time.Sleep(20 * time.Millisecond)
+	if err := s.playCommands(alice); err != nil {
+		return err
 	}
 
 	if err := s.refused(); err != nil {
@@ -327,6 +296,86 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 		return fmt.Errorf("%w (packets not seen: %v)", err, missingIDs(tl.snapshot(), want))
 	}
 	return s.ping(statusAddr)
+}
+
+// joinAlice joins the player who plays: she counts the commands applied
+// and hears of Bob's repair.
+func (s *session) joinAlice() (*player, error) {
+	return s.join("Alice", func(c *join.Config) {
+		c.OnApply = func(lockstep.Command) { s.applied.Add(1) }
+		c.Desync = func(d join.DesyncEvent) {
+			if d.Kind == join.DesyncRepaired {
+				s.repaired.Store(true)
+			}
+		}
+	})
+}
+
+// joinBob joins the player whose map is corrupted once, on the first
+// tick from corruptAt on, and then repaired.
+func (s *session) joinBob() (*player, error) {
+	return s.join("Bob", func(c *join.Config) {
+		c.OnStep = func(sim lockstep.Sim) {
+			if sim.Tick() < s.corruptAt.Load() || s.corrupted.Swap(true) {
+				return
+			}
+			if w, ok := sim.(*colony.World); ok {
+				if err := w.Perturb(corruptMap); err != nil {
+					s.log.Error("corrupt a map", "err", err)
+				}
+			}
+		}
+		c.Resynced = func(join.Resync) { s.resynced.Store(true) }
+	})
+}
+
+// playCommands has p set the speed to 1 and then send botCommands random
+// valid commands, drawn from a fixed seed in p's world, 20 ms apart.
+func (s *session) playCommands(p *player) error {
+	speed := lockstep.SetSpeed(1)
+	if err := p.sess.Send(speed.MapID, speed.Kind, speed.Payload); err != nil {
+		return fmt.Errorf("record: send: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	sent := 0
+	for sent < botCommands {
+		cmd, ok, err := s.randomCommand(p, rng)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := p.sess.Send(cmd.MapID, cmd.Kind, cmd.Payload); err != nil {
+			return fmt.Errorf("record: send: %w", err)
+		}
+		sent++
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// randomCommand draws a random valid command in p's world, on the
+// session's own goroutine; ok is false when there was none to draw.
+func (s *session) randomCommand(p *player, rng *rand.Rand) (lockstep.Command, bool, error) {
+	var cmd lockstep.Command
+	var ok bool
+	done := make(chan struct{})
+	if !p.sess.Do(func(sim lockstep.Sim) {
+		defer close(done)
+		if w, isColony := sim.(*colony.World); isColony {
+			cmd, ok = colony.RandomCommand(w, rng)
+		}
+	}) {
+		return lockstep.Command{}, false, errors.New("record: the playing client left")
+	}
+	// Do only queues the function: wait until it ran.
+	select {
+	case <-done:
+	case <-s.ctx.Done():
+		return lockstep.Command{}, false, fmt.Errorf("record: %w", s.ctx.Err())
+	}
+	return cmd, ok, nil
 }
 
 // allIDs are the packets a session carries before the host stops: every

@@ -1,4 +1,4 @@
-// Command bench-desync measures desync detection and repair in process over
+// Command benchdesync measures desync detection and repair in process over
 // loopback TCP, at the real tick rate: a host with the colony world (the
 // default world unless -world-mib), a watcher (Bob) and a player (Alice)
 // whose map is corrupted on purpose, one map at a time at random ticks,
@@ -42,7 +42,7 @@ func main() {
 	every := flag.Int("hash-every", lockstep.DefaultHashEvery, "ticks between hash checks")
 	flag.Parse()
 	if err := run(*desyncs, *worldMiB, *every); err != nil {
-		fmt.Fprintln(os.Stderr, "bench-desync:", err)
+		fmt.Fprintln(os.Stderr, "benchdesync:", err)
 		os.Exit(1)
 	}
 }
@@ -83,74 +83,102 @@ func run(n, worldMiB, every int) error {
 	}
 	go bob.Run(ctx)
 
-	// Alice corrupts map target once per arming, the given number of
-	// ticks after the arming.
-	var at atomic.Uint64
-	var arm atomic.Uint64
-	var target atomic.Int32
-	var corruptedAt atomic.Int64 // unix nanoseconds
-	var corruptedTick atomic.Uint64
-	at.Store(math.MaxUint64)
+	c := &corrupter{}
+	c.at.Store(math.MaxUint64)
 	aliceCfg := base
 	aliceCfg.Name = "Alice"
-	aliceCfg.OnStep = func(sim lockstep.Sim) {
-		if off := arm.Swap(0); off > 0 {
-			at.Store(sim.Tick() + off)
-		}
-		if sim.Tick() >= at.Load() {
-			at.Store(math.MaxUint64)
-			_ = sim.(*colony.World).Perturb(target.Load())
-			corruptedTick.Store(sim.Tick())
-			corruptedAt.Store(time.Now().UnixNano())
-		}
-	}
+	aliceCfg.OnStep = c.onStep
 	alice, err := join.Join(ctx, aliceCfg)
 	if err != nil {
 		return fmt.Errorf("join as Alice: %w", err)
 	}
 	go alice.Run(ctx)
-	worldBytes := alice.Timings().Bytes
-	maps := len(world.MapIDs())
-	printHeader(maps, alice.Timings(), every)
+	b := &bench{srv: srv, ev: ev, c: c, maps: len(world.MapIDs()), every: every, worldBytes: alice.Timings().Bytes}
+	printHeader(b.maps, alice.Timings(), every)
 	// Bob's ticks with no desync at all, for comparison.
 	time.Sleep(3 * time.Second)
 	quietGap := maxGap(ev, time.Now().Add(-2*time.Second), time.Now())
-	var lat []float64
-	var detectMs, repairMs, gaps []float64
 	for i := 0; i < n; i++ {
-		before := srv.Overview().Stats
-		m := int32(rand.IntN(maps))
-		target.Store(m)
-		arm.Store(uint64(1 + rand.IntN(3*every))) // anywhere in the next three intervals
-		rep, found := waitRepaired(ev, &corruptedTick, time.Now().Add(30*time.Second))
-		if !found {
-			return fmt.Errorf("desync %d was not repaired within 30 s", i+1)
+		if err := b.desync(i); err != nil {
+			return err
 		}
-		ct := corruptedTick.Load()
-		ev.mu.Lock()
-		detAt := ev.detected[rep.Tick]
-		ev.mu.Unlock()
-		det := detAt.Sub(time.Unix(0, corruptedAt.Load()))
-		repDone := detAt.Add(rep.Repair)
-		gap := maxGap(ev, time.Unix(0, corruptedAt.Load()), repDone.Add(100*time.Millisecond))
-		after := srv.Overview().Stats
-		bytes := after.ResyncBytes - before.ResyncBytes
-		fmt.Printf("%3d %4d %8d %7d tk %10.1f %10d %10d %8.1f%% %9s\n", i+1, m, ct, rep.Tick-ct,
-			procstat.Ms(det), rep.Repair.Milliseconds(), bytes, 100*float64(bytes)/float64(worldBytes), gap.Round(time.Millisecond))
-		lat = append(lat, float64(rep.Tick-ct))
-		detectMs = append(detectMs, procstat.Ms(det))
-		repairMs = append(repairMs, float64(rep.Repair.Milliseconds()))
-		gaps = append(gaps, procstat.Ms(gap))
-		corruptedTick.Store(0)
-		time.Sleep(300 * time.Millisecond)
 	}
-	printSummary(srv.Overview().Stats, every, lat, detectMs, repairMs, gaps, quietGap)
+	printSummary(srv.Overview().Stats, every, b.lat, b.detectMs, b.repairMs, b.gaps, quietGap)
 	// The world is the host's: stop the session before touching it here.
 	alice.Close()
 	bob.Close()
 	cancel()
 	<-served
 	printHashCosts(world)
+	return nil
+}
+
+// corrupter is Alice's part: she corrupts map target once per arming,
+// the given number of ticks after the arming.
+type corrupter struct {
+	at            atomic.Uint64 // the tick to corrupt at, MaxUint64 when not armed
+	arm           atomic.Uint64 // ticks from the next step to the corruption, 0 when not armed
+	target        atomic.Int32
+	corruptedAt   atomic.Int64 // unix nanoseconds
+	corruptedTick atomic.Uint64
+}
+
+// onStep is Alice's OnStep: it arms and corrupts.
+func (c *corrupter) onStep(sim lockstep.Sim) {
+	if off := c.arm.Swap(0); off > 0 {
+		c.at.Store(sim.Tick() + off)
+	}
+	if sim.Tick() >= c.at.Load() {
+		c.at.Store(math.MaxUint64)
+		_ = sim.(*colony.World).Perturb(c.target.Load())
+		c.corruptedTick.Store(sim.Tick())
+		c.corruptedAt.Store(time.Now().UnixNano())
+	}
+}
+
+// bench is the desyncs' run: the host, what Bob saw, Alice's corrupter,
+// and the figures of each desync so far.
+type bench struct {
+	srv        *host.Server
+	ev         *events
+	c          *corrupter
+	maps       int
+	every      int
+	worldBytes uint64
+
+	lat                      []float64
+	detectMs, repairMs, gaps []float64
+}
+
+// desync causes desync i on a random map, waits for its repair, prints
+// its row of the table and keeps its figures.
+func (b *bench) desync(i int) error {
+	ev, c := b.ev, b.c
+	before := b.srv.Overview().Stats
+	m := int32(rand.IntN(b.maps))
+	c.target.Store(m)
+	c.arm.Store(uint64(1 + rand.IntN(3*b.every))) // anywhere in the next three intervals
+	rep, found := waitRepaired(ev, &c.corruptedTick, time.Now().Add(30*time.Second))
+	if !found {
+		return fmt.Errorf("desync %d was not repaired within 30 s", i+1)
+	}
+	ct := c.corruptedTick.Load()
+	ev.mu.Lock()
+	detAt := ev.detected[rep.Tick]
+	ev.mu.Unlock()
+	det := detAt.Sub(time.Unix(0, c.corruptedAt.Load()))
+	repDone := detAt.Add(rep.Repair)
+	gap := maxGap(ev, time.Unix(0, c.corruptedAt.Load()), repDone.Add(100*time.Millisecond))
+	after := b.srv.Overview().Stats
+	bytes := after.ResyncBytes - before.ResyncBytes
+	fmt.Printf("%3d %4d %8d %7d tk %10.1f %10d %10d %8.1f%% %9s\n", i+1, m, ct, rep.Tick-ct,
+		procstat.Ms(det), rep.Repair.Milliseconds(), bytes, 100*float64(bytes)/float64(b.worldBytes), gap.Round(time.Millisecond))
+	b.lat = append(b.lat, float64(rep.Tick-ct))
+	b.detectMs = append(b.detectMs, procstat.Ms(det))
+	b.repairMs = append(b.repairMs, float64(rep.Repair.Milliseconds()))
+	b.gaps = append(b.gaps, procstat.Ms(gap))
+	c.corruptedTick.Store(0)
+	time.Sleep(300 * time.Millisecond)
 	return nil
 }
 

@@ -72,11 +72,8 @@ func run(nbots int, rate float64, dur time.Duration) error {
 	}
 	addr := "127.0.0.1:30700"
 	perBot := rate / float64(nbots)
-	cmd := exec.Command(hostBin, "serve", "--listen", addr, "--max-players", strconv.Itoa(nbots+8), "--conn-rate", "-1",
-		"--command-rate", strconv.Itoa(int(perBot*4)+100), "--log-level", "warn")
-	var hostErr syncbuf.Buffer // written by the host while read here
-	cmd.Stderr = &hostErr
-	if err := cmd.Start(); err != nil {
+	cmd, hostErr, err := startHost(hostBin, addr, nbots, perBot)
+	if err != nil {
 		return err
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
@@ -88,24 +85,14 @@ func run(nbots int, rate float64, dur time.Duration) error {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	bots, err := joinBots(ctx, addr, nbots, content, set, quiet, &hostErr)
+	bots, err := joinBots(ctx, addr, nbots, content, set, quiet, hostErr)
 	if err != nil {
 		return err
 	}
-	// Tick arrivals at one client: a bot that simulates for real.
-	watcherTicks := make(chan time.Time, 1<<16)
-	watcher, err := join.Join(ctx, join.Config{Addr: addr, Name: "Watcher", Databases: set.Summary(),
-		MapLoader: colony.MapLoader(content), Logger: quiet,
-		OnStep: func(lockstep.Sim) {
-			select {
-			case watcherTicks <- time.Now():
-			default:
-			}
-		}})
+	watching, watcherTicks, err := joinWatcher(ctx, addr, content, set, quiet)
 	if err != nil {
 		return err
 	}
-	watching := &bot{sess: watcher}
 	var wg sync.WaitGroup
 	for _, b := range append(bots, watching) {
 		wg.Add(1)
@@ -137,6 +124,39 @@ func run(nbots int, rate float64, dur time.Duration) error {
 	fmt.Printf("tick interval seen by a simulating client: %s\n", stats(ivs))
 	fmt.Printf("host CPU: %.2f s over %.1f s (%.0f%% of one core)\n", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
 	return sessionError(bots, watching)
+}
+
+// startHost starts the host program hostBin serving on addr, with room
+// for nbots players and a few more and a command rate well above perBot
+// a second; the host's standard error goes to the buffer returned.
+func startHost(hostBin, addr string, nbots int, perBot float64) (*exec.Cmd, *syncbuf.Buffer, error) {
+	cmd := exec.Command(hostBin, "serve", "--listen", addr, "--max-players", strconv.Itoa(nbots+8), "--conn-rate", "-1",
+		"--command-rate", strconv.Itoa(int(perBot*4)+100), "--log-level", "warn")
+	hostErr := &syncbuf.Buffer{} // written by the host while read here
+	cmd.Stderr = hostErr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return cmd, hostErr, nil
+}
+
+// joinWatcher joins the client whose tick arrivals are timed, a bot that
+// simulates for real: the time of each of its steps goes to the channel
+// returned, unless it is full.
+func joinWatcher(ctx context.Context, addr string, content *colony.Content, set *defs.Set, quiet *slog.Logger) (*bot, chan time.Time, error) {
+	watcherTicks := make(chan time.Time, 1<<16)
+	watcher, err := join.Join(ctx, join.Config{Addr: addr, Name: "Watcher", Databases: set.Summary(),
+		MapLoader: colony.MapLoader(content), Logger: quiet,
+		OnStep: func(lockstep.Sim) {
+			select {
+			case watcherTicks <- time.Now():
+			default:
+			}
+		}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &bot{sess: watcher}, watcherTicks, nil
 }
 
 // joinBots joins nbots light bots to the host at addr, each noting when

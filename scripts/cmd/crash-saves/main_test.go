@@ -15,7 +15,7 @@ func TestCrashSaves(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	t.Chdir("../..")
+	t.Chdir("../../..")
 	if err := run(5, 100*time.Millisecond, 7); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"io"
 	"math/bits"
@@ -130,19 +131,35 @@ func run(cfg config, out io.Writer) (err error) {
 	}
 
 	bw := bufio.NewWriter(out)
-	outcomes := fnv.New64a()
-	var applied, refused uint64
+	tl, err := simulate(cfg, w, source, bw, logw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "commands=%d applied=%d refused=%d outcomes=%016x\n", tl.applied+tl.refused, tl.applied, tl.refused, tl.outcomes.Sum64())
+	if logw != nil {
+		if err := logw.Flush(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// simulate steps w to cfg.Ticks, applying source's commands at each
+// tick (and writing them to logw unless it is nil), with a checkpoint
+// to out every cfg.Every ticks and at the last.
+func simulate(cfg config, w *colony.World, source commandSource, out io.Writer, logw *bufio.Writer) (*tally, error) {
+	tl := &tally{outcomes: fnv.New64a()}
 	for {
 		t := w.Tick()
 		if t%cfg.Every == 0 || t == cfg.Ticks {
-			checkpoint(bw, w)
+			checkpoint(out, w)
 		}
 		if t == cfg.Ticks {
-			break
+			return tl, nil
 		}
 		cmds, err := source.commands(t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i, c := range cmds {
 			c.Tick = t
@@ -151,23 +168,28 @@ func run(cfg config, out io.Writer) (err error) {
 			if logw != nil {
 				writeLogLine(logw, c)
 			}
-			if err := w.Apply(c); err != nil {
-				refused++
-				fmt.Fprintf(outcomes, "%d %d refused %s\n", c.Tick, c.Seq, err)
-			} else {
-				applied++
-				fmt.Fprintf(outcomes, "%d %d applied\n", c.Tick, c.Seq)
-			}
+			tl.apply(w, c)
 		}
 		w.Step()
 	}
-	fmt.Fprintf(bw, "commands=%d applied=%d refused=%d outcomes=%016x\n", applied+refused, applied, refused, outcomes.Sum64())
-	if logw != nil {
-		if err := logw.Flush(); err != nil {
-			return err
-		}
+}
+
+// tally counts the commands applied and refused and hashes the outcome
+// of each, the refusal's error included.
+type tally struct {
+	applied, refused uint64
+	outcomes         hash.Hash64
+}
+
+// apply applies c to w and counts the outcome.
+func (tl *tally) apply(w *colony.World, c lockstep.Command) {
+	if err := w.Apply(c); err != nil {
+		tl.refused++
+		fmt.Fprintf(tl.outcomes, "%d %d refused %s\n", c.Tick, c.Seq, err)
+	} else {
+		tl.applied++
+		fmt.Fprintf(tl.outcomes, "%d %d applied\n", c.Tick, c.Seq)
 	}
-	return bw.Flush()
 }
 
 // commandSource gives the commands of each tick, in application order.

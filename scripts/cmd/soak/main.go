@@ -94,32 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitPass
 }
 
-// parseConfig reads the command line into a soak's Config with its
-// defaults filled in (Out is left to the caller). A problem is reported
-// on stderr and returned; --help returns flag.ErrHelp.
-func parseConfig(args []string, stderr io.Writer) (Config, error) {
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	// The flags' defaults are the Config's; those that depend on another
-	// setting are 0 here, and Defaults fills them in.
-	def := Config{}.Defaults()
-	var cfg Config
-	var verbose bool
-	fs.DurationVar(&cfg.Duration, "duration", def.Duration, "how long the soak runs once every client joined, warm-up and chaos (at least 10s); the checks follow")
-	fs.IntVar(&cfg.Clients, "clients", def.Clients, "bot clients kept connected")
-	fs.IntVar(&cfg.Full, "full", 0, fmt.Sprintf("of the clients, how many simulate fully and report state hashes, the rest being light (default %d, or --clients if fewer)", defaultFull))
-	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the world, the chaos and the bots' commands")
-	fs.Float64Var(&cfg.Rate, "rate", def.Rate, "commands per second each bot sends, on average")
-	fs.DurationVar(&cfg.ChaosEvery, "chaos-every", def.ChaosEvery, "mean time between chaos events (join, leave, drop, rejoin, desync)")
-	fs.IntVar(&cfg.HashEvery, "hash-every", def.HashEvery, "ticks between the host's state-hash checks")
-	fs.DurationVar(&cfg.Autosave, "autosave", 0, "the host's autosave interval (default 20s, or a fifth of --duration if shorter)")
-	fs.IntVar(&cfg.Keep, "keep", def.Keep, "autosaves the host keeps")
-	fs.DurationVar(&cfg.Warmup, "warmup", 0, "time with every client in before the figures the end is compared with (default 20s, or a sixth of --duration if shorter)")
-	fs.DurationVar(&cfg.Progress, "progress", 0, "interval of the progress lines (default 30s, or a quarter of --duration if shorter)")
-	fs.StringVar(&cfg.HeapProfiles, "heap-profiles", "", "write pprof heap profiles at the warm-up sample and the end into `DIR`")
-	fs.BoolVar(&verbose, "v", false, "log the host's and the bots' warnings and errors to standard error")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: scripts/soak [flags]
+// usage is the help text, before the flags' defaults.
+const usage = `Usage: scripts/soak [flags]
 
 Runs a real host (the embedded default world, autosaving into a temporary
 folder) and --clients bot clients over loopback TCP in this process. The
@@ -157,7 +133,34 @@ Then it checks, and exits 1 with one line per failed check, unless:
 Exit codes: 0 pass, 1 a check failed or the soak could not run, 2 usage.
 
 Flags:
-`)
+`
+
+// parseConfig reads the command line into a soak's Config with its
+// defaults filled in (Out is left to the caller). A problem is reported
+// on stderr and returned; --help returns flag.ErrHelp.
+func parseConfig(args []string, stderr io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	// The flags' defaults are the Config's; those that depend on another
+	// setting are 0 here, and Defaults fills them in.
+	def := Config{}.Defaults()
+	var cfg Config
+	var verbose bool
+	fs.DurationVar(&cfg.Duration, "duration", def.Duration, "how long the soak runs once every client joined, warm-up and chaos (at least 10s); the checks follow")
+	fs.IntVar(&cfg.Clients, "clients", def.Clients, "bot clients kept connected")
+	fs.IntVar(&cfg.Full, "full", 0, fmt.Sprintf("of the clients, how many simulate fully and report state hashes, the rest being light (default %d, or --clients if fewer)", defaultFull))
+	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the world, the chaos and the bots' commands")
+	fs.Float64Var(&cfg.Rate, "rate", def.Rate, "commands per second each bot sends, on average")
+	fs.DurationVar(&cfg.ChaosEvery, "chaos-every", def.ChaosEvery, "mean time between chaos events (join, leave, drop, rejoin, desync)")
+	fs.IntVar(&cfg.HashEvery, "hash-every", def.HashEvery, "ticks between the host's state-hash checks")
+	fs.DurationVar(&cfg.Autosave, "autosave", 0, "the host's autosave interval (default 20s, or a fifth of --duration if shorter)")
+	fs.IntVar(&cfg.Keep, "keep", def.Keep, "autosaves the host keeps")
+	fs.DurationVar(&cfg.Warmup, "warmup", 0, "time with every client in before the figures the end is compared with (default 20s, or a sixth of --duration if shorter)")
+	fs.DurationVar(&cfg.Progress, "progress", 0, "interval of the progress lines (default 30s, or a quarter of --duration if shorter)")
+	fs.StringVar(&cfg.HeapProfiles, "heap-profiles", "", "write pprof heap profiles at the warm-up sample and the end into `DIR`")
+	fs.BoolVar(&verbose, "v", false, "log the host's and the bots' warnings and errors to standard error")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

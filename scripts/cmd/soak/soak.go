@@ -134,6 +134,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// run runs the soak: the host alone, every client joined, the soak
+// proper, everyone gone and the host stopped, with the samples and
+// checks of each step in res.
 func (s *soak) run(parent context.Context) (*Result, error) {
 	cfg := s.cfg
 	res := &Result{Config: cfg}
@@ -149,29 +152,14 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	monCtx, stopMon := context.WithCancel(ctx)
-	monDone := make(chan struct{})
-	go func() { defer close(monDone); s.monitor(monCtx) }()
-	defer func() { stopMon(); <-monDone }()
+	stopMon := s.startMonitor(ctx)
+	defer stopMon()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	hostCtx, stopHost := context.WithCancel(ctx)
-	defer stopHost()
-	served := make(chan error, 1)
-	hostStart := time.Now()
-	go func() { served <- srv.Serve(hostCtx, ln) }()
-	hostStopped := false
-	defer func() {
-		if !hostStopped {
-			stopHost()
-			select {
-			case <-served:
-			case <-time.After(time.Minute): // reported already; do not hang
-			}
-		}
-	}()
+	h := serve(ctx, srv, ln)
+	defer h.abandon()
 	fmt.Fprintf(cfg.Out, "soak: %d clients (%d full, %d light) for %v, seed %d; host on %s, hash every %d ticks, autosave every %v (keep %d), %.1f commands/s per bot, a chaos event every %v on average; GOMAXPROCS=%d\n",
 		cfg.Clients, cfg.Full, cfg.Clients-cfg.Full, cfg.Duration, cfg.Seed, ln.Addr(), cfg.HashEvery, cfg.Autosave, cfg.Keep,
 		cfg.Rate, cfg.ChaosEvery, runtime.GOMAXPROCS(0))
@@ -198,40 +186,85 @@ func (s *soak) run(parent context.Context) (*Result, error) {
 	res.JoinTime = time.Since(s.start)
 	fmt.Fprintf(cfg.Out, "[%s] %d clients joined; warming up for %v\n", s.elapsed(), res.InitialJoins, cfg.Warmup)
 
-	// The duration counts from here: warm-up, then the figures the end is
-	// compared with, then the chaos.
-	soakStart := time.Now()
-	end := soakStart.Add(cfg.Duration)
-	if !sleepCtx(ctx, cfg.Warmup) {
-		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	if err := s.soakFor(ctx, res, ln.Addr().String()); err != nil {
+		return nil, err
 	}
-	s.warmSample(res, end)
-	s.chaosWithHostiles(ctx, ln.Addr().String(), end)
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
-	}
-	res.Soaked = time.Since(soakStart)
-	fmt.Fprintf(cfg.Out, "[%s] chaos over; settling\n", s.elapsed())
-
-	// Settle with the population of the warm-up, then compare.
-	s.endSample(res)
 
 	// Everyone leaves: the host's goroutines must come back to the
 	// baseline, then everything of the host's once it stops.
-	if err := s.leaveAndStop(res, srv, stopHost, served); err != nil {
+	if err := s.leaveAndStop(res, srv, h.stop, h.served); err != nil {
 		return nil, err
 	}
-	hostStopped = true
-	res.HostUptime = time.Since(hostStart)
+	h.stopped = true
+	res.HostUptime = time.Since(h.start)
 	res.HostStats = srv.Overview().Stats
 	stopMon()
-	<-monDone
 	res.AfterStop = s.waitGoroutines(res.Pre.goroutines, settleGoroutines)
 	// The kernel updates the high-water mark lazily: a sample may be
 	// higher.
 	res.RSSPeak = max(peakRSS(), res.Warm.rss, res.End.rss)
 	s.finalChecks(res, savePath, world)
 	return res, nil
+}
+
+// startMonitor runs s.monitor on its own goroutine until the returned
+// stop, which waits for it to return and may be called again.
+func (s *soak) startMonitor(ctx context.Context) (stop func()) {
+	monCtx, stopMon := context.WithCancel(ctx)
+	monDone := make(chan struct{})
+	go func() { defer close(monDone); s.monitor(monCtx) }()
+	return func() { stopMon(); <-monDone }
+}
+
+// serving is the host's Serve on its own goroutine.
+type serving struct {
+	stop    context.CancelFunc // ends Serve
+	served  chan error         // Serve's return
+	start   time.Time
+	stopped bool // the run stopped the host and saw Serve return
+}
+
+// serve runs srv's Serve on ln until ctx ends or the returned serving's
+// stop.
+func serve(ctx context.Context, srv *host.Server, ln net.Listener) *serving {
+	hostCtx, stopHost := context.WithCancel(ctx)
+	h := &serving{stop: stopHost, served: make(chan error, 1), start: time.Now()}
+	go func() { h.served <- srv.Serve(hostCtx, ln) }()
+	return h
+}
+
+// abandon stops the host if the run did not, waiting up to a minute for
+// Serve to return.
+func (h *serving) abandon() {
+	if !h.stopped {
+		h.stop()
+		select {
+		case <-h.served:
+		case <-time.After(time.Minute): // reported already; do not hang
+		}
+	}
+	h.stop()
+}
+
+// soakFor is the soak proper, for the configured duration: the warm-up,
+// then the figures the end is compared with, then the chaos; then it
+// settles the population back to the warm-up's and takes the figures
+// compared with those.
+func (s *soak) soakFor(ctx context.Context, res *Result, addr string) error {
+	soakStart := time.Now()
+	end := soakStart.Add(s.cfg.Duration)
+	if !sleepCtx(ctx, s.cfg.Warmup) {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	s.warmSample(res, end)
+	s.chaosWithHostiles(ctx, addr, end)
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	res.Soaked = time.Since(soakStart)
+	fmt.Fprintf(s.cfg.Out, "[%s] chaos over; settling\n", s.elapsed())
+	s.endSample(res)
+	return nil
 }
 
 // newHost generates the world and the host of it that autosaves to
