@@ -1,18 +1,15 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
-	"io"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/codec"
@@ -22,6 +19,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/rawclient"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
@@ -88,27 +86,6 @@ func layOut(t *testing.T, h snapshot.Header, blobs [][]byte) []byte {
 	}
 	return out
 }
-
-// zeroBomb is a zstd frame of n zero bytes: a few bytes a 128 KiB block.
-func zeroBomb(t *testing.T, n int64) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	enc, err := zstd.NewWriter(&b, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.CopyN(enc, zeros{}, n); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // withBlob replaces the world blob of h and blobs with data, declaring
 // raw bytes of codec c.
@@ -278,7 +255,7 @@ func TestRelayUploadOverWorldLimit(t *testing.T) {
 	arb, req := hostileArbiter(t, h.Addr)
 	hd, blobs := worldAt(t, 0)
 	// The bytes are never inflated: a few stand for the 2 GiB they claim.
-	withBlob(&hd, blobs, zeroBomb(t, 1<<20), 2<<30, snapshot.Zstd)
+	withBlob(&hd, blobs, rawclient.ZstdZeros(t, 1<<20), 2<<30, snapshot.Zstd)
 	arb.upload(req.Request, layOut(t, hd, blobs), 0)
 	res := arb.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult)
 	if res.Result != wire.UploadRefused || !strings.Contains(res.Message, "over the host's world limit of 1073741824") {
@@ -298,7 +275,7 @@ func TestRelayTranscodeBoundedByDeclared(t *testing.T) {
 	h := startRelay(t, host.Config{}, &logs)
 	arb, req := hostileArbiter(t, h.Addr)
 	hd, blobs := worldAt(t, 0)
-	withBlob(&hd, blobs, zeroBomb(t, 4<<20), 64<<10, snapshot.Zstd)
+	withBlob(&hd, blobs, rawclient.ZstdZeros(t, 4<<20), 64<<10, snapshot.Zstd)
 	arb.upload(req.Request, layOut(t, hd, blobs), 0)
 	if res := arb.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult); res.Result != wire.UploadAccepted {
 		t.Fatalf("the lying world: %+v, want accepted (the host does not inflate it)", res)

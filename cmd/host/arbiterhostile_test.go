@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/testing/attack"
+	"github.com/lockhost/lockhost/testing/rawclient"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
@@ -275,87 +275,48 @@ func TestRelayMajorityBinary(t *testing.T) {
 	}
 }
 
-// rawRelay is a hand-spoken connection to the relay host.
-type rawRelay struct {
-	t  *testing.T
-	nc net.Conn
-	fr *wire.FrameReader
-}
-
-func dialRelay(t *testing.T, addr string) *rawRelay {
-	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+// until reads from c, as rawclient.Conn.Until does, until a packet
+// with id comes, which it returns with its frame's size, or the host's
+// disconnect.
+func until(c *rawclient.Conn, id wire.ID) (wire.Packet, int, *wire.ServerDisconnect) {
+	p, n := c.Until(id)
+	if d, ok := p.(*wire.ServerDisconnect); ok {
+		return nil, 0, d
 	}
-	t.Cleanup(func() { nc.Close() })
-	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-	return &rawRelay{t: t, nc: nc, fr: wire.NewFrameReader(bufio.NewReader(nc), wire.DefaultMaxFrame)}
-}
-
-func (c *rawRelay) send(p wire.Packet) {
-	c.t.Helper()
-	if _, err := c.nc.Write(wire.MustMarshal(p)); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// until answers clock rounds until a packet with id comes, which it
-// returns with its frame's size, or the host's disconnect.
-func (c *rawRelay) until(id wire.ID) (wire.Packet, int, *wire.ServerDisconnect) {
-	c.t.Helper()
-	for {
-		got, body, err := c.fr.Next()
-		if err != nil {
-			c.t.Fatalf("waiting for %s: %v", id, err)
-		}
-		p, err := wire.Decode(got, body)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		switch p := p.(type) {
-		case *wire.ServerClock:
-			c.send(&wire.ClientClock{Nonce: p.Nonce, ClientTime: time.Now().UnixMicro()})
-		case *wire.ServerDisconnect:
-			return nil, 0, p
-		}
-		if got == id {
-			return p, len(body) + 5, nil
-		}
-	}
+	return p, n, nil
 }
 
 // declare proves the secret with dbs as its Client_Defs and, admitted,
 // leaves without uploading; it returns the refusal, or nil.
 func declare(t *testing.T, addr string, dbs []wire.DefSummary) *wire.ServerDisconnect {
 	t.Helper()
-	c := dialRelay(t, addr)
-	defer c.nc.Close()
-	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
-	p, _, d := c.until(wire.IDServerModList)
+	c := rawclient.Dial(t, addr, 20*time.Second)
+	defer c.Close()
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	p, _, d := until(c, wire.IDServerModList)
 	if d != nil {
 		return d
 	}
 	ml := p.(*wire.ServerModList)
-	c.send(&wire.ClientDefs{Databases: dbs})
-	if _, _, d := c.until(wire.IDServerDefsOK); d != nil {
+	c.Send(&wire.ClientDefs{Databases: dbs})
+	if _, _, d := until(c, wire.IDServerDefsOK); d != nil {
 		return d
 	}
-	c.send(&wire.ClientUsername{Name: "Mallory", ArbiterProof: password.ArbiterProof([]byte(hostileSecret), ml.ArbiterChallenge)})
-	if _, _, d := c.until(wire.IDServerUploadRequest); d != nil {
+	c.Send(&wire.ClientUsername{Name: "Mallory", ArbiterProof: password.ArbiterProof([]byte(hostileSecret), ml.ArbiterChallenge)})
+	if _, _, d := until(c, wire.IDServerUploadRequest); d != nil {
 		return d
 	}
-	c.send(&wire.ClientLeave{})
+	c.Send(&wire.ClientLeave{})
 	return nil
 }
 
 // modListSize is the size of the mod list frame a new connection gets.
 func modListSize(t *testing.T, addr string) int {
 	t.Helper()
-	c := dialRelay(t, addr)
-	defer c.nc.Close()
-	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
-	_, n, d := c.until(wire.IDServerModList)
+	c := rawclient.Dial(t, addr, 20*time.Second)
+	defer c.Close()
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	_, n, d := until(c, wire.IDServerModList)
 	if d != nil {
 		t.Fatalf("refused before the mod list: %+v", d)
 	}

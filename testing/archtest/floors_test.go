@@ -105,6 +105,7 @@ var floors = map[string]floor{
 	"testing/hosttest":      testTooling,
 	"testing/testkit":       testTooling,
 	"testing/procstat":      testTooling,
+	"testing/rawclient":     testTooling,
 	"testing/syncbuf":       testTooling,
 	"lockstep/locksteptest": testTooling,
 	"saves/savestest":       testTooling,
