@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/snapshot"
@@ -32,8 +32,8 @@ func TestCodecNegotiation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := startHost(t, host.Config{Join: host.JoinConfig{Compression: tc.host}}, locksteptest.New(3, 5000))
-			opt := joinopt.Options{Protocol: tc.protocol, Codecs: tc.codecs}
-			ctx, cancel := context.WithTimeout(joinopt.With(context.Background(), opt), time.Minute)
+			opt := jointest.Options{Protocol: tc.protocol, Codecs: tc.codecs}
+			ctx, cancel := context.WithTimeout(jointest.With(context.Background(), opt), time.Minute)
 			defer cancel()
 			s, err := join.Join(ctx, joinCfg(h.addr, "Codec", newHashLog()))
 			if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -312,7 +312,7 @@ func TestProtocolAndDefsMismatch(t *testing.T) {
 		}
 	}
 	// The join tool announcing another version reads the refusal.
-	ctx, cancel := context.WithTimeout(joinopt.With(context.Background(), joinopt.Options{Protocol: wire.ProtocolVersion + 1}), 20*time.Second)
+	ctx, cancel := context.WithTimeout(jointest.With(context.Background(), jointest.Options{Protocol: wire.ProtocolVersion + 1}), 20*time.Second)
 	defer cancel()
 	var re *join.RejectedError
 	if _, err := join.Join(ctx, cfg); !errors.As(err, &re) || re.Reason != wire.ReasonProtocol {

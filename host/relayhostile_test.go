@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/codec"
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -159,11 +159,11 @@ func uploadWorld(t *testing.T, c *rawClient, req *wire.ServerUploadRequest, tick
 
 // joinAsync joins addr as name in the background; the channel gives the
 // join's outcome. mods change the join's context.
-func joinAsync(t *testing.T, addr, name string, opt joinopt.Options) <-chan error {
+func joinAsync(t *testing.T, addr, name string, opt jointest.Options) <-chan error {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() {
-		s, err := join.Join(joinopt.With(context.Background(), opt), joinCfg(addr, name, newHashLog()))
+		s, err := join.Join(jointest.With(context.Background(), opt), joinCfg(addr, name, newHashLog()))
 		if err == nil {
 			s.Close()
 		}
@@ -213,7 +213,7 @@ func TestRelayUploadAfterCancel(t *testing.T) {
 	pkts := arb.watch()
 	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
 
-	alice := joinAsync(t, h.Addr, "Alice", joinopt.Options{})
+	alice := joinAsync(t, h.Addr, "Alice", jointest.Options{})
 	first := next[*wire.ServerUploadRequest](t, pkts)
 	hd, blobs := worldAt(t, first.Tick)
 	p1 := layOut(t, hd, blobs)
@@ -224,7 +224,7 @@ func TestRelayUploadAfterCancel(t *testing.T) {
 		t.Fatalf("the joiner of the half-uploaded point: %v, want refused (Timeout)", err)
 	}
 
-	bob := joinAsync(t, h.Addr, "Bob", joinopt.Options{})
+	bob := joinAsync(t, h.Addr, "Bob", jointest.Options{})
 	if res := next[*wire.ServerUploadResult](t, pkts); res.Request != first.Request || res.Result != wire.UploadCancelled {
 		t.Fatalf("at Bob's admission the arbiter got %+v, want request %d cancelled", res, first.Request)
 	}
@@ -281,7 +281,7 @@ func TestRelayTranscodeBoundedByDeclared(t *testing.T) {
 		t.Fatalf("the lying world: %+v, want accepted (the host does not inflate it)", res)
 	}
 	arb.send(&wire.ClientWorldReady{Tick: 0, WorldHash: hd.WorldHash})
-	err := <-joinAsync(t, h.Addr, "Gzipper", joinopt.Options{Codecs: []uint8{uint8(snapshot.Gzip)}})
+	err := <-joinAsync(t, h.Addr, "Gzipper", jointest.Options{Codecs: []uint8{uint8(snapshot.Gzip)}})
 	var re *join.RejectedError
 	if !errors.As(err, &re) || re.Reason != wire.ReasonGeneric || !strings.Contains(re.Message, "could not prepare the world") {
 		t.Fatalf("a gzip joiner of the lying world: %v, want refused", err)
@@ -309,7 +309,7 @@ func TestRelayLogsTellTheTruth(t *testing.T) {
 	}
 	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
 
-	alice := joinAsync(t, h.Addr, "Alice", joinopt.Options{})
+	alice := joinAsync(t, h.Addr, "Alice", jointest.Options{})
 	next[*wire.ServerUploadRequest](t, pkts)
 	arb.nc.Close() // the arbiter leaves, Alice's point not uploaded
 	if err := <-alice; err == nil {
@@ -317,7 +317,7 @@ func TestRelayLogsTellTheTruth(t *testing.T) {
 	}
 	testkit.WaitFor(t, "the arbiter gone", func() bool { return strings.Contains(logs.String(), `msg="arbiter left"`) })
 	var re *join.RejectedError
-	if err := <-joinAsync(t, h.Addr, "Bob", joinopt.Options{}); !errors.As(err, &re) || re.Reason != wire.ReasonTimeout {
+	if err := <-joinAsync(t, h.Addr, "Bob", jointest.Options{}); !errors.As(err, &re) || re.Reason != wire.ReasonTimeout {
 		t.Fatalf("Bob, with no arbiter to upload his point: %v, want refused (Timeout)", err)
 	}
 	if strings.Contains(logs.String(), "arbiter=0") || !strings.Contains(logs.String(), "join point request waits for an arbiter") {
@@ -353,7 +353,7 @@ func TestRelayJoinerWaitingNotSilent(t *testing.T) {
 	pkts := arb.watch()
 	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
 
-	alice := joinAsync(t, h.Addr, "Alice", joinopt.Options{})
+	alice := joinAsync(t, h.Addr, "Alice", jointest.Options{})
 	asked := next[*wire.ServerUploadRequest](t, pkts)
 	time.Sleep(1500 * time.Millisecond) // three idle limits: the arbiter is slow
 	hd, blobs := worldAt(t, asked.Tick)

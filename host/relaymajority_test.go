@@ -15,7 +15,7 @@ import (
 
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -232,7 +232,7 @@ func TestRelayMajorityWaitBound(t *testing.T) {
 	h, _ := relayWithoutArbiter(t, host.Config{Desync: host.DesyncConfig{HashEvery: every}, Lag: host.LagConfig{MaxLag: maxLag}}, &logs,
 		[]string{"Alice", "Bob"}, nil, nil)
 
-	ctx, cancel := context.WithCancel(joinopt.With(context.Background(), joinopt.Options{NoHashReports: true}))
+	ctx, cancel := context.WithCancel(jointest.With(context.Background(), jointest.Options{NoHashReports: true}))
 	s, err := join.Join(ctx, joinCfg(h.Addr, "Silent", newHashLog()))
 	if err != nil {
 		cancel()

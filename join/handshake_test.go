@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"
@@ -187,13 +187,13 @@ func TestHandshakeSends(t *testing.T) {
 	}
 }
 
-// TestProtocolOverride: joinopt's protocol reaches the host, and the
+// TestProtocolOverride: jointest's protocol reaches the host, and the
 // default is wire.ProtocolVersion.
 func TestProtocolOverride(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			ctx, addr, ends := tr.start(t)
-			ctx = joinopt.With(ctx, joinopt.Options{Protocol: wire.ProtocolVersion + 5})
+			ctx = jointest.With(ctx, jointest.Options{Protocol: wire.ProtocolVersion + 5})
 			var sent uint32
 			_, script, err := runCtx(t, ctx, addr, ends, join.Config{}, func(h *fakeHost) error {
 				p, err := h.expect(wire.IDClientProtocol)

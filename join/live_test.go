@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -277,14 +277,14 @@ func loadNoClone(world []byte, maps []lockstep.MapBlob) (lockstep.Sim, error) {
 }
 
 // TestHashReports: asked for a hash every tick, the client reports each
-// tick it simulates, before it reports the tick itself; with joinopt's
+// tick it simulates, before it reports the tick itself; with jointest's
 // NoHashReports it reports none.
 func TestHashReports(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		for _, tr := range transports {
 			t.Run(map[bool]string{false: "reporting", true: "off"}[off]+"/"+tr.name, func(t *testing.T) {
 				ctx, addr, ends := tr.start(t)
-				ctx = joinopt.With(ctx, joinopt.Options{NoHashReports: off})
+				ctx = jointest.With(ctx, jointest.Options{NoHashReports: off})
 				l := joinLive(t, tr, ctx, addr, ends, join.Config{Loader: loadNoClone})
 				g := l.w.granted
 				if err := l.h.send(&wire.ServerSession{Token: make([]byte, wire.TokenSize), HashEvery: 1, PlayerID: 7},

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockhost/lockhost/internal/joinopt"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
@@ -42,7 +42,7 @@ func (t Timings) CatchUpRate() float64 {
 // Session is a joined session.
 type Session struct {
 	cfg      Config
-	opt      joinopt.Options // test-only settings, from Join's context
+	opt      jointest.Options // test-only settings, from Join's context
 	att      *attempt        // a Reconnector's record of this join, or nil
 	nc       net.Conn
 	in       chan inbound
@@ -119,7 +119,7 @@ func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 	}
 	start := time.Now()
 	report(cfg, PhaseConnect, 0, 0)
-	opt := joinopt.From(ctx)
+	opt := jointest.From(ctx)
 	nc, err := dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)

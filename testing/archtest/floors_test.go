@@ -60,9 +60,6 @@ var floors = map[string]floor{
 	"internal/savelock":   ground,
 	"internal/gcpolicy":   ground,
 	"internal/hugeheap":   ground,
-	// joinopt is read by package join itself (test settings carried in a
-	// join's context), so it is not test tooling.
-	"internal/joinopt": ground,
 
 	"lockstep": engine,
 	"defs":     engine,
@@ -94,6 +91,10 @@ var floors = map[string]floor{
 
 	"host": sides,
 	"join": sides,
+	// jointest is read by package join itself (settings that make a
+	// client misbehave for tests of hosts, carried in a join's context):
+	// not test tooling, and no ground utility either.
+	"join/jointest": sides,
 
 	"operator/admin":   hostAddOns,
 	"operator/metrics": hostAddOns,

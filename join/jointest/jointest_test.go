@@ -1,4 +1,4 @@
-package joinopt
+package jointest
 
 import (
 	"context"

@@ -1,8 +1,10 @@
-// Package joinopt holds the settings of a join that exist for tests and
-// are kept out of join.Config, the public API: a test puts them in the
-// context it passes to join.Join. Nothing outside this module can set
-// them.
-package joinopt
+// Package jointest holds the settings that make a joining client
+// misbehave on purpose, for tests of hosts: announce another protocol
+// version or other codecs, send no state hashes. They are kept out of
+// join.Config, what a real client sets: a test puts them in the context
+// it passes to join.Join, which reads them (so this package sits with
+// package join, on its floor, not among the ground utilities).
+package jointest
 
 import "context"
 
