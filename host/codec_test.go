@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/snapshot"
 )

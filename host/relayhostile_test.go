@@ -13,8 +13,8 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/codec"
-	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"

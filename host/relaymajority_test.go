@@ -15,8 +15,8 @@ import (
 
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/host"
-	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/testing/attack"

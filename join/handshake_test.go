@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
-	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/wire"

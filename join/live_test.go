@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/testing/testkit"

@@ -43,7 +43,7 @@ func (t Timings) CatchUpRate() float64 {
 type Session struct {
 	cfg      Config
 	opt      jointest.Options // test-only settings, from Join's context
-	att      *attempt        // a Reconnector's record of this join, or nil
+	att      *attempt         // a Reconnector's record of this join, or nil
 	nc       net.Conn
 	in       chan inbound
 	wmu      sync.Mutex
