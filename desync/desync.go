@@ -64,7 +64,7 @@ const (
 // ReferenceMajority is Report.Reference for hashes that k of the n
 // players who reported the checkpoint agreed on, in a relay session
 // without an arbiter: "majority k of n players". The host counts one
-// vote per network (docs/protocol.md, section 15.6.1): k and n are
+// vote per network (docs/protocol.md, section 14.6.1): k and n are
 // votes.
 func ReferenceMajority(k, n int) string {
 	return fmt.Sprintf("majority %d of %d players", k, n)

@@ -78,7 +78,7 @@
 // arbiter) and relaydefs.go (def databases the arbiter declares); package
 // host/relay is its stand-in for the game.
 //
-// Relay mode (docs/protocol.md, section 15): the
+// Relay mode (docs/protocol.md, section 14): the
 // session drives a relay.World in place of a game, and its join points
 // are relay.Cuts that the arbiter's uploads fill. The session goroutine
 // owns the relay state (the arbiters, which is active, the World) except

@@ -42,7 +42,7 @@ func TestEmptyValuesMeanNone(t *testing.T) {
 		protocol []byte
 		username []byte
 	}{
-		{"nil token (section 14's form)", protocol, msgpackMap("k", nilv, "n", fixstr("Nilly"))},
+		{"nil token (section 15's form)", protocol, msgpackMap("k", nilv, "n", fixstr("Nilly"))},
 		{"token as empty bin", protocol, msgpackMap("k", emptyBin, "n", fixstr("Binny"))},
 		{"token as empty str", protocol, msgpackMap("k", "\xa0", "n", fixstr("Strie"))},
 		{"password proof as empty bin", protocol, msgpackMap("n", fixstr("Proofy"), "p", emptyBin)},

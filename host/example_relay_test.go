@@ -13,7 +13,7 @@ import (
 )
 
 // ExampleNewRelay hosts a game the host does not run (relay mode,
-// docs/protocol.md section 15): the arbiter, a client that knows the
+// docs/protocol.md section 14): the arbiter, a client that knows the
 // secret, uploads the new session's world; a player then joins from the
 // arbiter's world and plays. The game here is lockstep/locksteptest's,
 // but the host never links it: any client that speaks the protocol, in

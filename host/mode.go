@@ -9,7 +9,7 @@ import (
 // kinds differ. A simulating host (simulating, below) runs the game: its
 // own state is the reference every report is compared with, and its join
 // points and repairs are cut from it. A relay host (relaySession,
-// relay.go; docs/protocol.md, section 15) runs none: its world and
+// relay.go; docs/protocol.md, section 14) runs none: its world and
 // repairs are its arbiter's uploads, its reference the arbiter's reports
 // or, without an arbiter, its players' majority (relaymajority.go).
 //

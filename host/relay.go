@@ -15,7 +15,7 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// Relay mode (docs/protocol.md, section 15): the host runs no simulation.
+// Relay mode (docs/protocol.md, section 14): the host runs no simulation.
 // The session drives a relay.World in its place, and the world comes from
 // the arbiter, the client that proved the arbiter secret, which uploads
 // it when the host asks. This file is the session's side of it; the
@@ -25,7 +25,7 @@ import (
 // on; New ignores it.
 type RelayConfig struct {
 	// ArbiterSecret is what the arbiter proves it holds
-	// (docs/protocol.md, section 15.2). Without it no client can be the
+	// (docs/protocol.md, section 14.2). Without it no client can be the
 	// arbiter, and a new session never gets a world.
 	ArbiterSecret []byte
 	// UploadLimit is the most bytes one upload may have (0:
@@ -34,7 +34,7 @@ type RelayConfig struct {
 	// WorldRawLimit is the most raw bytes an upload's blobs may declare
 	// in all (0: 1 GiB). The host inflates nothing it takes except to
 	// transcode a point for a joiner that reads only gzip, which this
-	// bounds too (docs/protocol.md, section 15.4).
+	// bounds too (docs/protocol.md, section 14.4).
 	WorldRawLimit uint64
 	// UploadWait is how long a joiner waits for the arbiter's upload of
 	// its join point before it is refused (0: 20 s).
@@ -44,7 +44,7 @@ type RelayConfig struct {
 	Resume *snapshot.Parsed
 	// DefsFromArbiter takes the def databases joiners must match from the
 	// first arbiter's Client_Defs, its declaration (docs/protocol.md,
-	// section 15.9), instead of from the content NewRelay is given, whose
+	// section 14.9), instead of from the content NewRelay is given, whose
 	// Databases must then be empty; a session resumed from a save gives
 	// there the databases the save recorded (saves.Meta's).
 	DefsFromArbiter bool
@@ -200,12 +200,12 @@ var errNoWorld = &reasonError{reason: wire.ReasonGeneric,
 	msg: "The session has no world yet: its arbiter has not uploaded it. Join again shortly."}
 
 // errSpectatorArbiter refuses an arbiter proof with a spectator's token:
-// an arbiter never spectates (docs/protocol.md, section 15.1).
+// an arbiter never spectates (docs/protocol.md, section 14.1).
 var errSpectatorArbiter = &reasonError{reason: wire.ReasonBadPacket,
 	msg: "This token rejoins a spectator, and a spectator cannot be the session's arbiter: rejoin without the arbiter proof, or join again without the token."}
 
 // arbiterRule is the arbiter's admission rule (docs/protocol.md, section
-// 15.2): a claimed arbiter must have proved the secret; in a relay
+// 14.2): a claimed arbiter must have proved the secret; in a relay
 // session with no world yet only an arbiter is admitted.
 func (rs *relaySession) arbiterRule(r joinReq) error {
 	if r.arbiterClaim && !r.arbiterOK {

@@ -35,7 +35,7 @@ func relayWorkedUpload(t *testing.T) []byte {
 }
 
 // relayWorked is the specification's worked relay session (section
-// 15.8): the first arbiter of a new session proves the secret and
+// 14.8): the first arbiter of a new session proves the secret and
 // uploads the world.
 func relayWorked(t *testing.T) []workedStep {
 	t.Helper()
@@ -55,9 +55,9 @@ func relayWorked(t *testing.T) []workedStep {
 		{true, &wire.ClientUsername{Name: "arb", ArbiterProof: password.ArbiterProof([]byte("correct horse battery"), challenge)},
 			`name "arb", arbiterProof = HMAC-SHA256("correct horse battery", domain || arbiterChallenge)`},
 		{false, &wire.ServerSession{Token: bytes.Repeat([]byte{0xc4}, wire.TokenSize), GraceMs: 300000, PlayerID: 1, HashEvery: 60},
-			"admitted: the rejoin token, 5 min of grace, lasting ID 1, hashes every 60 ticks: the arbiter's are the reference (section 15.6)"},
+			"admitted: the rejoin token, 5 min of grace, lasting ID 1, hashes every 60 ticks: the arbiter's are the reference (section 14.6)"},
 		{false, &wire.ServerPlayerList{Action: wire.PlayerListFull, Players: []wire.PlayerInfo{{ID: 1, Name: "arb", Faction: 1, Status: wire.StatusDownloading}}},
-			"the whole player list; the notices of section 14 steps 10 and 11 follow"},
+			"the whole player list; the notices of section 15 steps 10 and 11 follow"},
 		{false, &req, "instead of a world: upload yours, at most 1 GiB"},
 		{true, chunk, fmt.Sprintf("the whole payload of %d bytes in one chunk", len(payload))},
 		{false, &wire.ServerUploadResult{Request: 1, Result: wire.UploadAccepted}, "taken: the session's clock starts at the header's tick"},

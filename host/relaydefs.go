@@ -13,7 +13,7 @@ import (
 
 // A relay host for a game with no content folders takes its def
 // databases from its arbiter (RelayConfig.DefsFromArbiter;
-// docs/protocol.md, section 15.9): until the first arbiter is admitted as
+// docs/protocol.md, section 14.9): until the first arbiter is admitted as
 // the uploader of the session's world, the host announces no databases
 // and compares none, keeping each joiner's Client_Defs; the uploader's is
 // then the declaration every joiner must match, as content's databases
@@ -40,7 +40,7 @@ var ErrNotDeclaring = errors.New("the host does not take its def databases from 
 
 // ClearDeclaredDefs drops the def databases a relay host with
 // DefsFromArbiter took from its arbiter's declaration (docs/protocol.md,
-// section 15.9), an operator's way out of a declaration that is wrong
+// section 14.9), an operator's way out of a declaration that is wrong
 // or hostile: the session awaits a declaration again, which the next
 // arbiter admitted makes; until then only arbiters are admitted, and
 // players online stay. It returns how many databases were dropped; a

@@ -40,7 +40,7 @@ func (c *rawClient) readUntil(seen map[cmdAt]bool, done func(wire.Packet) bool) 
 	}
 }
 
-// TestRelayRequestAfterItsGrant pins docs/protocol.md section 15.4: when
+// TestRelayRequestAfterItsGrant pins docs/protocol.md section 14.4: when
 // an upload request reaches the arbiter, the arbiter has already received
 // the grant of the request's tick and every command the cut includes, so
 // it reaches the cut without stepping past a grant. Here the cut is made

@@ -12,7 +12,7 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// A relay session without an arbiter (docs/protocol.md, section 15.6.1):
+// A relay session without an arbiter (docs/protocol.md, section 14.6.1):
 // the active arbiter's reports are the reference checkpoints while there
 // is one (relayReference); while there is none the players' reports of
 // each checkpoint tick are gathered in a ballot, and the hashes a strict

@@ -7,7 +7,7 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// TestMajorityOf holds the rule of docs/protocol.md, section 15.6.1: the
+// TestMajorityOf holds the rule of docs/protocol.md, section 14.6.1: the
 // largest group of equal hashes is the reference only when it is a strict
 // majority of the reports and has at least two.
 func TestMajorityOf(t *testing.T) {

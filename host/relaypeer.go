@@ -54,7 +54,7 @@ func (p *peer) checkArbiter(proof []byte) (claim, ok bool) {
 }
 
 // upload takes one Client_Upload chunk (docs/protocol.md, sections 4 id
-// 13 and 15.4), in any phase after admission. A client that is not the
+// 13 and 14.4), in any phase after admission. A client that is not the
 // arbiter is refused and logged; a chunk that breaks the packet's rules
 // ends the connection; an upload whose content breaks a rule is refused
 // with Server_UploadResult and the connection stays.
@@ -115,7 +115,7 @@ func (p *peer) upload(body []byte) error {
 }
 
 // switchUpload handles a chunk of upload q while upload cur is under
-// way (docs/protocol.md, section 15.4). An arbiter may abandon an upload
+// way (docs/protocol.md, section 14.4). An arbiter may abandon an upload
 // whose request was cancelled and begin the next: cur is then dropped.
 // A late chunk of a request answered or cancelled is dropped by the
 // caller (drop). Any other interleaving ends the connection.

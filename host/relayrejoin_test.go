@@ -83,8 +83,8 @@ func (a rawAdmission) uploadRule(t *testing.T) string {
 	return d.Message
 }
 
-// TestRelayRejoinRepeats pins docs/protocol.md section 6.4 with 15.1 and
-// 15.2: a rejoin comes back in the role its token names, spectator or
+// TestRelayRejoinRepeats pins docs/protocol.md section 6.4 with 14.1 and
+// 14.2: a rejoin comes back in the role its token names, spectator or
 // player, whatever its Client_Username's s says; the arbiter role is the
 // connection's own, proved again on each connection: an arbiter that
 // rejoins without the proof is a plain player (its upload refused as

@@ -12,7 +12,7 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// The arbiter of a relay session (docs/protocol.md, section 15): a joiner
+// The arbiter of a relay session (docs/protocol.md, section 14): a joiner
 // with Config.ArbiterSecret proves it at the handshake and then answers
 // the host's upload requests: the world, when the session is new
 // (Config.World makes it), and a join point at the cut the host names,

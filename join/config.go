@@ -136,7 +136,7 @@ type Config struct {
 	// Logger receives debug logs (default slog.Default()).
 	Logger *slog.Logger
 	// ArbiterSecret, if set, joins a relay host as its arbiter
-	// (docs/protocol.md, section 15): the client proves the secret and
+	// (docs/protocol.md, section 14): the client proves the secret and
 	// uploads the world when the host asks (arbiter.go). Join fails with
 	// ErrNotRelay on a host that takes no arbiter.
 	ArbiterSecret []byte

@@ -7,7 +7,7 @@ import (
 )
 
 // TestArbiterProof checks the arbiter proof against the spec's example
-// (docs/protocol.md, section 15.2) and that it is not the password's
+// (docs/protocol.md, section 14.2) and that it is not the password's
 // proof of the same bytes.
 func TestArbiterProof(t *testing.T) {
 	secret := []byte("correct horse battery")

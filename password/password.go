@@ -51,7 +51,7 @@ func Verify(pw, challenge, proof []byte) bool {
 }
 
 // arbiterDomain separates the arbiter secret's proofs from the password's
-// (docs/protocol.md, section 15.2).
+// (docs/protocol.md, section 14.2).
 const arbiterDomain = "lockhost arbiter secret v1\x00"
 
 // ArbiterProof answers a relay host's arbiter challenge with the arbiter

@@ -97,7 +97,7 @@ type ClientUsername struct {
 	// ArbiterProof, sent only to a relay host that set
 	// Server_ModList's ArbiterChallenge, proves the arbiter secret: the
 	// client asks to be the session's arbiter (docs/protocol.md,
-	// section 15). Left out when empty.
+	// section 14). Left out when empty.
 	ArbiterProof []byte `codec:"a,omitempty"`
 }
 

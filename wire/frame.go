@@ -19,7 +19,7 @@ const (
 	MaxDatabases = 512
 	// MaxDeclarationBytes is the largest Client_Defs body a relay host
 	// takes while it awaits its arbiter's declaration (docs/protocol.md,
-	// section 15.9): the declared databases are then every joiner's
+	// section 14.9): the declared databases are then every joiner's
 	// Server_ModList, sent before a client has proved anything.
 	MaxDeclarationBytes = 16 << 10
 	// MaxCommandPayload is the largest command payload.

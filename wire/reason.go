@@ -30,7 +30,7 @@ const (
 	ReasonDesync                Reason = 19
 	ReasonBanned                Reason = 20
 	// ReasonBadArbiterSecret: a relay host refused a client's proof of
-	// the arbiter secret (docs/protocol.md, section 15).
+	// the arbiter secret (docs/protocol.md, section 14).
 	ReasonBadArbiterSecret Reason = 21
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// The packets of relay mode (docs/protocol.md, section 15): a relay host
+// The packets of relay mode (docs/protocol.md, section 14): a relay host
 // runs no simulation, and the one client that proved the arbiter secret
 // uploads the world to it when asked.
 

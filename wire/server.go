@@ -43,7 +43,7 @@ type ServerModList struct {
 	PuzzleBits        uint8        `codec:"b,omitempty"`
 	// ArbiterChallenge is sent by a relay host only: 32 random bytes a
 	// client proves the arbiter secret over (docs/protocol.md, section
-	// 15). Left out when empty.
+	// 14). Left out when empty.
 	ArbiterChallenge []byte `codec:"a,omitempty"`
 }
 

@@ -19,7 +19,7 @@ Commands (the kind is Client_Command's k, the payload its d):
 A command with a payload of the wrong size, on a map the world does not
 have, or of an unknown kind changes nothing, on every client alike.
 
-Def databases (docs/protocol.md, sections 7.1 and 15.9): drift has one,
+Def databases (docs/protocol.md, sections 7.1 and 14.9): drift has one,
 DriftCommandDef, a def per command. It has no XML files, so each def is
 hashed as the element it would be,
 <DriftCommandDef><defName>Spawn</defName><kind>1</kind>

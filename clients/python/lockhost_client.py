@@ -56,7 +56,7 @@ DEFAULT_MAX_WORLD = 2 << 30
 SILENCE_LIMIT = 30.0
 
 PASSWORD_DOMAIN = b"lockhost session password v1\x00"  # section 6.3
-ARBITER_DOMAIN = b"lockhost arbiter secret v1\x00"  # section 15.2
+ARBITER_DOMAIN = b"lockhost arbiter secret v1\x00"  # section 14.2
 DEFAULT_UPLOAD_LIMIT = 1 << 30  # section 3
 
 # ---------------------------------------------------------------- XXH64
@@ -664,7 +664,7 @@ def password_proof(password, challenge):
 
 
 def arbiter_proof(secret, challenge):
-    """Section 15.2: HMAC-SHA256 keyed by the arbiter secret over its domain and the challenge."""
+    """Section 14.2: HMAC-SHA256 keyed by the arbiter secret over its domain and the challenge."""
     return hmac.new(secret, ARBITER_DOMAIN + challenge, hashlib.sha256).digest()
 
 

@@ -10,11 +10,11 @@ header's queued commands and every Server_Tick's in the lockstep order
 them, its hashes (9.3), and plays random commands from a seed.
 
 With --arbiter-secret-file it claims the arbiter role of a relay session
-(section 15): it proves the secret (15.2), uploads its world when the
+(section 14): it proves the secret (14.2), uploads its world when the
 session has none (kind 0), a join point at the cut the host names
 (kind 1) and the world-level state and maps for a repair (kind 2), and
 reads each Server_UploadResult. To a relay host that lists no def
-databases it declares drift's own (section 15.9), which such a host takes
+databases it declares drift's own (section 14.9), which such a host takes
 as the databases every joiner must match; a player sends back the host's
 list, as any client without content of its own does (section 7.2).
 
@@ -48,7 +48,7 @@ def gzip_blob(raw):
 
 
 def encode_payload(world, maps=None):
-    """A world payload of section 8.1 holding world at its tick, as section 15.4 wants an upload.
+    """A world payload of section 8.1 holding world at its tick, as section 14.4 wants an upload.
 
     maps: the map IDs to include, in this order (kind 2), or None for
     every map of the world (kinds 0 and 1). The header has f 0, g = t,
@@ -184,7 +184,7 @@ class Sim:
             self.on_checkpoint(self.world)
 
     def to_cut(self, tick, applied):
-        """Holds the simulation exactly at (tick, applied) (section 15.4)."""
+        """Holds the simulation exactly at (tick, applied) (section 14.4)."""
         w = self.world
         if w.tick > tick or (w.tick == tick and self.done[0] == tick and self.done[1] > applied):
             done = self.done[1] if self.done[0] == w.tick else 0
@@ -388,7 +388,7 @@ class GameClient(lc.Client):
         proof = b""
         if self.secret is not None:
             if not arb:
-                # Section 15.2: a host that sent no a is no relay host with a secret.
+                # Section 14.2: a host that sent no a is no relay host with a secret.
                 raise lc.Refused("the host sent no arbiter challenge: it is not a relay host with an arbiter secret")
             if len(arb) != 32:
                 raise lc.ProtocolError(f"an arbiter challenge of {len(arb)} bytes, not 32")
@@ -404,7 +404,7 @@ class GameClient(lc.Client):
                   f"hashes every {s['hashEvery']} ticks")
 
     def declare(self, announced):
-        """The def databases for Client_Defs: the host's list (7.2), or drift's own (15.9)."""
+        """The def databases for Client_Defs: the host's list (7.2), or drift's own (14.9)."""
         if self.args.wrong_defs:
             # For checks of the Defs refusal: an older drift, without its Score command.
             dbs = drift.databases(drift.COMMAND_DEFS[:3])
@@ -414,14 +414,14 @@ class GameClient(lc.Client):
         if self.secret is None or announced:
             return announced
         # An arbiter, and the host lists none: a host that takes its
-        # databases from the arbiter has not taken any yet (section 15.9).
+        # databases from the arbiter has not taken any yet (section 14.9).
         dbs = drift.databases()
         self.step(f"the host lists no def databases: declaring drift's, {dbs[0]['count']} "
                   f"{drift.COMMAND_DEF_TYPE}, hash {dbs[0]['hash']:016x}")
         return dbs
 
     def world_from_upload(self):
-        """For an arbiter: waits for the first packet that says whether the host wants the world (15.3).
+        """For an arbiter: waits for the first packet that says whether the host wants the world (14.3).
 
         Returns True when this client's world became the session's, False
         when a world payload comes instead (the session has one).

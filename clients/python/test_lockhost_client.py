@@ -91,7 +91,7 @@ class GoldenFrameTest(unittest.TestCase):
 
 
 class WorkedHandshakeTest(unittest.TestCase):
-    """Section 14's values, re-derived by the client's own code."""
+    """Section 15's values, re-derived by the client's own code."""
 
     def test_password_proof(self):
         _, ml = decode(step(2)[1])
@@ -186,7 +186,7 @@ class DecoderTest(unittest.TestCase):
 
 
 class ReplayTest(unittest.TestCase):
-    """The client against a loopback host that replays section 14 byte for byte."""
+    """The client against a loopback host that replays section 15 byte for byte."""
 
     def test_client_side_of_the_worked_handshake(self):
         frames = {n: step(n)[1] for n in range(1, 19)}

@@ -1,4 +1,4 @@
-"""Tests of relay mode's side of the Python client (docs/protocol.md, section 15) and of drift.
+"""Tests of relay mode's side of the Python client (docs/protocol.md, section 14) and of drift.
 
 Run from this folder: python3 -m unittest
 """
@@ -20,7 +20,7 @@ SECRET = b"correct horse battery"
 
 
 def relay_frames():
-    """Section 15.8's frames: {"R2": (packet name, bytes), ...}."""
+    """Section 14.8's frames: {"R2": (packet name, bytes), ...}."""
     with open(SPEC, encoding="utf-8") as f:
         text = f.read()
     pattern = re.compile(r"^Relay step (R\d+), [^:\n]*: (\w+) [^\n]*\n\n```hex\n(.*?)```", re.M | re.S)
@@ -28,7 +28,7 @@ def relay_frames():
 
 
 class RelayFramesTest(unittest.TestCase):
-    """Section 15.8, byte for byte, decoded and re-encoded by the client's own code."""
+    """Section 14.8, byte for byte, decoded and re-encoded by the client's own code."""
 
     def test_every_relay_frame_round_trips(self):
         frames = relay_frames()
@@ -40,7 +40,7 @@ class RelayFramesTest(unittest.TestCase):
                 self.assertEqual(lc.encode_frame(name, fields).hex(" "), raw.hex(" "))
 
     def test_arbiter_proof_vector(self):
-        # Section 15.2's example, and the proof step R3 carries over R2's challenge.
+        # Section 14.2's example, and the proof step R3 carries over R2's challenge.
         self.assertEqual(lc.arbiter_proof(SECRET, b"\x33" * 32).hex(),
                          "cc7f52b04cb8b7c4e7df5a6f46c9f4391cf32ce56de390af5f1cda58b816427e")
         frames = relay_frames()
@@ -52,7 +52,7 @@ class RelayFramesTest(unittest.TestCase):
 
     def test_keys_left_out_at_zero(self):
         # Section 1: a and z are not written at their zero value, so the
-        # frames of section 14 keep their bytes.
+        # frames of section 15 keep their bytes.
         self.assertEqual(lc.encode_frame("Client_Username", {"name": "ann"}),
                          bytes.fromhex("0000001402 85 a16bc0 a16ea3616e6e a170c0 a172c0 a173c2".replace(" ", "")))
 
@@ -148,7 +148,7 @@ GOLDEN_600 = "eef29455be75d9c5"
 
 
 class SimTest(unittest.TestCase):
-    """The lockstep order, the cut of section 15.4 and the upload payload."""
+    """The lockstep order, the cut of section 14.4 and the upload payload."""
 
     def cmd(self, tick, seq, map_id=0, kind=drift.POKE, payload=b"\1\1\0\0\0\5"):
         return {"tick": tick, "seq": seq, "mapID": map_id, "kind": kind, "payload": payload, "player": 1}
@@ -188,7 +188,7 @@ class SimTest(unittest.TestCase):
 
     def test_cut_inside_a_tick_already_applied_is_refused(self):
         # At the cut's tick, with more of its commands applied than the cut
-        # includes, the client is past the cut too (section 15.4 says it
+        # includes, the client is past the cut too (section 14.4 says it
         # never is): holding there would upload a state the host does not mean.
         s = rc.Sim(drift.World.new(2))
         s.grant = 5
@@ -296,7 +296,7 @@ class RepairTest(unittest.TestCase):
 
 
 class DeclarationTest(unittest.TestCase):
-    """Section 15.9 on the client's side, and drift's databases hashed as section 7.1 says."""
+    """Section 14.9 on the client's side, and drift's databases hashed as section 7.1 says."""
 
     # What "host defs scan" prints for a mod whose Defs/Commands.xml holds
     # drift's commands as XML defs:
@@ -334,7 +334,7 @@ class DeclarationTest(unittest.TestCase):
 
 
 class ArbiterReplayTest(unittest.TestCase):
-    """The arbiter against a loopback host that plays section 15.8's host side."""
+    """The arbiter against a loopback host that plays section 14.8's host side."""
 
     def test_new_session(self):
         frames = relay_frames()
@@ -396,7 +396,7 @@ class ArbiterReplayTest(unittest.TestCase):
         self.assertEqual(w.hash(), drift.World.new(4).hash(), "the arbiter uploads its new world")
         self.assertEqual(seen["ready"], {"tick": 0, "worldHash": w.hash()})
         self.assertEqual(seen["ack"], {"tick": 0})
-        # R2 lists no def databases: the arbiter declares drift's (15.9).
+        # R2 lists no def databases: the arbiter declares drift's (14.9).
         self.assertEqual(seen["defs"], {"databases": drift.databases()})
 
     def tmp(self):

@@ -32,7 +32,7 @@ import (
 // The tests in this file run the real host in relay mode against hostile
 // clients: guesses of the arbiter secret from many addresses, players
 // that make a false majority, and a declaration meant to lock the
-// session (docs/protocol.md, sections 15.2, 15.6.1 and 15.9).
+// session (docs/protocol.md, sections 14.2, 14.6.1 and 14.9).
 
 // hostileSecret is the arbiter secret of these tests.
 const hostileSecret = "correct horse battery"

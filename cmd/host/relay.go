@@ -15,7 +15,7 @@ import (
 	"github.com/lockhost/lockhost/saves"
 )
 
-// relayFlags are serve's relay-mode flags (docs/protocol.md, section 15).
+// relayFlags are serve's relay-mode flags (docs/protocol.md, section 14).
 func relayFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "relay", Usage: "run no simulation: the world comes from the arbiter, the client that proves --arbiter-secret-file, which uploads it when asked; the def databases joiners must match come from --content (or the embedded default content), --defs-manifest or --defs-from-arbiter"},

@@ -17,7 +17,7 @@ import (
 // A relay host runs no game code, so it needs no content folders: the
 // def databases joiners must match can come from a manifest that "defs
 // export" wrote, or, for a game with no content folders, from the
-// arbiter's declaration (docs/protocol.md, section 15.9).
+// arbiter's declaration (docs/protocol.md, section 14.9).
 
 // relayDefsFlags are serve's flags for where a relay host's def databases
 // come from besides --content.

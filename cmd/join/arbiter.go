@@ -11,7 +11,7 @@ import (
 )
 
 // arbiterFlags make the join tool the arbiter of a relay host
-// (docs/protocol.md, section 15).
+// (docs/protocol.md, section 14).
 func arbiterFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "arbiter-secret-file", Usage: "be the arbiter of a relay host (host serve --relay): prove the secret on the first line of `FILE`, upload the world when the session is new and a join point whenever the host asks"},

@@ -1,5 +1,5 @@
 // Package relay is what a relay host holds instead of a game: it runs no
-// simulation and links no game code (docs/protocol.md, section 15).
+// simulation and links no game code (docs/protocol.md, section 14).
 //
 // World stands in for the simulation the host's session drives: it counts
 // ticks and the commands applied at each, accepts every command as opaque

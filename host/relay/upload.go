@@ -19,7 +19,7 @@ var ErrChunk = errors.New("bad upload chunk")
 
 // Upload is one upload being received: the payload of the answer to req,
 // taken chunk by chunk and checked as it comes (docs/protocol.md, section
-// 15.4). It keeps the blobs, which are the point it yields, and nothing
+// 14.4). It keeps the blobs, which are the point it yields, and nothing
 // else of the payload.
 type Upload struct {
 	req    wire.ServerUploadRequest
@@ -118,7 +118,7 @@ func (u *Upload) Point() *snapshot.Point {
 	return p
 }
 
-// checkHeader holds an upload's header to the rules of section 15.4 that
+// checkHeader holds an upload's header to the rules of section 14.4 that
 // the header alone can break; package snapshot checked the rest (its
 // hash, its size, each map ID once).
 // maxRaw, when not 0, bounds the raw bytes the blobs declare in all.

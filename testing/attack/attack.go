@@ -38,7 +38,7 @@ const (
 	// and again.
 	Guess
 	// ArbiterGuess runs the handshake with a relay host and sends a wrong
-	// arbiter proof (docs/protocol.md, section 15.2), again and again.
+	// arbiter proof (docs/protocol.md, section 14.2), again and again.
 	ArbiterGuess
 )
 
