@@ -30,15 +30,15 @@ import (
 
 // hostileArbiter proves the arbiter secret to the relay host at addr and
 // returns the client with the host's request for the session's world.
-func hostileArbiter(t *testing.T, addr string) (*rawClient, *wire.ServerUploadRequest) {
+func hostileArbiter(t *testing.T, addr string) (*rawclient.Conn, *wire.ServerUploadRequest) {
 	t.Helper()
-	c := dialRaw(t, addr)
-	c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
-	ml := c.expect(wire.IDServerModList).(*wire.ServerModList)
-	c.send(&wire.ClientDefs{Databases: ml.Databases})
-	c.syncClockUntil(wire.IDServerDefsOK)
-	c.send(&wire.ClientUsername{Name: "Hostile", ArbiterProof: password.ArbiterProof(relaySecret, ml.ArbiterChallenge)})
-	return c, c.syncClockUntil(wire.IDServerUploadRequest).(*wire.ServerUploadRequest)
+	c := rawclient.Dial(t, addr, time.Minute)
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Hostile", ArbiterProof: password.ArbiterProof(relaySecret, ml.ArbiterChallenge)})
+	return c, rawclient.Expect[*wire.ServerUploadRequest](c, wire.IDServerUploadRequest)
 }
 
 // worldAt is the one-map test world stepped to tick, its header and
@@ -94,67 +94,16 @@ func withBlob(h *snapshot.Header, blobs [][]byte, data []byte, raw uint64, c sna
 	blobs[0] = data
 }
 
-// upload sends payload as the answer to request q, in chunks of at most
-// MaxChunkData bytes from offset from.
-func (c *rawClient) upload(q uint32, payload []byte, from int) {
-	c.t.Helper()
-	for o := from; o < len(payload); o += wire.MaxChunkData {
-		end := min(o+wire.MaxChunkData, len(payload))
-		c.send(&wire.ClientUpload{Request: q, Offset: uint64(o), Total: uint64(len(payload)), Data: payload[o:end]})
-	}
-}
-
-// watch reads everything the host sends c from now on, in the
-// background, echoes its keepalives, and hands on its upload requests,
-// upload results and disconnect; the channel closes when the connection
-// ends.
-func (c *rawClient) watch() <-chan wire.Packet {
-	out := make(chan wire.Packet, 16)
-	go func() {
-		defer close(out)
-		for {
-			id, body, err := c.fr.Next()
-			if err != nil {
-				return
-			}
-			switch id {
-			case wire.IDServerUploadRequest, wire.IDServerUploadResult, wire.IDServerDisconnect:
-				if p, err := wire.Decode(id, body); err == nil {
-					out <- p
-				}
-			case wire.IDServerKeepalive: // a live client: not dropped as silent
-				var k wire.ServerKeepalive
-				if wire.Unmarshal(body, &k) == nil {
-					_, _ = c.nc.Write(wire.MustMarshal(&wire.ClientKeepalive{Seq: k.Seq, HostTime: k.HostTime}))
-				}
-			}
-		}
-	}()
-	return out
-}
-
-// next takes the next packet watch handed on, which must be a T.
-func next[T wire.Packet](t *testing.T, pkts <-chan wire.Packet) T {
-	t.Helper()
-	p, ok := <-pkts
-	got, is := p.(T)
-	if !ok || !is {
-		var want T
-		t.Fatalf("the arbiter got %+v (connection open: %v), want a %T", p, ok, want)
-	}
-	return got
-}
-
 // uploadWorld has the arbiter c answer the world request req with the
 // test world at tick and say WorldReady.
-func uploadWorld(t *testing.T, c *rawClient, req *wire.ServerUploadRequest, tick uint64) {
+func uploadWorld(t *testing.T, c *rawclient.Conn, req *wire.ServerUploadRequest, tick uint64) {
 	t.Helper()
 	h, blobs := worldAt(t, tick)
-	c.upload(req.Request, layOut(t, h, blobs), 0)
-	if res := c.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult); res.Result != wire.UploadAccepted {
+	c.Upload(req.Request, layOut(t, h, blobs))
+	if res := rawclient.Expect[*wire.ServerUploadResult](c, wire.IDServerUploadResult); res.Result != wire.UploadAccepted {
 		t.Fatalf("the world upload at tick %d: %+v, want accepted", tick, res)
 	}
-	c.send(&wire.ClientWorldReady{Tick: tick, WorldHash: h.WorldHash})
+	c.Send(&wire.ClientWorldReady{Tick: tick, WorldHash: h.WorldHash})
 }
 
 // joinAsync joins addr as name in the background; the channel gives the
@@ -182,12 +131,12 @@ func TestRelayWorldPastMaxTick(t *testing.T) {
 	h := startRelay(t, host.Config{}, &logs)
 	arb, req := hostileArbiter(t, h.Addr)
 	hd, blobs := worldAt(t, math.MaxUint64-300)
-	arb.upload(req.Request, layOut(t, hd, blobs), 0)
-	res := arb.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult)
+	arb.Upload(req.Request, layOut(t, hd, blobs))
+	res := rawclient.Expect[*wire.ServerUploadResult](arb, wire.IDServerUploadResult)
 	if res.Result != wire.UploadRefused || !strings.Contains(res.Message, "past the last tick") {
 		t.Fatalf("a world at tick 2^64-301: %+v, want refused for its tick", res)
 	}
-	again := arb.syncClockUntil(wire.IDServerUploadRequest).(*wire.ServerUploadRequest)
+	again := rawclient.Expect[*wire.ServerUploadRequest](arb, wire.IDServerUploadRequest)
 	if again.Kind != wire.UploadWorld || again.Request <= req.Request {
 		t.Fatalf("after the refusal the host asked %+v, want the world again", again)
 	}
@@ -210,31 +159,31 @@ func TestRelayUploadAfterCancel(t *testing.T) {
 		Relay: host.RelayConfig{UploadWait: 300 * time.Millisecond}}, &logs)
 	arb, req := hostileArbiter(t, h.Addr)
 	uploadWorld(t, arb, req, 0)
-	pkts := arb.watch()
+	pkts := arb.Pump()
 	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
 
 	alice := joinAsync(t, h.Addr, "Alice", jointest.Options{})
-	first := next[*wire.ServerUploadRequest](t, pkts)
+	first := rawclient.Next[*wire.ServerUploadRequest](t, pkts)
 	hd, blobs := worldAt(t, first.Tick)
 	p1 := layOut(t, hd, blobs)
 	half := len(p1) / 2
-	arb.send(&wire.ClientUpload{Request: first.Request, Total: uint64(len(p1)), Data: p1[:half]})
+	arb.Send(&wire.ClientUpload{Request: first.Request, Total: uint64(len(p1)), Data: p1[:half]})
 	var re *join.RejectedError
 	if err := <-alice; !errors.As(err, &re) || re.Reason != wire.ReasonTimeout {
 		t.Fatalf("the joiner of the half-uploaded point: %v, want refused (Timeout)", err)
 	}
 
 	bob := joinAsync(t, h.Addr, "Bob", jointest.Options{})
-	if res := next[*wire.ServerUploadResult](t, pkts); res.Request != first.Request || res.Result != wire.UploadCancelled {
+	if res := rawclient.Next[*wire.ServerUploadResult](t, pkts); res.Request != first.Request || res.Result != wire.UploadCancelled {
 		t.Fatalf("at Bob's admission the arbiter got %+v, want request %d cancelled", res, first.Request)
 	}
-	second := next[*wire.ServerUploadRequest](t, pkts)
+	second := rawclient.Next[*wire.ServerUploadRequest](t, pkts)
 	hd, blobs = worldAt(t, second.Tick)
 	p2 := layOut(t, hd, blobs)
-	arb.send(&wire.ClientUpload{Request: second.Request, Total: uint64(len(p2)), Data: p2[:len(p2)/2]})
-	arb.send(&wire.ClientUpload{Request: first.Request, Offset: uint64(half), Total: uint64(len(p1)), Data: p1[half:]})
-	arb.upload(second.Request, p2, len(p2)/2)
-	if res := next[*wire.ServerUploadResult](t, pkts); res.Request != second.Request || res.Result != wire.UploadAccepted {
+	arb.Send(&wire.ClientUpload{Request: second.Request, Total: uint64(len(p2)), Data: p2[:len(p2)/2]})
+	arb.Send(&wire.ClientUpload{Request: first.Request, Offset: uint64(half), Total: uint64(len(p1)), Data: p1[half:]})
+	arb.UploadFrom(second.Request, p2, len(p2)/2)
+	if res := rawclient.Next[*wire.ServerUploadResult](t, pkts); res.Request != second.Request || res.Result != wire.UploadAccepted {
 		t.Fatalf("the upload after the cancelled one: %+v, want request %d accepted", res, second.Request)
 	}
 	if err := <-bob; err != nil {
@@ -256,12 +205,12 @@ func TestRelayUploadOverWorldLimit(t *testing.T) {
 	hd, blobs := worldAt(t, 0)
 	// The bytes are never inflated: a few stand for the 2 GiB they claim.
 	withBlob(&hd, blobs, rawclient.ZstdZeros(t, 1<<20), 2<<30, snapshot.Zstd)
-	arb.upload(req.Request, layOut(t, hd, blobs), 0)
-	res := arb.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult)
+	arb.Upload(req.Request, layOut(t, hd, blobs))
+	res := rawclient.Expect[*wire.ServerUploadResult](arb, wire.IDServerUploadResult)
 	if res.Result != wire.UploadRefused || !strings.Contains(res.Message, "over the host's world limit of 1073741824") {
 		t.Fatalf("a world declaring 2 GiB raw: %+v, want refused for the world limit", res)
 	}
-	again := arb.syncClockUntil(wire.IDServerUploadRequest).(*wire.ServerUploadRequest)
+	again := rawclient.Expect[*wire.ServerUploadRequest](arb, wire.IDServerUploadRequest)
 	uploadWorld(t, arb, again, 0)
 }
 
@@ -276,11 +225,11 @@ func TestRelayTranscodeBoundedByDeclared(t *testing.T) {
 	arb, req := hostileArbiter(t, h.Addr)
 	hd, blobs := worldAt(t, 0)
 	withBlob(&hd, blobs, rawclient.ZstdZeros(t, 4<<20), 64<<10, snapshot.Zstd)
-	arb.upload(req.Request, layOut(t, hd, blobs), 0)
-	if res := arb.syncClockUntil(wire.IDServerUploadResult).(*wire.ServerUploadResult); res.Result != wire.UploadAccepted {
+	arb.Upload(req.Request, layOut(t, hd, blobs))
+	if res := rawclient.Expect[*wire.ServerUploadResult](arb, wire.IDServerUploadResult); res.Result != wire.UploadAccepted {
 		t.Fatalf("the lying world: %+v, want accepted (the host does not inflate it)", res)
 	}
-	arb.send(&wire.ClientWorldReady{Tick: 0, WorldHash: hd.WorldHash})
+	arb.Send(&wire.ClientWorldReady{Tick: 0, WorldHash: hd.WorldHash})
 	err := <-joinAsync(t, h.Addr, "Gzipper", jointest.Options{Codecs: []uint8{uint8(snapshot.Gzip)}})
 	var re *join.RejectedError
 	if !errors.As(err, &re) || re.Reason != wire.ReasonGeneric || !strings.Contains(re.Message, "could not prepare the world") {
@@ -302,7 +251,7 @@ func TestRelayLogsTellTheTruth(t *testing.T) {
 		Relay: host.RelayConfig{UploadWait: 300 * time.Millisecond}}, &logs)
 	arb, req := hostileArbiter(t, h.Addr)
 	uploadWorld(t, arb, req, 0)
-	pkts := arb.watch()
+	pkts := arb.Pump()
 	testkit.WaitFor(t, "the overview", func() bool { return h.Server.Overview().Game != "" })
 	if got := h.Server.Overview().Game; got != "lockhost relay" {
 		t.Errorf("a relay host given no game name announces %q, want %q", got, "lockhost relay")
@@ -310,8 +259,8 @@ func TestRelayLogsTellTheTruth(t *testing.T) {
 	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
 
 	alice := joinAsync(t, h.Addr, "Alice", jointest.Options{})
-	next[*wire.ServerUploadRequest](t, pkts)
-	arb.nc.Close() // the arbiter leaves, Alice's point not uploaded
+	rawclient.Next[*wire.ServerUploadRequest](t, pkts)
+	arb.Close() // the arbiter leaves, Alice's point not uploaded
 	if err := <-alice; err == nil {
 		t.Fatal("Alice joined a point nobody uploaded")
 	}
@@ -350,14 +299,14 @@ func TestRelayJoinerWaitingNotSilent(t *testing.T) {
 		Timeouts: host.TimeoutConfig{KeepaliveEvery: 50 * time.Millisecond, Idle: 500 * time.Millisecond}}, &logs)
 	arb, req := hostileArbiter(t, h.Addr)
 	uploadWorld(t, arb, req, 0)
-	pkts := arb.watch()
+	pkts := arb.Pump()
 	time.Sleep(20 * time.Millisecond) // the world's point ages past its 1 ms
 
 	alice := joinAsync(t, h.Addr, "Alice", jointest.Options{})
-	asked := next[*wire.ServerUploadRequest](t, pkts)
+	asked := rawclient.Next[*wire.ServerUploadRequest](t, pkts)
 	time.Sleep(1500 * time.Millisecond) // three idle limits: the arbiter is slow
 	hd, blobs := worldAt(t, asked.Tick)
-	arb.upload(asked.Request, layOut(t, hd, blobs), 0)
+	arb.Upload(asked.Request, layOut(t, hd, blobs))
 	if err := <-alice; err != nil {
 		t.Fatalf("a joiner kept waiting for the arbiter: %v\n%s", err, logs.String())
 	}

@@ -142,9 +142,13 @@ func Next[T wire.Packet](t testing.TB, pkts <-chan wire.Packet) T {
 }
 
 // Upload sends payload as the answer to upload request q, in chunks.
-func (c *Conn) Upload(q uint32, payload []byte) {
+func (c *Conn) Upload(q uint32, payload []byte) { c.UploadFrom(q, payload, 0) }
+
+// UploadFrom sends payload from offset from on as the answer to upload
+// request q, in chunks: the rest of an upload begun by hand.
+func (c *Conn) UploadFrom(q uint32, payload []byte, from int) {
 	c.t.Helper()
-	for o := 0; o < len(payload); o += wire.MaxChunkData {
+	for o := from; o < len(payload); o += wire.MaxChunkData {
 		end := min(o+wire.MaxChunkData, len(payload))
 		c.Send(&wire.ClientUpload{Request: q, Offset: uint64(o), Total: uint64(len(payload)), Data: payload[o:end]})
 	}
