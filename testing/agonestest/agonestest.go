@@ -74,6 +74,21 @@ func sharedDir() (string, error) {
 	}
 }
 
+// SharedFile returns the path of name in shared/agones, skipping the
+// test where it is absent.
+func SharedFile(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := sharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s not found (%v): put shared/agones beside the repository to run this test", name, err)
+	}
+	return path
+}
+
 // Start runs the SDK server in local mode on free ports with the
 // GameServer gs, until the test ends. It skips the test where
 // shared/agones is absent or the platform is not linux/amd64.
@@ -82,14 +97,7 @@ func Start(t *testing.T, gs string) *SDK {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("the Agones SDK server in shared/agones is built for linux/amd64")
 	}
-	dir, err := sharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gz := filepath.Join(dir, serverGz)
-	if _, err := os.Stat(gz); err != nil {
-		t.Skipf("Agones SDK server not found (%v): put shared/agones beside the repository to run this test", err)
-	}
+	gz := SharedFile(t, serverGz)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "sdk-server")
 	if err := gunzip(gz, bin); err != nil {
