@@ -88,8 +88,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
+// readyTries is how many steps start tries to reach the SDK server: the
+// sidecar may start after the host.
+const readyTries = 60
+
 // start waits for the session's first Overview, then sets the metadata
-// and calls Ready.
+// and calls Ready, trying again at each step while the SDK server cannot
+// be reached.
 func (a *Agent) start(ctx context.Context, steps <-chan time.Time) error {
 	for a.cfg.Session.Overview().At.IsZero() {
 		select {
@@ -98,21 +103,47 @@ func (a *Agent) start(ctx context.Context, steps <-chan time.Time) error {
 		case <-steps:
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(a.cfg.Labels)) {
-		if err := a.cfg.Client.SetLabel(ctx, k, a.cfg.Labels[k]); err != nil {
-			a.log.Warn("agones label not set", "key", k, "err", err)
+	for try := 1; ; try++ {
+		err := a.announce(ctx)
+		if err == nil {
+			a.log.Info("agones: game server ready")
+			return nil
+		}
+		if IsStatus(err) || try == readyTries || ctx.Err() != nil {
+			return fmt.Errorf("agones ready (try %d): %w", try, err)
+		}
+		a.log.Warn("agones: SDK server not reached yet, trying again", "try", try, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-steps:
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(a.cfg.Annotations)) {
-		if err := a.cfg.Client.SetAnnotation(ctx, k, a.cfg.Annotations[k]); err != nil {
-			a.log.Warn("agones annotation not set", "key", k, "err", err)
+}
+
+// announce sets the labels and annotations and calls Ready. A label or
+// annotation the SDK server refuses is logged and left out; not reaching
+// the SDK server at all is an error.
+func (a *Agent) announce(ctx context.Context) error {
+	set := func(kind string, kv map[string]string, f func(context.Context, string, string) error) error {
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
+			err := f(ctx, k, kv[k])
+			if err != nil && !IsStatus(err) {
+				return err
+			}
+			if err != nil {
+				a.log.Warn("agones "+kind+" not set", "key", k, "err", err)
+			}
 		}
+		return nil
 	}
-	if err := a.cfg.Client.Ready(ctx); err != nil {
-		return fmt.Errorf("agones ready: %w", err)
+	if err := set("label", a.cfg.Labels, a.cfg.Client.SetLabel); err != nil {
+		return err
 	}
-	a.log.Info("agones: game server ready")
-	return nil
+	if err := set("annotation", a.cfg.Annotations, a.cfg.Client.SetAnnotation); err != nil {
+		return err
+	}
+	return a.cfg.Client.Ready(ctx)
 }
 
 // step pings Health if the session moved, brings the players List up to

@@ -2,6 +2,8 @@ package agones
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -243,5 +245,45 @@ func TestFactsMetadata(t *testing.T) {
 		if len(v) > maxLabelValue {
 			t.Errorf("label %s=%q over %d characters", k, v, maxLabelValue)
 		}
+	}
+}
+
+// failFirst is a transport whose first n requests fail as if no one
+// listened, then go to the real one.
+type failFirst struct {
+	n    int
+	real http.RoundTripper
+}
+
+func (f *failFirst) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.n > 0 {
+		f.n--
+		return nil, errors.New("connect: connection refused")
+	}
+	return f.real.RoundTrip(r)
+}
+
+// TestAgentWaitsForSidecar reaches an SDK server that answers only from
+// the third request on, as a sidecar that starts after the host: the
+// Agent tries again at each step and marks the server Ready.
+func TestAgentWaitsForSidecar(t *testing.T) {
+	c, _ := sdkClient(t)
+	c.http.Transport = &failFirst{n: 2, real: http.DefaultTransport}
+	sess := &fakeSession{}
+	sess.moved()
+	a := NewAgent(AgentConfig{Client: c, Session: sess, Labels: map[string]string{"game": "colony"}})
+	steps := make(chan time.Time, 10)
+	for range 10 {
+		steps <- time.Now()
+	}
+	if err := a.start(context.Background(), steps); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := c.GameServer(context.Background())
+	if err != nil || gs.Status.State != "Ready" || gs.ObjectMeta.Labels["agones.dev/sdk-game"] != "colony" {
+		t.Fatalf("after the sidecar came: state %q, labels %v, %v", gs.Status.State, gs.ObjectMeta.Labels, err)
+	}
+	if left := len(steps); left != 8 {
+		t.Errorf("%d steps left of 10, want 8: two failed tries", left)
 	}
 }
