@@ -209,3 +209,51 @@ func (j *joiner) leave(t *testing.T) {
 		t.Fatalf("join still running 30 s after SIGINT:\n%s", j.log)
 	}
 }
+
+// TestAgonesBadPortRefusedAtStart: a malformed AGONES_SDK_HTTP_PORT is a
+// slip refused before the world is made (exit 2, naming the variable),
+// and --agones-idle follows the numbers rule.
+func TestAgonesBadPortRefusedAtStart(t *testing.T) {
+	bin := hostBinary(t)
+	t.Setenv(agones.PortEnv, "nine")
+	code, out := runBounded(t, 30*time.Second, bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	wantRefused(t, code, out, agones.PortEnv, `"nine"`)
+	t.Setenv(agones.PortEnv, "")
+	code, out = runBounded(t, 30*time.Second, bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--agones-idle", "0s")
+	wantRefused(t, code, out, "--agones-idle")
+}
+
+// TestAgonesSIGTERMSavesThenShutsDown: Kubernetes stopping the pod sends
+// SIGTERM; the host writes its final save, exits 0 and tells Agones
+// Shutdown after it.
+func TestAgonesSIGTERMSavesThenShutsDown(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	save := filepath.Join(dir, "world.lhsave")
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
+		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "1", "--map-size", "64",
+		"--data-dir", filepath.Join(dir, "data"))
+	h.waitLog(t, "agones: game server ready")
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("host exited %d after SIGTERM:\n%s", code, h.log)
+	}
+	log := h.log.String()
+	saved, told := strings.Index(log, "final=true"), strings.Index(log, "agones: game server shut down")
+	if saved < 0 || told < saved {
+		t.Errorf("want the final save logged, then Agones told (at %d and %d):\n%s", saved, told, log)
+	}
+	if _, err := saves.Read(save); err != nil {
+		t.Errorf("final save: %v", err)
+	}
+	if s := gameServer(t, client).Status.State; s != "Shutdown" {
+		t.Errorf("state after SIGTERM = %q, want Shutdown", s)
+	}
+}

@@ -287,3 +287,20 @@ func TestAgentWaitsForSidecar(t *testing.T) {
 		t.Errorf("%d steps left of 10, want 8: two failed tries", left)
 	}
 }
+
+func TestPortFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		v       string
+		port    int
+		set, ok bool
+	}{
+		{"", 0, false, true}, {"9358", 9358, true, true}, {"0", 0, true, false},
+		{"65536", 0, true, false}, {"x", 0, true, false},
+	} {
+		t.Setenv(PortEnv, c.v)
+		port, set, err := PortFromEnv()
+		if port != c.port || set != c.set || (err == nil) != c.ok {
+			t.Errorf("%s=%q: %d, %v, %v", PortEnv, c.v, port, set, err)
+		}
+	}
+}
