@@ -40,23 +40,30 @@ func agonesClient(c *cli.Context) (*agones.Client, error) {
 	return agones.NewClient(port)
 }
 
+// newAgent makes the Agones agent of the host, or nil outside Agones.
+func (s *serving) newAgent() *agones.Agent {
+	if s.agones == nil {
+		return nil
+	}
+	labels, annotations := s.agonesFacts().Metadata()
+	return agones.NewAgent(agones.AgentConfig{
+		Client: s.agones, Session: s.srv, Labels: labels, Annotations: annotations,
+		Idle: s.c.Duration("agones-idle"), Logger: s.log,
+	})
+}
+
 // startAgones runs the Agones agent beside the host until ctx ends; the
 // channel closes when it has stopped. Without --agones it is closed at
 // once.
 func (s *serving) startAgones(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
-	if s.agones == nil {
+	if s.agent == nil {
 		close(done)
 		return done
 	}
-	labels, annotations := s.agonesFacts().Metadata()
-	a := agones.NewAgent(agones.AgentConfig{
-		Client: s.agones, Session: s.srv, Labels: labels, Annotations: annotations,
-		Idle: s.c.Duration("agones-idle"), Logger: s.log,
-	})
 	go func() {
 		defer close(done)
-		if err := a.Run(ctx); err != nil {
+		if err := s.agent.Run(ctx); err != nil {
 			s.log.Error("agones: the game server was not marked ready; Agones will find it unhealthy", "err", err)
 		}
 	}()

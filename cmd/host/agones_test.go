@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +45,9 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 	save := filepath.Join(dir, "world.lhsave")
 	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
 		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "2", "--map-size", "64",
-		"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--game-name", "Agones colony", "--agones-idle", "2s")
+		"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--game-name", "Agones colony", "--agones-idle", "2s",
+		"--http", "127.0.0.1:0")
+	page := waitStatusPage(t, h.log, h.done)
 	h.waitLog(t, "agones: game server ready")
 	gs := gameServer(t, client)
 	if gs.Status.State != "Ready" {
@@ -65,6 +69,12 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 	waitPlayers(t, h, client, "Anna", "Bob")
 	if s := gameServer(t, client).Status.State; s != "Allocated" {
 		t.Errorf("state with players = %q, want Allocated", s)
+	}
+	m := readMetrics(t, page)
+	for _, want := range []string{`lockhost_agones_state{state="Allocated"} 1`, "lockhost_agones_players 2"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, m)
+		}
 	}
 	bo.leave(t)
 	waitPlayers(t, h, client, "Anna")
@@ -111,6 +121,21 @@ func lifeLog(log string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// readMetrics reads the status page's /metrics.
+func readMetrics(t *testing.T, page string) string {
+	t.Helper()
+	resp, err := http.Get(page + "metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: HTTP %d, %v", resp.StatusCode, err)
+	}
+	return string(b)
 }
 
 // runHostEnv is runHost with env added to the host's environment.

@@ -117,6 +117,7 @@ type serving struct {
 	srv       *host.Server
 	// agones speaks to the Agones SDK server (nil outside Agones).
 	agones *agones.Client
+	agent  *agones.Agent // nil outside Agones
 	// relaySaved is true for a relay host resumed from a save: it has
 	// its world, and serves joiners before any arbiter comes.
 	relaySaved bool
@@ -145,6 +146,7 @@ func serve(c *cli.Context) error {
 	if err := s.makeServer(); err != nil {
 		return err
 	}
+	s.agent = s.newAgent()
 	err = s.run()
 	agonesShutdown(s.agones, s.log) // after the final save
 	if err != nil {
@@ -280,6 +282,9 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, error) {
 	reg, err := metrics.NewRegistry(s.observer, s.srv)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if s.agent != nil {
+		reg.MustRegister(s.agent.Collector())
 	}
 	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken})
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()

@@ -53,6 +53,8 @@ type Agent struct {
 	empty   time.Time       // when the host last became empty (zero: not empty)
 	stopped bool            // the idle shutdown was asked for
 	pings   atomic.Int64
+	state   atomic.Value // string: the State
+	listed  atomic.Int64 // len(players), for the metrics
 }
 
 // NewAgent returns an Agent of cfg.
@@ -106,6 +108,7 @@ func (a *Agent) start(ctx context.Context, steps <-chan time.Time) error {
 	for try := 1; ; try++ {
 		err := a.announce(ctx)
 		if err == nil {
+			a.state.Store(StateReady)
 			a.log.Info("agones: game server ready")
 			return nil
 		}
@@ -183,6 +186,8 @@ func (a *Agent) syncPlayers(ctx context.Context, want map[string]bool) {
 	if len(want) > 0 && len(a.players) == 0 {
 		if err := a.cfg.Client.Allocate(ctx); err != nil {
 			a.log.Warn("agones allocate failed", "err", err)
+		} else {
+			a.state.Store(StateAllocated)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(want)) {
@@ -205,6 +210,7 @@ func (a *Agent) syncPlayers(ctx context.Context, want map[string]bool) {
 		}
 		delete(a.players, name)
 	}
+	a.listed.Store(int64(len(a.players)))
 }
 
 // sdkSays reports whether err is an SDK answer whose message holds text.
@@ -231,6 +237,7 @@ func (a *Agent) idle(now time.Time, online int) {
 		return
 	}
 	a.stopped = true
+	a.state.Store(StateShutdown)
 	a.log.Info("agones: idle, shutting the host down", "idle", a.cfg.Idle)
 	if err := a.cfg.Session.Shutdown("agones", 0); err != nil {
 		a.log.Warn("agones idle shutdown failed", "err", err)

@@ -3,6 +3,7 @@ package agones
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/testing/agonestest"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func sdkClient(t *testing.T) (*Client, *agonestest.SDK) {
@@ -302,5 +305,49 @@ func TestPortFromEnv(t *testing.T) {
 		if port != c.port || set != c.set || (err == nil) != c.ok {
 			t.Errorf("%s=%q: %d, %v, %v", PortEnv, c.v, port, set, err)
 		}
+	}
+}
+
+// TestAgentMetrics reads the Agent's metrics through a registry as the
+// host's /metrics does: the state follows Ready, then the first player,
+// and the List size the players online.
+func TestAgentMetrics(t *testing.T) {
+	c, _ := sdkClient(t)
+	sess := &fakeSession{}
+	sess.moved()
+	a := NewAgent(AgentConfig{Client: c, Session: sess})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(a.Collector())
+	want := func(state string, players int) {
+		t.Helper()
+		exp := fmt.Sprintf(`
+# HELP lockhost_agones_players Names in the Agones players List, as the host last set it.
+# TYPE lockhost_agones_players gauge
+lockhost_agones_players %d
+# HELP lockhost_agones_state The Agones GameServer state the host last set: 1 for the current one.
+# TYPE lockhost_agones_state gauge
+`, players)
+		for _, s := range agentStates {
+			v := 0
+			if s == state {
+				v = 1
+			}
+			exp += fmt.Sprintf("lockhost_agones_state{state=%q} %d\n", s, v)
+		}
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "lockhost_agones_state", "lockhost_agones_players"); err != nil {
+			t.Error(err)
+		}
+	}
+	want(StateStarting, 0)
+	ctx := context.Background()
+	if err := a.start(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	want(StateReady, 0)
+	sess.moved("anna", "bob")
+	a.step(ctx, time.Now())
+	want(StateAllocated, 2)
+	if n := testutil.CollectAndCount(a.Collector(), "lockhost_agones_health_pings_total"); n != 1 {
+		t.Errorf("%d pings series, want 1", n)
 	}
 }
