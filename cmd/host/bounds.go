@@ -69,6 +69,7 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"idle-maps":            {min: 0, max: colony.MaxMaps},
 		"world-mib":            {min: 1, max: float64(worldMax), maxWhy: worldWhy, means: off("not used: the map flags decide")},
 		"relay-world-mib":      {min: 1, max: 1 << 22},
+		"agones-idle":          {min: math.SmallestNonzeroFloat64, means: off("never shut down for want of players")},
 	}
 })
 

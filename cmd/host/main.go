@@ -25,6 +25,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/operator/agones"
 	"github.com/lockhost/lockhost/operator/metrics"
 	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
@@ -114,6 +115,9 @@ type serving struct {
 	content   host.Content        // what the host announces to joiners
 	world     lockstep.Sim
 	srv       *host.Server
+	// agones speaks to the Agones SDK server (nil outside Agones).
+	agones *agones.Client
+	agent  *agones.Agent // nil outside Agones
 	// relaySaved is true for a relay host resumed from a save: it has
 	// its world, and serves joiners before any arbiter comes.
 	relaySaved bool
@@ -142,7 +146,10 @@ func serve(c *cli.Context) error {
 	if err := s.makeServer(); err != nil {
 		return err
 	}
-	if err := s.run(); err != nil {
+	s.agent = s.newAgent()
+	err = s.run()
+	agonesShutdown(s.agones, s.log) // after the final save
+	if err != nil {
 		return err
 	}
 	if rec := s.srv.FinalSave(); rec != nil && rec.Err != "" {
@@ -171,6 +178,9 @@ func (s *serving) check() error {
 		s.log.Info("config file read", "path", path)
 	}
 	if s.httpToken, err = statusToken(c); err != nil {
+		return err
+	}
+	if s.agones, err = agonesClient(c); err != nil {
 		return err
 	}
 	data, err := dataDir(c)
@@ -246,8 +256,10 @@ func (s *serving) run() error {
 	}
 	game := s.pre.game
 	s.pre.game = nil // ServeListeners closes it
+	agonesDone := s.startAgones(ctx)
 	err = s.srv.ServeListeners(ctx, game)
 	stop() // the status page goes with the host, whatever ended it
+	<-agonesDone
 	if werr := <-webDone; werr != nil {
 		s.log.Warn("status page stopped with an error", "err", werr)
 	}
@@ -270,6 +282,9 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, error) {
 	reg, err := metrics.NewRegistry(s.observer, s.srv)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if s.agent != nil {
+		reg.MustRegister(s.agent.Collector())
 	}
 	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken})
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()

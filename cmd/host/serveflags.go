@@ -58,6 +58,7 @@ func serveFlags() []cli.Flag {
 	flags = append(flags, relayFlags()...)
 	flags = append(flags, relayDefsFlags()...)
 	flags = append(flags, adminFlags()...)
+	flags = append(flags, agonesFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)

@@ -99,6 +99,9 @@ var floors = map[string]floor{
 	"operator/admin":   hostAddOns,
 	"operator/metrics": hostAddOns,
 	"operator/web":     hostAddOns,
+	// operator/agones speaks to the Agones SDK server and drives it from
+	// a host's Overview.
+	"operator/agones":  hostAddOns,
 	"game/hostcontent": hostAddOns,
 
 	"testing/corpus":        testTooling,
@@ -108,6 +111,7 @@ var floors = map[string]floor{
 	"testing/procstat":      testTooling,
 	"testing/rawclient":     testTooling,
 	"testing/syncbuf":       testTooling,
+	"testing/agonestest":    testTooling,
 	"lockstep/locksteptest": testTooling,
 	"saves/savestest":       testTooling,
 	// archtest has tests only; nothing imports it.

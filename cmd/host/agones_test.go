@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/operator/agones"
+	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/agonestest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// TestAgonesLifeOfAHost runs the real host under Agones' own SDK server
+// in local mode, found only through AGONES_SDK_HTTP_PORT as in a pod: the
+// GameServer is Ready once the world is loaded, with its labels; Health
+// pings come while the session runs; the players List follows two joins
+// and a leave (and the first join allocates it); once the last player has
+// left the host shuts down after --agones-idle, writes its final save
+// and marks the GameServer Shutdown. (That a stalled session stops the
+// pings is TestAgentHealthStopsWhenSessionStalls in operator/agones.)
+func TestAgonesLifeOfAHost(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	dir := t.TempDir()
+	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(dir, "world.lhsave")
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
+		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "2", "--map-size", "64",
+		"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--game-name", "Agones colony", "--agones-idle", "2s",
+		"--http", "127.0.0.1:0")
+	page := waitStatusPage(t, h.log, h.done)
+	h.waitLog(t, "agones: game server ready")
+	gs := gameServer(t, client)
+	if gs.Status.State != "Ready" {
+		t.Fatalf("state after the host started = %q, want Ready", gs.Status.State)
+	}
+	for k, want := range map[string]string{"game": "Agones-colony", "protocol": strconv.Itoa(int(wire.ProtocolVersion)),
+		"password": "false", "tls": "false"} {
+		if got := gs.ObjectMeta.Labels["agones.dev/sdk-"+k]; got != want {
+			t.Errorf("label %s = %q, want %q (labels %v)", k, got, want, gs.ObjectMeta.Labels)
+		}
+	}
+	if len(gs.ObjectMeta.Labels["agones.dev/sdk-defs-hash"]) == 0 {
+		t.Errorf("no defs-hash label: %v", gs.ObjectMeta.Labels)
+	}
+	h.waitFor(t, "two health pings", func() bool { return strings.Count(sdk.Log.String(), "Health Ping Received") >= 2 })
+
+	ann := startJoin(t, joinBin, hostingAddr(t, h.log), "Anna")
+	bo := startJoin(t, joinBin, hostingAddr(t, h.log), "Bob")
+	waitPlayers(t, h, client, "Anna", "Bob")
+	if s := gameServer(t, client).Status.State; s != "Allocated" {
+		t.Errorf("state with players = %q, want Allocated", s)
+	}
+	m := readMetrics(t, page)
+	for _, want := range []string{`lockhost_agones_state{state="Allocated"} 1`, "lockhost_agones_players 2"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, m)
+		}
+	}
+	bo.leave(t)
+	waitPlayers(t, h, client, "Anna")
+	ann.leave(t)
+	waitPlayers(t, h, client)
+
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("host exited %d after the idle time:\n%s", code, h.log)
+	}
+	if !strings.Contains(h.log.String(), "final=true") {
+		t.Errorf("host log lacks the final save:\n%s", h.log)
+	}
+	if _, err := saves.Read(save); err != nil {
+		t.Errorf("final save: %v", err)
+	}
+	if s := gameServer(t, client).Status.State; s != "Shutdown" {
+		t.Errorf("state after the host stopped = %q, want Shutdown", s)
+	}
+	t.Logf("SDK server's log of the host's life (the test's own reads left out):\n%s", lifeLog(sdk.Log.String()))
+}
+
+// lifeLog is the SDK server's log as time, message and values, without
+// the reads and the stream closings that say nothing of the host's life.
+func lifeLog(log string) string {
+	var b strings.Builder
+	for line := range strings.Lines(log) {
+		var e struct {
+			Time    string `json:"time"`
+			Message string `json:"message"`
+			Name    string `json:"name"`
+			Values  any    `json:"values"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || strings.HasPrefix(e.Message, "Getting ") ||
+			e.Message == "Health stream closed." || e.Message == "Gameserver update received" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %s", e.Time, e.Message)
+		if e.Name != "" {
+			fmt.Fprintf(&b, " list=%s", e.Name)
+		}
+		if e.Values != nil {
+			fmt.Fprintf(&b, " %v", e.Values)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// readMetrics reads the status page's /metrics.
+func readMetrics(t *testing.T, page string) string {
+	t.Helper()
+	resp, err := http.Get(page + "metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: HTTP %d, %v", resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// runHostEnv is runHost with env added to the host's environment.
+func runHostEnv(t *testing.T, env []string, bin string, args ...string) *hostRun {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append(os.Environ(), web.TokenEnv+"="), env...)
+	h := &hostRun{cmd: cmd, log: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = h.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		h.done <- <-h.done
+	})
+	return h
+}
+
+func gameServer(t *testing.T, c *agones.Client) agones.GameServer {
+	t.Helper()
+	gs, err := c.GameServer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gs
+}
+
+// waitPlayers waits until the SDK's players List holds exactly names.
+func waitPlayers(t *testing.T, h *hostRun, c *agones.Client, names ...string) {
+	t.Helper()
+	var got []string
+	h.waitFor(t, "players List "+strings.Join(names, ","), func() bool {
+		l, err := c.GetList(context.Background(), agones.PlayersList)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = slices.Sorted(slices.Values(l.Values))
+		return slices.Equal(got, names)
+	})
+}
+
+// joiner is a running join tool.
+type joiner struct {
+	cmd  *exec.Cmd
+	done chan error
+	log  *syncbuf.Buffer
+}
+
+// startJoin starts the join tool as name and waits for its WorldReady.
+func startJoin(t *testing.T, bin, addr, name string) *joiner {
+	t.Helper()
+	j := &joiner{cmd: exec.Command(bin, addr, "--name", name, "--no-input", "--no-reconnect"),
+		done: make(chan error, 1), log: &syncbuf.Buffer{}}
+	stdout, err := j.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.cmd.Stderr = j.log
+	if err := j.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			if !signalled && strings.HasPrefix(sc.Text(), "WorldReady") {
+				close(ready)
+				signalled = true
+			}
+		}
+		j.done <- j.cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = j.cmd.Process.Kill() })
+	select {
+	case <-ready:
+	case err := <-j.done:
+		t.Fatalf("join %s ended (%v) before WorldReady:\n%s", name, err, j.log)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("join %s did not reach WorldReady:\n%s", name, j.log)
+	}
+	return j
+}
+
+// leave interrupts the join tool, which leaves the session, and waits.
+func (j *joiner) leave(t *testing.T) {
+	t.Helper()
+	if err := j.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-j.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("join still running 30 s after SIGINT:\n%s", j.log)
+	}
+}
+
+// TestAgonesBadPortRefusedAtStart: a malformed AGONES_SDK_HTTP_PORT is a
+// slip refused before the world is made (exit 2, naming the variable),
+// and --agones-idle follows the numbers rule.
+func TestAgonesBadPortRefusedAtStart(t *testing.T) {
+	bin := hostBinary(t)
+	t.Setenv(agones.PortEnv, "nine")
+	code, out := runBounded(t, 30*time.Second, bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	wantRefused(t, code, out, agones.PortEnv, `"nine"`)
+	t.Setenv(agones.PortEnv, "")
+	code, out = runBounded(t, 30*time.Second, bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--agones-idle", "0s")
+	wantRefused(t, code, out, "--agones-idle")
+}
+
+// TestAgonesSIGTERMSavesThenShutsDown: Kubernetes stopping the pod sends
+// SIGTERM; the host writes its final save, exits 0 and tells Agones
+// Shutdown after it.
+func TestAgonesSIGTERMSavesThenShutsDown(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	save := filepath.Join(dir, "world.lhsave")
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
+		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "1", "--map-size", "64",
+		"--data-dir", filepath.Join(dir, "data"))
+	h.waitLog(t, "agones: game server ready")
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("host exited %d after SIGTERM:\n%s", code, h.log)
+	}
+	log := h.log.String()
+	saved, told := strings.Index(log, "final=true"), strings.Index(log, "agones: game server shut down")
+	if saved < 0 || told < saved {
+		t.Errorf("want the final save logged, then Agones told (at %d and %d):\n%s", saved, told, log)
+	}
+	if _, err := saves.Read(save); err != nil {
+		t.Errorf("final save: %v", err)
+	}
+	if s := gameServer(t, client).Status.State; s != "Shutdown" {
+		t.Errorf("state after SIGTERM = %q, want Shutdown", s)
+	}
+}
