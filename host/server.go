@@ -81,6 +81,11 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 // has), else the host part of its "host:port" text, else the whole text.
 // A transport that accepts for others (a proxy) must give the client's
 // own address there, or every client counts as one.
+//
+// Serve starts the session, so it is called once per Server; to take
+// players on several listeners at once (the game port and a WebSocket
+// listener), give them to ServeListeners (Listeners.Extra), which serves
+// them all through one Serve.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
