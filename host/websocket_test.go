@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/testing/testkit"
+	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/ws"
 )
 
@@ -152,6 +154,37 @@ func TestWebSocketPassword(t *testing.T) {
 		t.Fatal("joined without the world")
 	}
 	alice.Close()
+	cancel()
+	if err := <-h.served; err != nil {
+		t.Fatalf("served: %v", err)
+	}
+}
+
+// TestWebSocketTLS: a host that speaks TLS expects the TLS handshake
+// inside the WebSocket byte stream, as on its TCP port: a joiner with TLS
+// reaches WorldReady and learns the host's certificate, one without is
+// refused.
+func TestWebSocketTLS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cert, _, err := tlsid.LoadOrCreate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWSHost(t, ctx, host.Config{Admission: host.AdmissionConfig{TLS: tlsid.ServerConfig(cert)}})
+	if _, err := h.joinWS(ctx, join.Config{Name: "Plain"}); err == nil {
+		t.Fatal("a joiner without TLS was admitted by a TLS host over WebSocket")
+	}
+	known := &tlsid.KnownHosts{Path: filepath.Join(t.TempDir(), "known_hosts")}
+	cfg, learned := tlsid.ClientConfig(h.url, "", known)
+	alice, err := h.joinWS(ctx, join.Config{Name: "Alice", TLS: cfg})
+	if err != nil {
+		t.Fatalf("join over TLS inside WebSocket: %v", err)
+	}
+	alice.Close()
+	if fp, _ := learned(); fp != tlsid.Fingerprint(cert) {
+		t.Fatalf("learned certificate %q, want the host's %q", fp, tlsid.Fingerprint(cert))
+	}
 	cancel()
 	if err := <-h.served; err != nil {
 		t.Fatalf("served: %v", err)
