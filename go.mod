@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/chromedp/chromedp v0.22.1
+	github.com/coder/websocket v1.8.15
 	github.com/gofrs/flock v0.13.2
 	github.com/gorcon/rcon v1.4.0
 	github.com/hashicorp/go-msgpack/v2 v2.1.5

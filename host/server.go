@@ -81,6 +81,11 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 // has), else the host part of its "host:port" text, else the whole text.
 // A transport that accepts for others (a proxy) must give the client's
 // own address there, or every client counts as one.
+//
+// Serve starts the session, so it is called once per Server; to take
+// players on several listeners at once (the game port and a WebSocket
+// listener), give them to ServeListeners (Listeners.Extra), which serves
+// them all through one Serve.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -192,13 +197,20 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 }
 
 // Listeners are a host's game port: TCP for players and UDP on the same
-// port number for status queries. A tool opens them with Listen before
-// it generates or loads a world, so a busy port fails at once.
+// port number for status queries, and any other transports players
+// connect through. A tool opens them with Listen before it generates or
+// loads a world, so a busy port fails at once.
 type Listeners struct {
 	// TCP is where players connect: any net.Listener (see Serve).
 	TCP net.Listener
 	// UDP answers status queries; nil serves none.
 	UDP net.PacketConn
+	// Extra are more listeners players connect through (a WebSocket
+	// listener on the HTTP port, say), served by the same session and
+	// accept path as TCP, with the same admission and limits: a
+	// connection counts against its RemoteAddr's limits whichever
+	// listener took it.
+	Extra []net.Listener
 }
 
 // Listen opens the game port on addr, TCP and UDP.
@@ -218,19 +230,35 @@ func Listen(addr string) (*Listeners, error) {
 // Addr is the address players connect to.
 func (ls *Listeners) Addr() net.Addr { return ls.TCP.Addr() }
 
-// Close closes both; it is for a tool that ends before serving on them.
+// Close closes them all; it is for a tool that ends before serving on
+// them.
 func (ls *Listeners) Close() {
 	ls.TCP.Close()
 	if ls.UDP != nil {
 		ls.UDP.Close()
 	}
+	for _, ln := range ls.Extra {
+		ln.Close()
+	}
+}
+
+// players is the one listener Serve accepts players on: TCP, merged with
+// the extra listeners if there are any.
+func (ls *Listeners) players() net.Listener {
+	if len(ls.Extra) == 0 {
+		return ls.TCP
+	}
+	return mergeListeners(append([]net.Listener{ls.TCP}, ls.Extra...)...)
 }
 
 // ServeListeners serves players and status queries on ls until ctx is
-// done or the session ends (an admin shutdown), then closes ls.
+// done or the session ends (an admin shutdown), then closes ls, extra
+// listeners included. It runs one session whatever the number of
+// listeners: Serve, which starts the session, is called once, on all the
+// player listeners merged.
 func (s *Server) ServeListeners(ctx context.Context, ls *Listeners) error {
 	if ls.UDP == nil {
-		return s.Serve(ctx, ls.TCP)
+		return s.Serve(ctx, ls.players())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	statusDone := make(chan struct{})
@@ -240,7 +268,7 @@ func (s *Server) ServeListeners(ctx context.Context, ls *Listeners) error {
 			s.cfg.Logger.Error("status queries", "err", err)
 		}
 	}()
-	err := s.Serve(ctx, ls.TCP)
+	err := s.Serve(ctx, ls.players())
 	// The status queries end with the session, whatever ended it (an
 	// admin shutdown ends the session without ctx): they stop first and
 	// their socket is closed after, so its closing is no error.

@@ -30,6 +30,7 @@ import (
 	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/transport/ws"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -235,7 +236,7 @@ func (s *serving) contentLog() []any {
 func (s *serving) run() error {
 	ctx, stop := signal.NotifyContext(s.c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	webDone, err := s.startWeb(ctx)
+	webDone, players, err := s.startWeb(ctx)
 	if err != nil {
 		return err
 	}
@@ -255,7 +256,10 @@ func (s *serving) run() error {
 			"password", len(s.cfg.Admission.Password) > 0, "desync_reports", s.cfg.Desync.Dir}, s.contentLog()...)...)
 	}
 	game := s.pre.game
-	s.pre.game = nil // ServeListeners closes it
+	s.pre.game = nil // ServeListeners closes it, players included
+	if players != nil {
+		game.Extra = append(game.Extra, players)
+	}
 	agonesDone := s.startAgones(ctx)
 	err = s.srv.ServeListeners(ctx, game)
 	stop() // the status page goes with the host, whatever ended it
@@ -270,25 +274,33 @@ func (s *serving) run() error {
 }
 
 // startWeb serves the status page on the --http listener, if any, until
-// ctx ends; the channel says how it ended (at once nil without one).
-func (s *serving) startWeb(ctx context.Context) (<-chan error, error) {
+// ctx ends; the channel says how it ended (at once nil without one). The
+// listener also takes players over WebSocket at /ws: the returned
+// listener, for the session to serve beside the game port (nil without
+// --http).
+func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, error) {
 	done := make(chan error, 1)
 	webLn := s.pre.web
 	if webLn == nil {
 		done <- nil
-		return done, nil
+		return done, nil, nil
 	}
 	s.pre.web = nil // Serve closes it
 	reg, err := metrics.NewRegistry(s.observer, s.srv)
 	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+		return nil, nil, fmt.Errorf("metrics: %w", err)
 	}
 	if s.agent != nil {
 		reg.MustRegister(s.agent.Collector())
 	}
-	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken})
+	// The read limit per message is the protocol's largest frame and a
+	// little more (ws.DefaultReadLimit): the host's own frame limits
+	// apply above it, as on TCP.
+	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players})
+	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
-	return done, nil
+	return done, players, nil
 }
 
 // warnOpen says so when anyone who reaches the host may join: it listens

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/transport/ws"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -99,8 +101,9 @@ func newApp() *cli.App {
 		Writer:    stdout,
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
-		UsageText: "join HOST[:PORT] --name NAME [options]\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
-		Description: fmt.Sprintf("Connects to a host (default port %d), checks that your content matches, downloads the\n"+
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin ws://HOST:PORT/ws --name NAME [options]\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
+		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
+			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
 			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
 			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
@@ -115,23 +118,46 @@ func newApp() *cli.App {
 	return app
 }
 
-// hostAddr adds the default port when addr has none.
+// hostAddr adds the default port when addr has none; a WebSocket URL
+// stays as it is.
 func hostAddr(addr string) string {
-	if _, _, err := net.SplitHostPort(addr); err == nil {
+	if _, _, err := net.SplitHostPort(addr); err == nil || ws.IsURL(addr) {
 		return addr
 	}
 	return net.JoinHostPort(addr, strconv.Itoa(wire.DefaultPort))
 }
 
 // checkHostAddr refuses a HOST[:PORT] whose port is not a port number,
-// as a usage mistake, before anything is dialled.
+// or a WebSocket URL without a host, as a usage mistake, before anything
+// is dialled.
 func checkHostAddr(arg string) error {
+	if ws.IsURL(arg) {
+		return checkWebSocketURL(arg)
+	}
 	_, port, err := net.SplitHostPort(hostAddr(arg))
 	if err == nil {
 		_, err = strconv.ParseUint(port, 10, 16)
 	}
 	if err != nil || port == "0" {
 		return cliutil.Usagef("%q: give the host as HOST or HOST:PORT, the port a number from 1 to 65535", arg)
+	}
+	return nil
+}
+
+// checkWebSocketURL refuses a ws:// or wss:// URL that names no host or
+// whose port is not a port number.
+func checkWebSocketURL(arg string) error {
+	u, err := url.Parse(arg)
+	if err == nil && u.Hostname() == "" {
+		err = errors.New("no host")
+	}
+	if err == nil && u.Port() != "" {
+		if p, perr := strconv.ParseUint(u.Port(), 10, 16); perr != nil || p == 0 {
+			err = errors.New("bad port")
+		}
+	}
+	if err != nil {
+		return cliutil.Usagef("%q: give a WebSocket host as ws://HOST:PORT%s or wss://HOST:PORT%s, the port a number from 1 to 65535", arg, ws.Path, ws.Path)
 	}
 	return nil
 }
@@ -243,11 +269,21 @@ func reconnectWindow(c *cli.Context) (time.Duration, error) {
 	return window, nil
 }
 
+// dialFor is how to reach the host named addr: through WebSocket for a
+// ws:// or wss:// URL, else over TCP (nil).
+func dialFor(addr string) func(context.Context, string) (net.Conn, error) {
+	if ws.IsURL(addr) {
+		return ws.Dial
+	}
+	return nil
+}
+
 // joinConfig is the join's configuration from the flags and the content,
 // with its callbacks printing to standard output over the progress bar.
 func joinConfig(c *cli.Context, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
 	return join.Config{
 		Addr:         hostAddr(c.Args().First()),
+		Dial:         dialFor(c.Args().First()),
 		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
 		MapLoader:    colony.MapLoader(bundle.Content),

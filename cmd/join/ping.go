@@ -10,6 +10,7 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/cmd/internal/contentcli"
 	"github.com/lockhost/lockhost/status"
+	"github.com/lockhost/lockhost/transport/ws"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,6 +51,9 @@ type pingResult struct {
 func ping(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return cliutil.Usagef("give the host to ping: join ping HOST[:PORT]")
+	}
+	if ws.IsURL(c.Args().First()) {
+		return cliutil.Usagef("ping asks over UDP, on the game port: give the host as HOST[:PORT], not a WebSocket URL")
 	}
 	if err := checkHostAddr(c.Args().First()); err != nil {
 		return err

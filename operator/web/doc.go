@@ -16,8 +16,11 @@
 //	/metrics       Prometheus text format (when Config.Gatherer is set)
 //	/healthz       200 "ok" while the session goroutine publishes its state,
 //	               503 when it has not yet or has stalled
+//	/ws            players over WebSocket (when Config.Players is set;
+//	               package transport/ws)
 //
-// With Config.Token set, every route but /healthz asks for the token:
+// With Config.Token set, every route but /healthz and /ws asks for the
+// token (a player on /ws is admitted by the game, by its password):
 // "Authorization: Bearer TOKEN" from a scraper, or basic authentication
 // with the token as the password from a browser's prompt. Without it the
 // routes are open, which is why a bare port binds loopback only.

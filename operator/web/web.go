@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/internal/addrkey"
+	"github.com/lockhost/lockhost/transport/ws"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -52,6 +53,11 @@ type Config struct {
 	// token as the password (what a browser's prompt sends). Unset, the
 	// routes are open, which suits a loopback address.
 	Token string
+	// Players, if set, is served at /ws (transport/ws.Path) for players
+	// who connect over WebSocket (a *ws.Listener the host serves). The
+	// token does not guard it: a player is admitted by the game's own
+	// admission (its password, limits and puzzle), as on the game port.
+	Players http.Handler
 }
 
 func (c Config) withDefaults() Config {
@@ -121,6 +127,9 @@ func Handler(src Source, cfg Config) http.Handler {
 	mux.Handle("GET /api/overview", guard(http.HandlerFunc(h.overview)))
 	mux.Handle("GET /events", guard(http.HandlerFunc(h.events)))
 	mux.HandleFunc("GET /healthz", h.healthz) // open: it tells only ok or not
+	if cfg.Players != nil {
+		mux.Handle("GET "+ws.Path, cfg.Players) // open: the game admits players
+	}
 	if cfg.Gatherer != nil {
 		mux.Handle("GET /metrics", guard(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
 			ErrorLog:            slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),

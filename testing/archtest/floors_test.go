@@ -79,7 +79,10 @@ var floors = map[string]floor{
 	// protocol.
 	"host/gate": domain,
 	"status":    domain,
-	"tlsid":     domain,
+	// transport/ carries the protocol's byte stream over other carriers
+	// than TCP, for the host's side and the joiner's; it knows no frame.
+	"transport/ws": domain,
+	"tlsid":        domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
 	"operator/rcon": domain,

@@ -1,0 +1,192 @@
+package host_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
+	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/transport/ws"
+)
+
+// wsHost is a host serving a TCP listener and a WebSocket listener, the
+// latter on a loopback HTTP server, in one session.
+type wsHost struct {
+	srv    *host.Server
+	tcp    net.Listener
+	wsl    *ws.Listener
+	url    string
+	logs   *syncbuf.Buffer
+	served chan error
+}
+
+func startWSHost(t *testing.T, ctx context.Context, cfg host.Config) *wsHost {
+	t.Helper()
+	h := &wsHost{logs: &syncbuf.Buffer{}, served: make(chan error, 1)}
+	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
+	srv, err := host.New(cfg, host.Content{GameVersion: "counters 1"}, locksteptest.New(2, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
+	if h.tcp, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	h.wsl = ws.NewListener(ws.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("GET "+ws.Path, h.wsl)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	h.url = "ws" + strings.TrimPrefix(hs.URL, "http") + ws.Path
+	go func() { h.served <- srv.ServeListeners(ctx, &host.Listeners{TCP: h.tcp, Extra: []net.Listener{h.wsl}}) }()
+	return h
+}
+
+// joinWS joins h through the WebSocket dialer.
+func (h *wsHost) joinWS(ctx context.Context, cfg join.Config) (*join.Session, error) {
+	jctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cfg.Addr, cfg.Dial = h.url, ws.Dial
+	cfg.Logger, cfg.Loader = testkit.Quiet(), locksteptest.Load
+	return join.Join(jctx, cfg)
+}
+
+// TestWebSocketTransport: a player joins through a WebSocket listener
+// served with the TCP one in one session, reaches WorldReady and plays a
+// command; the host sees the HTTP client's address, and its connection
+// rate counts WebSocket and TCP connections from that address together;
+// ending the session closes both listeners.
+func TestWebSocketTransport(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := startWSHost(t, ctx, host.Config{Admission: host.AdmissionConfig{ConnRate: 0.01, ConnBurst: 1}})
+	applied := make(chan lockstep.Command, 1)
+	alice, err := h.joinWS(ctx, join.Config{Name: "Alice", OnApply: func(c lockstep.Command) {
+		if c.MapID == 1 {
+			applied <- c
+		}
+	}})
+	if err != nil {
+		t.Fatalf("join over WebSocket: %v", err)
+	}
+	defer alice.Close()
+	go alice.Run(ctx)
+	if err := alice.Send(1, locksteptest.KindAdd, []byte{9}); err != nil {
+		t.Fatal(err)
+	}
+	<-applied
+	values := make(chan int64, 1)
+	alice.Do(func(sim lockstep.Sim) { values <- sim.(*locksteptest.Counters).Value(1) })
+	if v := <-values; v != 9 {
+		t.Fatalf("map 1 holds %d after Alice's add of 9", v)
+	}
+	players, err := h.srv.Players()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(players) != 1 || players[0].Name != "Alice" || !strings.HasPrefix(players[0].Addr, "127.0.0.1:") {
+		t.Fatalf("players %+v, want Alice from 127.0.0.1", players)
+	}
+	// A burst of one: a second WebSocket connection from 127.0.0.1 is
+	// refused, and so is a TCP one.
+	if _, err := h.joinWS(ctx, join.Config{Name: "Bob"}); err == nil {
+		t.Fatal("a second WebSocket connection from Alice's address was admitted over the connection rate")
+	}
+	tctx, tcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer tcancel()
+	if _, err := join.Join(tctx, join.Config{Addr: h.tcp.Addr().String(), Name: "Carol", Logger: testkit.Quiet(), Loader: locksteptest.Load}); err == nil {
+		t.Fatal("a TCP connection from Alice's address was admitted over the connection rate")
+	}
+	cancel()
+	if err := <-h.served; err != nil {
+		t.Fatalf("served: %v", err)
+	}
+	// One refusal is logged in full, the next in the summary for the
+	// address that the session's end flushes.
+	logs := h.logs.String()
+	if !strings.Contains(logs, "remote=127.0.0.1:") || !strings.Contains(logs, "reason=RateLimited") ||
+		!strings.Contains(logs, `msg="more clients refused" addr=127.0.0.1 count=1 `) || !strings.Contains(logs, "reason_RateLimited=1") {
+		t.Fatalf("want a RateLimited refusal logged and one more summarized for 127.0.0.1 (WebSocket and TCP):\n%s", logs)
+	}
+	// Both listeners are closed: a WebSocket upgrade is answered 503,
+	// a TCP connect refused.
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	if nc, err := ws.Dial(dctx, h.url); err == nil {
+		nc.Close()
+		t.Fatal("the WebSocket listener upgrades after the session")
+	} else if !strings.Contains(err.Error(), "503") {
+		t.Fatalf("a WebSocket dial after the session: %v, want 503", err)
+	}
+	if nc, err := net.Dial("tcp", h.tcp.Addr().String()); err == nil {
+		nc.Close()
+		t.Fatal("the TCP listener accepts after the session")
+	}
+}
+
+// TestWebSocketPassword: the password's challenge and response run over
+// WebSocket as over TCP: the right password reaches WorldReady, a wrong
+// one is refused.
+func TestWebSocketPassword(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := startWSHost(t, ctx, host.Config{Admission: host.AdmissionConfig{Password: []byte("open sesame")}})
+	if _, err := h.joinWS(ctx, join.Config{Name: "Mallory", Password: []byte("guess")}); err == nil {
+		t.Fatal("a wrong password was admitted over WebSocket")
+	}
+	alice, err := h.joinWS(ctx, join.Config{Name: "Alice", Password: []byte("open sesame")})
+	if err != nil {
+		t.Fatalf("join over WebSocket with the password: %v", err)
+	}
+	if alice.Sim() == nil || len(alice.Sim().MapIDs()) != 2 {
+		t.Fatal("joined without the world")
+	}
+	alice.Close()
+	cancel()
+	if err := <-h.served; err != nil {
+		t.Fatalf("served: %v", err)
+	}
+}
+
+// TestWebSocketTLS: a host that speaks TLS expects the TLS handshake
+// inside the WebSocket byte stream, as on its TCP port: a joiner with TLS
+// reaches WorldReady and learns the host's certificate, one without is
+// refused.
+func TestWebSocketTLS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cert, _, err := tlsid.LoadOrCreate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWSHost(t, ctx, host.Config{Admission: host.AdmissionConfig{TLS: tlsid.ServerConfig(cert)}})
+	if _, err := h.joinWS(ctx, join.Config{Name: "Plain"}); err == nil {
+		t.Fatal("a joiner without TLS was admitted by a TLS host over WebSocket")
+	}
+	known := &tlsid.KnownHosts{Path: filepath.Join(t.TempDir(), "known_hosts")}
+	cfg, learned := tlsid.ClientConfig(h.url, "", known)
+	alice, err := h.joinWS(ctx, join.Config{Name: "Alice", TLS: cfg})
+	if err != nil {
+		t.Fatalf("join over TLS inside WebSocket: %v", err)
+	}
+	alice.Close()
+	if fp, _ := learned(); fp != tlsid.Fingerprint(cert) {
+		t.Fatalf("learned certificate %q, want the host's %q", fp, tlsid.Fingerprint(cert))
+	}
+	cancel()
+	if err := <-h.served; err != nil {
+		t.Fatalf("served: %v", err)
+	}
+}

@@ -1,0 +1,174 @@
+//go:build !js
+
+package ws
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// DefaultBacklog is how many upgraded connections may wait for the host to
+// accept them, with the upgrades under way, before more are refused.
+const DefaultBacklog = 16
+
+// Options configure a Listener. The zero value works.
+type Options struct {
+	// ReadLimit bounds one WebSocket message (default DefaultReadLimit);
+	// a host passes its largest frame plus a little room.
+	ReadLimit int64
+	// Backlog caps the connections upgraded or being upgraded that the
+	// host has not accepted yet (default DefaultBacklog); one more request
+	// is answered 503 before it is upgraded, so a host that is not
+	// accepting holds a bounded number.
+	Backlog int
+	// OriginPatterns are the origins, besides the request's own host,
+	// whose pages may open a connection (patterns of path.Match on the
+	// origin's host, or on "scheme://host" if the pattern has a scheme).
+	// By default a browser page from another site is refused (403), and a
+	// page the host serves itself is not; a client that is not a browser
+	// sends no Origin and is not checked.
+	OriginPatterns []string
+	// Addr is what Addr returns (default the address "websocket" on port
+	// 0); a host passes its HTTP listener's address.
+	Addr net.Addr
+	// Logger receives failed upgrades at debug level (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+// Listener is an http.Handler that upgrades WebSocket requests and a
+// net.Listener whose Accept returns them. Serve it on an HTTP server at
+// Path and give it to the host to serve (host.Listeners.Extra).
+type Listener struct {
+	opts  Options
+	slots chan struct{} // one per connection upgraded or upgrading, not yet accepted
+	conns chan net.Conn // upgraded, waiting for Accept; as big as slots
+
+	mu       sync.Mutex
+	isClosed bool
+	closed   chan struct{}
+}
+
+// NewListener returns a Listener with opts.
+func NewListener(opts Options) *Listener {
+	if opts.ReadLimit <= 0 {
+		opts.ReadLimit = DefaultReadLimit
+	}
+	if opts.Backlog <= 0 {
+		opts.Backlog = DefaultBacklog
+	}
+	if opts.Addr == nil {
+		opts.Addr = Addr{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Listener{opts: opts, slots: make(chan struct{}, opts.Backlog),
+		conns: make(chan net.Conn, opts.Backlog), closed: make(chan struct{})}
+}
+
+// ServeHTTP upgrades the request and queues the connection for Accept,
+// or answers 503 if the backlog is full or the listener closed.
+func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case l.slots <- struct{}{}:
+	default:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "the host is busy; try again", http.StatusServiceUnavailable)
+		return
+	}
+	nc, err := l.upgrade(w, r)
+	if err != nil {
+		<-l.slots
+		l.opts.Logger.Debug("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.isClosed {
+		<-l.slots
+		nc.Close()
+		return
+	}
+	l.conns <- nc // never blocks: a slot is held, and conns is as big as slots
+}
+
+// upgrade answers the WebSocket handshake and wraps the connection. The
+// HTTP server's timeouts do not follow it: net/http clears the deadlines
+// of a connection it lets go (TestServerDeadlinesCleared), and the host
+// sets its own.
+func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) (net.Conn, error) {
+	if l.closedNow() {
+		http.Error(w, "the host is closing", http.StatusServiceUnavailable)
+		return nil, net.ErrClosed
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols:    []string{Subprotocol},
+		OriginPatterns:  l.opts.OriginPatterns,
+		CompressionMode: websocket.CompressionDisabled, // the protocol compresses what is worth it
+	})
+	if err != nil {
+		return nil, err // Accept has answered
+	}
+	// The connection outlives the request: its context ends with Close.
+	nc := websocket.NetConn(context.Background(), c, websocket.MessageBinary)
+	c.SetReadLimit(l.opts.ReadLimit) // after NetConn, which lifts the limit
+	return &conn{Conn: nc, remote: remoteAddr(r, nc), local: l.opts.Addr}, nil
+}
+
+// remoteAddr is the HTTP client's address: the request's RemoteAddr as
+// the HTTP server saw it (no forwarding header is believed), else the
+// connection's.
+func remoteAddr(r *http.Request, nc net.Conn) net.Addr {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return Addr{ap: ap}
+	}
+	return nc.RemoteAddr()
+}
+
+// Accept waits for the next upgraded connection.
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case nc := <-l.conns:
+		<-l.slots
+		return nc, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close refuses further upgrades and closes the connections not yet
+// accepted. Accepted connections are their owner's to close.
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.isClosed {
+		return nil
+	}
+	l.isClosed = true
+	close(l.closed)
+	for {
+		select {
+		case nc := <-l.conns:
+			<-l.slots
+			nc.Close()
+		default:
+			return nil
+		}
+	}
+}
+
+func (l *Listener) closedNow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.isClosed
+}
+
+// Addr is Options.Addr.
+func (l *Listener) Addr() net.Addr { return l.opts.Addr }

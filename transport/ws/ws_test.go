@@ -1,0 +1,293 @@
+package ws_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/lockhost/lockhost/transport/ws"
+)
+
+// serve runs a Listener with opts on a loopback HTTP server and returns it
+// with the URL of its /ws path.
+func serve(t *testing.T, opts ws.Options) (*ws.Listener, string) {
+	t.Helper()
+	ln := ws.NewListener(opts)
+	mux := http.NewServeMux()
+	mux.Handle("GET "+ws.Path, ln)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ln.Close()
+		srv.Close()
+	})
+	return ln, "ws" + strings.TrimPrefix(srv.URL, "http") + ws.Path
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// rawDial opens a WebSocket to url without the net.Conn wrapping, to send
+// what Dial never would.
+func rawDial(t *testing.T, ctx context.Context, url string, h http.Header) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h})
+	if err == nil {
+		t.Cleanup(func() { c.CloseNow() })
+	}
+	return c, resp, err
+}
+
+// TestByteStream: what one side writes, in any split, the other reads as
+// one stream, both ways; the host sees the HTTP client's address, with
+// an AddrPort for its per-address limits.
+func TestByteStream(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	client, err := ws.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	hostEnd, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	ap, ok := hostEnd.RemoteAddr().(interface{ AddrPort() netip.AddrPort })
+	if !ok || !ap.AddrPort().Addr().IsLoopback() || ap.AddrPort().Port() == 0 {
+		t.Fatalf("host sees remote %#v, want a loopback address with a port", hostEnd.RemoteAddr())
+	}
+	want := bytes.Repeat([]byte("frame-bytes-"), 5000)
+	for _, pair := range []struct{ from, to net.Conn }{{client, hostEnd}, {hostEnd, client}} {
+		go func() {
+			// Three messages, split where no frame would be.
+			for _, part := range [][]byte{want[:1], want[1:777], want[777:]} {
+				if _, err := pair.from.Write(part); err != nil {
+					t.Errorf("write: %v", err)
+					return
+				}
+			}
+		}()
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(pair.to, got); err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatal("the stream read is not the stream written")
+		}
+	}
+}
+
+// closedWith reads c until it fails and returns the close status the
+// host sent.
+func closedWith(ctx context.Context, c *websocket.Conn) websocket.StatusCode {
+	for {
+		if _, _, err := c.Read(ctx); err != nil {
+			return websocket.CloseStatus(err)
+		}
+	}
+}
+
+// TestTextMessageRefused: a text message ends the connection with status
+// 1003 (unsupported data), and the host's read fails.
+func TestTextMessageRefused(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	c, _, err := rawDial(t, ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostEnd, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	if err := c.Write(ctx, websocket.MessageText, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := hostEnd.Read(make([]byte, 16))
+		readErr <- err
+	}()
+	if got := closedWith(ctx, c); got != websocket.StatusUnsupportedData {
+		t.Fatalf("close status %v, want %v", got, websocket.StatusUnsupportedData)
+	}
+	if err := <-readErr; err == nil {
+		t.Fatal("the host read a text message")
+	}
+}
+
+// TestOversizedMessageRefused: a message of the read limit is read whole;
+// one byte more ends the connection with status 1009 (message too big)
+// before the host reads past the limit.
+func TestOversizedMessageRefused(t *testing.T) {
+	const limit = 4096
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{ReadLimit: limit})
+	c, _, err := rawDial(t, ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostEnd, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	if err := c.Write(ctx, websocket.MessageBinary, make([]byte, limit)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(hostEnd, make([]byte, limit)); err != nil {
+		t.Fatalf("a message of the limit: %v", err)
+	}
+	if err := c.Write(ctx, websocket.MessageBinary, make([]byte, limit+1)); err != nil {
+		t.Fatal(err)
+	}
+	// A bound, should the limit not hold: the client never ends its message.
+	_ = hostEnd.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := io.Copy(io.Discard, hostEnd)
+	if err == nil || !errors.Is(err, websocket.ErrMessageTooBig) {
+		t.Fatalf("reading an oversized message: %d bytes, err %v; want ErrMessageTooBig", n, err)
+	}
+	if n > limit+1 { // the library reads one byte past the limit to find the end of a message
+		t.Fatalf("the host read %d bytes of a message over the limit of %d", n, limit)
+	}
+	if got := closedWith(ctx, c); got != websocket.StatusMessageTooBig {
+		t.Fatalf("close status %v, want %v", got, websocket.StatusMessageTooBig)
+	}
+}
+
+// TestBacklogRefuses: while nobody accepts, the backlog fills and one
+// more upgrade is answered 503 without being upgraded; an Accept makes
+// room; Close closes what waits and refuses what comes.
+func TestBacklogRefuses(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{Backlog: 2})
+	var waiting []*websocket.Conn
+	for range 2 {
+		c, _, err := rawDial(t, ctx, url, nil)
+		if err != nil {
+			t.Fatalf("within the backlog: %v", err)
+		}
+		waiting = append(waiting, c)
+	}
+	_, resp, err := rawDial(t, ctx, url, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("beyond the backlog: err %v, response %v; want 503", err, resp)
+	}
+	first, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, _, err := rawDial(t, ctx, url, nil); err != nil {
+		t.Fatalf("after an Accept made room: %v", err)
+	}
+	ln.Close()
+	// The second connection waited unaccepted: Close closed it.
+	if got := closedWith(ctx, waiting[1]); got != websocket.StatusNormalClosure {
+		t.Fatalf("a waiting connection at Close: status %v, want %v", got, websocket.StatusNormalClosure)
+	}
+	if _, resp, err := rawDial(t, ctx, url, nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("after Close: err %v, response %v; want 503", err, resp)
+	}
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestOrigin: a page from another site is refused unless its origin is
+// allowed; the host's own page and clients that send no Origin pass.
+func TestOrigin(t *testing.T) {
+	ctx := testCtx(t)
+	_, url := serve(t, ws.Options{})
+	_, openURL := serve(t, ws.Options{OriginPatterns: []string{"game.example"}})
+	self := "http" + strings.TrimSuffix(strings.TrimPrefix(url, "ws"), ws.Path)
+	for _, tc := range []struct {
+		url, origin string
+		want        int
+	}{
+		{url, "", http.StatusSwitchingProtocols},
+		{url, self, http.StatusSwitchingProtocols},
+		{url, "https://evil.example", http.StatusForbidden},
+		{url, "https://game.example", http.StatusForbidden},
+		{openURL, "https://game.example", http.StatusSwitchingProtocols},
+		{openURL, "https://evil.example", http.StatusForbidden},
+	} {
+		h := http.Header{}
+		if tc.origin != "" {
+			h.Set("Origin", tc.origin)
+		}
+		_, resp, _ := rawDial(t, ctx, tc.url, h)
+		if resp == nil || resp.StatusCode != tc.want {
+			t.Errorf("origin %q to %s: response %v, want %d", tc.origin, tc.url, resp, tc.want)
+		}
+	}
+}
+
+// TestServerDeadlinesCleared: a WebSocket connection outlives the HTTP
+// server's read and write timeouts (the host's status server has a write
+// timeout of 30 s; the host sets the connection's own deadlines), as
+// net/http clears a hijacked connection's deadlines.
+func TestServerDeadlinesCleared(t *testing.T) {
+	ctx := testCtx(t)
+	ln := ws.NewListener(ws.Options{})
+	defer ln.Close()
+	srv := httptest.NewUnstartedServer(ln)
+	srv.Config.ReadTimeout = 50 * time.Millisecond
+	srv.Config.WriteTimeout = 50 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	client, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+ws.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	hostEnd, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	time.Sleep(200 * time.Millisecond) // past both server timeouts
+	go hostEnd.Write([]byte("ping"))
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != "ping" {
+		t.Fatalf("host to client after the server's timeouts: %q, %v", got, err)
+	}
+	go client.Write([]byte("pong"))
+	if _, err := io.ReadFull(hostEnd, got); err != nil || string(got) != "pong" {
+		t.Fatalf("client to host after the server's timeouts: %q, %v", got, err)
+	}
+}
+
+func TestIsURL(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"ws://127.0.0.1:8080/ws":  true,
+		"wss://host.example/ws":   true,
+		"WS://HOST:1/ws":          true,
+		"127.0.0.1:7777":          false,
+		"host.example:7777":       false,
+		"http://host.example/ws":  false,
+		"[::1]:7777":              false,
+		"ws:/missing-slash":       false,
+		"":                        false,
+		"tcp://host.example:7777": false,
+		"wss://[::1]:8443/ws?x=1": true,
+	} {
+		if got := ws.IsURL(addr); got != want {
+			t.Errorf("IsURL(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
