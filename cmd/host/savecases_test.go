@@ -14,7 +14,6 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/internal/savelock"
-	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 )
@@ -41,19 +40,7 @@ func startServe(t *testing.T, bin, dataDir string, args ...string) *hostRun {
 // exit from done puts it back, for the cleanup.
 func runHost(t *testing.T, bin string, args ...string) *hostRun {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), web.TokenEnv+"=")
-	h := &hostRun{cmd: cmd, log: &syncbuf.Buffer{}, done: make(chan error, 1)}
-	cmd.Stderr = h.log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { h.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		h.done <- <-h.done
-	})
-	return h
+	return runHostEnv(t, nil, bin, args...)
 }
 
 // waitLog waits until the host's log holds want, failing if it exits
