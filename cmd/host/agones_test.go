@@ -76,6 +76,9 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 			t.Errorf("/metrics lacks %q:\n%s", want, m)
 		}
 	}
+	if a := readAgonesStatus(t, page); a == nil || a.State != "Allocated" || a.Players != 2 || a.HealthPings < 2 || a.LastPing == nil {
+		t.Errorf("/api/overview's agones = %+v, want Allocated, 2 players, the pings counted and the last one's time", a)
+	}
 	bo.leave(t)
 	waitPlayers(t, h, client, "Anna")
 	ann.leave(t)
@@ -136,6 +139,32 @@ func readMetrics(t *testing.T, page string) string {
 		t.Fatalf("/metrics: HTTP %d, %v", resp.StatusCode, err)
 	}
 	return string(b)
+}
+
+// agonesStatus is the "agones" of the status page's /api/overview.
+type agonesStatus struct {
+	State       string     `json:"state"`
+	Players     int        `json:"players"`
+	HealthPings int64      `json:"health_pings"`
+	LastPing    *time.Time `json:"last_ping"`
+}
+
+// readAgonesStatus reads the "agones" of the status page's /api/overview
+// (nil when it is null).
+func readAgonesStatus(t *testing.T, page string) *agonesStatus {
+	t.Helper()
+	resp, err := http.Get(page + "api/overview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Agones *agonesStatus `json:"agones"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/overview: HTTP %d, %v", resp.StatusCode, err)
+	}
+	return v.Agones
 }
 
 // runHostEnv is runHost with env added to the host's environment.

@@ -53,6 +53,7 @@ type Agent struct {
 	empty   time.Time       // when the host last became empty (zero: not empty)
 	stopped bool            // the idle shutdown was asked for
 	pings   atomic.Int64
+	pinged  atomic.Int64 // unix nanoseconds of the last health ping taken (0: none)
 	state   atomic.Value // string: the State
 	listed  atomic.Int64 // len(players), for the metrics
 }
@@ -159,6 +160,7 @@ func (a *Agent) step(ctx context.Context, now time.Time) {
 			a.log.Warn("agones health ping failed", "err", err)
 		} else {
 			a.pings.Add(1)
+			a.pinged.Store(time.Now().UnixNano())
 		}
 	}
 	names := playerNames(o)
