@@ -99,6 +99,69 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 	t.Logf("SDK server's log of the host's life (the test's own reads left out):\n%s", lifeLog(sdk.Log.String()))
 }
 
+// TestAgonesRelayHost runs the real relay host under Agones' SDK server,
+// with the real join tool as its arbiter: the GameServer is Ready as soon
+// as the relay host serves, before any world (a matchmaker allocates it
+// for the arbiter, who can reach it only through that allocation); the
+// arbiter's join allocates it and puts it in the players List, like a
+// player's; a player joins from the arbiter's world and is listed too;
+// once both have left, the idle shutdown follows with the final save and
+// the GameServer is Shutdown.
+func TestAgonesRelayHost(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	dir := t.TempDir()
+	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "arbiter-secret")
+	if err := os.WriteFile(secret, []byte("relay under agones\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(dir, "relay.lhsave")
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve", "--relay",
+		"--arbiter-secret-file", secret, "--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s",
+		"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--agones-idle", "2s", "--http", "127.0.0.1:0")
+	page := waitStatusPage(t, h.log, h.done)
+	h.waitLog(t, "relay host ready: waiting for the arbiter's world")
+	h.waitLog(t, "agones: game server ready")
+	if s := gameServer(t, client).Status.State; s != "Ready" {
+		t.Fatalf("state of the relay host before its arbiter = %q, want Ready", s)
+	}
+	addr := hostingAddr(t, h.log)
+
+	arb := startJoin(t, joinBin, addr, "Arbiter", "--arbiter-secret-file", secret, "--bot", "2")
+	h.waitLog(t, `msg="world uploaded"`)
+	waitPlayers(t, h, client, "Arbiter")
+	if s := gameServer(t, client).Status.State; s != "Allocated" {
+		t.Errorf("state with the arbiter = %q, want Allocated", s)
+	}
+	anna := startJoin(t, joinBin, addr, "Anna")
+	waitPlayers(t, h, client, "Anna", "Arbiter")
+	if a := readAgonesStatus(t, page); a == nil || a.State != "Allocated" || a.Players != 2 {
+		t.Errorf("/api/overview's agones = %+v, want Allocated, 2 players", a)
+	}
+	anna.leave(t)
+	arb.leave(t)
+	waitPlayers(t, h, client)
+
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("relay host exited %d after the idle time:\n%s", code, h.log)
+	}
+	if !strings.Contains(h.log.String(), "final=true") {
+		t.Errorf("relay host log lacks the final save:\n%s", h.log)
+	}
+	if _, err := saves.Read(save); err != nil {
+		t.Errorf("final save: %v", err)
+	}
+	if s := gameServer(t, client).Status.State; s != "Shutdown" {
+		t.Errorf("state after the relay host stopped = %q, want Shutdown", s)
+	}
+	t.Logf("SDK server's log of the relay host's life:\n%s", lifeLog(sdk.Log.String()))
+}
+
 // lifeLog is the SDK server's log as time, message and values, without
 // the reads and the stream closings that say nothing of the host's life.
 func lifeLog(log string) string {
@@ -215,10 +278,12 @@ type joiner struct {
 	log  *syncbuf.Buffer
 }
 
-// startJoin starts the join tool as name and waits for its WorldReady.
-func startJoin(t *testing.T, bin, addr, name string) *joiner {
+// startJoin starts the join tool as name, with extra arguments, and
+// waits for its WorldReady.
+func startJoin(t *testing.T, bin, addr, name string, extra ...string) *joiner {
 	t.Helper()
-	j := &joiner{cmd: exec.Command(bin, addr, "--name", name, "--no-input", "--no-reconnect"),
+	args := append([]string{addr, "--name", name, "--no-input", "--no-reconnect"}, extra...)
+	j := &joiner{cmd: exec.Command(bin, args...),
 		done: make(chan error, 1), log: &syncbuf.Buffer{}}
 	stdout, err := j.cmd.StdoutPipe()
 	if err != nil {

@@ -69,7 +69,9 @@ func NewAgent(cfg AgentConfig) *Agent {
 
 // Run waits for the session to serve (its first Overview), sets the
 // labels and annotations, marks the GameServer Ready, then looks at the
-// session at every step until ctx ends. Only a failed Ready ends it early
+// session at every step until ctx ends. A relay session serves, and so is
+// Ready, before its arbiter has uploaded the world (see the package
+// comment). Only a failed Ready ends it early
 // with an error; later SDK errors are logged and retried at the next step.
 func (a *Agent) Run(ctx context.Context) error {
 	steps := a.cfg.Steps
