@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/operator/agones"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
@@ -50,6 +51,18 @@ func (s *serving) newAgent() *agones.Agent {
 		Client: s.agones, Session: s.srv, Labels: labels, Annotations: annotations,
 		Idle: s.c.Duration("agones-idle"), Logger: s.log,
 	})
+}
+
+// agonesStatus is what the status page shows of the Agones agent, or nil
+// outside Agones (the page then shows no Agones card).
+func (s *serving) agonesStatus() func() web.Agones {
+	if s.agent == nil {
+		return nil
+	}
+	return func() web.Agones {
+		st := s.agent.Status()
+		return web.Agones{State: st.State, Players: st.Players, HealthPings: st.HealthPings, LastPing: st.LastPing}
+	}
 }
 
 // startAgones runs the Agones agent beside the host until ctx ends; the

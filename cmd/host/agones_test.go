@@ -76,6 +76,9 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 			t.Errorf("/metrics lacks %q:\n%s", want, m)
 		}
 	}
+	if a := readAgonesStatus(t, page); a == nil || a.State != "Allocated" || a.Players != 2 || a.HealthPings < 2 || a.LastPing == nil {
+		t.Errorf("/api/overview's agones = %+v, want Allocated, 2 players, the pings counted and the last one's time", a)
+	}
 	bo.leave(t)
 	waitPlayers(t, h, client, "Anna")
 	ann.leave(t)
@@ -94,6 +97,69 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 		t.Errorf("state after the host stopped = %q, want Shutdown", s)
 	}
 	t.Logf("SDK server's log of the host's life (the test's own reads left out):\n%s", lifeLog(sdk.Log.String()))
+}
+
+// TestAgonesRelayHost runs the real relay host under Agones' SDK server,
+// with the real join tool as its arbiter: the GameServer is Ready as soon
+// as the relay host serves, before any world (a matchmaker allocates it
+// for the arbiter, who can reach it only through that allocation); the
+// arbiter's join allocates it and puts it in the players List, like a
+// player's; a player joins from the arbiter's world and is listed too;
+// once both have left, the idle shutdown follows with the final save and
+// the GameServer is Shutdown.
+func TestAgonesRelayHost(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	dir := t.TempDir()
+	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "arbiter-secret")
+	if err := os.WriteFile(secret, []byte("relay under agones\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(dir, "relay.lhsave")
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve", "--relay",
+		"--arbiter-secret-file", secret, "--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s",
+		"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--agones-idle", "2s", "--http", "127.0.0.1:0")
+	page := waitStatusPage(t, h.log, h.done)
+	h.waitLog(t, "relay host ready: waiting for the arbiter's world")
+	h.waitLog(t, "agones: game server ready")
+	if s := gameServer(t, client).Status.State; s != "Ready" {
+		t.Fatalf("state of the relay host before its arbiter = %q, want Ready", s)
+	}
+	addr := hostingAddr(t, h.log)
+
+	arb := startJoin(t, joinBin, addr, "Arbiter", "--arbiter-secret-file", secret, "--bot", "2")
+	h.waitLog(t, `msg="world uploaded"`)
+	waitPlayers(t, h, client, "Arbiter")
+	if s := gameServer(t, client).Status.State; s != "Allocated" {
+		t.Errorf("state with the arbiter = %q, want Allocated", s)
+	}
+	anna := startJoin(t, joinBin, addr, "Anna")
+	waitPlayers(t, h, client, "Anna", "Arbiter")
+	if a := readAgonesStatus(t, page); a == nil || a.State != "Allocated" || a.Players != 2 {
+		t.Errorf("/api/overview's agones = %+v, want Allocated, 2 players", a)
+	}
+	anna.leave(t)
+	arb.leave(t)
+	waitPlayers(t, h, client)
+
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("relay host exited %d after the idle time:\n%s", code, h.log)
+	}
+	if !strings.Contains(h.log.String(), "final=true") {
+		t.Errorf("relay host log lacks the final save:\n%s", h.log)
+	}
+	if _, err := saves.Read(save); err != nil {
+		t.Errorf("final save: %v", err)
+	}
+	if s := gameServer(t, client).Status.State; s != "Shutdown" {
+		t.Errorf("state after the relay host stopped = %q, want Shutdown", s)
+	}
+	t.Logf("SDK server's log of the relay host's life:\n%s", lifeLog(sdk.Log.String()))
 }
 
 // lifeLog is the SDK server's log as time, message and values, without
@@ -136,6 +202,32 @@ func readMetrics(t *testing.T, page string) string {
 		t.Fatalf("/metrics: HTTP %d, %v", resp.StatusCode, err)
 	}
 	return string(b)
+}
+
+// agonesStatus is the "agones" of the status page's /api/overview.
+type agonesStatus struct {
+	State       string     `json:"state"`
+	Players     int        `json:"players"`
+	HealthPings int64      `json:"health_pings"`
+	LastPing    *time.Time `json:"last_ping"`
+}
+
+// readAgonesStatus reads the "agones" of the status page's /api/overview
+// (nil when it is null).
+func readAgonesStatus(t *testing.T, page string) *agonesStatus {
+	t.Helper()
+	resp, err := http.Get(page + "api/overview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Agones *agonesStatus `json:"agones"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/overview: HTTP %d, %v", resp.StatusCode, err)
+	}
+	return v.Agones
 }
 
 // runHostEnv is runHost with env added to the host's environment.
@@ -186,10 +278,12 @@ type joiner struct {
 	log  *syncbuf.Buffer
 }
 
-// startJoin starts the join tool as name and waits for its WorldReady.
-func startJoin(t *testing.T, bin, addr, name string) *joiner {
+// startJoin starts the join tool as name, with extra arguments, and
+// waits for its WorldReady.
+func startJoin(t *testing.T, bin, addr, name string, extra ...string) *joiner {
 	t.Helper()
-	j := &joiner{cmd: exec.Command(bin, addr, "--name", name, "--no-input", "--no-reconnect"),
+	args := append([]string{addr, "--name", name, "--no-input", "--no-reconnect"}, extra...)
+	j := &joiner{cmd: exec.Command(bin, args...),
 		done: make(chan error, 1), log: &syncbuf.Buffer{}}
 	stdout, err := j.cmd.StdoutPipe()
 	if err != nil {

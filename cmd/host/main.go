@@ -297,7 +297,7 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// little more (ws.DefaultReadLimit): the host's own frame limits
 	// apply above it, as on TCP.
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
-	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players})
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Agones: s.agonesStatus()})
 	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
 	return done, players, nil

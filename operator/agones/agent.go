@@ -53,6 +53,7 @@ type Agent struct {
 	empty   time.Time       // when the host last became empty (zero: not empty)
 	stopped bool            // the idle shutdown was asked for
 	pings   atomic.Int64
+	pinged  atomic.Int64 // unix nanoseconds of the last health ping taken (0: none)
 	state   atomic.Value // string: the State
 	listed  atomic.Int64 // len(players), for the metrics
 }
@@ -68,7 +69,9 @@ func NewAgent(cfg AgentConfig) *Agent {
 
 // Run waits for the session to serve (its first Overview), sets the
 // labels and annotations, marks the GameServer Ready, then looks at the
-// session at every step until ctx ends. Only a failed Ready ends it early
+// session at every step until ctx ends. A relay session serves, and so is
+// Ready, before its arbiter has uploaded the world (see the package
+// comment). Only a failed Ready ends it early
 // with an error; later SDK errors are logged and retried at the next step.
 func (a *Agent) Run(ctx context.Context) error {
 	steps := a.cfg.Steps
@@ -159,6 +162,7 @@ func (a *Agent) step(ctx context.Context, now time.Time) {
 			a.log.Warn("agones health ping failed", "err", err)
 		} else {
 			a.pings.Add(1)
+			a.pinged.Store(time.Now().UnixNano())
 		}
 	}
 	names := playerNames(o)

@@ -309,8 +309,9 @@ func TestPortFromEnv(t *testing.T) {
 }
 
 // TestAgentMetrics reads the Agent's metrics through a registry as the
-// host's /metrics does: the state follows Ready, then the first player,
-// and the List size the players online.
+// host's /metrics does, and its Status as the status page does: the state
+// follows Ready, then the first player, and the List size the players
+// online.
 func TestAgentMetrics(t *testing.T) {
 	c, _ := sdkClient(t)
 	sess := &fakeSession{}
@@ -339,6 +340,9 @@ lockhost_agones_players %d
 		}
 	}
 	want(StateStarting, 0)
+	if st := a.Status(); st != (Status{State: StateStarting}) {
+		t.Errorf("status before Ready = %+v, want Starting and nothing else", st)
+	}
 	ctx := context.Background()
 	if err := a.start(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -347,6 +351,9 @@ lockhost_agones_players %d
 	sess.moved("anna", "bob")
 	a.step(ctx, time.Now())
 	want(StateAllocated, 2)
+	if st := a.Status(); st.State != StateAllocated || st.Players != 2 || st.HealthPings != 1 || st.LastPing.IsZero() {
+		t.Errorf("status with two players = %+v, want Allocated, 2 players, 1 ping and its time", st)
+	}
 	if n := testutil.CollectAndCount(a.Collector(), "lockhost_agones_health_pings_total"); n != 1 {
 		t.Errorf("%d pings series, want 1", n)
 	}

@@ -11,6 +11,14 @@
 // players online, and shuts the host down once it has been empty for the
 // idle time after its last player left.
 //
+// A relay host (host serve --relay) is Ready as soon as it serves, before
+// it has a world: its arbiter finds it only through an allocation, which
+// takes a fresh session from the Ready GameServers, so waiting for the
+// arbiter's world would leave the session with no way to get one. The arbiter then
+// counts as a player: its join allocates the GameServer (if the
+// allocation has not already), its name is in the players List beside the
+// players', and the idle time runs once all of them have left.
+//
 // The sidecar's port is in AGONES_SDK_HTTP_PORT (PortEnv); the REST paths
 // are Agones' documented ones: /ready, /health, /allocate, /shutdown,
 // /gameserver, /metadata/label, /metadata/annotation and, for Lists,

@@ -1,6 +1,8 @@
 package agones
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -20,6 +22,29 @@ func (a *Agent) State() string {
 		return s
 	}
 	return StateStarting
+}
+
+// Status is what an Agent last told the SDK server, for other goroutines
+// (the status page).
+type Status struct {
+	// State is the GameServer state the Agent last set (a State…).
+	State string
+	// Players is the size of the players List as the Agent last set it.
+	Players int
+	// HealthPings counts the health pings the SDK server took; LastPing
+	// is when the Agent sent the last of them (zero: none yet).
+	HealthPings int64
+	LastPing    time.Time
+}
+
+// Status returns what the Agent last told the SDK server; it is safe to
+// call from any goroutine while the Agent runs.
+func (a *Agent) Status() Status {
+	st := Status{State: a.State(), Players: int(a.listed.Load()), HealthPings: a.Pings()}
+	if ns := a.pinged.Load(); ns != 0 {
+		st.LastPing = time.Unix(0, ns)
+	}
+	return st
 }
 
 var (

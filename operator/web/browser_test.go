@@ -173,6 +173,9 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll("#players tbody tr").length`); n != 2 {
 			t.Errorf("%d player rows, want 2", n)
 		}
+		if !eval[bool](t, ctx, `document.getElementById("agones").hidden`) {
+			t.Error("the Agones card shows for a host outside Agones")
+		}
 		if n := eval[int](t, ctx, `document.querySelectorAll("#maps tbody tr").length`); n != 4 {
 			t.Errorf("%d map rows, want 4", n)
 		}
@@ -260,7 +263,9 @@ func TestBrowser(t *testing.T) {
 		o.Desyncs[0].Name = bad
 		o.Chat[1].Text = bad
 		src := &fakeSource{o: o, live: true}
-		addr := serveFake(t, src, web.Config{})
+		addr := serveFake(t, src, web.Config{Agones: func() web.Agones {
+			return web.Agones{State: "Allocated", Players: 2, HealthPings: 9, LastPing: time.Now().Add(-400 * time.Millisecond)}
+		}})
 
 		ctx := tab(t, bctx)
 		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
@@ -269,6 +274,11 @@ func TestBrowser(t *testing.T) {
 		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
 		// Give an injected handler time to run, were there one.
 		poll(t, ctx, "a few more updates", `Number(document.getElementById("tick").dataset.value) > 98770`, 20*time.Second)
+		// The Agones card, shown from the JSON's "agones".
+		if got := eval[string](t, ctx, `document.getElementById("agones").hidden ? "hidden" :
+			document.getElementById("agones-state").textContent + " · " + document.getElementById("agones-sub").textContent`); got != "Allocated · 2 players · last health ping 0.4 s ago" {
+			t.Errorf("the Agones card shows %q", got)
+		}
 		if n := eval[int](t, ctx, `document.querySelectorAll("main img, main script").length`); n != 0 {
 			t.Errorf("a player name became %d elements", n)
 		}

@@ -43,6 +43,29 @@ type overviewJSON struct {
 	Chat           []chatJSON   `json:"chat"`
 	LastSave       *saveJSON    `json:"last_save"`
 	Stats          statsJSON    `json:"stats"`
+	// Agones is what the host last told Agones; null outside Agones.
+	Agones *agonesJSON `json:"agones"`
+}
+
+// agonesJSON is the Agones card: the GameServer state the host set, the
+// size of the players List, and its health pings (LastPingAgoMs is
+// ServedAt minus LastPing; both null before the first ping).
+type agonesJSON struct {
+	State         string     `json:"state"`
+	Players       int        `json:"players"`
+	HealthPings   int64      `json:"health_pings"`
+	LastPing      *time.Time `json:"last_ping"`
+	LastPingAgoMs *float64   `json:"last_ping_ago_ms"`
+}
+
+// agonesView is a's JSON as of now.
+func agonesView(a Agones, now time.Time) *agonesJSON {
+	v := &agonesJSON{State: a.State, Players: a.Players, HealthPings: a.HealthPings, LastPing: stamp(a.LastPing)}
+	if !a.LastPing.IsZero() {
+		ago := ms(now.Sub(a.LastPing))
+		v.LastPingAgoMs = &ago
+	}
+	return v
 }
 
 type playerJSON struct {

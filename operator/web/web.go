@@ -58,6 +58,25 @@ type Config struct {
 	// token does not guard it: a player is admitted by the game's own
 	// admission (its password, limits and puzzle), as on the game port.
 	Players http.Handler
+	// Agones, if set, says what the host last told Agones; the JSON
+	// carries it as "agones" (null when unset: the host runs outside
+	// Agones) and the page shows it in a card. It is called from the
+	// handler's goroutines.
+	Agones func() Agones
+}
+
+// Agones is what the host last told the Agones SDK server, as the status
+// page shows it (cmd/host fills it from operator/agones.Agent.Status).
+type Agones struct {
+	// State is the GameServer state the host last set: Starting, Ready,
+	// Allocated or Shutdown.
+	State string
+	// Players is the size of the players List.
+	Players int
+	// HealthPings counts the health pings taken; LastPing is when the
+	// last was sent (zero: none yet).
+	HealthPings int64
+	LastPing    time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -176,7 +195,12 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 
 // snapshot is the overview's JSON, as of now.
 func (h *handler) snapshot() ([]byte, error) {
-	b, err := json.Marshal(view(h.src.Overview(), time.Now(), h.cfg.StaleAfter))
+	now := time.Now()
+	v := view(h.src.Overview(), now, h.cfg.StaleAfter)
+	if h.cfg.Agones != nil {
+		v.Agones = agonesView(h.cfg.Agones(), now)
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode overview: %w", err)
 	}

@@ -591,3 +591,47 @@ func TestEventsPerAddressCap(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestOverviewAgones: with Config.Agones the JSON carries what the host
+// last told Agones (the state, the players List's size, the pings and the
+// last one's age from the JSON's own clock); without it, "agones" is
+// null, so the page shows no Agones card outside Agones.
+func TestOverviewAgones(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now())}
+	pinged := time.Now().Add(-time.Hour)
+	calls := 0
+	with := httptest.NewServer(web.Handler(src, web.Config{Logger: testkit.Quiet(), Agones: func() web.Agones {
+		calls++
+		return web.Agones{State: "Allocated", Players: 2, HealthPings: 7, LastPing: pinged}
+	}}))
+	defer with.Close()
+	without := httptest.NewServer(web.Handler(src, web.Config{Logger: testkit.Quiet()}))
+	defer without.Close()
+
+	type agonesJSON struct {
+		State         string     `json:"state"`
+		Players       int        `json:"players"`
+		HealthPings   int64      `json:"health_pings"`
+		LastPing      *time.Time `json:"last_ping"`
+		LastPingAgoMs *float64   `json:"last_ping_ago_ms"`
+	}
+	var v struct {
+		Agones *agonesJSON `json:"agones"`
+	}
+	_, body := get(t, with.URL+"/api/overview")
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	a := v.Agones
+	if a == nil || a.State != "Allocated" || a.Players != 2 || a.HealthPings != 7 || calls != 1 {
+		t.Fatalf("agones = %+v after %d calls, want Allocated, 2 players, 7 pings, 1 call: %s", a, calls, body)
+	}
+	if a.LastPing == nil || !a.LastPing.Equal(pinged) || a.LastPingAgoMs == nil || *a.LastPingAgoMs < float64(time.Hour/time.Millisecond) {
+		t.Errorf("last ping %v, %v ms ago; want %v, an hour or more ago", a.LastPing, a.LastPingAgoMs, pinged)
+	}
+
+	_, body = get(t, without.URL+"/api/overview")
+	if !strings.Contains(body, `"agones":null`) {
+		t.Errorf("without Config.Agones the JSON lacks \"agones\":null: %s", body)
+	}
+}
