@@ -84,19 +84,27 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 	ann.leave(t)
 	waitPlayers(t, h, client)
 
+	checkIdleShutdown(t, h, client, save, "host")
+	t.Logf("SDK server's log of the host's life (the test's own reads left out):\n%s", lifeLog(sdk.Log.String()))
+}
+
+// checkIdleShutdown checks how host h (what, in messages) ended once its
+// last player had left for the idle time: exit 0, its final save written
+// and readable, and its GameServer in state Shutdown.
+func checkIdleShutdown(t *testing.T, h *hostRun, client *agones.Client, save, what string) {
+	t.Helper()
 	if code := h.exit(t); code != 0 {
-		t.Fatalf("host exited %d after the idle time:\n%s", code, h.log)
+		t.Fatalf("%s exited %d after the idle time:\n%s", what, code, h.log)
 	}
 	if !strings.Contains(h.log.String(), "final=true") {
-		t.Errorf("host log lacks the final save:\n%s", h.log)
+		t.Errorf("%s log lacks the final save:\n%s", what, h.log)
 	}
 	if _, err := saves.Read(save); err != nil {
 		t.Errorf("final save: %v", err)
 	}
 	if s := gameServer(t, client).Status.State; s != "Shutdown" {
-		t.Errorf("state after the host stopped = %q, want Shutdown", s)
+		t.Errorf("state after the %s stopped = %q, want Shutdown", what, s)
 	}
-	t.Logf("SDK server's log of the host's life (the test's own reads left out):\n%s", lifeLog(sdk.Log.String()))
 }
 
 // TestAgonesRelayHost runs the real relay host under Agones' SDK server,
@@ -147,18 +155,7 @@ func TestAgonesRelayHost(t *testing.T) {
 	arb.leave(t)
 	waitPlayers(t, h, client)
 
-	if code := h.exit(t); code != 0 {
-		t.Fatalf("relay host exited %d after the idle time:\n%s", code, h.log)
-	}
-	if !strings.Contains(h.log.String(), "final=true") {
-		t.Errorf("relay host log lacks the final save:\n%s", h.log)
-	}
-	if _, err := saves.Read(save); err != nil {
-		t.Errorf("final save: %v", err)
-	}
-	if s := gameServer(t, client).Status.State; s != "Shutdown" {
-		t.Errorf("state after the relay host stopped = %q, want Shutdown", s)
-	}
+	checkIdleShutdown(t, h, client, save, "relay host")
 	t.Logf("SDK server's log of the relay host's life:\n%s", lifeLog(sdk.Log.String()))
 }
 

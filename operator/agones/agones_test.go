@@ -129,9 +129,10 @@ func healthPings(sdk *agonestest.SDK) int {
 }
 
 // sdkPings waits until the SDK server has logged want health pings (it
-// logs after it answers) and returns the count then.
+// logs after it answers), for up to 10 s on a loaded machine, and returns
+// the count then.
 func sdkPings(sdk *agonestest.SDK, want int) int {
-	for range 100 {
+	for range 500 {
 		if healthPings(sdk) >= want {
 			break
 		}
