@@ -1,8 +1,8 @@
 // Command determinism runs the default-content colony world with a
 // deterministic command log and prints the world and map hashes at
 // checkpoints, so that builds for different architectures can be compared
-// byte for byte (scripts/determinism does that for amd64, 386 and, under
-// qemu-user, arm64).
+// byte for byte (scripts/determinism does that for amd64, 386, arm64
+// under qemu-user, and js/wasm under Node).
 //
 // The command log is derived only from a PCG generator with a fixed seed
 // (math/rand/v2, reduced with 64-bit integer arithmetic only) and from the
