@@ -71,7 +71,25 @@ type Config struct {
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
 	// Relay is relay mode's settings (relay.go); only NewRelay reads them.
 	Relay RelayConfig
+	// Samples says how often the session is sampled for the status
+	// page's charts (Server.Samples), and how many samples are kept.
+	Samples SampleConfig
 }
+
+// SampleConfig says how often the session keeps a Sample (tick rate,
+// bytes sent, players' latency) and how many: by default one every 5 s
+// for 30 min.
+type SampleConfig struct {
+	// Every is the interval between two samples (default 5 s; at least
+	// 10 ms).
+	Every time.Duration
+	// Keep is how many samples are kept, the oldest dropped first
+	// (default 360; at most MaxSamples).
+	Keep int
+}
+
+// MaxSamples bounds SampleConfig.Keep.
+const MaxSamples = 10000
 
 // LimitConfig caps the session's players and what one client may send or
 // have queued.
@@ -368,6 +386,10 @@ func DefaultConfig() Config {
 			Keep:  5,
 			Write: saves.Write,
 		},
+		Samples: SampleConfig{
+			Every: 5 * time.Second,
+			Keep:  360,
+		},
 		Relay: RelayConfig{
 			UploadLimit:   wire.DefaultUploadLimit,
 			UploadWait:    20 * time.Second,
@@ -447,6 +469,9 @@ func (c Config) Validate() error {
 	}
 	if c.Save.Keep < 1 {
 		errs = append(errs, fmt.Errorf("autosaves kept %d: keep at least one", c.Save.Keep))
+	}
+	if c.Samples.Every < 10*time.Millisecond || c.Samples.Keep < 1 || c.Samples.Keep > MaxSamples {
+		errs = append(errs, fmt.Errorf("samples every %v, %d kept: want at least 10ms, and 1..%d", c.Samples.Every, c.Samples.Keep, MaxSamples))
 	}
 	if c.Factions > roster.FactionsPerPlayer {
 		errs = append(errs, fmt.Errorf("unknown faction mode %d", c.Factions))

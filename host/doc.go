@@ -23,8 +23,14 @@
 // (liveness.go), the lag policy (lag.go), the players' conduct budgets
 // (conduct.go, chat rates included), desync tracking (desynctrack.go),
 // autosaves (autosave.go) and what it publishes (the Overview and the
-// recent history, overview.go). Nothing else reads or writes them, except
-// where a part's comment names another goroutine. Chat (chat.go) and
+// recent history, overview.go; the charts' samples, samples.go, a
+// bounded ring the session goroutine alone adds to and Server.Samples
+// copies under its lock). Nothing else reads or writes them, except
+// where a part's comment names another goroutine. The status page's map
+// pictures are drawn from the simulation itself, on the session
+// goroutine between two ticks (Server.PaintMap, pictures.go, a call like
+// the admin methods'): the picture is a new image the caller then owns,
+// and no other goroutine reads the live world. Chat (chat.go) and
 // leaves (leave.go) are handled there too: a reader passes a chat line to
 // the session as a function over its calls channel, and the admin
 // methods (Server.Say, Kick, Pause...) do the same from the operator's

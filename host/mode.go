@@ -53,6 +53,10 @@ type mode interface {
 	// desync notice says so).
 	repairWaits() bool
 
+	// painter is what draws the session's maps (pictures.go), or nil
+	// and why there is none.
+	painter() (p MapPainter, why string)
+
 	// saves reports whether the session has anything to save yet.
 	saves() bool
 	// saveMeta adds the mode's part to a save's metadata. It runs on the
@@ -104,6 +108,14 @@ func (simulating) repair(*member, *resyncState) bool { return false }
 func (simulating) repairWaits() bool                 { return false }
 func (simulating) saves() bool                       { return true }
 func (simulating) saveMeta(*saves.Meta)              {}
+
+// painter is the game itself, when it draws its maps.
+func (sm simulating) painter() (MapPainter, string) {
+	if p, ok := sm.s.auth.Sim().(MapPainter); ok {
+		return p, ""
+	}
+	return nil, "the game does not draw its maps"
+}
 
 // The two modes.
 var (

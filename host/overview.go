@@ -46,6 +46,11 @@ type Overview struct {
 	Players []PlayerView
 	// Maps lists the session's maps by ID.
 	Maps []MapView
+	// MapPictures says whether Server.PaintMap draws the maps;
+	// NoMapPictures says why not when it does not (a relay host, a game
+	// that is not a MapPainter).
+	MapPictures   bool
+	NoMapPictures string
 	// Joins lists the last join attempts that named a player, newest
 	// first. Attempts that ended before a username (refused at connect,
 	// over a limit, closed, wrong protocol or content) are counted in
@@ -89,6 +94,9 @@ type PlayerView struct {
 // MapView is one map in an Overview.
 type MapView struct {
 	ID int32
+	// Width and Height are the map's size in cells, when the game tells
+	// it (MapPainter; 0 otherwise).
+	Width, Height int
 	// RawBytes and Bytes are the map's encoded and compressed size in the
 	// latest join point (0 before one is built).
 	RawBytes, Bytes uint64
@@ -326,6 +334,8 @@ func (s *Server) Overview() Overview {
 type publisher struct {
 	overview atomic.Pointer[Overview] // the latest picture
 	history  *history                 // recent joins, desyncs, chat and saves
+	samples  *sampleRing              // the charts' samples (samples.go)
+	sent     *atomic.Uint64           // the Server's bytes written, read for the samples
 	started  time.Time                // when the session goroutine started
 	last     time.Time                // when the Overview was last refreshed
 	rate     tickRate
@@ -386,8 +396,13 @@ func (s *session) publishOverview(now time.Time) {
 			sizes[mp.ID] = mp
 		}
 	}
+	painter, why := s.mode.painter()
+	o.MapPictures, o.NoMapPictures = painter != nil, why
 	for _, id := range s.auth.Sim().MapIDs() {
 		v := MapView{ID: id}
+		if painter != nil {
+			v.Width, v.Height, _ = painter.MapSize(id)
+		}
 		if mp, ok := sizes[id]; ok {
 			v.RawBytes, v.Bytes = mp.Blob.RawSize, uint64(len(mp.Blob.Data))
 		}
@@ -397,4 +412,5 @@ func (s *session) publishOverview(now time.Time) {
 		o.Maps = append(o.Maps, v)
 	}
 	s.pub.overview.Store(o)
+	s.pub.samples.take(o, s.pub.sent.Load())
 }

@@ -357,6 +357,12 @@ func (rs *relaySession) cancel(c *relay.Cut) {
 // session has nothing before its world comes.
 func (rs *relaySession) saves() bool { return rs.world.HasWorld() }
 
+// painter is none: a relay host keeps its arbiter's world as bytes and
+// runs none of its own to draw.
+func (rs *relaySession) painter() (MapPainter, string) {
+	return nil, "a relay host runs no world of its own to draw"
+}
+
 // ready makes a ready arbiter active when none is, or a standby.
 func (rs *relaySession) ready(id int32) {
 	if !rs.arbiters[id] || rs.active == id {

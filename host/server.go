@@ -60,6 +60,7 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
 		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery)}
 	sess.lastID = &srv.nextID
+	sess.pub.sent = &srv.sent
 	if cfg.Save.Path != "" {
 		sess.tokenFile = newTokenFile(saves.TokensPath(cfg.Save.Path), cfg.Logger)
 		// Player IDs go on above the restored ones: nobody new takes a

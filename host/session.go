@@ -156,7 +156,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		conducts: newConducts(cfg),
 		desync:   newDesyncTracker(cfg, sim),
 		autosave: autosave{path: cfg.Save.Path, every: cfg.Save.Every},
-		pub:      publisher{history: &history{obs: cfg.Observer}},
+		pub:      publisher{history: &history{obs: cfg.Observer}, samples: newSampleRing(cfg.Samples.Every, cfg.Samples.Keep)},
 		stopping: make(chan struct{}),
 		joins:    make(chan joinReq),
 		readies:  make(chan readyReq, 64),
