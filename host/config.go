@@ -386,10 +386,7 @@ func DefaultConfig() Config {
 			Keep:  5,
 			Write: saves.Write,
 		},
-		Samples: SampleConfig{
-			Every: 5 * time.Second,
-			Keep:  360,
-		},
+		Samples: SampleConfig{Every: 5 * time.Second, Keep: 360},
 		Relay: RelayConfig{
 			UploadLimit:   wire.DefaultUploadLimit,
 			UploadWait:    20 * time.Second,

@@ -27,7 +27,9 @@ func basic(user, pw string) string {
 // without the token, as a bearer token or a basic-auth password, and
 // serves with it; without Config.Token every route is open.
 func TestToken(t *testing.T) {
-	src := &fakeSource{o: fullOverview(time.Now()), live: true}
+	// A source that samples and draws, so the charts' and pictures'
+	// routes answer 200 with the token.
+	src := &drawingSource{sampledSource{fakeSource: fakeSource{o: fullOverview(time.Now()), live: true}}}
 	guarded := httptest.NewServer(web.Handler(src, web.Config{Gatherer: prometheus.NewRegistry(), Logger: testkit.Quiet(), Token: token}))
 	defer guarded.Close()
 	open := httptest.NewServer(web.Handler(src, web.Config{Gatherer: prometheus.NewRegistry(), Logger: testkit.Quiet()}))
@@ -51,7 +53,7 @@ func TestToken(t *testing.T) {
 		{"unknown scheme", "Digest " + token, false},
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	for _, route := range []string{"/", "/api/overview", "/events", "/metrics", "/healthz"} {
+	for _, route := range []string{"/", "/api/overview", "/events", "/metrics", "/healthz", "/api/samples", "/maps/0.png"} {
 		for _, a := range auths {
 			for _, srv := range []struct {
 				name string

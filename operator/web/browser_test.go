@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -253,6 +254,57 @@ func TestBrowser(t *testing.T) {
 		poll(t, ctx, "the page to say it is disconnected",
 			`document.getElementById("conn").dataset.state === "disconnected" && document.getElementById("conn").textContent.includes("disconnected")`,
 			15*time.Second)
+	})
+
+	t.Run("map pictures and charts", func(t *testing.T) {
+		h, content, hc := colonyHost(t, 200*time.Millisecond)
+		hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Alice", Databases: hc.Databases, MapLoader: colony.MapLoader(content)})
+		addr := serveFake(t, h.Server, web.Config{})
+		ctx := tab(t, bctx)
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+			t.Fatalf("open the status page: %v", err)
+		}
+		// Both maps' pictures load from /maps/ID.png, in the maps' aspect
+		// (200 by 100 cells).
+		poll(t, ctx, "both map pictures loaded", `(() => {
+			const imgs = [...document.querySelectorAll("#thumbs img")];
+			return imgs.length === 2 && imgs.every((img) => img.complete && img.naturalWidth > 0);
+		})()`, 30*time.Second)
+		sizes := eval[[][]int](t, ctx, `[...document.querySelectorAll("#thumbs img")].map((img) => [img.naturalWidth, img.naturalHeight, img.width, img.height])`)
+		for i, sz := range sizes {
+			if sz[0] != 200 || sz[1] != 100 || sz[2] != 2*sz[3] {
+				t.Errorf("map %d's picture: natural %dx%d, shown %dx%d; want 200x100 shown at 2:1", i, sz[0], sz[1], sz[2], sz[3])
+			}
+		}
+		if !eval[bool](t, ctx, `document.getElementById("thumbs-none").hidden`) {
+			t.Error("the page says there are no map pictures")
+		}
+		// The charts draw the samples: a line of at least 3 for the tick
+		// rate and the bytes, and one for Alice's latency.
+		poll(t, ctx, "charts with 3 samples and Alice's latency", `(() => {
+			const n = (sel) => { const el = document.querySelector(sel); return el ? Number(el.dataset.points) : 0; };
+			return n('#chart-tps polyline[data-series="ticks"]') >= 3 && n('#chart-bytes polyline[data-series="bytes"]') >= 3 &&
+				n('#chart-latency polyline[data-series="Alice"]') >= 2;
+		})()`, 30*time.Second)
+		if got := eval[string](t, ctx, `document.getElementById("chart-latency-legend").textContent`); got != "Alice" {
+			t.Errorf("latency legend %q, want Alice", got)
+		}
+		// The line has a point per sample the page fetched.
+		if pts, n := eval[int](t, ctx, `document.querySelector('#chart-tps polyline').getAttribute("points").trim().split(/\s+/).length`),
+			eval[int](t, ctx, `Number(document.getElementById("chart-tps").dataset.samples)`); pts != n || n < 3 {
+			t.Errorf("tick-rate line of %d points for %d samples", pts, n)
+		}
+		if p := os.Getenv("LOCKHOST_SCREENSHOT"); p != "" {
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatalf("screenshot: %v", err)
+			}
+			p = strings.TrimSuffix(p, filepath.Ext(p)) + "-pictures.png"
+			if err := os.WriteFile(p, png, 0o644); err != nil {
+				t.Fatalf("save the screenshot: %v", err)
+			}
+			t.Logf("screenshot with map pictures and charts: %s", p)
+		}
 	})
 
 	t.Run("hostile names are text", func(t *testing.T) {

@@ -13,6 +13,12 @@
 //	               updates itself from /events, with no external resources
 //	/api/overview  the session's state as JSON (durations in milliseconds)
 //	/events        the same JSON about twice a second, as Server-Sent Events
+//	/api/samples   the session's recent samples as JSON, for the page's
+//	               charts of the tick rate, bytes sent and players' latency
+//	               (when the Source is a Sampler, as *host.Server is)
+//	/maps/ID.png   a picture of map ID drawn from the host's own state, at
+//	               most every PictureEvery per map (when the Source is a
+//	               Painter and the game draws; a relay host draws none)
 //	/metrics       Prometheus text format (when Config.Gatherer is set)
 //	/healthz       200 "ok" while the session goroutine publishes its state,
 //	               503 when it has not yet or has stalled

@@ -37,12 +37,16 @@ type overviewJSON struct {
 	JoinPhases     []string     `json:"join_phases"`
 	Players        []playerJSON `json:"players"`
 	Maps           []mapJSON    `json:"maps"`
-	Joins          []joinJSON   `json:"joins"`
-	Unnamed        uint64       `json:"unnamed"` // join attempts that ended before a name, not listed
-	Desyncs        []desyncJSON `json:"desyncs"`
-	Chat           []chatJSON   `json:"chat"`
-	LastSave       *saveJSON    `json:"last_save"`
-	Stats          statsJSON    `json:"stats"`
+	// MapPictures says /maps/ID.png draws the maps; NoMapPictures why
+	// not when it does not (a relay host runs no world of its own).
+	MapPictures   bool         `json:"map_pictures"`
+	NoMapPictures string       `json:"no_map_pictures"`
+	Joins         []joinJSON   `json:"joins"`
+	Unnamed       uint64       `json:"unnamed"` // join attempts that ended before a name, not listed
+	Desyncs       []desyncJSON `json:"desyncs"`
+	Chat          []chatJSON   `json:"chat"`
+	LastSave      *saveJSON    `json:"last_save"`
+	Stats         statsJSON    `json:"stats"`
 	// Agones is what the host last told Agones; null outside Agones.
 	Agones *agonesJSON `json:"agones"`
 }
@@ -82,7 +86,10 @@ type playerJSON struct {
 }
 
 type mapJSON struct {
-	ID          int32      `json:"id"`
+	ID int32 `json:"id"`
+	// Width and Height are the map's size in cells (0 when unknown).
+	Width       int        `json:"width"`
+	Height      int        `json:"height"`
 	RawBytes    uint64     `json:"raw_bytes"`
 	Bytes       uint64     `json:"bytes"`
 	CheckedTick uint64     `json:"checked_tick"`
@@ -202,12 +209,12 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		ServedAt: stamp(now), At: stamp(o.At), Started: stamp(o.Started),
 		Game: o.Game, Tick: o.Tick, TickRate: o.TickRate, Speed: o.Speed, TicksPerSecond: o.TicksPerSecond, MaxLag: o.MaxLag,
 		Holding: o.Holding, TLS: o.TLS, Password: o.Password, MaxPlayers: o.MaxPlayers, HashEvery: o.HashEvery,
-		JoinPhases: host.JoinPhases,
-		Players:    make([]playerJSON, 0, len(o.Players)),
-		Maps:       make([]mapJSON, 0, len(o.Maps)),
-		Joins:      make([]joinJSON, 0, len(o.Joins)),
-		Unnamed:    o.Unnamed,
-		Desyncs:    make([]desyncJSON, 0, len(o.Desyncs)),
+		JoinPhases: host.JoinPhases, MapPictures: o.MapPictures, NoMapPictures: o.NoMapPictures,
+		Players: make([]playerJSON, 0, len(o.Players)),
+		Maps:    make([]mapJSON, 0, len(o.Maps)),
+		Joins:   make([]joinJSON, 0, len(o.Joins)),
+		Unnamed: o.Unnamed,
+		Desyncs: make([]desyncJSON, 0, len(o.Desyncs)),
 		Stats: statsJSON{
 			BytesSent: o.Stats.BytesSent, Commands: o.Stats.Commands, CommandsRefused: o.Stats.CommandsRefused,
 			JoinPoints: o.Stats.JoinPoints, Saves: o.Stats.Saves, SaveErrors: o.Stats.SaveErrors,
@@ -240,7 +247,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		})
 	}
 	for _, m := range o.Maps {
-		v.Maps = append(v.Maps, mapJSON{ID: m.ID, RawBytes: m.RawBytes, Bytes: m.Bytes,
+		v.Maps = append(v.Maps, mapJSON{ID: m.ID, Width: m.Width, Height: m.Height, RawBytes: m.RawBytes, Bytes: m.Bytes,
 			CheckedTick: m.CheckedTick, CheckedAt: stamp(m.CheckedAt), Matched: m.Matched})
 	}
 	for _, j := range o.Joins {

@@ -63,6 +63,13 @@ type Config struct {
 	// Agones) and the page shows it in a card. It is called from the
 	// handler's goroutines.
 	Agones func() Agones
+	// PictureSide is the longer side, in pixels, of the maps' pictures at
+	// /maps/ID.png (default 256, at most host.MaxPictureSide; never more
+	// than a pixel per cell). PictureEvery is the most often one map is
+	// drawn (default 5 s): a picture asked for sooner is the last one
+	// again.
+	PictureSide  int
+	PictureEvery time.Duration
 }
 
 // Agones is what the host last told the Agones SDK server, as the status
@@ -95,6 +102,12 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.PictureSide <= 0 || c.PictureSide > host.MaxPictureSide {
+		c.PictureSide = 256
+	}
+	if c.PictureEvery <= 0 {
+		c.PictureEvery = 5 * time.Second
+	}
 	return c
 }
 
@@ -117,7 +130,7 @@ var pageCSP = func() string {
 		"script-src " + hash("script"),
 		"style-src " + hash("style"),
 		"connect-src 'self'",
-		"img-src data:",
+		"img-src 'self' data:",
 		"base-uri 'none'",
 		"form-action 'none'",
 		"frame-ancestors 'none'",
@@ -128,6 +141,7 @@ var pageCSP = func() string {
 type handler struct {
 	src     Source
 	cfg     Config
+	pics    *pictures     // the maps' pictures; nil when src draws none
 	streams chan struct{} // a slot per open /events stream
 	mu      sync.Mutex
 	byAddr  map[string]int // open /events streams per address key
@@ -137,6 +151,9 @@ type handler struct {
 func Handler(src Source, cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	h := &handler{src: src, cfg: cfg, streams: make(chan struct{}, cfg.MaxStreams), byAddr: map[string]int{}}
+	if p, ok := src.(Painter); ok {
+		h.pics = newPictures(p, cfg.PictureSide, cfg.PictureEvery)
+	}
 	guard := func(next http.Handler) http.Handler { return next }
 	if cfg.Token != "" {
 		guard = newTokenCheck(cfg.Token).guard
@@ -145,6 +162,8 @@ func Handler(src Source, cfg Config) http.Handler {
 	mux.Handle("GET /{$}", guard(http.HandlerFunc(h.page)))
 	mux.Handle("GET /api/overview", guard(http.HandlerFunc(h.overview)))
 	mux.Handle("GET /events", guard(http.HandlerFunc(h.events)))
+	mux.Handle("GET /api/samples", guard(http.HandlerFunc(h.samples)))
+	mux.Handle("GET /maps/{file}", guard(http.HandlerFunc(h.mapPicture)))
 	mux.HandleFunc("GET /healthz", h.healthz) // open: it tells only ok or not
 	if cfg.Players != nil {
 		mux.Handle("GET "+ws.Path, cfg.Players) // open: the game admits players
@@ -197,6 +216,9 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 func (h *handler) snapshot() ([]byte, error) {
 	now := time.Now()
 	v := view(h.src.Overview(), now, h.cfg.StaleAfter)
+	if h.pics == nil && v.MapPictures {
+		v.MapPictures, v.NoMapPictures = false, "this status page is not given the maps to draw"
+	}
 	if h.cfg.Agones != nil {
 		v.Agones = agonesView(h.cfg.Agones(), now)
 	}
