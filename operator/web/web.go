@@ -22,7 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Source gives the session's latest picture; *host.Server is one.
+// Source gives the session's latest picture; *host.Server is one. A
+// Source that is also a Painter gets its maps' pictures at /maps/ID.png,
+// and one that is also a Sampler gets /api/samples and the page's
+// charts; *host.Server is both.
 type Source interface {
 	Overview() host.Overview
 }
