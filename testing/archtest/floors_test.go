@@ -91,6 +91,9 @@ var floors = map[string]floor{
 	// content among the host add-ons.
 	"game/colony":  domain,
 	"game/content": domain,
+	// game/colonycmd reads the colony's typed commands, for the join tool
+	// and the browser player.
+	"game/colonycmd": domain,
 
 	"host": sides,
 	"join": sides,
