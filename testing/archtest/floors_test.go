@@ -105,6 +105,10 @@ var floors = map[string]floor{
 	"operator/admin":   hostAddOns,
 	"operator/metrics": hostAddOns,
 	"operator/web":     hostAddOns,
+	// operator/play serves the browser player; its WebAssembly program
+	// and the generator that builds it are tools.
+	"operator/play":   hostAddOns,
+	"operator/play/*": tools,
 	// operator/agones speaks to the Agones SDK server and drives it from
 	// a host's Overview.
 	"operator/agones":  hostAddOns,
