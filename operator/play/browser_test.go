@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,6 +215,7 @@ func TestBrowserPlays(t *testing.T) {
 
 	playStart := time.Now()
 	poll(t, ctx, "frames drawn", `lockhostPage.state().frames > 20`, time.Minute)
+	interact(t, ctx, nativeLog)
 	before := getOverview(t, base)
 	if msg := eval[string](t, ctx, `lockhost.corrupt(0)`); msg != "" {
 		t.Fatalf("corrupt: %s", msg)
@@ -228,6 +231,48 @@ func TestBrowserPlays(t *testing.T) {
 	t.Logf("host: %d hash reports compared (%d before the corruption), %d desyncs, %d repaired; browser: %v",
 		after.Stats.HashReports, before.Stats.HashReports, after.Stats.Desyncs, after.Stats.Repaired, eval[map[string]any](t, ctx,
 			`(s => ({tick: s.tick, frames: s.frames, desyncs: s.desyncs, repaired: s.repaired, resyncs: s.resyncs}))(lockhostPage.state())`))
+}
+
+// interact uses the page as a player does: help typed in the chat box
+// lists the join tool's commands, a chat line reaches the native
+// player, and a click on a pawn in the canvas selects it.
+func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
+	t.Helper()
+	typeLine := func(line string) {
+		eval[bool](t, ctx, `(l => { document.getElementById("line").value = l; document.getElementById("say").requestSubmit(); return true; })(`+
+			strconv.Quote(line)+`)`)
+	}
+	typeLine("help")
+	poll(t, ctx, "help in the log", `document.getElementById("log").textContent.includes("spawn THING MAP X Y [COUNT]")`, time.Minute)
+	typeLine("hello from the browser")
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(nativeLog.String(), "<Browser> hello from the browser"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the native player got no chat from the browser:\n%s", nativeLog.String())
+		}
+	}
+	// The pawn is found where the page's own copy has it, and clicked.
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`new Promise(done => {
+		lockhost.command("pawns 0");
+		const t = setInterval(() => {
+			const m = document.getElementById("log").textContent.match(/pawn (\d+) \S+ at (\d+),(\d+)/);
+			if (!m) return;
+			clearInterval(t);
+			const c = document.getElementById("map").getBoundingClientRect(), s = lockhostPage.state();
+			const map = s.maps.find(x => x.id === 0);
+			done({id: +m[1], x: c.left + (+m[2] + 0.5) * c.width / map.width, y: c.top + (+m[3] + 0.5) * c.height / map.height});
+		}, 100);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("find a pawn: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(at["x"], at["y"])); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`lockhostPage.state().selected !== 0`,
+		chromedp.WithPollingTimeout(time.Minute), chromedp.WithPollingInterval(200*time.Millisecond))); err != nil {
+		t.Fatalf("no pawn selected after a click on pawn %v: %v\npage log:\n%s", at, err, eval[string](t, ctx, `document.getElementById("log").textContent`))
+	}
+	t.Logf("clicked pawn %.0f at %.0f,%.0f: pawn %.0f selected", at["id"], at["x"], at["y"], eval[float64](t, ctx, `lockhostPage.state().selected`))
 }
 
 // checkHost checks the host's view after the play: both players playing

@@ -12,7 +12,9 @@
 	let loaded = null, logSeq = 0, st = {}, shownMaps = "", shownThings = "";
 
 	// page is what the page knows, for scripts and tests (window.lockhostPage).
-	const page = { wasmBytes: 0, wasmRaw: 0, loadMs: 0, started: 0, state: () => st };
+	// loadMs: the player's download and compile; readyMs: from the join to
+	// WorldReady; readyAt: WorldReady since the page's navigation.
+	const page = { wasmBytes: 0, wasmRaw: 0, loadMs: 0, started: 0, readyMs: 0, readyAt: 0, state: () => st };
 	window.lockhostPage = page;
 
 	function status(text) { $("status").textContent = text; }
@@ -73,7 +75,7 @@
 		if (!window.lockhost || !page.started) return;
 		st = JSON.parse(lockhost.state());
 		if (st.phase === "ready") {
-			if ($("play").hidden) { page.readyMs = performance.now() - page.started; }
+			if ($("play").hidden) { page.readyMs = performance.now() - page.started; page.readyAt = performance.now(); }
 			$("progress").hidden = true;
 			$("play").hidden = false;
 			status((st.spectator ? "watching" : "playing") + " · tick " + st.tick + (st.desyncs ? " · repairs " + st.repaired + "/" + st.desyncs : ""));

@@ -30,7 +30,8 @@ type client struct {
 
 	opts   options
 	cur    atomic.Pointer[join.Session]
-	things []string // spawnable ThingDefs, for the page's picker
+	live   atomic.Bool // the current session is past WorldReady: draw
+	things []string    // spawnable ThingDefs, for the page's picker
 	canvas *canvasView
 	yield  time.Time // when catch-up last let the browser run
 }
@@ -178,7 +179,7 @@ func (c *client) run(o options) error {
 	}
 	c.things = spawnableThings(bundle.Content)
 	c.canvas = newCanvasView(o.canvas)
-	rc := &join.Reconnector{Config: c.config(o, bundle)}
+	rc := &join.Reconnector{Config: c.config(o, bundle), Event: c.reconnectEvent}
 	sess, err := rc.Join(context.Background())
 	if err != nil {
 		return err
@@ -187,6 +188,7 @@ func (c *client) run(o options) error {
 	go c.bot(o.bot, uint64(sess.Info().PlayerID))
 	err = rc.Run(context.Background(), sess, func(s *join.Session) {
 		c.cur.Store(s)
+		c.live.Store(true)
 		c.say("info", "", "reconnected")
 	})
 	if err == nil {
@@ -218,9 +220,22 @@ func (c *client) config(o options, bundle *gamecontent.Bundle) join.Config {
 	}
 }
 
+// reconnectEvent tells the page what the Reconnector does; while it
+// rejoins, the new session's catch-up is not drawn.
+func (c *client) reconnectEvent(e join.ReconnectEvent) {
+	switch e.Kind {
+	case join.ReconnectLost:
+		c.live.Store(false)
+		c.say("error", "", fmt.Sprintf("connection lost (%s): %v; reconnecting", e.Phase, e.Err))
+	case join.ReconnectAttempt:
+		c.say("info", "", fmt.Sprintf("reconnecting: attempt %d", e.Attempt))
+	}
+}
+
 // ready records a session that reached WorldReady.
 func (c *client) ready(sess *join.Session) {
 	c.cur.Store(sess)
+	c.live.Store(true)
 	t, info := sess.Timings(), sess.Info()
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	c.update(func(s *state) {
@@ -263,7 +278,7 @@ func (c *client) resynced(r join.Resync) {
 // catch-up it lets the browser run now and then (a wasm program runs on
 // the page's only thread); once playing it draws.
 func (c *client) onStep(sim lockstep.Sim) {
-	if c.cur.Load() == nil {
+	if !c.live.Load() {
 		if time.Since(c.yield) > 50*time.Millisecond {
 			time.Sleep(time.Millisecond) // the event loop runs: progress, network
 			c.yield = time.Now()
