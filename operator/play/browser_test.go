@@ -347,3 +347,32 @@ func shot(t *testing.T, ctx context.Context) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
 }
+
+// TestBrowserPassword: on a host with a password the page is refused
+// first, asks for the password, and joins with it (the challenge is
+// answered in the page's WebAssembly, as the join tool answers it).
+func TestBrowserPassword(t *testing.T) {
+	hostBin, _ := tools(t)
+	bctx := browser(t)
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("correct horse\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostLog, _ := start(t, hostBin, `msg=hosting addr=(\S+)`, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--maps", "1", "--map-size", "64", "--conn-rate", "-1", "--data-dir", t.TempDir(), "--password-file", pw)
+	base := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())[1]
+	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Pat")); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "the password asked for", `!document.getElementById("pwlabel").hidden && !document.getElementById("joinform").hidden`, 2*time.Minute)
+	if e := eval[string](t, ctx, `lockhostPage.state().error`); !strings.Contains(e, "BadPassword") {
+		t.Fatalf("refusal %q, want BadPassword", e)
+	}
+	eval[bool](t, ctx, `(() => { document.getElementById("password").value = "correct horse"; document.getElementById("joinform").requestSubmit(); return true; })()`)
+	poll(t, ctx, "WorldReady with the password", `lockhostPage.state().phase === "ready"`, 2*time.Minute)
+	if !regexp.MustCompile(`msg="player ready" player=\d+ name=Pat status=playing`).MatchString(hostLog.String()) {
+		t.Errorf("the host logs no Pat joined:\n%s", hostLog.String())
+	}
+}

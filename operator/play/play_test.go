@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,5 +111,34 @@ func TestStatusTokenGuardsPlay(t *testing.T) {
 	open := web.Handler(overviewSource{}, web.Config{Play: play.Handler()})
 	if w := get(t, open, "/play", nil); w.Code != 200 {
 		t.Errorf("/play with no token set: %d", w.Code)
+	}
+}
+
+// TestPlayerIsTheJoinLibrary: the WebAssembly player links the join
+// library and the WebSocket dialer (it is the joining side, not a second
+// client) and the typed commands the join tool reads, and nothing of the
+// host's side.
+func TestPlayerIsTheJoinLibrary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	const module = "github.com/lockhost/lockhost/"
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./wasm")
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	for _, want := range []string{"join", "transport/ws", "game/colony", "game/colonycmd", "syscall/js"} {
+		if !slices.Contains(deps, want) && !slices.Contains(deps, module+want) {
+			t.Errorf("the player does not link %s", want)
+		}
+	}
+	for _, d := range deps {
+		rel, ok := strings.CutPrefix(d, module)
+		if ok && (rel == "host" || strings.HasPrefix(rel, "host/") || strings.HasPrefix(rel, "operator/web") || rel == "operator/play" || rel == "saves") {
+			t.Errorf("the player links the host side's %s", rel)
+		}
 	}
 }
