@@ -2,13 +2,16 @@
 // operator/play: it compiles ./wasm for GOOS=js GOARCH=wasm, reproducibly
 // (-trimpath, -buildvcs=false, -ldflags=-s -w), gzips it at a fixed level
 // with no name or time in the header into static/lockhost.wasm.gz, and
-// copies Go's wasm_exec.js, license header and all, into static/. The
-// same source and Go version give the same bytes, which CI checks.
+// copies Go's wasm_exec.js, license header and all, into static/. Both
+// come from the Go release go.mod's go line names (GOTOOLCHAIN, fetched
+// by the go command if it is not the one installed), so the same source
+// gives the same bytes whatever Go runs the generator, which CI checks.
 package main
 
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +27,10 @@ func main() {
 }
 
 func run() error {
+	toolchain, err := pinnedToolchain()
+	if err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "genwasm")
 	if err != nil {
 		return err
@@ -31,7 +38,7 @@ func run() error {
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "lockhost.wasm")
 	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "./wasm")
-	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
+	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0", "GOTOOLCHAIN="+toolchain)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build the player: %w", err)
@@ -47,7 +54,26 @@ func run() error {
 	if err := os.WriteFile(filepath.Join("static", "lockhost.wasm.gz"), gz, 0o644); err != nil {
 		return err
 	}
-	return copyWasmExec()
+	return copyWasmExec(toolchain)
+}
+
+// pinnedToolchain is the Go release go.mod's go line names, as a
+// GOTOOLCHAIN value (go1.26.8).
+func pinnedToolchain() (string, error) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	b, err := os.ReadFile(strings.TrimSpace(string(gomod)))
+	if err != nil {
+		return "", fmt.Errorf("read go.mod: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok && strings.Count(v, ".") == 2 {
+			return "go" + strings.TrimSpace(v), nil
+		}
+	}
+	return "", errors.New("go.mod names no Go release (go 1.N.M)")
 }
 
 // compress gzips b at the best level; the header has no name, no time
@@ -69,8 +95,10 @@ func compress(b []byte) ([]byte, error) {
 
 // copyWasmExec copies the Go toolchain's wasm_exec.js, which must match
 // the compiler that built the player.
-func copyWasmExec() error {
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+func copyWasmExec(toolchain string) error {
+	env := exec.Command("go", "env", "GOROOT")
+	env.Env = append(os.Environ(), "GOTOOLCHAIN="+toolchain)
+	goroot, err := env.Output()
 	if err != nil {
 		return fmt.Errorf("go env GOROOT: %w", err)
 	}
