@@ -209,7 +209,7 @@ func TestBrowserPlays(t *testing.T) {
 	}
 	poll(t, ctx, "the browser's WorldReady", `window.lockhostPage && lockhostPage.state().phase === "ready"`, 3*time.Minute)
 	st := eval[map[string]any](t, ctx, `lockhostPage.state()`)
-	t.Logf("browser WorldReady: %v; player %.0fx; wasm %.0f bytes (%.0f raw) in %.0f ms",
+	t.Logf("browser WorldReady: %v; player %.0f; wasm %.0f bytes (%.0f raw) in %.0f ms",
 		st["timings"], st["player_id"], eval[float64](t, ctx, `lockhostPage.wasmBytes`), eval[float64](t, ctx, `lockhostPage.wasmRaw`),
 		eval[float64](t, ctx, `lockhostPage.loadMs`))
 
@@ -234,8 +234,9 @@ func TestBrowserPlays(t *testing.T) {
 }
 
 // interact uses the page as a player does: help typed in the chat box
-// lists the join tool's commands, a chat line reaches the native
-// player, and a click on a pawn in the canvas selects it.
+// lists the join tool's commands, a chat line reaches the native player
+// and comes back to the page, and a click on a pawn in the canvas
+// selects it.
 func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
 	t.Helper()
 	typeLine := func(line string) {
@@ -250,6 +251,7 @@ func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
 			t.Fatalf("the native player got no chat from the browser:\n%s", nativeLog.String())
 		}
 	}
+	poll(t, ctx, "the chat line back in the page", `document.getElementById("log").textContent.includes("<Browser> hello from the browser")`, time.Minute)
 	// The pawn is found where the page's own copy has it, and clicked.
 	at, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`new Promise(done => {
 		lockhost.command("pawns 0");
