@@ -235,8 +235,8 @@ func TestBrowserPlays(t *testing.T) {
 
 // interact uses the page as a player does: help typed in the chat box
 // lists the join tool's commands, a chat line reaches the native player
-// and comes back to the page, and a click on a pawn in the canvas
-// selects it.
+// and comes back to the page, a click on a pawn in the canvas selects
+// it, and the map picker switches maps.
 func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
 	t.Helper()
 	typeLine := func(line string) {
@@ -275,6 +275,11 @@ func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
 		t.Fatalf("no pawn selected after a click on pawn %v: %v\npage log:\n%s", at, err, eval[string](t, ctx, `document.getElementById("log").textContent`))
 	}
 	t.Logf("clicked pawn %.0f at %.0f,%.0f: pawn %.0f selected", at["id"], at["x"], at["y"], eval[float64](t, ctx, `lockhostPage.state().selected`))
+	// The map picker shows the other map, then the first again.
+	for _, id := range []string{"1", "0"} {
+		eval[bool](t, ctx, `(() => { const m = document.getElementById("maps"); m.value = "`+id+`"; m.dispatchEvent(new Event("change")); return true; })()`)
+		poll(t, ctx, "map "+id+" shown", `lockhostPage.state().map === `+id, time.Minute)
+	}
 }
 
 // checkHost checks the host's view after the play: both players playing

@@ -11,13 +11,18 @@ import (
 	"github.com/lockhost/lockhost/game/colony"
 )
 
+// maxBases is how many maps' terrain images a view keeps.
+const maxBases = 8
+
 // maxCanvas is the longest side of the canvas in pixels: a bigger map is
 // drawn scaled down (colony.DrawMap picks the cell under each pixel).
 const maxCanvas = 768
 
 // canvasView draws one map onto the page's canvas: its terrain painted
-// once into base, and per frame base copied, things and pawns painted
-// over it, and the pixels copied into the canvas's ImageData.
+// once into a base image (kept for up to maxBases maps, so switching
+// back does not paint it again), and per frame the base copied, things
+// and pawns painted over it, and the pixels copied into the canvas's
+// ImageData.
 type canvasView struct {
 	canvas, ctx js.Value
 
@@ -26,7 +31,8 @@ type canvasView struct {
 	selected int32 // pawn ID, 0 for none
 	stale    bool  // paint the terrain again
 
-	shown        int32 // the map base holds
+	shown        int32                 // the map base holds
+	bases        map[int32]*image.RGBA // terrain of maps shown, by map
 	base, frame  *image.RGBA
 	pixels, data js.Value // Uint8ClampedArray and the ImageData over it
 	lastFrame    time.Time
@@ -62,7 +68,7 @@ func (v *canvasView) want(w *colony.World) (int32, int32, bool) {
 	stale := v.stale
 	v.stale = false
 	if stale {
-		v.shown = -1
+		v.shown, v.bases = -1, nil
 	}
 	return v.mapID, v.selected, true
 }
@@ -85,17 +91,7 @@ func (v *canvasView) draw(w *colony.World, mapID, selected int32) {
 		return
 	}
 	if v.shown != mapID {
-		mw, mh, _ := w.MapSize(mapID)
-		pw, ph := canvasSize(mw, mh)
-		if v.base == nil || v.base.Rect.Dx() != pw || v.base.Rect.Dy() != ph {
-			v.base, v.frame = image.NewRGBA(image.Rect(0, 0, pw, ph)), image.NewRGBA(image.Rect(0, 0, pw, ph))
-			v.pixels = js.Global().Get("Uint8ClampedArray").New(len(v.frame.Pix))
-			v.data = js.Global().Get("ImageData").New(v.pixels, pw, ph)
-			v.canvas.Set("width", pw)
-			v.canvas.Set("height", ph)
-		}
-		w.DrawMap(mapID, v.base, colony.LayerTerrain)
-		v.shown = mapID
+		v.show(w, mapID)
 	}
 	copy(v.frame.Pix, v.base.Pix)
 	w.DrawMap(mapID, v.frame, colony.LayerThings|colony.LayerPawns)
@@ -104,6 +100,30 @@ func (v *canvasView) draw(w *colony.World, mapID, selected int32) {
 	if selected != 0 {
 		v.ring(w, mapID, selected)
 	}
+}
+
+// show makes map mapID the one drawn: its terrain from the cache, or
+// painted now, and the canvas sized for it.
+func (v *canvasView) show(w *colony.World, mapID int32) {
+	mw, mh, _ := w.MapSize(mapID)
+	pw, ph := canvasSize(mw, mh)
+	base := v.bases[mapID]
+	if base == nil {
+		base = image.NewRGBA(image.Rect(0, 0, pw, ph))
+		w.DrawMap(mapID, base, colony.LayerTerrain)
+		if v.bases == nil || len(v.bases) >= maxBases {
+			v.bases = map[int32]*image.RGBA{}
+		}
+		v.bases[mapID] = base
+	}
+	if v.frame == nil || v.frame.Rect != base.Rect {
+		v.frame = image.NewRGBA(base.Rect)
+		v.pixels = js.Global().Get("Uint8ClampedArray").New(len(v.frame.Pix))
+		v.data = js.Global().Get("ImageData").New(v.pixels, pw, ph)
+		v.canvas.Set("width", pw)
+		v.canvas.Set("height", ph)
+	}
+	v.base, v.shown = base, mapID
 }
 
 // ring outlines the selected pawn.
