@@ -27,6 +27,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/operator/agones"
 	"github.com/lockhost/lockhost/operator/metrics"
+	"github.com/lockhost/lockhost/operator/play"
 	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/tlsid"
@@ -297,8 +298,9 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// little more (ws.DefaultReadLimit): the host's own frame limits
 	// apply above it, as on TCP.
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
-	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Agones: s.agonesStatus()})
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus()})
 	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
+	s.log.Info("players may join from a browser", "url", "http://"+webLn.Addr().String()+play.Path)
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
 	return done, players, nil
 }

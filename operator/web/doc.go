@@ -22,6 +22,8 @@
 //	/metrics       Prometheus text format (when Config.Gatherer is set)
 //	/healthz       200 "ok" while the session goroutine publishes its state,
 //	               503 when it has not yet or has stalled
+//	/play          the browser player (when Config.Play is set; package
+//	               operator/play)
 //	/ws            players over WebSocket (when Config.Players is set;
 //	               package transport/ws)
 //

@@ -61,6 +61,9 @@ type Config struct {
 	// token does not guard it: a player is admitted by the game's own
 	// admission (its password, limits and puzzle), as on the game port.
 	Players http.Handler
+	// Play, if set, is served at /play and under it (the browser player,
+	// package operator/play), guarded by the token like the page.
+	Play http.Handler
 	// Agones, if set, says what the host last told Agones; the JSON
 	// carries it as "agones" (null when unset: the host runs outside
 	// Agones) and the page shows it in a card. It is called from the
@@ -170,6 +173,10 @@ func Handler(src Source, cfg Config) http.Handler {
 	mux.HandleFunc("GET /healthz", h.healthz) // open: it tells only ok or not
 	if cfg.Players != nil {
 		mux.Handle("GET "+ws.Path, cfg.Players) // open: the game admits players
+	}
+	if cfg.Play != nil {
+		mux.Handle("GET /play", guard(cfg.Play))
+		mux.Handle("GET /play/", guard(cfg.Play))
 	}
 	if cfg.Gatherer != nil {
 		mux.Handle("GET /metrics", guard(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{

@@ -91,6 +91,9 @@ var floors = map[string]floor{
 	// content among the host add-ons.
 	"game/colony":  domain,
 	"game/content": domain,
+	// game/colonycmd reads the colony's typed commands, for the join tool
+	// and the browser player.
+	"game/colonycmd": domain,
 
 	"host": sides,
 	"join": sides,
@@ -102,6 +105,10 @@ var floors = map[string]floor{
 	"operator/admin":   hostAddOns,
 	"operator/metrics": hostAddOns,
 	"operator/web":     hostAddOns,
+	// operator/play serves the browser player; its WebAssembly program
+	// and the generator that builds it are tools.
+	"operator/play":   hostAddOns,
+	"operator/play/*": tools,
 	// operator/agones speaks to the Agones SDK server and drives it from
 	// a host's Overview.
 	"operator/agones":  hostAddOns,

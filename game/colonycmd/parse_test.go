@@ -1,4 +1,4 @@
-package main
+package colonycmd
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 )
 
-func TestParseCommand(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		line    string
 		kind    uint16
@@ -29,7 +29,7 @@ func TestParseCommand(t *testing.T) {
 		{line: "pawns 0", none: true},
 		{line: "   ", none: true},
 	} {
-		c, err := parseCommand(tc.line)
+		c, err := Parse(tc.line)
 		switch {
 		case tc.wantErr:
 			if err == nil {
@@ -46,7 +46,7 @@ func TestParseCommand(t *testing.T) {
 		}
 	}
 	// A parsed spawn is the same command the colony builder makes.
-	c, _ := parseCommand("spawn Steel 1 10 12 25")
+	c, _ := Parse("spawn Steel 1 10 12 25")
 	want := colony.SpawnThing(1, "Steel", 10, 12, 25)
 	if string(c.Payload) != string(want.Payload) {
 		t.Fatal("parsed spawn differs from colony.SpawnThing")

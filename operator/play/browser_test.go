@@ -1,0 +1,385 @@
+package play_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
+)
+
+// chromium finds the browser, skipping the test without one unless CI=true.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI must install chromium (Debian: apt-get install -y chromium) for the browser player's test")
+	}
+	t.Skip("no chromium: install it (Debian: apt-get install -y chromium) to run the browser player's test")
+	return ""
+}
+
+// browser starts a headless Chromium with a fresh profile, as the status
+// page's browser test does, and returns a tab's context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		// The machine may be offline: nothing may try to reach the
+		// browser vendor's servers.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		// A tab in the background must not be slowed: it plays in lockstep.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return bctx
+}
+
+// poll waits until the JavaScript expression is truthy.
+func poll(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(200*time.Millisecond))); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// tools builds the host and join tools.
+func tools(t *testing.T) (hostBin, joinBin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the tools and a browser")
+	}
+	dir := t.TempDir()
+	var bins []string
+	for _, pkg := range []string{"github.com/lockhost/lockhost/cmd/host", "github.com/lockhost/lockhost/cmd/join"} {
+		bin, err := procstat.BuildTool(dir, pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins = append(bins, bin)
+	}
+	return bins[0], bins[1]
+}
+
+// start runs bin with args until the test ends and waits for its log
+// (standard error, or standard output with toStdout) to match re;
+// it returns the log and the first submatch.
+func start(t *testing.T, bin string, re string, args ...string) (*syncbuf.Buffer, string) {
+	t.Helper()
+	var log syncbuf.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr, cmd.Stdout = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); <-done })
+	rx := regexp.MustCompile(re)
+	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if m := rx.FindStringSubmatch(log.String()); m != nil {
+			return &log, m[len(m)-1]
+		}
+		select {
+		case <-done:
+			t.Fatalf("%s exited:\n%s", filepath.Base(bin), log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no %q after 120 s:\n%s", filepath.Base(bin), re, log.String())
+		}
+	}
+}
+
+// overview is the part of the status JSON the test reads.
+type overview struct {
+	Tick    uint64 `json:"tick"`
+	Players []struct {
+		Name       string `json:"name"`
+		Status     string `json:"status"`
+		Repairing  bool   `json:"repairing"`
+		Unverified bool   `json:"unverified"`
+	} `json:"players"`
+	Maps []struct {
+		ID          int32  `json:"id"`
+		CheckedTick uint64 `json:"checked_tick"`
+		Matched     bool   `json:"matched"`
+	} `json:"maps"`
+	Desyncs []struct {
+		Name  string  `json:"name"`
+		Event string  `json:"event"`
+		Maps  []int32 `json:"maps"`
+	} `json:"desyncs"`
+	Stats struct {
+		HashReports int `json:"hash_reports"`
+		Desyncs     int `json:"desyncs"`
+		Repaired    int `json:"repaired"`
+		DesyncDrops int `json:"desync_drops"`
+	} `json:"stats"`
+}
+
+func getOverview(t *testing.T, base string) overview {
+	t.Helper()
+	resp, err := http.Get(base + "/api/overview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var o overview
+	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil {
+		t.Fatalf("overview: %v", err)
+	}
+	return o
+}
+
+// screenshotPath is $LOCKHOST_PLAY_SCREENSHOT, else a file in the test's
+// temporary folder.
+func screenshotPath(t *testing.T) string {
+	if p := os.Getenv("LOCKHOST_PLAY_SCREENSHOT"); p != "" {
+		return p
+	}
+	return filepath.Join(t.TempDir(), "play.png")
+}
+
+// TestBrowserPlays: the real host with --http, the real join tool with a
+// bot, and headless Chromium at /play?name=...&bot=... play together for
+// 20 s. Both report their state hashes and the host accepts every one;
+// a map corrupted in the browser's own copy is found by the host and
+// repaired, and the page says so; the canvas shows the map drawn.
+func TestBrowserPlays(t *testing.T) {
+	hostBin, joinBin := tools(t)
+	bctx := browser(t)
+	hostLog, game := start(t, hostBin, `msg=hosting addr=(\S+)`,
+		"serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--maps", "2", "--map-size", "96",
+		"--conn-rate", "-1", "--data-dir", t.TempDir())
+	m := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())
+	if m == nil {
+		t.Fatalf("the host logs no /play URL:\n%s", hostLog.String())
+	}
+	base := m[1]
+	nativeLog, _ := start(t, joinBin, `(WorldReady)`, game, "--name", "Native", "--bot", "4", "--no-input", "-q")
+
+	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Browser&bot=4&debug=1")); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "the browser's WorldReady", `window.lockhostPage && lockhostPage.state().phase === "ready"`, 3*time.Minute)
+	st := eval[map[string]any](t, ctx, `lockhostPage.state()`)
+	t.Logf("browser WorldReady: %v; player %.0f; wasm %.0f bytes (%.0f raw) in %.0f ms",
+		st["timings"], st["player_id"], eval[float64](t, ctx, `lockhostPage.wasmBytes`), eval[float64](t, ctx, `lockhostPage.wasmRaw`),
+		eval[float64](t, ctx, `lockhostPage.loadMs`))
+
+	playStart := time.Now()
+	poll(t, ctx, "frames drawn", `lockhostPage.state().frames > 20`, time.Minute)
+	interact(t, ctx, nativeLog)
+	before := getOverview(t, base)
+	if msg := eval[string](t, ctx, `lockhost.corrupt(0)`); msg != "" {
+		t.Fatalf("corrupt: %s", msg)
+	}
+	poll(t, ctx, "the browser's repair", `(s => s.corrupted === 1 && s.desyncs >= 1 && s.repaired >= 1 && s.resyncs >= 1)(lockhostPage.state())`, 2*time.Minute)
+	if wait := 20*time.Second - time.Since(playStart); wait > 0 {
+		time.Sleep(wait) // the play period
+	}
+	checkCanvas(t, ctx)
+	shot(t, ctx)
+	after := getOverview(t, base)
+	checkHost(t, before, after, hostLog.String(), nativeLog.String())
+	t.Logf("host: %d hash reports compared (%d before the corruption), %d desyncs, %d repaired; browser: %v",
+		after.Stats.HashReports, before.Stats.HashReports, after.Stats.Desyncs, after.Stats.Repaired, eval[map[string]any](t, ctx,
+			`(s => ({tick: s.tick, frames: s.frames, desyncs: s.desyncs, repaired: s.repaired, resyncs: s.resyncs}))(lockhostPage.state())`))
+}
+
+// interact uses the page as a player does: help typed in the chat box
+// lists the join tool's commands, a chat line reaches the native player
+// and comes back to the page, a click on a pawn in the canvas selects
+// it, and the map picker switches maps.
+func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
+	t.Helper()
+	typeLine := func(line string) {
+		eval[bool](t, ctx, `(l => { document.getElementById("line").value = l; document.getElementById("say").requestSubmit(); return true; })(`+
+			strconv.Quote(line)+`)`)
+	}
+	typeLine("help")
+	poll(t, ctx, "help in the log", `document.getElementById("log").textContent.includes("spawn THING MAP X Y [COUNT]")`, time.Minute)
+	typeLine("hello from the browser")
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(nativeLog.String(), "<Browser> hello from the browser"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the native player got no chat from the browser:\n%s", nativeLog.String())
+		}
+	}
+	poll(t, ctx, "the chat line back in the page", `document.getElementById("log").textContent.includes("<Browser> hello from the browser")`, time.Minute)
+	// The pawn is found where the page's own copy has it, and clicked.
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`new Promise(done => {
+		lockhost.command("pawns 0");
+		const t = setInterval(() => {
+			const m = document.getElementById("log").textContent.match(/pawn (\d+) \S+ at (\d+),(\d+)/);
+			if (!m) return;
+			clearInterval(t);
+			const c = document.getElementById("map").getBoundingClientRect(), s = lockhostPage.state();
+			const map = s.maps.find(x => x.id === 0);
+			done({id: +m[1], x: c.left + (+m[2] + 0.5) * c.width / map.width, y: c.top + (+m[3] + 0.5) * c.height / map.height});
+		}, 100);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("find a pawn: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(at["x"], at["y"])); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`lockhostPage.state().selected !== 0`,
+		chromedp.WithPollingTimeout(time.Minute), chromedp.WithPollingInterval(200*time.Millisecond))); err != nil {
+		t.Fatalf("no pawn selected after a click on pawn %v: %v\npage log:\n%s", at, err, eval[string](t, ctx, `document.getElementById("log").textContent`))
+	}
+	t.Logf("clicked pawn %.0f at %.0f,%.0f: pawn %.0f selected", at["id"], at["x"], at["y"], eval[float64](t, ctx, `lockhostPage.state().selected`))
+	// The map picker shows the other map, then the first again.
+	for _, id := range []string{"1", "0"} {
+		eval[bool](t, ctx, `(() => { const m = document.getElementById("maps"); m.value = "`+id+`"; m.dispatchEvent(new Event("change")); return true; })()`)
+		poll(t, ctx, "map "+id+" shown", `lockhostPage.state().map === `+id, time.Minute)
+	}
+}
+
+// checkHost checks the host's view after the play: both players playing
+// and verified, hash reports compared all along, the one desync the
+// browser's (found and repaired), none left, nobody dropped, and every
+// map matched at a checkpoint after the repair.
+func checkHost(t *testing.T, before, after overview, hostLog, nativeLog string) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, p := range after.Players {
+		names[p.Name] = true
+		if p.Status != "playing" || p.Repairing || p.Unverified {
+			t.Errorf("player %s: status %s, repairing %v, unverified %v", p.Name, p.Status, p.Repairing, p.Unverified)
+		}
+	}
+	if !names["Browser"] || !names["Native"] || len(after.Players) != 2 {
+		t.Errorf("players %+v, want Browser and Native", after.Players)
+	}
+	if before.Stats.Desyncs != 0 || before.Stats.HashReports == 0 {
+		t.Errorf("before the corruption: %+v, want hash reports and no desync", before.Stats)
+	}
+	s := after.Stats
+	if s.HashReports <= before.Stats.HashReports || s.Desyncs != 1 || s.Repaired != 1 || s.DesyncDrops != 0 {
+		t.Errorf("host stats %+v, want more hash reports, one desync, repaired, no drop\nhost log:\n%s", s, hostLog)
+	}
+	var detected, repaired bool
+	for _, d := range after.Desyncs {
+		if d.Name != "Browser" {
+			t.Errorf("a desync of %s: %+v\nnative join:\n%s", d.Name, d, nativeLog)
+		}
+		detected = detected || d.Event == "detected" && len(d.Maps) == 1 && d.Maps[0] == 0
+		repaired = repaired || d.Event == "repaired"
+	}
+	if !detected || !repaired {
+		t.Errorf("desync events %+v, want map 0 of Browser detected and repaired", after.Desyncs)
+	}
+	for _, m := range after.Maps {
+		if !m.Matched || m.CheckedTick <= before.Tick {
+			t.Errorf("map %d: matched %v at tick %d, want matched after tick %d", m.ID, m.Matched, m.CheckedTick, before.Tick)
+		}
+	}
+}
+
+// checkCanvas reads the canvas back: the map is drawn, not blank.
+func checkCanvas(t *testing.T, ctx context.Context) {
+	t.Helper()
+	got := eval[map[string]float64](t, ctx, `(() => {
+		const c = document.getElementById("map"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		const colours = new Set(); let lit = 0;
+		for (let i = 0; i < d.length; i += 4) {
+			colours.add((d[i] << 16) | (d[i+1] << 8) | d[i+2]);
+			if (d[i] + d[i+1] + d[i+2] > 30) lit++;
+		}
+		return {width: c.width, height: c.height, colours: colours.size, lit: lit / (d.length / 4)};
+	})()`)
+	t.Logf("canvas: %v", got)
+	if got["width"] < 96 || got["colours"] < 8 || got["lit"] < 0.9 {
+		t.Errorf("the canvas does not show a map: %v", got)
+	}
+}
+
+// shot saves a screenshot of the page.
+func shot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := screenshotPath(t)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+}
+
+// TestBrowserPassword: on a host with a password the page is refused
+// first, asks for the password, and joins with it (the challenge is
+// answered in the page's WebAssembly, as the join tool answers it).
+func TestBrowserPassword(t *testing.T) {
+	hostBin, _ := tools(t)
+	bctx := browser(t)
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("correct horse\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostLog, _ := start(t, hostBin, `msg=hosting addr=(\S+)`, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--maps", "1", "--map-size", "64", "--conn-rate", "-1", "--data-dir", t.TempDir(), "--password-file", pw)
+	base := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())[1]
+	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Pat")); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "the password asked for", `!document.getElementById("pwlabel").hidden && !document.getElementById("joinform").hidden`, 2*time.Minute)
+	if e := eval[string](t, ctx, `lockhostPage.state().error`); !strings.Contains(e, "BadPassword") {
+		t.Fatalf("refusal %q, want BadPassword", e)
+	}
+	eval[bool](t, ctx, `(() => { document.getElementById("password").value = "correct horse"; document.getElementById("joinform").requestSubmit(); return true; })()`)
+	poll(t, ctx, "WorldReady with the password", `lockhostPage.state().phase === "ready"`, 2*time.Minute)
+	if !regexp.MustCompile(`msg="player ready" player=\d+ name=Pat status=playing`).MatchString(hostLog.String()) {
+		t.Errorf("the host logs no Pat joined:\n%s", hostLog.String())
+	}
+}

@@ -1,0 +1,26 @@
+// Package play serves the browser player at /play on the host's --http
+// listener: a small page (static/index.html, play.js, play.css) that
+// loads the joining side compiled to WebAssembly (the join library and
+// the colony, package ./wasm) and joins the session over WebSocket at
+// /ws, as any other client, then draws every map live from its own
+// lockstep copy.
+//
+// The WebAssembly binary is built by go generate (./internal/genwasm:
+// reproducibly, gzipped) and embedded with Go's wasm_exec.js, so a host
+// built from the repository serves it with nothing but Go. CI regenerates
+// it and fails when the bytes differ, so the embedded client never lags
+// the join code.
+//
+// Routes (under Handler):
+//
+//	/play                 the page: ?name=NAME joins at once (a form asks
+//	                      otherwise), &spectate=1 watches, &bot=RATE sends
+//	                      random commands, &debug=1 offers lockhost.corrupt
+//	/play/play.js         the page's script
+//	/play/play.css        its style
+//	/play/wasm_exec.js    Go's WebAssembly glue
+//	/play/lockhost.wasm   the player, gzipped (Content-Encoding: gzip, or
+//	                      inflated for a client that does not take gzip)
+package play
+
+//go:generate go run ./internal/genwasm

@@ -1,0 +1,162 @@
+// The browser player's page: it loads the WebAssembly player, which joins
+// over WebSocket and draws the colony, and shows what it reports.
+"use strict";
+(() => {
+	const $ = (id) => document.getElementById(id);
+	const q = new URLSearchParams(location.search);
+	const opts = {
+		url: (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws",
+		name: q.get("name") || "", password: "", spectate: q.get("spectate") === "1",
+		bot: Number(q.get("bot") || 0), debug: q.get("debug") === "1", canvas: $("map"),
+	};
+	let loaded = null, logSeq = 0, st = {}, shownMaps = "", shownThings = "";
+
+	// page is what the page knows, for scripts and tests (window.lockhostPage).
+	// loadMs: the player's download and compile; readyMs: from the join to
+	// WorldReady; readyAt: WorldReady since the page's navigation.
+	const page = { wasmBytes: 0, wasmRaw: 0, loadMs: 0, started: 0, readyMs: 0, readyAt: 0, state: () => st };
+	window.lockhostPage = page;
+
+	function status(text) { $("status").textContent = text; }
+
+	async function loadWasm() {
+		const t0 = performance.now();
+		const resp = await fetch("/play/lockhost.wasm");
+		if (!resp.ok) throw new Error("the player did not load: HTTP " + resp.status);
+		const total = Number(resp.headers.get("X-Uncompressed-Length") || 0);
+		const reader = resp.body.getReader(), parts = [];
+		let got = 0;
+		for (;;) {
+			const { done, value } = await reader.read();
+			if (done) break;
+			parts.push(value);
+			got += value.length;
+			progress("download the player", got, total);
+		}
+		const bytes = new Uint8Array(got);
+		let at = 0;
+		for (const p of parts) { bytes.set(p, at); at += p.length; }
+		const go = new Go();
+		const ready = new Promise((res) => addEventListener("lockhost-ready", res, { once: true }));
+		const { instance } = await WebAssembly.instantiate(bytes, go.importObject);
+		go.run(instance);
+		await ready;
+		page.wasmRaw = got;
+		page.loadMs = performance.now() - t0;
+		page.wasmBytes = performance.getEntriesByName(new URL("/play/lockhost.wasm", location).href)[0]?.encodedBodySize || 0;
+	}
+
+	function progress(what, done, total) {
+		$("progress").hidden = false;
+		$("bar").max = total || 1;
+		$("bar").value = total ? done : 0;
+		const pct = total ? " " + Math.floor(100 * done / total) + "%" : "";
+		$("phase").textContent = what + pct;
+	}
+
+	async function join() {
+		$("joinform").hidden = true;
+		status("loading the player");
+		try {
+			if (!loaded) loaded = loadWasm();
+			await loaded;
+		} catch (e) {
+			status(String(e));
+			return;
+		}
+		page.started = performance.now();
+		lockhost.join(opts);
+	}
+
+	const phases = { connect: "connecting", handshake: "handshake", download: "downloading the world",
+		load: "loading the world", "catch-up": "catching up" };
+
+	function poll() {
+		if (!window.lockhost || !page.started) return;
+		st = JSON.parse(lockhost.state());
+		if (st.phase === "ready") {
+			if ($("play").hidden) { page.readyMs = performance.now() - page.started; page.readyAt = performance.now(); }
+			$("progress").hidden = true;
+			$("play").hidden = false;
+			status((st.spectator ? "watching" : "playing") + " · tick " + st.tick + (st.desyncs ? " · repairs " + st.repaired + "/" + st.desyncs : ""));
+			$("game").textContent = st.game || "";
+			showMaps(); showThings(); showPlayers();
+		} else if (st.phase === "error") {
+			$("progress").hidden = true;
+			status(st.error);
+			if (st.need_password) { $("pwlabel").hidden = false; $("joinform").hidden = false; $("name").value = opts.name; $("password").focus(); }
+		} else if (phases[st.phase]) {
+			progress(phases[st.phase], st.done, st.total);
+			status(phases[st.phase]);
+		}
+		if (st.log_seq > logSeq) showLog(JSON.parse(lockhost.log(logSeq)));
+	}
+
+	function showMaps() {
+		const key = st.maps.map((m) => m.id + ":" + m.width + "x" + m.height).join(",");
+		if (key !== shownMaps) {
+			shownMaps = key;
+			const sel = $("maps");
+			sel.replaceChildren(...st.maps.map((m) => new Option("map " + m.id + " (" + m.width + "x" + m.height + ")", m.id)));
+		}
+		$("maps").value = st.map;
+		const m = st.maps.find((m) => m.id === st.map);
+		$("info").textContent = m ? m.pawns + " pawns, " + m.things + " things" + (st.selected ? " · pawn " + st.selected + " selected" : "") : "";
+	}
+
+	function showThings() {
+		const key = (st.things || []).join(",");
+		if (key === shownThings) return;
+		shownThings = key;
+		$("thing").replaceChildren(...st.things.map((t) => new Option(t, t)));
+	}
+
+	function showPlayers() {
+		$("players").replaceChildren(...(st.Players || []).map((p) => {
+			const li = document.createElement("li");
+			li.textContent = p.Name + " · " + p.Status + (p.Spectator ? " (watching)" : "") + " · " + Math.round(p.Latency / 1e6) + " ms";
+			return li;
+		}));
+	}
+
+	function showLog(lines) {
+		const log = $("log");
+		for (const l of lines) {
+			logSeq = l.seq;
+			const div = document.createElement("div");
+			div.className = l.kind;
+			div.textContent = (l.kind === "chat" ? "<" + (l.from || "host") + "> " : "") + l.text;
+			log.append(div);
+		}
+		while (log.childElementCount > 200) log.firstElementChild.remove();
+		log.scrollTop = log.scrollHeight;
+	}
+
+	$("map").addEventListener("click", (ev) => {
+		const m = st.maps && st.maps.find((m) => m.id === st.map);
+		if (!m) return;
+		const r = ev.target.getBoundingClientRect();
+		const x = Math.floor((ev.clientX - r.left) * m.width / r.width);
+		const y = Math.floor((ev.clientY - r.top) * m.height / r.height);
+		const radius = Math.max(1, Math.ceil(6 * m.width / r.width));
+		const spawn = document.querySelector("input[name=mode]:checked").value === "spawn";
+		lockhost.click(x, y, radius, spawn ? "spawn " + $("thing").value + " " + ($("count").value || 1) : "select");
+	});
+	$("maps").addEventListener("change", () => lockhost.view(Number($("maps").value)));
+	$("say").addEventListener("submit", (ev) => {
+		ev.preventDefault();
+		lockhost.command($("line").value);
+		$("line").value = "";
+	});
+	$("joinform").addEventListener("submit", (ev) => {
+		ev.preventDefault();
+		opts.name = $("name").value;
+		opts.password = $("password").value;
+		opts.spectate = $("spectate").checked;
+		join();
+	});
+
+	setInterval(poll, 200);
+	if (opts.name) join();
+	else { $("joinform").hidden = false; status("choose a name"); $("name").focus(); }
+})();
