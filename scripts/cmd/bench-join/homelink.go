@@ -159,7 +159,7 @@ func (b *bench) homeLockhost(o homeOptions, tp *toxiproxy, listen string) ([]lin
 		return nil, fmt.Errorf("rejoin: %w", err)
 	}
 	rejoin.finish(side, "rejoin after the drop", back.at, relay, cw)
-	rejoin.note = "the join tool's Reconnector, by itself"
+	rejoin.note = "the join tool's Reconnector, by itself; it printed: " + back.text
 	return []linkJoin{first, rejoin}, nil
 }
 
