@@ -247,13 +247,13 @@ func (p *proc) stop(sig os.Signal) {
 
 // printHome prints the table of both sides and the two ratios.
 func printHome(rows []linkJoin) {
-	fmt.Printf("%-26s %-32s %14s %14s %13s %5s\n", "side", "what", "connect→game s", "link up→game s", "MB from host", "conns")
+	fmt.Printf("%-26s %-32s %14s %14s %15s %5s\n", "side", "what", "connect→game s", "link up→game s", "bytes from host", "conns")
 	for _, r := range rows {
 		up := "-"
 		if !r.restored.IsZero() {
 			up = fmt.Sprintf("%.2f", r.ready.Sub(r.restored).Seconds())
 		}
-		fmt.Printf("%-26s %-32s %14.2f %14s %13.3f %5d\n", r.side, r.what, r.connectToGame().Seconds(), up, float64(r.bytes)/1e6, r.conns)
+		fmt.Printf("%-26s %-32s %14.2f %14s %15d %5d\n", r.side, r.what, r.connectToGame().Seconds(), up, r.bytes, r.conns)
 	}
 	fmt.Println()
 	for _, r := range rows {
@@ -269,6 +269,6 @@ func printHome(rows []linkJoin) {
 	fmt.Println("  connect→game: from the counting relay's accept of the connection that got in game (toxiproxy dials it when the")
 	fmt.Println("  joiner connects) to the joiner's in-game line as read here (lockhost: WorldReady, or 'reconnected:' after the drop;")
 	fmt.Println("  OpenTTD: its first 'Sent ACK at'). link up→game: from enabling the proxy again (lockhost's Reconnector waits")
-	fmt.Println("  its backoff; for OpenTTD's second client, from starting its process). MB from host: what the server sent through the relay on")
-	fmt.Println("  those connections until in game (MB = 10^6 bytes); conns: connections through the relay in that time.")
+	fmt.Println("  its backoff; for OpenTTD's second client, from starting its process). bytes from host: what the server sent through")
+	fmt.Println("  the relay on those connections until in game (MB below = 10^6 bytes); conns: connections through the relay in that time.")
 }
