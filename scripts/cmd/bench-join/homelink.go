@@ -33,6 +33,16 @@ import (
 // no new connection comes from it within -ottd-wait of the link coming
 // back, it is ended and the same client (the same configuration and
 // name) is started again, a second join, and that is what is measured.
+//
+// Measured (one run, the defaults: 204 MiB against 4096², 10 Mbit/s,
+// 50 ms, a 5 s drop after 10 s in game): lockhost's first join 36.4 s
+// connect to in game, 42,017 kB from the host (its world at zstd:6 is
+// 41,958 kB); its rejoin downloaded the world again, 41,458 kB in 39.3 s.
+// OpenTTD's first join (lzma) 31.5 s, 33,003 kB; its 13.0 headless
+// client did not reconnect by itself (it logs "Closed client connection
+// 0", loads its title game and stays in its menu), and the same client
+// started again joined in 31.5 s with 32,939 kB. With --compression
+// zstd:10 (-compression) lockhost's first join was 37,729 kB.
 
 // homeOptions are the -home-link mode's settings.
 type homeOptions struct {
