@@ -14,6 +14,15 @@
 //	go run ./scripts/cmd/bench-join -levels    # codecs and levels: size, build and inflate time
 //	go run ./scripts/cmd/bench-join -openttd   # side by side with OpenTTD
 //	go run ./scripts/cmd/bench-join -relay 64  # a relay host (the arbiter's upload) against a simulating host
+//	go run ./scripts/cmd/bench-join -home-link # lockhost and OpenTTD over a 10 Mbit/s home link: join, drop, back in game
+//	go run ./scripts/cmd/bench-join -zstd-levels 204 # zstd's levels and windows on a world's blobs
+//
+// None of these run in CI: they are benchmarks of minutes, run by hand.
+// -home-link is described in homelink.go; it takes -world-mib,
+// -openttd-size, -openttd-script, -host-bin, -join-bin and
+// -lockhost-only as -openttd does, and its own -link-mbit, -link-rtt,
+// -play, -down, -ottd-wait, -ottd-format and -compression. A quick check
+// of it: -home-link -world-mib 8 -openttd-size 256 -play 3s -down 3s.
 //
 // -openttd runs OpenTTD's own loopback join benchmark,
 // ../shared/bench/openttd-join-peer.sh from the repository root (-openttd-script
@@ -43,10 +52,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -81,6 +88,7 @@ func main() {
 	noLink := flag.Bool("no-link", false, "skip the emulated internet link")
 	levels := flag.Bool("levels", false, "only compare codecs and levels on the 64 MiB world")
 	ottd := flag.Bool("openttd", false, "only compare with OpenTTD side by side (see the package comment)")
+	zstdMiB := flag.Int("zstd-levels", 0, "only compare zstd's levels and windows on the blobs of a world of this many MiB (as host serve --world-mib)")
 	relayMiB := flag.Int("relay", 0, "only compare a join of a world of this many MiB through a relay host (the arbiter's upload) and a simulating host, -runs times each")
 	script := os.Getenv(peerScriptEnv)
 	if script == "" {
@@ -90,14 +98,23 @@ func main() {
 	if o.ottd == "" {
 		o.ottd = "/usr/games/openttd"
 	}
-	flag.StringVar(&o.script, "openttd-script", script, "with -openttd: OpenTTD's join script (or set "+peerScriptEnv+")")
-	flag.IntVar(&o.size, "openttd-size", 4096, "with -openttd: OpenTTD's map edge")
-	flag.IntVar(&o.worldMiB, "world-mib", 204, "with -openttd: lockhost's world, of about OpenTTD's raw map size (4096² is 204 MiB)")
+	flag.StringVar(&o.script, "openttd-script", script, "with -openttd or -home-link: OpenTTD's join script (or set "+peerScriptEnv+")")
+	flag.IntVar(&o.size, "openttd-size", 4096, "with -openttd or -home-link: OpenTTD's map edge")
+	flag.IntVar(&o.worldMiB, "world-mib", 204, "with -openttd or -home-link: lockhost's world, of about OpenTTD's raw map size (4096² is 204 MiB)")
 	flag.IntVar(&o.runs, "runs", 3, "with -openttd or -relay: runs of each side")
 	flag.IntVar(&o.joiners, "joiners", 4, "with -openttd: joiners at once")
-	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
-	flag.BoolVar(&o.lockhostOnly, "lockhost-only", false, "with -openttd: measure lockhost alone (to compare two builds with -host-bin and -join-bin)")
-	flag.StringVar(&o.joinBin, "join-bin", "", "with -openttd: a join binary to measure instead of building ./cmd/join")
+	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd or -home-link: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
+	flag.BoolVar(&o.lockhostOnly, "lockhost-only", false, "with -openttd or -home-link: measure lockhost alone (to compare two builds with -host-bin and -join-bin)")
+	flag.StringVar(&o.joinBin, "join-bin", "", "with -openttd or -home-link: a join binary to measure instead of building ./cmd/join")
+	home := flag.Bool("home-link", false, "only lockhost and OpenTTD over an emulated home link: a first join and getting back in game after a drop, each side (minutes; see homelink.go)")
+	h := homeOptions{}
+	flag.Float64Var(&h.link.mbit, "link-mbit", 10, "with -home-link: the link's bandwidth each way, Mbit/s")
+	flag.DurationVar(&h.link.rtt, "link-rtt", 50*time.Millisecond, "with -home-link: the link's round trip")
+	flag.DurationVar(&h.play, "play", 10*time.Second, "with -home-link: in game this long before the drop")
+	flag.DurationVar(&h.down, "down", 5*time.Second, "with -home-link: the link down this long")
+	flag.DurationVar(&h.ottdWait, "ottd-wait", 20*time.Second, "with -home-link: watch OpenTTD's client this long for a reconnect by itself before starting it again")
+	flag.StringVar(&h.ottdFormat, "ottd-format", "lzma", "with -home-link: OpenTTD's savegame_format, the codec of its map transfer")
+	flag.StringVar(&h.compression, "compression", "", "with -home-link: host serve --compression (default: the host's)")
 	flag.Parse()
 	var err error
 	switch {
@@ -105,6 +122,11 @@ func main() {
 		err = compareLevels(worlds()[1])
 	case *ottd:
 		err = runOpenTTD(o)
+	case *home:
+		h.openttdOptions = o
+		err = withTools(o.hostBin, o.joinBin, func(b *bench) error { return b.homeLink(h) })
+	case *zstdMiB > 0:
+		err = compareZstd(*zstdMiB)
 	case *relayMiB > 0:
 		err = runRelay(*relayMiB, o.runs)
 	default:
@@ -423,60 +445,20 @@ func (b *bench) joinsCPU(w world, n int, lazy bool) (r cpuRun, err error) {
 
 // link joins through toxiproxy emulating 100 ms round trip and 50 Mbit/s.
 func (b *bench) link(w world) error {
-	const rateKBps = 50_000_000 / 8 / 1000 // toxiproxy's bandwidth is in KB/s
-	tp := filepath.Join(b.dir, "toxiproxy-server")
-	install := exec.Command("go", "install", "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0")
-	install.Env = append(os.Environ(), "GOBIN="+b.dir)
-	if out, err := install.CombinedOutput(); err != nil {
-		return fmt.Errorf("install toxiproxy: %v\n%s", err, out)
-	}
-	if err := os.Rename(filepath.Join(b.dir, "server"), tp); err != nil {
+	l := link{rtt: 100 * time.Millisecond, mbit: 50}
+	tp, err := startToxiproxy(b.dir, "127.0.0.1:18474")
+	if err != nil {
 		return err
 	}
-	api := "127.0.0.1:18474"
-	proxy := exec.Command(tp, "-host", "127.0.0.1", "-port", "18474")
-	if err := proxy.Start(); err != nil {
-		return err
-	}
-	defer func() { proxy.Process.Kill(); proxy.Wait() }()
+	defer tp.stop()
 	h, err := b.startHost(w, false)
 	if err != nil {
 		return err
 	}
 	defer h.stop()
 	listen := fmt.Sprintf("127.0.0.1:%d", b.port+1000)
-	post := func(path string, body any) error {
-		js, _ := json.Marshal(body)
-		var resp *http.Response
-		var err error
-		for i := 0; i < 100; i++ { // the proxy may still be starting
-			if resp, err = http.Post("http://"+api+path, "application/json", bytes.NewReader(js)); err == nil {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			msg, _ := io.ReadAll(resp.Body)
-			return fmt.Errorf("toxiproxy %s: %s %s", path, resp.Status, msg)
-		}
-		return nil
-	}
-	if err := post("/proxies", map[string]any{"name": "lockhost", "listen": listen, "upstream": h.addr, "enabled": true}); err != nil {
+	if err := tp.proxy("lockhost", listen, h.addr, l); err != nil {
 		return err
-	}
-	for _, tox := range []map[string]any{
-		{"name": "lat_down", "type": "latency", "stream": "downstream", "attributes": map[string]any{"latency": 50}},
-		{"name": "lat_up", "type": "latency", "stream": "upstream", "attributes": map[string]any{"latency": 50}},
-		{"name": "bw_down", "type": "bandwidth", "stream": "downstream", "attributes": map[string]any{"rate": rateKBps}},
-		{"name": "bw_up", "type": "bandwidth", "stream": "upstream", "attributes": map[string]any{"rate": rateKBps}},
-	} {
-		if err := post("/proxies/lockhost/toxics", tox); err != nil {
-			return err
-		}
 	}
 	r, err := b.join(listen, "Remote")
 	if err != nil {
@@ -484,8 +466,8 @@ func (b *bench) link(w world) error {
 	}
 	dl := r.timings["download"]
 	achieved := r.bytes * 8 / dl.Seconds()
-	fmt.Printf("emulated link (toxiproxy: 100 ms round trip, 50 Mbit/s), %s world: %.1f MiB in %.2f s = %.1f Mbit/s, %.0f%% of the link; connect to WorldReady %.2f s (catch-up %.2f s)\n",
-		w.name, r.bytes/(1<<20), dl.Seconds(), achieved/1e6, 100*achieved/50e6, r.timings["total"].Seconds(), r.timings["catch-up"].Seconds())
+	fmt.Printf("emulated link (toxiproxy: %s), %s world: %.1f MiB in %.2f s = %.1f Mbit/s, %.0f%% of the link; connect to WorldReady %.2f s (catch-up %.2f s)\n",
+		l, w.name, r.bytes/(1<<20), dl.Seconds(), achieved/1e6, 100*achieved/(l.mbit*1e6), r.timings["total"].Seconds(), r.timings["catch-up"].Seconds())
 	return nil
 }
 
