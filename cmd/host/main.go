@@ -122,6 +122,9 @@ type serving struct {
 	// relaySaved is true for a relay host resumed from a save: it has
 	// its world, and serves joiners before any arbiter comes.
 	relaySaved bool
+	// portMap is the router's forwarding of the game port (nil when the
+	// host asks no router).
+	portMap *portMapping
 }
 
 // serve hosts a session until interrupted. The configuration is checked,
@@ -197,7 +200,8 @@ func (s *serving) check() error {
 	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
 		return cliutil.Usagef("--new, --force-new and --recover need --save")
 	}
-	return nil
+	_, err = planPortMapping(c.String("port-mapping"), "", false, func(string) (bool, string) { return false, "" })
+	return err
 }
 
 // makeServer reads the content, generates or loads the world and makes
@@ -236,6 +240,9 @@ func (s *serving) contentLog() []any {
 func (s *serving) run() error {
 	ctx, stop := signal.NotifyContext(s.c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if s.portMap = s.startPortMapping(ctx, s.pre.game.Addr()); s.portMap != nil {
+		defer s.portMap.stop() // after stop: a search under way ends with ctx
+	}
 	webDone, players, err := s.startWeb(ctx)
 	if err != nil {
 		return err

@@ -149,6 +149,19 @@ func routeSource(dst netip.Addr) (netip.Addr, error) {
 	return c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), nil
 }
 
+// LocalAddr is this machine's address toward gateway (DefaultGateway when
+// invalid): the address a router forwards to.
+func LocalAddr(gateway netip.Addr) (netip.Addr, error) {
+	if !gateway.IsValid() {
+		gw, err := DefaultGateway()
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		gateway = gw
+	}
+	return routeSource(gateway)
+}
+
 // documentation are the IPv4 ranges kept for examples (RFC 5737), which a
 // test network behind a NAT may use as its LAN.
 var documentation = []netip.Prefix{
