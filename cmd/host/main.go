@@ -197,6 +197,7 @@ func (s *serving) check() error {
 	if s.cfg, err = hostConfig(c, func() host.Content { return s.content }, s.log); err != nil {
 		return err
 	}
+	s.cfg.Reach = s.reach
 	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
 		return cliutil.Usagef("--new, --force-new and --recover need --save")
 	}
@@ -304,7 +305,8 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// little more (ws.DefaultReadLimit): the host's own frame limits
 	// apply above it, as on TCP.
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
-	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Agones: s.agonesStatus()})
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Agones: s.agonesStatus(),
+		PortMapping: s.portMappingView})
 	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
 	return done, players, nil

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/portmap"
 	"github.com/urfave/cli/v2"
@@ -73,6 +75,7 @@ type portMapping struct {
 	mu     sync.Mutex
 	status portmap.Status
 	mapper *portmap.Mapper
+	line   string // the line a friend types, once mapped
 }
 
 // startPortMapping asks a router for the game port on its own goroutine;
@@ -126,19 +129,57 @@ func (pm *portMapping) run(ctx context.Context) {
 		return
 	}
 	st := m.Status()
+	pm.line = joinLine(st.External, pm.fp)
 	if !publicAddr(st.External.Addr()) {
 		pm.log.Warn("port mapping: the router's external address is not on the internet: another NAT sits beyond it "+
 			"(a carrier-grade NAT, or a second router); friends on the internet cannot reach this host through it",
 			"external", st.External.String())
 	}
-	line := "join " + st.External.String()
-	if pm.fp != "" {
-		line += " --tls --fingerprint " + pm.fp
-	}
+	line := pm.line
 	pm.log.Info("port mapping: the router forwards the game port", "method", st.Method, "external", st.External.String(),
 		"udp", st.UDP, "lease", st.Lease, "join", line)
 	fmt.Fprintf(os.Stderr, "the router (%s) forwards %s to this host; a friend on the internet joins with:\n  %s\n",
 		st.Method, st.External, line)
+}
+
+// joinLine is what a friend types to join ext: join EXT, and with TLS the
+// fingerprint to pin.
+func joinLine(ext netip.AddrPort, fp string) string {
+	line := "join " + ext.String()
+	if fp != "" {
+		line += " --tls --fingerprint " + fp
+	}
+	return line
+}
+
+// reach is the port mapping as the status query says it (off when the
+// host asks no router).
+func (s *serving) reach() status.Reach {
+	if s.portMap == nil {
+		return status.Reach{Mapping: status.MappingOff}
+	}
+	st := s.portMap.Status()
+	r := status.Reach{Mapping: status.ParseMapping(st.State.String())}
+	if st.State == portmap.Mapped || st.State == portmap.Lost {
+		r.External = st.External
+	}
+	return r
+}
+
+// portMappingView is the port mapping as the status page shows it.
+func (s *serving) portMappingView() web.PortMapping {
+	if s.portMap == nil {
+		return web.PortMapping{State: portmap.Off.String()}
+	}
+	st := s.portMap.Status()
+	v := web.PortMapping{State: st.State.String(), Method: st.Method, Error: st.Err}
+	if st.State == portmap.Mapped || st.State == portmap.Lost {
+		v.External = st.External.String()
+		s.portMap.mu.Lock()
+		v.Join = s.portMap.line
+		s.portMap.mu.Unlock()
+	}
+	return v
 }
 
 // advice is the one line said when no router forwards the port: what to

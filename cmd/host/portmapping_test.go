@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/status"
+	"github.com/lockhost/lockhost/transport/portmap"
 )
 
 // TestPlanPortMapping: auto asks a router only when the listen address is
@@ -46,5 +48,15 @@ func TestPortMappingUsage(t *testing.T) {
 	code, out := runTool(t, hostBinary(t), "serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--port-mapping", "always")
 	if code != cliutil.ExitUsage || !strings.Contains(out, `--port-mapping "always": use auto, upnp, nat-pmp or off`) {
 		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestMappingStatesReachTheStatusQuery: every state of a port mapping has
+// a name the status query's version 2 reply carries.
+func TestMappingStatesReachTheStatusQuery(t *testing.T) {
+	for st := portmap.Off; st <= portmap.Removed; st++ {
+		if m := status.ParseMapping(st.String()); m == status.MappingUnknown || m.String() != st.String() {
+			t.Errorf("mapping state %q is %v in the status reply", st, m)
+		}
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"time"
 )
@@ -13,6 +15,7 @@ import (
 const (
 	helperSTUN  = "lab-stun"
 	helperProbe = "lab-probe-tcp"
+	helperGet   = "lab-get"
 )
 
 // runHelper runs the helper args name, if they name one; ok says they
@@ -28,6 +31,14 @@ func runHelper(args []string) (ok bool, code int) {
 			return true, 1
 		}
 		return true, 0
+	case helperGet:
+		body, err := get(args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "get:", err)
+			return true, 1
+		}
+		fmt.Print(body)
+		return true, 0
 	case helperProbe:
 		if err := probeTCP(args[1]); err != nil {
 			fmt.Println("unreachable:", err)
@@ -37,6 +48,24 @@ func runHelper(args []string) (ok bool, code int) {
 		return true, 0
 	}
 	return false, 0
+}
+
+// get fetches url (the host's status page, inside a namespace).
+func get(url string) (string, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(b), nil
 }
 
 // probeTCP opens a TCP connection to addr, waiting at most two seconds.

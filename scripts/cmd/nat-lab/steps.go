@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -66,12 +67,31 @@ func (l *lab) probe(ns, addr string) (bool, string) {
 	return err == nil, strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
 }
 
+// step1 runs the host with --port-mapping auto while the router's
+// miniupnpd is stopped (SIGSTOP: it answers nothing), so the host finds no
+// router and says what to do instead, and the friend cannot reach it.
 func (l *lab) step1() (string, error) {
-	h, err := l.startHost("step1", "--port-mapping", "off")
+	if err := l.miniupnpd.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return "", err
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = l.miniupnpd.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	h, err := l.startHost("step1", "--port-mapping", "auto")
 	if err != nil {
 		return "", err
 	}
 	defer h.stop(10 * time.Second)
+	advice, err := h.waitFor(reNoRouter, 20*time.Second)
+	if err != nil {
+		return "", err
+	}
+	resume()
 	game := homeAddr + ":" + gamePort
 	if ok, what := l.probe(nsLAN2, game); !ok {
 		return "", fmt.Errorf("the host is not reachable even from the LAN: %s", what)
@@ -90,8 +110,8 @@ func (l *lab) step1() (string, error) {
 	if rules, err := mappedRules(gamePort); err != nil || len(rules) > 0 {
 		return "", fmt.Errorf("the router holds mappings before any was asked: %v %v", rules, err)
 	}
-	return fmt.Sprintf("from outside: %s; join ping %s:%s no answer; from the LAN %s answers",
-		strings.Join(seen, "; "), routerWAN, gamePort, game), nil
+	return fmt.Sprintf("with the router silent the host printed %q; from outside: %s; join ping %s:%s no answer; from the LAN %s answers",
+		advice[0], strings.Join(seen, "; "), routerWAN, gamePort, game), nil
 }
 
 func (l *lab) step2() (string, error) {
@@ -110,7 +130,7 @@ func (l *lab) step2() (string, error) {
 // with the line the host printed and play, stops the host and checks
 // that the mapping went with it.
 func (l *lab) mapAndPlay(method string, tls bool) (string, error) {
-	args := []string{"--port-mapping", method}
+	args := []string{"--port-mapping", method, "--http", "127.0.0.1:8080"}
 	if tls {
 		args = append(args, "--tls")
 	}
@@ -135,6 +155,13 @@ func (l *lab) mapAndPlay(method string, tls bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("join ping %s through the router: %v: %s", ext, err, ping)
 	}
+	if want := "port mapping mapped at " + ext; !strings.Contains(ping, want) {
+		return "", fmt.Errorf("join ping %s does not say %q: %s", ext, want, ping)
+	}
+	page, err := in(nsHome, l.self, helperGet, "http://127.0.0.1:8080/api/overview")
+	if want := `"port_mapping":{"state":"mapped","method":"` + by + `","external":"` + ext + `"`; err != nil || !strings.Contains(page, want) {
+		return "", fmt.Errorf("the status page's JSON lacks %s (%v): %.300s", want, err, page)
+	}
 	played, err := l.friendPlays(strings.Fields(line)[1:])
 	if err != nil {
 		return "", err
@@ -151,7 +178,7 @@ func (l *lab) mapAndPlay(method string, tls bool) (string, error) {
 	if ok, _ := l.probe(nsOut, ext); ok {
 		return "", fmt.Errorf("after the host stopped %s still answers", ext)
 	}
-	return fmt.Sprintf("%s mapped %s (%d rules); the friend typed %q and %s; on shutdown the mapping was removed and %s is closed again",
+	return fmt.Sprintf("%s mapped %s (%d rules; join ping and the status page say so); the friend typed %q and %s; on shutdown the mapping was removed and %s is closed again",
 		by, ext, len(rules), line+" --name Friend", played, ext), nil
 }
 
