@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -71,17 +70,17 @@ func (l *lab) probe(ns, addr string) (bool, string) {
 // miniupnpd is stopped (SIGSTOP: it answers nothing), so the host finds no
 // router and says what to do instead, and the friend cannot reach it.
 func (l *lab) step1() (string, error) {
-	if err := l.miniupnpd.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := pause(l.miniupnpd); err != nil {
 		return "", err
 	}
 	resumed := false
-	resume := func() {
+	wake := func() {
 		if !resumed {
 			resumed = true
-			_ = l.miniupnpd.cmd.Process.Signal(syscall.SIGCONT)
+			_ = resume(l.miniupnpd)
 		}
 	}
-	defer resume()
+	defer wake()
 	h, err := l.startHost("step1", "--port-mapping", "auto")
 	if err != nil {
 		return "", err
@@ -91,7 +90,7 @@ func (l *lab) step1() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	resume()
+	wake()
 	game := homeAddr + ":" + gamePort
 	if ok, what := l.probe(nsLAN2, game); !ok {
 		return "", fmt.Errorf("the host is not reachable even from the LAN: %s", what)
