@@ -71,8 +71,10 @@ func (l *lab) step4() (string, error) {
 	figures := fmt.Sprintf("%s world over a %s uplink (queue %s), %s: player's command round trip before %s (%d), "+
 		"during %s (%d); the download took %.1f s (join: total=%s)",
 		worldMiB+" MiB", uplinkRate, uplinkQueue, pacing(paced), b, len(before), d, len(during), took.Seconds(), m[1])
-	if d.p90 > b.median+latencyBudget {
-		return "", fmt.Errorf("the round trip during the download (90th percentile) exceeds before (median) + %v: %s", latencyBudget, figures)
+	// "Stays within": every round trip during the download, the worst
+	// included, against the usual one before it.
+	if d.max > b.median+latencyBudget {
+		return "", fmt.Errorf("the worst round trip during the download exceeds the median before it + %v: %s", latencyBudget, figures)
 	}
 	return figures, nil
 }
