@@ -9,6 +9,8 @@ require (
 	github.com/gofrs/flock v0.13.2
 	github.com/gorcon/rcon v1.4.0
 	github.com/hashicorp/go-msgpack/v2 v2.1.5
+	github.com/huin/goupnp v1.3.1
+	github.com/jackpal/go-nat-pmp v1.1.0
 	github.com/klauspost/compress v1.20.3
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/prometheus/client_golang v1.25.0
@@ -39,6 +41,7 @@ require (
 	github.com/tklauser/numcpus v0.12.0 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -71,6 +72,11 @@ type Config struct {
 	AfterTick func(res lockstep.TickResult, sim lockstep.Sim)
 	// Relay is relay mode's settings (relay.go); only NewRelay reads them.
 	Relay RelayConfig
+	// Reach, if set, says how the host is reached from the internet (its
+	// router's port mapping), for the status query's version 2 reply;
+	// unset, that reply says unknown. It is called from the status
+	// query's goroutine.
+	Reach func() status.Reach
 	// Samples says how often the session is sampled for the status
 	// page's charts (Server.Samples), and how many samples are kept.
 	Samples SampleConfig

@@ -24,7 +24,12 @@ func (s *Server) statusInfo() status.Info {
 		}
 	}
 	hd := s.sess.defs.Load()
+	var reach status.Reach
+	if s.cfg.Reach != nil {
+		reach = s.cfg.Reach()
+	}
 	return status.Info{
+		Reach:       reach,
 		Players:     players,
 		MaxPlayers:  int32(s.cfg.Limits.MaxPlayers),
 		GameName:    s.cfg.GameName,

@@ -45,6 +45,17 @@
 //	|  4   | 1 |   4    |    4    |     4      |    4     |  8   |   1   |     4     |    8     | 1 | <=64 | 1 |  <=64   |
 //	+------+---+--------+---------+------------+----------+------+-------+-----------+----------+---+------+---+---------+
 //
+// # Version 2: how the host is reached
+//
+// A request of ReachVersion (2) asks also how the host is reached from
+// the internet: its reply is a version 1 reply with version byte 2 and a
+// trailer (Info.Reach): the port mapping's state (1 byte), the length k
+// of the external address (0, 4 or 16), the address and, when k is not
+// 0, its port (2 bytes); at most MaxReachReplySize (192) bytes, still
+// within MaxAmplification of the request. Hosts before version 2 drop
+// such a request, so Ping sends a version 1 request beside it and takes
+// the first reply to either.
+//
 // # Amplification and abuse
 //
 // The largest reply is 42 + 1 + 64 + 1 + 64 = 172 bytes, so a reply is

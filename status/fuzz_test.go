@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -16,6 +17,12 @@ func FuzzDecodeReply(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	reach := Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("198.51.100.1:30502")}
+	b, err := AppendReplyVersion(nil, 9, Info{GameName: "Colony", Reach: reach}, ReachVersion)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Add([]byte("LHPR"))
 	f.Add(AppendRequest(nil, 1))
 	f.Fuzz(func(t *testing.T, p []byte) {
@@ -27,7 +34,7 @@ func FuzzDecodeReply(f *testing.F) {
 		if err := info.Validate(); err != nil {
 			t.Fatalf("decoded an invalid Info: %v", err)
 		}
-		b, err := AppendReply(nil, id, info)
+		b, err := AppendReplyVersion(nil, id, info, p[4])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,27 +50,36 @@ func FuzzRequest(f *testing.F) {
 	f.Add(AppendRequest(nil, 0), "Colony", "1.5", int32(3))
 	f.Add(AppendRequest(nil, 0xffffffff), strings.Repeat("é", 40), "\xff\xfe", int32(-1))
 	f.Add([]byte("LHPQ\x01"), "", "", int32(0))
+	f.Add(AppendRequestVersion(nil, 7, ReachVersion), "Colony", "1.5", int32(3))
 	f.Fuzz(func(t *testing.T, p []byte, name, version string, players int32) {
-		id, ok := ParseRequest(p)
+		id, v, ok := ParseRequestVersion(p)
 		if !ok {
 			return
 		}
-		if len(p) != RequestSize || !bytes.Equal(AppendRequest(nil, id), p) {
+		if len(p) != RequestSize || !bytes.Equal(AppendRequestVersion(nil, id, v), p) {
 			t.Fatalf("accepted a non-canonical request %x", p)
 		}
+		if _, ok1 := ParseRequest(p); ok1 != (v == Version) {
+			t.Fatalf("ParseRequest took a version %d request: %v", v, ok1)
+		}
+		// The largest reach: an IPv6 address.
+		reach := Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("[2001:db8::1]:30502")}
 		s := NewServer(nil, func() Info {
-			return Info{GameName: name, GameVersion: version, Players: players, MaxPlayers: players, Databases: players}
+			return Info{GameName: name, GameVersion: version, Players: players, MaxPlayers: players, Databases: players, Reach: reach}
 		}, Options{Logger: testkit.Quiet()})
-		reply, ok := s.reply(nil, id)
+		reply, ok := s.reply(nil, id, v)
 		if !ok {
 			t.Fatal("no reply to a valid request")
 		}
-		if len(reply) > MaxReplySize || len(reply) > MaxAmplification*len(p) {
+		if len(reply) > MaxReachReplySize || len(reply) > MaxAmplification*len(p) {
 			t.Fatalf("reply of %d bytes to a %d-byte request", len(reply), len(p))
 		}
-		got, _, err := DecodeReply(reply)
+		got, info, err := DecodeReply(reply)
 		if err != nil || got != id {
 			t.Fatalf("reply does not decode: %v (id %d, want %d)", err, got, id)
+		}
+		if want := map[byte]Reach{Version: {}, ReachVersion: reach}[v]; info.Reach != want {
+			t.Fatalf("version %d reply carries reach %+v, want %+v", v, info.Reach, want)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"net/netip"
 	"os"
 	"regexp"
 	"strings"
@@ -80,5 +81,38 @@ func TestSpecDefsHash(t *testing.T) {
 	}
 	if got, want := xxhash.Sum64(b), SummaryHash(sums); got != want {
 		t.Errorf("the spec's defsHash is %016x, the package's %016x", got, want)
+	}
+}
+
+// specReachReply matches the specification's version 2 reply.
+var specReachReply = regexp.MustCompile("(?m)^Version 2 reply datagram[^\\n]*\\n[^`]*```hex\\n([0-9a-f \\n]+)```")
+
+// TestGoldenReachReply holds the version 2 reply to the bytes the
+// specification quotes (section 13.1), both ways.
+func TestGoldenReachReply(t *testing.T) {
+	spec, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := specReachReply.FindStringSubmatch(string(spec))
+	if m == nil {
+		t.Fatal("the specification shows no version 2 reply datagram")
+	}
+	want, err := hex.DecodeString(strings.Join(strings.Fields(m[1]), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := goldenInfo
+	info.Reach = Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("198.51.100.1:30502")}
+	got, err := AppendReplyVersion(nil, goldenPingID, info, ReachVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the version 2 reply encodes as %x; the spec says %x", got, want)
+	}
+	id, dec, err := DecodeReply(want)
+	if err != nil || id != goldenPingID || dec != info {
+		t.Errorf("the spec's version 2 reply decodes as %#x, %+v, %v", id, dec, err)
 	}
 }

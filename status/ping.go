@@ -14,6 +14,11 @@ import (
 // until ctx is done. It returns the reply's Info and the round-trip time
 // from sending the request to receiving the reply.
 //
+// It sends two requests at once, a ReachVersion one and then a version 1
+// one (each with its own ID), and takes the first reply to either: a host
+// that speaks version 2 answers the first first, with Info.Reach; an older
+// host drops it and answers the second.
+//
 // Ping reads from a connected socket, so it only sees datagrams from addr;
 // it skips datagrams that are malformed or carry another ping ID. If
 // nothing listens at addr the error is usually "connection refused" (from
@@ -37,13 +42,19 @@ func Ping(ctx context.Context, addr string, timeout time.Duration) (Info, time.D
 	defer stop()
 
 	id := rand.Uint32()
+	id1 := rand.Uint32() // the version 1 request's
+	for id1 == id {
+		id1 = rand.Uint32()
+	}
 	sent := time.Now()
-	if _, err := conn.Write(AppendRequest(make([]byte, 0, RequestSize), id)); err != nil {
-		return Info{}, 0, fmt.Errorf("status: ping %s: %w", addr, err)
+	for _, req := range [][]byte{AppendRequestVersion(nil, id, ReachVersion), AppendRequest(nil, id1)} {
+		if _, err := conn.Write(req); err != nil {
+			return Info{}, 0, fmt.Errorf("status: ping %s: %w", addr, err)
+		}
 	}
 	// Room for one byte more than the largest reply, so a longer datagram
 	// is seen as too long rather than truncated into a valid one.
-	buf := make([]byte, MaxReplySize+1)
+	buf := make([]byte, MaxReachReplySize+1)
 	var skipped error
 	for {
 		n, err := conn.Read(buf)
@@ -66,7 +77,7 @@ func Ping(ctx context.Context, addr string, timeout time.Duration) (Info, time.D
 			skipped = err
 			continue
 		}
-		if got != id {
+		if got != id && got != id1 {
 			skipped = errors.New("status: reply to another ping ID")
 			continue
 		}

@@ -82,7 +82,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	// One byte more than a request: a longer datagram is truncated to
 	// RequestSize+1 bytes and so still has the wrong size.
 	in := make([]byte, RequestSize+1)
-	out := make([]byte, 0, MaxReplySize)
+	out := make([]byte, 0, MaxReachReplySize)
 	for {
 		n, addr, err := s.pc.ReadFrom(in)
 		if err != nil {
@@ -94,12 +94,12 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 			return err
 		}
-		id, ok := ParseRequest(in[:n])
+		id, version, ok := ParseRequestVersion(in[:n])
 		if !ok || !s.lim.Allow(sourceKey(addr), s.now()) {
 			s.dropped.Add(1)
 			continue
 		}
-		reply, ok := s.reply(out[:0], id)
+		reply, ok := s.reply(out[:0], id, version)
 		if !ok {
 			s.dropped.Add(1)
 			continue
@@ -113,9 +113,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 }
 
-// reply appends to dst the reply to ping id with the current info.
-func (s *Server) reply(dst []byte, id uint32) ([]byte, bool) {
-	reply, err := AppendReply(dst, id, sanitize(s.info()))
+// reply appends to dst the reply to ping id, of the request's version,
+// with the current info.
+func (s *Server) reply(dst []byte, id uint32, version byte) ([]byte, bool) {
+	reply, err := AppendReplyVersion(dst, id, sanitize(s.info()), version)
 	if err != nil { // cannot happen after sanitize
 		s.log.Error("status: cannot encode reply", "err", err)
 		return dst, false

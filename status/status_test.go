@@ -83,6 +83,7 @@ func expectNoReply(t *testing.T, c net.PacketConn, d time.Duration) {
 
 func TestPingRoundTrip(t *testing.T) {
 	want := sampleInfo()
+	want.Reach = Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("203.0.113.7:30502")}
 	s, addr := startServer(t, func() Info { return want }, Options{})
 	got, rtt, err := Ping(context.Background(), addr, 20*time.Second)
 	if err != nil {
@@ -94,8 +95,9 @@ func TestPingRoundTrip(t *testing.T) {
 	if rtt <= 0 {
 		t.Fatalf("rtt %v, want > 0", rtt)
 	}
-	if r, d := waitStats(t, s, 1); r != 1 || d != 0 {
-		t.Fatalf("stats %d replies %d dropped, want 1, 0", r, d)
+	// Ping asks in both versions; the server answers both.
+	if r, d := waitStats(t, s, 2); r != 2 || d != 0 {
+		t.Fatalf("stats %d replies %d dropped, want 2, 0", r, d)
 	}
 	t.Logf("rtt %v", rtt)
 }
@@ -126,7 +128,7 @@ func junkDatagrams(rng *rand.Rand) [][]byte {
 		append(bytes.Clone(valid), make([]byte, 9000)...),  // jumbo
 		append(bytes.Clone(valid), make([]byte, 60000)...), // near max UDP
 		with(func(b []byte) []byte { b[4] = 0; return b }),
-		with(func(b []byte) []byte { b[4] = 2; return b }),
+		with(func(b []byte) []byte { b[4] = 3; return b }), // 2 is ReachVersion
 		with(func(b []byte) []byte { b[4] = 255; return b }),
 		with(func(b []byte) []byte { copy(b, "LHPR"); return b }), // a reply's magic
 		with(func(b []byte) []byte { copy(b, "lhpq"); return b }),
@@ -387,8 +389,8 @@ func TestReplySizeBound(t *testing.T) {
 	if len(got.GameVersion) > MaxString || !strings.HasPrefix(got.GameVersion, "\uFFFD") {
 		t.Fatalf("version clamped to %q", got.GameVersion)
 	}
-	if r, _ := waitStats(t, s, 1); r != 1 {
-		t.Fatalf("%d replies", r)
+	if r, _ := waitStats(t, s, 2); r != 2 {
+		t.Fatalf("%d replies; want 2, one per version Ping asks in", r)
 	}
 	// A multi-byte rune straddling the limit is dropped whole.
 	if c := clampString(strings.Repeat("x", 63) + "é"); c != strings.Repeat("x", 63) {
@@ -478,8 +480,9 @@ func TestPingTimeoutSilentServer(t *testing.T) {
 }
 
 func TestPingSkipsWrongReplies(t *testing.T) {
-	// A fake server answering first with garbage, then another ping ID,
-	// then the right reply.
+	// A fake server of version 1 only (it drops Ping's ReachVersion
+	// request, as hosts before it do) answering first with garbage, then
+	// another ping ID, then the right reply.
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -487,13 +490,15 @@ func TestPingSkipsWrongReplies(t *testing.T) {
 	defer pc.Close()
 	go func() {
 		buf := make([]byte, 512)
-		n, from, err := pc.ReadFrom(buf)
-		if err != nil {
-			return
-		}
-		id, ok := ParseRequest(buf[:n])
-		if !ok {
-			return
+		var id uint32
+		var from net.Addr
+		for ok := false; !ok; {
+			var n int
+			var err error
+			if n, from, err = pc.ReadFrom(buf); err != nil {
+				return
+			}
+			id, ok = ParseRequest(buf[:n])
 		}
 		other, _ := AppendReply(nil, id+1, Info{Players: 99})
 		right, _ := AppendReply(nil, id, sampleInfo())

@@ -59,6 +59,10 @@ type Info struct {
 	TLS                   bool   // the game port speaks TLS only
 	Databases             int32  // how many def databases, >= 0
 	DefsHash              uint64 // DefsHash over every database, in order
+	// Reach is how the host is reached from the internet; only a
+	// ReachVersion reply carries it (a version 1 reply decodes as the
+	// zero Reach, MappingUnknown).
+	Reach Reach
 }
 
 // Validate reports whether i can be encoded as is.
@@ -128,36 +132,59 @@ func appendDefsEntry(b []byte, typ string, count int32, hash uint64) []byte {
 
 // AppendRequest appends a request carrying pingID to b.
 func AppendRequest(b []byte, pingID uint32) []byte {
+	return AppendRequestVersion(b, pingID, Version)
+}
+
+// AppendRequestVersion appends a request of version v (Version or
+// ReachVersion) carrying pingID to b.
+func AppendRequestVersion(b []byte, pingID uint32, v byte) []byte {
 	b = append(b, requestMagic...)
-	b = append(b, Version)
+	b = append(b, v)
 	b = binary.BigEndian.AppendUint32(b, pingID)
 	var pad [RequestSize - 9]byte
 	return append(b, pad[:]...)
 }
 
-// ParseRequest returns the ping ID of a well-formed request: exactly
-// RequestSize bytes, right magic and version, all-zero padding.
+// ParseRequest returns the ping ID of a well-formed version 1 request:
+// exactly RequestSize bytes, right magic and version, all-zero padding.
 func ParseRequest(p []byte) (pingID uint32, ok bool) {
-	if len(p) != RequestSize || string(p[:4]) != requestMagic || p[4] != Version {
-		return 0, false
+	id, v, ok := ParseRequestVersion(p)
+	return id, ok && v == Version
+}
+
+// ParseRequestVersion returns the ping ID and version of a well-formed
+// request of either version this package speaks (Version, ReachVersion).
+func ParseRequestVersion(p []byte) (pingID uint32, version byte, ok bool) {
+	if len(p) != RequestSize || string(p[:4]) != requestMagic || (p[4] != Version && p[4] != ReachVersion) {
+		return 0, 0, false
 	}
 	for _, c := range p[9:] {
 		if c != 0 {
-			return 0, false
+			return 0, 0, false
 		}
 	}
-	return binary.BigEndian.Uint32(p[5:9]), true
+	return binary.BigEndian.Uint32(p[5:9]), p[4], true
 }
 
-// AppendReply appends a reply to pingID carrying info to b. It refuses an
-// info that fails Validate, so the appended reply is never more than
-// MaxReplySize bytes.
+// AppendReply appends a version 1 reply to pingID carrying info to b. It
+// refuses an info that fails Validate, so the appended reply is never
+// more than MaxReplySize bytes.
 func AppendReply(b []byte, pingID uint32, info Info) ([]byte, error) {
+	return AppendReplyVersion(b, pingID, info, Version)
+}
+
+// AppendReplyVersion appends a reply of version v to pingID: version 1,
+// or ReachVersion, which adds info.Reach (at most MaxReachReplySize
+// bytes in all).
+func AppendReplyVersion(b []byte, pingID uint32, info Info, v byte) ([]byte, error) {
 	if err := info.Validate(); err != nil {
 		return b, err
 	}
+	if v != Version && v != ReachVersion {
+		return b, fmt.Errorf("status: reply version %d", v)
+	}
 	b = append(b, replyMagic...)
-	b = append(b, Version)
+	b = append(b, v)
 	b = binary.BigEndian.AppendUint32(b, pingID)
 	b = binary.BigEndian.AppendUint32(b, uint32(info.Players))
 	b = binary.BigEndian.AppendUint32(b, uint32(info.MaxPlayers))
@@ -177,6 +204,9 @@ func AppendReply(b []byte, pingID uint32, info Info) ([]byte, error) {
 	b = append(b, info.GameName...)
 	b = append(b, byte(len(info.GameVersion)))
 	b = append(b, info.GameVersion...)
+	if v == ReachVersion {
+		b = appendReach(b, info.Reach)
+	}
 	return b, nil
 }
 
@@ -186,14 +216,15 @@ func DecodeReply(p []byte) (pingID uint32, info Info, err error) {
 	bad := func(format string, args ...any) (uint32, Info, error) {
 		return 0, Info{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 	}
-	if len(p) < MinReplySize || len(p) > MaxReplySize {
-		return bad("%d bytes, want %d to %d", len(p), MinReplySize, MaxReplySize)
+	if len(p) < MinReplySize || len(p) > MaxReachReplySize {
+		return bad("%d bytes, want %d to %d", len(p), MinReplySize, MaxReachReplySize)
 	}
 	if string(p[:4]) != replyMagic {
 		return bad("wrong magic %q", p[:4])
 	}
-	if p[4] != Version {
-		return bad("version %d, want %d", p[4], Version)
+	version := p[4]
+	if version != Version && version != ReachVersion {
+		return bad("version %d, want %d or %d", version, Version, ReachVersion)
 	}
 	be := binary.BigEndian
 	pingID = be.Uint32(p[5:])
@@ -217,6 +248,12 @@ func DecodeReply(p []byte) (pingID uint32, info Info, err error) {
 	}
 	if info.GameVersion, rest, ok = readString(rest); !ok {
 		return bad("game version length")
+	}
+	if version == ReachVersion {
+		if info.Reach, err = readReach(rest); err != nil {
+			return 0, Info{}, err
+		}
+		rest = nil
 	}
 	if len(rest) != 0 {
 		return bad("%d trailing bytes", len(rest))

@@ -123,6 +123,9 @@ type serving struct {
 	// relaySaved is true for a relay host resumed from a save: it has
 	// its world, and serves joiners before any arbiter comes.
 	relaySaved bool
+	// portMap is the router's forwarding of the game port (nil when the
+	// host asks no router).
+	portMap *portMapping
 }
 
 // serve hosts a session until interrupted. The configuration is checked,
@@ -195,10 +198,12 @@ func (s *serving) check() error {
 	if s.cfg, err = hostConfig(c, func() host.Content { return s.content }, s.log); err != nil {
 		return err
 	}
+	s.cfg.Reach = s.reach
 	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
 		return cliutil.Usagef("--new, --force-new and --recover need --save")
 	}
-	return nil
+	_, err = planPortMapping(c.String("port-mapping"), "", false, func(string) (bool, string) { return false, "" })
+	return err
 }
 
 // makeServer reads the content, generates or loads the world and makes
@@ -237,6 +242,9 @@ func (s *serving) contentLog() []any {
 func (s *serving) run() error {
 	ctx, stop := signal.NotifyContext(s.c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if s.portMap = s.startPortMapping(ctx, s.pre.game.Addr()); s.portMap != nil {
+		defer s.portMap.stop() // after stop: a search under way ends with ctx
+	}
 	webDone, players, err := s.startWeb(ctx)
 	if err != nil {
 		return err
@@ -298,7 +306,8 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// little more (ws.DefaultReadLimit): the host's own frame limits
 	// apply above it, as on TCP.
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
-	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus()})
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus(),
+		PortMapping: s.portMappingView})
 	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
 	s.log.Info("players may join from a browser", "url", "http://"+webLn.Addr().String()+play.Path)
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()

@@ -33,8 +33,11 @@ var (
 	slipBinErr  error
 )
 
-// TestMain removes the host hostBinary built, if it built one.
+// TestMain removes the host hostBinary built, if it built one. Every
+// host the tests run, in this process or as a child, maps no port: no test
+// asks a real router (portMappingEnv).
 func TestMain(m *testing.M) {
+	os.Setenv(portMappingEnv, "off")
 	code := m.Run()
 	if slipBinDir != "" {
 		os.RemoveAll(slipBinDir)

@@ -46,6 +46,11 @@ type pingResult struct {
 	TLS            bool    `json:"tls"`
 	Databases      int32   `json:"def_databases"`
 	ContentMatches bool    `json:"content_matches"`
+	// PortMapping and External say how the host is reached from the
+	// internet (its router's port mapping); empty from a host that does
+	// not say.
+	PortMapping string `json:"port_mapping,omitempty"`
+	External    string `json:"external,omitempty"`
 }
 
 func ping(c *cli.Context) error {
@@ -85,6 +90,12 @@ func ping(c *cli.Context) error {
 		r := pingResult{Addr: addr, LatencyMs: float64(rtt.Microseconds()) / 1000, Players: info.Players, MaxPlayers: info.MaxPlayers,
 			GameName: info.GameName, GameVersion: info.GameVersion, Protocol: info.Protocol, Tick: info.Tick,
 			Password: info.Password, TLS: info.TLS, Databases: info.Databases, ContentMatches: info.DefsHash == mine}
+		if info.Reach.Mapping != status.MappingUnknown {
+			r.PortMapping = info.Reach.Mapping.String()
+		}
+		if info.Reach.External.IsValid() {
+			r.External = info.Reach.External.String()
+		}
 		if c.Bool("json") {
 			b, _ := json.Marshal(r)
 			fmt.Fprintln(stdout, string(b))
@@ -100,8 +111,8 @@ func ping(c *cli.Context) error {
 		if !r.ContentMatches {
 			content = "your content DIFFERS (run join to see which defs)"
 		}
-		fmt.Fprintf(stdout, "%s: %.1f ms, %q %d/%d players, tick %d, game %s, protocol %d, %s, %s\n",
-			addr, r.LatencyMs, r.GameName, r.Players, r.MaxPlayers, r.Tick, r.GameVersion, r.Protocol, pw, content)
+		fmt.Fprintf(stdout, "%s: %.1f ms, %q %d/%d players, tick %d, game %s, protocol %d, %s, %s%s\n",
+			addr, r.LatencyMs, r.GameName, r.Players, r.MaxPlayers, r.Tick, r.GameVersion, r.Protocol, pw, content, reachText(r))
 	}
 	if len(rtts) == 0 {
 		return &noAnswer{addr: addr, err: errors.New("no answers")}
@@ -128,3 +139,15 @@ type noAnswer struct {
 
 func (e *noAnswer) Error() string { return fmt.Sprintf("no answer from %s: %v", e.addr, e.err) }
 func (e *noAnswer) Unwrap() error { return e.err }
+
+// reachText says how the host is reached from the internet, as its reply
+// told: nothing from a host that does not say.
+func reachText(r pingResult) string {
+	switch {
+	case r.PortMapping == "":
+		return ""
+	case r.External != "":
+		return ", port mapping " + r.PortMapping + " at " + r.External
+	}
+	return ", port mapping " + r.PortMapping
+}

@@ -177,6 +177,9 @@ func TestBrowser(t *testing.T) {
 		if !eval[bool](t, ctx, `document.getElementById("agones").hidden`) {
 			t.Error("the Agones card shows for a host outside Agones")
 		}
+		if !eval[bool](t, ctx, `document.getElementById("portmap").hidden`) {
+			t.Error("the Internet card shows for a host that says nothing of port mapping")
+		}
 		if n := eval[int](t, ctx, `document.querySelectorAll("#maps tbody tr").length`); n != 4 {
 			t.Errorf("%d map rows, want 4", n)
 		}
@@ -317,6 +320,8 @@ func TestBrowser(t *testing.T) {
 		src := &fakeSource{o: o, live: true}
 		addr := serveFake(t, src, web.Config{Agones: func() web.Agones {
 			return web.Agones{State: "Allocated", Players: 2, HealthPings: 9, LastPing: time.Now().Add(-400 * time.Millisecond)}
+		}, PortMapping: func() web.PortMapping {
+			return web.PortMapping{State: "mapped", Method: "NAT-PMP", External: "198.51.100.1:30502", Join: "join 198.51.100.1:30502"}
 		}})
 
 		ctx := tab(t, bctx)
@@ -330,6 +335,11 @@ func TestBrowser(t *testing.T) {
 		if got := eval[string](t, ctx, `document.getElementById("agones").hidden ? "hidden" :
 			document.getElementById("agones-state").textContent + " · " + document.getElementById("agones-sub").textContent`); got != "Allocated · 2 players · last health ping 0.4 s ago" {
 			t.Errorf("the Agones card shows %q", got)
+		}
+		// The Internet card, shown from the JSON's "port_mapping".
+		if got := eval[string](t, ctx, `document.getElementById("portmap").hidden ? "hidden" :
+			document.getElementById("portmap-state").textContent + " · " + document.getElementById("portmap-sub").textContent`); got != "198.51.100.1:30502 · join 198.51.100.1:30502 · NAT-PMP" {
+			t.Errorf("the Internet card shows %q", got)
 		}
 		if n := eval[int](t, ctx, `document.querySelectorAll("main img, main script").length`); n != 0 {
 			t.Errorf("a player name became %d elements", n)

@@ -49,6 +49,20 @@ type overviewJSON struct {
 	Stats         statsJSON    `json:"stats"`
 	// Agones is what the host last told Agones; null outside Agones.
 	Agones *agonesJSON `json:"agones"`
+	// PortMapping is the router's forwarding of the game port; null when
+	// the host does not say.
+	PortMapping *portMappingJSON `json:"port_mapping"`
+}
+
+// portMappingJSON is the Internet card: the port mapping's state, the
+// protocol the router answered, the external address and the line a
+// friend types, or why there is none.
+type portMappingJSON struct {
+	State    string `json:"state"`
+	Method   string `json:"method,omitempty"`
+	External string `json:"external,omitempty"`
+	Join     string `json:"join,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // agonesJSON is the Agones card: the GameServer state the host set, the

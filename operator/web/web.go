@@ -76,6 +76,27 @@ type Config struct {
 	// again.
 	PictureSide  int
 	PictureEvery time.Duration
+	// PortMapping, if set, says how the host is reached from the
+	// internet: its router's forwarding of the game port. The JSON
+	// carries it as "port_mapping" (null when unset) and the page shows
+	// it in a card. It is called from the handler's goroutines.
+	PortMapping func() PortMapping
+}
+
+// PortMapping is the host's port mapping as the status page shows it
+// (cmd/host fills it from transport/portmap).
+type PortMapping struct {
+	// State is off, searching, mapped, no router, lost or removed.
+	State string
+	// Method is the protocol the router answered (NAT-PMP, UPnP-IGD v2).
+	Method string
+	// External is the address a friend joins ("198.51.100.1:30502"),
+	// empty unless mapped.
+	External string
+	// Join is the line a friend types, empty unless mapped.
+	Join string
+	// Error is why the router did not map the port, if it did not.
+	Error string
 }
 
 // Agones is what the host last told the Agones SDK server, as the status
@@ -231,6 +252,10 @@ func (h *handler) snapshot() ([]byte, error) {
 	}
 	if h.cfg.Agones != nil {
 		v.Agones = agonesView(h.cfg.Agones(), now)
+	}
+	if h.cfg.PortMapping != nil {
+		pm := h.cfg.PortMapping()
+		v.PortMapping = &portMappingJSON{State: pm.State, Method: pm.Method, External: pm.External, Join: pm.Join, Error: pm.Error}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

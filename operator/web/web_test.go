@@ -635,3 +635,24 @@ func TestOverviewAgones(t *testing.T) {
 		t.Errorf("without Config.Agones the JSON lacks \"agones\":null: %s", body)
 	}
 }
+
+// TestOverviewPortMapping: with Config.PortMapping the JSON carries the
+// router's forwarding of the game port (state, method, external address,
+// the line a friend types); without it, "port_mapping" is null.
+func TestOverviewPortMapping(t *testing.T) {
+	src := &fakeSource{o: fullOverview(time.Now())}
+	pm := web.PortMapping{State: "mapped", Method: "NAT-PMP", External: "198.51.100.1:30502", Join: "join 198.51.100.1:30502"}
+	with := httptest.NewServer(web.Handler(src, web.Config{Logger: testkit.Quiet(), PortMapping: func() web.PortMapping { return pm }}))
+	defer with.Close()
+	without := httptest.NewServer(web.Handler(src, web.Config{Logger: testkit.Quiet()}))
+	defer without.Close()
+	_, body := get(t, with.URL+"/api/overview")
+	want := `"port_mapping":{"state":"mapped","method":"NAT-PMP","external":"198.51.100.1:30502","join":"join 198.51.100.1:30502"}`
+	if !strings.Contains(body, want) {
+		t.Errorf("the JSON lacks %s: %s", want, body)
+	}
+	_, body = get(t, without.URL+"/api/overview")
+	if !strings.Contains(body, `"port_mapping":null`) {
+		t.Errorf("without Config.PortMapping the JSON lacks \"port_mapping\":null: %s", body)
+	}
+}
