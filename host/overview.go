@@ -82,6 +82,10 @@ type PlayerView struct {
 	// hashes for two hash intervals past the lag limit: the host cannot
 	// tell whether its game agrees (see Config.Desync.DropUnverified).
 	Unverified bool
+	// Accepted is the tick of the last state-hash report the host
+	// compared and accepted from the player (0: none yet), kept over a
+	// rejoin from the world it held.
+	Accepted uint64
 	// Since is when the player was admitted.
 	Since time.Time
 }
@@ -373,6 +377,9 @@ func (s *session) publishOverview(now time.Time) {
 		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
 			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since,
 			Unverified: m.unverified}
+		if m.checked {
+			v.Accepted = m.good.tick
+		}
 		if p.Status != wire.StatusDownloading {
 			if a := m.acked.Load(); a < tick {
 				v.TicksBehind = tick - a

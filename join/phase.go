@@ -100,6 +100,10 @@ func (s *Session) admitted(p *wire.ServerSession) error {
 		s.cfg.Resume.setToken(p.Token, grace)
 	}
 	s.hashEvery = uint64(p.HashEvery)
+	if !s.ready {
+		s.timings.Rejoin, s.timings.RejoinWhy = p.Rejoin, p.Why
+		s.replayTo = p.Granted
+	}
 	return nil
 }
 

@@ -396,6 +396,18 @@ type ServerSession struct {
 	// reports (Client_Hashes): at every tick that is a multiple of it.
 	// Zero means the host wants none.
 	HashEvery uint32 `codec:"e"`
+	// Rejoin answers a Client_Username's Held: RejoinHeld when the host
+	// replays the commands the player missed (no world follows), else the
+	// reason it sends the world instead. Left out when 0: no held world
+	// was named.
+	Rejoin RejoinResult `codec:"r,omitempty"`
+	// Granted, with RejoinHeld, is the host's grant at the admission: the
+	// replayed ticks that follow end with a grant of it, and the client
+	// catches up to it before Client_WorldReady. Left out when 0.
+	Granted uint64 `codec:"t,omitempty"`
+	// Why says in a sentence why a held world was not used. Left out when
+	// empty.
+	Why string `codec:"m,omitempty"`
 }
 
 // ID implements Packet.
@@ -405,6 +417,9 @@ func (*ServerSession) ID() ID { return IDServerSession }
 func (p *ServerSession) Validate() error {
 	if len(p.Token) != TokenSize {
 		return fmt.Errorf("session token of %d bytes", len(p.Token))
+	}
+	if len(p.Why) > MaxTextBytes {
+		return fmt.Errorf("rejoin reason of %d bytes", len(p.Why))
 	}
 	return nil
 }
