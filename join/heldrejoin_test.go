@@ -108,3 +108,27 @@ func TestReconnectorRejoinsFromHeldWorld(t *testing.T) {
 		t.Errorf("stats: %d held, %d downloaded, %d desyncs; want 1, 0, 0", ov.Stats.RejoinsHeld, ov.Stats.RejoinsDownloaded, ov.Stats.Desyncs)
 	}
 }
+
+// TestReconnectorHeldWorldFallsBack: when the host no longer holds the
+// commands since the kept world (its rejoin window passed), it says so
+// and sends the world; the Reconnector lets its kept world go, loads the
+// new one, and is back in step: its next hash report is accepted.
+func TestReconnectorHeldWorldFallsBack(t *testing.T) {
+	st := startHeld(t, host.Config{Join: host.JoinConfig{RejoinWindow: time.Millisecond}})
+	whole := st.relay.Conns()[0].Down()
+	next := st.cut(t, 40)
+	tm := next.Timings()
+	if tm.Rejoin != wire.RejoinWindow || tm.RejoinWhy == "" {
+		t.Fatalf("rejoin answered %v (%q), want window with a reason", tm.Rejoin, tm.RejoinWhy)
+	}
+	again := st.relay.Conns()[1].Down()
+	if again*2 < whole {
+		t.Errorf("the fallback read %d bytes, the first join %d: want the world again", again, whole)
+	}
+	rejoinTick := tm.ReadyTick
+	testkit.WaitFor(t, "a hash report accepted after the rejoin", func() bool { return accepted(st.h, "Wanderer") > rejoinTick })
+	ov := st.h.Server.Overview()
+	if ov.Stats.RejoinsHeld != 0 || ov.Stats.RejoinsDownloaded != 1 || ov.Stats.RejoinFallbacks[wire.RejoinWindow] != 1 || ov.Stats.Desyncs != 0 {
+		t.Errorf("stats: %d held, %d downloaded, %v fallbacks, %d desyncs", ov.Stats.RejoinsHeld, ov.Stats.RejoinsDownloaded, ov.Stats.RejoinFallbacks, ov.Stats.Desyncs)
+	}
+}
