@@ -78,6 +78,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxProofBytes":           wire.MaxProofBytes,
 		"TokenSize":               wire.TokenSize,
 		"MaxResumeBlobs":          wire.MaxResumeBlobs,
+		"MaxHeldChecks":           wire.MaxHeldChecks,
 		"MaxHashMaps":             wire.MaxHashMaps,
 		"MaxMapParts":             lockstep.MaxMapParts,
 		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,
