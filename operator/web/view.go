@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // The JSON of /api/overview and /events. Times are RFC 3339 in UTC (null
@@ -181,6 +182,26 @@ type statsJSON struct {
 	GuessesRefused uint64 `json:"guesses_refused"`
 	PuzzlesIssued  uint64 `json:"puzzles_issued"`
 	PuzzleBits     int    `json:"puzzle_bits"`
+	// Rejoins of players past WorldReady: from the world they held (the
+	// commands missed replayed, RejoinReplayedBytes of them) or with a
+	// download; RejoinFallbacks counts, by reason, the held worlds the
+	// host turned down (docs/protocol.md, section 6.6).
+	RejoinsHeld         int            `json:"rejoins_held"`
+	RejoinsDownloaded   int            `json:"rejoins_downloaded"`
+	RejoinReplayedBytes uint64         `json:"rejoin_replayed_bytes"`
+	RejoinFallbacks     map[string]int `json:"rejoin_fallbacks"`
+}
+
+// rejoinFallbacks is the held worlds turned down, by reason name; never
+// nil.
+func rejoinFallbacks(st host.Stats) map[string]int {
+	out := map[string]int{}
+	for r, n := range st.RejoinFallbacks {
+		if n > 0 {
+			out[wire.RejoinResult(r).String()] = n
+		}
+	}
+	return out
 }
 
 // ms is d in milliseconds.
@@ -220,6 +241,8 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			Pending:      o.Stats.Pending, PendingEvicted: o.Stats.PendingEvicted,
 			PasswordChecks: o.Stats.PasswordChecks, PasswordsWrong: o.Stats.PasswordsWrong,
 			GuessesRefused: o.Stats.GuessesRefused, PuzzlesIssued: o.Stats.PuzzlesIssued, PuzzleBits: o.Stats.PuzzleBits,
+			RejoinsHeld: o.Stats.RejoinsHeld, RejoinsDownloaded: o.Stats.RejoinsDownloaded,
+			RejoinReplayedBytes: o.Stats.RejoinReplayedBytes, RejoinFallbacks: rejoinFallbacks(o.Stats),
 		},
 		Chat: make([]chatJSON, 0, len(o.Chat)),
 	}
