@@ -12,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/testing/hosttest"
 	"github.com/lockhost/lockhost/testing/rawclient"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -223,4 +224,73 @@ func TestHeldRejoinRepair(t *testing.T) {
 	testkit.WaitFor(t, "the player gone", func() bool { return player(h, "Bob") == nil })
 	ss, next := rawRejoin(t, h.Addr, token, &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)})
 	expectFallback(t, h, ss, next, wire.RejoinRepair)
+}
+
+// TestHeldRejoinRelayWithoutArbiter: a relay host replays the commands a
+// player missed from its own window, checked against the reports it
+// compared with its arbiter's, with no arbiter online at the rejoin: no
+// upload is asked for, and the player is back in play.
+func TestHeldRejoinRelayWithoutArbiter(t *testing.T) {
+	h := startRelay(t, host.Config{Desync: host.DesyncConfig{HashEvery: 10}}, &syncbuf.Buffer{})
+	actx, leaveArbiter := context.WithCancel(context.Background())
+	defer leaveArbiter()
+	acfg := joinCfg(h.Addr, "Arb", newHashLog())
+	acfg.ArbiterSecret = relaySecret
+	acfg.World = func() (lockstep.Sim, error) { return noisy(t, 3, 16<<10), nil }
+	arb, err := join.Join(actx, acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arbDone := make(chan error, 1)
+	go func() { arbDone <- arb.Run(actx) }()
+
+	px := testkit.StartRelay(t, h.Addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rc := &join.Reconnector{Config: joinCfg(px.Addr(), "Bob", newHashLog()), Backoff: 50 * time.Millisecond, For: time.Minute}
+	s, err := rc.Join(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := make(chan *join.Session, 1)
+	go func() { _ = rc.Run(ctx, s, func(n *join.Session) { joined <- n }) }()
+	testkit.WaitFor(t, "a report compared with the arbiter's", func() bool { p := player(h, "Bob"); return p != nil && p.Accepted > 0 })
+	uploads := h.Server.Overview().Stats.JoinPoints
+	leaveArbiter()
+	<-arbDone
+	testkit.WaitFor(t, "the arbiter gone", func() bool { return player(h, "Arb") == nil })
+	px.ResetAll()
+	var next *join.Session
+	select {
+	case next = <-joined:
+	case <-time.After(time.Minute): // bounds a hang only
+		t.Fatal("no rejoin")
+	}
+	if tm := next.Timings(); tm.Rejoin != wire.RejoinHeld {
+		t.Fatalf("rejoin answered %v (%q), want held", tm.Rejoin, tm.RejoinWhy)
+	}
+	conns := px.Conns()
+	if first, again := conns[0].Down(), conns[1].Down(); again*10 > first {
+		t.Errorf("the rejoin read %d bytes, the first join %d", again, first)
+	}
+	testkit.WaitFor(t, "Bob playing", func() bool { p := player(h, "Bob"); return p != nil && p.Status == "playing" })
+	if got := h.Server.Overview().Stats.JoinPoints; got != uploads {
+		t.Errorf("%d join points cut after the rejoin, was %d: the rejoin asked for a world", got, uploads)
+	}
+}
+
+// noisy is a counters world of maps maps whose state does not compress:
+// every cell stepped over, so each map's blob is about size bytes.
+func noisy(t *testing.T, maps, size int) lockstep.Sim {
+	t.Helper()
+	sim := locksteptest.New(maps, size)
+	for i := range maps {
+		if err := sim.Apply(locksteptest.Counters{}.AddCommand(int32(i), int8(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range size {
+		sim.Step()
+	}
+	return sim
 }
