@@ -61,6 +61,18 @@ type Overview struct {
 	LastSave *SaveRecord
 	// Stats are the host's counters, as of the call to Server.Overview.
 	Stats Stats
+	// Window is the rejoin window: the commands the host keeps for
+	// players who rejoin from the world they held.
+	Window WindowView
+}
+
+// WindowView is the rejoin window in an Overview: Commands commands
+// held, costing Bytes (payloads and 64 bytes each), every command
+// stamped from tick From on.
+type WindowView struct {
+	Commands int
+	Bytes    int64
+	From     uint64
 }
 
 // PlayerView is one online player in an Overview.
@@ -368,6 +380,7 @@ func (s *session) publishOverview(now time.Time) {
 		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.pub.rate.observe(now, tick),
 		Holding: s.lag.holding, TLS: s.cfg.Admission.TLS != nil, Password: len(s.cfg.Admission.Password) > 0,
 		MaxPlayers: s.cfg.Limits.MaxPlayers, HashEvery: max(0, s.cfg.Desync.HashEvery), MaxLag: s.cfg.Lag.MaxLag,
+		Window: WindowView{Commands: len(s.window.cmds) - s.window.head, Bytes: s.window.bytes, From: s.window.from},
 	}
 	for _, id := range s.order {
 		m, p := s.members[id], s.roster.Get(id)

@@ -20,7 +20,7 @@ type stateCollector struct {
 	online, tick, speed, tps, holding, maxLag, behind, latency, age                                        *prometheus.Desc
 	unverified, unverifiedDrops                                                                            *prometheus.Desc
 	relayDecided                                                                                           *prometheus.Desc
-	rejoins, rejoinFallbacks, rejoinReplayed                                                               *prometheus.Desc
+	rejoins, rejoinFallbacks, rejoinReplayed, windowBytes, windowCommands                                  *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -66,6 +66,8 @@ func newStateCollector(src Source) *stateCollector {
 			[]string{"how"}, nil),
 		rejoinFallbacks: d("lockhost_rejoin_fallbacks_total", "Held-world rejoins the host turned down and sent the world instead, by reason (window, ahead, unchecked, hashes, repair, too_large, not_playing).",
 			[]string{"reason"}, nil),
+		windowBytes:    d("lockhost_rejoin_window_bytes", "Memory of the rejoin window: the commands kept for players who rejoin from the world they held (payloads and 64 bytes each).", nil, nil),
+		windowCommands: d("lockhost_rejoin_window_commands", "Commands in the rejoin window.", nil, nil),
 		rejoinReplayed: d("lockhost_rejoin_replayed_bytes_total", "Bytes of the commands replayed to players rejoining from the world they held.", nil, nil),
 		age:            d("lockhost_overview_age_seconds", "Time since the session goroutine last published its state; it grows when that goroutine stalls.", nil, nil),
 	}
@@ -73,10 +75,13 @@ func newStateCollector(src Source) *stateCollector {
 
 // collectRejoins sends the rejoin counters: held, downloaded, and the
 // held worlds turned down by reason.
-func (c *stateCollector) collectRejoins(ch chan<- prometheus.Metric, st host.Stats) {
+func (c *stateCollector) collectRejoins(ch chan<- prometheus.Metric, o host.Overview) {
+	st := o.Stats
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 	}
+	ch <- prometheus.MustNewConstMetric(c.windowBytes, prometheus.GaugeValue, float64(o.Window.Bytes))
+	ch <- prometheus.MustNewConstMetric(c.windowCommands, prometheus.GaugeValue, float64(o.Window.Commands))
 	counter(c.rejoins, float64(st.RejoinsHeld), "held")
 	counter(c.rejoins, float64(st.RejoinsDownloaded), "downloaded")
 	counter(c.rejoinReplayed, float64(st.RejoinReplayedBytes))
@@ -90,7 +95,8 @@ func (c *stateCollector) collectRejoins(ch chan<- prometheus.Metric, st host.Sta
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports, c.unchecked,
 		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.pending, c.evicted, c.pwChecks, c.guessRefused, c.puzzles, c.puzzleBits, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
-		c.unverified, c.unverifiedDrops, c.relayDecided, c.rejoins, c.rejoinFallbacks, c.rejoinReplayed}
+		c.unverified, c.unverifiedDrops, c.relayDecided, c.rejoins, c.rejoinFallbacks, c.rejoinReplayed,
+		c.windowBytes, c.windowCommands}
 }
 
 // Describe implements prometheus.Collector.
@@ -133,7 +139,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.departures, float64(st.Drops), "dropped")
 	counter(c.admin, float64(st.AdminActions))
 	counter(c.unverifiedDrops, float64(st.UnverifiedDrops))
-	c.collectRejoins(ch, st)
+	c.collectRejoins(ch, o)
 	gauge(c.pending, float64(st.Pending))
 	counter(c.evicted, float64(st.PendingEvicted))
 	counter(c.pwChecks, float64(st.PasswordChecks-st.PasswordsWrong), "right")

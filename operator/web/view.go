@@ -44,6 +44,9 @@ type overviewJSON struct {
 	Chat           []chatJSON   `json:"chat"`
 	LastSave       *saveJSON    `json:"last_save"`
 	Stats          statsJSON    `json:"stats"`
+	// Window is the rejoin window: commands kept, their bytes, and the
+	// tick from which every command is kept.
+	Window windowJSON `json:"rejoin_window"`
 	// Agones is what the host last told Agones; null outside Agones.
 	Agones *agonesJSON `json:"agones"`
 }
@@ -192,6 +195,13 @@ type statsJSON struct {
 	RejoinFallbacks     map[string]int `json:"rejoin_fallbacks"`
 }
 
+// windowJSON is the rejoin window (host.WindowView).
+type windowJSON struct {
+	Commands int    `json:"commands"`
+	Bytes    int64  `json:"bytes"`
+	From     uint64 `json:"from_tick"`
+}
+
 // rejoinFallbacks is the held worlds turned down, by reason name; never
 // nil.
 func rejoinFallbacks(st host.Stats) map[string]int {
@@ -244,7 +254,8 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			RejoinsHeld: o.Stats.RejoinsHeld, RejoinsDownloaded: o.Stats.RejoinsDownloaded,
 			RejoinReplayedBytes: o.Stats.RejoinReplayedBytes, RejoinFallbacks: rejoinFallbacks(o.Stats),
 		},
-		Chat: make([]chatJSON, 0, len(o.Chat)),
+		Chat:   make([]chatJSON, 0, len(o.Chat)),
+		Window: windowJSON{Commands: o.Window.Commands, Bytes: o.Window.Bytes, From: o.Window.From},
 	}
 	if o.At.IsZero() {
 		v.Stale = true
