@@ -63,7 +63,8 @@ type Reconnector struct {
 	Event func(ReconnectEvent)
 
 	last  *sessionToken // the last session's token
-	held  *heldWorld    // the last session's simulation, kept to rejoin from (held.go)
+	sess  *Session      // the last session, whose world a Rejoin rejoins from
+	held  *heldWorld    // the simulation kept to rejoin from (held.go)
 	token []byte        // the token to rejoin with
 	lost  time.Time     // when the last connection was lost
 }
@@ -129,7 +130,7 @@ func (e *GaveUpError) Unwrap() error { return e.Last }
 // Reconnector's policy, keeping what was downloaded; a host that does
 // not answer the first attempt at all is not tried again.
 func (r *Reconnector) Join(ctx context.Context) (*Session, error) {
-	r.token, r.held = r.Config.Token, nil
+	r.token, r.held, r.sess = r.Config.Token, nil, nil
 	res := r.resume()
 	var att attempt
 	s, ph, err := r.try(ctx, res, &att)
@@ -142,11 +143,18 @@ func (r *Reconnector) Join(ctx context.Context) (*Session, error) {
 
 // Rejoin joins again after the last session ended: with its token while
 // the host keeps it, by the Reconnector's policy, the first attempt
-// Backoff after the session's end. Attempts go on until For has passed
-// since Rejoin was called. Without a last session it rejoins with
-// Config.Token, Backoff from now.
+// Backoff after the session's end, from the world the last session held
+// when the host can bring it up to date (Timings.Rejoin says). Attempts
+// go on until For has passed since Rejoin was called. Without a last
+// session it rejoins with Config.Token, Backoff from now. Call it once
+// the last session's Run has returned: the Reconnector keeps that
+// session's world until the next join lets it go.
 func (r *Reconnector) Rejoin(ctx context.Context) (*Session, error) {
 	r.token, r.lost = r.Config.Token, time.Now()
+	if r.held == nil && r.sess != nil {
+		r.held = r.sess.held()
+	}
+	r.sess = nil
 	if r.last != nil {
 		var ended time.Time
 		r.token, _, ended = r.last.get()
@@ -171,7 +179,7 @@ func (r *Reconnector) Run(ctx context.Context, s *Session, joined func(*Session)
 		if r.For < 0 || token == nil || !droppedByNetwork(err) {
 			return err
 		}
-		r.last, r.held = s.tok, s.held()
+		r.last, r.held, r.sess = s.tok, s.held(), nil
 		r.event(ReconnectEvent{Kind: ReconnectLost, Phase: PhasePlay, Err: err, Token: true})
 		next, err := r.Rejoin(ctx)
 		if err != nil {
@@ -226,10 +234,7 @@ func (r *Reconnector) try(ctx context.Context, res *Resume, att *attempt) (*Sess
 	}
 	s, err := joinWith(ctx, cfg, att)
 	if err == nil {
-		r.last = s.tok
-		if s.timings.Rejoin != wire.RejoinHeld {
-			r.held = nil // a world was downloaded: the kept one is let go
-		}
+		r.last, r.sess, r.held = s.tok, s, nil // the new session holds the world now
 		return s, ph, nil
 	}
 	r.lost = time.Now()
