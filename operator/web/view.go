@@ -73,16 +73,19 @@ func agonesView(a Agones, now time.Time) *agonesJSON {
 }
 
 type playerJSON struct {
-	ID          int32      `json:"id"`
-	Name        string     `json:"name"`
-	Spectator   bool       `json:"spectator"`
-	Status      string     `json:"status"`
-	Faction     int32      `json:"faction"`
-	LatencyMs   float64    `json:"latency_ms"`
-	TicksBehind uint64     `json:"ticks_behind"`
-	Repairing   bool       `json:"repairing"`
-	Unverified  bool       `json:"unverified"`
-	Since       *time.Time `json:"since"`
+	ID          int32   `json:"id"`
+	Name        string  `json:"name"`
+	Spectator   bool    `json:"spectator"`
+	Status      string  `json:"status"`
+	Faction     int32   `json:"faction"`
+	LatencyMs   float64 `json:"latency_ms"`
+	TicksBehind uint64  `json:"ticks_behind"`
+	Repairing   bool    `json:"repairing"`
+	Unverified  bool    `json:"unverified"`
+	// AcceptedTick is the tick of the last state-hash report the host
+	// compared and accepted from the player (0: none yet).
+	AcceptedTick uint64     `json:"accepted_tick"`
+	Since        *time.Time `json:"since"`
 }
 
 type mapJSON struct {
@@ -270,7 +273,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 	for _, p := range o.Players {
 		v.Players = append(v.Players, playerJSON{
 			ID: p.ID, Name: p.Name, Spectator: p.Spectator, Status: p.Status, Faction: p.Faction,
-			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, Since: stamp(p.Since),
+			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, AcceptedTick: p.Accepted, Since: stamp(p.Since),
 		})
 	}
 	for _, m := range o.Maps {
