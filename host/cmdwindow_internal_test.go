@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"time"
 
@@ -105,4 +106,29 @@ func countFrames(t *testing.T, b []byte) int {
 		}
 		n++
 	}
+}
+
+// TestCmdWindowMemory measures what a minute of commands at 100 a second
+// (colony's average payload is about 9 bytes) costs the window on the
+// heap, against the bytes it counts for its bound: the count must not
+// fall below what the heap holds by more than half, or the byte bound
+// would not bound the memory.
+func TestCmdWindowMemory(t *testing.T) {
+	const perMinute = 100 * 60
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	w := newCmdWindow(time.Hour, 1<<30, 0)
+	for i := range perMinute {
+		w.add([]lockstep.Command{{Tick: uint64(i), MapID: 1, Kind: 2, Player: 3, Payload: make([]byte, 9)}})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("a minute at 100 commands/s: %d commands, %.2f MiB counted, %.2f MiB on the heap", perMinute,
+		float64(w.bytes)/(1<<20), float64(heap)/(1<<20))
+	if heap > 2*w.bytes {
+		t.Errorf("the heap holds %d bytes, the window counts %d", heap, w.bytes)
+	}
+	runtime.KeepAlive(w)
 }
