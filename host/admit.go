@@ -142,16 +142,14 @@ func (s *session) admit(r joinReq) joinReply {
 		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}
 }
 
-// admitHeld admits a rejoin from the world it held: no join point, the
-// commands it missed queued right after the player list, on the ordered
-// stream before any later tick. Its token rejoins as a player that left
-// (it has nothing to resume), and the member keeps the last report the
-// host accepted of that world.
+// admitHeld admits a rejoin from the world it held: no join point; the
+// commands it missed went in its Server_Session, before any later tick.
+// Its token rejoins as a player that left (it has nothing to resume), and
+// the member keeps the last report the host accepted of that world.
 func (s *session) admitHeld(a *admission, p *roster.Player, jp *joinProgress, notices []roster.Notice, d heldDecision) joinReply {
 	s.issueToken(a.r, p, nil, d)
 	m := s.addMember(a.r, notices)
 	m.good, m.checked = d.record.good, d.record.checked
-	m.conn.send(d.frames)
 	return joinReply{id: a.r.id, member: m, faction: p.Faction, granted: d.granted, join: jp, retries: jp.retries, replayed: true}
 }
 

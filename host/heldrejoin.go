@@ -3,6 +3,7 @@ package host
 import (
 	"time"
 
+	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -45,7 +46,7 @@ func heldOf(m *member) heldRecord {
 // frames that replay the commands the player missed.
 type heldDecision struct {
 	result  wire.RejoinResult
-	frames  []byte
+	replay  snapshot.Blob // the frames, compressed for Server_Session
 	granted uint64
 	record  heldRecord // carried to the new member on RejoinHeld
 }
@@ -72,7 +73,7 @@ func (s *session) decideHeld(a *admission) heldDecision {
 	case !namesCheck(h, rec.good) || h.Tick < rec.good.tick:
 		d.result = wire.RejoinHashes
 	default:
-		d.result, d.frames = s.replay(h)
+		d.result, d.replay = s.replay(h, a.r.conn.codec)
 	}
 	return d
 }
@@ -87,22 +88,28 @@ func namesCheck(h *wire.HeldWorld, c heldCheck) bool {
 	return false
 }
 
-// replay is the commands after h's position, as frames, when the window
-// holds them all and they fit in the send queue's half.
-func (s *session) replay(h *wire.HeldWorld) (wire.RejoinResult, []byte) {
+// replay is the commands after h's position, as frames compressed with
+// codec, when the window holds them all and they fit the replay's limits
+// (and half the send queue's: a client reads them at that pace anyway).
+func (s *session) replay(h *wire.HeldWorld, codec snapshot.Codec) (wire.RejoinResult, snapshot.Blob) {
 	cmds, ok := s.window.since(h.Tick, h.Applied)
 	if !ok {
-		return wire.RejoinWindow, nil
+		return wire.RejoinWindow, snapshot.Blob{}
 	}
 	if h.Tick < s.auth.Sim().Tick() && h.Applied > stampedAt(s.window, h.Tick) {
 		// More of a past tick's commands applied than were stamped.
-		return wire.RejoinAhead, nil
+		return wire.RejoinAhead, snapshot.Blob{}
 	}
-	frames, ok := replayFrames(cmds, s.auth.Sim().Tick(), s.auth.Speed(), int(s.cfg.Limits.SendQueueBytes/2))
+	limit := min(wire.MaxReplayRaw, int(s.cfg.Limits.SendQueueBytes/2))
+	frames, ok := replayFrames(cmds, s.auth.Sim().Tick(), s.auth.Speed(), limit)
 	if !ok {
-		return wire.RejoinTooLarge, nil
+		return wire.RejoinTooLarge, snapshot.Blob{}
 	}
-	return wire.RejoinHeld, frames
+	blob, err := snapshot.Compress(frames, s.points.compression(codec))
+	if err != nil || len(blob.Data) > wire.MaxReplayBytes {
+		return wire.RejoinTooLarge, snapshot.Blob{}
+	}
+	return wire.RejoinHeld, blob
 }
 
 // stampedAt counts the commands the window holds stamped tick.
@@ -126,7 +133,7 @@ func (s *session) countRejoin(a *admission, d heldDecision) {
 		switch {
 		case d.result == wire.RejoinHeld:
 			st.RejoinsHeld++
-			st.RejoinReplayedBytes += uint64(len(d.frames))
+			st.RejoinReplayedBytes += uint64(len(d.replay.Data))
 		default:
 			st.RejoinsDownloaded++
 			if d.result.Fallback() && int(d.result) < len(st.RejoinFallbacks) {
@@ -140,7 +147,7 @@ func (s *session) countRejoin(a *admission, d heldDecision) {
 	h := a.r.held
 	if d.result == wire.RejoinHeld {
 		s.cfg.Logger.Info("rejoin from the held world", "player", a.r.id, "name", a.r.name, "tick", h.Tick, "applied", h.Applied,
-			"host_tick", d.granted, "replay_bytes", len(d.frames))
+			"host_tick", d.granted, "replay_bytes", len(d.replay.Data), "replay_raw_bytes", d.replay.RawSize)
 		return
 	}
 	s.cfg.Logger.Info("held world turned down; sending the world", "player", a.r.id, "name", a.r.name, "tick", h.Tick,
@@ -153,7 +160,7 @@ func (s *session) sessionPacket(token []byte, id int32, d heldDecision) *wire.Se
 		HashEvery: uint32(s.cfg.Desync.HashEvery), Rejoin: d.result}
 	switch {
 	case d.result == wire.RejoinHeld:
-		p.Granted = d.granted
+		p.Granted, p.Replay, p.ReplayCodec = d.granted, d.replay.Data, uint8(d.replay.Codec)
 	case d.result.Fallback():
 		p.Why = d.result.Sentence()
 	}

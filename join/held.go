@@ -1,12 +1,15 @@
 package join
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -86,6 +89,42 @@ func (s *Session) replayedRejoin() bool {
 	return s.cfg.held != nil && s.timings.Rejoin == wire.RejoinHeld
 }
 
+// takeReplay inflates the ticks a held-world rejoin missed, which
+// Server_Session carries: Server_Tick frames back to back, bounded by
+// wire.MaxReplayRaw, the last one granting Server_Session's Granted.
+func (s *Session) takeReplay(p *wire.ServerSession) error {
+	if s.cfg.held == nil {
+		return protoErr("Server_Session replays commands to a join that named no held world")
+	}
+	raw, err := snapshot.Inflate(snapshot.Codec(p.ReplayCodec), p.Replay, wire.MaxReplayRaw)
+	if err != nil {
+		return protoErr("Server_Session's replay: %w", err)
+	}
+	fr := wire.NewFrameReader(bytes.NewReader(raw), wire.DefaultMaxFrame)
+	for {
+		id, body, err := fr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return protoErr("Server_Session's replay: %w", err)
+		}
+		pkt, err := decodeFromHost(id, body)
+		if err != nil {
+			return err
+		}
+		t, ok := pkt.(*wire.ServerTick)
+		if !ok {
+			return protoErr("Server_Session's replay holds %s", id)
+		}
+		s.replay = append(s.replay, t)
+	}
+	if n := len(s.replay); n == 0 || s.replay[n-1].Granted != p.Granted {
+		return protoErr("Server_Session's replay does not end with its grant %d", p.Granted)
+	}
+	return nil
+}
+
 // catchUpHeld is the catch-up of a rejoin from the held world: the
 // commands the host replays, then the live ticks, are applied to the kept
 // simulation up to the grant the host gave at the admission, and
@@ -99,6 +138,12 @@ func (s *Session) catchUpHeld(ctx context.Context, start time.Time) error {
 	ph := s.afterHandshake("unexpected %s while catching up", map[wire.ID]handler{
 		wire.IDServerTick: on(s.applyTick),
 	})
+	for _, t := range s.replay {
+		if err := s.applyTick(t); err != nil {
+			return err
+		}
+	}
+	s.replay = nil
 	cu := time.Now()
 	for {
 		if err := s.drain(ph); err != nil {

@@ -103,6 +103,9 @@ func (s *Session) admitted(p *wire.ServerSession) error {
 	if !s.ready {
 		s.timings.Rejoin, s.timings.RejoinWhy = p.Rejoin, p.Why
 		s.replayTo = p.Granted
+		if p.Rejoin == wire.RejoinHeld {
+			return s.takeReplay(p)
+		}
 	}
 	return nil
 }

@@ -81,8 +81,9 @@ type Session struct {
 	uploads      []*uploadPending                      // relay mode: uploads the host asked this arbiter for, in order (arbiter.go)
 	uploadQ      chan func()                           // the uploads being sent, one after the other
 	uploadOnce   sync.Once
-	checks       *checkLog // the hash reports sent last, for a held-world rejoin (held.go)
-	replayTo     uint64    // a held-world rejoin catches up to this grant
+	checks       *checkLog          // the hash reports sent last, for a held-world rejoin (held.go)
+	replayTo     uint64             // a held-world rejoin catches up to this grant
+	replay       []*wire.ServerTick // the ticks it missed, from Server_Session
 }
 
 // Info is what the host said about the session during the handshake.

@@ -61,9 +61,17 @@ var rejoinSentences = [...]string{
 	RejoinUnchecked:  "The host has no accepted hash report of your world to trust it by; it sends the world.",
 	RejoinHashes:     "Your hash reports do not match the last one the host accepted; it sends the world.",
 	RejoinRepair:     "Your world was being repaired when you dropped; the host sends the world.",
-	RejoinTooLarge:   "The commands you missed are more than the world; the host sends the world.",
+	RejoinTooLarge:   "The commands you missed are more than the host replays; it sends the world.",
 	RejoinNotPlaying: "You were not playing when you dropped; the host sends the world.",
 }
+
+// Limits of a held-world rejoin's replay (Server_Session's Replay): its
+// compressed bytes, within a client's 1 MiB frame with room to spare,
+// and what they inflate to.
+const (
+	MaxReplayBytes = 768 << 10
+	MaxReplayRaw   = 4 << 20
+)
 
 // RejoinResults is the number of rejoin results there are.
 const RejoinResults = len(rejoinNames)

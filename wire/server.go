@@ -402,9 +402,17 @@ type ServerSession struct {
 	// was named.
 	Rejoin RejoinResult `codec:"r,omitempty"`
 	// Granted, with RejoinHeld, is the host's grant at the admission: the
-	// replayed ticks that follow end with a grant of it, and the client
-	// catches up to it before Client_WorldReady. Left out when 0.
+	// replayed ticks end with a grant of it, and the client catches up to
+	// it before Client_WorldReady. Left out when 0.
 	Granted uint64 `codec:"t,omitempty"`
+	// Replay, with RejoinHeld, is the commands the player missed: the
+	// Server_Tick frames that carry them back to back, the last a pure
+	// grant of Granted, compressed as one gzip member or zstd frame
+	// (ReplayCodec, 0 gzip, 1 zstd, as package snapshot numbers them). At
+	// most MaxReplayBytes, inflating to at most MaxReplayRaw. Left out
+	// when empty.
+	Replay      []byte `codec:"c,omitempty"`
+	ReplayCodec uint8  `codec:"z,omitempty"`
 	// Why says in a sentence why a held world was not used. Left out when
 	// empty.
 	Why string `codec:"m,omitempty"`
@@ -420,6 +428,9 @@ func (p *ServerSession) Validate() error {
 	}
 	if len(p.Why) > MaxTextBytes {
 		return fmt.Errorf("rejoin reason of %d bytes", len(p.Why))
+	}
+	if len(p.Replay) > MaxReplayBytes {
+		return fmt.Errorf("replay of %d bytes, over %d", len(p.Replay), MaxReplayBytes)
 	}
 	return nil
 }

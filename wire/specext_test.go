@@ -79,6 +79,8 @@ func TestSpecLimits(t *testing.T) {
 		"TokenSize":               wire.TokenSize,
 		"MaxResumeBlobs":          wire.MaxResumeBlobs,
 		"MaxHeldChecks":           wire.MaxHeldChecks,
+		"MaxReplayBytes":          wire.MaxReplayBytes,
+		"MaxReplayRaw":            wire.MaxReplayRaw,
 		"MaxHashMaps":             wire.MaxHashMaps,
 		"MaxMapParts":             lockstep.MaxMapParts,
 		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,

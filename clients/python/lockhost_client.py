@@ -38,6 +38,7 @@ MAX_PROOF_BYTES = 64
 TOKEN_SIZE = 16
 MAX_RESUME_BLOBS = 4097
 MAX_HELD_CHECKS = 16
+MAX_REPLAY_BYTES = 768 << 10
 MAX_HASH_MAPS = 4096
 MAX_MAP_PARTS = 16
 MAX_LEAVE_WHY_BYTES = 64
@@ -202,7 +203,7 @@ def MAP(**fields):
 
 
 def OPT(t):
-    """A key left out when its value is the zero value (section 1's ten keys, relay mode's and the held world's among them)."""
+    """A key left out when its value is the zero value (section 1's twelve keys, relay mode's and the held world's among them)."""
     return ("opt", t)
 
 
@@ -263,7 +264,9 @@ PACKETS = {
     25: ("Server_Session", MAP(k=("token", BIN(TOKEN_SIZE, TOKEN_SIZE)), g=("graceMs", I(64)),
                              p=("playerID", I(32)), e=("hashEvery", U(32)),
                              # Section 6.6: the answer to a held world (5.9), left out when none was named.
-                             r=("rejoin", OPT(U(8))), t=("granted", OPT(U(64))), m=("why", OPT(STR(MAX_TEXT_BYTES))))),
+                             r=("rejoin", OPT(U(8))), t=("granted", OPT(U(64))),
+                             c=("replay", OPT(BIN(MAX_REPLAY_BYTES))), z=("replayCodec", OPT(U(8))),
+                             m=("why", OPT(STR(MAX_TEXT_BYTES))))),
     26: ("Server_Resync", MAP(t=("tick", U(64)), a=("applied", U(32)),
                             m=("maps", ARR(I(32), MAX_HASH_MAPS)), f=("full", BOOL))),
     27: ("Server_Desync", MAP(s=("state", U(8)), p=("playerID", I(32)), n=("name", STR(MAX_NAME_BYTES)),

@@ -3,6 +3,7 @@
 Run from this folder: python3 -m unittest
 """
 
+import gzip
 import os
 import re
 import socket
@@ -106,7 +107,10 @@ class HeldRejoinTest(unittest.TestCase):
         self.assertEqual([(c["tick"], c["world"]) for c in user["held"]["checks"]],
                          [(600, 0x1111111111111111), (660, 0x5555555555555555)])
         _, ok = self.held(2)
-        self.assertEqual((ok["rejoin"], ok["granted"], ok["why"]), (1, 720, ""))
+        self.assertEqual((ok["rejoin"], ok["granted"], ok["why"], ok["replayCodec"]), (1, 720, "", 0))
+        # The replay is a gzip member of steps H3 to H5's frames.
+        inside = b"".join(raw for label, _, raw in spec_frames() if label in ("Held step H3", "Held step H4", "Held step H5"))
+        self.assertEqual(gzip.decompress(ok["replay"]), inside)
         _, grant = self.held(5)
         self.assertEqual((grant["tick"], grant["granted"], grant["commands"]), (720, 720, []))
         _, no = self.held(7)
