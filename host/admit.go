@@ -89,6 +89,7 @@ func (s *session) tokenRule(a *admission) error {
 func (s *session) replaceLingering(rj *rejoin) {
 	if m := s.members[rj.id]; m != nil {
 		m.conn.close(wire.ReasonReplaced, "")
+		rj.held = heldOf(m)
 	}
 	s.dropMember(rj.id)
 	s.roster.Remove(rj.id, "")
@@ -99,7 +100,7 @@ func (s *session) replaceLingering(rj *rejoin) {
 // admit runs a joiner through the admission rules and, admitted, makes
 // it a member: on the roster, with a rejoin token, announced to everyone,
 // and given its join point (or the upload of a new relay session's
-// world).
+// world), or, rejoining from the world it held, the commands it missed.
 func (s *session) admit(r joinReq) joinReply {
 	a := &admission{r: r}
 	for _, rule := range admitRules {
@@ -122,7 +123,12 @@ func (s *session) admit(r joinReq) joinReply {
 		s.rejoins.use(a.r.token)
 		notices = []roster.Notice{{Kind: wire.NoticeJoined, Text: a.r.name + " is back."}}
 	}
-	s.issueToken(a.r, p, jp)
+	d := s.decideHeld(a)
+	s.countRejoin(a, d)
+	if d.result == wire.RejoinHeld {
+		return s.admitHeld(a, p, jp, notices, d)
+	}
+	s.issueToken(a.r, p, jp, d)
 	m := s.addMember(a.r, notices)
 	point, uploader, err := s.mode.joinPoint(a.r, m, held)
 	if err != nil {
@@ -136,13 +142,23 @@ func (s *session) admit(r joinReq) joinReply {
 		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}
 }
 
+// admitHeld admits a rejoin from the world it held: no join point; the
+// commands it missed went in its Server_Session, before any later tick.
+// Its token rejoins as a player that left (it has nothing to resume), and
+// the member keeps the last report the host accepted of that world.
+func (s *session) admitHeld(a *admission, p *roster.Player, jp *joinProgress, notices []roster.Notice, d heldDecision) joinReply {
+	s.issueToken(a.r, p, nil, d)
+	m := s.addMember(a.r, notices)
+	m.good, m.checked = d.record.good, d.record.checked
+	return joinReply{id: a.r.id, member: m, faction: p.Faction, granted: d.granted, join: jp, retries: jp.retries, replayed: true}
+}
+
 // issueToken sends the token to come back as this player after a dropped
 // connection, before the world, so the joiner knows its lasting player
-// ID.
-func (s *session) issueToken(r joinReq, p *roster.Player, jp *joinProgress) {
+// ID, with the answer to a held world if it named one.
+func (s *session) issueToken(r joinReq, p *roster.Player, jp *joinProgress, d heldDecision) {
 	if token := s.rejoins.issue(r.id, p.Name, p.Spectator, jp); token != nil {
-		r.conn.sendPacket(&wire.ServerSession{Token: token, GraceMs: s.cfg.Timeouts.RejoinGrace.Milliseconds(), PlayerID: r.id,
-			HashEvery: uint32(s.cfg.Desync.HashEvery)})
+		r.conn.sendPacket(s.sessionPacket(token, r.id, d))
 	}
 }
 

@@ -259,6 +259,17 @@ type JoinConfig struct {
 	// level the codec's default level is used. A joiner that does not read
 	// the codec (protocol 3) is sent gzip at its default level.
 	Compression string
+	// RejoinWindow is how long the host keeps the commands it stamped, so
+	// that a player who dropped and still holds its world rejoins by
+	// replaying the ones it missed instead of downloading the world
+	// (docs/protocol.md, section 6.6; default 10 min, twice the default
+	// RejoinGrace; negative: keep none, every rejoin downloads). At 100
+	// commands a second a minute of colony's commands takes about 0.5 MiB.
+	RejoinWindow time.Duration
+	// RejoinWindowBytes bounds the memory of the rejoin window, payloads
+	// and 64 bytes per command (default 64 MiB): past it the oldest ticks'
+	// commands go before RejoinWindow has passed.
+	RejoinWindowBytes int64
 }
 
 // LagConfig says what happens when a playing client falls behind, and how
@@ -367,10 +378,12 @@ func DefaultConfig() Config {
 			RefusalLogEvery:       10 * time.Second,
 		},
 		Join: JoinConfig{
-			MinDownloadRate: 16 << 10,
-			DownloadWindow:  2 << 20,
-			JoinPointMaxAge: 10 * time.Second,
-			Compression:     snapshot.Zstd.String(),
+			MinDownloadRate:   16 << 10,
+			DownloadWindow:    2 << 20,
+			JoinPointMaxAge:   10 * time.Second,
+			RejoinWindow:      10 * time.Minute,
+			RejoinWindowBytes: 64 << 20,
+			Compression:       snapshot.Zstd.String(),
 		},
 		Lag: LagConfig{
 			Policy:       LagWait,

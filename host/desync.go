@@ -157,16 +157,14 @@ func (s *session) checkHashes(r hashReq) {
 	worldDiffers := rep.World != cp.World
 	m.lastCheck = rep.Tick
 	s.desync.noteChecks(rep, differ)
-	if m.resync != nil {
-		if len(differ) == 0 && !worldDiffers {
-			s.repaired(m)
-			return
-		}
-		m.resync = nil // still different after the repair: a new desync
-	}
 	if len(differ) == 0 && !worldDiffers {
+		m.good, m.checked = heldCheck{tick: rep.Tick, world: rep.World}, true
+		if m.resync != nil {
+			s.repaired(m)
+		}
 		return
 	}
+	m.resync = nil // different (again, after a repair): a new desync
 	s.desynced(m, rep, cp, differ, worldDiffers)
 }
 

@@ -19,7 +19,10 @@
 // The session goroutine (session.run) owns the simulation, the roster, the
 // members and the session's parts, each in a file of its own: the join
 // points (joinpoints.go), the rejoin tokens (rejoins.go; kept beside the
-// save by tokenfile.go, whose own goroutine writes them), liveness
+// save by tokenfile.go, whose own goroutine writes them), the rejoin
+// window of the commands stamped last (cmdwindow.go), from which a player
+// that still holds its world is sent what it missed instead of a world
+// (heldrejoin.go), liveness
 // (liveness.go), the lag policy (lag.go), the players' conduct budgets
 // (conduct.go, chat rates included), desync tracking (desynctrack.go),
 // autosaves (autosave.go) and what it publishes (the Overview and the

@@ -66,6 +66,18 @@ type Overview struct {
 	LastSave *SaveRecord
 	// Stats are the host's counters, as of the call to Server.Overview.
 	Stats Stats
+	// Window is the rejoin window: the commands the host keeps for
+	// players who rejoin from the world they held.
+	Window WindowView
+}
+
+// WindowView is the rejoin window in an Overview: Commands commands
+// held, costing Bytes (payloads and 64 bytes each), every command
+// stamped from tick From on.
+type WindowView struct {
+	Commands int
+	Bytes    int64
+	From     uint64
 }
 
 // PlayerView is one online player in an Overview.
@@ -87,6 +99,10 @@ type PlayerView struct {
 	// hashes for two hash intervals past the lag limit: the host cannot
 	// tell whether its game agrees (see Config.Desync.DropUnverified).
 	Unverified bool
+	// Accepted is the tick of the last state-hash report the host
+	// compared and accepted from the player (0: none yet), kept over a
+	// rejoin from the world it held.
+	Accepted uint64
 	// Since is when the player was admitted.
 	Since time.Time
 }
@@ -374,6 +390,7 @@ func (s *session) publishOverview(now time.Time) {
 		Tick: tick, TickRate: s.cfg.TickRate, Speed: int(s.auth.Speed()), TicksPerSecond: s.pub.rate.observe(now, tick),
 		Holding: s.lag.holding, TLS: s.cfg.Admission.TLS != nil, Password: len(s.cfg.Admission.Password) > 0,
 		MaxPlayers: s.cfg.Limits.MaxPlayers, HashEvery: max(0, s.cfg.Desync.HashEvery), MaxLag: s.cfg.Lag.MaxLag,
+		Window: WindowView{Commands: len(s.window.cmds) - s.window.head, Bytes: s.window.bytes, From: s.window.from},
 	}
 	for _, id := range s.order {
 		m, p := s.members[id], s.roster.Get(id)
@@ -383,6 +400,9 @@ func (s *session) publishOverview(now time.Time) {
 		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
 			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since,
 			Unverified: m.unverified}
+		if m.checked {
+			v.Accepted = m.good.tick
+		}
 		if p.Status != wire.StatusDownloading {
 			if a := m.acked.Load(); a < tick {
 				v.TicksBehind = tick - a

@@ -409,7 +409,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	select {
 	case p.srv.sess.joins <- joinReq{token: cu.Token, id: p.id, name: cu.Name, spectator: cu.Spectate, passwordOK: passwordOK,
 		arbiterClaim: arbiterClaim, arbiterOK: arbiterOK, declared: p.relay.declared,
-		resume: cu.Resume, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
+		resume: cu.Resume, held: cu.Held, addr: addrKey(remoteIP(p.nc)), conn: p.conn, reply: reply}:
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
 	}
@@ -491,6 +491,9 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	if jr.uploader {
 		return p.uploadWorld(jr)
 	}
+	if jr.replayed {
+		return p.replayed(jr)
+	}
 	point, err := p.whileHostBusy(func() (*snapshot.Point, error) { return jr.point.compressed(p.conn.codec) })
 	// The download's deadlines start once the point is there: the joiner
 	// may have waited for its build, or for a relay arbiter's upload.
@@ -525,6 +528,23 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return nil, err
 	}
 	return pl, nil
+}
+
+// replayed waits, under the catch-up deadline, for the WorldReady of a
+// rejoin from the world it held: the commands it missed went out with
+// its admission, and nothing else comes before it catches up.
+func (p *peer) replayed(jr joinReply) (*snapshot.Payload, error) {
+	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.cfg.Timeouts.CatchUp))
+	p.log.Info("replaying the commands missed", "granted", jr.granted)
+	pkt, err := p.read(wire.IDClientWorldReady)
+	if err != nil {
+		return nil, err
+	}
+	p.phase("catch_up")
+	if err := p.worldReady(pkt.(*wire.ClientWorldReady)); err != nil {
+		return nil, err
+	}
+	return &snapshot.Payload{}, nil
 }
 
 // worldReady hands the client's WorldReady to the session, whether the

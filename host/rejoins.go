@@ -32,6 +32,7 @@ type rejoin struct {
 	online    bool
 	left      time.Time
 	progress  *joinProgress // the join under way until WorldReady, for a resume
+	held      heldRecord    // what the host knew of its world when it dropped (heldrejoin.go)
 }
 
 // errBadToken is a rejoin with an unknown or expired token.
@@ -74,11 +75,12 @@ func (r *rejoins) issue(id int32, name string, spectator bool, jp *joinProgress)
 	return token
 }
 
-// left starts the grace period of player id's token.
-func (r *rejoins) left(id int32, now time.Time) {
+// left starts the grace period of player id's token, which keeps what
+// the host knew of its world.
+func (r *rejoins) left(id int32, now time.Time, held heldRecord) {
 	for _, rj := range r.tokens {
 		if rj.id == id && rj.online {
-			rj.online, rj.left = false, now
+			rj.online, rj.left, rj.held = false, now, held
 			r.dirty = true
 		}
 	}

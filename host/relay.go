@@ -580,6 +580,7 @@ func (s *session) relayReference(m *member, r hashReq) bool {
 		cp.Maps[i] = lockstep.MapCheckpoint{ID: mh.MapID, Hash: mh.Hash, Parts: mh.Parts}
 	}
 	slices.SortFunc(cp.Maps, func(a, b lockstep.MapCheckpoint) int { return cmp.Compare(a.ID, b.ID) })
+	m.good, m.checked = heldCheck{tick: rep.Tick, world: rep.World}, true // the reference is accepted by definition
 	s.addCheckpoint(cp)
 	return true
 }

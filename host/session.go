@@ -41,6 +41,8 @@ type member struct {
 	lastHashRefusal time.Time    // when the last refused-report notice went out
 	since           time.Time    // when it was admitted
 	point           *joinPoint   // the join point it is being sent, until WorldReady
+	good            heldCheck    // the last hash report accepted (checked: there is one)
+	checked         bool
 }
 
 type joinReq struct {
@@ -57,6 +59,7 @@ type joinReq struct {
 	// (relaydefs.go). Nil when the handshake checked it.
 	declared *wire.ClientDefs
 	resume   []wire.HeldBlob // blobs held, on a retry before WorldReady
+	held     *wire.HeldWorld // the world held, on a rejoin after WorldReady
 	addr     string          // addrKey of the remote address, for bans
 	conn     *conn
 	reply    chan joinReply
@@ -76,6 +79,9 @@ type joinReply struct {
 	// uploader: the joiner is the arbiter of a new relay session, which
 	// uploads the world instead of downloading it (relay.go).
 	uploader bool
+	// replayed: the joiner rejoins from the world it held, sent the
+	// commands it missed instead of a world (heldrejoin.go).
+	replayed bool
 }
 
 type readyReq struct {
@@ -112,6 +118,7 @@ type session struct {
 	order   []int32 // member IDs in admission order, for stable broadcast
 
 	points    *joinPoints
+	window    *cmdWindow // the commands of the rejoin window (cmdwindow.go)
 	rejoins   rejoins
 	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
 	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
@@ -151,6 +158,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		roster:   roster.New(roster.Config{MaxPlayers: cfg.Limits.MaxPlayers, MaxSpectators: cfg.Limits.MaxSpectators, Factions: cfg.Factions}),
 		members:  make(map[int32]*member),
 		points:   newJoinPoints(cfg, st),
+		window:   newCmdWindow(cfg.Join.RejoinWindow, cfg.Join.RejoinWindowBytes, sim.Tick()),
 		rejoins:  rejoins{grace: cfg.Timeouts.RejoinGrace},
 		alive:    liveness{every: cfg.Timeouts.KeepaliveEvery},
 		conducts: newConducts(cfg),
@@ -247,6 +255,7 @@ func (s *session) tick(now time.Time) {
 		s.points.expire(s.auth)
 	}
 	s.points.prepare(now, s.auth)
+	s.advanceWindow(now)
 	s.checkLiveness(now)
 	s.persistTokens()
 	defer s.publishOverview(now)
@@ -308,6 +317,7 @@ func (s *session) publish(res lockstep.TickResult) {
 		s.cfg.Logger.Debug("command refused", "player", r.Cmd.Player, "name", name, "map", r.Cmd.MapID, "kind", r.Cmd.Kind, "err", r.Err)
 	}
 	if len(res.Accepted) > 0 {
+		s.window.add(res.Accepted)
 		s.desync.remember(res.Accepted, res.Granted)
 		s.announce(res.Accepted)
 	}
@@ -437,7 +447,7 @@ func (s *session) leave(r leaveReq) {
 	m.conduct.last = time.Now()
 	s.noteLeave(m, r)
 	s.dropMember(r.id)
-	s.rejoins.left(r.id, time.Now())
+	s.rejoins.left(r.id, time.Now(), heldOf(m))
 	notices, ok := s.roster.Remove(r.id, r.why)
 	if !ok {
 		return

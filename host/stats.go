@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // Stats are counters of the host's work: join points, saves, state-hash
@@ -76,6 +77,16 @@ type Stats struct {
 	// not need sent again.
 	Resumes      int
 	ResumedBytes uint64
+	// RejoinsHeld counts players past WorldReady that rejoined from the
+	// world they held: sent the commands they missed, not the world
+	// (RejoinReplayedBytes the bytes of those commands).
+	// RejoinsDownloaded counts those that rejoined and were sent the
+	// world. RejoinFallbacks counts, by wire.RejoinResult, the held-world
+	// rejoins the host turned down (each also counted in
+	// RejoinsDownloaded).
+	RejoinsHeld, RejoinsDownloaded int
+	RejoinReplayedBytes            uint64
+	RejoinFallbacks                [wire.RejoinResults]int
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64

@@ -56,6 +56,9 @@ type Config struct {
 	// Token above) rejoins with it and asks only for what it lacks. Use
 	// one Resume per join.
 	Resume *Resume
+	// held is the simulation a Reconnector kept over a dropped
+	// connection, to rejoin from (held.go); nil for any other join.
+	held *heldWorld
 	// Databases are the client's def databases; empty for a game without
 	// any (the host's must be empty too).
 	Databases []defs.Summary

@@ -99,6 +99,9 @@ func (s *Session) download(ctx context.Context) (*loaded, error) {
 func (d *download) receive(ctx context.Context) error {
 	report(d.s.cfg, PhaseDownload, 0, 0)
 	for !d.done {
+		if d.s.replayedRejoin() {
+			return errReplayed
+		}
 		p, err := d.s.recv(ctx)
 		if err != nil {
 			if d.lost != nil && ctx.Err() == nil {

@@ -116,12 +116,16 @@ func (s *Session) introduce(ml *wire.ServerModList, nonce uint64) error {
 	if token == nil && cfg.Resume != nil {
 		token, held = cfg.Resume.claim()
 	}
+	var world *wire.HeldWorld
+	if cfg.held != nil && token != nil {
+		world = cfg.held.claim()
+	}
 	arbiter, err := s.arbiterProof(ml)
 	if err != nil {
 		return err
 	}
 	return s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held,
-		ArbiterProof: arbiter})
+		ArbiterProof: arbiter, Held: world})
 }
 
 // readDirect reads one packet on the calling goroutine (handshake only).

@@ -100,6 +100,13 @@ func (s *Session) admitted(p *wire.ServerSession) error {
 		s.cfg.Resume.setToken(p.Token, grace)
 	}
 	s.hashEvery = uint64(p.HashEvery)
+	if !s.ready {
+		s.timings.Rejoin, s.timings.RejoinWhy = p.Rejoin, p.Why
+		s.replayTo = p.Granted
+		if p.Rejoin == wire.RejoinHeld {
+			return s.takeReplay(p)
+		}
+	}
 	return nil
 }
 

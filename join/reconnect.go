@@ -29,7 +29,10 @@ const (
 // (at most MaxBackoff) between attempts; it rejoins with the session
 // token, so the host takes the player back with its ID and faction, and
 // a join cut during its download goes on with the parts of the world
-// already downloaded (a Resume); a host that no longer knows the token
+// already downloaded (a Resume); a session cut after WorldReady keeps its
+// simulation and rejoins from it, the host sending only the commands it
+// missed when it still holds them (else the world, Timings.Rejoin saying
+// why); a host that no longer knows the token
 // (it restarted, or the grace period is over) is joined afresh under the
 // same name; the host refusing, or sending what this client cannot
 // take, ends the attempts; and no attempt starts once For has passed
@@ -59,7 +62,9 @@ type Reconnector struct {
 	// on the goroutine that called it: for a user to see.
 	Event func(ReconnectEvent)
 
-	last  *sessionToken // the last session's token (not the session: its simulation is let go)
+	last  *sessionToken // the last session's token
+	sess  *Session      // the last session, whose world a Rejoin rejoins from
+	held  *heldWorld    // the simulation kept to rejoin from (held.go)
 	token []byte        // the token to rejoin with
 	lost  time.Time     // when the last connection was lost
 }
@@ -125,7 +130,7 @@ func (e *GaveUpError) Unwrap() error { return e.Last }
 // Reconnector's policy, keeping what was downloaded; a host that does
 // not answer the first attempt at all is not tried again.
 func (r *Reconnector) Join(ctx context.Context) (*Session, error) {
-	r.token = r.Config.Token
+	r.token, r.held, r.sess = r.Config.Token, nil, nil
 	res := r.resume()
 	var att attempt
 	s, ph, err := r.try(ctx, res, &att)
@@ -138,11 +143,18 @@ func (r *Reconnector) Join(ctx context.Context) (*Session, error) {
 
 // Rejoin joins again after the last session ended: with its token while
 // the host keeps it, by the Reconnector's policy, the first attempt
-// Backoff after the session's end. Attempts go on until For has passed
-// since Rejoin was called. Without a last session it rejoins with
-// Config.Token, Backoff from now.
+// Backoff after the session's end, from the world the last session held
+// when the host can bring it up to date (Timings.Rejoin says). Attempts
+// go on until For has passed since Rejoin was called. Without a last
+// session it rejoins with Config.Token, Backoff from now. Call it once
+// the last session's Run has returned: the Reconnector keeps that
+// session's world until the next join lets it go.
 func (r *Reconnector) Rejoin(ctx context.Context) (*Session, error) {
 	r.token, r.lost = r.Config.Token, time.Now()
+	if r.held == nil && r.sess != nil {
+		r.held = r.sess.held()
+	}
+	r.sess = nil
 	if r.last != nil {
 		var ended time.Time
 		r.token, _, ended = r.last.get()
@@ -167,7 +179,7 @@ func (r *Reconnector) Run(ctx context.Context, s *Session, joined func(*Session)
 		if r.For < 0 || token == nil || !droppedByNetwork(err) {
 			return err
 		}
-		r.last = s.tok
+		r.last, r.held, r.sess = s.tok, s.held(), nil
 		r.event(ReconnectEvent{Kind: ReconnectLost, Phase: PhasePlay, Err: err, Token: true})
 		next, err := r.Rejoin(ctx)
 		if err != nil {
@@ -211,7 +223,7 @@ func (r *Reconnector) resume() *Resume {
 // end of a failed one is noted as the time of the drop.
 func (r *Reconnector) try(ctx context.Context, res *Resume, att *attempt) (*Session, Phase, error) {
 	cfg := r.Config
-	cfg.Token, cfg.Resume = nil, res
+	cfg.Token, cfg.Resume, cfg.held = nil, res, r.held
 	ph := PhaseConnect
 	progress := cfg.Progress
 	cfg.Progress = func(p Progress) {
@@ -222,7 +234,7 @@ func (r *Reconnector) try(ctx context.Context, res *Resume, att *attempt) (*Sess
 	}
 	s, err := joinWith(ctx, cfg, att)
 	if err == nil {
-		r.last = s.tok
+		r.last, r.sess, r.held = s.tok, s, nil // the new session holds the world now
 		return s, ph, nil
 	}
 	r.lost = time.Now()

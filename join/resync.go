@@ -56,7 +56,7 @@ func (s *Session) stepped(sim lockstep.Sim) {
 		// sent from there; a simulation that cannot clone is hashed here
 		// and its report sent after the run.
 		cpr = lockstep.NewCheckpointer(false, runtime.GOMAXPROCS(0), func(cp lockstep.Checkpoint) {
-			_ = s.write(hashReport(cp)) // a broken connection shows in the reader
+			_ = s.sendReport(hashReport(cp)) // a broken connection shows in the reader
 		})
 		s.checkpointer.Store(cpr)
 		select {
@@ -81,7 +81,7 @@ func hashReport(cp lockstep.Checkpoint) *wire.ClientHashes {
 // flushHashes sends the reports taken since the last call.
 func (s *Session) flushHashes() error {
 	for _, r := range s.outHashes {
-		if err := s.write(r); err != nil {
+		if err := s.sendReport(r); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,14 @@ type Timings struct {
 	// SnapshotTick is the join point's tick; ReadyTick the tick WorldReady
 	// reported; CatchUpTicks the ticks simulated in between.
 	SnapshotTick, ReadyTick, CatchUpTicks uint64
+	// Rejoin is the host's answer to a rejoin from the world held
+	// (Reconnector): wire.RejoinHeld when it replayed the commands
+	// missed (nothing was downloaded; SnapshotTick is where the held
+	// world stood), a fallback result when it sent the world, with
+	// RejoinWhy its sentence; wire.RejoinNone when no held world was
+	// named or the host did not answer the key.
+	Rejoin    wire.RejoinResult
+	RejoinWhy string
 }
 
 // CatchUpRate is ticks simulated per second during catch-up.
@@ -73,6 +81,9 @@ type Session struct {
 	uploads      []*uploadPending                      // relay mode: uploads the host asked this arbiter for, in order (arbiter.go)
 	uploadQ      chan func()                           // the uploads being sent, one after the other
 	uploadOnce   sync.Once
+	checks       *checkLog          // the hash reports sent last, for a held-world rejoin (held.go)
+	replayTo     uint64             // a held-world rejoin catches up to this grant
+	replay       []*wire.ServerTick // the ticks it missed, from Server_Session
 }
 
 // Info is what the host said about the session during the handshake.
@@ -135,7 +146,11 @@ func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 		}
 		nc = tc
 	}
-	s := &Session{cfg: cfg, opt: opt, att: att, tok: &sessionToken{}, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64)}
+	s := &Session{cfg: cfg, opt: opt, att: att, tok: &sessionToken{}, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64),
+		checks: &checkLog{}}
+	if cfg.held != nil {
+		s.checks = cfg.held.checks
+	}
 	s.timings.Connect = time.Since(start)
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -267,6 +282,9 @@ func (s *Session) join(ctx context.Context, start time.Time) error {
 	w, err := s.download(ctx)
 	if wr := (*worldRequest)(nil); errors.As(err, &wr) {
 		return s.uploadWorld(ctx, start, wr.req)
+	}
+	if errors.Is(err, errReplayed) {
+		return s.catchUpHeld(ctx, start)
 	}
 	if err != nil {
 		return err

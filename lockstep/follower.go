@@ -189,3 +189,24 @@ func (f *Follower) applyDue() error {
 	f.pending = f.pending[i:]
 	return nil
 }
+
+// Position is where the simulation stands: at tick, having applied the
+// first applied commands stamped tick (those with a sequence below it).
+// A host that holds every command after that point can bring it up to
+// date by sending only those (a held-world rejoin).
+func (f *Follower) Position() (tick uint64, applied uint32) {
+	tick = f.sim.Tick()
+	if f.doneTick == tick {
+		applied = f.doneNext
+	}
+	return tick, applied
+}
+
+// DropPending forgets the commands received and not applied yet, and any
+// hold point: a rejoin from the held world gets every command after
+// Position again.
+func (f *Follower) DropPending() {
+	clear(f.pending)
+	f.pending = f.pending[:0]
+	f.hold = nil
+}

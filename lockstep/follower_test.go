@@ -483,3 +483,52 @@ func TestSortCommands(t *testing.T) {
 		t.Fatalf("extremes sorted as %v", got)
 	}
 }
+
+// TestFollowerPositionAndDropPending: Position names the tick and how
+// many of its commands are applied; after DropPending the commands
+// received past it are gone, and the same commands added again bring the
+// simulation to the state a follower that kept them reaches.
+func TestFollowerPositionAndDropPending(t *testing.T) {
+	add := func(tick uint64, seq uint32) lockstep.Command {
+		c := locksteptest.Counters{}.AddCommand(0, int8(seq+1))
+		c.Tick, c.Seq = tick, seq
+		return c
+	}
+	cmds := []lockstep.Command{add(2, 0), add(2, 1), add(4, 0)}
+	kept, err := lockstep.NewFollower(locksteptest.New(1, 8), cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := lockstep.NewFollower(locksteptest.New(1, 8), cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Grant(2)
+	if _, err := f.Run(10); err != nil {
+		t.Fatal(err)
+	}
+	if tick, applied := f.Position(); tick != 2 || applied != 2 {
+		t.Fatalf("position (%d, %d), want (2, 2)", tick, applied)
+	}
+	f.DropPending()
+	if err := f.Add(add(4, 0)); err != nil { // the host sends it again
+		t.Fatal(err)
+	}
+	f.Grant(5)
+	if _, err := f.Run(10); err != nil {
+		t.Fatal(err)
+	}
+	if tick, applied := f.Position(); tick != 5 || applied != 0 {
+		t.Fatalf("position (%d, %d) after the drop, want (5, 0)", tick, applied)
+	}
+	kept.Grant(5)
+	if _, err := kept.Run(10); err != nil {
+		t.Fatal(err)
+	}
+	if f.Sim().WorldHash() != kept.Sim().WorldHash() {
+		t.Fatal("dropped and sent again, the commands left another state than kept")
+	}
+	if err := f.Add(add(5, 0)); err != nil {
+		t.Fatalf("a command of the position's tick: %v", err)
+	}
+}

@@ -359,3 +359,30 @@ func zstdWhole(src []byte, raw uint64, capLimit int64, dst []byte) ([]byte, bool
 	}
 	return out, true, nil
 }
+
+// Inflate inflates data, one gzip member or zstd frame of codec c (section
+// 8.1 of the protocol; only the first member is read), refusing more than
+// limit bytes of output. It is for compressed data that
+// is not a world blob (a held-world rejoin's replay), whose inflated size
+// is not declared ahead.
+func Inflate(c Codec, data []byte, limit int64) ([]byte, error) {
+	impl, ok := codecs[c]
+	if !ok {
+		return nil, fmt.Errorf("inflate: unknown %s", c)
+	}
+	r, release, err := impl.reader(bytes.NewReader(data), limit)
+	if err != nil {
+		return nil, fmt.Errorf("inflate %s: %w", c, err)
+	}
+	defer release()
+	out, err := io.ReadAll(io.LimitReader(r, limit+1))
+	switch {
+	case err != nil && impl.tooLarge(err):
+		return nil, fmt.Errorf("inflate %s: more than %d bytes: %w", c, limit, ErrTooLarge)
+	case err != nil:
+		return nil, fmt.Errorf("inflate %s: %w", c, err)
+	case int64(len(out)) > limit:
+		return nil, fmt.Errorf("inflate %s: more than %d bytes: %w", c, limit, ErrTooLarge)
+	}
+	return out, nil
+}

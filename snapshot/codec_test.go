@@ -301,3 +301,19 @@ func TestZstdWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestInflateBounded: Inflate gives back what was compressed, in either
+// codec, and refuses output past its limit.
+func TestInflateBounded(t *testing.T) {
+	raw := bytes.Repeat([]byte("lockstep "), 10000)
+	for _, c := range []Codec{Gzip, Zstd} {
+		b := mustCompress(t, raw, c)
+		got, err := Inflate(c, b.Data, int64(len(raw)))
+		if err != nil || !bytes.Equal(got, raw) {
+			t.Errorf("%s: %d bytes back, %v", c, len(got), err)
+		}
+		if _, err := Inflate(c, b.Data, int64(len(raw))-1); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%s: one byte under its size: %v, want ErrTooLarge", c, err)
+		}
+	}
+}

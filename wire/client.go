@@ -99,6 +99,32 @@ type ClientUsername struct {
 	// client asks to be the session's arbiter (docs/protocol.md,
 	// section 14). Left out when empty.
 	ArbiterProof []byte `codec:"a,omitempty"`
+	// Held, with Token, rejoins a player that was past WorldReady from
+	// the world it still holds: where its simulation stands and the
+	// hash reports it made last. A host that can replay the commands it
+	// missed sends those instead of a world (Server_Session's Rejoin);
+	// otherwise it says why and sends the world as to any rejoin. Left
+	// out when nil: a host that does not know the key ignores it.
+	Held *HeldWorld `codec:"h,omitempty"`
+}
+
+// MaxHeldChecks bounds the hash reports a held-world rejoin names.
+const MaxHeldChecks = 16
+
+// HeldWorld is where a rejoining client's simulation stands: at Tick,
+// having applied the first Applied commands stamped Tick (those with a
+// sequence below it), and the hash reports it sent last, oldest first,
+// so the host finds among them the last one it compared and accepted.
+type HeldWorld struct {
+	Tick    uint64      `codec:"t"`
+	Applied uint32      `codec:"a"`
+	Checks  []HeldCheck `codec:"c"`
+}
+
+// HeldCheck is one hash report a client sent: its tick and world hash.
+type HeldCheck struct {
+	Tick  uint64 `codec:"t"`
+	World uint64 `codec:"w"`
 }
 
 // MaxResumeBlobs bounds the blobs a resume may name: the world blob and
@@ -141,6 +167,14 @@ func (p *ClientUsername) Validate() error {
 	for _, b := range p.Resume {
 		if b.Index >= MaxResumeBlobs {
 			return fmt.Errorf("resume names blob %d, over %d", b.Index, MaxResumeBlobs-1)
+		}
+	}
+	if p.Held != nil {
+		if len(p.Token) == 0 {
+			return errors.New("a held world without a session token")
+		}
+		if len(p.Held.Checks) > MaxHeldChecks {
+			return fmt.Errorf("held world names %d hash reports, over %d", len(p.Held.Checks), MaxHeldChecks)
 		}
 	}
 	return nil

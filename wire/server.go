@@ -396,6 +396,26 @@ type ServerSession struct {
 	// reports (Client_Hashes): at every tick that is a multiple of it.
 	// Zero means the host wants none.
 	HashEvery uint32 `codec:"e"`
+	// Rejoin answers a Client_Username's Held: RejoinHeld when the host
+	// replays the commands the player missed (no world follows), else the
+	// reason it sends the world instead. Left out when 0: no held world
+	// was named.
+	Rejoin RejoinResult `codec:"r,omitempty"`
+	// Granted, with RejoinHeld, is the host's grant at the admission: the
+	// replayed ticks end with a grant of it, and the client catches up to
+	// it before Client_WorldReady. Left out when 0.
+	Granted uint64 `codec:"t,omitempty"`
+	// Replay, with RejoinHeld, is the commands the player missed: the
+	// Server_Tick frames that carry them back to back, the last a pure
+	// grant of Granted, compressed as one gzip member or zstd frame
+	// (ReplayCodec, 0 gzip, 1 zstd, as package snapshot numbers them). At
+	// most MaxReplayBytes, inflating to at most MaxReplayRaw. Left out
+	// when empty.
+	Replay      []byte `codec:"c,omitempty"`
+	ReplayCodec uint8  `codec:"z,omitempty"`
+	// Why says in a sentence why a held world was not used. Left out when
+	// empty.
+	Why string `codec:"m,omitempty"`
 }
 
 // ID implements Packet.
@@ -405,6 +425,12 @@ func (*ServerSession) ID() ID { return IDServerSession }
 func (p *ServerSession) Validate() error {
 	if len(p.Token) != TokenSize {
 		return fmt.Errorf("session token of %d bytes", len(p.Token))
+	}
+	if len(p.Why) > MaxTextBytes {
+		return fmt.Errorf("rejoin reason of %d bytes", len(p.Why))
+	}
+	if len(p.Replay) > MaxReplayBytes {
+		return fmt.Errorf("replay of %d bytes, over %d", len(p.Replay), MaxReplayBytes)
 	}
 	return nil
 }

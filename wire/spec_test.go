@@ -186,7 +186,7 @@ func compareFields(where string, rt reflect.Type, spec []specField) []string {
 		if list != f.list {
 			errs = append(errs, fmt.Sprintf("%s.%s: list %v in the code, %v in the spec", where, sf.Name, list, f.list))
 		}
-		if list {
+		if list || ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
 		if ft.Kind() == reflect.Struct {

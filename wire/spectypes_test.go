@@ -54,6 +54,10 @@ func msgpackType(rt reflect.Type) string {
 		return "array of " + msgpackType(rt.Elem())
 	case reflect.Struct:
 		return "map"
+	case reflect.Pointer:
+		if rt.Elem().Kind() == reflect.Struct {
+			return "map" // an optional nested map: nil is left out
+		}
 	}
 	return rt.String()
 }
@@ -70,6 +74,9 @@ func keyTypes(rt reflect.Type, prefix string, out map[string]string) {
 		sep := "."
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
 			ft, sep = ft.Elem(), "[]."
+		}
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
 		}
 		if ft.Kind() == reflect.Struct {
 			keyTypes(ft, path+sep, out)
@@ -171,6 +178,7 @@ func TestSpecEnumerations(t *testing.T) {
 		{"### 5.6 Desync states", func(v uint8) string { return DesyncState(v).String() }, "desync("},
 		{"### 5.7 Upload kinds", func(v uint8) string { return UploadKind(v).String() }, "UploadKind("},
 		{"### 5.8 Upload results", func(v uint8) string { return UploadResult(v).String() }, "UploadResult("},
+		{"### 5.9 Rejoin results", func(v uint8) string { return RejoinResult(v).String() }, "RejoinResult("},
 	} {
 		rows := mdTable(specSection(t, spec, tc.head))
 		for i, row := range rows {
@@ -190,6 +198,11 @@ func TestSpecEnumerations(t *testing.T) {
 	for v, row := range mdTable(specSection(t, spec, "### 5.1 Disconnect reasons")) {
 		if row[2] != Reason(v).Sentence() {
 			t.Errorf("reason %d: the spec says %q, the code %q", v, row[2], Reason(v).Sentence())
+		}
+	}
+	for v, row := range mdTable(specSection(t, spec, "### 5.9 Rejoin results")) {
+		if row[2] != RejoinResult(v).Sentence() {
+			t.Errorf("rejoin result %d: the spec says %q, the code %q", v, row[2], RejoinResult(v).Sentence())
 		}
 	}
 }

@@ -37,6 +37,8 @@ MAX_NAME_BYTES = 64
 MAX_PROOF_BYTES = 64
 TOKEN_SIZE = 16
 MAX_RESUME_BLOBS = 4097
+MAX_HELD_CHECKS = 16
+MAX_REPLAY_BYTES = 768 << 10
 MAX_HASH_MAPS = 4096
 MAX_MAP_PARTS = 16
 MAX_LEAVE_WHY_BYTES = 64
@@ -201,7 +203,7 @@ def MAP(**fields):
 
 
 def OPT(t):
-    """A key left out when its value is the zero value (section 1's six keys, and relay mode's two)."""
+    """A key left out when its value is the zero value (section 1's twelve keys, relay mode's and the held world's among them)."""
     return ("opt", t)
 
 
@@ -219,7 +221,11 @@ PACKETS = {
         n=("name", STR(MAX_NAME_BYTES)), p=("passwordProof", BIN(MAX_PROOF_BYTES)),
         s=("spectate", BOOL), k=("token", BIN(TOKEN_SIZE)),
         r=("resume", ARR(MAP(i=("index", U(32)), h=("hash", U(64))), MAX_RESUME_BLOBS)),
-        a=("arbiterProof", OPT(BIN(MAX_PROOF_BYTES))))),
+        a=("arbiterProof", OPT(BIN(MAX_PROOF_BYTES))),
+        # Section 6.6: a rejoin from the world held; this client simulates
+        # nothing, so it never sends one (all zero: left out).
+        h=("held", OPT(MAP(t=("tick", U(64)), a=("applied", U(32)),
+                           c=("checks", ARR(MAP(t=("tick", U(64)), w=("world", U(64))), MAX_HELD_CHECKS))))))),
     3: ("Client_WorldReady", MAP(t=("tick", U(64)), h=("worldHash", U(64)))),
     4: ("Client_Command", MAP(m=("mapID", I(32)), k=("kind", U(16)),
                               d=("payload", BIN(MAX_CLIENT_COMMAND_PAYLOAD)))),
@@ -256,7 +262,11 @@ PACKETS = {
     23: ("Server_Clock", MAP(n=("nonce", U(32)), h=("hostTime", I(64)), d=("delta", I(64)), a=("attempt", U(8)))),
     24: ("Server_Keepalive", MAP(q=("seq", U(32)), h=("hostTime", I(64)))),
     25: ("Server_Session", MAP(k=("token", BIN(TOKEN_SIZE, TOKEN_SIZE)), g=("graceMs", I(64)),
-                             p=("playerID", I(32)), e=("hashEvery", U(32)))),
+                             p=("playerID", I(32)), e=("hashEvery", U(32)),
+                             # Section 6.6: the answer to a held world (5.9), left out when none was named.
+                             r=("rejoin", OPT(U(8))), t=("granted", OPT(U(64))),
+                             c=("replay", OPT(BIN(MAX_REPLAY_BYTES))), z=("replayCodec", OPT(U(8))),
+                             m=("why", OPT(STR(MAX_TEXT_BYTES))))),
     26: ("Server_Resync", MAP(t=("tick", U(64)), a=("applied", U(32)),
                             m=("maps", ARR(I(32), MAX_HASH_MAPS)), f=("full", BOOL))),
     27: ("Server_Desync", MAP(s=("state", U(8)), p=("playerID", I(32)), n=("name", STR(MAX_NAME_BYTES)),
@@ -993,6 +1003,9 @@ class Client:
         self.hash_every = s["hashEvery"]
         self.step(f"admitted as player {s['playerID']} ({'spectator' if a.spectate else 'player'}), "
                   f"hashes every {s['hashEvery']} ticks, rejoin grace {s['graceMs']} ms")
+        if s["rejoin"]:
+            # Section 6.6: only an answer to a held world, which this client never names.
+            raise ProtocolError(f"Server_Session answers a held world ({s['rejoin']}: {s['why']!r}) this client did not name")
 
     def download(self, keep=False, first=None):
         """Downloads and verifies the world payload; keep holds the inflated blobs in self.verifier.kept.

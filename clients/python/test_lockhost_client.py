@@ -3,6 +3,7 @@
 Run from this folder: python3 -m unittest
 """
 
+import gzip
 import os
 import re
 import socket
@@ -21,11 +22,11 @@ def spec_frames():
     with open(SPEC, encoding="utf-8") as f:
         text = f.read()
     out = []
-    pattern = re.compile(r"^(Example (\w+):|Step (\d+), [^:\n]*: (\w+) [^\n]*)\n\n```hex\n(.*?)```", re.M | re.S)
+    pattern = re.compile(r"^(Example (\w+):|((?:Held )?[Ss]tep) (H?\d+), [^:\n]*: (\w+) [^\n]*)\n\n```hex\n(.*?)```", re.M | re.S)
     for m in pattern.finditer(text):
-        name = m.group(2) or m.group(4)
-        label = m.group(1).split(":")[0] if m.group(2) else f"Step {m.group(3)}"
-        out.append((label, name, bytes.fromhex(m.group(5))))
+        name = m.group(2) or m.group(5)
+        label = m.group(1).split(":")[0] if m.group(2) else f"{m.group(3)} {m.group(4)}"
+        out.append((label, name, bytes.fromhex(m.group(6))))
     return out
 
 
@@ -79,7 +80,7 @@ class XXH64Test(unittest.TestCase):
 class GoldenFrameTest(unittest.TestCase):
     def test_every_example_frame_round_trips(self):
         frames = spec_frames()
-        self.assertGreaterEqual(len(frames), 26 + 18)  # one example per packet, 18 steps
+        self.assertGreaterEqual(len(frames), 26 + 18 + 7)  # one example per packet, 18 steps, 7 held steps
         names = {n for _, n, _ in frames}
         self.assertEqual(names, set(lc.IDS), "every packet has an example")
         for label, name, raw in frames:
@@ -88,6 +89,40 @@ class GoldenFrameTest(unittest.TestCase):
                 self.assertEqual(got_name, name)
                 fixed = name == "Server_WorldData" and label.startswith("Step")
                 self.assertEqual(lc.encode_frame(name, fields, host_world_data=fixed).hex(" "), raw.hex(" "))
+
+
+class HeldRejoinTest(unittest.TestCase):
+    """Section 6.6's worked example, read with the client's own tables."""
+
+    def held(self, n):
+        for label, name, raw in spec_frames():
+            if label == f"Held step H{n}":
+                return decode(raw)
+        raise KeyError(n)
+
+    def test_the_claim_and_the_answers(self):
+        name, user = self.held(1)
+        self.assertEqual(name, "Client_Username")
+        self.assertEqual((user["held"]["tick"], user["held"]["applied"]), (700, 1))
+        self.assertEqual([(c["tick"], c["world"]) for c in user["held"]["checks"]],
+                         [(600, 0x1111111111111111), (660, 0x5555555555555555)])
+        _, ok = self.held(2)
+        self.assertEqual((ok["rejoin"], ok["granted"], ok["why"], ok["replayCodec"]), (1, 720, "", 0))
+        # The replay is a gzip member of steps H3 to H5's frames.
+        inside = b"".join(raw for label, _, raw in spec_frames() if label in ("Held step H3", "Held step H4", "Held step H5"))
+        self.assertEqual(gzip.decompress(ok["replay"]), inside)
+        _, grant = self.held(5)
+        self.assertEqual((grant["tick"], grant["granted"], grant["commands"]), (720, 720, []))
+        _, no = self.held(7)
+        self.assertEqual((no["rejoin"], no["granted"]), (2, 0))
+        self.assertTrue(no["why"])
+
+    def test_a_session_without_the_keys_reads_as_before(self):
+        _, s = decode(step(8)[1])
+        self.assertEqual((s["rejoin"], s["granted"], s["why"]), (0, 0, ""))
+        # and this client's own username leaves the key out, as before
+        raw = lc.encode_frame("Client_Username", {"name": "ann", "token": b"\xc4" * 16})
+        self.assertNotIn(b"\xa1h", raw)
 
 
 class WorkedHandshakeTest(unittest.TestCase):

@@ -52,6 +52,8 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"max-pending-per-addr": {min: 1, means: off("no limit")},
 		"min-download-rate":    {min: math.SmallestNonzeroFloat64, means: off("no minimum")},
 		"autosave":             {min: math.SmallestNonzeroFloat64, means: off("never autosave")},
+		"rejoin-window":        {min: math.SmallestNonzeroFloat64, means: off("keep none: every rejoin downloads the world")},
+		"rejoin-grace":         {min: math.SmallestNonzeroFloat64},
 		"keep":                 {min: 1, max: 1000},
 		"max-lag":              {min: 1, max: 1 << 20},
 		"max-hold":             {min: math.SmallestNonzeroFloat64, means: off("no limit")},

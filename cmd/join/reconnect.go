@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // current is the session the play side (typed commands, the bot) talks
@@ -77,10 +78,24 @@ func lostDuring(e join.ReconnectEvent) string {
 func stay(ctx context.Context, cur *current, rc *join.Reconnector) error {
 	err := rc.Run(ctx, cur.get(), func(next *join.Session) {
 		info := next.Info()
-		fmt.Fprintf(stdout, "reconnected: player %d, WorldReady tick=%d\n", info.PlayerID, next.Timings().ReadyTick)
+		fmt.Fprintf(stdout, "reconnected: player %d, WorldReady tick=%d, %s\n", info.PlayerID, next.Timings().ReadyTick, rejoinedHow(next.Timings()))
 		cur.set(next)
 	})
 	return flagged(err)
+}
+
+// rejoinedHow says how a rejoin came back: from the world it held (the
+// ticks replayed) or with a download, and why the host sent the world
+// when it turned the held world down.
+func rejoinedHow(t join.Timings) string {
+	switch {
+	case t.Rejoin == wire.RejoinHeld:
+		return fmt.Sprintf("from the world held: %d ticks replayed from tick %d, %s in %v", t.CatchUpTicks, t.SnapshotTick,
+			"no download", t.CatchUp.Round(time.Millisecond))
+	case t.Rejoin.Fallback():
+		return fmt.Sprintf("downloaded %s (held world turned down: %s: %s)", size(t.Bytes), t.Rejoin, t.RejoinWhy)
+	}
+	return fmt.Sprintf("downloaded %s", size(t.Bytes))
 }
 
 // firstJoin joins through rc: a join the network cuts after the host

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/operator/metrics"
+	"github.com/lockhost/lockhost/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
@@ -303,6 +304,37 @@ func TestUnverifiedGaugeIsTheOverviews(t *testing.T) {
 		}
 		if got := value(scrape(t, serve(t, reg)), "lockhost_players_unverified"); got != float64(want) {
 			t.Errorf("marks %v: lockhost_players_unverified = %v, want %d", marks, got, want)
+		}
+	}
+}
+
+// TestRejoinCounters: the rejoins of players past WorldReady are counted
+// by how (from a held world or with a download), and the held worlds
+// turned down by their reason's name.
+func TestRejoinCounters(t *testing.T) {
+	o := host.Overview{}
+	o.Stats.RejoinsHeld, o.Stats.RejoinsDownloaded, o.Stats.RejoinReplayedBytes = 3, 2, 900
+	o.Stats.RejoinFallbacks[wire.RejoinWindow] = 1
+	o.Stats.RejoinFallbacks[wire.RejoinHashes] = 1
+	reg, err := metrics.NewRegistry(metrics.New(), &fakeSource{o: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, serve(t, reg))
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"lockhost_rejoins_total", []string{"how", "held"}, 3},
+		{"lockhost_rejoins_total", []string{"how", "downloaded"}, 2},
+		{"lockhost_rejoin_replayed_bytes_total", nil, 900},
+		{"lockhost_rejoin_fallbacks_total", []string{"reason", "window"}, 1},
+		{"lockhost_rejoin_fallbacks_total", []string{"reason", "hashes"}, 1},
+		{"lockhost_rejoin_fallbacks_total", []string{"reason", "ahead"}, 0},
+	} {
+		if got := value(fams, c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
 }

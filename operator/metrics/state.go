@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // stateCollector reads a Source at each scrape.
@@ -17,6 +20,7 @@ type stateCollector struct {
 	online, tick, speed, tps, holding, maxLag, behind, latency, age                                        *prometheus.Desc
 	unverified, unverifiedDrops                                                                            *prometheus.Desc
 	relayDecided                                                                                           *prometheus.Desc
+	rejoins, rejoinFallbacks, rejoinReplayed, windowBytes, windowCommands                                  *prometheus.Desc
 }
 
 func newStateCollector(src Source) *stateCollector {
@@ -58,14 +62,41 @@ func newStateCollector(src Source) *stateCollector {
 		latency:         d("lockhost_player_latency_seconds", "Each online player's smoothed keepalive round trip, by player name (absent until measured).", []string{"player"}, nil),
 		unverified:      d("lockhost_players_unverified", "Playing clients that have reported no state hashes for two hash intervals past the lag limit: the host cannot check their game.", nil, nil),
 		unverifiedDrops: d("lockhost_players_unverified_dropped_total", "Players dropped for reporting no state hashes (--drop-unverified).", nil, nil),
-		age:             d("lockhost_overview_age_seconds", "Time since the session goroutine last published its state; it grows when that goroutine stalls.", nil, nil),
+		rejoins: d("lockhost_rejoins_total", "Rejoins of players past WorldReady, by how: held (from the world they held, sent the commands they missed) or downloaded (sent the world).",
+			[]string{"how"}, nil),
+		rejoinFallbacks: d("lockhost_rejoin_fallbacks_total", "Held-world rejoins the host turned down and sent the world instead, by reason (window, ahead, unchecked, hashes, repair, too_large, not_playing).",
+			[]string{"reason"}, nil),
+		windowBytes:    d("lockhost_rejoin_window_bytes", "Memory of the rejoin window: the commands kept for players who rejoin from the world they held (payloads and 64 bytes each).", nil, nil),
+		windowCommands: d("lockhost_rejoin_window_commands", "Commands in the rejoin window.", nil, nil),
+		rejoinReplayed: d("lockhost_rejoin_replayed_bytes_total", "Bytes of the commands replayed to players rejoining from the world they held.", nil, nil),
+		age:            d("lockhost_overview_age_seconds", "Time since the session goroutine last published its state; it grows when that goroutine stalls.", nil, nil),
+	}
+}
+
+// collectRejoins sends the rejoin counters: held, downloaded, and the
+// held worlds turned down by reason.
+func (c *stateCollector) collectRejoins(ch chan<- prometheus.Metric, o host.Overview) {
+	st := o.Stats
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	ch <- prometheus.MustNewConstMetric(c.windowBytes, prometheus.GaugeValue, float64(o.Window.Bytes))
+	ch <- prometheus.MustNewConstMetric(c.windowCommands, prometheus.GaugeValue, float64(o.Window.Commands))
+	counter(c.rejoins, float64(st.RejoinsHeld), "held")
+	counter(c.rejoins, float64(st.RejoinsDownloaded), "downloaded")
+	counter(c.rejoinReplayed, float64(st.RejoinReplayedBytes))
+	for r, n := range st.RejoinFallbacks {
+		if wire.RejoinResult(r).Fallback() {
+			counter(c.rejoinFallbacks, float64(n), wire.RejoinResult(r).String())
+		}
 	}
 }
 
 func (c *stateCollector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.bytesSent, c.commands, c.repairs, c.resyncs, c.checkpoints, c.skipped, c.hashReports, c.unchecked,
 		c.joinPoints, c.refused, c.chats, c.departures, c.admin, c.pending, c.evicted, c.pwChecks, c.guessRefused, c.puzzles, c.puzzleBits, c.online, c.tick, c.speed, c.tps, c.holding, c.maxLag, c.behind, c.latency, c.age,
-		c.unverified, c.unverifiedDrops, c.relayDecided}
+		c.unverified, c.unverifiedDrops, c.relayDecided, c.rejoins, c.rejoinFallbacks, c.rejoinReplayed,
+		c.windowBytes, c.windowCommands}
 }
 
 // Describe implements prometheus.Collector.
@@ -108,6 +139,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.departures, float64(st.Drops), "dropped")
 	counter(c.admin, float64(st.AdminActions))
 	counter(c.unverifiedDrops, float64(st.UnverifiedDrops))
+	c.collectRejoins(ch, o)
 	gauge(c.pending, float64(st.Pending))
 	counter(c.evicted, float64(st.PendingEvicted))
 	counter(c.pwChecks, float64(st.PasswordChecks-st.PasswordsWrong), "right")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // The JSON of /api/overview and /events. Times are RFC 3339 in UTC (null
@@ -47,6 +48,9 @@ type overviewJSON struct {
 	Chat          []chatJSON   `json:"chat"`
 	LastSave      *saveJSON    `json:"last_save"`
 	Stats         statsJSON    `json:"stats"`
+	// Window is the rejoin window: commands kept, their bytes, and the
+	// tick from which every command is kept.
+	Window windowJSON `json:"rejoin_window"`
 	// Agones is what the host last told Agones; null outside Agones.
 	Agones *agonesJSON `json:"agones"`
 	// PortMapping is the router's forwarding of the game port; null when
@@ -87,16 +91,19 @@ func agonesView(a Agones, now time.Time) *agonesJSON {
 }
 
 type playerJSON struct {
-	ID          int32      `json:"id"`
-	Name        string     `json:"name"`
-	Spectator   bool       `json:"spectator"`
-	Status      string     `json:"status"`
-	Faction     int32      `json:"faction"`
-	LatencyMs   float64    `json:"latency_ms"`
-	TicksBehind uint64     `json:"ticks_behind"`
-	Repairing   bool       `json:"repairing"`
-	Unverified  bool       `json:"unverified"`
-	Since       *time.Time `json:"since"`
+	ID          int32   `json:"id"`
+	Name        string  `json:"name"`
+	Spectator   bool    `json:"spectator"`
+	Status      string  `json:"status"`
+	Faction     int32   `json:"faction"`
+	LatencyMs   float64 `json:"latency_ms"`
+	TicksBehind uint64  `json:"ticks_behind"`
+	Repairing   bool    `json:"repairing"`
+	Unverified  bool    `json:"unverified"`
+	// AcceptedTick is the tick of the last state-hash report the host
+	// compared and accepted from the player (0: none yet).
+	AcceptedTick uint64     `json:"accepted_tick"`
+	Since        *time.Time `json:"since"`
 }
 
 type mapJSON struct {
@@ -202,6 +209,33 @@ type statsJSON struct {
 	GuessesRefused uint64 `json:"guesses_refused"`
 	PuzzlesIssued  uint64 `json:"puzzles_issued"`
 	PuzzleBits     int    `json:"puzzle_bits"`
+	// Rejoins of players past WorldReady: from the world they held (the
+	// commands missed replayed, RejoinReplayedBytes of them) or with a
+	// download; RejoinFallbacks counts, by reason, the held worlds the
+	// host turned down (docs/protocol.md, section 6.6).
+	RejoinsHeld         int            `json:"rejoins_held"`
+	RejoinsDownloaded   int            `json:"rejoins_downloaded"`
+	RejoinReplayedBytes uint64         `json:"rejoin_replayed_bytes"`
+	RejoinFallbacks     map[string]int `json:"rejoin_fallbacks"`
+}
+
+// windowJSON is the rejoin window (host.WindowView).
+type windowJSON struct {
+	Commands int    `json:"commands"`
+	Bytes    int64  `json:"bytes"`
+	From     uint64 `json:"from_tick"`
+}
+
+// rejoinFallbacks is the held worlds turned down, by reason name; never
+// nil.
+func rejoinFallbacks(st host.Stats) map[string]int {
+	out := map[string]int{}
+	for r, n := range st.RejoinFallbacks {
+		if n > 0 {
+			out[wire.RejoinResult(r).String()] = n
+		}
+	}
+	return out
 }
 
 // ms is d in milliseconds.
@@ -241,8 +275,11 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			Pending:      o.Stats.Pending, PendingEvicted: o.Stats.PendingEvicted,
 			PasswordChecks: o.Stats.PasswordChecks, PasswordsWrong: o.Stats.PasswordsWrong,
 			GuessesRefused: o.Stats.GuessesRefused, PuzzlesIssued: o.Stats.PuzzlesIssued, PuzzleBits: o.Stats.PuzzleBits,
+			RejoinsHeld: o.Stats.RejoinsHeld, RejoinsDownloaded: o.Stats.RejoinsDownloaded,
+			RejoinReplayedBytes: o.Stats.RejoinReplayedBytes, RejoinFallbacks: rejoinFallbacks(o.Stats),
 		},
-		Chat: make([]chatJSON, 0, len(o.Chat)),
+		Chat:   make([]chatJSON, 0, len(o.Chat)),
+		Window: windowJSON{Commands: o.Window.Commands, Bytes: o.Window.Bytes, From: o.Window.From},
 	}
 	if o.At.IsZero() {
 		v.Stale = true
@@ -257,7 +294,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 	for _, p := range o.Players {
 		v.Players = append(v.Players, playerJSON{
 			ID: p.ID, Name: p.Name, Spectator: p.Spectator, Status: p.Status, Faction: p.Faction,
-			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, Since: stamp(p.Since),
+			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, AcceptedTick: p.Accepted, Since: stamp(p.Since),
 		})
 	}
 	for _, m := range o.Maps {

@@ -12,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/testing/testkit"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // slotState is where a slot's bot is in its life.
@@ -232,6 +233,7 @@ func (s *soak) join(sl *slot, dep *departure) {
 	s.n.joins.Add(1)
 	if dep != nil {
 		s.n.rejoins.Add(1)
+		s.countRejoin(sess.Timings().Rejoin)
 		if got := sess.Info().PlayerID; got != dep.id {
 			s.problem(&s.probs.join, "%s rejoined with its token as player %d, but was player %d", b.name, got, dep.id)
 		}
@@ -243,6 +245,20 @@ func (s *soak) join(sl *slot, dep *departure) {
 	s.bots.Add(2)
 	go s.runBot(ctx, b)
 	go s.sendCommands(ctx, b)
+}
+
+// countRejoin counts a rejoin by how it came back: from the world it held
+// (the chaos's drops of full bots) or with a download, and why when it
+// named a held world the host turned down.
+func (s *soak) countRejoin(r wire.RejoinResult) {
+	if r == wire.RejoinHeld {
+		s.n.rejoinsHeld.Add(1)
+		return
+	}
+	s.n.rejoinsDownloaded.Add(1)
+	if r.Fallback() && int(r) < len(s.n.fallbacks) {
+		s.n.fallbacks[r].Add(1)
+	}
 }
 
 // runBot follows the session until it ends, then frees the slot, keeping

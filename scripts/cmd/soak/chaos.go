@@ -143,6 +143,9 @@ func (s *soak) do(ev event, rng *rand.Rand) {
 		s.cfg.Logger.Debug("chaos event skipped: nothing to apply it to", "event", ev.String())
 		return
 	}
+	if ev == evDrop && s.n.drops.Load() == 0 {
+		cands = fullFirst(cands)
+	}
 	sl := cands[rng.IntN(len(cands))]
 	switch ev {
 	case evJoin, evRejoin:
@@ -170,6 +173,22 @@ func (s *soak) do(ev event, rng *rand.Rand) {
 	case evDesync:
 		s.inject(b, rng)
 	}
+}
+
+// fullFirst is the full bots' slots of cands, or cands when it has none:
+// the first drop cuts a full bot, which holds its world, so the forced
+// rejoin after it rejoins from that world (docs/protocol.md, section 6.6).
+func fullFirst(cands []*slot) []*slot {
+	var full []*slot
+	for _, sl := range cands {
+		if sl.full {
+			full = append(full, sl)
+		}
+	}
+	if len(full) == 0 {
+		return cands
+	}
+	return full
 }
 
 // await waits for a bot the chaos ended to be gone.

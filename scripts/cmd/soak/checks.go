@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // Bounds of the checks.
@@ -73,6 +75,12 @@ type Result struct {
 	// Leaves and Drops are the chaos's graceful leaves and cut
 	// connections; PeakOnline the most clients in the session at once.
 	InitialJoins, Joins, Rejoins, Leaves, Drops, PeakOnline int
+	// RejoinsHeld of the Rejoins came back from the world they held
+	// (docs/protocol.md, section 6.6), RejoinsDownloaded were sent the
+	// world; RejoinFallbacks counts, by reason, the held worlds the host
+	// turned down.
+	RejoinsHeld, RejoinsDownloaded int
+	RejoinFallbacks                map[string]int
 	// Sent is the commands the bots sent; Applied and Refused what the
 	// host made of them.
 	Sent, Applied, Refused int64
@@ -342,6 +350,13 @@ func describeLoad(f *saves.File, err error) string {
 // problems.
 func (s *soak) collect(res *Result) {
 	res.Joins, res.Rejoins = int(s.n.joins.Load()), int(s.n.rejoins.Load())
+	res.RejoinsHeld, res.RejoinsDownloaded = int(s.n.rejoinsHeld.Load()), int(s.n.rejoinsDownloaded.Load())
+	res.RejoinFallbacks = map[string]int{}
+	for r := range s.n.fallbacks {
+		if n := s.n.fallbacks[r].Load(); n > 0 {
+			res.RejoinFallbacks[wire.RejoinResult(r).String()] = int(n)
+		}
+	}
 	res.Leaves, res.Drops = int(s.n.leaves.Load()), int(s.n.drops.Load())
 	res.Sent, res.Applied, res.Refused = s.n.sent.Load(), s.n.applied.Load(), s.n.refused.Load()
 	res.Injected, res.Perturbed = s.n.injected.Load(), s.n.perturbed.Load()
@@ -384,6 +399,10 @@ func (s *soak) collect(res *Result) {
 		"%d joins after the first %d (%d rejoins), %d leaves, %d drops, %d desyncs", res.Joins-res.InitialJoins, res.InitialJoins,
 		res.Rejoins, res.Leaves, res.Drops, res.Perturbed)
 
+	res.check("held-world rejoins", res.RejoinsHeld == st.RejoinsHeld && res.RejoinsHeld+res.RejoinsDownloaded == res.Rejoins,
+		"the bots came back %d times from the world they held and %d with a download (%d rejoins); the host counted %d held",
+		res.RejoinsHeld, res.RejoinsDownloaded, res.Rejoins, st.RejoinsHeld)
+
 	n, first := s.problemsOf(&s.probs.join)
 	res.JoinProblems = n
 	res.check("joins", n == 0, "%d failed or came back as the wrong player%s", n, firsts(first))
@@ -393,6 +412,19 @@ func (s *soak) collect(res *Result) {
 	n, first = s.problemsOf(&s.probs.desync)
 	res.DesyncProblems = n
 	res.check("desync injections", n == 0, "%d went wrong%s", n, firsts(first))
+}
+
+// fallbackText says why held worlds were turned down: " (held world
+// turned down: 2 window)", or nothing.
+func fallbackText(f map[string]int) string {
+	if len(f) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, fmt.Sprintf("%d %s", f[k], k))
+	}
+	return " (held world turned down: " + strings.Join(parts, ", ") + ")"
 }
 
 func firsts(first []string) string {
@@ -411,6 +443,8 @@ func (r *Result) report(w io.Writer) {
 		r.Soaked.Round(100*time.Millisecond), c.Duration, r.JoinTime.Round(100*time.Millisecond), r.Wall.Round(100*time.Millisecond))
 	fmt.Fprintf(w, "clients      target %d (%d full, %d light), peak %d, at end %d\n", c.Clients, c.Full, c.Clients-c.Full, r.PeakOnline, r.End.clients)
 	fmt.Fprintf(w, "joins        %d in all: %d initial, %d rejoins with a token, %d new players\n", r.Joins, r.InitialJoins, r.Rejoins, r.Joins-r.InitialJoins-r.Rejoins)
+	fmt.Fprintf(w, "rejoins      %d from the world held (%.1f KiB of commands replayed), %d downloaded%s; the host: %d held, %d downloaded\n",
+		r.RejoinsHeld, float64(st.RejoinReplayedBytes)/1024, r.RejoinsDownloaded, fallbackText(r.RejoinFallbacks), st.RejoinsHeld, st.RejoinsDownloaded)
 	fmt.Fprintf(w, "leaves       %d graceful, %d drops, %d unexpected disconnects\n", r.Leaves, r.Drops, r.Disconnects)
 	fmt.Fprintf(w, "commands     %d sent, %d applied, %d refused\n", r.Sent, r.Applied, r.Refused)
 	fmt.Fprintf(w, "desyncs      %d injected (%d made), %d detected, %d repaired by the host (%d map, %d world; %.1f KiB), last repair %v\n",

@@ -5,7 +5,10 @@
 // simulating) and a few simulating fully and reporting state hashes. For
 // the chosen duration a chaos loop joins new players, makes players leave,
 // drops connections under them (a reset, no goodbye), rejoins dropped or
-// departed players with their session token, and corrupts a map of a full
+// departed players with their session token (a full client from the world
+// it held, the host replaying the commands it missed: the first drop cuts
+// a full client, and the summary counts rejoins from a held world and
+// rejoins that downloaded), and corrupts a map of a full
 // client at a step so the host must detect and repair it; it keeps the
 // population near its target all along. Beside the bots, hostile clients
 // from other loopback addresses abuse the host (hostile.go): squatters
@@ -103,8 +106,9 @@ bots send random valid commands; --full of them simulate the world and
 report state hashes, the others are light (they follow the session without
 simulating). For --duration a chaos loop joins new players, makes players
 leave, drops connections under them (a reset, no goodbye), rejoins dropped
-or departed players with their session token, and corrupts one map of a
-full client at a step so the host must detect and repair it, keeping the
+or departed players with their session token (a full client from the
+world it held, sent only the commands it missed; the first drop cuts a full
+client), and corrupts one map of a full client at a step so the host must detect and repair it, keeping the
 population near --clients. Meanwhile hostile clients, each from its own
 loopback address, abuse the host: 3 squatters that acknowledge the world a
 byte a second, a lag griefer that never advances, a desync looper that

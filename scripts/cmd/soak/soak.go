@@ -21,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/testing/testkit"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // soak is one run: the host, the slots and what happened.
@@ -51,7 +52,12 @@ type soak struct {
 // counters are the soak's events, safe from any goroutine.
 type counters struct {
 	joins, rejoins, leaves, drops atomic.Int64
-	sent, applied, refused        atomic.Int64
+	// rejoinsHeld came back from the world they held (the host replayed
+	// the commands missed); rejoinsDownloaded were sent the world, and
+	// fallbacks counts why, for those that named a held world.
+	rejoinsHeld, rejoinsDownloaded atomic.Int64
+	fallbacks                      [wire.RejoinResults]atomic.Int64
+	sent, applied, refused         atomic.Int64
 	// injected desyncs were armed, perturbed made; detected and repaired
 	// are what the corrupted bots were told and swapped in.
 	injected, perturbed, detected, repaired atomic.Int64

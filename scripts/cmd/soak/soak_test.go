@@ -36,6 +36,7 @@ func TestSoakShort(t *testing.T) {
 	}{
 		{"new players joined during the chaos", int64(res.Joins - res.InitialJoins - res.Rejoins)},
 		{"rejoins with a token", int64(res.Rejoins)},
+		{"rejoins from the world held", int64(res.RejoinsHeld)},
 		{"graceful leaves", int64(res.Leaves)},
 		{"drops", int64(res.Drops)},
 		{"desyncs made", res.Perturbed},
