@@ -115,7 +115,7 @@ func (s *Server) Serve(ctx context.Context) error {
 
 // reply appends to dst the reply to ping id with the current info.
 func (s *Server) reply(dst []byte, id uint32) ([]byte, bool) {
-	reply, err := AppendReply(dst, id, sanitize(s.info()))
+	reply, err := AppendReply(dst, id, Sanitize(s.info()))
 	if err != nil { // cannot happen after sanitize
 		s.log.Error("status: cannot encode reply", "err", err)
 		return dst, false
@@ -123,8 +123,9 @@ func (s *Server) reply(dst []byte, id uint32) ([]byte, bool) {
 	return reply, true
 }
 
-// sanitize clamps info into what AppendReply accepts.
-func sanitize(i Info) Info {
+// Sanitize clamps info into what AppendReply accepts: negative counts to
+// 0, strings cut to MaxString bytes of valid UTF-8.
+func Sanitize(i Info) Info {
 	i.Players = max(i.Players, 0)
 	i.MaxPlayers = max(i.MaxPlayers, 0)
 	i.Databases = max(i.Databases, 0)

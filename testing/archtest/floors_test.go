@@ -82,7 +82,10 @@ var floors = map[string]floor{
 	// transport/ carries the protocol's byte stream over other carriers
 	// than TCP, for the host's side and the joiner's; it knows no frame.
 	"transport/ws": domain,
-	"tlsid":        domain,
+	// transport/lan finds hosts on the local network: the probe and the
+	// reply around a status reply.
+	"transport/lan": domain,
+	"tlsid":         domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
 	"operator/rcon": domain,
