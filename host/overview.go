@@ -59,6 +59,9 @@ type Overview struct {
 	Chat []ChatRecord
 	// LastSave is the last save attempt, if any.
 	LastSave *SaveRecord
+	// Uploads are the world transfers under way and waiting, as of the
+	// call to Server.Overview.
+	Uploads UploadsView
 	// Stats are the host's counters, as of the call to Server.Overview.
 	Stats Stats
 }
@@ -314,6 +317,7 @@ func (s *Server) Overview() Overview {
 	}
 	s.sess.pub.history.fill(&o)
 	o.Stats = s.counters()
+	o.Uploads = s.uplink.view(time.Now())
 	return o
 }
 

@@ -30,6 +30,7 @@ type Server struct {
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
+	uplink  *uplink       // paces world transfers and gives out their slots
 }
 
 // New returns a server for sim. cfg is completed with Defaults and
@@ -58,7 +59,8 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		pending: gate.NewPending(cfg.Admission.MaxPending, cfg.Admission.MaxPendingPerAddr, cfg.Admission.MaxPendingPerPrefix),
 		guesses: gate.NewGuesses(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
-		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery)}
+		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery),
+		uplink:  newUplink(cfg.Join.MaxUploadRate, cfg.Join.MaxUploadSlots)}
 	sess.lastID = &srv.nextID
 	if cfg.Save.Path != "" {
 		sess.tokenFile = newTokenFile(saves.TokensPath(cfg.Save.Path), cfg.Logger)

@@ -43,6 +43,7 @@ type overviewJSON struct {
 	Chat           []chatJSON   `json:"chat"`
 	LastSave       *saveJSON    `json:"last_save"`
 	Stats          statsJSON    `json:"stats"`
+	Uploads        uploadsJSON  `json:"uploads"`
 	// Agones is what the host last told Agones; null outside Agones.
 	Agones *agonesJSON `json:"agones"`
 }
@@ -79,6 +80,41 @@ type playerJSON struct {
 	Repairing   bool       `json:"repairing"`
 	Unverified  bool       `json:"unverified"`
 	Since       *time.Time `json:"since"`
+}
+
+// uploadsJSON is the world transfers: the cap on all of them together in
+// bytes per second (0: none), the slots (0: no limit), the joins whose
+// worlds are on their way and the names of those waiting, first in line
+// first.
+type uploadsJSON struct {
+	Rate    float64        `json:"rate"`
+	Slots   int            `json:"slots"`
+	Sending []transferJSON `json:"sending"`
+	Waiting []string       `json:"waiting"`
+}
+
+// transferJSON is one join's world on its way: bytes acknowledged of the
+// total, since when, and the estimated time left (null: not known yet).
+type transferJSON struct {
+	Name    string     `json:"name"`
+	Acked   uint64     `json:"acked"`
+	Total   uint64     `json:"total"`
+	Started *time.Time `json:"started"`
+	EtaMs   *float64   `json:"eta_ms"`
+}
+
+// uploadsView is u's JSON.
+func uploadsView(u host.UploadsView) uploadsJSON {
+	v := uploadsJSON{Rate: u.Rate, Slots: u.Slots, Sending: make([]transferJSON, 0, len(u.Sending)), Waiting: append([]string{}, u.Waiting...)}
+	for _, t := range u.Sending {
+		tj := transferJSON{Name: t.Name, Acked: t.Acked, Total: t.Total, Started: stamp(t.Started)}
+		if t.ETA > 0 {
+			e := ms(t.ETA)
+			tj.EtaMs = &e
+		}
+		v.Sending = append(v.Sending, tj)
+	}
+	return v
 }
 
 type mapJSON struct {
@@ -221,7 +257,8 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			PasswordChecks: o.Stats.PasswordChecks, PasswordsWrong: o.Stats.PasswordsWrong,
 			GuessesRefused: o.Stats.GuessesRefused, PuzzlesIssued: o.Stats.PuzzlesIssued, PuzzleBits: o.Stats.PuzzleBits,
 		},
-		Chat: make([]chatJSON, 0, len(o.Chat)),
+		Chat:    make([]chatJSON, 0, len(o.Chat)),
+		Uploads: uploadsView(o.Uploads),
 	}
 	if o.At.IsZero() {
 		v.Stale = true
