@@ -207,6 +207,10 @@ func TestEachProbeKind(t *testing.T) {
 		{"ipv6", "udp6", "[::1]:0", netip.MustParseAddr("::1")},
 	} {
 		pc, err := net.ListenPacket(tc.network, tc.from)
+		if err != nil && tc.network == "udp6" {
+			t.Logf("no IPv6 loopback here, IPv6 probe not tried: %v", err)
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
