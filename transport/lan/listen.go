@@ -45,8 +45,13 @@ func Listen(ctx context.Context, port int, ifaces []net.Interface) ([]net.Packet
 	return pcs, nil
 }
 
-// joinGroup joins pc to group on ifi.
+// joinGroup joins pc to group on ifi. An interface without an IPv4
+// address joins no IPv4 group: named by the address 0.0.0.0, the system
+// would choose the interface itself.
 func joinGroup(pc net.PacketConn, group netip.Addr, ifi net.Interface) error {
+	if group.Is4() && firstIPv4(ifi) == ([4]byte{}) {
+		return nil
+	}
 	uc, ok := pc.(*net.UDPConn)
 	if !ok {
 		return errors.ErrUnsupported

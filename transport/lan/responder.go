@@ -2,7 +2,7 @@ package lan
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -107,10 +107,7 @@ func (r *Responder) Serve(ctx context.Context, pc net.PacketConn) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, net.ErrClosed) {
-				return err
-			}
-			return err
+			return fmt.Errorf("discovery: %w", err)
 		}
 		reply, ok := r.answer(out[:0], in[:n], from)
 		if !ok {
