@@ -64,6 +64,7 @@ func (s *Server) serveDiscovery(ctx context.Context, side *sync.WaitGroup, ls *L
 		return
 	}
 	r := lan.NewResponder(s.statusInfo, opts)
+	s.cfg.Logger.Info("answering LAN discovery (join discover)", "addr", ls.Discovery[0].LocalAddr().String(), "loopback_only", opts.Accept != nil)
 	for _, pc := range ls.Discovery {
 		side.Go(func() {
 			if err := r.Serve(ctx, pc); err != nil {

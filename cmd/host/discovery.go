@@ -12,7 +12,8 @@ import (
 // openDiscovery opens the LAN discovery port for a host listening on
 // game, on the interfaces that address serves (loopback only for a
 // loopback address), or nothing with port 0. A port that cannot be opened
-// is a warning: players can still join by address.
+// is a warning: players can still join by address. The host logs the
+// port when it starts answering.
 func openDiscovery(ctx context.Context, port int, game net.Addr, log *slog.Logger) []net.PacketConn {
 	if port <= 0 {
 		return nil
@@ -32,10 +33,5 @@ func openDiscovery(ctx context.Context, port int, game net.Addr, log *slog.Logge
 		log.Warn("LAN discovery off: players on this network must type the address", "port", port, "err", err)
 		return nil
 	}
-	names := make([]string, len(ifaces))
-	for i, ifi := range ifaces {
-		names[i] = ifi.Name
-	}
-	log.Info("answering LAN discovery (join discover)", "port", port, "interfaces", names)
 	return pcs
 }
