@@ -158,16 +158,13 @@ type stream struct {
 	timer  *time.Timer
 }
 
-// due is a channel that fires when a granted chunk may go, or nil when
-// none waits for its time.
+// due is a channel that fires when a granted chunk may go (at once if
+// its time passed since the writer looked), or nil when none waits.
 func (st *stream) due() <-chan time.Time {
 	if st.data == nil {
 		return nil
 	}
-	d := time.Until(st.at)
-	if d <= 0 {
-		return nil
-	}
+	d := max(time.Until(st.at), 0)
 	if st.timer == nil {
 		st.timer = time.NewTimer(d)
 	} else {
