@@ -231,6 +231,10 @@ type AdmissionConfig struct {
 	RefusalLogEvery time.Duration
 }
 
+// MinUploadRate is the lowest Config.Join.MaxUploadRate, in bytes per
+// second.
+const MinUploadRate = 1 << 10
+
 // JoinConfig says how a joiner gets the world: the join points it is sent,
 // their codec, and how slow and how far ahead its download may run.
 type JoinConfig struct {
@@ -246,6 +250,15 @@ type JoinConfig struct {
 	// limit). It bounds what a connection that drops mid-download wastes:
 	// bytes written but never received are sent again on the retry.
 	DownloadWindow int64
+	// MaxUploadRate caps the bytes per second of every world transfer
+	// together (joins and repairs), not per joiner, so a friend's download
+	// leaves room on a narrow uplink for the players' ticks and commands,
+	// which never wait for it (default -1: no cap; at least MinUploadRate).
+	MaxUploadRate float64
+	// MaxUploadSlots is how many joins' worlds are sent at once; the next
+	// joiners wait, first come first, and are told their place in line
+	// (default -1: no limit).
+	MaxUploadSlots int
 	// JoinPointMaxAge is how long a join point is reused for later joiners
 	// before a new one is cut (default 10 s).
 	JoinPointMaxAge time.Duration
@@ -380,6 +393,8 @@ func DefaultConfig() Config {
 		Join: JoinConfig{
 			MinDownloadRate:   16 << 10,
 			DownloadWindow:    2 << 20,
+			MaxUploadRate:     -1,
+			MaxUploadSlots:    -1,
 			JoinPointMaxAge:   10 * time.Second,
 			RejoinWindow:      10 * time.Minute,
 			RejoinWindowBytes: 64 << 20,
@@ -479,6 +494,12 @@ func (c Config) Validate() error {
 	}
 	if c.Join.MinDownloadRate != -1 && c.Join.MinDownloadRate <= 0 {
 		errs = append(errs, fmt.Errorf("minimum download rate %v bytes/s: must be positive (-1 for none)", c.Join.MinDownloadRate))
+	}
+	if r := c.Join.MaxUploadRate; r != -1 && r < MinUploadRate {
+		errs = append(errs, fmt.Errorf("upload rate %v bytes/s: at least %d (-1 for no cap)", r, MinUploadRate))
+	}
+	if n := c.Join.MaxUploadSlots; n != -1 && n < 1 {
+		errs = append(errs, fmt.Errorf("upload slots %d: at least 1 (-1 for no limit)", n))
 	}
 	if c.Lag.Policy > LagDrop {
 		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.Lag.Policy))

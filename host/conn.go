@@ -33,6 +33,9 @@ type conn struct {
 	final     []byte         // disconnect frame to send before closing
 	why       string         // why it closed, for the other players
 	sent      *atomic.Uint64 // counts bytes written, if set
+	// up is the host's uplink, which paces every connection's world
+	// chunks together; nil: no pacing.
+	up *uplink
 	// codec is what this client's payloads (join and repairs) are
 	// compressed with: the host's codec if the client reads it, else
 	// gzip. Set in the handshake, before admission.
@@ -145,68 +148,123 @@ func (c *conn) writev(parts ...[]byte) error {
 	return err
 }
 
+// stream is the writer's state of the payload it streams, if any.
+type stream struct {
+	t      *transfer // the payload being streamed, if any
+	offset uint64
+	frame  []byte
+	data   []byte    // the next chunk, granted by the uplink and not yet written
+	at     time.Time // when the uplink lets data go
+	timer  *time.Timer
+}
+
+// due is a channel that fires when a granted chunk may go (at once if
+// its time passed since the writer looked), or nil when none waits.
+func (st *stream) due() <-chan time.Time {
+	if st.data == nil {
+		return nil
+	}
+	d := max(time.Until(st.at), 0)
+	if st.timer == nil {
+		st.timer = time.NewTimer(d)
+	} else {
+		st.timer.Reset(d)
+	}
+	return st.timer.C
+}
+
 func (c *conn) writeLoop() {
 	defer close(c.done)
 	defer c.nc.Close()
-	var (
-		t      *transfer // the payload being streamed, if any
-		offset uint64
-		frame  []byte
-	)
+	st := &stream{}
+	defer func() {
+		if st.timer != nil {
+			st.timer.Stop()
+		}
+	}()
 	fail := func(err error) {
 		c.log.Debug("write failed", "err", err)
 		c.closeWith(nil, "connection lost")
 	}
 	for {
-		// Small packets first.
+		// Small packets first: they never wait for the uplink.
 		select {
 		case <-c.closing:
 			c.flushFinal()
 			return
 		case b := <-c.ctrl:
-			c.queued.Add(-int64(len(b)))
-			if err := c.write(b); err != nil {
+			if err := c.writeCtrl(b); err != nil {
 				fail(err)
 				return
 			}
 			continue
 		default:
 		}
-		if t != nil && !t.ahead(offset) {
-			// The chunk goes out as a small header plus the shared blob
-			// bytes themselves: nothing is copied or encoded per joiner.
-			data := t.pl.Chunk(offset, wire.MaxChunkData)
-			frame = wire.AppendWorldDataHeader(frame[:0], offset, t.pl.Total(), len(data))
-			if err := c.writev(frame, data); err != nil {
-				fail(err)
-				return
+		if st.t != nil && !st.t.ahead(st.offset) {
+			c.grant(st)
+			if !st.at.After(time.Now()) {
+				if err := c.writeChunk(st); err != nil {
+					fail(err)
+					return
+				}
+				continue
 			}
-			offset += uint64(len(data))
-			t.wrote(offset)
-			if offset >= t.pl.Total() {
-				t = nil
-			}
-			continue
 		}
 		next, wake := c.transfer, (chan struct{})(nil)
-		if t != nil {
-			next, wake = nil, t.wake // one payload at a time; wait for an acknowledgement
+		if st.t != nil {
+			next, wake = nil, st.t.wake // one payload at a time; wait for an acknowledgement
 		}
 		select {
 		case <-c.closing:
 			c.flushFinal()
 			return
 		case b := <-c.ctrl:
-			c.queued.Add(-int64(len(b)))
-			if err := c.write(b); err != nil {
+			if err := c.writeCtrl(b); err != nil {
 				fail(err)
 				return
 			}
-		case t = <-next:
-			offset = 0
+		case st.t = <-next:
+			st.offset = 0
 		case <-wake:
+		case <-st.due():
 		}
 	}
+}
+
+// writeCtrl writes one small packet.
+func (c *conn) writeCtrl(b []byte) error {
+	c.queued.Add(-int64(len(b)))
+	return c.write(b)
+}
+
+// grant takes the next chunk of the stream from the uplink, unless one is
+// granted already: the chunk and the time it may go.
+func (c *conn) grant(st *stream) {
+	if st.data != nil {
+		return
+	}
+	st.data = st.t.pl.Chunk(st.offset, c.up.chunk(wire.MaxChunkData))
+	st.at = time.Time{}
+	if c.up != nil {
+		st.at = c.up.take(len(st.data))
+	}
+}
+
+// writeChunk writes the granted chunk: a small header plus the shared
+// blob bytes themselves, nothing copied or encoded per joiner.
+func (c *conn) writeChunk(st *stream) error {
+	t := st.t
+	st.frame = wire.AppendWorldDataHeader(st.frame[:0], st.offset, t.pl.Total(), len(st.data))
+	if err := c.writev(st.frame, st.data); err != nil {
+		return err
+	}
+	st.offset += uint64(len(st.data))
+	st.data = nil
+	t.wrote(st.offset)
+	if st.offset >= t.pl.Total() {
+		st.t = nil
+	}
+	return nil
 }
 
 // flushFinal sends the disconnect frame, giving a slow peer a short grace.

@@ -64,6 +64,9 @@ type Overview struct {
 	Chat []ChatRecord
 	// LastSave is the last save attempt, if any.
 	LastSave *SaveRecord
+	// Uploads are the world transfers under way and waiting, as of the
+	// call to Server.Overview.
+	Uploads UploadsView
 	// Stats are the host's counters, as of the call to Server.Overview.
 	Stats Stats
 	// Window is the rejoin window: the commands the host keeps for
@@ -338,6 +341,7 @@ func (s *Server) Overview() Overview {
 	}
 	s.sess.pub.history.fill(&o)
 	o.Stats = s.counters()
+	o.Uploads = s.uplink.view(time.Now())
 	return o
 }
 

@@ -69,6 +69,7 @@ type peer struct {
 	join        *joinProgress // the join across its retries, once admitted (only seq is read here)
 	retries     int           // the join's connections before this one
 	world       *transfer     // the world's transfer, once started
+	slot        *upload       // the join's place in the host's uplink, once in line
 	joined      bool          // the join record has been written
 	relay       peerRelay     // relay mode: the arbiter's proof and uploads (relaypeer.go)
 }
@@ -142,6 +143,7 @@ func (s *Server) refuseTLS(raw net.Conn, start time.Time, err error) {
 func (s *Server) newPeer(ctx context.Context, nc net.Conn, pend *gate.Conn, start time.Time, log *slog.Logger) *peer {
 	c := newConn(nc, s.cfg.Limits.SendQueue, s.cfg.Limits.SendQueueBytes, s.cfg.Timeouts.Write, log)
 	c.sent = &s.sent
+	c.up = s.uplink // read by the writer only once a transfer reaches it, after this
 	// Evicted from the pending table, the client is told why.
 	pend.SetKill(func() { c.close(wire.ReasonRateLimited, "the host is busy with other joining connections") })
 	go func() {
@@ -495,9 +497,6 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		return p.replayed(jr)
 	}
 	point, err := p.whileHostBusy(func() (*snapshot.Point, error) { return jr.point.compressed(p.conn.codec) })
-	// The download's deadlines start once the point is there: the joiner
-	// may have waited for its build, or for a relay arbiter's upload.
-	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
 	if rerr := relayWaitRefusal(err); rerr != nil {
 		return nil, rerr
 	}
@@ -505,6 +504,14 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		p.log.Error("compress join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
+	if p.slot, err = p.awaitSlot(); err != nil {
+		return nil, err
+	}
+	defer p.srv.uplink.leave(p.slot)
+	// The download's deadlines start once the point is there and the
+	// upload slot is the joiner's: it may have waited for the point's
+	// build, a relay arbiter's upload, or other joiners' downloads.
+	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
 	pl, err := snapshot.NewResumedPayload(point, jr.faction, jr.granted, jr.cmds, jr.held)
 	if err != nil {
 		p.log.Error("lay out join point", "err", err)
@@ -512,6 +519,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	}
 	p.world = newJoinTransfer(pl, uint64(max(cfg.Join.DownloadWindow, 0)))
 	jr.join.last.Store(p.world)
+	p.srv.uplink.start(p.slot, p.world)
 	p.conn.startTransfer(p.world)
 	p.resumed, p.retry = pl.Held(), jr.held != nil
 	if jr.held != nil {
@@ -575,8 +583,9 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 	var acked uint64
 	downloaded := false
 	finish := time.Time{} // the whole download's deadline; zero: none
-	if cfg.Join.MinDownloadRate > 0 {
-		finish = time.Now().Add(cfg.Timeouts.DownloadStall + time.Duration(float64(total)/cfg.Join.MinDownloadRate*float64(time.Second)))
+	minRate := p.minDownloadRate()
+	if minRate > 0 {
+		finish = time.Now().Add(cfg.Timeouts.DownloadStall + time.Duration(float64(total)/minRate*float64(time.Second)))
 	}
 	downloadDeadline := func() {
 		d := time.Now().Add(cfg.Timeouts.DownloadStall)
@@ -591,7 +600,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 		if err != nil {
 			if !downloaded && !finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(finish) {
 				return nil, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
-					byteSize(cfg.Join.MinDownloadRate), acked, total)
+					byteSize(minRate), acked, total)
 			}
 			return nil, err
 		}
@@ -607,6 +616,7 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 			}
 			if acked == total && !downloaded {
 				downloaded = true
+				p.srv.uplink.leave(p.slot) // the next joiner's turn
 				p.phase("download")
 				_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.CatchUp))
 			}

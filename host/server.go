@@ -30,6 +30,7 @@ type Server struct {
 	nextID  atomic.Int32
 	conns   sync.WaitGroup
 	sent    atomic.Uint64 // bytes written to every connection
+	uplink  *uplink       // paces world transfers and gives out their slots
 }
 
 // New returns a server for sim. cfg is completed with Defaults and
@@ -58,7 +59,8 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		pending: gate.NewPending(cfg.Admission.MaxPending, cfg.Admission.MaxPendingPerAddr, cfg.Admission.MaxPendingPerPrefix),
 		guesses: gate.NewGuesses(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
-		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery)}
+		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery),
+		uplink:  newUplink(cfg.Join.MaxUploadRate, cfg.Join.MaxUploadSlots)}
 	sess.lastID = &srv.nextID
 	sess.pub.sent = &srv.sent
 	if cfg.Save.Path != "" {
@@ -206,6 +208,10 @@ type Listeners struct {
 	TCP net.Listener
 	// UDP answers status queries; nil serves none.
 	UDP net.PacketConn
+	// Discovery answer LAN discovery probes (package transport/lan,
+	// opened by lan.Listen) with TCP's port; none answers none. A host on
+	// a loopback address answers only probes from loopback.
+	Discovery []net.PacketConn
 	// Extra are more listeners players connect through (a WebSocket
 	// listener on the HTTP port, say), served by the same session and
 	// accept path as TCP, with the same admission and limits: a
@@ -241,6 +247,9 @@ func (ls *Listeners) Close() {
 	for _, ln := range ls.Extra {
 		ln.Close()
 	}
+	for _, pc := range ls.Discovery {
+		pc.Close()
+	}
 }
 
 // players is the one listener Serve accepts players on: TCP, merged with
@@ -258,24 +267,29 @@ func (ls *Listeners) players() net.Listener {
 // listeners: Serve, which starts the session, is called once, on all the
 // player listeners merged.
 func (s *Server) ServeListeners(ctx context.Context, ls *Listeners) error {
-	if ls.UDP == nil {
-		return s.Serve(ctx, ls.players())
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	statusDone := make(chan struct{})
-	go func() {
-		defer close(statusDone)
-		if err := s.ServeStatus(ctx, ls.UDP); err != nil {
-			s.cfg.Logger.Error("status queries", "err", err)
-		}
-	}()
+	var side sync.WaitGroup
+	if ls.UDP != nil {
+		side.Go(func() {
+			if err := s.ServeStatus(ctx, ls.UDP); err != nil {
+				s.cfg.Logger.Error("status queries", "err", err)
+			}
+		})
+	}
+	s.serveDiscovery(ctx, &side, ls)
 	err := s.Serve(ctx, ls.players())
-	// The status queries end with the session, whatever ended it (an
-	// admin shutdown ends the session without ctx): they stop first and
-	// their socket is closed after, so its closing is no error.
+	// The status queries and discovery end with the session, whatever
+	// ended it (an admin shutdown ends the session without ctx): they
+	// stop first and their sockets are closed after, so their closing is
+	// no error.
 	cancel()
-	<-statusDone
-	ls.UDP.Close()
+	side.Wait()
+	if ls.UDP != nil {
+		ls.UDP.Close()
+	}
+	for _, pc := range ls.Discovery {
+		pc.Close()
+	}
 	return err
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
+	"sync"
 
 	"github.com/lockhost/lockhost/status"
+	"github.com/lockhost/lockhost/transport/lan"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -46,6 +49,34 @@ func (s *Server) statusInfo() status.Info {
 // ServeStatus answers UDP status queries on pc until ctx is done.
 func (s *Server) ServeStatus(ctx context.Context, pc net.PacketConn) error {
 	return status.NewServer(pc, s.statusInfo, status.Options{Logger: s.cfg.Logger}).Serve(ctx)
+}
+
+// serveDiscovery answers LAN discovery probes on ls.Discovery, each socket
+// on a goroutine of side, with the game port of ls.TCP.
+func (s *Server) serveDiscovery(ctx context.Context, side *sync.WaitGroup, ls *Listeners) {
+	if len(ls.Discovery) == 0 {
+		return
+	}
+	opts := lan.Options{Logger: s.cfg.Logger}
+	if ap, err := netip.ParseAddrPort(ls.TCP.Addr().String()); err == nil {
+		opts.GamePort = ap.Port()
+		if ap.Addr().IsLoopback() {
+			opts.Accept = lan.LoopbackOnly
+		}
+	}
+	if opts.GamePort == 0 {
+		s.cfg.Logger.Warn("LAN discovery off: the game port is not a TCP port", "addr", ls.TCP.Addr())
+		return
+	}
+	r := lan.NewResponder(s.statusInfo, opts)
+	s.cfg.Logger.Info("answering LAN discovery (join discover)", "addr", ls.Discovery[0].LocalAddr().String(), "loopback_only", opts.Accept != nil)
+	for _, pc := range ls.Discovery {
+		side.Go(func() {
+			if err := r.Serve(ctx, pc); err != nil {
+				s.cfg.Logger.Error("LAN discovery", "addr", pc.LocalAddr(), "err", err)
+			}
+		})
+	}
 }
 
 // listenStatus opens the UDP port with the TCP listener's number.

@@ -20,9 +20,13 @@ type Phase string
 const (
 	PhaseConnect   Phase = "connect"
 	PhaseHandshake Phase = "handshake"
-	PhaseDownload  Phase = "download"
-	PhaseLoad      Phase = "load"
-	PhaseCatchUp   Phase = "catch-up"
+	// PhaseQueued is a wait for the host's upload slot, before the
+	// download starts: the host sends a limited number of worlds at once
+	// (a notice says the place in line).
+	PhaseQueued   Phase = "queued"
+	PhaseDownload Phase = "download"
+	PhaseLoad     Phase = "load"
+	PhaseCatchUp  Phase = "catch-up"
 	// PhasePlay is the session after WorldReady; only a Reconnector
 	// reports it (ReconnectEvent.Phase).
 	PhasePlay Phase = "play"

@@ -81,6 +81,9 @@ func (s *Session) answerClock(c *wire.ServerClock) error {
 }
 
 func (s *Session) notice(n *wire.ServerNotice) error {
+	if n.Kind == wire.NoticeQueued && !s.ready {
+		report(s.cfg, PhaseQueued, 0, 0)
+	}
 	if s.cfg.Notice != nil {
 		s.cfg.Notice(n.Text)
 	}

@@ -116,7 +116,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // reply appends to dst the reply to ping id, of the request's version,
 // with the current info.
 func (s *Server) reply(dst []byte, id uint32, version byte) ([]byte, bool) {
-	reply, err := AppendReplyVersion(dst, id, sanitize(s.info()), version)
+	reply, err := AppendReplyVersion(dst, id, Sanitize(s.info()), version)
 	if err != nil { // cannot happen after sanitize
 		s.log.Error("status: cannot encode reply", "err", err)
 		return dst, false
@@ -124,8 +124,9 @@ func (s *Server) reply(dst []byte, id uint32, version byte) ([]byte, bool) {
 	return reply, true
 }
 
-// sanitize clamps info into what AppendReply accepts.
-func sanitize(i Info) Info {
+// Sanitize clamps info into what AppendReply accepts: negative counts to
+// 0, strings cut to MaxString bytes of valid UTF-8.
+func Sanitize(i Info) Info {
 	i.Players = max(i.Players, 0)
 	i.MaxPlayers = max(i.MaxPlayers, 0)
 	i.Databases = max(i.Databases, 0)

@@ -267,6 +267,9 @@ const (
 	NoticeLeft           NoticeKind = 2
 	NoticeFactionOnline  NoticeKind = 3
 	NoticeFactionOffline NoticeKind = 4
+	// NoticeQueued tells a joiner it waits for an upload slot; the
+	// text says its place in line.
+	NoticeQueued NoticeKind = 5
 )
 
 // String names the kind.
@@ -282,6 +285,8 @@ func (k NoticeKind) String() string {
 		return "faction online"
 	case NoticeFactionOffline:
 		return "faction offline"
+	case NoticeQueued:
+		return "queued"
 	}
 	return fmt.Sprintf("notice(%d)", uint8(k))
 }

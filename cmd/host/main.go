@@ -383,6 +383,9 @@ func hostConfig(c *cli.Context, content func() host.Content, log *slog.Logger) (
 		return host.Config{}, err
 	}
 	cfg.Admission.Password, cfg.Admission.TLS = pw, tlsCfg
+	if cfg.Join.MaxUploadRate, err = uploadRate(c); err != nil {
+		return host.Config{}, err
+	}
 	cfg.Admission.ConnBurst = max(1, int(2*cfg.Admission.ConnRate))
 	cfg.Admission.BanFile = filepath.Join(data, host.BansFileName)
 	cfg.Limits.CommandBurst = max(1, int(2*cfg.Limits.CommandRate))

@@ -75,6 +75,7 @@ func prepare(c *cli.Context, log *slog.Logger) (_ *prepared, err error) {
 	if p.game, err = host.Listen(listen); err != nil {
 		return nil, portFailed("--listen", listen, err)
 	}
+	p.game.Discovery = openDiscovery(c.Context, c.Int("discovery-port"), p.game.Addr(), log)
 	if p.lock != nil {
 		if err := p.lock.SetAddr(p.game.Addr().String()); err != nil {
 			log.Warn("could not note the address in the save's lock file", "err", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/transport/lan"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -22,6 +23,7 @@ func serveFlags() []cli.Flag {
 		configFlag(),
 		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
 		portMappingFlag(),
+		&cli.IntFlag{Name: "discovery-port", Value: lan.Port, Usage: "answer LAN discovery (join discover) on this UDP `PORT`, on the interfaces --listen serves"},
 		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus), /healthz, /ws (players over WebSocket, admitted like those on the game port) and /play (the browser player) on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
 		&cli.StringFlag{Name: "http-token-file", Usage: "with --http: ask for the token on the first line of `FILE` on every route but /healthz (or set " + web.TokenEnv + "); a browser asks for it as a password, a scraper sends it as a bearer token"},
 		&cli.StringFlag{Name: "game-name", Value: d.GameName, Usage: "session name shown to joiners"},
@@ -34,6 +36,8 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-pending", Value: d.Admission.MaxPending, Usage: "most connections still joining (not yet admitted) at once; more are refused"},
 		&cli.IntFlag{Name: "max-pending-per-addr", Value: d.Admission.MaxPendingPerAddr, Usage: "most connections still joining from one address, an IPv6 address counted by its /64"},
 		&cli.Float64Flag{Name: "min-download-rate", Value: d.Join.MinDownloadRate, Usage: fmt.Sprintf("slowest average world download in bytes per second: a joiner slower than that, past the %v stall allowance, is dropped and its slot freed", seconds(d.Timeouts.DownloadStall))},
+		&cli.StringFlag{Name: "max-upload-rate", Value: "-1", Usage: "cap world downloads to joiners, all together, at `RATE` per second: bytes, or with a unit such as 8Mbit, 500KiB, 1MB; below your uplink, players keep their latency while a friend downloads (-1: no cap)"},
+		&cli.IntFlag{Name: "max-upload-slots", Value: d.Join.MaxUploadSlots, Usage: "send the world to at most this many joiners at once; the next wait their turn, told their place in line"},
 		&cli.StringFlag{Name: "save", Usage: "save `FILE`: load the newest valid of it and its autosaves, save there on exit and autosave beside it; its folder must be writable"},
 		&cli.BoolFlag{Name: "new", Usage: "with --save: start a new world there; refused (exit 2) if the save or its autosaves exist"},
 		&cli.BoolFlag{Name: "force-new", Usage: "with --save: start a new world there, first moving an existing save and its autosaves into a dated folder beside it (nothing is deleted)"},
@@ -99,6 +103,7 @@ var configFields = []configField{
 	{"max-pending-per-addr", func(c *host.Config) any { return &c.Admission.MaxPendingPerAddr }},
 	{"min-download-rate", func(c *host.Config) any { return &c.Join.MinDownloadRate }},
 	{"compression", func(c *host.Config) any { return &c.Join.Compression }},
+	{"max-upload-slots", func(c *host.Config) any { return &c.Join.MaxUploadSlots }},
 	{"lazy-join-points", func(c *host.Config) any { return &c.Join.LazyJoinPoints }},
 	{"rejoin-window", func(c *host.Config) any { return &c.Join.RejoinWindow }},
 	{"rejoin-grace", func(c *host.Config) any { return &c.Timeouts.RejoinGrace }},

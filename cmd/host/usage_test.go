@@ -43,6 +43,9 @@ func TestBinaryUsageMistakes(t *testing.T) {
 		{"defs manifest without relay", []string{"serve", "--defs-manifest", filepath.Join(dir, "defs.json"), "--data-dir", data}, cliutil.ExitUsage, "--defs-manifest needs --relay"},
 		{"defs from the arbiter and content", []string{"serve", "--relay", "--defs-from-arbiter", "--content", dir, "--data-dir", data}, cliutil.ExitUsage, "--defs-from-arbiter replaces --content"},
 		{"defs from two places", []string{"serve", "--relay", "--defs-from-arbiter", "--defs-manifest", filepath.Join(dir, "defs.json"), "--data-dir", data}, cliutil.ExitUsage, "not both"},
+		{"upload rate too low", []string{"serve", "--max-upload-rate", "10", "--data-dir", data}, cliutil.ExitUsage, "--max-upload-rate 10 is refused"},
+		{"upload rate not a rate", []string{"serve", "--max-upload-rate", "fast", "--data-dir", data}, cliutil.ExitUsage, `"fast" is not a rate`},
+		{"no upload slots", []string{"serve", "--max-upload-slots", "0", "--data-dir", data}, cliutil.ExitUsage, "max-upload-slots"},
 		{"version", []string{"--version"}, cliutil.ExitOK, "protocol " + strconv.Itoa(int(wire.ProtocolVersion))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,13 +95,14 @@ func newApp() *cli.App {
 		&cli.StringFlag{Name: "debug-corrupt-map", Hidden: true, Usage: "debugging: change map MAP's state on this machine only at tick TICK (`MAP@TICK`), to exercise desync detection and repair"},
 	}
 	flags = append(flags, arbiterFlags()...)
+	flags = append(flags, discoveryFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
 		Writer:    stdout,
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
-		UsageText: "join HOST[:PORT] --name NAME [options]\njoin ws://HOST:PORT/ws --name NAME [options]\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
@@ -112,7 +113,7 @@ func newApp() *cli.App {
 			"130 stopped (Ctrl-C) before WorldReady: the host is told, and counts a leave.", wire.DefaultPort),
 		Flags:    flags,
 		Action:   run,
-		Commands: []*cli.Command{pingCommand(), defscli.Command()},
+		Commands: []*cli.Command{discoverCommand(), pingCommand(), defscli.Command()},
 	}
 	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
@@ -203,13 +204,13 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer cpu.stop()
-	tlsCfg, learned, known, err := clientTLS(c, hostAddr(c.Args().First()))
+	target, tlsCfg, learned, known, err := targetTLS(c)
 	if err != nil {
 		return err
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
-	cfg := joinConfig(c, bundle, bar, typed)
+	cfg := joinConfig(c, target, bundle, bar, typed)
 	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
 	if !c.Bool("debug-no-huge-pages") {
 		cfg.PrepareMemory = func(raw, payload uint64) { prepareMemory(log, raw, payload) }
@@ -280,10 +281,10 @@ func dialFor(addr string) func(context.Context, string) (net.Conn, error) {
 
 // joinConfig is the join's configuration from the flags and the content,
 // with its callbacks printing to standard output over the progress bar.
-func joinConfig(c *cli.Context, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
+func joinConfig(c *cli.Context, target string, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
 	return join.Config{
-		Addr:         hostAddr(c.Args().First()),
-		Dial:         dialFor(c.Args().First()),
+		Addr:         hostAddr(target),
+		Dial:         dialFor(target),
 		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
 		MapLoader:    colony.MapLoader(bundle.Content),
@@ -364,6 +365,17 @@ func size(n uint64) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// targetTLS finds the host to join (an address, or a name on the local
+// network) and builds the TLS settings for it.
+func targetTLS(c *cli.Context) (string, *tls.Config, func() (string, bool), *tlsid.KnownHosts, error) {
+	target, err := resolveTarget(c, c.Args().First())
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	cfg, learned, known, err := clientTLS(c, hostAddr(target))
+	return target, cfg, learned, known, err
 }
 
 // clientTLS builds the TLS settings the flags ask for (nil without

@@ -50,7 +50,8 @@ type overviewJSON struct {
 	Stats         statsJSON    `json:"stats"`
 	// Window is the rejoin window: commands kept, their bytes, and the
 	// tick from which every command is kept.
-	Window windowJSON `json:"rejoin_window"`
+	Window  windowJSON  `json:"rejoin_window"`
+	Uploads uploadsJSON `json:"uploads"`
 	// Agones is what the host last told Agones; null outside Agones.
 	Agones *agonesJSON `json:"agones"`
 	// PortMapping is the router's forwarding of the game port; null when
@@ -104,6 +105,41 @@ type playerJSON struct {
 	// compared and accepted from the player (0: none yet).
 	AcceptedTick uint64     `json:"accepted_tick"`
 	Since        *time.Time `json:"since"`
+}
+
+// uploadsJSON is the world transfers: the cap on all of them together in
+// bytes per second (0: none), the slots (0: no limit), the joins whose
+// worlds are on their way and the names of those waiting, first in line
+// first.
+type uploadsJSON struct {
+	Rate    float64        `json:"rate"`
+	Slots   int            `json:"slots"`
+	Sending []transferJSON `json:"sending"`
+	Waiting []string       `json:"waiting"`
+}
+
+// transferJSON is one join's world on its way: bytes acknowledged of the
+// total, since when, and the estimated time left (null: not known yet).
+type transferJSON struct {
+	Name    string     `json:"name"`
+	Acked   uint64     `json:"acked"`
+	Total   uint64     `json:"total"`
+	Started *time.Time `json:"started"`
+	EtaMs   *float64   `json:"eta_ms"`
+}
+
+// uploadsView is u's JSON.
+func uploadsView(u host.UploadsView) uploadsJSON {
+	v := uploadsJSON{Rate: u.Rate, Slots: u.Slots, Sending: make([]transferJSON, 0, len(u.Sending)), Waiting: append([]string{}, u.Waiting...)}
+	for _, t := range u.Sending {
+		tj := transferJSON{Name: t.Name, Acked: t.Acked, Total: t.Total, Started: stamp(t.Started)}
+		if t.ETA > 0 {
+			e := ms(t.ETA)
+			tj.EtaMs = &e
+		}
+		v.Sending = append(v.Sending, tj)
+	}
+	return v
 }
 
 type mapJSON struct {
@@ -278,8 +314,9 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			RejoinsHeld: o.Stats.RejoinsHeld, RejoinsDownloaded: o.Stats.RejoinsDownloaded,
 			RejoinReplayedBytes: o.Stats.RejoinReplayedBytes, RejoinFallbacks: rejoinFallbacks(o.Stats),
 		},
-		Chat:   make([]chatJSON, 0, len(o.Chat)),
-		Window: windowJSON{Commands: o.Window.Commands, Bytes: o.Window.Bytes, From: o.Window.From},
+		Chat:    make([]chatJSON, 0, len(o.Chat)),
+		Window:  windowJSON{Commands: o.Window.Commands, Bytes: o.Window.Bytes, From: o.Window.From},
+		Uploads: uploadsView(o.Uploads),
 	}
 	if o.At.IsZero() {
 		v.Stale = true

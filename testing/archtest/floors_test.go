@@ -85,7 +85,10 @@ var floors = map[string]floor{
 	// transport/portmap asks the home router to forward the game port
 	// (UPnP-IGD, NAT-PMP); it knows no protocol of the host's either.
 	"transport/portmap": domain,
-	"tlsid":             domain,
+	// transport/lan finds hosts on the local network: the probe and the
+	// reply around a status reply.
+	"transport/lan": domain,
+	"tlsid":         domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
 	"operator/rcon": domain,

@@ -1,0 +1,261 @@
+package lan
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"net"
+	"net/netip"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/status"
+)
+
+func sampleInfo() status.Info {
+	return status.Info{Players: 2, MaxPlayers: 8, GameName: "colony", GameVersion: "1.5", Protocol: 4,
+		Tick: 600, Password: true, Databases: 1, DefsHash: 0x0011223344556677}
+}
+
+// unhex reads hex bytes separated by spaces and newlines.
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// specDatagram matches one of section 13.2's example datagrams.
+var specDatagram = regexp.MustCompile("(?m)^(Probe|Discovery reply) datagram:\\s*\\n+```hex\\n([0-9a-f \\n]+)```")
+
+// TestGolden holds the probe and reply to the bytes docs/protocol.md
+// shows (section 13.2), and those bytes to the decoders.
+func TestGolden(t *testing.T) {
+	spec, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string][]byte{}
+	for _, m := range specDatagram.FindAllStringSubmatch(string(spec), -1) {
+		doc[m[1]] = unhex(t, m[2])
+	}
+	probe := AppendProbe(nil, 0x01020304)
+	if !bytes.Equal(doc["Probe"], probe) {
+		t.Errorf("probe\n%x\nthe spec says\n%x", probe, doc["Probe"])
+	}
+	if id, ok := ParseProbe(doc["Probe"]); !ok || id != 0x01020304 {
+		t.Errorf("the spec's probe parses as %#x, %v", id, ok)
+	}
+	reply, err := AppendReply(nil, 30006, 0x01020304, sampleInfo())
+	if err != nil || !bytes.Equal(doc["Discovery reply"], reply) {
+		t.Errorf("reply %v\n%x\nthe spec says\n%x", err, reply, doc["Discovery reply"])
+	}
+	port, id, info, err := DecodeReply(doc["Discovery reply"])
+	if err != nil || port != 30006 || id != 0x01020304 || info != sampleInfo() {
+		t.Errorf("the spec's reply decodes as %d %#x %+v %v", port, id, info, err)
+	}
+}
+
+// TestReplyNeverLarger: the largest reply, both strings at their limit,
+// is smaller than the probe that asks for it.
+func TestReplyNeverLarger(t *testing.T) {
+	info := sampleInfo()
+	info.GameName, info.GameVersion = strings.Repeat("n", status.MaxString), strings.Repeat("v", status.MaxString)
+	b, err := AppendReply(nil, 65535, 1, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != MaxReplySize || len(b) > ProbeSize {
+		t.Errorf("largest reply %d bytes, MaxReplySize %d, probe %d", len(b), MaxReplySize, ProbeSize)
+	}
+}
+
+// TestParseProbeRefuses: wrong size, magic, version or padding gets no answer.
+func TestParseProbeRefuses(t *testing.T) {
+	good := AppendProbe(nil, 7)
+	for name, p := range map[string][]byte{
+		"short":   good[:ProbeSize-1],
+		"long":    append(AppendProbe(nil, 7), 0),
+		"magic":   append([]byte("LHPQ"), good[4:]...),
+		"version": append(append([]byte("LHDQ"), 2), good[5:]...),
+		"padding": append(append([]byte{}, good[:ProbeSize-1]...), 1),
+		"status":  status.AppendRequest(nil, 7),
+	} {
+		if _, ok := ParseProbe(p); ok {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// fakeAddr is a UDP source address for answer.
+func fakeAddr(s string) net.Addr { return net.UDPAddrFromAddrPort(netip.MustParseAddrPort(s)) }
+
+// TestRateLimits: a source gets its burst then nothing until time passes,
+// and all sources together get the total burst; the clock is the test's.
+func TestRateLimits(t *testing.T) {
+	r := NewResponder(sampleInfo, Options{GamePort: 30502, Rate: 1, Burst: 3, TotalRate: 1, TotalBurst: 5})
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	probe := AppendProbe(nil, 9)
+	answered := func(from string) int {
+		n := 0
+		for range 10 {
+			if _, ok := r.answer(nil, probe, fakeAddr(from)); ok {
+				n++
+			}
+		}
+		return n
+	}
+	if n := answered("192.0.2.1:5000"); n != 3 {
+		t.Errorf("one source: %d answers, want its burst 3", n)
+	}
+	if n := answered("192.0.2.2:5000"); n != 2 {
+		t.Errorf("second source: %d answers, want the 2 left of the total burst 5", n)
+	}
+	now = now.Add(time.Second)
+	if n := answered("192.0.2.3:5000"); n != 1 {
+		t.Errorf("after a second: %d answers, want 1 (total rate 1/s)", n)
+	}
+}
+
+// TestAnswerBounds: every answer is a valid reply no larger than the
+// probe; a refused source gets none.
+func TestAnswerBounds(t *testing.T) {
+	r := NewResponder(func() status.Info {
+		i := sampleInfo()
+		i.GameName = strings.Repeat("é", 100) // clamped to 64 bytes
+		return i
+	}, Options{GamePort: 1, Accept: LoopbackOnly})
+	probe := AppendProbe(nil, 5)
+	b, ok := r.answer(nil, probe, fakeAddr("127.0.0.1:9"))
+	if !ok || len(b) > len(probe) {
+		t.Fatalf("answer ok=%v, %d bytes for a %d-byte probe", ok, len(b), len(probe))
+	}
+	if _, id, info, err := DecodeReply(b); err != nil || id != 5 || len(info.GameName) > status.MaxString {
+		t.Errorf("reply %v id %d name %d bytes", err, id, len(info.GameName))
+	}
+	if _, ok := r.answer(nil, probe, fakeAddr("192.0.2.1:9")); ok {
+		t.Error("answered a non-loopback source with LoopbackOnly")
+	}
+}
+
+// loopback returns the loopback interfaces, the only ones tests probe.
+func loopback(t *testing.T) []net.Interface {
+	t.Helper()
+	ifaces, err := ServedInterfaces(netip.MustParseAddr("127.0.0.1"))
+	if err != nil || len(ifaces) == 0 {
+		t.Fatalf("no loopback interface: %v %v", ifaces, err)
+	}
+	return ifaces
+}
+
+// serve starts a responder on a free discovery port, on loopback only.
+func serve(t *testing.T, info func() status.Info, gamePort uint16) (port int, r *Responder) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pcs, err := Listen(ctx, 0, loopback(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = NewResponder(info, Options{GamePort: gamePort, Accept: LoopbackOnly})
+	for _, pc := range pcs {
+		go func() { _ = r.Serve(ctx, pc) }()
+	}
+	t.Cleanup(func() {
+		cancel()
+		for _, pc := range pcs {
+			pc.Close()
+		}
+	})
+	return pcs[0].LocalAddr().(*net.UDPAddr).Port, r
+}
+
+// TestDiscoverLoopback: Discover on the loopback interface finds a host by
+// broadcast and multicast and reports its game address and status.
+func TestDiscoverLoopback(t *testing.T) {
+	port, r := serve(t, sampleInfo, 30777)
+	found, err := Discover(context.Background(), DiscoverOptions{Port: port, Interfaces: loopback(t), Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Addr != netip.MustParseAddrPort("127.0.0.1:30777") || found[0].Info != sampleInfo() {
+		t.Fatalf("found %+v, want one host at 127.0.0.1:30777 with the sample status", found)
+	}
+	// Two rounds of probes, each by broadcast and by multicast: four answers.
+	replies := waitReplies(r, 2*resends)
+	if replies != 2*resends {
+		t.Errorf("%d replies, want %d (broadcast and multicast, %d rounds)", replies, 2*resends, resends)
+	}
+}
+
+// TestEachProbeKind: a probe by IPv4 broadcast, by IPv4 multicast and by
+// IPv6 (to ::1: the loopback interface carries no IPv6 multicast) each
+// gets one reply, all on loopback.
+func TestEachProbeKind(t *testing.T) {
+	port, _ := serve(t, sampleInfo, 30777)
+	for _, tc := range []struct {
+		name, network, from string
+		to                  netip.Addr
+	}{
+		{"broadcast", "udp4", "127.0.0.1:0", netip.MustParseAddr("127.255.255.255")},
+		{"multicast", "udp4", "127.0.0.1:0", Group4},
+		{"ipv6", "udp6", "[::1]:0", netip.MustParseAddr("::1")},
+	} {
+		pc, err := net.ListenPacket(tc.network, tc.from)
+		if err != nil && tc.network == "udp6" {
+			t.Logf("no IPv6 loopback here, IPv6 probe not tried: %v", err)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		defer pc.Close()
+		if tc.to.IsMulticast() {
+			if err := setMulticastInterface(pc, netip.MustParseAddr("127.0.0.1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := pc.WriteTo(AppendProbe(nil, 77), net.UDPAddrFromAddrPort(netip.AddrPortFrom(tc.to, uint16(port)))); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		_ = pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, ProbeSize)
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("%s: no reply: %v", tc.name, err)
+		}
+		if gp, id, _, err := DecodeReply(buf[:n]); err != nil || gp != 30777 || id != 77 {
+			t.Errorf("%s: reply port %d id %d err %v", tc.name, gp, id, err)
+		}
+	}
+}
+
+func TestBroadcastAddress(t *testing.T) {
+	for in, want := range map[string]string{"192.0.2.7/24": "192.0.2.255", "127.0.0.1/8": "127.255.255.255", "10.1.2.3/30": "10.1.2.3"} {
+		got, ok := broadcast(netip.MustParsePrefix(in))
+		if !ok || got.String() != want {
+			t.Errorf("broadcast(%s) = %v %v, want %s", in, got, ok, want)
+		}
+	}
+	if _, ok := broadcast(netip.MustParsePrefix("192.0.2.7/32")); ok {
+		t.Error("a /32 has a broadcast address")
+	}
+}
+
+// waitReplies waits up to 5 s for r to have sent want replies and returns
+// how many it sent.
+func waitReplies(r *Responder, want uint64) uint64 {
+	for range 500 {
+		if n, _ := r.Stats(); n >= want {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n, _ := r.Stats()
+	return n
+}

@@ -1,0 +1,166 @@
+package lan
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockhost/lockhost/internal/ratelimit"
+	"github.com/lockhost/lockhost/status"
+)
+
+// The default rate limits: replies per second and bursts, per source
+// address and for all sources together (a probe's source address can be
+// forged, so the total is bounded too).
+const (
+	DefaultRate       = 10
+	DefaultBurst      = 20
+	DefaultTotalRate  = 100
+	DefaultTotalBurst = 100
+)
+
+// maxSources bounds how many source addresses the limiter tracks.
+const maxSources = 1 << 16
+
+// Options configures a Responder.
+type Options struct {
+	// GamePort is the TCP port joiners connect to; it is in every reply.
+	GamePort uint16
+	// Rate and Burst limit replies per source address (defaults
+	// DefaultRate, DefaultBurst).
+	Rate  float64
+	Burst int
+	// TotalRate and TotalBurst limit replies to all sources together
+	// (defaults DefaultTotalRate, DefaultTotalBurst).
+	TotalRate  float64
+	TotalBurst int
+	// Accept, if set, says whether to answer a probe from this address;
+	// a host that listens on loopback answers only loopback probes.
+	Accept func(netip.Addr) bool
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Responder answers discovery probes with the host's game port and what
+// info returns at the time of each probe.
+type Responder struct {
+	info func() status.Info
+	opts Options
+	lim  *ratelimit.Table[netip.Addr]
+	now  func() time.Time // tests replace it
+
+	mu    sync.Mutex
+	total ratelimit.Bucket // guarded by mu
+
+	replies, dropped atomic.Uint64
+}
+
+// NewResponder returns a Responder answering with info, which must be safe
+// to call from several goroutines.
+func NewResponder(info func() status.Info, opts Options) *Responder {
+	if opts.Rate == 0 {
+		opts.Rate = DefaultRate
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = DefaultBurst
+	}
+	if opts.TotalRate <= 0 {
+		opts.TotalRate = DefaultTotalRate
+	}
+	if opts.TotalBurst <= 0 {
+		opts.TotalBurst = DefaultTotalBurst
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Responder{
+		info: info,
+		opts: opts,
+		lim:  ratelimit.NewTable[netip.Addr](opts.Rate, opts.Burst, maxSources),
+		now:  time.Now,
+	}
+}
+
+// Stats returns how many replies were sent and how many datagrams were
+// dropped (malformed, refused, over a rate limit, or failed to send).
+func (r *Responder) Stats() (replies, dropped uint64) {
+	return r.replies.Load(), r.dropped.Load()
+}
+
+// Serve answers probes on pc until ctx is done (it then returns nil) or
+// pc fails (it returns the read error). It does not close pc.
+func (r *Responder) Serve(ctx context.Context, pc net.PacketConn) error {
+	stop := context.AfterFunc(ctx, func() { _ = pc.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	// One byte more than a probe: a longer datagram is truncated to
+	// ProbeSize+1 bytes and so still has the wrong size.
+	in := make([]byte, ProbeSize+1)
+	out := make([]byte, 0, MaxReplySize)
+	for {
+		n, from, err := pc.ReadFrom(in)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("discovery: %w", err)
+		}
+		reply, ok := r.answer(out[:0], in[:n], from)
+		if !ok {
+			r.dropped.Add(1)
+			continue
+		}
+		if _, err := pc.WriteTo(reply, from); err != nil {
+			r.dropped.Add(1)
+			r.opts.Logger.Debug("discovery: reply failed", "to", from, "err", err)
+			continue
+		}
+		r.replies.Add(1)
+	}
+}
+
+// answer appends to dst the reply to probe p from from, if it is to be
+// answered.
+func (r *Responder) answer(dst, p []byte, from net.Addr) ([]byte, bool) {
+	id, ok := ParseProbe(p)
+	if !ok {
+		return dst, false
+	}
+	src := sourceAddr(from)
+	if r.opts.Accept != nil && !r.opts.Accept(src) {
+		return dst, false
+	}
+	now := r.now()
+	if !r.lim.Allow(src, now) || !r.takeTotal(now) {
+		return dst, false
+	}
+	reply, err := AppendReply(dst, r.opts.GamePort, id, status.Sanitize(r.info()))
+	if err != nil {
+		r.opts.Logger.Error("discovery: cannot encode reply", "err", err)
+		return dst, false
+	}
+	if len(reply) > len(p) { // cannot happen: MaxReplySize < ProbeSize
+		return dst, false
+	}
+	return reply, true
+}
+
+// takeTotal takes one reply from the limit on all sources together.
+func (r *Responder) takeTotal(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total.Take(now, r.opts.TotalRate, float64(r.opts.TotalBurst))
+}
+
+// sourceAddr is a datagram's source IP address, IPv4-mapped IPv6
+// unmapped, without zone; the zero Addr when it is not IP.
+func sourceAddr(a net.Addr) netip.Addr {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return u.AddrPort().Addr().Unmap().WithZone("")
+	}
+	return netip.Addr{}
+}
