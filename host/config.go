@@ -375,21 +375,7 @@ func DefaultConfig() Config {
 			Idle:           30 * time.Second,
 			RejoinGrace:    5 * time.Minute,
 		},
-		Admission: AdmissionConfig{
-			ClockWindow:           50 * time.Millisecond,
-			ClockRetries:          32,
-			ConnRate:              5,
-			ConnBurst:             10,
-			MaxPending:            64,
-			MaxPendingPerAddr:     4,
-			MaxPendingPerPrefix:   16,
-			PasswordRate:          0.5,
-			PasswordBurst:         10,
-			PasswordRateAll:       5,
-			PasswordBurstAll:      20,
-			PasswordPuzzleMaxBits: 24,
-			RefusalLogEvery:       10 * time.Second,
-		},
+		Admission: defaultAdmission(),
 		Join: JoinConfig{
 			MinDownloadRate:   16 << 10,
 			DownloadWindow:    2 << 20,
@@ -428,6 +414,26 @@ func DefaultConfig() Config {
 			GameName:      "lockhost relay",
 		},
 		Logger: slog.Default(),
+	}
+}
+
+// defaultAdmission is DefaultConfig's admission: rates, pending slots
+// and the password's guess budget.
+func defaultAdmission() AdmissionConfig {
+	return AdmissionConfig{
+		ClockWindow:           50 * time.Millisecond,
+		ClockRetries:          32,
+		ConnRate:              5,
+		ConnBurst:             10,
+		MaxPending:            64,
+		MaxPendingPerAddr:     4,
+		MaxPendingPerPrefix:   16,
+		PasswordRate:          0.5,
+		PasswordBurst:         10,
+		PasswordRateAll:       5,
+		PasswordBurstAll:      20,
+		PasswordPuzzleMaxBits: 24,
+		RefusalLogEvery:       10 * time.Second,
 	}
 }
 
