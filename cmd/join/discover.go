@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 
@@ -124,9 +123,9 @@ func resolveTarget(c *cli.Context, arg string) (string, error) {
 }
 
 // pickByName chooses the host named name among those found: the exact
-// name, else one that differs only in case. A host seen both on loopback
-// and on another address of this machine counts once (its loopback
-// address); two different hosts of one name are an error.
+// name, else one that differs only in case. A host heard on several
+// addresses counts once (lan.Found); two different hosts of one name are
+// an error.
 func pickByName(found []lan.Found, name string) (lan.Found, error) {
 	var matches []lan.Found
 	for _, exact := range []bool{true, false} {
@@ -139,7 +138,6 @@ func pickByName(found []lan.Found, name string) (lan.Found, error) {
 			break
 		}
 	}
-	matches = preferLoopback(matches)
 	switch len(matches) {
 	case 0:
 		return lan.Found{}, &noAnswer{addr: name, err: fmt.Errorf("no host named %q answered on the local network "+
@@ -152,43 +150,4 @@ func pickByName(found []lan.Found, name string) (lan.Found, error) {
 		addrs[i] = m.Addr.String()
 	}
 	return lan.Found{}, cliutil.Usagef("%d hosts named %q answered, at %s: join one by its address", len(matches), name, strings.Join(addrs, ", "))
-}
-
-// preferLoopback keeps only the loopback answers when this machine's host
-// answered on loopback as well as on other addresses with the same port.
-func preferLoopback(matches []lan.Found) []lan.Found {
-	var loop []lan.Found
-	for _, m := range matches {
-		if m.Addr.Addr().IsLoopback() {
-			loop = append(loop, m)
-		}
-	}
-	if len(loop) != 1 {
-		return matches
-	}
-	for _, m := range matches {
-		if m.Addr.Port() != loop[0].Addr.Port() || !isLocal(m.Addr.Addr()) {
-			return matches
-		}
-	}
-	return loop
-}
-
-// isLocal reports whether a is an address of this machine.
-func isLocal(a netip.Addr) bool {
-	if a.IsLoopback() {
-		return true
-	}
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return false
-	}
-	for _, x := range addrs {
-		if ipn, ok := x.(*net.IPNet); ok {
-			if ip, ok := netip.AddrFromSlice(ipn.IP); ok && ip.Unmap() == a.Unmap() {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -26,9 +26,13 @@ const resends = 2
 
 // Found is a host that answered a probe.
 type Found struct {
-	// Addr is where to join it: the reply's source address and the
-	// game port it named.
+	// Addr is where to join it: a reply's source address and the game
+	// port it named. A host heard on several addresses (its replies
+	// carry one host ID) is found once, at the best of them: loopback,
+	// then IPv4, then IPv6, a link-local one last.
 	Addr netip.AddrPort
+	// Also are the other addresses it answered from, best first.
+	Also []netip.AddrPort
 	// Info is its status reply.
 	Info status.Info
 	// RTT is the time from the first probe to its first reply.
@@ -49,7 +53,7 @@ type DiscoverOptions struct {
 
 // Discover sends probes on the interfaces opts names and returns the hosts
 // that answered within its wait, sorted by name and address; a host that
-// answered on several addresses is listed once per address.
+// answered on several addresses is listed once (Found.Also).
 func Discover(ctx context.Context, opts DiscoverOptions) ([]Found, error) {
 	if opts.Port == 0 {
 		opts.Port = Port
@@ -67,7 +71,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]Found, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Wait)
 	defer cancel()
-	d := &discovery{id: rand.Uint32(), port: opts.Port, found: map[netip.AddrPort]Found{}, start: time.Now()}
+	d := &discovery{id: rand.Uint32(), port: opts.Port, found: map[uint64]*Found{}, start: time.Now()}
 	pcs, err := d.open(ctx)
 	if err != nil {
 		return nil, err
@@ -96,7 +100,7 @@ type discovery struct {
 	wg    sync.WaitGroup
 
 	mu    sync.Mutex
-	found map[netip.AddrPort]Found // guarded by mu
+	found map[uint64]*Found // by host ID; guarded by mu
 }
 
 // open opens an IPv4 and, where there is IPv6, an IPv6 socket, each read
@@ -160,18 +164,47 @@ func (d *discovery) read(pc net.PacketConn) {
 		if err != nil {
 			return
 		}
-		port, id, info, err := DecodeReply(buf[:n])
+		r, err := DecodeReply(buf[:n])
 		u, ok := from.(*net.UDPAddr)
-		if err != nil || id != d.id || !ok {
+		if err != nil || r.ProbeID != d.id || !ok {
 			continue
 		}
-		addr := netip.AddrPortFrom(u.AddrPort().Addr().Unmap(), port)
-		d.mu.Lock()
-		if _, seen := d.found[addr]; !seen {
-			d.found[addr] = Found{Addr: addr, Info: info, RTT: time.Since(d.start)}
-		}
-		d.mu.Unlock()
+		d.add(r, netip.AddrPortFrom(u.AddrPort().Addr().Unmap(), r.GamePort))
 	}
+}
+
+// add records reply r from addr: a new host, or one more address of a
+// host already found.
+func (d *discovery) add(r Reply, addr netip.AddrPort) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f := d.found[r.HostID]
+	if f == nil {
+		d.found[r.HostID] = &Found{Addr: addr, Info: r.Info, RTT: time.Since(d.start)}
+		return
+	}
+	if addr == f.Addr || slices.Contains(f.Also, addr) {
+		return
+	}
+	all := append([]netip.AddrPort{f.Addr, addr}, f.Also...)
+	slices.SortFunc(all, func(a, b netip.AddrPort) int {
+		return cmp.Or(cmp.Compare(addrRank(a.Addr()), addrRank(b.Addr())), a.Compare(b))
+	})
+	f.Addr, f.Also = all[0], all[1:]
+}
+
+// addrRank orders a host's addresses for joining: loopback, IPv4, IPv6,
+// link-local IPv6 last (it needs its zone).
+func addrRank(a netip.Addr) int {
+	switch {
+	case a.IsLoopback():
+		return 0
+	case a.Is4():
+		return 1
+	case !a.IsLinkLocalUnicast():
+		return 2
+	}
+	return 3
 }
 
 // sorted returns the hosts found, by name then address.
@@ -180,7 +213,7 @@ func (d *discovery) sorted() []Found {
 	defer d.mu.Unlock()
 	out := make([]Found, 0, len(d.found))
 	for _, f := range d.found {
-		out = append(out, f)
+		out = append(out, *f)
 	}
 	slices.SortFunc(out, func(a, b Found) int {
 		return cmp.Or(cmp.Compare(a.Info.GameName, b.Info.GameName), a.Addr.Compare(b.Addr))

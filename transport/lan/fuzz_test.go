@@ -35,15 +35,15 @@ func FuzzParseProbe(f *testing.F) {
 // FuzzDecodeReply fuzzes the joiner's side: whatever decodes re-encodes
 // to the same bytes.
 func FuzzDecodeReply(f *testing.F) {
-	b, _ := AppendReply(nil, 30502, 9, sampleInfo())
+	b, _ := AppendReply(nil, Reply{GamePort: 30502, HostID: 0x1122, ProbeID: 9, Info: sampleInfo()})
 	f.Add(b)
 	f.Add(AppendProbe(nil, 1))
 	f.Fuzz(func(t *testing.T, p []byte) {
-		port, id, info, err := DecodeReply(p)
+		r, err := DecodeReply(p)
 		if err != nil {
 			return
 		}
-		b, err := AppendReply(nil, port, id, info)
+		b, err := AppendReply(nil, r)
 		if err != nil || !bytes.Equal(b, p) {
 			t.Fatalf("re-encoded %x (%v), want %x", b, err, p)
 		}

@@ -51,13 +51,13 @@ func TestGolden(t *testing.T) {
 	if id, ok := ParseProbe(doc["Probe"]); !ok || id != 0x01020304 {
 		t.Errorf("the spec's probe parses as %#x, %v", id, ok)
 	}
-	reply, err := AppendReply(nil, 30006, 0x01020304, sampleInfo())
+	want := Reply{GamePort: 30006, HostID: 0x0a0b0c0d0e0f1011, ProbeID: 0x01020304, Info: sampleInfo()}
+	reply, err := AppendReply(nil, want)
 	if err != nil || !bytes.Equal(doc["Discovery reply"], reply) {
 		t.Errorf("reply %v\n%x\nthe spec says\n%x", err, reply, doc["Discovery reply"])
 	}
-	port, id, info, err := DecodeReply(doc["Discovery reply"])
-	if err != nil || port != 30006 || id != 0x01020304 || info != sampleInfo() {
-		t.Errorf("the spec's reply decodes as %d %#x %+v %v", port, id, info, err)
+	if got, err := DecodeReply(doc["Discovery reply"]); err != nil || got != want {
+		t.Errorf("the spec's reply decodes as %+v, %v; want %+v", got, err, want)
 	}
 }
 
@@ -66,7 +66,7 @@ func TestGolden(t *testing.T) {
 func TestReplyNeverLarger(t *testing.T) {
 	info := sampleInfo()
 	info.GameName, info.GameVersion = strings.Repeat("n", status.MaxString), strings.Repeat("v", status.MaxString)
-	b, err := AppendReply(nil, 65535, 1, info)
+	b, err := AppendReply(nil, Reply{GamePort: 65535, HostID: ^uint64(0), ProbeID: 1, Info: info})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +136,8 @@ func TestAnswerBounds(t *testing.T) {
 	if !ok || len(b) > len(probe) {
 		t.Fatalf("answer ok=%v, %d bytes for a %d-byte probe", ok, len(b), len(probe))
 	}
-	if _, id, info, err := DecodeReply(b); err != nil || id != 5 || len(info.GameName) > status.MaxString {
-		t.Errorf("reply %v id %d name %d bytes", err, id, len(info.GameName))
+	if rep, err := DecodeReply(b); err != nil || rep.ProbeID != 5 || len(rep.Info.GameName) > status.MaxString || rep.HostID == 0 {
+		t.Errorf("reply %v id %d host %#x name %d bytes", err, rep.ProbeID, rep.HostID, len(rep.Info.GameName))
 	}
 	if _, ok := r.answer(nil, probe, fakeAddr("192.0.2.1:9")); ok {
 		t.Error("answered a non-loopback source with LoopbackOnly")
@@ -229,8 +229,8 @@ func TestEachProbeKind(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: no reply: %v", tc.name, err)
 		}
-		if gp, id, _, err := DecodeReply(buf[:n]); err != nil || gp != 30777 || id != 77 {
-			t.Errorf("%s: reply port %d id %d err %v", tc.name, gp, id, err)
+		if rep, err := DecodeReply(buf[:n]); err != nil || rep.GamePort != 30777 || rep.ProbeID != 77 {
+			t.Errorf("%s: reply port %d id %d err %v", tc.name, rep.GamePort, rep.ProbeID, err)
 		}
 	}
 }
@@ -258,4 +258,34 @@ func waitReplies(r *Responder, want uint64) uint64 {
 	}
 	n, _ := r.Stats()
 	return n
+}
+
+// TestOneHostManyAddresses: replies carrying one host ID are one host,
+// joined at its best address (loopback, IPv4, IPv6, link-local last);
+// another host ID of the same name is another host.
+func TestOneHostManyAddresses(t *testing.T) {
+	d := &discovery{found: map[uint64]*Found{}}
+	a := Reply{GamePort: 30502, HostID: 1, Info: sampleInfo()}
+	for _, from := range []string{"[fe80::9f:8bff:fe1c:f89]:30502", "[2001:db8::5]:30502", "192.0.2.10:30502", "192.0.2.10:30502"} {
+		d.add(a, netip.MustParseAddrPort(from))
+	}
+	b := a
+	b.HostID = 2
+	d.add(b, netip.MustParseAddrPort("192.0.2.11:30502"))
+	found := d.sorted()
+	if len(found) != 2 {
+		t.Fatalf("found %d hosts, want 2: %+v", len(found), found)
+	}
+	one := found[0]
+	if one.Addr.String() != "192.0.2.10:30502" || len(one.Also) != 2 ||
+		one.Also[0].String() != "[2001:db8::5]:30502" || one.Also[1].String() != "[fe80::9f:8bff:fe1c:f89]:30502" {
+		t.Errorf("host 1 at %v, also %v; want 192.0.2.10 first, then the global IPv6, then the link-local one", one.Addr, one.Also)
+	}
+	if found[1].Addr.String() != "192.0.2.11:30502" || len(found[1].Also) != 0 {
+		t.Errorf("host 2: %+v", found[1])
+	}
+	d.add(a, netip.MustParseAddrPort("127.0.0.1:30502"))
+	if got := d.sorted()[0].Addr.String(); got != "127.0.0.1:30502" {
+		t.Errorf("with a loopback reply the host is joined at %s, want 127.0.0.1:30502", got)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -39,6 +40,9 @@ type Options struct {
 	// (defaults DefaultTotalRate, DefaultTotalBurst).
 	TotalRate  float64
 	TotalBurst int
+	// HostID is the host's ID in every reply (Reply.HostID); zero, a
+	// random one is drawn.
+	HostID uint64
 	// Accept, if set, says whether to answer a probe from this address;
 	// a host that listens on loopback answers only loopback probes.
 	Accept func(netip.Addr) bool
@@ -77,6 +81,9 @@ func NewResponder(info func() status.Info, opts Options) *Responder {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	for opts.HostID == 0 {
+		opts.HostID = rand.Uint64()
 	}
 	return &Responder{
 		info: info,
@@ -138,7 +145,7 @@ func (r *Responder) answer(dst, p []byte, from net.Addr) ([]byte, bool) {
 	if !r.lim.Allow(src, now) || !r.takeTotal(now) {
 		return dst, false
 	}
-	reply, err := AppendReply(dst, r.opts.GamePort, id, status.Sanitize(r.info()))
+	reply, err := AppendReply(dst, Reply{GamePort: r.opts.GamePort, HostID: r.opts.HostID, ProbeID: id, Info: status.Sanitize(r.info())})
 	if err != nil {
 		r.opts.Logger.Error("discovery: cannot encode reply", "err", err)
 		return dst, false

@@ -20,8 +20,8 @@ const (
 	// ProbeSize is the exact size of a probe datagram. It bounds every
 	// reply: a host never answers with more bytes than the probe carried.
 	ProbeSize = 192
-	// replyHeader is the reply's magic, version and game port.
-	replyHeader = 7
+	// replyHeader is the reply's magic, version, game port and host ID.
+	replyHeader = 15
 	// MinReplySize and MaxReplySize bound a reply datagram: the header
 	// and one status reply.
 	MinReplySize = replyHeader + status.MinReplySize
@@ -71,18 +71,32 @@ func ParseProbe(p []byte) (probeID uint32, ok bool) {
 	return binary.BigEndian.Uint32(p[5:9]), true
 }
 
-// AppendReply appends the reply to probeID from a host whose game port is
-// gamePort and whose status is info. It refuses an info that
+// Reply is one discovery reply.
+type Reply struct {
+	// GamePort is the host's TCP port, never 0.
+	GamePort uint16
+	// HostID is the host's own random number, the same in every reply
+	// it sends while it runs, so a joiner that hears one host on
+	// several addresses (IPv4 and IPv6, two interfaces) counts it once.
+	HostID uint64
+	// ProbeID is the ID of the probe it answers.
+	ProbeID uint32
+	// Info is the host's status reply.
+	Info status.Info
+}
+
+// AppendReply appends r to b. It refuses a game port 0 and an info that
 // status.Info.Validate refuses, so a reply is at most MaxReplySize bytes.
-func AppendReply(b []byte, gamePort uint16, probeID uint32, info status.Info) ([]byte, error) {
-	if gamePort == 0 {
+func AppendReply(b []byte, r Reply) ([]byte, error) {
+	if r.GamePort == 0 {
 		return b, errors.New("lan: game port 0")
 	}
 	head := len(b)
 	b = append(b, replyMagic...)
 	b = append(b, Version)
-	b = binary.BigEndian.AppendUint16(b, gamePort)
-	b, err := status.AppendReply(b, probeID, info)
+	b = binary.BigEndian.AppendUint16(b, r.GamePort)
+	b = binary.BigEndian.AppendUint64(b, r.HostID)
+	b, err := status.AppendReply(b, r.ProbeID, r.Info)
 	if err != nil {
 		return b[:head], fmt.Errorf("lan: %w", err)
 	}
@@ -91,9 +105,9 @@ func AppendReply(b []byte, gamePort uint16, probeID uint32, info status.Info) ([
 
 // DecodeReply parses a reply datagram. It refuses (with an error wrapping
 // ErrMalformed) anything AppendReply would not have produced.
-func DecodeReply(p []byte) (gamePort uint16, probeID uint32, info status.Info, err error) {
-	bad := func(format string, args ...any) (uint16, uint32, status.Info, error) {
-		return 0, 0, status.Info{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
+func DecodeReply(p []byte) (Reply, error) {
+	bad := func(format string, args ...any) (Reply, error) {
+		return Reply{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 	}
 	if len(p) < MinReplySize || len(p) > MaxReplySize {
 		return bad("%d bytes, want %d to %d", len(p), MinReplySize, MaxReplySize)
@@ -104,13 +118,14 @@ func DecodeReply(p []byte) (gamePort uint16, probeID uint32, info status.Info, e
 	if p[4] != Version {
 		return bad("version %d, want %d", p[4], Version)
 	}
-	gamePort = binary.BigEndian.Uint16(p[5:7])
-	if gamePort == 0 {
+	r := Reply{GamePort: binary.BigEndian.Uint16(p[5:7]), HostID: binary.BigEndian.Uint64(p[7:15])}
+	if r.GamePort == 0 {
 		return bad("game port 0")
 	}
-	probeID, info, err = status.DecodeReply(p[replyHeader:])
+	var err error
+	r.ProbeID, r.Info, err = status.DecodeReply(p[replyHeader:])
 	if err != nil {
 		return bad("%v", err)
 	}
-	return gamePort, probeID, info, nil
+	return r, nil
 }
