@@ -99,6 +99,18 @@ type ClientUsername struct {
 	// client asks to be the session's arbiter (docs/protocol.md,
 	// section 14). Left out when empty.
 	ArbiterProof []byte `codec:"a,omitempty"`
+	// Made names the maps whose regenerable section the client made
+	// from Server_DefsOK's recipes, each with the hash its bytes have:
+	// the host may send those maps without it (docs/protocol.md, section
+	// 8.6). Left out when empty; at most MaxSections.
+	Made []MadeSection `codec:"g,omitempty"`
+}
+
+// MadeSection is one map's section a client made: the map and the XXH64
+// of the bytes it made.
+type MadeSection struct {
+	MapID int32  `codec:"i"`
+	Hash  uint64 `codec:"h"`
 }
 
 // MaxResumeBlobs bounds the blobs a resume may name: the world blob and
@@ -137,6 +149,9 @@ func (p *ClientUsername) Validate() error {
 	}
 	if len(p.Resume) > 0 && len(p.Token) == 0 {
 		return errors.New("resume without a session token")
+	}
+	if len(p.Made) > MaxSections {
+		return fmt.Errorf("%d made sections exceeds %d", len(p.Made), MaxSections)
 	}
 	for _, b := range p.Resume {
 		if b.Index >= MaxResumeBlobs {
