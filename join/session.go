@@ -29,6 +29,10 @@ type Timings struct {
 	// SnapshotTick is the join point's tick; ReadyTick the tick WorldReady
 	// reported; CatchUpTicks the ticks simulated in between.
 	SnapshotTick, ReadyTick, CatchUpTicks uint64
+	// Sections is how many maps' regenerable sections the join named as
+	// made (Config.Sections), so the host could send them thin; Thin how
+	// many it did.
+	Sections, Thin int
 }
 
 // CatchUpRate is ticks simulated per second during catch-up.
@@ -73,6 +77,7 @@ type Session struct {
 	uploads      []*uploadPending                      // relay mode: uploads the host asked this arbiter for, in order (arbiter.go)
 	uploadQ      chan func()                           // the uploads being sent, one after the other
 	uploadOnce   sync.Once
+	sections     *sectionMaker // the regenerable sections being made, or nil (sections.go)
 }
 
 // Info is what the host said about the session during the handshake.

@@ -13,8 +13,8 @@ import (
 // Client_Username that says the client made it.
 func sectionExamples() []Packet {
 	recipe := append([]byte{0x01}, bytes.Repeat([]byte{0x5f}, 8)...) // version, content fingerprint
-	recipe = append(recipe, 7, 0, 0, 0, 0, 0, 0, 0)                   // the world's seed, 7
-	recipe = append(recipe, 0x00, 0x40, 0x40)                         // map 0, 64 x 64
+	recipe = append(recipe, 7, 0, 0, 0, 0, 0, 0, 0)                  // the world's seed, 7
+	recipe = append(recipe, 0x00, 0x40, 0x40)                        // map 0, 64 x 64
 	return []Packet{
 		&ServerDefsOK{GameName: "colony", PlayerID: 1, Sections: []SectionRecipe{{MapID: 0, Hash: 0x0123456789abcdef, Length: 4096, Recipe: recipe}}},
 		&ClientUsername{Name: "ann", Made: []MadeSection{{MapID: 0, Hash: 0x0123456789abcdef}}},
