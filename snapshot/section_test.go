@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/lockhost/lockhost/game/colony"
@@ -119,4 +120,88 @@ func TestSpliceBounds(t *testing.T) {
 			t.Fatalf("Splice(%q, %d) = %q, %v; want %q", tc.raw, tc.off, got, err, tc.want)
 		}
 	}
+}
+
+// FuzzThinPayload parses payloads grown from one with thin maps, splices
+// the sections a joiner made back into the maps the header marks as cut
+// and loads them: nothing may panic, and what loads matches the header's
+// hashes (Header.Load checks; a wrong splice must fail there).
+func FuzzThinPayload(f *testing.F) {
+	content, _, err := colony.DefaultContent()
+	if err != nil {
+		f.Fatal(err)
+	}
+	w, err := colony.New(content, colony.Config{Maps: 2, Width: 24, Height: 16, Seed: 3, PawnsPerMap: 2, ThingsPerMap: 10})
+	if err != nil {
+		f.Fatal(err)
+	}
+	p, err := Build(w, BuildOptions{Compression: Compression{Codec: Zstd}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	thin, err := Thin(p, Compression{Codec: Zstd}, 1, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	build := colony.SectionBuilder(content)
+	sections := map[int32][]byte{}
+	made := map[int32]uint64{}
+	for _, m := range p.Maps {
+		if sections[m.ID], err = build(m.Section.Recipe, m.Section.Len); err != nil {
+			f.Fatal(err)
+		}
+		made[m.ID] = m.Section.Hash
+	}
+	pl, err := NewJoinPayload(p, JoinLayout{Granted: p.Tick, Thin: thin, Made: made})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(pl.Bytes())
+	load := colony.Loader(content)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parsed, err := Parse(b)
+		if err != nil {
+			return
+		}
+		world, err := Decompress(parsed.World, 1<<20)
+		if err != nil {
+			return
+		}
+		maps := make([][]byte, len(parsed.Maps))
+		for i, blob := range parsed.Maps {
+			raw, err := Decompress(blob, 1<<20)
+			if err != nil {
+				return
+			}
+			if cut := parsed.Header.Maps[i].Cut; cut != nil {
+				if raw, err = Splice(raw, *cut, sections[parsed.Header.Maps[i].ID]); err != nil {
+					return
+				}
+			}
+			maps[i] = raw
+		}
+		_, _ = parsed.Header.Load(load, world, maps)
+	})
+}
+
+// FuzzSplice: Splice puts the section at the offset and keeps the rest
+// in order, or refuses an offset past the end.
+func FuzzSplice(f *testing.F) {
+	f.Add([]byte("abef"), uint64(2), []byte("cd"))
+	f.Add([]byte{}, uint64(0), []byte{})
+	f.Add([]byte("x"), uint64(9), []byte("y"))
+	f.Fuzz(func(t *testing.T, raw []byte, off uint64, sec []byte) {
+		in := append([]byte(nil), raw...)
+		got, err := Splice(raw, off, sec)
+		if off > uint64(len(in)) {
+			if err == nil {
+				t.Fatal("an offset past the end was taken")
+			}
+			return
+		}
+		want := append(append(append([]byte(nil), in[:off]...), sec...), in[off:]...)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("Splice(%x, %d, %x) = %x, %v; want %x", in, off, sec, got, err, want)
+		}
+	})
 }
