@@ -25,15 +25,27 @@ func sectionRecipes(sim lockstep.Sim) []wire.SectionRecipe {
 		return nil
 	}
 	var out []wire.SectionRecipe
+	size := 0
 	for _, id := range ids {
 		s, ok := sc.MapSection(id)
 		if !ok || s.Len == 0 || len(s.Recipe) > lockstep.MaxRecipe {
 			continue
 		}
+		if size += len(s.Recipe) + sectionEntryBytes; size > maxSectionBytes {
+			break // the rest go whole: Server_DefsOK stays a small frame
+		}
 		out = append(out, wire.SectionRecipe{MapID: id, Hash: s.Hash, Length: s.Len, Recipe: s.Recipe})
 	}
 	return out
 }
+
+// maxSectionBytes bounds the recipes one Server_DefsOK carries, far below
+// any client's frame limit (wire.DefaultMaxFrame); sectionEntryBytes is
+// the most an entry's keys and numbers take besides its recipe.
+const (
+	maxSectionBytes   = 64 << 10
+	sectionEntryBytes = 40
+)
 
 // noteSections records sim's sections for the handshakes to come.
 func (j *joinPoints) noteSections(sim lockstep.Sim) {
