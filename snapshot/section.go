@@ -86,7 +86,8 @@ func (t *ThinMaps) thin(i int, m MapPoint, c Compression, maxRaw int64) error {
 
 // Splice returns the encoding of a map sent thin: raw, the thin blob
 // inflated, with section put back at offset (the header's MapInfo.Cut).
-// It uses raw's spare capacity when there is enough.
+// It uses raw's spare capacity when there is enough, so section must not
+// lie in that capacity (the fuzzer found what happens then).
 func Splice(raw []byte, offset uint64, section []byte) ([]byte, error) {
 	if offset > uint64(len(raw)) {
 		return nil, fmt.Errorf("%w: section cut at %d of a %d-byte map", ErrMalformed, offset, len(raw))
@@ -95,7 +96,7 @@ func Splice(raw []byte, offset uint64, section []byte) ([]byte, error) {
 	var out []byte
 	if cap(raw) >= n {
 		out = raw[:n]
-		copy(out[int(offset)+len(section):], raw[offset:len(raw)])
+		copy(out[int(offset)+len(section):], raw[offset:])
 	} else {
 		out = make([]byte, n)
 		copy(out, raw[:offset])
