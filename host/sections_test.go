@@ -92,3 +92,30 @@ func TestSectionsRelayIgnores(t *testing.T) {
 		t.Fatalf("relay host sent %d joins thin", st.SectionJoins)
 	}
 }
+
+// TestSectionsResumed: a joiner that makes its sections, cut late in the
+// download, rejoins with its token, names its sections again and what it
+// holds, and reaches WorldReady with the host's hashes; the retry
+// leaves out blobs it held.
+func TestSectionsResumed(t *testing.T) {
+	h := startColonyHost(t, colony.SizedConfig(6<<20, 7))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	probe := sectionJoin(t, ctx, h, "Probe", true)
+	payload := int64(probe.sess.Timings().Bytes)
+	relay := cutRelay(t, h.addr, 4<<10+payload*9/10)
+	tj := &testJoiner{log: newHashLog()}
+	cfg := h.config(relay.Addr(), "Cut", tj)
+	cfg.Sections, cfg.SectionMinRTT = colony.SectionBuilder(h.content), -1
+	before := h.srv.Overview().Stats
+	tries := joinRetrying(t, ctx, cfg, tj)
+	defer func() { tj.sess.Close(); <-tj.errc }()
+	tm := tj.sess.Timings()
+	if tries != 2 || tm.Thin == 0 {
+		t.Fatalf("WorldReady after %d attempts with %d maps thin; want 2 attempts, thin maps", tries, tm.Thin)
+	}
+	if after := h.srv.Overview().Stats; after.ResumedBytes == before.ResumedBytes {
+		t.Fatal("the retry was sent every blob again")
+	}
+	checkSameHashes(t, h.testHost, h.log.latest()+2*colonyEvery, probe, tj)
+}

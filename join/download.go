@@ -64,6 +64,7 @@ func (s *Session) download(ctx context.Context) (*loaded, error) {
 		if d.dec != nil {
 			d.dec.stop()
 		}
+		s.sections.drop()
 	}()
 	if err := d.receive(ctx); err != nil {
 		return nil, err
@@ -157,6 +158,9 @@ func (d *download) header(h *snapshot.Header) error {
 	mk := func() *decoder { dec := newDecoder(d.s.cfg, h); dec.sections = d.s.sections; return dec }
 	if res := d.s.cfg.Resume; res != nil {
 		d.dec = res.decoderFor(h, mk)
+		// A decoder of the attempt before (stopped) splices this
+		// attempt's sections from now on: that attempt's are dropped.
+		d.dec.sections = d.s.sections
 	} else {
 		d.dec = mk()
 	}

@@ -40,10 +40,11 @@ func (s *Session) handshake(ctx context.Context) (*wire.FrameReader, error) {
 		return nil, err
 	}
 	nonce, err := puzzle()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = s.introduce(ml, nonce)
 	}
-	if err := s.introduce(ml, nonce); err != nil {
+	if err != nil {
+		s.sections.drop() // stop making sections nobody will take
 		return nil, err
 	}
 	s.timings.Handshake = time.Since(hs)
