@@ -2,6 +2,7 @@ package host
 
 import (
 	"sync"
+	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
@@ -97,7 +98,12 @@ func (j *joinPoint) thin(pt *snapshot.Point, codec snapshot.Codec) (*snapshot.Th
 	}
 	j.mu.Unlock()
 	t.once.Do(func() {
+		start := time.Now()
 		t.thin, t.err = snapshot.Thin(pt, compression(j.comp, codec), 0, 0)
+		if t.err == nil {
+			j.log.Info("thin map blobs built", "tick", pt.Tick, "codec", codec.String(),
+				"build_ms", float64(time.Since(start).Microseconds())/1000, "bytes", t.thin.Size())
+		}
 	})
 	return t.thin, t.err
 }

@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/lockhost/lockhost/game/colony"
@@ -36,12 +38,21 @@ func sectionJoin(t *testing.T, ctx context.Context, h *colonyHost, name string, 
 // host's map hashes. A joiner that names its sections with wrong hashes
 // gets every map whole and the same hashes: never a wrong map.
 func TestSectionsJoinThin(t *testing.T) {
-	h := startColonyHost(t, colony.SizedConfig(6<<20, 7))
+	logs := &syncbuf.Buffer{}
+	h := startColonyHost(t, colony.SizedConfig(6<<20, 7), func(c *host.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	whole := sectionJoin(t, ctx, h, "Whole", false)
 	thin := sectionJoin(t, ctx, h, "Thin", true)
+	thin2 := sectionJoin(t, ctx, h, "Thin2", true)
+	// Thin blobs are built once per join point, whatever the joiners.
+	points := map[uint64]bool{thin.sess.Timings().SnapshotTick: true, thin2.sess.Timings().SnapshotTick: true}
+	if n := strings.Count(logs.String(), "thin map blobs built"); n != len(points) {
+		t.Fatalf("thin map blobs built %d times for %d join points", n, len(points))
+	}
 	wrongCtx := jointest.With(ctx, jointest.Options{SectionHashSkew: 1})
 	wrong := sectionJoin(t, wrongCtx, h, "Wrong", true)
 
@@ -62,11 +73,11 @@ func TestSectionsJoinThin(t *testing.T) {
 		t.Fatalf("wrong hashes: %d named, %d maps thin, %d bytes; want %d named, none thin, at least %d bytes",
 			xt.Sections, xt.Thin, xt.Bytes, maps, wt.Bytes)
 	}
-	if st := h.srv.Overview().Stats; st.SectionJoins != 1 || st.SectionBytes == 0 {
-		t.Fatalf("host counted %d joins sent thin sparing %d bytes, want 1 and some", st.SectionJoins, st.SectionBytes)
+	if st := h.srv.Overview().Stats; st.SectionJoins != 2 || st.SectionBytes == 0 {
+		t.Fatalf("host counted %d joins sent thin sparing %d bytes, want 2 and some", st.SectionJoins, st.SectionBytes)
 	}
 	tick := h.log.latest() + colonyEvery
-	checkSameHashes(t, h.testHost, tick, whole, thin, wrong)
+	checkSameHashes(t, h.testHost, tick, whole, thin, thin2, wrong)
 }
 
 // TestSectionsRelayIgnores: a relay host, which runs no game, names no

@@ -21,6 +21,15 @@ type ThinMaps struct {
 	Offsets []uint64
 }
 
+// Size is the compressed size of the thin blobs.
+func (t *ThinMaps) Size() uint64 {
+	var n uint64
+	for _, b := range t.Blobs {
+		n += uint64(len(b.Data))
+	}
+	return n
+}
+
 // Thin makes the thin blobs of p's maps that have a section: each blob is
 // inflated (within maxRaw when not 0), its section checked against the
 // section's hash and cut out, and the rest compressed with c, maps in
