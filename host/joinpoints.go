@@ -9,6 +9,7 @@ import (
 	"github.com/lockhost/lockhost/host/relay"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // joinPoints keeps the join point that joiners and saves share, and keeps
@@ -34,6 +35,10 @@ type joinPoints struct {
 	preparing    atomic.Bool // a join point is being built in the background
 	lastPrepared time.Time
 	tickCost     time.Duration // moving average of one tick's simulation time
+	// recipes are the simulation's regenerable sections as of the last
+	// cut (sections.go): the session goroutine stores them, handshakes
+	// read them.
+	recipes atomic.Pointer[[]wire.SectionRecipe]
 }
 
 // stepped records how long one tick took to simulate.
@@ -128,6 +133,7 @@ type joinPoint struct {
 
 	mu     sync.Mutex
 	others map[snapshot.Codec]*codedPoint // transcoded copies, by codec
+	thins  map[snapshot.Codec]*thinPoint  // thin map blobs, by codec (sections.go)
 
 	upload *relay.Cut // relay mode: the arbiter's upload that is this point (relay.go)
 }
@@ -214,6 +220,7 @@ func (j *joinPoints) cut(auth *lockstep.Authority) error {
 	if err != nil {
 		return err
 	}
+	j.noteSections(sim)
 	j.current = &joinPoint{state: state, upload: relayCut(state), versions: snapshot.Versions(sim), prev: j.stats.lastPoint(),
 		cutAt: time.Now(), tick: sim.Tick(), stats: j.stats, log: j.log, comp: j.comp, rawLimit: j.rawLimit}
 	d := time.Since(start)

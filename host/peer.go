@@ -62,16 +62,17 @@ type peer struct {
 	phases      []PhaseTime
 	spectator   bool
 	rejoin      bool
-	puzzleBits  int           // the password puzzle set in the mod list (0: none)
-	puzzleDone  func()        // once the attempt is decided: ends a free pass
-	resumed     uint64        // world payload bytes left out: the joiner held them
-	retry       bool          // this connection retries a join that dropped before WorldReady
-	join        *joinProgress // the join across its retries, once admitted (only seq is read here)
-	retries     int           // the join's connections before this one
-	world       *transfer     // the world's transfer, once started
-	slot        *upload       // the join's place in the host's uplink, once in line
-	joined      bool          // the join record has been written
-	relay       peerRelay     // relay mode: the arbiter's proof and uploads (relaypeer.go)
+	puzzleBits  int              // the password puzzle set in the mod list (0: none)
+	puzzleDone  func()           // once the attempt is decided: ends a free pass
+	resumed     uint64           // world payload bytes left out: the joiner held them
+	made        map[int32]uint64 // map ID to the hash of the section the joiner made (sections.go)
+	retry       bool             // this connection retries a join that dropped before WorldReady
+	join        *joinProgress    // the join across its retries, once admitted (only seq is read here)
+	retries     int              // the join's connections before this one
+	world       *transfer        // the world's transfer, once started
+	slot        *upload          // the join's place in the host's uplink, once in line
+	joined      bool             // the join record has been written
+	relay       peerRelay        // relay mode: the arbiter's proof and uploads (relaypeer.go)
 }
 
 // phase ends the join phase under way.
@@ -364,7 +365,7 @@ func (p *peer) handshake() (challenge []byte, err error) {
 	// 4. DefsOK with the player's ID.
 	p.id = p.srv.nextID.Add(1)
 	p.log = p.log.With("player", p.id)
-	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id}) {
+	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id, Sections: p.offerSections()}) {
 		return nil, net.ErrClosed
 	}
 	p.pend.Progress(time.Now())
@@ -388,6 +389,7 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 		cu = pkt.(*wire.ClientUsername)
 	}
 	p.name, p.spectator, p.rejoin = cu.Name, cu.Spectate, len(cu.Token) > 0
+	p.made = madeSections(cu.Made)
 	p.pend.Progress(time.Now())
 	// The proof is checked whatever the other rules say, so a wrong
 	// password costs exactly what a right one does; attempts are limited
@@ -512,7 +514,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	// upload slot is the joiner's: it may have waited for the point's
 	// build, a relay arbiter's upload, or other joiners' downloads.
 	_ = p.nc.SetReadDeadline(time.Now().Add(cfg.Timeouts.DownloadStall))
-	pl, err := snapshot.NewResumedPayload(point, jr.faction, jr.granted, jr.cmds, jr.held)
+	pl, err := snapshot.NewJoinPayload(point, p.layout(jr, point))
 	if err != nil {
 		p.log.Error("lay out join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
@@ -525,8 +527,11 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 	if jr.held != nil {
 		p.srv.sess.stats.update(func(st *Stats) { st.Resumes++; st.ResumedBytes += pl.Held() })
 	}
+	if pl.Thinned() > 0 {
+		p.srv.sess.stats.update(func(st *Stats) { st.SectionJoins++; st.SectionBytes += pl.Thinned() })
+	}
 	p.log.Info("sending world", "spectator", p.spectator, "tick", point.Tick, "bytes", pl.Total(),
-		"raw_bytes", point.RawSize(), "resumed_bytes", pl.Held(), "retries", jr.retries)
+		"raw_bytes", point.RawSize(), "resumed_bytes", pl.Held(), "sections_bytes", pl.Thinned(), "retries", jr.retries)
 	wr, err := p.download(pl)
 	if err != nil {
 		return nil, err

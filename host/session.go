@@ -176,6 +176,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		done:     make(chan struct{}),
 	}
 	s.mode = simulating{s}
+	s.points.noteSections(sim)
 	return s
 }
 

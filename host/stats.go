@@ -87,6 +87,11 @@ type Stats struct {
 	RejoinsHeld, RejoinsDownloaded int
 	RejoinReplayedBytes            uint64
 	RejoinFallbacks                [wire.RejoinResults]int
+	// SectionJoins counts joins sent maps without the regenerable
+	// sections the joiner made (docs/protocol.md, section 8.6);
+	// SectionBytes the compressed bytes that spared them.
+	SectionJoins int
+	SectionBytes uint64
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64

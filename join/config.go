@@ -151,6 +151,20 @@ type Config struct {
 	// is new; an arbiter without it can only join a session that has a
 	// world.
 	World func() (lockstep.Sim, error)
+	// Sections, if set, makes the maps' regenerable sections the host
+	// names (docs/protocol.md, section 8.6) while the handshake goes on,
+	// so the host sends those maps without them. nil: every map is
+	// downloaded whole.
+	Sections lockstep.SectionBuilder
+	// SectionMinRTT: the sections are made only when the handshake's
+	// round trip (Client_Defs to the host's answer) took at least this
+	// long (default 5 ms; negative: whatever the round trip). On a link
+	// that fast (loopback, a LAN) the download beats making them.
+	SectionMinRTT time.Duration
+	// SectionWait bounds how long the username waits for the sections
+	// still being made; those done by then are named (default 5 s,
+	// within the host's 10 s for the username; negative: no wait).
+	SectionWait time.Duration
 }
 
 // DefaultConfig is the configuration a zero Config stands for, with every
@@ -168,6 +182,8 @@ func DefaultConfig() Config {
 		MaxRawTotal:      4 << 30,
 		MaxFrame:         wire.DefaultMaxFrame,
 		Logger:           slog.Default(),
+		SectionMinRTT:    5 * time.Millisecond,
+		SectionWait:      5 * time.Second,
 	}
 }
 
@@ -186,6 +202,8 @@ func (c Config) Defaults() Config {
 	fill(&c.HandshakeTimeout, d.HandshakeTimeout)
 	fill(&c.ReadyTimeout, d.ReadyTimeout)
 	fill(&c.HostTimeout, d.HostTimeout)
+	fill(&c.SectionMinRTT, d.SectionMinRTT)
+	fill(&c.SectionWait, d.SectionWait)
 	if c.MaxPayload == 0 {
 		c.MaxPayload = d.MaxPayload
 	}

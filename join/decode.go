@@ -42,6 +42,7 @@ type decoder struct {
 	worldDone chan struct{}      // closed once the world is inflated (and begun)
 	asm       *snapshot.Assembly // set with the world blob's arrival
 	asmMu     sync.Mutex         // Assembly calls are not concurrent (but maps, when it says so)
+	sections  *sectionMaker      // the sections to splice into maps sent without them
 }
 
 // newDecoder returns the decoder of the payload header describes.
@@ -84,6 +85,9 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 			buf = d.freeRaw()
 		}
 		raw, err := snapshot.DecompressInto(buf, b, d.lim.MaxRaw)
+		if err == nil && i > 0 {
+			raw, err = d.splice(i-1, raw)
+		}
 		if err != nil {
 			d.fail(fmt.Errorf("blob %d: %w", i, err))
 		}
@@ -103,12 +107,28 @@ func (d *decoder) blob(i int, b snapshot.Blob) error {
 	return nil
 }
 
+// splice puts back the section of map i when the host sent it without.
+func (d *decoder) splice(i int, raw []byte) ([]byte, error) {
+	m := d.header.Maps[i]
+	if m.Cut == nil {
+		return raw, nil
+	}
+	sec := d.sections.section(m.ID)
+	if sec == nil {
+		return nil, fmt.Errorf("map %d sent without a section this client made", m.ID)
+	}
+	return snapshot.Splice(raw, *m.Cut, sec)
+}
+
 // declare checks blob i's declared raw size, alone and with the blobs
 // before it, against the limits before anything is inflated, and starts
 // the assembly with the world blob.
 func (d *decoder) declare(i int, raw uint64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if i > 0 && i <= len(d.header.Maps) && d.header.Maps[i-1].Cut != nil {
+		raw += uint64(len(d.sections.section(d.header.Maps[i-1].ID)))
+	}
 	if err := d.lim.CheckBlob(i, raw); err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ func (s *Session) download(ctx context.Context) (*loaded, error) {
 		if d.dec != nil {
 			d.dec.stop()
 		}
+		s.sections.drop()
 	}()
 	if err := d.receive(ctx); err != nil {
 		return nil, err
@@ -77,6 +78,7 @@ func (s *Session) download(ctx context.Context) (*loaded, error) {
 		return nil, protoErr("world data: no world blob")
 	}
 	sim, err := d.dec.finish()
+	s.sections.drop()
 	if s.cfg.Resume != nil {
 		s.cfg.Resume.finished()
 	}
@@ -89,6 +91,11 @@ func (s *Session) download(ctx context.Context) (*loaded, error) {
 	s.tokenMu.Unlock()
 	s.timings.RawBytes = header.RawSize()
 	s.timings.Codec = header.World.Codec
+	for _, m := range header.Maps {
+		if m.Cut != nil {
+			s.timings.Thin++
+		}
+	}
 	return &loaded{sim: sim, header: header, ticks: d.ticks, start: ld}, nil
 }
 
@@ -146,9 +153,17 @@ func (d *download) header(h *snapshot.Header) error {
 	if f := d.s.cfg.PrepareMemory; f != nil {
 		f(min(h.RawSize(), d.s.cfg.MaxRawTotal), min(d.recv.Total(), d.s.cfg.MaxPayload))
 	}
-	mk := func() *decoder { return newDecoder(d.s.cfg, h) }
+	for _, m := range h.Maps {
+		if m.Cut != nil && d.s.sections.section(m.ID) == nil {
+			return protoErr("world data: map %d sent without a section this client named", m.ID)
+		}
+	}
+	mk := func() *decoder { dec := newDecoder(d.s.cfg, h); dec.sections = d.s.sections; return dec }
 	if res := d.s.cfg.Resume; res != nil {
 		d.dec = res.decoderFor(h, mk)
+		// A decoder of the attempt before (stopped) splices this
+		// attempt's sections from now on: that attempt's are dropped.
+		d.dec.sections = d.s.sections
 	} else {
 		d.dec = mk()
 	}

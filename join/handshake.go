@@ -40,10 +40,11 @@ func (s *Session) handshake(ctx context.Context) (*wire.FrameReader, error) {
 		return nil, err
 	}
 	nonce, err := puzzle()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = s.introduce(ml, nonce)
 	}
-	if err := s.introduce(ml, nonce); err != nil {
+	if err != nil {
+		s.sections.drop() // stop making sections nobody will take
 		return nil, err
 	}
 	s.timings.Handshake = time.Since(hs)
@@ -82,9 +83,11 @@ func (s *Session) compareDefs(fr *wire.FrameReader) error {
 	for i, d := range s.cfg.Databases {
 		dbs[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
 	}
+	sent := time.Now()
 	if err := s.write(&wire.ClientDefs{Databases: dbs}); err != nil {
 		return err
 	}
+	var rtt time.Duration // to the host's first answer
 	var defsOK *wire.ServerDefsOK
 	ph := &phase{unexpected: "expected Server_DefsOK, got %s", on: map[wire.ID]handler{
 		wire.IDServerClock:  on(s.answerClock),
@@ -95,11 +98,17 @@ func (s *Session) compareDefs(fr *wire.FrameReader) error {
 		if err != nil {
 			return fmt.Errorf("handshake: %w", err)
 		}
+		if rtt == 0 {
+			rtt = max(time.Since(sent), 1)
+		}
 		if err := ph.handle(p); err != nil {
 			return err
 		}
 	}
 	s.info.GameName, s.info.PlayerID = defsOK.GameName, defsOK.PlayerID
+	if s.cfg.Sections != nil && len(defsOK.Sections) > 0 && (s.cfg.SectionMinRTT < 0 || rtt >= s.cfg.SectionMinRTT) {
+		s.sections = s.makeSections(defsOK.Sections)
+	}
 	return nil
 }
 
@@ -124,8 +133,19 @@ func (s *Session) introduce(ml *wire.ServerModList, nonce uint64) error {
 	if err != nil {
 		return err
 	}
+	var made []wire.MadeSection
+	if s.sections != nil {
+		made = s.sections.offer(cfg.SectionWait)
+		s.timings.Sections = len(made)
+	}
+	for i := range made {
+		made[i].Hash += s.opt.SectionHashSkew
+	}
+	for id, h := range s.opt.ExtraMade {
+		made = append(made, wire.MadeSection{MapID: id, Hash: h})
+	}
 	return s.write(&wire.ClientUsername{Name: cfg.Name, PasswordProof: proof, PuzzleNonce: nonce, Spectate: cfg.Spectate, Token: token, Resume: held,
-		ArbiterProof: arbiter, Held: world})
+		ArbiterProof: arbiter, Held: world, Made: made})
 }
 
 // readDirect reads one packet on the calling goroutine (handshake only).

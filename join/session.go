@@ -37,6 +37,10 @@ type Timings struct {
 	// named or the host did not answer the key.
 	Rejoin    wire.RejoinResult
 	RejoinWhy string
+	// Sections is how many maps' regenerable sections the join named as
+	// made (Config.Sections), so the host could send them thin; Thin how
+	// many it did.
+	Sections, Thin int
 }
 
 // CatchUpRate is ticks simulated per second during catch-up.
@@ -84,6 +88,7 @@ type Session struct {
 	checks       *checkLog          // the hash reports sent last, for a held-world rejoin (held.go)
 	replayTo     uint64             // a held-world rejoin catches up to this grant
 	replay       []*wire.ServerTick // the ticks it missed, from Server_Session
+	sections     *sectionMaker      // the regenerable sections being made, or nil (sections.go)
 }
 
 // Info is what the host said about the session during the handshake.

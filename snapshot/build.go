@@ -185,6 +185,11 @@ func (b *mapBuilder) build(i int, buf *[]byte) (reused bool, err error) {
 		return false, err
 	}
 	b.out[i] = MapPoint{ID: id, Blob: blob, StateHash: h}
+	if sc, ok := b.src.(lockstep.Sectioner); ok {
+		if sec, ok := sc.MapSection(id); ok && sec.Offset+sec.Len <= uint64(len(data)) && sec.Len > 0 {
+			b.out[i].Section = &sec
+		}
+	}
 	if b.opts.Versions != nil {
 		b.out[i].Version, b.out[i].Versioned = b.opts.Versions[i], true
 	}

@@ -340,6 +340,11 @@ func (a *Assembly) Finish() (lockstep.Sim, error) {
 // buffer inflate returns is handed over, as to Assembly.Map). Errors
 // from inflate are returned as they are, so it can name its blobs.
 func (h *Header) LoadBlobs(lim Limits, inflate func(i int, maxRaw int64) ([]byte, error), load lockstep.Loader, ml lockstep.MapLoader) (lockstep.Sim, error) {
+	for _, m := range h.Maps {
+		if m.Cut != nil {
+			return nil, fmt.Errorf("map %d was sent without its regenerable section", m.ID)
+		}
+	}
 	a, err := h.Assemble(load, ml)
 	if err != nil {
 		return nil, err

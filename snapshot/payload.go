@@ -45,6 +45,10 @@ type MapInfo struct {
 	ID        int32    `codec:"i"`
 	Blob      BlobInfo `codec:"b"`
 	StateHash uint64   `codec:"x"`
+	// Cut, when not nil, says the blob is the map's encoding with its
+	// regenerable section left out at this offset, because the joiner
+	// said it makes that section itself; Blob describes the bytes sent.
+	Cut *uint64 `codec:"o,omitempty"`
 }
 
 // MapCommands are the commands of one map (or lockstep.WorldScope) queued
@@ -93,6 +97,9 @@ func (h *Header) check() error {
 		if ids[m.ID] {
 			return fmt.Errorf("map %d listed twice", m.ID)
 		}
+		if m.Cut != nil && *m.Cut > m.Blob.RawSize {
+			return fmt.Errorf("map %d: section cut at %d of %d raw bytes", m.ID, *m.Cut, m.Blob.RawSize)
+		}
 		ids[m.ID] = true
 	}
 	listed := make(map[int32]bool, len(h.Commands))
@@ -119,6 +126,7 @@ type Payload struct {
 	sizes   []uint64 // size of each blob, by blob index
 	total   uint64
 	held    uint64 // bytes of the blobs left out as held
+	thin    uint64 // bytes the thin map blobs spare
 	heldIdx []int  // the blobs left out
 }
 
@@ -132,6 +140,39 @@ func NewPayload(p *Point, faction int32, granted uint64, cmds []MapCommands) (*P
 // blobs whose hashes held contains: those are listed in Header.Held and
 // left out.
 func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapCommands, held map[uint64]bool) (*Payload, error) {
+	return NewJoinPayload(p, JoinLayout{Faction: faction, Granted: granted, Commands: cmds, Held: held})
+}
+
+// JoinLayout is what a payload is laid out with for one joiner.
+type JoinLayout struct {
+	Faction  int32
+	Granted  uint64        // the grant at admission
+	Commands []MapCommands // queued since the point was cut
+	// Held are the hashes of the blobs the joiner holds: left out.
+	Held map[uint64]bool
+	// Thin are the point's thin map blobs; Made, by map ID, the section
+	// hashes the joiner makes itself. A map whose section's hash is in
+	// Made and that has a thin blob is sent thin (MapInfo.Cut).
+	Thin *ThinMaps
+	Made map[int32]uint64
+}
+
+// thinBlob is the blob of map i sent to a joiner with layout l, and the
+// offset its section was cut at (nil: the whole blob).
+func (l *JoinLayout) thinBlob(i int, m MapPoint) (Blob, *uint64) {
+	if l.Thin == nil || m.Section == nil || i >= len(l.Thin.Blobs) || l.Thin.Blobs[i].Data == nil {
+		return m.Blob, nil
+	}
+	if h, ok := l.Made[m.ID]; !ok || h != m.Section.Hash {
+		return m.Blob, nil
+	}
+	off := l.Thin.Offsets[i]
+	return l.Thin.Blobs[i], &off
+}
+
+// NewJoinPayload lays out p for one joiner as l says.
+func NewJoinPayload(p *Point, l JoinLayout) (*Payload, error) {
+	faction, granted, cmds, held := l.Faction, l.Granted, l.Commands, l.Held
 	if granted < p.Tick {
 		return nil, fmt.Errorf("grant %d before join point tick %d", granted, p.Tick)
 	}
@@ -160,8 +201,12 @@ func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapComman
 	}
 	add(0, p.World)
 	for i, m := range p.Maps {
-		h.Maps[i] = MapInfo{ID: m.ID, Blob: info(m.Blob), StateHash: m.StateHash}
-		add(1+i, m.Blob)
+		b, cut := l.thinBlob(i, m)
+		h.Maps[i] = MapInfo{ID: m.ID, Blob: info(b), StateHash: m.StateHash, Cut: cut}
+		if cut != nil {
+			pl.thin += uint64(len(m.Blob.Data)) - min(uint64(len(m.Blob.Data)), uint64(len(b.Data)))
+		}
+		add(1+i, b)
 	}
 	if err := h.check(); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
@@ -185,6 +230,10 @@ func NewResumedPayload(p *Point, faction int32, granted uint64, cmds []MapComman
 // Held is how many bytes of blobs the payload leaves out because the
 // joiner holds them.
 func (p *Payload) Held() uint64 { return p.held }
+
+// Thinned is how many bytes the payload spares by sending maps without
+// the sections the joiner makes itself.
+func (p *Payload) Thinned() uint64 { return p.thin }
 
 // BlobSize is the compressed size of blob i, sent or held.
 func (p *Payload) BlobSize(i int) uint64 { return p.sizes[i] }

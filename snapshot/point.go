@@ -71,6 +71,10 @@ type MapPoint struct {
 	// when Versioned.
 	Version   uint64
 	Versioned bool
+	// Section, when not nil, is the regenerable part of the map's
+	// encoding (lockstep.Sectioner) the blob holds: a joiner that makes
+	// it itself may be sent the map without it (ThinMaps).
+	Section *lockstep.Section
 }
 
 // Point is a compressed join point. It is immutable once built and shared

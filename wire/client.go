@@ -106,6 +106,11 @@ type ClientUsername struct {
 	// otherwise it says why and sends the world as to any rejoin. Left
 	// out when nil: a host that does not know the key ignores it.
 	Held *HeldWorld `codec:"h,omitempty"`
+	// Made names the maps whose regenerable section the client made
+	// from Server_DefsOK's recipes, each with the hash its bytes have:
+	// the host may send those maps without it (docs/protocol.md, section
+	// 8.6). Left out when empty; at most MaxSections.
+	Made []MadeSection `codec:"g,omitempty"`
 }
 
 // MaxHeldChecks bounds the hash reports a held-world rejoin names.
@@ -125,6 +130,13 @@ type HeldWorld struct {
 type HeldCheck struct {
 	Tick  uint64 `codec:"t"`
 	World uint64 `codec:"w"`
+}
+
+// MadeSection is one map's section a client made: the map and the XXH64
+// of the bytes it made.
+type MadeSection struct {
+	MapID int32  `codec:"i"`
+	Hash  uint64 `codec:"h"`
 }
 
 // MaxResumeBlobs bounds the blobs a resume may name: the world blob and
@@ -163,6 +175,9 @@ func (p *ClientUsername) Validate() error {
 	}
 	if len(p.Resume) > 0 && len(p.Token) == 0 {
 		return errors.New("resume without a session token")
+	}
+	if len(p.Made) > MaxSections {
+		return fmt.Errorf("%d made sections exceeds %d", len(p.Made), MaxSections)
 	}
 	for _, b := range p.Resume {
 		if b.Index >= MaxResumeBlobs {

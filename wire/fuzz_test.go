@@ -65,7 +65,7 @@ func FuzzFrameReader(f *testing.F) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, p := range samplePackets() {
+	for _, p := range append(samplePackets(), sectionExamples()...) {
 		frame := MustMarshal(p)
 		f.Add(byte(p.ID()), frame[5:])
 		f.Add(byte(p.ID()), frame[5:len(frame)-1])

@@ -93,6 +93,25 @@ func (p *ServerModList) Validate() error {
 type ServerDefsOK struct {
 	GameName string `codec:"g"`
 	PlayerID int32  `codec:"p"`
+	// Sections are the maps whose regenerable section (docs/protocol.md,
+	// section 8.6) a client that runs the game may make itself, then
+	// name in Client_Username's Made. Left out when empty; at most
+	// MaxSections.
+	Sections []SectionRecipe `codec:"r,omitempty"`
+}
+
+// MaxSections bounds the sections Server_DefsOK and Client_Username
+// name: one per map.
+const MaxSections = lockstep.MaxMaps
+
+// SectionRecipe is one map's regenerable section: its map, the XXH64 and
+// length of its bytes and the game's recipe to make them (at most
+// lockstep.MaxRecipe bytes).
+type SectionRecipe struct {
+	MapID  int32  `codec:"i"`
+	Hash   uint64 `codec:"h"`
+	Length uint64 `codec:"n"`
+	Recipe []byte `codec:"d"`
 }
 
 // ID implements Packet.
@@ -102,6 +121,14 @@ func (*ServerDefsOK) ID() ID { return IDServerDefsOK }
 func (p *ServerDefsOK) Validate() error {
 	if len(p.GameName) > MaxGameStringBytes {
 		return fmt.Errorf("game name of %d bytes exceeds %d", len(p.GameName), MaxGameStringBytes)
+	}
+	if len(p.Sections) > MaxSections {
+		return fmt.Errorf("%d sections exceeds %d", len(p.Sections), MaxSections)
+	}
+	for _, s := range p.Sections {
+		if len(s.Recipe) > lockstep.MaxRecipe {
+			return fmt.Errorf("map %d: a section recipe of %d bytes exceeds %d", s.MapID, len(s.Recipe), lockstep.MaxRecipe)
+		}
 	}
 	return nil
 }

@@ -85,6 +85,8 @@ func newApp() *cli.App {
 		&cli.BoolFlag{Name: "no-input", Usage: "do not read commands from standard input"},
 		&cli.BoolFlag{Name: "no-reconnect", Usage: "when the connection drops, while joining or playing, stop instead of retrying with the session token"},
 		&cli.DurationFlag{Name: "reconnect-for", Value: defaultReconnectFor, Usage: "after a drop, keep trying to reconnect for this long, then exit 4 (more than 0; --no-reconnect for no retries)"},
+		&cli.StringFlag{Name: "make-terrain", Value: "auto", Usage: "make the maps' terrain from the host's recipes instead of downloading it: " +
+			"auto (when the handshake's round trip is 5 ms or more: not on loopback or a LAN, where the download is faster), always or never"},
 		&cli.IntFlag{Name: "max-download-mib", Value: 2048, Usage: "refuse a world whose compressed transfer is larger than this (1 or more)"},
 		&cli.BoolFlag{Name: "tls", Usage: "speak TLS to a host started with --tls: its certificate is trusted on first use and pinned in the known-hosts file"},
 		&cli.StringFlag{Name: "fingerprint", Usage: "with --tls: accept only a host certificate with this `SHA256` fingerprint (as host serve --tls prints it)"},
@@ -218,6 +220,9 @@ func run(c *cli.Context) error {
 	if err := arbiterConfig(c, &cfg, bundle); err != nil {
 		return err
 	}
+	if err := terrainConfig(c, &cfg, bundle); err != nil {
+		return err
+	}
 	rc := newReconnector(cfg, window)
 	sess, err := firstJoin(ctx, rc)
 	bar.clear()
@@ -323,14 +328,29 @@ func pin(addr string, learned func() (string, bool), known *tlsid.KnownHosts) {
 	}
 }
 
+// terrainConfig sets whether the join makes the maps' terrain itself
+// (--make-terrain).
+func terrainConfig(c *cli.Context, cfg *join.Config, bundle *gamecontent.Bundle) error {
+	switch c.String("make-terrain") {
+	case "auto":
+		cfg.Sections = colony.SectionBuilder(bundle.Content)
+	case "always":
+		cfg.Sections, cfg.SectionMinRTT = colony.SectionBuilder(bundle.Content), -1
+	case "never":
+	default:
+		return cliutil.Usagef("--make-terrain is auto, always or never, not %q", c.String("make-terrain"))
+	}
+	return nil
+}
+
 // printReady prints the WorldReady line with the join's timings.
 func printReady(sess *join.Session) {
 	t := sess.Timings()
 	info := sess.Info()
 	fmt.Fprintf(stdout, "WorldReady tick=%d game=%q player=%d connect=%s handshake=%s download=%s load=%s catch-up=%s total=%s "+
-		"world=%s compressed/%s raw codec=%s caught-up=%d ticks (%.0f ticks/s)\n",
+		"world=%s compressed/%s raw codec=%s caught-up=%d ticks (%.0f ticks/s) terrain-made=%d maps-thin=%d\n",
 		t.ReadyTick, info.GameName, info.PlayerID, ms(t.Connect), ms(t.Handshake), ms(t.Download), ms(t.Load), ms(t.CatchUp), ms(t.Total),
-		size(t.Bytes), size(t.RawBytes), t.Codec, t.CatchUpTicks, t.CatchUpRate())
+		size(t.Bytes), size(t.RawBytes), t.Codec, t.CatchUpTicks, t.CatchUpRate(), t.Sections, t.Thin)
 }
 
 // play stays in the session the reconnector joined: commands typed on

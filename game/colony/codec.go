@@ -99,6 +99,19 @@ func (w *World) encodeWorld(e *encoder) {
 }
 
 func (w *World) encodeMap(m *gameMap, e *encoder) {
+	w.encodeMapPrefix(m, e)
+	e.part(partTerrain)
+	m.Terrain.chunks(e.raw)
+	e.part(partThings)
+	e.things(m)
+	e.part(partPawns)
+	e.pawns(m)
+	e.flush()
+}
+
+// encodeMapPrefix encodes what comes before the terrain in a map's
+// encoding.
+func (w *World) encodeMapPrefix(m *gameMap, e *encoder) {
 	e.buf = append(e.buf, mapMagic...)
 	e.buf = append(e.buf, codecVersion)
 	e.u64(w.r.fingerprint)
@@ -108,13 +121,6 @@ func (w *World) encodeMap(m *gameMap, e *encoder) {
 	e.u64(m.RNG.s)
 	e.i32(m.NextID)
 	e.i32(m.WildTarget)
-	e.part(partTerrain)
-	m.Terrain.chunks(e.raw)
-	e.part(partThings)
-	e.things(m)
-	e.part(partPawns)
-	e.pawns(m)
-	e.flush()
 }
 
 // things encodes the map's live things: their count, then one record

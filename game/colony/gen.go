@@ -280,12 +280,12 @@ func generateMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 // seed and its derived state built, before anything is placed on it.
 func newGameMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 	W, H := int32(cfg.Width), int32(cfg.Height)
-	mapSeed := mix64(cfg.Seed + 0x1000*uint64(id+1))
+	seed := mapSeed(cfg.Seed, id)
 	m := &gameMap{
 		ID:      id,
 		W:       W,
 		H:       H,
-		RNG:     rng{s: mapSeed},
+		RNG:     rng{s: seed},
 		NextID:  1,
 		Terrain: newTerrain(int(W)*int(H), len(r.terrains)),
 		// room for the scattered things, the base, some wild plants and
@@ -294,19 +294,29 @@ func newGameMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		// was 16 MiB the host held and never used
 		Things: make([]thing, 0, cfg.ThingsPerMap+cfg.ThingsPerMap/32+64),
 	}
-	elev := newNoiseField(mix64(mapSeed^1), int(W))
-	moist := newNoiseField(mix64(mapSeed^2), int(W))
-	row := make([]uint8, W) // one row at a time: the packed terrain is never unpacked whole
+	// one row at a time: the packed terrain is never unpacked whole
+	terrainRows(tt, seed, W, H, func(y int32, row []uint8) { m.Terrain.setRange(int(y)*int(W), row) })
+	m.rebuildDerived(r)
+	return m
+}
+
+// mapSeed is the seed of map id's terrain and RNG in a world of seed.
+func mapSeed(seed uint64, id int32) uint64 { return mix64(seed + 0x1000*uint64(id+1)) }
+
+// terrainRows generates the terrain of a W x H map whose seed is seed,
+// handing each row y (one byte a cell) to emit, which must not keep it.
+func terrainRows(tt *terrainTable, seed uint64, W, H int32, emit func(y int32, row []uint8)) {
+	elev := newNoiseField(mix64(seed^1), int(W))
+	moist := newNoiseField(mix64(seed^2), int(W))
+	row := make([]uint8, W)
 	for y := range H {
 		e, mo := elev.sums(y), moist.sums(y)
 		e, mo = e[:len(row)], mo[:len(row)]
 		for x := range row {
 			row[x] = tt.tabs[tt.sumBand[e[x]]][stretched[mo[x]]]
 		}
-		m.Terrain.setRange(int(y)*int(W), row)
+		emit(y, row)
 	}
-	m.rebuildDerived(r)
-	return m
 }
 
 // baseSite is where the colony base goes: the passable cell nearest the

@@ -22,6 +22,13 @@ type Options struct {
 	// them, as a client that never reports (the host then cannot detect
 	// its desyncs).
 	NoHashReports bool
+	// SectionHashSkew, if not 0, is added to the hash of every section
+	// named in Client_Username as made: the host must then send those
+	// maps whole.
+	SectionHashSkew uint64
+	// ExtraMade are named in Client_Username as made sections, map ID to
+	// hash, whether or not the host offered them.
+	ExtraMade map[int32]uint64
 }
 
 type key struct{}
