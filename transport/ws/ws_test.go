@@ -191,14 +191,20 @@ func TestBacklogRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Close()
 	if _, _, err := rawDial(t, ctx, url, nil); err != nil {
 		t.Fatalf("after an Accept made room: %v", err)
 	}
+	// Which of the two waiting connections Accept returned depends on
+	// which upgrade the server queued first: close the accepted one
+	// here, so each of the two ends closed, one by us and one, waiting
+	// unaccepted, by the listener's Close. If Close left the waiting
+	// one open, its closedWith would wait out the test's context.
+	first.Close()
 	ln.Close()
-	// The second connection waited unaccepted: Close closed it.
-	if got := closedWith(ctx, waiting[1]); got != websocket.StatusNormalClosure {
-		t.Fatalf("a waiting connection at Close: status %v, want %v", got, websocket.StatusNormalClosure)
+	for i, c := range waiting {
+		if got := closedWith(ctx, c); got != websocket.StatusNormalClosure {
+			t.Fatalf("waiting connection %d after Close: status %v, want %v", i, got, websocket.StatusNormalClosure)
+		}
 	}
 	if _, resp, err := rawDial(t, ctx, url, nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("after Close: err %v, response %v; want 503", err, resp)
