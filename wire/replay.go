@@ -1,10 +1,10 @@
 package wire
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 
@@ -61,14 +61,7 @@ func AppendReplay(dst []byte, cmds []lockstep.Command, speed uint8) ([]byte, err
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(c.Payload)))
 	}
-	for _, k := range replayKinds(cmds) {
-		for _, c := range cmds {
-			if c.Kind == k {
-				dst = append(dst, c.Payload...)
-			}
-		}
-	}
-	return dst, nil
+	return appendPayloads(dst, cmds), nil
 }
 
 // appendPositions appends the tick and seq columns of cmds: each tick as
@@ -99,16 +92,54 @@ func appendPositions(dst []byte, cmds []lockstep.Command) ([]byte, error) {
 	return dst, nil
 }
 
-// replayKinds is the kinds among cmds, ascending: the order of the
-// payload groups.
-func replayKinds(cmds []lockstep.Command) []uint16 {
-	var kinds []uint16
-	for _, c := range cmds {
-		if i, found := slices.BinarySearch(kinds, c.Kind); !found {
-			kinds = slices.Insert(kinds, i, c.Kind)
-		}
+// payloadOrder is the order of cmds' payloads in the replay: by kind,
+// then by length, ascending, each group in command order. The lengths are
+// those of the commands' payloads.
+func payloadOrder(cmds []lockstep.Command, lens []int) []int {
+	order := make([]int, len(cmds))
+	for i := range order {
+		order[i] = i
 	}
-	return kinds
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(cmds[a].Kind, cmds[b].Kind); c != 0 {
+			return c
+		}
+		return cmp.Compare(lens[a], lens[b])
+	})
+	return order
+}
+
+// payloadGroups calls f for each group of payloadOrder: the commands'
+// indices, which share a kind and a length.
+func payloadGroups(cmds []lockstep.Command, lens []int, f func(group []int)) {
+	order := payloadOrder(cmds, lens)
+	for len(order) > 0 {
+		k, l := cmds[order[0]].Kind, lens[order[0]]
+		n := 1
+		for n < len(order) && cmds[order[n]].Kind == k && lens[order[n]] == l {
+			n++
+		}
+		f(order[:n])
+		order = order[n:]
+	}
+}
+
+// appendPayloads appends cmds' payloads, group by group (payloadGroups),
+// each group transposed: the first bytes of its payloads, then their
+// second bytes, and so on.
+func appendPayloads(dst []byte, cmds []lockstep.Command) []byte {
+	lens := make([]int, len(cmds))
+	for i, c := range cmds {
+		lens[i] = len(c.Payload)
+	}
+	payloadGroups(cmds, lens, func(group []int) {
+		for j := range lens[group[0]] {
+			for _, i := range group {
+				dst = append(dst, cmds[i].Payload[j])
+			}
+		}
+	})
+	return dst
 }
 
 // replayReader reads the replay's columns; the first error sticks.
@@ -156,7 +187,7 @@ func (r *replayReader) varint(what string) int32 {
 // DecodeReplay reads a replay's layout (AppendReplay): the commands in
 // the order the host applied them, and the speed. Every count and length
 // is checked against its limit, and against the bytes left, before
-// anything is allocated for it; the payloads are slices of raw.
+// anything is allocated for it.
 func DecodeReplay(raw []byte) ([]lockstep.Command, uint8, error) {
 	if len(raw) == 0 {
 		return nil, 0, errors.New("replay: empty")
@@ -210,11 +241,10 @@ func readPositions(r *replayReader, cmds []lockstep.Command) {
 }
 
 // readPayloads reads the length column, then hands each command its
-// payload from the groups that follow, kind by kind ascending; the groups
-// must fill the rest of the replay exactly.
+// payload from the groups that follow (appendPayloads), which must fill
+// the rest of the replay exactly.
 func readPayloads(r *replayReader, cmds []lockstep.Command) error {
 	lens := make([]int, len(cmds))
-	perKind := map[uint16]int{}
 	total := 0
 	for i := range cmds {
 		lens[i] = int(r.uvarint("payload length", MaxCommandPayload))
@@ -222,7 +252,6 @@ func readPayloads(r *replayReader, cmds []lockstep.Command) error {
 		if r.err == nil && total > len(r.b) {
 			return fmt.Errorf("replay: payloads of %d bytes or more in %d", total, len(r.b))
 		}
-		perKind[cmds[i].Kind] += lens[i]
 	}
 	if r.err != nil {
 		return r.err
@@ -230,16 +259,18 @@ func readPayloads(r *replayReader, cmds []lockstep.Command) error {
 	if total != len(r.b) {
 		return fmt.Errorf("replay: %d bytes after %d of payloads", len(r.b)-total, total)
 	}
-	at := make(map[uint16]int, len(perKind))
-	off := 0
-	for _, k := range slices.Sorted(maps.Keys(perKind)) {
-		at[k], off = off, off+perKind[k]
-	}
-	for i := range cmds {
-		o := at[cmds[i].Kind]
-		cmds[i].Payload = r.b[o : o+lens[i] : o+lens[i]]
-		at[cmds[i].Kind] = o + lens[i]
-	}
+	buf, src := make([]byte, total), r.b
+	payloadGroups(cmds, lens, func(group []int) {
+		for _, i := range group {
+			cmds[i].Payload, buf = buf[:lens[i]:lens[i]], buf[lens[i]:]
+		}
+		for j := range lens[group[0]] {
+			for _, i := range group {
+				cmds[i].Payload[j] = src[0]
+				src = src[1:]
+			}
+		}
+	})
 	return nil
 }
 

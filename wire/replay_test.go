@@ -17,6 +17,7 @@ func replayCmds() []lockstep.Command {
 		{Tick: 710, Seq: 0, MapID: 4, Kind: 3, Player: 2, Payload: []byte{3}},
 		{Tick: 710, Seq: 1, MapID: 4, Kind: 1, Player: 7, Payload: nil},
 		{Tick: 1 << 40, Seq: 5, MapID: 1 << 30, Kind: 3, Player: -3, Payload: []byte{4, 5, 6}},
+		{Tick: 1 << 40, Seq: 6, MapID: 1, Kind: 3, Player: 2, Payload: []byte{7, 8}},
 	}
 }
 
@@ -36,15 +37,18 @@ func sameCommands(a, b []lockstep.Command) bool {
 }
 
 // TestReplayRoundTrip: the layout reads back as the commands and speed it
-// was made of, payloads grouped by kind in between.
+// was made of, the payloads in between grouped by kind and length, each
+// group transposed.
 func TestReplayRoundTrip(t *testing.T) {
 	cmds := replayCmds()
 	raw, err := AppendReplay(nil, cmds, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tail := []byte{1, 2, 3, 4, 5, 6, 2}; !bytes.HasSuffix(raw, tail) {
-		t.Errorf("payloads end %x, want kind 3's then kind 0xFF00's: %x", raw[len(raw)-7:], tail)
+	// Kind 1's empty payload; kind 3's of 1 byte, of 2 (transposed), of 3;
+	// kind 0xFF00's.
+	if tail := []byte{3, 1, 7, 2, 8, 4, 5, 6, 2}; !bytes.HasSuffix(raw, tail) {
+		t.Errorf("payloads end %x, want %x", raw[len(raw)-len(tail):], tail)
 	}
 	got, speed, err := DecodeReplay(raw)
 	if err != nil || speed != 2 || !sameCommands(got, cmds) {
