@@ -40,7 +40,7 @@ func botCommands(t *testing.T, mib int64, n int) []lockstep.Command {
 // compressed with codec c at its default level.
 func compressedPerCommand(t *testing.T, raw []byte, c snapshot.Codec, n int) float64 {
 	t.Helper()
-	b, err := snapshot.Compress(raw, compression(snapshot.Compression{Codec: c, Level: snapshot.DefaultLevel}, c))
+	b, err := snapshot.Compress(raw, snapshot.Compression{Codec: c})
 	if err != nil {
 		t.Fatal(err)
 	}
