@@ -190,14 +190,18 @@ func TestHeldRejoinTooLarge(t *testing.T) {
 	h, wl := heldHost(t, host.Config{Limits: host.LimitConfig{SendQueueBytes: 16 << 10, CommandRate: 10000, CommandBurst: 10000}})
 	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
 	other := hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Other", Loader: locksteptest.Load})
-	before := h.Server.Overview().Stats.Commands
-	for i := range 3000 {
-		c := locksteptest.Counters{}.AddCommand(int32(i%2), 1)
-		if err := other.Session.Send(c.MapID, c.Kind, c.Payload); err != nil {
-			t.Fatal(err)
+	// In batches of 300, each stamped before the next is sent: their
+	// ticks, about 9 KiB, never fill Other's 16 KiB queue.
+	for range 10 {
+		before := h.Server.Overview().Stats.Commands
+		for i := range 300 {
+			c := locksteptest.Counters{}.AddCommand(int32(i%2), 1)
+			if err := other.Session.Send(c.MapID, c.Kind, c.Payload); err != nil {
+				t.Fatal(err)
+			}
 		}
+		testkit.WaitFor(t, "the commands stamped", func() bool { return h.Server.Overview().Stats.Commands >= before+300 })
 	}
-	testkit.WaitFor(t, "the commands stamped", func() bool { return h.Server.Overview().Stats.Commands >= before+3000 })
 	ss, next := rawRejoin(t, h.Addr, token, &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)})
 	expectFallback(t, h, ss, next, wire.RejoinTooLarge)
 }
