@@ -110,31 +110,15 @@ func (w *cmdWindow) since(tick uint64, applied uint32) (cmds []lockstep.Command,
 	return live[i:], true
 }
 
-// replayFrames encodes cmds, the commands of a held-world rejoin, as the
-// Server_Tick packets that carry them, each tick's in batches as the
-// session sends them, every packet granting its own tick; a last pure
-// grant of granted follows. It returns nil and false when they would
-// take more than limit bytes.
-func replayFrames(cmds []lockstep.Command, granted uint64, speed uint8, limit int) ([]byte, bool) {
-	var out []byte
-	for len(cmds) > 0 {
-		t := cmds[0].Tick
-		n, size := 0, 0
-		for n < len(cmds) && cmds[n].Tick == t && n < lockstep.MaxBatchCommands &&
-			(n == 0 || size+len(cmds[n].Payload) <= lockstep.MaxBatchBytes) {
-			size += len(cmds[n].Payload)
-			n++
-		}
-		var err error
-		if out, err = wire.Marshal(out, &wire.ServerTick{Tick: t, Commands: cmds[:n], Granted: t, Speed: speed}); err != nil {
-			return nil, false
-		}
-		if len(out) > limit {
-			return nil, false
-		}
-		cmds = cmds[n:]
+// replayRaw lays cmds, the commands of a held-world rejoin, out as its
+// replay (wire.AppendReplay) with the host's speed. It returns nil and
+// false when they are more than wire.MaxReplayCommands or would take more
+// than limit bytes.
+func replayRaw(cmds []lockstep.Command, speed uint8, limit int) ([]byte, bool) {
+	if len(cmds) > wire.MaxReplayCommands {
+		return nil, false
 	}
-	out, err := wire.Marshal(out, &wire.ServerTick{Tick: granted, Granted: granted, Speed: speed})
+	out, err := wire.AppendReplay(nil, cmds, speed)
 	if err != nil || len(out) > limit {
 		return nil, false
 	}

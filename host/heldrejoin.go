@@ -42,11 +42,11 @@ func heldOf(m *member) heldRecord {
 }
 
 // heldDecision is the host's answer to a held-world rejoin: the result
-// for Server_Session and, when it is wire.RejoinHeld, the Server_Tick
-// frames that replay the commands the player missed.
+// for Server_Session and, when it is wire.RejoinHeld, the replay of the
+// commands the player missed.
 type heldDecision struct {
 	result  wire.RejoinResult
-	replay  snapshot.Blob // the frames, compressed for Server_Session
+	replay  snapshot.Blob // the replay, compressed for Server_Session
 	granted uint64
 	record  heldRecord // carried to the new member on RejoinHeld
 }
@@ -88,9 +88,10 @@ func namesCheck(h *wire.HeldWorld, c heldCheck) bool {
 	return false
 }
 
-// replay is the commands after h's position, as frames compressed with
-// codec, when the window holds them all and they fit the replay's limits
-// (and half the send queue's: a client reads them at that pace anyway).
+// replay is the commands after h's position, laid out as a replay
+// (wire.AppendReplay) and compressed with codec, when the window holds
+// them all and they fit the replay's limits (and half the send queue's: a
+// client reads them at that pace anyway).
 func (s *session) replay(h *wire.HeldWorld, codec snapshot.Codec) (wire.RejoinResult, snapshot.Blob) {
 	cmds, ok := s.window.since(h.Tick, h.Applied)
 	if !ok {
@@ -101,11 +102,11 @@ func (s *session) replay(h *wire.HeldWorld, codec snapshot.Codec) (wire.RejoinRe
 		return wire.RejoinAhead, snapshot.Blob{}
 	}
 	limit := min(wire.MaxReplayRaw, int(s.cfg.Limits.SendQueueBytes/2))
-	frames, ok := replayFrames(cmds, s.auth.Sim().Tick(), s.auth.Speed(), limit)
+	raw, ok := replayRaw(cmds, s.auth.Speed(), limit)
 	if !ok {
 		return wire.RejoinTooLarge, snapshot.Blob{}
 	}
-	blob, err := snapshot.Compress(frames, s.points.compression(codec))
+	blob, err := snapshot.Compress(raw, s.points.compression(codec))
 	if err != nil || len(blob.Data) > wire.MaxReplayBytes {
 		return wire.RejoinTooLarge, snapshot.Blob{}
 	}

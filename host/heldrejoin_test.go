@@ -183,20 +183,25 @@ func TestHeldRejoinWindow(t *testing.T) {
 	expectFallback(t, h, ss, next, wire.RejoinWindow)
 }
 
-// TestHeldRejoinTooLarge: commands missed that would take more than half
-// the send queue are not replayed: the world is sent.
+// TestHeldRejoinTooLarge: commands missed whose replay would take more
+// than half the send queue are not replayed: the world is sent. (3000 of
+// them: laid out as a replay, a counter command takes about 8 bytes.)
 func TestHeldRejoinTooLarge(t *testing.T) {
 	h, wl := heldHost(t, host.Config{Limits: host.LimitConfig{SendQueueBytes: 16 << 10, CommandRate: 10000, CommandBurst: 10000}})
 	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
 	other := hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Other", Loader: locksteptest.Load})
-	before := h.Server.Overview().Stats.Commands
-	for i := range 1000 {
-		c := locksteptest.Counters{}.AddCommand(int32(i%2), 1)
-		if err := other.Session.Send(c.MapID, c.Kind, c.Payload); err != nil {
-			t.Fatal(err)
+	// In batches of 300, each stamped before the next is sent: their
+	// ticks, about 9 KiB, never fill Other's 16 KiB queue.
+	for range 10 {
+		before := h.Server.Overview().Stats.Commands
+		for i := range 300 {
+			c := locksteptest.Counters{}.AddCommand(int32(i%2), 1)
+			if err := other.Session.Send(c.MapID, c.Kind, c.Payload); err != nil {
+				t.Fatal(err)
+			}
 		}
+		testkit.WaitFor(t, "the commands stamped", func() bool { return h.Server.Overview().Stats.Commands >= before+300 })
 	}
-	testkit.WaitFor(t, "the commands stamped", func() bool { return h.Server.Overview().Stats.Commands >= before+1000 })
 	ss, next := rawRejoin(t, h.Addr, token, &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)})
 	expectFallback(t, h, ss, next, wire.RejoinTooLarge)
 }

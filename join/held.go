@@ -1,10 +1,8 @@
 package join
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"time"
 
@@ -89,9 +87,10 @@ func (s *Session) replayedRejoin() bool {
 	return s.cfg.held != nil && s.timings.Rejoin == wire.RejoinHeld
 }
 
-// takeReplay inflates the ticks a held-world rejoin missed, which
-// Server_Session carries: Server_Tick frames back to back, bounded by
-// wire.MaxReplayRaw, the last one granting Server_Session's Granted.
+// takeReplay inflates the commands a held-world rejoin missed, which
+// Server_Session carries laid out as a replay (wire.DecodeReplay), bounded
+// by wire.MaxReplayRaw, and keeps them as the ticks to apply: one per tick
+// with commands, then a pure grant of Server_Session's Granted.
 func (s *Session) takeReplay(p *wire.ServerSession) error {
 	if s.cfg.held == nil {
 		return protoErr("Server_Session replays commands to a join that named no held world")
@@ -100,27 +99,18 @@ func (s *Session) takeReplay(p *wire.ServerSession) error {
 	if err != nil {
 		return protoErr("Server_Session's replay: %w", err)
 	}
-	fr := wire.NewFrameReader(bytes.NewReader(raw), wire.DefaultMaxFrame)
-	for {
-		id, body, err := fr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+	cmds, speed, err := wire.DecodeReplay(raw)
+	if err != nil {
+		return protoErr("Server_Session's replay: %w", err)
+	}
+	if n := len(cmds); n > 0 && cmds[n-1].Tick > p.Granted {
+		return protoErr("Server_Session's replay goes past its grant %d to tick %d", p.Granted, cmds[n-1].Tick)
+	}
+	s.replay = wire.ReplayTicks(cmds, p.Granted, speed)
+	for _, t := range s.replay {
+		if err := t.Validate(); err != nil {
 			return protoErr("Server_Session's replay: %w", err)
 		}
-		pkt, err := decodeFromHost(id, body)
-		if err != nil {
-			return err
-		}
-		t, ok := pkt.(*wire.ServerTick)
-		if !ok {
-			return protoErr("Server_Session's replay holds %s", id)
-		}
-		s.replay = append(s.replay, t)
-	}
-	if n := len(s.replay); n == 0 || s.replay[n-1].Granted != p.Granted {
-		return protoErr("Server_Session's replay does not end with its grant %d", p.Granted)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 
 // heldExample is the worked held-world rejoin of the spec's section 6.6,
 // step by step: the packets its hex blocks quote. Steps H3 to H5 are the
-// frames H2's replay inflates to.
+// ticks H2's replay gives the client.
 func heldExample(t *testing.T) []Packet {
 	old, next := bytes.Repeat([]byte{0xc4}, TokenSize), bytes.Repeat([]byte{0xc5}, TokenSize)
 	ticks := []Packet{
@@ -21,11 +21,11 @@ func heldExample(t *testing.T) []Packet {
 		&ServerTick{Tick: 710, Commands: []lockstep.Command{{Tick: 710, Seq: 0, MapID: 1, Kind: 3, Player: 2, Payload: []byte{0x03}}}, Granted: 710, Speed: 1},
 		&ServerTick{Tick: 720, Granted: 720, Speed: 1},
 	}
-	var frames []byte
-	for _, p := range ticks {
-		frames = append(frames, MustMarshal(p)...)
+	raw, err := AppendReplay(nil, append(ticks[0].(*ServerTick).Commands, ticks[1].(*ServerTick).Commands...), 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	replay, err := snapshot.Compress(frames, snapshot.Compression{Codec: snapshot.Gzip, Level: snapshot.DefaultLevel})
+	replay, err := snapshot.Compress(raw, snapshot.Compression{Codec: snapshot.Gzip, Level: snapshot.DefaultLevel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,13 @@ func TestHeldRejoinExample(t *testing.T) {
 	}
 }
 
+// heldReplay matches the spec's hex block of the worked example's replay,
+// inflated.
+var heldReplay = regexp.MustCompile("(?m)^The replay of step H2, inflated:\\n+```hex\\n([0-9a-f \\n]+)```")
+
 // TestHeldRejoinReplayInflates: the example's replay, inflated as a
-// client does, is the frames of steps H3 to H5 back to back.
+// client does, is the layout the spec quotes, and reads back as the ticks
+// of steps H3 to H5.
 func TestHeldRejoinReplayInflates(t *testing.T) {
 	pkts := heldExample(t)
 	ss := pkts[1].(*ServerSession)
@@ -81,11 +86,28 @@ func TestHeldRejoinReplayInflates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []byte
-	for _, p := range pkts[2:5] {
-		want = append(want, MustMarshal(p)...)
+	m := heldReplay.FindStringSubmatch(readSpec(t))
+	if m == nil {
+		t.Fatal("the spec quotes no inflated replay")
+	}
+	want, err := hex.DecodeString(strings.Join(strings.Fields(m[1]), ""))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !bytes.Equal(raw, want) {
-		t.Fatalf("the replay inflates to\n%s\nnot\n%s", hexLines(raw), hexLines(want))
+		t.Fatalf("the replay inflates to\n%s\nthe spec says\n%s", hexLines(raw), hexLines(want))
+	}
+	cmds, speed, err := DecodeReplay(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := ReplayTicks(cmds, ss.Granted, speed)
+	if len(ticks) != 3 {
+		t.Fatalf("the replay gives %d ticks, want 3", len(ticks))
+	}
+	for i, tk := range ticks {
+		if got, want := MustMarshal(tk), MustMarshal(pkts[2+i]); !bytes.Equal(got, want) {
+			t.Errorf("tick %d of the replay is\n%s\nnot step H%d's\n%s", i, hexLines(got), 3+i, hexLines(want))
+		}
 	}
 }

@@ -437,12 +437,11 @@ type ServerSession struct {
 	// replayed ticks end with a grant of it, and the client catches up to
 	// it before Client_WorldReady. Left out when 0.
 	Granted uint64 `codec:"t,omitempty"`
-	// Replay, with RejoinHeld, is the commands the player missed: the
-	// Server_Tick frames that carry them back to back, the last a pure
-	// grant of Granted, compressed as one gzip member or zstd frame
-	// (ReplayCodec, 0 gzip, 1 zstd, as package snapshot numbers them). At
-	// most MaxReplayBytes, inflating to at most MaxReplayRaw. Left out
-	// when empty.
+	// Replay, with RejoinHeld, is the commands the player missed, in the
+	// replay layout (AppendReplay, DecodeReplay), compressed as one gzip
+	// member or zstd frame (ReplayCodec, 0 gzip, 1 zstd, as package
+	// snapshot numbers them). At most MaxReplayBytes, inflating to at most
+	// MaxReplayRaw. Left out when empty.
 	Replay      []byte `codec:"c,omitempty"`
 	ReplayCodec uint8  `codec:"z,omitempty"`
 	// Why says in a sentence why a held world was not used. Left out when

@@ -81,6 +81,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxHeldChecks":           wire.MaxHeldChecks,
 		"MaxReplayBytes":          wire.MaxReplayBytes,
 		"MaxReplayRaw":            wire.MaxReplayRaw,
+		"MaxReplayCommands":       wire.MaxReplayCommands,
 		"MaxHashMaps":             wire.MaxHashMaps,
 		"MaxMapParts":             lockstep.MaxMapParts,
 		"MaxLeaveWhyBytes":        wire.MaxLeaveWhyBytes,

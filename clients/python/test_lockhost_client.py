@@ -108,9 +108,13 @@ class HeldRejoinTest(unittest.TestCase):
                          [(600, 0x1111111111111111), (660, 0x5555555555555555)])
         _, ok = self.held(2)
         self.assertEqual((ok["rejoin"], ok["granted"], ok["why"], ok["replayCodec"]), (1, 720, "", 0))
-        # The replay is a gzip member of steps H3 to H5's frames.
-        inside = b"".join(raw for label, _, raw in spec_frames() if label in ("Held step H3", "Held step H4", "Held step H5"))
+        # The replay is a gzip member of the column layout the spec quotes:
+        # speed 1, two commands, ticks 700 and 700 + 10.
+        with open(SPEC, encoding="utf-8") as f:
+            m = re.search(r"^The replay of step H2, inflated:\n\n```hex\n(.*?)```", f.read(), re.M | re.S)
+        inside = bytes.fromhex(m.group(1))
         self.assertEqual(gzip.decompress(ok["replay"]), inside)
+        self.assertEqual(inside[:5], bytes([1, 2, 0xBC, 0x05, 0x0A]))
         _, grant = self.held(5)
         self.assertEqual((grant["tick"], grant["granted"], grant["commands"]), (720, 720, []))
         _, no = self.held(7)

@@ -374,3 +374,37 @@ func single(bs ...[]byte) [][]any {
 	}
 	return out
 }
+
+// replaySeeds are the commands the host stamped, as one connection
+// received them (the one that received the most), laid out as a
+// held-world rejoin's replay: all of them, and the first of each kind.
+func (a *Analysis) replaySeeds() [][]any {
+	var most []lockstep.Command
+	for _, fs := range a.host {
+		var cmds []lockstep.Command
+		for _, f := range fs {
+			if f.ID != wire.IDServerTick {
+				continue
+			}
+			if p, err := wire.Decode(f.ID, f.Body); err == nil {
+				cmds = append(cmds, p.(*wire.ServerTick).Commands...)
+			}
+		}
+		if len(cmds) > len(most) {
+			most = cmds
+		}
+	}
+	var firsts []lockstep.Command
+	for _, c := range most {
+		if !slices.ContainsFunc(firsts, func(p lockstep.Command) bool { return p.Kind == c.Kind }) {
+			firsts = append(firsts, c)
+		}
+	}
+	var out [][]any
+	for _, cmds := range [][]lockstep.Command{most, firsts} {
+		if raw, err := wire.AppendReplay(nil, cmds, 1); err == nil && len(raw) <= MaxSeedBytes {
+			out = append(out, []any{raw})
+		}
+	}
+	return out
+}

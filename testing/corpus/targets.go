@@ -135,6 +135,12 @@ func trafficTargets() []Target {
 				}
 				return nil
 			}},
+		{Pkg: "wire", Name: "FuzzReplayDecode", Args: []string{"[]byte"},
+			seeds: (*Analysis).replaySeeds,
+			check: func(args []any) error {
+				_, _, err := wire.DecodeReplay(args[0].([]byte))
+				return err
+			}},
 		{Pkg: "snapshot", Name: "FuzzParse", Args: []string{"[]byte"},
 			seeds: (*Analysis).parseSeeds,
 			check: func(args []any) error {
