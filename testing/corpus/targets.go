@@ -217,8 +217,8 @@ func fileTargets() []Target {
 		{Pkg: "status", Name: "FuzzRequest", Args: []string{"[]byte", "string", "string", "int32"},
 			seeds: (*Analysis).requestSeeds,
 			check: func(args []any) error {
-				if _, ok := status.ParseRequest(args[0].([]byte)); !ok {
-					return errors.New("not a status request")
+				if _, _, ok := status.ParseRequestVersion(args[0].([]byte)); !ok {
+					return errors.New("not a status request of a version the host answers")
 				}
 				return nil
 			}},
