@@ -14,58 +14,19 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lockhost/lockhost/testing/browsertest"
 	"github.com/lockhost/lockhost/testing/procstat"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
-// chromium finds the browser, skipping the test without one unless CI=true.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI must install chromium (Debian: apt-get install -y chromium) for the browser player's test")
-	}
-	t.Skip("no chromium: install it (Debian: apt-get install -y chromium) to run the browser player's test")
-	return ""
-}
-
-// browser starts a headless Chromium with a fresh profile, as the status
-// page's browser test does, and returns a tab's context.
+// browser starts a headless Chromium with a fresh profile and returns
+// its context. A tab in the background must not be slowed: it plays in
+// lockstep.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		// The machine may be offline: nothing may try to reach the
-		// browser vendor's servers.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		// A tab in the background must not be slowed: it plays in lockstep.
+	return browsertest.Start(t, "the browser player's test",
 		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return bctx
+		chromedp.Flag("disable-renderer-backgrounding", true))
 }
 
 // poll waits until the JavaScript expression is truthy.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,57 +18,16 @@ import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/operator/metrics"
 	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/testing/browsertest"
 	"github.com/lockhost/lockhost/testing/hosttest"
 	"github.com/lockhost/lockhost/testing/testkit"
 )
-
-// chromium finds the browser, skipping the test without one unless CI=true.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI must install chromium (Debian: apt-get install -y chromium) for the status page's browser test")
-	}
-	t.Skip("no chromium: install it (Debian: apt-get install -y chromium) to run the status page's browser test")
-	return ""
-}
 
 // browser starts a headless Chromium with a fresh profile for the test and
 // returns its context; each tab is a chromedp.NewContext of it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		// The machine may be offline: nothing may try to reach the
-		// browser vendor's servers.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	// The first run starts the browser, under no deadline (a deadline on
-	// it would end the browser with it).
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return bctx
+	return browsertest.Start(t, "the status page's browser test")
 }
 
 // tab opens a tab with a 60 s budget for everything the test does in it.
