@@ -24,15 +24,7 @@ func buildTools(t *testing.T) (joinBin, hostBin string) {
 	if testing.Short() {
 		t.Skip("builds and runs the tools")
 	}
-	dir := t.TempDir()
-	var bins []string
-	for _, pkg := range []string{"github.com/lockhost/lockhost/cmd/join", "github.com/lockhost/lockhost/cmd/host"} {
-		bin, err := procstat.BuildTool(dir, pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bins = append(bins, bin)
-	}
+	bins := procstat.BuildTools(t, "github.com/lockhost/lockhost/cmd/join", "github.com/lockhost/lockhost/cmd/host")
 	return bins[0], bins[1]
 }
 

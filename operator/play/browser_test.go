@@ -53,15 +53,7 @@ func tools(t *testing.T) (hostBin, joinBin string) {
 	if testing.Short() {
 		t.Skip("builds and runs the tools and a browser")
 	}
-	dir := t.TempDir()
-	var bins []string
-	for _, pkg := range []string{"github.com/lockhost/lockhost/cmd/host", "github.com/lockhost/lockhost/cmd/join"} {
-		bin, err := procstat.BuildTool(dir, pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bins = append(bins, bin)
-	}
+	bins := procstat.BuildTools(t, "github.com/lockhost/lockhost/cmd/host", "github.com/lockhost/lockhost/cmd/join")
 	return bins[0], bins[1]
 }
 
