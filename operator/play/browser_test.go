@@ -24,9 +24,7 @@ import (
 // lockstep.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	return browsertest.Start(t, "the browser player's test",
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true))
+	return browsertest.Start(t, "the browser player's test", browsertest.Foreground...)
 }
 
 // poll waits until the JavaScript expression is truthy.

@@ -12,7 +12,7 @@ func TestStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	bctx := Start(t, "browsertest's own test", chromedp.Flag("disable-renderer-backgrounding", true))
+	bctx := Start(t, "browsertest's own test", Foreground...)
 	tctx, cancel := chromedp.NewContext(bctx)
 	defer cancel()
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[int]("6*7"))
