@@ -63,26 +63,8 @@ func start(t *testing.T, bin string, re string, args ...string) (*syncbuf.Buffer
 	var log syncbuf.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr, cmd.Stdout = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); <-done })
-	rx := regexp.MustCompile(re)
-	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if m := rx.FindStringSubmatch(log.String()); m != nil {
-			return &log, m[len(m)-1]
-		}
-		select {
-		case <-done:
-			t.Fatalf("%s exited:\n%s", filepath.Base(bin), log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no %q after 120 s:\n%s", filepath.Base(bin), re, log.String())
-		}
-	}
+	m := procstat.StartUntil(t, cmd, &log, regexp.MustCompile(re), 120*time.Second)
+	return &log, m[len(m)-1]
 }
 
 // overview is the part of the status JSON the test reads.
