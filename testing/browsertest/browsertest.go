@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -95,4 +96,26 @@ func Start(t testing.TB, what string, extra ...chromedp.ExecAllocatorOption) con
 	}
 	t.Cleanup(stop)
 	return bctx
+}
+
+// Poll waits up to timeout for the JavaScript expression to be truthy in
+// ctx's tab, checking every 100 ms; what names the wait if it fails the
+// test.
+func Poll(t testing.TB, ctx context.Context, what, expr string, timeout time.Duration) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// Eval is the value of the JavaScript expression in ctx's tab; an error
+// fails the test.
+func Eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
 }
