@@ -2,8 +2,6 @@ package snapshot
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -35,31 +33,12 @@ func (t *ThinMaps) Size() uint64 {
 // section's hash and cut out, and the rest compressed with c, maps in
 // parallel on up to workers goroutines (0 means GOMAXPROCS).
 func Thin(p *Point, c Compression, workers int, maxRaw int64) (*ThinMaps, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	t := &ThinMaps{Blobs: make([]Blob, len(p.Maps)), Offsets: make([]uint64, len(p.Maps))}
-	errs := make([]error, len(p.Maps))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(p.Maps)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				errs[i] = t.thin(i, p.Maps[i], c, maxRaw)
-			}
-		}()
-	}
-	for i := range p.Maps {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("map %d: %w", p.Maps[i].ID, err)
-		}
+	err := eachMap(p.Maps, workers, func(i int, m MapPoint) error {
+		return t.thin(i, m, c, maxRaw)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/gzip"
@@ -35,37 +33,19 @@ func Transcode(p *Point, c Compression, workers int, maxRaw uint64) (*Point, err
 			return nil, fmt.Errorf("the blobs declare %d raw bytes in all, over the limit of %d: %w", raw, maxRaw, ErrTooLarge)
 		}
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	out := &Point{Tick: p.Tick, WorldHash: p.WorldHash, Maps: make([]MapPoint, len(p.Maps))}
 	var err error
 	if out.World, err = recompress(p.World, c); err != nil {
 		return nil, fmt.Errorf("world: %w", err)
 	}
-	errs := make([]error, len(p.Maps))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(p.Maps)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				m := p.Maps[i]
-				m.Blob, errs[i] = recompress(m.Blob, c)
-				out.Maps[i] = m
-			}
-		}()
-	}
-	for i := range p.Maps {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("map %d: %w", p.Maps[i].ID, err)
-		}
+	err = eachMap(p.Maps, workers, func(i int, m MapPoint) error {
+		var err error
+		m.Blob, err = recompress(m.Blob, c)
+		out.Maps[i] = m
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	out.Compressed = 1 + len(p.Maps)
 	return out, nil

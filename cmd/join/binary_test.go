@@ -24,15 +24,7 @@ func buildTools(t *testing.T) (joinBin, hostBin string) {
 	if testing.Short() {
 		t.Skip("builds and runs the tools")
 	}
-	dir := t.TempDir()
-	var bins []string
-	for _, pkg := range []string{"github.com/lockhost/lockhost/cmd/join", "github.com/lockhost/lockhost/cmd/host"} {
-		bin, err := procstat.BuildTool(dir, pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bins = append(bins, bin)
-	}
+	bins := procstat.BuildTools(t, "github.com/lockhost/lockhost/cmd/join", "github.com/lockhost/lockhost/cmd/host")
 	return bins[0], bins[1]
 }
 
@@ -44,28 +36,9 @@ func startHostBin(t *testing.T, bin string, args ...string) (*syncbuf.Buffer, st
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--maps", "1", "--map-size", "64", "--conn-rate", "-1",
 		"--data-dir", t.TempDir()}, args...)...)
 	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); <-done })
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(log.String(), "msg=hosting"); time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-done:
-			t.Fatalf("host exited:\n%s", log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("host not up after 60 s:\n%s", log.String())
-		}
-	}
 	// The host picks its port: one picked here and closed again could be
 	// taken by another test before the host binds it.
-	m := regexp.MustCompile(`msg=hosting addr=(\S+)`).FindStringSubmatch(log.String())
-	if m == nil {
-		t.Fatalf("no hosting address in the host's log:\n%s", log.String())
-	}
+	m := procstat.StartUntil(t, cmd, &log, regexp.MustCompile(`msg=hosting addr=(\S+)`), 60*time.Second)
 	return &log, m[1]
 }
 

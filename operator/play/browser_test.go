@@ -14,76 +14,17 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lockhost/lockhost/testing/browsertest"
 	"github.com/lockhost/lockhost/testing/procstat"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
-// chromium finds the browser, skipping the test without one unless CI=true.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI must install chromium (Debian: apt-get install -y chromium) for the browser player's test")
-	}
-	t.Skip("no chromium: install it (Debian: apt-get install -y chromium) to run the browser player's test")
-	return ""
-}
-
-// browser starts a headless Chromium with a fresh profile, as the status
-// page's browser test does, and returns a tab's context.
+// browser starts a headless Chromium with a fresh profile and returns
+// its context. A tab in the background must not be slowed: it plays in
+// lockstep.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		// The machine may be offline: nothing may try to reach the
-		// browser vendor's servers.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		// A tab in the background must not be slowed: it plays in lockstep.
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return bctx
-}
-
-// poll waits until the JavaScript expression is truthy.
-func poll(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
-	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(200*time.Millisecond))); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return browsertest.Start(t, "the browser player's test", browsertest.Foreground...)
 }
 
 // tools builds the host and join tools.
@@ -92,15 +33,7 @@ func tools(t *testing.T) (hostBin, joinBin string) {
 	if testing.Short() {
 		t.Skip("builds and runs the tools and a browser")
 	}
-	dir := t.TempDir()
-	var bins []string
-	for _, pkg := range []string{"github.com/lockhost/lockhost/cmd/host", "github.com/lockhost/lockhost/cmd/join"} {
-		bin, err := procstat.BuildTool(dir, pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bins = append(bins, bin)
-	}
+	bins := procstat.BuildTools(t, "github.com/lockhost/lockhost/cmd/host", "github.com/lockhost/lockhost/cmd/join")
 	return bins[0], bins[1]
 }
 
@@ -112,26 +45,8 @@ func start(t *testing.T, bin string, re string, args ...string) (*syncbuf.Buffer
 	var log syncbuf.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr, cmd.Stdout = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); <-done })
-	rx := regexp.MustCompile(re)
-	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if m := rx.FindStringSubmatch(log.String()); m != nil {
-			return &log, m[len(m)-1]
-		}
-		select {
-		case <-done:
-			t.Fatalf("%s exited:\n%s", filepath.Base(bin), log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no %q after 120 s:\n%s", filepath.Base(bin), re, log.String())
-		}
-	}
+	m := procstat.StartUntil(t, cmd, &log, regexp.MustCompile(re), 120*time.Second)
+	return &log, m[len(m)-1]
 }
 
 // overview is the part of the status JSON the test reads.
@@ -207,20 +122,20 @@ func TestBrowserPlays(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Browser&bot=4&debug=1")); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, "the browser's WorldReady", `window.lockhostPage && lockhostPage.state().phase === "ready"`, 3*time.Minute)
-	st := eval[map[string]any](t, ctx, `lockhostPage.state()`)
+	browsertest.Poll(t, ctx, "the browser's WorldReady", `window.lockhostPage && lockhostPage.state().phase === "ready"`, 3*time.Minute)
+	st := browsertest.Eval[map[string]any](t, ctx, `lockhostPage.state()`)
 	t.Logf("browser WorldReady: %v; player %.0f; wasm %.0f bytes (%.0f raw) in %.0f ms",
-		st["timings"], st["player_id"], eval[float64](t, ctx, `lockhostPage.wasmBytes`), eval[float64](t, ctx, `lockhostPage.wasmRaw`),
-		eval[float64](t, ctx, `lockhostPage.loadMs`))
+		st["timings"], st["player_id"], browsertest.Eval[float64](t, ctx, `lockhostPage.wasmBytes`), browsertest.Eval[float64](t, ctx, `lockhostPage.wasmRaw`),
+		browsertest.Eval[float64](t, ctx, `lockhostPage.loadMs`))
 
 	playStart := time.Now()
-	poll(t, ctx, "frames drawn", `lockhostPage.state().frames > 20`, time.Minute)
+	browsertest.Poll(t, ctx, "frames drawn", `lockhostPage.state().frames > 20`, time.Minute)
 	interact(t, ctx, nativeLog)
 	before := getOverview(t, base)
-	if msg := eval[string](t, ctx, `lockhost.corrupt(0)`); msg != "" {
+	if msg := browsertest.Eval[string](t, ctx, `lockhost.corrupt(0)`); msg != "" {
 		t.Fatalf("corrupt: %s", msg)
 	}
-	poll(t, ctx, "the browser's repair", `(s => s.corrupted === 1 && s.desyncs >= 1 && s.repaired >= 1 && s.resyncs >= 1)(lockhostPage.state())`, 2*time.Minute)
+	browsertest.Poll(t, ctx, "the browser's repair", `(s => s.corrupted === 1 && s.desyncs >= 1 && s.repaired >= 1 && s.resyncs >= 1)(lockhostPage.state())`, 2*time.Minute)
 	if wait := 20*time.Second - time.Since(playStart); wait > 0 {
 		time.Sleep(wait) // the play period
 	}
@@ -229,7 +144,7 @@ func TestBrowserPlays(t *testing.T) {
 	after := getOverview(t, base)
 	checkHost(t, before, after, hostLog.String(), nativeLog.String())
 	t.Logf("host: %d hash reports compared (%d before the corruption), %d desyncs, %d repaired; browser: %v",
-		after.Stats.HashReports, before.Stats.HashReports, after.Stats.Desyncs, after.Stats.Repaired, eval[map[string]any](t, ctx,
+		after.Stats.HashReports, before.Stats.HashReports, after.Stats.Desyncs, after.Stats.Repaired, browsertest.Eval[map[string]any](t, ctx,
 			`(s => ({tick: s.tick, frames: s.frames, desyncs: s.desyncs, repaired: s.repaired, resyncs: s.resyncs}))(lockhostPage.state())`))
 }
 
@@ -240,18 +155,18 @@ func TestBrowserPlays(t *testing.T) {
 func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
 	t.Helper()
 	typeLine := func(line string) {
-		eval[bool](t, ctx, `(l => { document.getElementById("line").value = l; document.getElementById("say").requestSubmit(); return true; })(`+
+		browsertest.Eval[bool](t, ctx, `(l => { document.getElementById("line").value = l; document.getElementById("say").requestSubmit(); return true; })(`+
 			strconv.Quote(line)+`)`)
 	}
 	typeLine("help")
-	poll(t, ctx, "help in the log", `document.getElementById("log").textContent.includes("spawn THING MAP X Y [COUNT]")`, time.Minute)
+	browsertest.Poll(t, ctx, "help in the log", `document.getElementById("log").textContent.includes("spawn THING MAP X Y [COUNT]")`, time.Minute)
 	typeLine("hello from the browser")
 	for deadline := time.Now().Add(time.Minute); !strings.Contains(nativeLog.String(), "<Browser> hello from the browser"); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the native player got no chat from the browser:\n%s", nativeLog.String())
 		}
 	}
-	poll(t, ctx, "the chat line back in the page", `document.getElementById("log").textContent.includes("<Browser> hello from the browser")`, time.Minute)
+	browsertest.Poll(t, ctx, "the chat line back in the page", `document.getElementById("log").textContent.includes("<Browser> hello from the browser")`, time.Minute)
 	// The pawn is found where the page's own copy has it, and clicked.
 	at, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`new Promise(done => {
 		lockhost.command("pawns 0");
@@ -272,13 +187,13 @@ func interact(t *testing.T, ctx context.Context, nativeLog *syncbuf.Buffer) {
 	}
 	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`lockhostPage.state().selected !== 0`,
 		chromedp.WithPollingTimeout(time.Minute), chromedp.WithPollingInterval(200*time.Millisecond))); err != nil {
-		t.Fatalf("no pawn selected after a click on pawn %v: %v\npage log:\n%s", at, err, eval[string](t, ctx, `document.getElementById("log").textContent`))
+		t.Fatalf("no pawn selected after a click on pawn %v: %v\npage log:\n%s", at, err, browsertest.Eval[string](t, ctx, `document.getElementById("log").textContent`))
 	}
-	t.Logf("clicked pawn %.0f at %.0f,%.0f: pawn %.0f selected", at["id"], at["x"], at["y"], eval[float64](t, ctx, `lockhostPage.state().selected`))
+	t.Logf("clicked pawn %.0f at %.0f,%.0f: pawn %.0f selected", at["id"], at["x"], at["y"], browsertest.Eval[float64](t, ctx, `lockhostPage.state().selected`))
 	// The map picker shows the other map, then the first again.
 	for _, id := range []string{"1", "0"} {
-		eval[bool](t, ctx, `(() => { const m = document.getElementById("maps"); m.value = "`+id+`"; m.dispatchEvent(new Event("change")); return true; })()`)
-		poll(t, ctx, "map "+id+" shown", `lockhostPage.state().map === `+id, time.Minute)
+		browsertest.Eval[bool](t, ctx, `(() => { const m = document.getElementById("maps"); m.value = "`+id+`"; m.dispatchEvent(new Event("change")); return true; })()`)
+		browsertest.Poll(t, ctx, "map "+id+" shown", `lockhostPage.state().map === `+id, time.Minute)
 	}
 }
 
@@ -326,7 +241,7 @@ func checkHost(t *testing.T, before, after overview, hostLog, nativeLog string) 
 // checkCanvas reads the canvas back: the map is drawn, not blank.
 func checkCanvas(t *testing.T, ctx context.Context) {
 	t.Helper()
-	got := eval[map[string]float64](t, ctx, `(() => {
+	got := browsertest.Eval[map[string]float64](t, ctx, `(() => {
 		const c = document.getElementById("map"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
 		const colours = new Set(); let lit = 0;
 		for (let i = 0; i < d.length; i += 4) {
@@ -373,12 +288,12 @@ func TestBrowserPassword(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Pat")); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, "the password asked for", `!document.getElementById("pwlabel").hidden && !document.getElementById("joinform").hidden`, 2*time.Minute)
-	if e := eval[string](t, ctx, `lockhostPage.state().error`); !strings.Contains(e, "BadPassword") {
+	browsertest.Poll(t, ctx, "the password asked for", `!document.getElementById("pwlabel").hidden && !document.getElementById("joinform").hidden`, 2*time.Minute)
+	if e := browsertest.Eval[string](t, ctx, `lockhostPage.state().error`); !strings.Contains(e, "BadPassword") {
 		t.Fatalf("refusal %q, want BadPassword", e)
 	}
-	eval[bool](t, ctx, `(() => { document.getElementById("password").value = "correct horse"; document.getElementById("joinform").requestSubmit(); return true; })()`)
-	poll(t, ctx, "WorldReady with the password", `lockhostPage.state().phase === "ready"`, 2*time.Minute)
+	browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("password").value = "correct horse"; document.getElementById("joinform").requestSubmit(); return true; })()`)
+	browsertest.Poll(t, ctx, "WorldReady with the password", `lockhostPage.state().phase === "ready"`, 2*time.Minute)
 	if !regexp.MustCompile(`msg="player ready" player=\d+ name=Pat status=playing`).MatchString(hostLog.String()) {
 		t.Errorf("the host logs no Pat joined:\n%s", hostLog.String())
 	}

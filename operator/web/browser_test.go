@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,57 +18,16 @@ import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/operator/metrics"
 	"github.com/lockhost/lockhost/operator/web"
+	"github.com/lockhost/lockhost/testing/browsertest"
 	"github.com/lockhost/lockhost/testing/hosttest"
 	"github.com/lockhost/lockhost/testing/testkit"
 )
-
-// chromium finds the browser, skipping the test without one unless CI=true.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI must install chromium (Debian: apt-get install -y chromium) for the status page's browser test")
-	}
-	t.Skip("no chromium: install it (Debian: apt-get install -y chromium) to run the status page's browser test")
-	return ""
-}
 
 // browser starts a headless Chromium with a fresh profile for the test and
 // returns its context; each tab is a chromedp.NewContext of it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		// The machine may be offline: nothing may try to reach the
-		// browser vendor's servers.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	// The first run starts the browser, under no deadline (a deadline on
-	// it would end the browser with it).
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return bctx
+	return browsertest.Start(t, "the status page's browser test")
 }
 
 // tab opens a tab with a 60 s budget for everything the test does in it.
@@ -86,24 +44,6 @@ func tab(t *testing.T, bctx context.Context) context.Context {
 		cancelTab()
 	})
 	return ctx
-}
-
-// poll waits until the JavaScript expression is truthy.
-func poll(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
-	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
 }
 
 var testDefs = []defs.Summary{{Type: "ThingDef", Count: 3, Hash: 0xABCDEF}}
@@ -165,45 +105,45 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("open the status page: %v", err)
 		}
 		// Set on this document: a reload would lose it.
-		eval[chromedp.Void](t, ctx, `window.sameDocument = true`)
-		poll(t, ctx, "both players listed as playing", `(() => {
+		browsertest.Eval[chromedp.Void](t, ctx, `window.sameDocument = true`)
+		browsertest.Poll(t, ctx, "both players listed as playing", `(() => {
 			const st = (n) => document.querySelector('#players tr[data-player="' + n + '"] td[data-field="status"]');
 			return st("Alice") && st("Bob") && st("Alice").textContent === "playing" && st("Bob").textContent === "playing";
 		})()`, 30*time.Second)
-		poll(t, ctx, "the stream to be live", `document.getElementById("conn").dataset.state === "live"`, 10*time.Second)
-		if n := eval[int](t, ctx, `document.querySelectorAll("#players tbody tr").length`); n != 2 {
+		browsertest.Poll(t, ctx, "the stream to be live", `document.getElementById("conn").dataset.state === "live"`, 10*time.Second)
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("#players tbody tr").length`); n != 2 {
 			t.Errorf("%d player rows, want 2", n)
 		}
-		if !eval[bool](t, ctx, `document.getElementById("agones").hidden`) {
+		if !browsertest.Eval[bool](t, ctx, `document.getElementById("agones").hidden`) {
 			t.Error("the Agones card shows for a host outside Agones")
 		}
-		if !eval[bool](t, ctx, `document.getElementById("portmap").hidden`) {
+		if !browsertest.Eval[bool](t, ctx, `document.getElementById("portmap").hidden`) {
 			t.Error("the Internet card shows for a host that says nothing of port mapping")
 		}
-		if n := eval[int](t, ctx, `document.querySelectorAll("#maps tbody tr").length`); n != 4 {
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("#maps tbody tr").length`); n != 4 {
 			t.Errorf("%d map rows, want 4", n)
 		}
-		if n := eval[int](t, ctx, `document.querySelectorAll("#joins tbody tr").length`); n < 2 {
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("#joins tbody tr").length`); n < 2 {
 			t.Errorf("%d join rows, want at least 2", n)
 		}
 
 		srv.Say("console", "hello from the host")
-		poll(t, ctx, "the host's chat line", `[...document.querySelectorAll('#chat td[data-field="text"]')].some((td) => td.textContent === "hello from the host")`, 20*time.Second)
-		if got := eval[string](t, ctx, `document.getElementById("c-chat").textContent`); !strings.HasPrefix(got, "1 line relayed") {
+		browsertest.Poll(t, ctx, "the host's chat line", `[...document.querySelectorAll('#chat td[data-field="text"]')].some((td) => td.textContent === "hello from the host")`, 20*time.Second)
+		if got := browsertest.Eval[string](t, ctx, `document.getElementById("c-chat").textContent`); !strings.HasPrefix(got, "1 line relayed") {
 			t.Errorf("chat counter %q, want 1 line relayed", got)
 		}
 
-		tick1 := eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		tick1 := browsertest.Eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
 		if tick1 == 0 {
 			t.Fatalf("the page shows tick 0 with a live host")
 		}
-		poll(t, ctx, fmt.Sprintf("the tick to pass %d", tick1),
+		browsertest.Poll(t, ctx, fmt.Sprintf("the tick to pass %d", tick1),
 			fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %d`, tick1), 20*time.Second)
-		tick2 := eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
-		if !eval[bool](t, ctx, `window.sameDocument === true`) {
+		tick2 := browsertest.Eval[uint64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		if !browsertest.Eval[bool](t, ctx, `window.sameDocument === true`) {
 			t.Fatal("the page reloaded to show a new tick")
 		}
-		shown := eval[string](t, ctx, `document.getElementById("tick").textContent`)
+		shown := browsertest.Eval[string](t, ctx, `document.getElementById("tick").textContent`)
 		t.Logf("tick %d, then %d (shown as %q)", tick1, tick2, shown)
 		if strings.ReplaceAll(shown, ",", "") == "" {
 			t.Errorf("the tick shows as %q", shown)
@@ -211,7 +151,7 @@ func TestBrowser(t *testing.T) {
 
 		// A steady state for the picture: the measured rate is in and the
 		// maps have been hash-checked.
-		poll(t, ctx, "a hash check and a measured tick rate", `document.querySelector('#maps tr[data-map="0"] td[data-field="matched"]').textContent === "match" &&
+		browsertest.Poll(t, ctx, "a hash check and a measured tick rate", `document.querySelector('#maps tr[data-map="0"] td[data-field="matched"]').textContent === "match" &&
 			!document.getElementById("tps").textContent.startsWith("0.0")`, 20*time.Second)
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
@@ -228,8 +168,8 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
 			t.Fatalf("narrow viewport: %v", err)
 		}
-		poll(t, ctx, "the narrow layout to settle", `document.documentElement.clientWidth <= 390`, 5*time.Second)
-		if over := eval[int](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
+		browsertest.Poll(t, ctx, "the narrow layout to settle", `document.documentElement.clientWidth <= 390`, 5*time.Second)
+		if over := browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
 			t.Errorf("at 390 px wide the page is %d px too wide", over)
 		}
 		if os.Getenv("LOCKHOST_SCREENSHOT") != "" {
@@ -254,7 +194,7 @@ func TestBrowser(t *testing.T) {
 		case <-time.After(15 * time.Second):
 			t.Fatal("web.Serve did not return with the page's stream open")
 		}
-		poll(t, ctx, "the page to say it is disconnected",
+		browsertest.Poll(t, ctx, "the page to say it is disconnected",
 			`document.getElementById("conn").dataset.state === "disconnected" && document.getElementById("conn").textContent.includes("disconnected")`,
 			15*time.Second)
 	})
@@ -269,32 +209,32 @@ func TestBrowser(t *testing.T) {
 		}
 		// Both maps' pictures load from /maps/ID.png, in the maps' aspect
 		// (200 by 100 cells).
-		poll(t, ctx, "both map pictures loaded", `(() => {
+		browsertest.Poll(t, ctx, "both map pictures loaded", `(() => {
 			const imgs = [...document.querySelectorAll("#thumbs img")];
 			return imgs.length === 2 && imgs.every((img) => img.complete && img.naturalWidth > 0);
 		})()`, 30*time.Second)
-		sizes := eval[[][]int](t, ctx, `[...document.querySelectorAll("#thumbs img")].map((img) => [img.naturalWidth, img.naturalHeight, img.width, img.height])`)
+		sizes := browsertest.Eval[[][]int](t, ctx, `[...document.querySelectorAll("#thumbs img")].map((img) => [img.naturalWidth, img.naturalHeight, img.width, img.height])`)
 		for i, sz := range sizes {
 			if sz[0] != 200 || sz[1] != 100 || sz[2] != 2*sz[3] {
 				t.Errorf("map %d's picture: natural %dx%d, shown %dx%d; want 200x100 shown at 2:1", i, sz[0], sz[1], sz[2], sz[3])
 			}
 		}
-		if !eval[bool](t, ctx, `document.getElementById("thumbs-none").hidden`) {
+		if !browsertest.Eval[bool](t, ctx, `document.getElementById("thumbs-none").hidden`) {
 			t.Error("the page says there are no map pictures")
 		}
 		// The charts draw the samples: a line of at least 3 for the tick
 		// rate and the bytes, and one for Alice's latency.
-		poll(t, ctx, "charts with 3 samples and Alice's latency", `(() => {
+		browsertest.Poll(t, ctx, "charts with 3 samples and Alice's latency", `(() => {
 			const n = (sel) => { const el = document.querySelector(sel); return el ? Number(el.dataset.points) : 0; };
 			return n('#chart-tps polyline[data-series="ticks"]') >= 3 && n('#chart-bytes polyline[data-series="bytes"]') >= 3 &&
 				n('#chart-latency polyline[data-series="Alice"]') >= 2;
 		})()`, 30*time.Second)
-		if got := eval[string](t, ctx, `document.getElementById("chart-latency-legend").textContent`); got != "Alice" {
+		if got := browsertest.Eval[string](t, ctx, `document.getElementById("chart-latency-legend").textContent`); got != "Alice" {
 			t.Errorf("latency legend %q, want Alice", got)
 		}
 		// The line has a point per sample the page fetched.
-		if pts, n := eval[int](t, ctx, `document.querySelector('#chart-tps polyline').getAttribute("points").trim().split(/\s+/).length`),
-			eval[int](t, ctx, `Number(document.getElementById("chart-tps").dataset.samples)`); pts != n || n < 3 {
+		if pts, n := browsertest.Eval[int](t, ctx, `document.querySelector('#chart-tps polyline').getAttribute("points").trim().split(/\s+/).length`),
+			browsertest.Eval[int](t, ctx, `Number(document.getElementById("chart-tps").dataset.samples)`); pts != n || n < 3 {
 			t.Errorf("tick-rate line of %d points for %d samples", pts, n)
 		}
 		if p := os.Getenv("LOCKHOST_SCREENSHOT"); p != "" {
@@ -328,26 +268,26 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 			t.Fatalf("open the status page: %v", err)
 		}
-		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
+		browsertest.Poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
 		// Give an injected handler time to run, were there one.
-		poll(t, ctx, "a few more updates", `Number(document.getElementById("tick").dataset.value) > 98770`, 20*time.Second)
+		browsertest.Poll(t, ctx, "a few more updates", `Number(document.getElementById("tick").dataset.value) > 98770`, 20*time.Second)
 		// The Agones card, shown from the JSON's "agones".
-		if got := eval[string](t, ctx, `document.getElementById("agones").hidden ? "hidden" :
+		if got := browsertest.Eval[string](t, ctx, `document.getElementById("agones").hidden ? "hidden" :
 			document.getElementById("agones-state").textContent + " · " + document.getElementById("agones-sub").textContent`); got != "Allocated · 2 players · last health ping 0.4 s ago" {
 			t.Errorf("the Agones card shows %q", got)
 		}
 		// The Internet card, shown from the JSON's "port_mapping".
-		if got := eval[string](t, ctx, `document.getElementById("portmap").hidden ? "hidden" :
+		if got := browsertest.Eval[string](t, ctx, `document.getElementById("portmap").hidden ? "hidden" :
 			document.getElementById("portmap-state").textContent + " · " + document.getElementById("portmap-sub").textContent`); got != "198.51.100.1:30502 · join 198.51.100.1:30502 · NAT-PMP" {
 			t.Errorf("the Internet card shows %q", got)
 		}
-		if n := eval[int](t, ctx, `document.querySelectorAll("main img, main script").length`); n != 0 {
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("main img, main script").length`); n != 0 {
 			t.Errorf("a player name became %d elements", n)
 		}
-		if v := eval[bool](t, ctx, `window.injected === undefined`); !v {
+		if v := browsertest.Eval[bool](t, ctx, `window.injected === undefined`); !v {
 			t.Error("a player name ran script")
 		}
-		got := eval[[]string](t, ctx, `[...document.querySelectorAll('#players td[data-field="name"], #joins td[data-field="name"], #desyncs td[data-field="name"], #chat td[data-field="text"]')].map((td) => td.textContent)`)
+		got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#players td[data-field="name"], #joins td[data-field="name"], #desyncs td[data-field="name"], #chat td[data-field="text"]')].map((td) => td.textContent)`)
 		count := 0
 		for _, s := range got {
 			if s == bad {
@@ -357,7 +297,7 @@ func TestBrowser(t *testing.T) {
 		if count != 4 {
 			t.Errorf("the hostile name shows as text in %d cells, want 4 (players, joins, desyncs, chat): %q", count, got)
 		}
-		if !eval[bool](t, ctx, fmt.Sprintf(`[...document.querySelectorAll("#players tbody tr")].some((tr) => tr.dataset.player === %q)`, bad)) {
+		if !browsertest.Eval[bool](t, ctx, fmt.Sprintf(`[...document.querySelectorAll("#players tbody tr")].some((tr) => tr.dataset.player === %q)`, bad)) {
 			t.Error("no player row keyed by the hostile name")
 		}
 		// Every panel has something in it here: worth a look too.
@@ -384,7 +324,7 @@ func TestBrowser(t *testing.T) {
 			if !strings.Contains(err.Error(), "ERR_INVALID_AUTH_CREDENTIALS") {
 				t.Fatalf("open the status page without the token: %v", err)
 			}
-		} else if body := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, "401") || strings.Contains(body, "98765") {
+		} else if body := browsertest.Eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, "401") || strings.Contains(body, "98765") {
 			t.Errorf("without the token the browser shows %q", body)
 		}
 		// With it, as the password a browser's prompt sends: the page and
@@ -394,9 +334,9 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(u.String())); err != nil {
 			t.Fatalf("open the status page with the token: %v", err)
 		}
-		poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
-		first := eval[float64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
-		poll(t, ctx, "the tick to advance through the stream", fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %v`, first), 20*time.Second)
+		browsertest.Poll(t, ctx, "both player rows", `document.querySelectorAll("#players tbody tr").length === 2`, 30*time.Second)
+		first := browsertest.Eval[float64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
+		browsertest.Poll(t, ctx, "the tick to advance through the stream", fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %v`, first), 20*time.Second)
 	})
 }
 

@@ -61,13 +61,7 @@ func (h *handler) samples(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found: this host keeps no samples", http.StatusNotFound)
 		return
 	}
-	b, err := json.Marshal(samplesView(sm.Samples(), sm.SampleEvery(), time.Now()))
-	if err != nil {
-		h.cfg.Logger.Error("status samples", "err", err)
-		http.Error(w, "cannot encode the samples", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(append(b, '\n'))
+	h.serveJSON(w, "samples", func() ([]byte, error) {
+		return json.Marshal(samplesView(sm.Samples(), sm.SampleEvery(), time.Now()))
+	})
 }

@@ -265,10 +265,16 @@ func (h *handler) snapshot() ([]byte, error) {
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
-	b, err := h.snapshot()
+	h.serveJSON(w, "overview", h.snapshot)
+}
+
+// serveJSON answers with the JSON encode makes, not to be cached; what
+// names it in the log and in the error a failed encoding answers.
+func (h *handler) serveJSON(w http.ResponseWriter, what string, encode func() ([]byte, error)) {
+	b, err := encode()
 	if err != nil {
-		h.cfg.Logger.Error("status overview", "err", err)
-		http.Error(w, "cannot encode the overview", http.StatusInternalServerError)
+		h.cfg.Logger.Error("status "+what, "err", err)
+		http.Error(w, "cannot encode the "+what, http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

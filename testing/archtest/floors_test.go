@@ -128,6 +128,7 @@ var floors = map[string]floor{
 	"testing/rawclient":     testTooling,
 	"testing/syncbuf":       testTooling,
 	"testing/agonestest":    testTooling,
+	"testing/browsertest":   testTooling,
 	"lockstep/locksteptest": testTooling,
 	"saves/savestest":       testTooling,
 	// archtest has tests only; nothing imports it.

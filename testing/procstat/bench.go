@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"testing"
 	"time"
 )
 
@@ -47,4 +48,21 @@ func BuildTool(dir, pkg string) (string, error) {
 		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
+}
+
+// BuildTools builds each command package of pkgs (as for BuildTool) into
+// a temporary folder of t's and returns the binaries' paths in the same
+// order; a failed build fails the test.
+func BuildTools(t testing.TB, pkgs ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	bins := make([]string, 0, len(pkgs))
+	for _, pkg := range pkgs {
+		bin, err := BuildTool(dir, pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins = append(bins, bin)
+	}
+	return bins
 }

@@ -102,4 +102,12 @@ func TestBuildTool(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "build ./cmd/broken: ") || !strings.Contains(err.Error(), "undefinedName") {
 		t.Errorf("a package that does not compile: %v", err)
 	}
+
+	bins := BuildTools(t, "./cmd/hello", "./cmd/hello")
+	if len(bins) != 2 || filepath.Base(bins[0]) != "hello" || bins[0] != bins[1] {
+		t.Errorf("BuildTools gave %q, want the same hello binary twice", bins)
+	}
+	if said, err := exec.Command(bins[0]).CombinedOutput(); err != nil || string(said) != "hello\n" {
+		t.Errorf("BuildTools's binary said %q, %v", said, err)
+	}
 }

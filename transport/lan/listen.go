@@ -52,28 +52,23 @@ func joinGroup(pc net.PacketConn, group netip.Addr, ifi net.Interface) error {
 	if group.Is4() && firstIPv4(ifi) == ([4]byte{}) {
 		return nil
 	}
-	uc, ok := pc.(*net.UDPConn)
-	if !ok {
-		return errors.ErrUnsupported
-	}
-	rc, err := uc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	cerr := rc.Control(func(fd uintptr) {
+	return control(pc, func(fd uintptr) error {
 		if group.Is4() {
-			serr = join4(fd, group.As4(), firstIPv4(ifi))
-		} else {
-			serr = join6(fd, group.As16(), ifi.Index)
+			return join4(fd, group.As4(), firstIPv4(ifi))
 		}
+		return join6(fd, group.As16(), ifi.Index)
 	})
-	return errors.Join(cerr, serr)
 }
 
 // setMulticastInterface makes pc send IPv4 multicast out of the interface
 // holding the address from.
 func setMulticastInterface(pc net.PacketConn, from netip.Addr) error {
+	return control(pc, func(fd uintptr) error { return multicastIf4(fd, from.As4()) })
+}
+
+// control runs set on pc's socket, a UDP one, and returns both its error
+// and the system's for reaching the socket.
+func control(pc net.PacketConn, set func(fd uintptr) error) error {
 	uc, ok := pc.(*net.UDPConn)
 	if !ok {
 		return errors.ErrUnsupported
@@ -83,7 +78,7 @@ func setMulticastInterface(pc net.PacketConn, from netip.Addr) error {
 		return err
 	}
 	var serr error
-	cerr := rc.Control(func(fd uintptr) { serr = multicastIf4(fd, from.As4()) })
+	cerr := rc.Control(func(fd uintptr) { serr = set(fd) })
 	return errors.Join(cerr, serr)
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/lockhost/lockhost/operator/play"
+	"github.com/lockhost/lockhost/testing/browsertest"
 	"github.com/lockhost/lockhost/testing/procstat"
 	"github.com/lockhost/lockhost/testing/syncbuf"
 )
@@ -182,29 +183,11 @@ func nativeJoin(bin, addr, name string) (result, error) {
 
 // browser starts headless Chromium with the flags of the browser tests.
 func browser(dir string) (context.Context, func(), error) {
-	path, err := exec.LookPath("chromium")
+	path, err := browsertest.Find()
 	if err != nil {
-		return nil, nil, fmt.Errorf("no chromium on PATH (Debian: apt-get install -y chromium)")
+		return nil, nil, err
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium")),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		cancelBrowser()
-		cancelAlloc()
-		return nil, nil, fmt.Errorf("start chromium: %w", err)
-	}
-	return bctx, func() { cancelBrowser(); cancelAlloc() }, nil
+	return browsertest.Launch(path, filepath.Join(dir, "chromium"), browsertest.Foreground...)
 }
 
 // browserJoin opens /play in a new tab, waits for WorldReady and reads

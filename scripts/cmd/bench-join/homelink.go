@@ -139,16 +139,11 @@ func (b *bench) homeLockhost(o homeOptions, tp *toxiproxy, listen string) ([]lin
 		return nil, err
 	}
 	defer h.stop()
-	relay, err := testkit.NewRelay(h.addr)
+	relay, cw, unlink, err := relayedLink(o, tp, "lockhost", listen, h.addr)
 	if err != nil {
 		return nil, err
 	}
-	defer relay.Close()
-	cw := watchConns(relay)
-	defer cw.stop()
-	if err := tp.proxy("lockhost", listen, relay.Addr(), o.link); err != nil {
-		return nil, err
-	}
+	defer unlink()
 	out := &lineLog{}
 	cmd := exec.Command("nice", "-n", "19", b.joiner, listen, "--name", "HomePlayer", "--no-input", "--bot", "2", "-q",
 		"--timeout", "10m", "--reconnect-for", "10m")
@@ -192,6 +187,26 @@ func lockhostPhases(readyText string) string {
 		}
 	}
 	return fmt.Sprintf("the join tool: %v", parts)
+}
+
+// relayedLink is the path a side's joiner takes to target: the proxy name,
+// listening on listen and shaped as o.link, to a counting relay, watched,
+// to target. unlink stops the watch and closes the relay.
+func relayedLink(o homeOptions, tp *toxiproxy, name, listen, target string) (relay *testkit.Relay, cw *connWatch, unlink func(), err error) {
+	relay, err = testkit.NewRelay(target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cw = watchConns(relay)
+	unlink = func() {
+		cw.stop()
+		relay.Close()
+	}
+	if err = tp.proxy(name, listen, relay.Addr(), o.link); err != nil {
+		unlink()
+		return nil, nil, nil, err
+	}
+	return relay, cw, unlink, nil
 }
 
 // dropAndRestore takes the proxy's link down after o.play in game, waits

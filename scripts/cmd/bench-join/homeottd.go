@@ -154,16 +154,11 @@ func (b *bench) homeOpenTTD(o homeOptions, tp *toxiproxy, listen string, port in
 		return nil, err
 	}
 	defer srv.stop()
-	relay, err := testkit.NewRelay(addr)
+	relay, cw, unlink, err := relayedLink(o, tp, "openttd", listen, addr)
 	if err != nil {
 		return nil, err
 	}
-	defer relay.Close()
-	cw := watchConns(relay)
-	defer cw.stop()
-	if err := tp.proxy("openttd", listen, relay.Addr(), o.link); err != nil {
-		return nil, err
-	}
+	defer unlink()
 	side := fmt.Sprintf("OpenTTD %d^2 %s", o.size, o.ottdFormat)
 	cli, out, err := startOTTDClient(o, filepath.Join(dir, "client"), listen)
 	if err != nil {

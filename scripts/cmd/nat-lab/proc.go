@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,31 +10,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
-
-// syncBuf is an output buffer safe to write and read at once.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // proc is one process the lab started inside a namespace.
 type proc struct {
 	name  string
 	cmd   *exec.Cmd
-	out   *syncBuf
+	out   *syncbuf.Buffer
 	stdin io.WriteCloser // nil unless asked for
 	done  chan struct{}
 	err   error // set before done closes
@@ -53,7 +36,7 @@ var (
 // its own process, so the pid is the command's), its output kept.
 func start(name, ns string, stdin bool, env []string, args ...string) (*proc, error) {
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...)
-	p := &proc{name: name, cmd: cmd, out: &syncBuf{}, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.Env = append(os.Environ(), env...)
 	if stdin {

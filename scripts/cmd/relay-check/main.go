@@ -9,7 +9,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -42,26 +42,8 @@ type run struct {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuf
+	out  *syncbuf.Buffer
 	done chan error
-}
-
-// syncBuf is an output buffer safe to write and read at once.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func main() {
@@ -399,7 +381,7 @@ func (r *run) joinOnce(name string, extra ...string) (string, int) {
 }
 
 func (r *run) start(name, bin string, args ...string) (*proc, error) {
-	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncBuf{}, done: make(chan error, 1)}
+	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
@@ -419,7 +401,7 @@ func (r *run) find(name string) *proc {
 			return p
 		}
 	}
-	return &proc{name: name, out: &syncBuf{}, done: make(chan error, 1), cmd: &exec.Cmd{}}
+	return &proc{name: name, out: &syncbuf.Buffer{}, done: make(chan error, 1), cmd: &exec.Cmd{}}
 }
 
 // count is how many times want occurs in p's output.
