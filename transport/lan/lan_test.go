@@ -289,3 +289,42 @@ func TestOneHostManyAddresses(t *testing.T) {
 		t.Errorf("with a loopback reply the host is joined at %s, want 127.0.0.1:30502", got)
 	}
 }
+
+// TestManySourcesBounded: probes from 300 loopback addresses at once, five
+// each, over real sockets. Every source is within its own limit, so only
+// the limit on all sources together holds the host back: it answers at
+// most that burst plus the rate over the time the flood took (measured
+// after, so a slow machine only loosens the bound), and answers the
+// probes it can.
+func TestManySourcesBounded(t *testing.T) {
+	port, r := serve(t, sampleInfo, 30777)
+	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
+	probe := AppendProbe(nil, 3)
+	start := time.Now()
+	sent := 0
+	for i := range 300 {
+		from := netip.AddrFrom4([4]byte{127, 0, byte(1 + i/250), byte(1 + i%250)})
+		pc, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(from, 0)))
+		if err != nil {
+			t.Fatalf("source %v: %v", from, err)
+		}
+		for range 5 {
+			if _, err := pc.WriteTo(probe, to); err == nil {
+				sent++
+			}
+		}
+		pc.Close()
+	}
+	waitReplies(r, DefaultTotalBurst)
+	time.Sleep(100 * time.Millisecond) // let the responder finish what it read
+	elapsed := time.Since(start)
+	replies, dropped := r.Stats()
+	bound := uint64(DefaultTotalBurst + DefaultTotalRate*elapsed.Seconds() + 1)
+	t.Logf("%d probes from 300 addresses in %v: %d answered, %d dropped (bound %d)", sent, elapsed.Round(time.Millisecond), replies, dropped, bound)
+	if replies > bound {
+		t.Fatalf("%d replies to %d probes from 300 addresses in %v, over the total limit's %d", replies, sent, elapsed, bound)
+	}
+	if replies < DefaultTotalBurst {
+		t.Fatalf("%d replies, fewer than the total burst %d: the host stopped answering", replies, DefaultTotalBurst)
+	}
+}
