@@ -51,95 +51,115 @@ func Verify(path string, load LoadStart, progress Progress) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Info: info, GoodTick: info.FirstTick}
-	want, err := checkpoints(path)
-	if err != nil {
-		return res, err
+	v := &verifier{res: Result{Info: info, GoodTick: info.FirstTick}, progress: progress}
+	if v.want, err = checkpoints(path); err != nil {
+		return v.res, err
 	}
 	r, err := Open(path)
 	if err != nil {
-		return res, err
+		return v.res, err
 	}
 	defer r.Close()
-	dir, err := os.MkdirTemp("", "lockhost-replay-")
-	if err != nil {
-		return res, err
+	if err := v.start(r, load); err != nil {
+		return v.res, err
 	}
-	defer os.RemoveAll(dir)
-	start := filepath.Join(dir, "start.lhsave")
-	if err := r.ExtractStart(start); err != nil {
-		return res, err
-	}
-	sim, err := load(start)
-	if err != nil {
-		return res, fmt.Errorf("load the start save: %w", err)
-	}
-	_ = os.Remove(start)
-	if sim.Tick() != info.FirstTick {
-		return res, fmt.Errorf("%w: the start save is at tick %d, the header says %d", ErrDamaged, sim.Tick(), info.FirstTick)
-	}
-	fol, err := lockstep.NewFollower(sim, nil)
-	if err != nil {
-		return res, err
-	}
-	var hasher lockstep.Hasher
-	fol.OnStep(func(s lockstep.Sim) {
-		res.Ticks++
-		if res.Failure != "" {
-			return
-		}
-		cp, ok := want[s.Tick()]
-		if !ok {
-			return
-		}
-		if why := compare(cp, hasher.Take(s)); why != "" {
-			res.FailedTick, res.Failure = cp.Tick, why
-			return
-		}
-		res.Checked++
-		res.GoodTick = cp.Tick
-	})
-	run := func(to uint64) error {
-		fol.Grant(to)
-		for {
-			n, err := fol.Run(4096)
-			if errors.Is(err, lockstep.ErrRefused) {
-				res.FailedTick, res.Failure = fol.Sim().Tick(), err.Error()
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if res.Failure != "" || n == 0 || fol.Behind() == 0 {
-				return nil
-			}
-			if progress != nil {
-				progress(fol.Sim().Tick(), info.LastTick)
-			}
-		}
-	}
-	for res.Failure == "" {
+	for v.res.Failure == "" {
 		fr, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return res, err
+			return v.res, err
 		}
 		if fr.Kind != KindCommands {
 			continue
 		}
-		if err := fol.Add(fr.Commands.Commands...); err != nil {
-			return res, fmt.Errorf("%w: %v", ErrDamaged, err)
+		if err := v.fol.Add(fr.Commands.Commands...); err != nil {
+			return v.res, fmt.Errorf("%w: %v", ErrDamaged, err)
 		}
-		if err := run(fr.Commands.To); err != nil {
-			return res, err
+		if err := v.runTo(fr.Commands.To); err != nil {
+			return v.res, err
 		}
 	}
 	if progress != nil {
-		progress(fol.Sim().Tick(), info.LastTick)
+		progress(v.fol.Sim().Tick(), info.LastTick)
 	}
-	return res, nil
+	return v.res, nil
+}
+
+// verifier is one Verify's replay.
+type verifier struct {
+	res      Result
+	want     map[uint64]lockstep.Checkpoint
+	fol      *lockstep.Follower
+	hasher   lockstep.Hasher
+	progress Progress
+}
+
+// start loads the start save into a Follower that checks each step
+// against the recorded checkpoints.
+func (v *verifier) start(r *Reader, load LoadStart) error {
+	dir, err := os.MkdirTemp("", "lockhost-replay-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	start := filepath.Join(dir, "start.lhsave")
+	if err := r.ExtractStart(start); err != nil {
+		return err
+	}
+	sim, err := load(start)
+	if err != nil {
+		return fmt.Errorf("load the start save: %w", err)
+	}
+	if sim.Tick() != v.res.FirstTick {
+		return fmt.Errorf("%w: the start save is at tick %d, the header says %d", ErrDamaged, sim.Tick(), v.res.FirstTick)
+	}
+	if v.fol, err = lockstep.NewFollower(sim, nil); err != nil {
+		return err
+	}
+	v.fol.OnStep(v.stepped)
+	return nil
+}
+
+// stepped compares the state after a step with the checkpoint the host
+// took at that tick, if any.
+func (v *verifier) stepped(s lockstep.Sim) {
+	v.res.Ticks++
+	if v.res.Failure != "" {
+		return
+	}
+	cp, ok := v.want[s.Tick()]
+	if !ok {
+		return
+	}
+	if why := compare(cp, v.hasher.Take(s)); why != "" {
+		v.res.FailedTick, v.res.Failure = cp.Tick, why
+		return
+	}
+	v.res.Checked++
+	v.res.GoodTick = cp.Tick
+}
+
+// runTo simulates up to tick to, as the host had when it cut the frame.
+func (v *verifier) runTo(to uint64) error {
+	v.fol.Grant(to)
+	for {
+		n, err := v.fol.Run(4096)
+		if errors.Is(err, lockstep.ErrRefused) {
+			v.res.FailedTick, v.res.Failure = v.fol.Sim().Tick(), err.Error()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if v.res.Failure != "" || n == 0 || v.fol.Behind() == 0 {
+			return nil
+		}
+		if v.progress != nil {
+			v.progress(v.fol.Sim().Tick(), v.res.LastTick)
+		}
+	}
 }
 
 // checkpoints reads a segment's checkpoint frames by tick.
