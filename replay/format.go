@@ -97,7 +97,7 @@ type Header struct {
 	// Version is the host's version string.
 	Version string `codec:"v"`
 	// Protocol is the protocol version the host spoke.
-	Protocol uint16 `codec:"p"`
+	Protocol uint32 `codec:"p"`
 	// TickRate is the session's ticks per second at normal speed.
 	TickRate int `codec:"r"`
 	// Segment numbers the segments of one recording from 1.

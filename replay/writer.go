@@ -19,6 +19,8 @@ type Writer struct {
 	f    *os.File
 	bw   *bufio.Writer
 	size int64
+	// head is the size of the prefix, header and start frames.
+	head int64
 	buf  []byte // a frame's data being laid out
 	err  error  // the first write error; every later call returns it
 	// from is the first tick the next commands frame covers.
@@ -58,6 +60,7 @@ func Create(path string, h Header, savePath string) (*Writer, error) {
 	w.write(prefix)
 	w.frame(KindHeader, hb)
 	w.startFrame(save, st.Size())
+	w.head = w.size
 	if err := w.flush(); err != nil {
 		_ = f.Close()
 		_ = os.Remove(path)
@@ -161,8 +164,16 @@ func (w *Writer) Checkpoint(cp lockstep.Checkpoint) error {
 	return w.flush()
 }
 
+// From is the first tick the next commands frame covers: the tick the
+// last one was cut at, or the start's.
+func (w *Writer) From() uint64 { return w.from }
+
 // Size is how many bytes the segment holds so far.
 func (w *Writer) Size() int64 { return w.size }
+
+// Recorded is how many of those bytes come after the start: the
+// commands and checkpoints.
+func (w *Writer) Recorded() int64 { return w.size - w.head }
 
 // Close writes the end frame (the session at tick, why EndStopped or
 // EndRotated), syncs the file and closes it.
