@@ -191,20 +191,20 @@ func compare(want, got lockstep.Checkpoint) string {
 	for _, m := range want.Maps {
 		g := got.Map(m.ID)
 		if g == nil {
-			return fmt.Sprintf("tick %d: map %d is in the recording, not in the replay", want.Tick, m.ID)
+			return fmt.Sprintf("map %d is in the recording, not in the replay", m.ID)
 		}
 		if g.Hash != m.Hash {
 			differ = append(differ, m.ID)
 		}
 	}
 	if len(got.Maps) != len(want.Maps) {
-		return fmt.Sprintf("tick %d: the replay has %d maps, the recording %d", want.Tick, len(got.Maps), len(want.Maps))
+		return fmt.Sprintf("the replay has %d maps, the recording %d", len(got.Maps), len(want.Maps))
 	}
 	switch {
 	case len(differ) > 0:
-		return fmt.Sprintf("tick %d: the hashes of map(s) %v differ from the host's", want.Tick, differ)
+		return fmt.Sprintf("the hashes of map(s) %v differ from the host's", differ)
 	case got.World != want.World:
-		return fmt.Sprintf("tick %d: the world hash differs from the host's (every map's matches)", want.Tick)
+		return "the world hash differs from the host's (every map's matches)"
 	}
 	return ""
 }
