@@ -22,8 +22,11 @@ import (
 // taken, in segments of bounded size. The zero value records nothing.
 type RecordConfig struct {
 	// Dir is the folder the segments are written to; empty records
-	// nothing. A relay host records nothing (it has no world of its own
-	// to start a segment from).
+	// nothing. A relay host begins recording once its arbiter has
+	// uploaded the world, and records the arbiter's join points, the
+	// commands and the arbiter's (or the players' majority) checkpoints:
+	// the game replays such a recording itself (docs/protocol.md
+	// section 16).
 	Dir string
 	// SegmentBytes is how many bytes of commands and checkpoints a
 	// segment holds after its start save before the host begins a new
@@ -84,11 +87,12 @@ type recStart struct {
 	save func(path string) error // writes job's save to path
 }
 
-// startRecording starts the recorder and its first segment, if the
-// configuration asks for one and the session has a world of its own.
+// startRecording starts the recorder, if the configuration asks for
+// one, and its first segment once the session has a world (a relay
+// session's comes with its arbiter's upload: see recordTick).
 func (s *session) startRecording() {
 	rc := s.cfg.Record
-	if rc.Dir == "" || !s.mode.saves() || s.relay != nil {
+	if rc.Dir == "" {
 		return
 	}
 	if err := os.MkdirAll(rc.Dir, 0o755); err != nil {
@@ -96,14 +100,17 @@ func (s *session) startRecording() {
 		return
 	}
 	s.rec = &recorder{
-		cfg:    rc,
-		header: replay.Header{Game: s.cfg.GameName, Version: rc.Version, Protocol: wire.ProtocolVersion, TickRate: s.cfg.TickRate},
+		cfg: rc,
+		header: replay.Header{Game: s.cfg.GameName, Version: rc.Version, Protocol: wire.ProtocolVersion, TickRate: s.cfg.TickRate,
+			Relay: s.relay != nil},
 		events: make(chan recEvent, recordQueue),
 		done:   make(chan struct{}),
 		stamp:  time.Now().UTC().Format("20060102T150405Z"),
 	}
 	go s.rec.run(s)
-	s.cutRecording()
+	if s.mode.saves() {
+		s.cutRecording()
+	}
 }
 
 // cutRecording begins a segment at the session's current tick: the join
@@ -133,6 +140,14 @@ func (s *session) recordTick(res lockstep.TickResult) {
 	if s.rec == nil || s.rec.broken.Load() {
 		return
 	}
+	if s.rec.segment == 0 {
+		// No world yet (a relay session before its arbiter's upload):
+		// the first segment starts from the first state there is.
+		if s.mode.saves() {
+			s.cutRecording()
+		}
+		return
+	}
 	if len(res.Accepted) > 0 || res.Stepped {
 		s.rec.send(s, recEvent{cmds: res.Accepted, to: s.auth.Sim().Tick(), speed: s.auth.Speed()})
 	}
@@ -145,7 +160,7 @@ func (s *session) recordTick(res lockstep.TickResult) {
 
 // recordCheckpoint hands the recorder a checkpoint.
 func (s *session) recordCheckpoint(cp lockstep.Checkpoint) {
-	if s.rec == nil || s.rec.broken.Load() {
+	if s.rec == nil || s.rec.broken.Load() || s.rec.segment == 0 {
 		return
 	}
 	s.rec.send(s, recEvent{cp: &cp})

@@ -14,9 +14,11 @@ import (
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/replay"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/testing/testkit"
 )
 
@@ -133,4 +135,60 @@ func lastSegment(t *testing.T, dir string) int {
 	}
 	defer r.Close()
 	return r.Header().Segment
+}
+
+// TestRecordRelay records a relay session: the host begins once its
+// arbiter has uploaded the world, and the segment holds the arbiter's
+// world, the players' commands and the arbiter's checkpoints, so the game
+// (here the test's counters game) replays it and matches every
+// checkpoint.
+func TestRecordRelay(t *testing.T) {
+	var logs syncbuf.Buffer
+	dir := t.TempDir()
+	h := startRelay(t, host.Config{Desync: host.DesyncConfig{HashEvery: 20}, Record: host.RecordConfig{Dir: dir}}, &logs)
+	arb := joinRelay(t, h.Addr, "Arbiter", true)
+	alice := joinRelay(t, h.Addr, "Alice", false)
+	var keys []string
+	for i := range 30 {
+		keys = append(keys, alice.sendAdd(t, int32(i%3), byte(i)))
+		time.Sleep(5 * time.Millisecond)
+	}
+	testkit.WaitFor(t, "the arbiter to apply every command", func() bool {
+		_, ok := arb.log.cmdTick(keys[len(keys)-1])
+		return ok
+	})
+	testkit.WaitFor(t, "checkpoints after the last command", func() bool {
+		segs := segments(t, dir)
+		if len(segs) != 1 {
+			return false
+		}
+		in, err := replay.Summarise(segs[0])
+		last, _ := arb.log.cmdTick(keys[len(keys)-1])
+		return err == nil && in.Checkpoints >= 3 && in.LastTick > last+40
+	})
+	h.Stop(t)
+	seg := segments(t, dir)[0]
+	res, err := replay.Verify(seg, func(path string) (lockstep.Sim, error) {
+		f, err := saves.Read(path)
+		if err != nil {
+			return nil, err
+		}
+		return saves.Load(f, locksteptest.Load, nil, 1<<30)
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The commands stamped before the segment's start are in its start
+	// save; every later one is in its frames.
+	after := 0
+	for _, k := range keys {
+		if tk, _ := arb.log.cmdTick(k); tk >= res.FirstTick {
+			after++
+		}
+	}
+	if !res.Header.Relay || !res.OK() || res.Checked < 3 || res.Commands != after || after == 0 || !res.Complete {
+		t.Fatalf("relay recording: relay %v, %d checkpoints matched, failure %q, %d commands, %d stamped from its start on, complete %v",
+			res.Header.Relay, res.Checked, res.Failure, res.Commands, after, res.Complete)
+	}
+	t.Logf("relay segment: ticks %d..%d, %d commands, %d of the arbiter's checkpoints matched", res.FirstTick, res.LastTick, res.Commands, res.Checked)
 }

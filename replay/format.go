@@ -106,6 +106,10 @@ type Header struct {
 	Started int64 `codec:"s"`
 	// StartTick is the tick the start save brings the session to.
 	StartTick uint64 `codec:"t"`
+	// Relay says a relay host recorded the segment: its start is the
+	// arbiter's world and its checkpoints the arbiter's (or the players'
+	// majority's), so only that game can replay it.
+	Relay bool `codec:"y,omitempty"`
 }
 
 // StartedAt is Started as a time.

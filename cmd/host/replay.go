@@ -108,7 +108,11 @@ func printReplayInfo(c *cli.Context, path string, in replay.Info) {
 	w := cliutil.Out(c)
 	h := in.Header
 	ticks := in.LastTick - in.FirstTick
-	fmt.Fprintf(w, "%s: game %q, segment %d, recorded by %s from %s\n", path, h.Game, h.Segment, orDash(h.Version),
+	kind := ""
+	if h.Relay {
+		kind = " (a relay session: the arbiter's world and checkpoints)"
+	}
+	fmt.Fprintf(w, "%s: game %q%s, segment %d, recorded by %s from %s\n", path, h.Game, kind, h.Segment, orDash(h.Version),
 		h.StartedAt().UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "ticks %d..%d: %d ticks, %s at %d ticks/s\n", in.FirstTick, in.LastTick, ticks,
 		(time.Duration(ticks) * time.Second / time.Duration(max(1, h.TickRate))).Round(time.Second), h.TickRate)
@@ -137,6 +141,16 @@ func replayVerify(c *cli.Context) error {
 	path, err := replayFile(c)
 	if err != nil {
 		return err
+	}
+	r, err := replay.Open(path)
+	if err != nil {
+		return err
+	}
+	relay := r.Header().Relay
+	r.Close()
+	if relay {
+		return fmt.Errorf("%s was recorded by a relay host: its world is the arbiter's game, which only that game can replay "+
+			"(the format is section 16 of docs/protocol.md); 'host replay info' summarises it", path)
 	}
 	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
