@@ -55,9 +55,11 @@
 //     lowest; that version's folder "major.minor" is read if it exists.
 //
 // Load folders are listed in increasing priority: when two load folders
-// hold a file with the same path relative to the folder (compared case
-// insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
-// the file from the later folder is loaded. As in the game, a mod's files
+// hold a file with the same path relative to the folder (e.g.
+// Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only the file from the
+// later folder is loaded. Paths are compared as the game compares them,
+// letter case included: Defs/work.xml in 1.5/ does not hide Defs/Work.xml
+// in /, and both are loaded. As in the game, a mod's files
 // are then read from its highest-priority folder down to its root (so the
 // version folder's come first), and within a folder as the game lists
 // them on Windows: a folder's own files before those of its subfolders,

@@ -173,3 +173,50 @@ func TestFileOrderAsTheGame(t *testing.T) {
 		t.Errorf("Crate label %q, undecided %d; want plain, 0", got, len(s.Undecided))
 	}
 }
+
+// TestSameFileInTwoLoadFolders checks which of a mod's files the game
+// reads when two load folders hold a file at the same path relative to the
+// folder. The game (DirectXmlLoader.XmlAssetsInModFolder) keys the files
+// by that relative path in a dictionary with the default, case-sensitive
+// string comparer, visiting the highest-priority folder first: an equal
+// path hides the lower folder's file, a path that differs only in letter
+// case is another file and both are read.
+func TestSameFileInTwoLoadFolders(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"same path: the version folder's hides the root's",
+			[]string{"Defs/Things.xml", "1.6/Defs/Things.xml"},
+			[]string{"1.6/Defs/Things.xml"}},
+		{"file name differs in letter case: both read",
+			[]string{"Defs/Things.xml", "1.6/Defs/things.xml"},
+			[]string{"1.6/Defs/things.xml", "Defs/Things.xml"}},
+		{"subfolder name differs in letter case: both read",
+			[]string{"Defs/Royalty/Crates.xml", "1.6/Defs/royalty/Crates.xml"},
+			[]string{"1.6/Defs/royalty/Crates.xml", "Defs/Royalty/Crates.xml"}},
+		{"extension differs in letter case: both read",
+			[]string{"Defs/Things.xml", "1.6/Defs/Things.XML"},
+			[]string{"1.6/Defs/Things.XML", "Defs/Things.xml"}},
+		{"two names differing in case in one folder: both read",
+			[]string{"Defs/Things.xml", "Defs/things.xml"},
+			[]string{"Defs/Things.xml", "Defs/things.xml"}},
+	} {
+		files := map[string]string{}
+		for _, p := range c.files {
+			files[p] = defsXML(`<ThingDef><defName>X</defName></ThingDef>`)
+		}
+		got, err := listDefFiles(mod("m", files).FS, []string{".", "1.6"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var paths []string
+		for _, f := range got {
+			paths = append(paths, f.Path)
+		}
+		if !slices.Equal(paths, c.want) {
+			t.Errorf("%s: read %v, want %v", c.name, paths, c.want)
+		}
+	}
+}
