@@ -96,7 +96,9 @@
 //
 //   - an element with Inherit="False" replaces the parent's element
 //     entirely;
-//   - otherwise attributes are merged (the child's value wins);
+//   - otherwise the child element's attributes replace the parent's, as
+//     the game removes the parent's before it copies the child's: one the
+//     child does not repeat (a Class, say) is not inherited;
 //   - if the child element has text, it replaces the parent's text and
 //     children;
 //   - if the child element is empty (no text, no child elements), the

@@ -696,6 +696,11 @@ func (r *resolver) resolve(e *entry) {
 		return
 	}
 	e.node = merge(p.node, e.raw.Node)
+	if p.missing != "" {
+		// The def element's attributes are the child's own (see merge):
+		// keep the name of the missing ancestor in its hash.
+		e.node = withAttr(e.node, Attr{Name: "ParentName", Value: p.missing})
+	}
 	e.missing = p.missing
 	e.inherited = unionIDs(p.inherited, p.regUnknown)
 	e.state = 2
@@ -759,7 +764,9 @@ func merge(p, c *Node) *Node {
 	if c.noInherit {
 		return c
 	}
-	out := &Node{Name: c.Name, Line: c.Line, Attrs: mergeAttrs(p.Attrs, c.Attrs)}
+	// The game removes the parent element's attributes and copies the
+	// child's: they replace the parent's, they are not merged.
+	out := &Node{Name: c.Name, Line: c.Line, Attrs: c.Attrs}
 	if c.Text != "" {
 		out.Text = c.Text
 		out.Children = c.Children
@@ -784,25 +791,5 @@ func merge(p, c *Node) *Node {
 		}
 		out.Children[i] = merge(out.Children[i], e)
 	}
-	return out
-}
-
-// mergeAttrs returns parent attributes overridden by child attributes,
-// sorted by name.
-func mergeAttrs(p, c []Attr) []Attr {
-	if len(p) == 0 {
-		return c
-	}
-	if len(c) == 0 {
-		return p
-	}
-	out := make([]Attr, 0, len(p)+len(c))
-	out = append(out, c...)
-	for _, a := range p {
-		if !slices.ContainsFunc(c, func(x Attr) bool { return x.Name == a.Name }) {
-			out = append(out, a)
-		}
-	}
-	sortAttrs(out)
 	return out
 }
