@@ -243,6 +243,9 @@ func TestParentTheGameDoesNotUse(t *testing.T) {
 <ThingDef Name="RoyalBase" Abstract="True" MayRequire="Ludeon.RimWorld.Royalty"><label>` + label + `</label></ThingDef>
 <ThingDef ParentName="RoyalBase"><defName>Throne</defName></ThingDef>`)})
 	}
+	gatedLater := func(label string) ModSource {
+		return mod("test.gatedlater", map[string]string{"Defs/B.xml": defsXML(`<ThingDef Name="LaterBase" Abstract="True" MayRequire="Ludeon.RimWorld.Royalty"><label>` + label + `</label></ThingDef>`)})
+	}
 	orphan := mod("test.orphan", map[string]string{"Defs/O.xml": defsXML(`<ThingDef ParentName="Nowhere"><defName>Orphan</defName></ThingDef>`)})
 	declared := Options{ActiveComplete: true}
 	for _, c := range []struct {
@@ -253,6 +256,7 @@ func TestParentTheGameDoesNotUse(t *testing.T) {
 	}{
 		{"parent only in a later mod, different on the sides", Options{}, []ModSource{child, later("old")}, []ModSource{child, later("new")}, true, true},
 		{"parent only in a later mod, and the mods declared", declared, []ModSource{child, later("old")}, []ModSource{child, later("new")}, true, true},
+		{"parent only in a later mod, its MayRequire not met", declared, []ModSource{child, gatedLater("old")}, []ModSource{child, gatedLater("new")}, true, true},
 		{"parent's MayRequire not met, parent different on the sides", declared, []ModSource{gated("royal")}, []ModSource{gated("regal")}, true, true},
 		{"parent's MayRequire on an undeclared mod, same sides", Options{}, []ModSource{gated("royal")}, []ModSource{gated("royal")}, true, true},
 		{"parent's MayRequire on an undeclared mod, different parents", Options{}, []ModSource{gated("royal")}, []ModSource{gated("regal")}, false, false},
