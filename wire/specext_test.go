@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/tlsid"
@@ -79,6 +80,10 @@ func TestSpecLimits(t *testing.T) {
 		"MaxProofBytes":           wire.MaxProofBytes,
 		"TokenSize":               wire.TokenSize,
 		"MaxResumeBlobs":          wire.MaxResumeBlobs,
+		"MaxSections":             wire.MaxSections,
+		"MaxRecipe":               lockstep.MaxRecipe,
+		"DefaultMaxRaw":           int(join.DefaultConfig().MaxRaw),
+		"DefaultMaxRawTotal":      int(join.DefaultConfig().MaxRawTotal),
 		"MaxHeldChecks":           wire.MaxHeldChecks,
 		"MaxReplayBytes":          wire.MaxReplayBytes,
 		"MaxReplayRaw":            wire.MaxReplayRaw,
