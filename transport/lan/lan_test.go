@@ -193,9 +193,10 @@ func TestDiscoverLoopback(t *testing.T) {
 	}
 }
 
-// TestEachProbeKind: a probe by IPv4 broadcast, by IPv4 multicast and by
-// IPv6 (to ::1: the loopback interface carries no IPv6 multicast) each
-// gets one reply, all on loopback.
+// TestEachProbeKind: a probe by IPv4 broadcast, by IPv4 multicast, sent
+// straight to the host's address (unicast) and by IPv6 (to ::1: the
+// loopback interface carries no IPv6 multicast) each gets one reply, all
+// on loopback, whose status reply is of version 1.
 func TestEachProbeKind(t *testing.T) {
 	port, _ := serve(t, sampleInfo, 30777)
 	for _, tc := range []struct {
@@ -204,6 +205,7 @@ func TestEachProbeKind(t *testing.T) {
 	}{
 		{"broadcast", "udp4", "127.0.0.1:0", netip.MustParseAddr("127.255.255.255")},
 		{"multicast", "udp4", "127.0.0.1:0", Group4},
+		{"unicast", "udp4", "127.0.0.1:0", netip.MustParseAddr("127.0.0.1")},
 		{"ipv6", "udp6", "[::1]:0", netip.MustParseAddr("::1")},
 	} {
 		pc, err := net.ListenPacket(tc.network, tc.from)
@@ -231,6 +233,9 @@ func TestEachProbeKind(t *testing.T) {
 		}
 		if rep, err := DecodeReply(buf[:n]); err != nil || rep.GamePort != 30777 || rep.ProbeID != 77 {
 			t.Errorf("%s: reply port %d id %d err %v", tc.name, rep.GamePort, rep.ProbeID, err)
+		}
+		if v := buf[replyHeader+4]; v != status.Version {
+			t.Errorf("%s: the status reply inside is of version %d, want %d", tc.name, v, status.Version)
 		}
 	}
 }

@@ -119,7 +119,7 @@ func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) (net.Conn, er
 	// The connection outlives the request: its context ends with Close.
 	nc := websocket.NetConn(context.Background(), c, websocket.MessageBinary)
 	c.SetReadLimit(l.opts.ReadLimit) // after NetConn, which lifts the limit
-	return &conn{Conn: nc, remote: remoteAddr(r, nc), local: l.opts.Addr}, nil
+	return newConn(c, nc, remoteAddr(r, nc), l.opts.Addr), nil
 }
 
 // remoteAddr is the HTTP client's address: the request's RemoteAddr as

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestTextMessageRefused(t *testing.T) {
 
 // TestOversizedMessageRefused: a message of the read limit is read whole;
 // one byte more ends the connection with status 1009 (message too big)
-// before the host reads past the limit.
+// before the host reads past the limit, and after it read up to it.
 func TestOversizedMessageRefused(t *testing.T) {
 	const limit = 4096
 	ctx := testCtx(t)
@@ -163,6 +164,12 @@ func TestOversizedMessageRefused(t *testing.T) {
 	}
 	if n > limit+1 { // the library reads one byte past the limit to find the end of a message
 		t.Fatalf("the host read %d bytes of a message over the limit of %d", n, limit)
+	}
+	// What comes before the limit is read as any bytes are (section 2:
+	// a frame at the start of an oversized message may be acted on
+	// before the 1009).
+	if n < limit {
+		t.Fatalf("the host read %d bytes of a message over the limit before the error; want the first %d", n, limit)
 	}
 	if got := closedWith(ctx, c); got != websocket.StatusMessageTooBig {
 		t.Fatalf("close status %v, want %v", got, websocket.StatusMessageTooBig)
@@ -295,5 +302,58 @@ func TestIsURL(t *testing.T) {
 		if got := ws.IsURL(addr); got != want {
 			t.Errorf("IsURL(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// TestReadDeadlineKeepsConnection: on the host's side a read deadline
+// fails the read and leaves the connection open, as on TCP (the library
+// alone would close it without a close frame): a read waiting when the
+// deadline is moved into the past returns, the host can still write (its
+// Server_Disconnect), read again once the deadline is lifted, and close
+// with status 1000.
+func TestReadDeadlineKeepsConnection(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	c, _, err := rawDial(t, ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostEnd, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	_ = hostEnd.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := hostEnd.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read past its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	_ = hostEnd.SetReadDeadline(time.Time{})
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := hostEnd.Read(make([]byte, 8))
+		waiting <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	_ = hostEnd.SetReadDeadline(time.Now().Add(-time.Second))
+	if err := <-waiting; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a waiting read when the deadline passed: %v, want os.ErrDeadlineExceeded", err)
+	}
+	if _, err := hostEnd.Write([]byte("late")); err != nil {
+		t.Fatalf("write after a read deadline: %v", err)
+	}
+	if _, b, err := c.Read(ctx); err != nil || string(b) != "late" {
+		t.Fatalf("the client read %q, %v; want the host's write", b, err)
+	}
+	_ = hostEnd.SetReadDeadline(time.Time{})
+	if err := c.Write(ctx, websocket.MessageBinary, []byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(hostEnd, got); err != nil || string(got) != "more" {
+		t.Fatalf("read after the deadline was lifted: %q, %v", got, err)
+	}
+	hostEnd.Close()
+	if got := closedWith(ctx, c); got != websocket.StatusNormalClosure {
+		t.Fatalf("close status %v, want %v", got, websocket.StatusNormalClosure)
 	}
 }
