@@ -139,6 +139,33 @@ func TestWebSocketTransport(t *testing.T) {
 	}
 }
 
+// TestWebSocketLeaveNow: a player that leaves with LeaveNow, as a
+// browser page being unloaded does (it sends Client_Leave and closes the
+// WebSocket at once, waiting for nothing), is counted as a leave, not a
+// dropped connection, and its Run ends.
+func TestWebSocketLeaveNow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := startWSHost(t, ctx, host.Config{})
+	tab, err := h.joinWS(ctx, join.Config{Name: "Tab"})
+	if err != nil {
+		t.Fatalf("join over WebSocket: %v", err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- tab.Run(ctx) }()
+	if err := tab.LeaveNow("the page was closed"); err != nil {
+		t.Fatalf("leave: %v", err)
+	}
+	<-ran
+	testkit.WaitFor(t, "Tab to be gone", func() bool { return len(h.srv.Overview().Players) == 0 })
+	if st := h.srv.Overview().Stats; st.Leaves != 1 || st.Drops != 0 {
+		t.Fatalf("%d leaves, %d drops; want Tab's leave\n%s", st.Leaves, st.Drops, h.logs.String())
+	}
+	if !strings.Contains(h.logs.String(), `msg="player left"`) {
+		t.Errorf("the host logs no leave:\n%s", h.logs.String())
+	}
+}
+
 // TestWebSocketPassword: the password's challenge and response run over
 // WebSocket as over TCP: the right password reaches WorldReady, a wrong
 // one is refused.
