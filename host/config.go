@@ -60,6 +60,9 @@ type Config struct {
 	Desync DesyncConfig
 	// Save says where and how often the session is saved (default: not).
 	Save SaveConfig
+	// Record says whether and where the session is recorded, to be
+	// replayed and checked later (default: not).
+	Record RecordConfig
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Observer, if set, hears about joins, desyncs and saves as they
@@ -410,6 +413,7 @@ func DefaultConfig() Config {
 			Write: saves.Write,
 		},
 		Samples: SampleConfig{Every: 5 * time.Second, Keep: 360},
+		Record:  defaultRecord(),
 		Relay: RelayConfig{
 			UploadLimit:   wire.DefaultUploadLimit,
 			UploadWait:    20 * time.Second,

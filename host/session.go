@@ -122,6 +122,7 @@ type session struct {
 
 	points    *joinPoints
 	window    *cmdWindow // the commands of the rejoin window (cmdwindow.go)
+	rec       *recorder  // the session's recording, nil when not recording (record.go)
 	rejoins   rejoins
 	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
 	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
@@ -201,6 +202,7 @@ func (s *session) run(ctx context.Context) {
 	s.alive.start(s.pub.started)
 	s.clock = lockstep.NewClock(s.cfg.TickRate, s.pub.started)
 	s.publishOverview(s.pub.started)
+	s.startRecording()
 	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {
@@ -212,6 +214,7 @@ func (s *session) run(ctx context.Context) {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
 			s.startSave(true) // the final save, written before Serve returns
+			s.stopRecording()
 			s.persistTokens() // and the tokens as they are, written by the deferred close
 			s.desync.reports.Wait()
 			return
@@ -328,6 +331,7 @@ func (s *session) publish(res lockstep.TickResult) {
 	if res.Stepped {
 		s.mode.stepped(res)
 	}
+	s.recordTick(res)
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())
 	}

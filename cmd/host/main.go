@@ -47,7 +47,7 @@ func newApp() *cli.App {
 		Usage: "host a lockstep co-op session",
 		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
 			"same deterministic world; only commands travel once a player has joined.",
-		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), defscli.Command()},
+		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), replayCommand(), defscli.Command()},
 	}
 	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
@@ -390,6 +390,9 @@ func hostConfig(c *cli.Context, content func() host.Content, log *slog.Logger) (
 	cfg.Admission.BanFile = filepath.Join(data, host.BansFileName)
 	cfg.Limits.CommandBurst = max(1, int(2*cfg.Limits.CommandRate))
 	cfg.Desync.Dir = filepath.Join(data, desync.DirName)
+	if err := recordConfig(c, data, &cfg); err != nil {
+		return host.Config{}, err
+	}
 	if c.Bool("relay") && !c.IsSet("game-name") {
 		cfg.GameName = host.DefaultConfig().Relay.GameName // a relay host serves any game
 	}

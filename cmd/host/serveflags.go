@@ -66,6 +66,7 @@ func serveFlags() []cli.Flag {
 	flags = append(flags, relayDefsFlags()...)
 	flags = append(flags, adminFlags()...)
 	flags = append(flags, agonesFlags()...)
+	flags = append(flags, recordFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
