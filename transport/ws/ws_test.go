@@ -171,10 +171,11 @@ func TestOversizedMessageRefused(t *testing.T) {
 
 // TestBacklogRefuses: while nobody accepts, the backlog fills and one
 // more upgrade is answered 503 without being upgraded; an Accept makes
-// room; Close closes what waits and refuses what comes.
+// room; Close closes what waits and refuses what comes. (One address
+// may fill it here: its share is the whole backlog.)
 func TestBacklogRefuses(t *testing.T) {
 	ctx := testCtx(t)
-	ln, url := serve(t, ws.Options{Backlog: 2})
+	ln, url := serve(t, ws.Options{Backlog: 2, PerAddress: 2})
 	var waiting []*websocket.Conn
 	for range 2 {
 		c, _, err := rawDial(t, ctx, url, nil)
@@ -295,5 +296,67 @@ func TestIsURL(t *testing.T) {
 		if got := ws.IsURL(addr); got != want {
 			t.Errorf("IsURL(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// dialFrom opens a WebSocket to url from the loopback address from and
+// returns the HTTP status of the upgrade's answer.
+func dialFrom(t *testing.T, ctx context.Context, url, from string) int {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	t.Cleanup(client.CloseIdleConnections)
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	if err == nil {
+		t.Cleanup(func() { c.CloseNow() })
+	}
+	if resp == nil {
+		t.Fatalf("dial from %s: %v", from, err)
+	}
+	return resp.StatusCode
+}
+
+// TestBacklogShares: 48 upgrades from one address, which the host does
+// not accept, hold only that address's share of the default backlog, and
+// its network (an IPv4 /24) only its own share: another address, in the
+// same /24 while the /24 has room, or in another network, still gets
+// through. An Accept gives the address its slot back.
+func TestBacklogShares(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	count := func(from string, n int) (upgraded int) {
+		for range n {
+			switch code := dialFrom(t, ctx, url, from); code {
+			case http.StatusSwitchingProtocols:
+				upgraded++
+			case http.StatusServiceUnavailable:
+			default:
+				t.Fatalf("from %s: status %d", from, code)
+			}
+		}
+		return upgraded
+	}
+	if got := count("127.0.0.5", 48); got != ws.DefaultBacklog/4 {
+		t.Fatalf("48 upgrades from one address: %d upgraded, want its share %d", got, ws.DefaultBacklog/4)
+	}
+	if got := count("127.0.1.1", 1); got != 1 {
+		t.Fatal("another network's address was refused while one address flooded")
+	}
+	if got := count("127.0.0.6", 48); got != ws.DefaultBacklog/4 {
+		t.Fatalf("a second address of the /24: %d upgraded, want %d", got, ws.DefaultBacklog/4)
+	}
+	if got := count("127.0.0.7", 1); got != 0 {
+		t.Fatalf("a third address of a /24 at its share of %d: %d upgraded", ws.DefaultBacklog/2, got)
+	}
+	if got := count("127.0.2.1", 1); got != 1 {
+		t.Fatal("another network's address was refused while a /24 was at its share")
+	}
+	if _, err := ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	// The first upgrade queued was 127.0.0.5's: its address and network
+	// have a slot again.
+	if got := count("127.0.0.5", 2); got != 1 {
+		t.Fatalf("after an Accept, the first address got %d upgrades, want 1", got)
 	}
 }
