@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,5 +360,104 @@ func TestBacklogShares(t *testing.T) {
 	// have a slot again.
 	if got := count("127.0.0.5", 2); got != 1 {
 		t.Fatalf("after an Accept, the first address got %d upgrades, want 1", got)
+	}
+}
+
+// statusCounter counts the answers of h by status code.
+type statusCounter struct {
+	h    http.Handler
+	mu   sync.Mutex
+	seen map[int]int
+}
+
+func (s *statusCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	s.h.ServeHTTP(rec, r)
+	s.mu.Lock()
+	s.seen[rec.code]++
+	s.mu.Unlock()
+}
+
+func (s *statusCounter) count(code int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[code]
+}
+
+// statusRecorder notes the status a handler answers; it passes Hijack on
+// for the upgrade (which answers 101 itself).
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if r.code == 0 {
+		r.code = http.StatusSwitchingProtocols
+	}
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// TestDialRetryBusy: Dial reports a 503 as a busy StatusError with the
+// host's Retry-After; DialRetry waits it out and gets in once the host
+// makes room, and gives up at once when the wait would outlast its
+// context. Any other status is a StatusError that is not busy.
+func TestDialRetryBusy(t *testing.T) {
+	ctx := testCtx(t)
+	ln := ws.NewListener(ws.Options{Backlog: 1})
+	defer ln.Close()
+	mux := http.NewServeMux()
+	mux.Handle("GET "+ws.Path, ln)
+	counter := &statusCounter{h: mux, seen: map[int]int{}}
+	srv := httptest.NewServer(counter)
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + ws.Path
+	first, err := ws.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = ws.Dial(ctx, url)
+	var se *ws.StatusError
+	if !errors.As(err, &se) || !se.Busy() || se.RetryAfter != time.Second {
+		t.Fatalf("a full backlog: %v, want a busy StatusError asking for 1s", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	before := counter.count(http.StatusServiceUnavailable)
+	if _, err := ws.DialRetry(short, url); !errors.As(err, &se) || !se.Busy() {
+		t.Fatalf("DialRetry with less time than the host asks: %v, want the busy StatusError", err)
+	}
+	if n := counter.count(http.StatusServiceUnavailable) - before; n != 1 {
+		t.Fatalf("DialRetry with less time than the host asks tried %d times, want 1", n)
+	}
+	got := make(chan error, 1)
+	go func() {
+		c, err := ws.DialRetry(ctx, url)
+		got <- err
+		if err == nil {
+			c.Close() // waits for the host's closing answer, which does not come
+		}
+	}()
+	for counter.count(http.StatusServiceUnavailable) == before+1 {
+		time.Sleep(10 * time.Millisecond) // until DialRetry has been turned away
+	}
+	hostEnd, err := ln.Accept() // makes room
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("DialRetry once the host made room: %v", err)
+	}
+	if _, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/elsewhere"); !errors.As(err, &se) || se.Busy() || se.Code != http.StatusNotFound {
+		t.Fatalf("a path nothing serves: %v, want a StatusError 404", err)
 	}
 }
