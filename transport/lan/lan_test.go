@@ -292,10 +292,10 @@ func TestOneHostManyAddresses(t *testing.T) {
 
 // TestManySourcesBounded: probes from 300 loopback addresses at once, five
 // each, over real sockets. Every source is within its own limit, so only
-// the limit on all sources together holds the host back: it answers at
-// most that burst plus the rate over the time the flood took (measured
-// after, so a slow machine only loosens the bound), and answers the
-// probes it can.
+// the limit on all sources together, and the allowance for new sources
+// beyond it, hold the host back: it answers at most their bursts plus
+// their rates over the time the flood took (measured after, so a slow
+// machine only loosens the bound), and answers the probes it can.
 func TestManySourcesBounded(t *testing.T) {
 	port, r := serve(t, sampleInfo, 30777)
 	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
@@ -319,12 +319,67 @@ func TestManySourcesBounded(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the responder finish what it read
 	elapsed := time.Since(start)
 	replies, dropped := r.Stats()
-	bound := uint64(DefaultTotalBurst + DefaultTotalRate*elapsed.Seconds() + 1)
+	bound := uint64(DefaultTotalBurst + DefaultNewBurst + (DefaultTotalRate+DefaultNewRate)*elapsed.Seconds() + 1)
 	t.Logf("%d probes from 300 addresses in %v: %d answered, %d dropped (bound %d)", sent, elapsed.Round(time.Millisecond), replies, dropped, bound)
 	if replies > bound {
-		t.Fatalf("%d replies to %d probes from 300 addresses in %v, over the total limit's %d", replies, sent, elapsed, bound)
+		t.Fatalf("%d replies to %d probes from 300 addresses in %v, over the total limit's and new sources' %d", replies, sent, elapsed, bound)
 	}
 	if replies < DefaultTotalBurst {
 		t.Fatalf("%d replies, fewer than the total burst %d: the host stopped answering", replies, DefaultTotalBurst)
+	}
+}
+
+// TestNewSourceThroughFlood: while 300 sources, each within its own
+// limit, probe once a second and spend the limit on all sources together,
+// a source not answered lately (an honest prober's new socket) is still
+// answered, ahead of that limit, from an allowance that is itself
+// bounded: the flood gets no more than the total limit plus the
+// allowance, and a source answered lately waits for the total like the
+// flood. The clock is the test's.
+func TestNewSourceThroughFlood(t *testing.T) {
+	r := NewResponder(sampleInfo, Options{GamePort: 30502})
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	probe := AppendProbe(nil, 9)
+	ask := func(from string) bool {
+		_, ok := r.answer(nil, probe, fakeAddr(from))
+		return ok
+	}
+	flood := func() (answered int) {
+		for i := range 300 {
+			if ask(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i / 250), byte(1 + i%250)}), 40000).String()) {
+				answered++
+			}
+		}
+		return answered
+	}
+	for second := range 12 { // time for every flood source to be answered once
+		if n := flood(); n > DefaultTotalBurst+DefaultNewBurst {
+			t.Fatalf("second %d: the flood got %d answers, over the total burst %d plus the new sources' %d",
+				second, n, DefaultTotalBurst, DefaultNewBurst)
+		}
+		now = now.Add(time.Second)
+	}
+	// Every flood source has been answered lately; the total is spent.
+	if n := flood(); n > DefaultTotalRate {
+		t.Fatalf("the flood got %d answers in a second, over the total rate %d", n, DefaultTotalRate)
+	}
+	if !ask("127.0.0.1:50001") {
+		t.Fatal("an honest prober's new socket was not answered during the flood")
+	}
+	if ask("127.0.0.1:50001") {
+		t.Fatal("a source answered a moment ago was answered ahead of the spent total limit")
+	}
+	if !ask("127.0.0.1:50002") {
+		t.Fatal("the prober's next socket (its next discovery) was not answered")
+	}
+	fresh := 0
+	for i := range 100 {
+		if ask(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, 0, byte(1 + i)}), 40000).String()) {
+			fresh++
+		}
+	}
+	if fresh > DefaultNewBurst {
+		t.Fatalf("100 new sources at once got %d answers, over the new sources' burst %d", fresh, DefaultNewBurst)
 	}
 }
