@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -381,5 +382,47 @@ func TestNewSourceThroughFlood(t *testing.T) {
 	}
 	if fresh > DefaultNewBurst {
 		t.Fatalf("100 new sources at once got %d answers, over the new sources' burst %d", fresh, DefaultNewBurst)
+	}
+}
+
+// TestDiscoverProbesAgainWhenUnanswered: a discovery that hears nothing
+// sends its probes again, more rounds than one that is answered, and no
+// more than one source's burst in all; on loopback only.
+func TestDiscoverProbesAgainWhenUnanswered(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pcs, err := Listen(ctx, 0, loopback(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int32
+	for _, pc := range pcs {
+		defer pc.Close()
+		go func() {
+			buf := make([]byte, ProbeSize+1)
+			for {
+				n, _, err := pc.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				if _, ok := ParseProbe(buf[:n]); ok {
+					probes.Add(1)
+				}
+			}
+		}()
+	}
+	port := pcs[0].LocalAddr().(*net.UDPAddr).Port
+	found, err := Discover(ctx, DiscoverOptions{Port: port, Interfaces: loopback(t), Wait: time.Second})
+	if err != nil || len(found) != 0 {
+		t.Fatalf("found %v, %v; want nothing", found, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the last probe's way through loopback
+	n := int(probes.Load())
+	t.Logf("%d probes heard (broadcast and multicast each round)", n)
+	if n <= 2*resends {
+		t.Fatalf("%d probes from a discovery that heard nothing, no more than the %d of one that is answered", n, 2*resends)
+	}
+	if n > DefaultBurst {
+		t.Fatalf("%d probes from one discovery, over one source's burst of %d", n, DefaultBurst)
 	}
 }
