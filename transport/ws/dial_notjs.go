@@ -31,6 +31,10 @@ const (
 	MaxBusyWait     = 30 * time.Second
 )
 
+// maxRetryAfter bounds the Retry-After seconds a StatusError keeps (a
+// day), so that no value overflows a Duration.
+const maxRetryAfter = 24 * 60 * 60
+
 // StatusError is a host, or whatever serves the URL, answering the
 // WebSocket upgrade with an HTTP status instead: 503 when the host is
 // busy (its backlog, or this address's share of it, is full; Busy) or
@@ -67,7 +71,7 @@ func (t statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 	e := &StatusError{Code: resp.StatusCode}
 	if s, err := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32); err == nil {
-		e.RetryAfter = time.Duration(min(s, uint64(MaxBusyWait/time.Second)+1)) * time.Second
+		e.RetryAfter = time.Duration(min(s, maxRetryAfter)) * time.Second
 	}
 	return nil, e
 }
