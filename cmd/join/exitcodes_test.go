@@ -9,10 +9,10 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 )
 
-// TestJoinContentWithoutBase: content the join cannot load (a mod
-// without the base content it builds on) is a join that cannot start as
-// asked: one sentence and exit 2, without the pointer to --help (the
-// call was right), before anything is dialled.
+// TestJoinContentWithoutBase: content the tool cannot load (a mod
+// without the base content it builds on) is a join, ping or discover
+// that cannot start as asked: one sentence and exit 2, without the
+// pointer to --help (the call was right), before anything is sent.
 func TestJoinContentWithoutBase(t *testing.T) {
 	mod := filepath.Join(t.TempDir(), "Lone Mod")
 	for name, body := range map[string]string{
@@ -27,11 +27,17 @@ func TestJoinContentWithoutBase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Nothing listens on port 1: a join that got as far as dialling
-	// would fail with the network code instead.
-	code, out, errOut := runJoin(t, "127.0.0.1:1", "--name", "Lonely", "--content", mod, "-q")
-	if code != cliutil.ExitUsage || !strings.Contains(errOut, "join: ") || strings.Contains(errOut, "--help") {
-		t.Fatalf("exit %d, want %d with one sentence and no pointer to --help\n%s\n%s", code, cliutil.ExitUsage, out, errOut)
+	// Nothing listens on port 1 and the discovery port is one of the
+	// test's: a command that got as far as the network would fail with
+	// the network code instead.
+	for _, args := range [][]string{
+		{"127.0.0.1:1", "--name", "Lonely", "-q"},
+		{"ping", "127.0.0.1:1"},
+		{"discover", "--interface", loopbackName(t), "--discovery-port", "1"},
+	} {
+		code, out, errOut := runJoin(t, append(args, "--content", mod)...)
+		if code != cliutil.ExitUsage || !strings.Contains(errOut, "which every world needs") || strings.Contains(errOut, "--help") {
+			t.Errorf("join %s: exit %d, want %d with one sentence and no pointer to --help\n%s\n%s", args[0], code, cliutil.ExitUsage, out, errOut)
+		}
 	}
-	t.Logf("%s", errOut)
 }
