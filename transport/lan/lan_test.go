@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/ratelimit"
 	"github.com/lockhost/lockhost/status"
 )
 
@@ -424,5 +425,42 @@ func TestDiscoverProbesAgainWhenUnanswered(t *testing.T) {
 	}
 	if n > DefaultBurst {
 		t.Fatalf("%d probes from one discovery, over one source's burst of %d", n, DefaultBurst)
+	}
+}
+
+// TestNewSourceWindow: a source answered lately is not new; one
+// answered recentWindow ago is new again, and the responder forgets the
+// sources it answered longer ago than that. The clock is the test's.
+func TestNewSourceWindow(t *testing.T) {
+	r := NewResponder(sampleInfo, Options{GamePort: 30502, TotalRate: 0.001, TotalBurst: 1, NewRate: 0.001, NewBurst: 1})
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	probe := AppendProbe(nil, 9)
+	ask := func(from string) bool {
+		_, ok := r.answer(nil, probe, fakeAddr(from))
+		return ok
+	}
+	if !ask("192.0.2.1:1") || ask("192.0.2.1:1") {
+		t.Fatal("a source answered a moment ago, the total spent, was answered again")
+	}
+	if !ask("192.0.2.2:1") {
+		t.Fatal("a new source, the total spent, was not answered from the allowance")
+	}
+	now = now.Add(recentWindow - time.Second)
+	if ask("192.0.2.3:1") {
+		t.Fatal("a new source was answered with the total and the allowance spent")
+	}
+	r.fresh = ratelimit.Bucket{} // a full allowance again, the total still spent
+	if ask("192.0.2.1:1") {
+		t.Fatalf("a source answered %v ago passed for new", recentWindow-time.Second)
+	}
+	now = now.Add(time.Second)
+	if !ask("192.0.2.1:1") {
+		t.Fatalf("a source answered %v ago did not pass for new", recentWindow)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.answered[netip.MustParseAddrPort("192.0.2.2:1")]; ok || len(r.answered) != 1 {
+		t.Fatalf("after the window the responder remembers %d sources, want only the one just answered", len(r.answered))
 	}
 }

@@ -214,10 +214,13 @@ func (r *Responder) isNew(source netip.AddrPort, now time.Time) bool {
 }
 
 // noteAnswered remembers that source was answered at now, forgetting
-// the sources answered longer than recentWindow ago at most once a
-// window, or when the table is full.
+// the sources answered longer than recentWindow ago once a window, or
+// once a second (ratelimit.SweepEvery) while the table is full. (Replies
+// are limited, so the table holds about the total and new rates times
+// recentWindow, a few thousand sources by default.)
 func (r *Responder) noteAnswered(source netip.AddrPort, now time.Time) {
-	if len(r.answered) >= maxSources || now.Sub(r.lastSweep) >= recentWindow {
+	since := now.Sub(r.lastSweep)
+	if since >= recentWindow || len(r.answered) >= maxSources && since >= ratelimit.SweepEvery {
 		for s, at := range r.answered {
 			if now.Sub(at) >= recentWindow {
 				delete(r.answered, s)
