@@ -3,9 +3,10 @@
 // loopback only, and counts how many of -tries honest discoveries (the
 // join tool's, lan.Discover with its default wait, on the loopback
 // interface) find it alone and then while -sources loopback addresses
-// (127.0.1.1 on; each one socket) send -rate probes a second each, every
-// address within its own limit, so that only the limit on all sources
-// together holds the host back. It prints the counts and what the host
+// (127.0.1.1 on; each one socket, or with -fresh a new socket for every
+// probe, so every probe comes from a source the host has not answered)
+// send -rate probes a second each, every address within its own limit,
+// so that only the limit on all sources together holds the host back. It prints the counts and what the host
 // answered during the flood against that limit. It asserts nothing, and
 // no probe leaves loopback.
 // Run: go run ./scripts/cmd/bench-discover (or scripts/bench-discover).
@@ -35,14 +36,15 @@ func main() {
 	rate := flag.Float64("rate", 5, "probes a second from each flooding address (0: as fast as it can)")
 	tries := flag.Int("tries", 10, "honest discoveries in each condition")
 	warm := flag.Duration("warm", 2*time.Second, "how long the flood runs before the discoveries")
+	fresh := flag.Bool("fresh", false, "send every flood probe from a new socket (a new source port)")
 	flag.Parse()
-	if err := run(*sources, *rate, *tries, *warm); err != nil {
+	if err := run(*sources, *rate, *tries, *warm, *fresh); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-discover:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sources int, rate float64, tries int, warm time.Duration) error {
+func run(sources int, rate float64, tries int, warm time.Duration, fresh bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ifaces, err := lan.ServedInterfaces(netip.MustParseAddr("127.0.0.1"))
@@ -64,12 +66,12 @@ func run(sources int, rate float64, tries int, warm time.Duration) error {
 	for _, pc := range pcs {
 		go func() { _ = r.Serve(ctx, pc) }()
 	}
-	fmt.Printf("bench-discover: GOMAXPROCS=%d NumCPU=%d, %d flooding addresses at %v probes/s each, %d tries, limit %d/s (burst %d) in all\n",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), sources, rate, tries, lan.DefaultTotalRate, lan.DefaultTotalBurst)
+	fmt.Printf("bench-discover: GOMAXPROCS=%d NumCPU=%d, %d flooding addresses at %v probes/s each (a new socket each: %v), %d tries, limit %d/s (burst %d) in all\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), sources, rate, fresh, tries, lan.DefaultTotalRate, lan.DefaultTotalBurst)
 	alone := discoveries(ctx, port, ifaces, tries)
 	fmt.Printf("alone:   found %d of %d\n", alone, tries)
 
-	stop, sent, err := flood(port, sources, rate)
+	stop, sent, err := flood(port, sources, rate, fresh)
 	if err != nil {
 		return err
 	}
@@ -108,8 +110,9 @@ func discoveries(ctx context.Context, port int, ifaces []net.Interface, n int) i
 }
 
 // flood sends probes to port on 127.0.0.1 from sources addresses, rate a
-// second each, until stop; sent counts them.
-func flood(port, sources int, rate float64) (stop func(), sent *atomic.Uint64, err error) {
+// second each (from a new socket each with fresh), until stop; sent
+// counts them.
+func flood(port, sources int, rate float64, fresh bool) (stop func(), sent *atomic.Uint64, err error) {
 	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
 	probe := lan.AppendProbe(nil, 3)
 	done := make(chan struct{})
@@ -158,11 +161,27 @@ func flood(port, sources int, rate float64) (stop func(), sent *atomic.Uint64, e
 					default:
 					}
 				}
-				if _, err := pc.WriteTo(probe, to); err == nil {
+				if send(pc, probe, to, fresh) {
 					sent.Add(1)
 				}
 			}
 		})
 	}
 	return func() { close(done); wg.Wait() }, sent, nil
+}
+
+// send sends probe to to from pc, or from a new socket on pc's address
+// with fresh, and reports whether it went.
+func send(pc *net.UDPConn, probe []byte, to *net.UDPAddr, fresh bool) bool {
+	if fresh {
+		from := pc.LocalAddr().(*net.UDPAddr)
+		one, err := net.ListenUDP("udp4", &net.UDPAddr{IP: from.IP})
+		if err != nil {
+			return false
+		}
+		defer one.Close()
+		pc = one
+	}
+	_, err := pc.WriteTo(probe, to)
+	return err == nil
 }
