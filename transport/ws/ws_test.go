@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,10 +180,10 @@ func TestOversizedMessageRefused(t *testing.T) {
 
 // TestBacklogRefuses: while nobody accepts, the backlog fills and one
 // more upgrade is answered 503 without being upgraded; an Accept makes
-// room; Close closes what waits and refuses what comes.
+// room; Close closes what waits and refuses what comes. (One address
 func TestBacklogRefuses(t *testing.T) {
 	ctx := testCtx(t)
-	ln, url := serve(t, ws.Options{Backlog: 2})
+	ln, url := serve(t, ws.Options{Backlog: 2, PerAddress: 2})
 	var waiting []*websocket.Conn
 	for range 2 {
 		c, _, err := rawDial(t, ctx, url, nil)
@@ -355,5 +357,167 @@ func TestReadDeadlineKeepsConnection(t *testing.T) {
 	hostEnd.Close()
 	if got := closedWith(ctx, c); got != websocket.StatusNormalClosure {
 		t.Fatalf("close status %v, want %v", got, websocket.StatusNormalClosure)
+	}
+}
+
+// may fill it here: its share is the whole backlog.)
+// dialFrom opens a WebSocket to url from the loopback address from and
+// returns the HTTP status of the upgrade's answer.
+func dialFrom(t *testing.T, ctx context.Context, url, from string) int {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	t.Cleanup(client.CloseIdleConnections)
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	if err == nil {
+		t.Cleanup(func() { c.CloseNow() })
+	}
+	if resp == nil {
+		t.Fatalf("dial from %s: %v", from, err)
+	}
+	return resp.StatusCode
+}
+
+// TestBacklogShares: 48 upgrades from one address, which the host does
+// not accept, hold only that address's share of the default backlog, and
+// its network (an IPv4 /24) only its own share: another address, in the
+// same /24 while the /24 has room, or in another network, still gets
+// through. An Accept gives the address its slot back.
+func TestBacklogShares(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	count := func(from string, n int) (upgraded int) {
+		for range n {
+			switch code := dialFrom(t, ctx, url, from); code {
+			case http.StatusSwitchingProtocols:
+				upgraded++
+			case http.StatusServiceUnavailable:
+			default:
+				t.Fatalf("from %s: status %d", from, code)
+			}
+		}
+		return upgraded
+	}
+	if got := count("127.0.0.5", 48); got != ws.DefaultBacklog/4 {
+		t.Fatalf("48 upgrades from one address: %d upgraded, want its share %d", got, ws.DefaultBacklog/4)
+	}
+	if got := count("127.0.1.1", 1); got != 1 {
+		t.Fatal("another network's address was refused while one address flooded")
+	}
+	if got := count("127.0.0.6", 48); got != ws.DefaultBacklog/4 {
+		t.Fatalf("a second address of the /24: %d upgraded, want %d", got, ws.DefaultBacklog/4)
+	}
+	if got := count("127.0.0.7", 1); got != 0 {
+		t.Fatalf("a third address of a /24 at its share of %d: %d upgraded", ws.DefaultBacklog/2, got)
+	}
+	if got := count("127.0.2.1", 1); got != 1 {
+		t.Fatal("another network's address was refused while a /24 was at its share")
+	}
+	if _, err := ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	// The first upgrade queued was 127.0.0.5's: its address and network
+	// have a slot again.
+	if got := count("127.0.0.5", 2); got != 1 {
+		t.Fatalf("after an Accept, the first address got %d upgrades, want 1", got)
+	}
+}
+
+// statusCounter counts the answers of h by status code.
+type statusCounter struct {
+	h    http.Handler
+	mu   sync.Mutex
+	seen map[int]int
+}
+
+func (s *statusCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	s.h.ServeHTTP(rec, r)
+	s.mu.Lock()
+	s.seen[rec.code]++
+	s.mu.Unlock()
+}
+
+func (s *statusCounter) count(code int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[code]
+}
+
+// statusRecorder notes the status a handler answers; it passes Hijack on
+// for the upgrade (which answers 101 itself).
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if r.code == 0 {
+		r.code = http.StatusSwitchingProtocols
+	}
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// TestDialRetryBusy: Dial reports a 503 as a busy StatusError with the
+// host's Retry-After; DialRetry waits it out and gets in once the host
+// makes room, and gives up at once when the wait would outlast its
+// context. Any other status is a StatusError that is not busy.
+func TestDialRetryBusy(t *testing.T) {
+	ctx := testCtx(t)
+	ln := ws.NewListener(ws.Options{Backlog: 1})
+	defer ln.Close()
+	mux := http.NewServeMux()
+	mux.Handle("GET "+ws.Path, ln)
+	counter := &statusCounter{h: mux, seen: map[int]int{}}
+	srv := httptest.NewServer(counter)
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + ws.Path
+	first, err := ws.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = ws.Dial(ctx, url)
+	var se *ws.StatusError
+	if !errors.As(err, &se) || !se.Busy() || se.RetryAfter != time.Second {
+		t.Fatalf("a full backlog: %v, want a busy StatusError asking for 1s", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	before := counter.count(http.StatusServiceUnavailable)
+	if _, err := ws.DialRetry(short, url); !errors.As(err, &se) || !se.Busy() {
+		t.Fatalf("DialRetry with less time than the host asks: %v, want the busy StatusError", err)
+	}
+	if n := counter.count(http.StatusServiceUnavailable) - before; n != 1 {
+		t.Fatalf("DialRetry with less time than the host asks tried %d times, want 1", n)
+	}
+	got := make(chan error, 1)
+	go func() {
+		c, err := ws.DialRetry(ctx, url)
+		got <- err
+		if err == nil {
+			c.Close() // waits for the host's closing answer, which does not come
+		}
+	}()
+	for counter.count(http.StatusServiceUnavailable) == before+1 {
+		time.Sleep(10 * time.Millisecond) // until DialRetry has been turned away
+	}
+	hostEnd, err := ln.Accept() // makes room
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("DialRetry once the host made room: %v", err)
+	}
+	if _, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/elsewhere"); !errors.As(err, &se) || se.Busy() || se.Code != http.StatusNotFound {
+		t.Fatalf("a path nothing serves: %v, want a StatusError 404", err)
 	}
 }
