@@ -83,12 +83,19 @@ func (w *Writer) write(b []byte) {
 
 // frame writes one frame of data.
 func (w *Writer) frame(k Kind, data []byte) {
-	var hdr [frameHeaderLen]byte
-	hdr[0] = byte(k)
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(data)))
-	binary.BigEndian.PutUint64(hdr[5:], xxhash.Sum64(data))
+	hdr := frameHead(k, uint32(len(data)), xxhash.Sum64(data))
 	w.write(hdr[:])
 	w.write(data)
+}
+
+// frameHead is a frame's header: its kind, the length of its data and
+// the data's xxhash64.
+func frameHead(k Kind, length uint32, sum uint64) [frameHeaderLen]byte {
+	var hdr [frameHeaderLen]byte
+	hdr[0] = byte(k)
+	binary.BigEndian.PutUint32(hdr[1:], length)
+	binary.BigEndian.PutUint64(hdr[5:], sum)
+	return hdr
 }
 
 // startFrame streams the save file in as the start frame: its hash
@@ -106,10 +113,7 @@ func (w *Writer) startFrame(save *os.File, size int64) {
 		w.err = fmt.Errorf("replay start: %w", err)
 		return
 	}
-	var hdr [frameHeaderLen]byte
-	hdr[0] = byte(KindStart)
-	binary.BigEndian.PutUint32(hdr[1:], uint32(size))
-	binary.BigEndian.PutUint64(hdr[5:], sum.Sum64())
+	hdr := frameHead(KindStart, uint32(size), sum.Sum64())
 	w.write(hdr[:])
 	if w.err != nil {
 		return
