@@ -35,6 +35,9 @@ type member struct {
 	conduct         *conduct     // its budgets, shared with its rejoins
 	lastCheck       uint64       // tick of the last hash report compared
 	readyTick       uint64       // tick of its WorldReady
+	readyAt         time.Time    // when its WorldReady came
+	caughtUp        bool         // within Lag.MaxLag of the host since its WorldReady (lag.go)
+	lagWhy          lagWhy       // whether its lag counted at the policy's last run, or why not
 	hashedTick      uint64       // tick of its last hash report (0: none yet)
 	unverified      bool         // playing without hash reports: see checkVerified
 	lastCut         uint64       // tick of the last repair: reports up to it show the old state
@@ -436,6 +439,7 @@ func (s *session) ready(r readyReq) {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 		m.ready = true
 		m.readyTick = r.tick
+		m.readyAt, m.caughtUp = time.Now(), false
 		s.points.release(m.point)
 		m.point = nil
 	}

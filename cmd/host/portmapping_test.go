@@ -60,3 +60,13 @@ func TestMappingStatesReachTheStatusQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPortMappingSaysOff: a host that asks no router (--port-mapping
+// off, or a listen address no router serves) says so in the status
+// query's version 2 reply: mapping 1, off, never 0, unknown (section
+// 13.1), and no external address.
+func TestNoPortMappingSaysOff(t *testing.T) {
+	if got := (&serving{}).reach(); got != (status.Reach{Mapping: status.MappingOff}) {
+		t.Errorf("without a port mapping the reply says %+v; want off and no address", got)
+	}
+}

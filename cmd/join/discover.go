@@ -44,7 +44,7 @@ func discover(c *cli.Context) error {
 	}
 	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	found, err := discoverHosts(c)
 	if err != nil {
@@ -73,7 +73,12 @@ func discoverHosts(c *cli.Context) ([]lan.Found, error) {
 		}
 		opts.Interfaces = ifaces
 	}
-	return lan.Discover(c.Context, opts)
+	found, err := lan.Discover(c.Context, opts)
+	if err != nil {
+		// No socket to probe from, or no probe sent: the network.
+		return nil, &noAnswer{addr: "the local network", err: err}
+	}
+	return found, nil
 }
 
 // foundLine is a found host as join discover prints it.

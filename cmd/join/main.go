@@ -45,9 +45,12 @@ func main() {
 }
 
 // classify maps join errors to exit codes: 3 when the host refused or
-// ended the session, 4 for network failures, timeouts and reconnecting
-// given up. A join stopped before WorldReady carries its own code
-// (stoppedError).
+// ended the session, 4 for network failures (a WebSocket upgrade the
+// host answered busy, 503, after the tries its Retry-After allowed, or
+// answered with another status), timeouts and reconnecting given up,
+// and 1 for anything else (a bug, or this machine failing). A join that
+// cannot start as asked (startError) or was stopped before WorldReady
+// (stoppedError) carries its own code.
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
@@ -57,7 +60,8 @@ func classify(err error) int {
 	var na *noAnswer
 	var tm *tlsMismatch
 	var gu *join.GaveUpError
-	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) {
+	var se *ws.StatusError
+	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) || errors.As(err, &se) {
 		return cliutil.ExitNetwork
 	}
 	var ne net.Error
@@ -110,9 +114,11 @@ func newApp() *cli.App {
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
 			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
 			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
-			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 2 usage error,\n"+
-			"3 refused or ended by the host, 4 network failure, timeout or reconnecting given up,\n"+
-			"130 stopped (Ctrl-C) before WorldReady: the host is told, and counts a leave.", wire.DefaultPort),
+			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 1 any other failure\n"+
+			"(a bug, or this machine failing), 2 usage error or a join that cannot start as asked\n"+
+			"(content that does not load), 3 refused or ended by the host, 4 network failure, host\n"+
+			"busy, timeout or reconnecting given up, 130 stopped (Ctrl-C) before WorldReady: the host\n"+
+			"is told, and counts a leave.", wire.DefaultPort),
 		Flags:    flags,
 		Action:   run,
 		Commands: []*cli.Command{discoverCommand(), pingCommand(), defscli.Command()},
@@ -176,7 +182,7 @@ func run(c *cli.Context) error {
 	}
 	bundle, err := contentcli.Load(c, log, slog.LevelDebug)
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	if err := checkNumbers(c, "join"); err != nil {
 		return err
@@ -198,12 +204,12 @@ func run(c *cli.Context) error {
 	}
 	prof, err := openMemProfile(c.String("debug-memprofile"))
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	defer prof.close()
 	cpu, err := startCPUProfile(c.String("debug-cpuprofile"))
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	defer cpu.stop()
 	target, tlsCfg, learned, known, err := targetTLS(c)
@@ -276,10 +282,11 @@ func reconnectWindow(c *cli.Context) (time.Duration, error) {
 }
 
 // dialFor is how to reach the host named addr: through WebSocket for a
-// ws:// or wss:// URL, else over TCP (nil).
+// ws:// or wss:// URL, asking again while the host answers busy (503)
+// within the connect's time, else over TCP (nil).
 func dialFor(addr string) func(context.Context, string) (net.Conn, error) {
 	if ws.IsURL(addr) {
-		return ws.Dial
+		return ws.DialRetry
 	}
 	return nil
 }
@@ -419,7 +426,7 @@ func clientTLS(c *cli.Context, addr string) (*tls.Config, func() (string, bool),
 	if path == "" {
 		p, err := tlsid.DefaultKnownHostsPath()
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("known hosts file: %w", err)
+			return nil, nil, nil, cannotStart(fmt.Errorf("known hosts file: %w", err))
 		}
 		path = p
 	}
@@ -447,6 +454,21 @@ func explain(err error, bundle *gamecontent.Bundle) error {
 	}
 	return err
 }
+
+// startError is a failure before anything is dialled that is not a
+// mistake in the command line: content that does not load (a mod
+// without its base), a file that cannot be opened. Like a usage error it
+// exits 2, without the pointer to --help (the call was right).
+type startError struct{ err error }
+
+// cannotStart marks err as a join that cannot start as asked.
+func cannotStart(err error) error { return &startError{err: err} }
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+// ExitCode makes a join that cannot start exit with the usage code.
+func (e *startError) ExitCode() int { return cliutil.ExitUsage }
 
 // refusal is a host's refusal as the user reads it; it keeps the
 // RejectedError for the exit code.
