@@ -233,7 +233,7 @@ func run(c *cli.Context) error {
 	sess, err := firstJoin(ctx, rc)
 	bar.clear()
 	if err != nil {
-		return explain(err, bundle)
+		return explain(err, bundle, passwordFrom(c))
 	}
 	pin(cfg.Addr, learned, known)
 	if err := cpu.stop(); err != nil {
@@ -376,7 +376,7 @@ func play(ctx context.Context, c *cli.Context, rc *join.Reconnector, sess *join.
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
 	if err := stay(ctx, cur, rc); err != nil {
-		return explain(err, bundle)
+		return explain(err, bundle, passwordFrom(c))
 	}
 	fmt.Fprintln(stdout, "left the session")
 	return nil
@@ -435,8 +435,9 @@ func clientTLS(c *cli.Context, addr string) (*tls.Config, func() (string, bool),
 	return cfg, learned, known, nil
 }
 
-// explain turns a join error into the one sentence a user sees.
-func explain(err error, bundle *gamecontent.Bundle) error {
+// explain turns a join error into the one sentence a user sees;
+// password says where the join's password came from (passwordFrom).
+func explain(err error, bundle *gamecontent.Bundle, password string) error {
 	var me *tlsid.MismatchError
 	if errors.As(err, &me) {
 		return fmt.Errorf("WARNING: %w", me) // the whole warning, both fingerprints, nothing else
@@ -446,7 +447,7 @@ func explain(err error, bundle *gamecontent.Bundle) error {
 		if re.Reason == wire.ReasonDefs {
 			printDefsDetail(re, bundle)
 		}
-		return &refusal{re: re}
+		return &refusal{re: re, password: password}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -470,12 +471,50 @@ func (e *startError) Unwrap() error { return e.err }
 // ExitCode makes a join that cannot start exit with the usage code.
 func (e *startError) ExitCode() int { return cliutil.ExitUsage }
 
-// refusal is a host's refusal as the user reads it; it keeps the
-// RejectedError for the exit code.
-type refusal struct{ re *join.RejectedError }
+// passwordFrom says where the join's password comes from, as a refusal
+// names it: the password file, the environment variable, or "" for none
+// (the order cliutil.Password reads them in).
+func passwordFrom(c *cli.Context) string {
+	if f := c.String("password-file"); f != "" {
+		return "the password file " + f
+	}
+	if os.Getenv(cliutil.PasswordEnv) != "" {
+		return cliutil.PasswordEnv
+	}
+	return ""
+}
+
+// refusal is a host's refusal as the user reads it, with what to do
+// about it; it keeps the RejectedError for the exit code.
+type refusal struct {
+	re       *join.RejectedError
+	password string // where the password came from (passwordFrom)
+}
 
 func (r *refusal) Error() string {
-	return fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+	msg := fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+	if a := r.advice(); a != "" {
+		msg += " " + a
+	}
+	return msg
+}
+
+// advice says how to get past a refusal that the joiner's own options
+// cause, or "" when none of them would help.
+func (r *refusal) advice() string {
+	switch r.re.Reason {
+	case wire.ReasonBadPassword:
+		if r.password == "" {
+			return "This host asks for a password: put it on the first line of a file and add --password-file FILE, or set " +
+				cliutil.PasswordEnv + "."
+		}
+		return "The password from " + r.password + " is not the host's: ask the host for it."
+	case wire.ReasonDefs:
+		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs)."
+	case wire.ReasonUsernameLength, wire.ReasonUsernameChars, wire.ReasonUsernameAlreadyOnline:
+		return "Choose another name with --name."
+	}
+	return ""
 }
 
 func (r *refusal) Unwrap() error { return r.re }

@@ -79,7 +79,7 @@ func TestJoinExitCodes(t *testing.T) {
 		{"no host", []string{"--name", "Alice"}, cliutil.ExitUsage, "", "give the host"},
 		{"no name", []string{addr}, cliutil.ExitUsage, "", "--name"},
 		{"unknown flag", []string{addr, "--nmae", "x"}, cliutil.ExitUsage, "", "nmae"},
-		{"bad name", []string{addr, "--name", "A b", "-q"}, cliutil.ExitRejected, "", "UsernameChars"},
+		{"bad name", []string{addr, "--name", "A b", "-q"}, cliutil.ExitRejected, "", "UsernameChars): Usernames may only contain letters, digits and underscores. Choose another name with --name."},
 		{"nobody listening", []string{closedAddr, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "connect"},
 		{"zero timeout", []string{addr, "--name", "Alice", "--timeout", "0s", "-q"}, cliutil.ExitUsage, "", "--timeout 0s is refused"},
 		{"zero download cap", []string{addr, "--name", "Alice", "--max-download-mib", "0", "-q"}, cliutil.ExitUsage, "", "--max-download-mib 0 is refused"},
@@ -110,13 +110,22 @@ func TestJoinPasswordAndSpectate(t *testing.T) {
 	badFile := filepath.Join(t.TempDir(), "bad")
 	os.WriteFile(badFile, []byte("wrong horse\n"), 0o600)
 
+	// A refusal for the password says how to give one, or where the
+	// wrong one came from.
 	t.Setenv(cliutil.PasswordEnv, "")
 	if code, _, errOut := runJoin(t, addr, "--name", "NoPw", "-q", "--exit-after-ready"); code != cliutil.ExitRejected ||
-		!strings.Contains(errOut, "BadPassword") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		!strings.Contains(errOut, "BadPassword") || !strings.Contains(errOut, "--password-file FILE, or set "+cliutil.PasswordEnv) ||
+		strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Fatalf("no password: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runJoin(t, addr, "--name", "BadPw", "-q", "--exit-after-ready", "--password-file", badFile); code != cliutil.ExitRejected {
+	if code, _, errOut := runJoin(t, addr, "--name", "BadPw", "-q", "--exit-after-ready", "--password-file", badFile); code != cliutil.ExitRejected ||
+		!strings.Contains(errOut, "The password from the password file "+badFile+" is not the host's") {
 		t.Fatalf("wrong password: exit %d, %q", code, errOut)
+	}
+	t.Setenv(cliutil.PasswordEnv, "wrong horse")
+	if code, _, errOut := runJoin(t, addr, "--name", "EnvBadPw", "-q", "--exit-after-ready"); code != cliutil.ExitRejected ||
+		!strings.Contains(errOut, "The password from "+cliutil.PasswordEnv+" is not the host's") {
+		t.Fatalf("wrong password from the environment: exit %d, %q", code, errOut)
 	}
 	if code, out, errOut := runJoin(t, addr, "--name", "FilePw", "-q", "--exit-after-ready", "--password-file", pwFile); code != 0 || !strings.Contains(out, "WorldReady") {
 		t.Fatalf("password file: exit %d, %q %q", code, out, errOut)
@@ -129,7 +138,8 @@ func TestJoinPasswordAndSpectate(t *testing.T) {
 
 // TestJoinDifferentContentPrintsExactDiff hosts content in which one def
 // value differs from the embedded default, and checks the join tool names
-// that def, its type and its mod, and exits 3.
+// that def, its type and its mod, says how to load other content, and
+// exits 3.
 func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "Core")
 	if err := os.CopyFS(dir, colony.DefaultContentFS()); err != nil {
@@ -156,7 +166,7 @@ func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 	if code != cliutil.ExitRejected {
 		t.Fatalf("exit %d, want 3\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	for _, want := range []string{"RawRice", "ThingDef", "lockhost.core", "Defs"} {
+	for _, want := range []string{"RawRice", "ThingDef", "lockhost.core", "Defs", "with --content DIR, once per mod"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("report does not mention %q:\n%s", want, errOut)
 		}
