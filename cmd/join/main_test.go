@@ -136,6 +136,28 @@ func TestJoinPasswordAndSpectate(t *testing.T) {
 	}
 }
 
+// TestRefusalIsNotADownload: a join the host refuses at the username
+// (a wrong password, a bad name) shows the handshake and no download
+// step, as nothing was downloaded; an admitted join shows its download.
+func TestRefusalIsNotADownload(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b, func(c *host.Config) { c.Admission.Password = []byte("correct horse") })
+	t.Setenv(cliutil.PasswordEnv, "")
+	for _, name := range []string{"NoPw", "A b"} {
+		code, _, errOut := runJoin(t, addr, "--name", name, "--exit-after-ready")
+		if code != cliutil.ExitRejected || !strings.Contains(errOut, "handshake...\n") || strings.Contains(errOut, "download") {
+			t.Errorf("refused %q: exit %d, stderr:\n%s", name, code, errOut)
+		}
+	}
+	t.Setenv(cliutil.PasswordEnv, "correct horse")
+	if code, _, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready"); code != 0 || !strings.Contains(errOut, "handshake...\ndownload...\n") {
+		t.Errorf("admitted: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
 // TestJoinDifferentContentPrintsExactDiff hosts content in which one def
 // value differs from the embedded default, and checks the join tool names
 // that def, its type and its mod, says how to load other content, and
