@@ -33,8 +33,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Where the tool writes; variables so tests can capture them.
+// Where the tool reads and writes; variables so tests can stand in.
 var (
+	stdin  io.Reader = os.Stdin
 	stdout io.Writer = os.Stdout
 	stderr io.Writer = os.Stderr
 )
@@ -112,8 +113,9 @@ func newApp() *cli.App {
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
-			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
-			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
+			"printing notices. Commands typed on standard input play (type help; for example\n"+
+			"'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones. quit, the end\n"+
+			"of standard input (Ctrl-D, a script's end) or Ctrl-C leaves; with --no-input, Ctrl-C.\n\n"+
 			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 1 any other failure\n"+
 			"(a bug, or this machine failing), 2 usage error or a join that cannot start as asked\n"+
 			"(content that does not load), 3 refused or ended by the host, 4 network failure, host\n"+
@@ -368,14 +370,20 @@ func play(ctx context.Context, c *cli.Context, rc *join.Reconnector, sess *join.
 	cur.set(sess)
 	info := sess.Info()
 	typed.me.Store(info.PlayerID)
-	playCtx, stopPlay := context.WithCancel(ctx)
-	defer stopPlay()
+	// The end of standard input (Ctrl-D, a script's last line) or quit
+	// leaves as Ctrl-C does.
+	playCtx, leave := context.WithCancel(ctx)
+	defer leave()
 	if !c.Bool("no-input") {
-		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
-		go readCommands(playCtx, os.Stdin, cur, typed)
+		fmt.Fprintln(stderr, "type commands on standard input (help lists them); quit, Ctrl-D or Ctrl-C leaves")
+		go func() {
+			if readCommands(playCtx, stdin, cur, typed) {
+				leave()
+			}
+		}()
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
-	if err := stay(ctx, cur, rc); err != nil {
+	if err := stay(playCtx, cur, rc); err != nil {
 		return explain(err, bundle, passwordFrom(c))
 	}
 	fmt.Fprintln(stdout, "left the session")

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +17,7 @@ import (
 	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // serveBundle hosts a small world of b on loopback for the test's life.
@@ -197,4 +201,42 @@ func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 		t.Errorf("report names an unchanged def:\n%s", errOut)
 	}
 	t.Logf("join output:\n%s", errOut)
+}
+
+// runJoinInput is runJoin with in as standard input.
+func runJoinInput(t *testing.T, in io.Reader, args ...string) (int, string, string) {
+	t.Helper()
+	stdin = in
+	defer func() { stdin = os.Stdin }()
+	return runJoin(t, args...)
+}
+
+// TestJoinLeavesWhenInputEnds: the join tool leaves the session cleanly
+// and exits 0 at the end of its input (a piped script, Ctrl-D) and on
+// quit or /quit with the input still open; help lists quit. The host
+// counts leaves, not drops.
+func TestJoinLeavesWhenInputEnds(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, srv := serveBundleServer(t, b)
+	code, out, errOut := runJoinInput(t, strings.NewReader("help\nplayers\n"), addr, "--name", "Piped", "-q")
+	if code != cliutil.ExitOK || !strings.Contains(out, "\n  quit ") || !strings.Contains(out, "1 in the session:") ||
+		!strings.HasSuffix(out, "left the session\n") || !strings.Contains(errOut, "end of standard input: leaving") {
+		t.Fatalf("piped input: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for i, word := range []string{"quit", "/quit"} {
+		r, w := io.Pipe()
+		defer w.Close() // the input stays open: quit alone leaves
+		go fmt.Fprintf(w, "players\n%s\n", word)
+		code, out, errOut := runJoinInput(t, r, addr, "--name", "Quitter"+strconv.Itoa(i), "-q")
+		if code != cliutil.ExitOK || !strings.HasSuffix(out, "left the session\n") {
+			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", word, code, out, errOut)
+		}
+	}
+	testkit.WaitFor(t, "three leaves", func() bool { return srv.Overview().Stats.Leaves == 3 })
+	if st := srv.Overview().Stats; st.Drops != 0 {
+		t.Fatalf("%d drops, want none", st.Drops)
+	}
 }
