@@ -308,8 +308,7 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
 	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus(),
 		PortMapping: s.portMappingView})
-	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
-	s.log.Info("players may join from a browser", "url", "http://"+webLn.Addr().String()+play.Path)
+	logJoinURLs(s.log, webLn.Addr(), machineInterfaces())
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
 	return done, players, nil
 }

@@ -154,5 +154,8 @@ func pickByName(found []lan.Found, name string) (lan.Found, error) {
 	for i, m := range matches {
 		addrs[i] = m.Addr.String()
 	}
-	return lan.Found{}, cliutil.Usagef("%d hosts named %q answered, at %s: join one by its address", len(matches), name, strings.Join(addrs, ", "))
+	// Not a mistake in the command line --help would explain: the
+	// sentence says what to do.
+	return lan.Found{}, cannotStart(fmt.Errorf("%d hosts named %q answered, at %s: join one by its address",
+		len(matches), name, strings.Join(addrs, ", ")))
 }

@@ -33,8 +33,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Where the tool writes; variables so tests can capture them.
+// Where the tool reads and writes; variables so tests can stand in.
 var (
+	stdin  io.Reader = os.Stdin
 	stdout io.Writer = os.Stdout
 	stderr io.Writer = os.Stderr
 )
@@ -112,8 +113,9 @@ func newApp() *cli.App {
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
-			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
-			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
+			"printing notices. Commands typed on standard input play (type help; for example\n"+
+			"'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones. quit, the end\n"+
+			"of standard input (Ctrl-D, a script's end) or Ctrl-C leaves; with --no-input, Ctrl-C.\n\n"+
 			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 1 any other failure\n"+
 			"(a bug, or this machine failing), 2 usage error or a join that cannot start as asked\n"+
 			"(content that does not load), 3 refused or ended by the host, 4 network failure, host\n"+
@@ -233,7 +235,7 @@ func run(c *cli.Context) error {
 	sess, err := firstJoin(ctx, rc)
 	bar.clear()
 	if err != nil {
-		return explain(err, bundle)
+		return explain(err, bundle, passwordFrom(c))
 	}
 	pin(cfg.Addr, learned, known)
 	if err := cpu.stop(); err != nil {
@@ -368,15 +370,21 @@ func play(ctx context.Context, c *cli.Context, rc *join.Reconnector, sess *join.
 	cur.set(sess)
 	info := sess.Info()
 	typed.me.Store(info.PlayerID)
-	playCtx, stopPlay := context.WithCancel(ctx)
-	defer stopPlay()
+	// The end of standard input (Ctrl-D, a script's last line) or quit
+	// leaves as Ctrl-C does.
+	playCtx, leave := context.WithCancel(ctx)
+	defer leave()
 	if !c.Bool("no-input") {
-		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
-		go readCommands(playCtx, os.Stdin, cur, typed)
+		fmt.Fprintln(stderr, "type commands on standard input (help lists them); quit, Ctrl-D or Ctrl-C leaves")
+		go func() {
+			if readCommands(playCtx, stdin, cur, typed) {
+				leave()
+			}
+		}()
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
-	if err := stay(ctx, cur, rc); err != nil {
-		return explain(err, bundle)
+	if err := stay(playCtx, cur, rc); err != nil {
+		return explain(err, bundle, passwordFrom(c))
 	}
 	fmt.Fprintln(stdout, "left the session")
 	return nil
@@ -435,8 +443,9 @@ func clientTLS(c *cli.Context, addr string) (*tls.Config, func() (string, bool),
 	return cfg, learned, known, nil
 }
 
-// explain turns a join error into the one sentence a user sees.
-func explain(err error, bundle *gamecontent.Bundle) error {
+// explain turns a join error into the one sentence a user sees;
+// password says where the join's password came from (passwordFrom).
+func explain(err error, bundle *gamecontent.Bundle, password string) error {
 	var me *tlsid.MismatchError
 	if errors.As(err, &me) {
 		return fmt.Errorf("WARNING: %w", me) // the whole warning, both fingerprints, nothing else
@@ -446,7 +455,7 @@ func explain(err error, bundle *gamecontent.Bundle) error {
 		if re.Reason == wire.ReasonDefs {
 			printDefsDetail(re, bundle)
 		}
-		return &refusal{re: re}
+		return &refusal{re: re, password: password}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -470,12 +479,50 @@ func (e *startError) Unwrap() error { return e.err }
 // ExitCode makes a join that cannot start exit with the usage code.
 func (e *startError) ExitCode() int { return cliutil.ExitUsage }
 
-// refusal is a host's refusal as the user reads it; it keeps the
-// RejectedError for the exit code.
-type refusal struct{ re *join.RejectedError }
+// passwordFrom says where the join's password comes from, as a refusal
+// names it: the password file, the environment variable, or "" for none
+// (the order cliutil.Password reads them in).
+func passwordFrom(c *cli.Context) string {
+	if f := c.String("password-file"); f != "" {
+		return "the password file " + f
+	}
+	if os.Getenv(cliutil.PasswordEnv) != "" {
+		return cliutil.PasswordEnv
+	}
+	return ""
+}
+
+// refusal is a host's refusal as the user reads it, with what to do
+// about it; it keeps the RejectedError for the exit code.
+type refusal struct {
+	re       *join.RejectedError
+	password string // where the password came from (passwordFrom)
+}
 
 func (r *refusal) Error() string {
-	return fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+	msg := fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+	if a := r.advice(); a != "" {
+		msg += " " + a
+	}
+	return msg
+}
+
+// advice says how to get past a refusal that the joiner's own options
+// cause, or "" when none of them would help.
+func (r *refusal) advice() string {
+	switch r.re.Reason {
+	case wire.ReasonBadPassword:
+		if r.password == "" {
+			return "This host asks for a password: put it on the first line of a file and add --password-file FILE, or set " +
+				cliutil.PasswordEnv + "."
+		}
+		return "The password from " + r.password + " is not the host's: ask the host for it."
+	case wire.ReasonDefs:
+		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs)."
+	case wire.ReasonUsernameLength, wire.ReasonUsernameChars, wire.ReasonUsernameAlreadyOnline:
+		return "Choose another name with --name."
+	}
+	return ""
 }
 
 func (r *refusal) Unwrap() error { return r.re }
