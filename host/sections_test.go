@@ -11,6 +11,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // sectionJoin joins h as name, making the maps' sections when sections
@@ -47,14 +48,20 @@ func TestSectionsJoinThin(t *testing.T) {
 
 	whole := sectionJoin(t, ctx, h, "Whole", false)
 	thin := sectionJoin(t, ctx, h, "Thin", true)
+	waitPlaying(t, h.srv, "Thin")
+	// Thin blobs are kept only while a joiner of the point is not in: the
+	// second thin joiner, coming after the first is in, has them built
+	// again.
 	thin2 := sectionJoin(t, ctx, h, "Thin2", true)
-	// Thin blobs are built once per join point, whatever the joiners.
-	points := map[uint64]bool{thin.sess.Timings().SnapshotTick: true, thin2.sess.Timings().SnapshotTick: true}
-	if n := strings.Count(logs.String(), "thin map blobs built"); n != len(points) {
-		t.Fatalf("thin map blobs built %d times for %d join points", n, len(points))
+	waitPlaying(t, h.srv, "Thin2")
+	if n := strings.Count(logs.String(), "thin map blobs built"); n != 2 {
+		t.Fatalf("thin map blobs built %d times for two thin joiners one after the other, want 2", n)
 	}
 	wrongCtx := jointest.With(ctx, jointest.Options{SectionHashSkew: 1})
 	wrong := sectionJoin(t, wrongCtx, h, "Wrong", true)
+	if n := strings.Count(logs.String(), "thin map blobs built"); n != 2 {
+		t.Fatalf("thin map blobs built for a joiner naming wrong hashes (%d builds in all)", n)
+	}
 
 	wt, tt, xt := whole.sess.Timings(), thin.sess.Timings(), wrong.sess.Timings()
 	maps := len(thin.sess.Sim().MapIDs())
@@ -129,4 +136,49 @@ func TestSectionsResumed(t *testing.T) {
 		t.Fatal("the retry was sent every blob again")
 	}
 	checkSameHashes(t, h.testHost, h.log.latest()+2*colonyEvery, probe, tj)
+}
+
+// TestSectionsWrongHashesBuildNothing: a joiner naming sections whose
+// hashes are none of the join point's costs the host no thin blobs: it
+// is sent every map whole and nothing is built for it, however often it
+// joins.
+func TestSectionsWrongHashesBuildNothing(t *testing.T) {
+	logs := &syncbuf.Buffer{}
+	h := startColonyHost(t, colony.SizedConfig(1<<20, 7), func(c *host.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	ctx, cancel := context.WithCancel(jointest.With(context.Background(), jointest.Options{ExtraMade: map[int32]uint64{0: 1, 1: 2, 2: 3}}))
+	defer cancel()
+	for _, name := range []string{"Wrong", "Wrong2"} {
+		tj := &testJoiner{log: newHashLog()}
+		s, err := join.Join(ctx, h.config(h.addr, name, tj))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		tm := s.Timings()
+		s.Close()
+		if tm.Thin != 0 {
+			t.Fatalf("%s: %d maps sent thin for wrong hashes", name, tm.Thin)
+		}
+	}
+	if n := strings.Count(logs.String(), "thin map blobs built"); n != 0 {
+		t.Fatalf("thin map blobs built %d times for joiners naming only wrong hashes", n)
+	}
+	if st := h.srv.Overview().Stats; st.SectionJoins != 0 {
+		t.Fatalf("host counted %d joins sent thin", st.SectionJoins)
+	}
+}
+
+// waitPlaying waits until srv counts the player name as playing: its
+// WorldReady handled, its join point released.
+func waitPlaying(t *testing.T, srv *host.Server, name string) {
+	t.Helper()
+	testkit.WaitFor(t, name+" playing", func() bool {
+		for _, p := range srv.Overview().Players {
+			if p.Name == name {
+				return p.Status == "playing"
+			}
+		}
+		return false
+	})
 }
