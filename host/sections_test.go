@@ -97,7 +97,7 @@ func TestSectionsRelayIgnores(t *testing.T) {
 	ctx, cancel := context.WithCancel(jointest.With(context.Background(), jointest.Options{ExtraMade: map[int32]uint64{0: 1, 1: 2, 2: 3}}))
 	defer cancel()
 	cfg := joinCfg(h.Addr, "Ann", newHashLog())
-	cfg.Sections, cfg.SectionMinRTT = func([]byte, uint64) ([]byte, error) { panic("a relay host named a section") }, -1
+	cfg.Sections, cfg.SectionMinRTT = func(context.Context, []byte, uint64) ([]byte, error) { panic("a relay host named a section") }, -1
 	s, err := join.Join(ctx, cfg)
 	if err != nil {
 		t.Fatalf("join: %v", err)

@@ -51,7 +51,7 @@ func (s *Session) makeSections(recipes []wire.SectionRecipe) *sectionMaker {
 		go func() {
 			defer wg.Done()
 			for r := range next {
-				m.make(s, r)
+				m.make(ctx, s, r)
 			}
 		}()
 	}
@@ -70,9 +70,11 @@ func (s *Session) makeSections(recipes []wire.SectionRecipe) *sectionMaker {
 	return m
 }
 
-// make makes one section and keeps it if its hash is the host's.
-func (m *sectionMaker) make(s *Session, r wire.SectionRecipe) {
-	b, err := s.cfg.Sections(r.Recipe, r.Length)
+// make makes one section and keeps it if its hash is the host's. The
+// builder stops when ctx is done: once offer has named the sections made,
+// one still being made is of no use.
+func (m *sectionMaker) make(ctx context.Context, s *Session, r wire.SectionRecipe) {
+	b, err := s.cfg.Sections(ctx, r.Recipe, r.Length)
 	if err == nil && uint64(len(b)) == r.Length && xxhash.Sum64(b) == r.Hash {
 		m.mu.Lock()
 		m.made[r.MapID] = b
@@ -86,7 +88,8 @@ func (m *sectionMaker) make(s *Session, r wire.SectionRecipe) {
 }
 
 // offer waits up to wait for the sections still being made, stops the
-// rest and returns those made, for Client_Username.
+// rest (those waiting and those being made) and returns those made, for
+// Client_Username.
 func (m *sectionMaker) offer(wait time.Duration) []wire.MadeSection {
 	if wait > 0 {
 		t := time.NewTimer(wait)
