@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
@@ -64,7 +65,7 @@ func sectionJoin(t *testing.T, ctx context.Context, h *colonyHost, name string, 
 	tj := &testJoiner{log: newHashLog(), errc: make(chan error, 1)}
 	cfg := h.config(h.addr, name, tj)
 	if sections {
-		cfg.Sections, cfg.SectionMinRTT = h.sectionBuilder(), -1
+		cfg.Sections, cfg.SectionsAlways = h.sectionBuilder(), true
 	}
 	s, err := join.Join(ctx, cfg)
 	if err != nil {
@@ -96,7 +97,7 @@ func checkJoined(t *testing.T, h *colonyHost, tj *testJoiner) {
 // deadline.
 func TestSectionsJoinThin(t *testing.T) {
 	logs := &syncbuf.Buffer{}
-	h := startSectionHost(t, colony.SizedConfig(6<<20, 7), func(c *host.Config) {
+	h := startSectionHost(t, colony.SizedConfig(1<<20, 7), func(c *host.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -154,7 +155,7 @@ func TestSectionsRelayIgnores(t *testing.T) {
 	ctx, cancel := context.WithCancel(jointest.With(context.Background(), jointest.Options{ExtraMade: map[int32]uint64{0: 1, 1: 2, 2: 3}}))
 	defer cancel()
 	cfg := joinCfg(h.Addr, "Ann", newHashLog())
-	cfg.Sections, cfg.SectionMinRTT = func(context.Context, []byte, uint64) ([]byte, error) { panic("a relay host named a section") }, -1
+	cfg.Sections, cfg.SectionsAlways = func(context.Context, []byte, uint64) ([]byte, error) { panic("a relay host named a section") }, true
 	s, err := join.Join(ctx, cfg)
 	if err != nil {
 		t.Fatalf("join: %v", err)
@@ -173,7 +174,7 @@ func TestSectionsRelayIgnores(t *testing.T) {
 // holds, and reaches WorldReady with the host's hashes; the retry
 // leaves out blobs it held.
 func TestSectionsResumed(t *testing.T) {
-	h := startSectionHost(t, colony.SizedConfig(6<<20, 7))
+	h := startSectionHost(t, colony.SizedConfig(1<<20, 7))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	probe, stopProbe := sectionJoin(t, ctx, h, "Probe", true)
@@ -183,7 +184,7 @@ func TestSectionsResumed(t *testing.T) {
 	relay := cutRelay(t, h.addr, 4<<10+payload*9/10)
 	tj := &testJoiner{log: newHashLog()}
 	cfg := h.config(relay.Addr(), "Cut", tj)
-	cfg.Sections, cfg.SectionMinRTT = h.sectionBuilder(), -1
+	cfg.Sections, cfg.SectionsAlways = h.sectionBuilder(), true
 	before := h.srv.Overview().Stats
 	tries := joinRetrying(t, ctx, cfg, tj)
 	defer func() { tj.sess.Close(); <-tj.errc }()
@@ -240,4 +241,33 @@ func waitPlaying(t *testing.T, srv *host.Server, name string) {
 		}
 		return false
 	})
+}
+
+// TestSectionsAutoLoopback: by default (not SectionsAlways) a joiner
+// makes no sections for a host on this machine, even when the handshake's
+// round trip is slow (20 ms here, through a relay that delays, as a busy
+// machine can measure on loopback), says why, and the host builds
+// nothing for it.
+func TestSectionsAutoLoopback(t *testing.T) {
+	logs := &syncbuf.Buffer{}
+	h := startSectionHost(t, colony.SizedConfig(1<<20, 7), func(c *host.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	relay := testkit.StartRelay(t, h.addr)
+	relay.SetDelay(10 * time.Millisecond)
+	tj := &testJoiner{log: newHashLog()}
+	cfg := h.config(relay.Addr(), "Local", tj)
+	cfg.Sections = h.sectionBuilder()
+	s, err := join.Join(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tm := s.Timings()
+	if tm.Sections != 0 || tm.Thin != 0 || !strings.Contains(tm.SectionsWhy, "this machine or its LAN") {
+		t.Fatalf("loopback join: %d sections named, %d maps thin, why %q; want none, as the host is on this machine", tm.Sections, tm.Thin, tm.SectionsWhy)
+	}
+	if n := strings.Count(logs.String(), "thin map blobs built"); n != 0 {
+		t.Fatalf("thin map blobs built %d times for a joiner on this machine", n)
+	}
 }
