@@ -72,7 +72,8 @@
 // started, and the session reads that transfer's counters when the join
 // resumes, to check what the joiner says it holds. The join point a
 // joiner is sent counts it as in use from admission to WorldReady or its
-// leave, on the session goroutine (joinPoints.hand, release).
+// leave, on the session goroutine (joinPoints.hand, release); its thin
+// map blobs (sections.go) go when its last joiner is in or gone.
 //
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a

@@ -90,10 +90,16 @@ func (j *joinPoints) hand(p *joinPoint) {
 	p.sent = true
 }
 
-// release ends a joiner's use of p: it is in (WorldReady) or gone.
+// release ends a joiner's use of p: it is in (WorldReady) or gone. When
+// it was the last joiner of p, p's thin map blobs go: they serve joiners
+// only while being sent, and a point can stay current for a long while.
 func (j *joinPoints) release(p *joinPoint) {
-	if p != nil {
-		p.sending--
+	if p == nil {
+		return
+	}
+	p.sending--
+	if p.sending == 0 {
+		p.dropThins()
 	}
 }
 

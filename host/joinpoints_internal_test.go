@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/snapshot"
 )
 
 // TestJoinPointRefresh: a joiner gets a new join point, rather than one
@@ -104,5 +105,23 @@ func TestTickCostAverage(t *testing.T) {
 	}
 	if j.tickCost > 2*time.Millisecond {
 		t.Fatalf("after 200 ticks of 1 ms: %v", j.tickCost)
+	}
+}
+
+// TestJoinPointThinsDropped: a point's thin map blobs are kept while any
+// joiner admitted to it is not in yet, and let go when the last of them
+// is in or gone.
+func TestJoinPointThinsDropped(t *testing.T) {
+	j := &joinPoints{}
+	p := &joinPoint{thins: map[snapshot.Codec]*thinPoint{snapshot.Zstd: {}}}
+	j.hand(p)
+	j.hand(p)
+	j.release(p)
+	if p.thins == nil {
+		t.Fatal("thin blobs dropped while a joiner of the point is not in yet")
+	}
+	j.release(p)
+	if p.thins != nil {
+		t.Fatal("thin blobs kept after the point's last joiner is in")
 	}
 }

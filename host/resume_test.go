@@ -70,11 +70,23 @@ type colonyHost struct {
 	*testHost
 	dbs     []defs.Summary
 	content *colony.Content
+	// made are the maps' regenerable sections by recipe, taken from the
+	// world before the host started (startSectionHost), for
+	// sectionBuilder; maps is how many maps the world has.
+	made map[string][]byte
+	maps int
 }
 
 const colonyEvery = 10
 
 func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config)) *colonyHost {
+	t.Helper()
+	content, set, world := newColonyWorld(t, wc)
+	return startColonyWorld(t, content, set, world, mods...)
+}
+
+// newColonyWorld makes the world of wc on the default content.
+func newColonyWorld(t *testing.T, wc colony.Config) (*colony.Content, *defs.Set, *colony.World) {
 	t.Helper()
 	content, set, err := colony.DefaultContent()
 	if err != nil {
@@ -84,6 +96,12 @@ func startColonyHost(t *testing.T, wc colony.Config, mods ...func(*host.Config))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return content, set, world
+}
+
+// startColonyWorld hosts world, which the host owns from then on.
+func startColonyWorld(t *testing.T, content *colony.Content, set *defs.Set, world *colony.World, mods ...func(*host.Config)) *colonyHost {
+	t.Helper()
 	hl := newHashLog()
 	cfg := host.Config{TickRate: 20,
 		AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {

@@ -117,13 +117,28 @@ func (p *peer) offerSections() []wire.SectionRecipe {
 	return p.srv.sess.points.sections()
 }
 
+// dropThins lets the point's thin map blobs go: its joiners are all in
+// or gone (joinPoints.release). A joiner that names its sections later
+// has them built again.
+func (j *joinPoint) dropThins() {
+	j.mu.Lock()
+	j.thins = nil
+	j.mu.Unlock()
+}
+
 // layout is how the join point pt (in the connection's codec) is laid
 // out for this joiner: what it holds left out, and the maps whose
-// section it made sent thin when the point has them. Thin blobs that
+// section it made sent thin when the point has them. Thin blobs are built
+// only when a section the joiner made is one of the point's, by map and
+// hash: a joiner naming wrong hashes costs no build. Thin blobs that
 // cannot be built are logged and the maps sent whole.
 func (p *peer) layout(jr joinReply, pt *snapshot.Point) snapshot.JoinLayout {
 	l := snapshot.JoinLayout{Faction: jr.faction, Granted: jr.granted, Commands: jr.cmds, Held: jr.held}
-	if len(p.made) == 0 || jr.uploader || p.srv.sess.relay != nil || !hasSections(pt) {
+	if len(p.made) == 0 || jr.uploader || p.srv.sess.relay != nil {
+		return l
+	}
+	if !madeAny(pt, p.made) {
+		p.log.Debug("no section named matches the join point's; maps sent whole", "named", len(p.made))
 		return l
 	}
 	thin, err := jr.point.thin(pt, p.conn.codec)
@@ -135,10 +150,14 @@ func (p *peer) layout(jr joinReply, pt *snapshot.Point) snapshot.JoinLayout {
 	return l
 }
 
-// hasSections reports whether any map of pt has a regenerable section.
-func hasSections(pt *snapshot.Point) bool {
+// madeAny reports whether any map of pt has a regenerable section that
+// made names with its hash: the only case where thin blobs spare anything.
+func madeAny(pt *snapshot.Point, made map[int32]uint64) bool {
 	for _, m := range pt.Maps {
-		if m.Section != nil {
+		if m.Section == nil {
+			continue
+		}
+		if h, ok := made[m.ID]; ok && h == m.Section.Hash {
 			return true
 		}
 	}

@@ -158,11 +158,16 @@ type Config struct {
 	// so the host sends those maps without them. nil: every map is
 	// downloaded whole.
 	Sections lockstep.SectionBuilder
-	// SectionMinRTT: the sections are made only when the handshake's
-	// round trip (Client_Defs to the host's answer) took at least this
-	// long (default 5 ms; negative: whatever the round trip). On a link
-	// that fast (loopback, a LAN) the download beats making them.
-	SectionMinRTT time.Duration
+	// SectionsAlways makes the sections whatever the link. Otherwise
+	// they are made only when that spares more download time than it
+	// takes (sectionchoice.go): never for a host on this machine or its
+	// LAN, where the download beats making them; elsewhere as measured
+	// on the first section made, against LinkSpeed.
+	SectionsAlways bool
+	// LinkSpeed is the link's expected throughput to the host, in bytes
+	// a second, when deciding whether to make the sections (default
+	// 3 MB/s, about a home uplink of 25 Mbit/s).
+	LinkSpeed float64
 	// SectionWait bounds how long the username waits for the sections
 	// still being made; those done by then are named (default 5 s,
 	// within the host's 10 s for the username; negative: no wait).
@@ -184,7 +189,7 @@ func DefaultConfig() Config {
 		MaxRawTotal:      4 << 30,
 		MaxFrame:         wire.DefaultMaxFrame,
 		Logger:           slog.Default(),
-		SectionMinRTT:    5 * time.Millisecond,
+		LinkSpeed:        3e6,
 		SectionWait:      5 * time.Second,
 	}
 }
@@ -204,7 +209,9 @@ func (c Config) Defaults() Config {
 	fill(&c.HandshakeTimeout, d.HandshakeTimeout)
 	fill(&c.ReadyTimeout, d.ReadyTimeout)
 	fill(&c.HostTimeout, d.HostTimeout)
-	fill(&c.SectionMinRTT, d.SectionMinRTT)
+	if c.LinkSpeed == 0 {
+		c.LinkSpeed = d.LinkSpeed
+	}
 	fill(&c.SectionWait, d.SectionWait)
 	if c.MaxPayload == 0 {
 		c.MaxPayload = d.MaxPayload

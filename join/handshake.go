@@ -83,11 +83,9 @@ func (s *Session) compareDefs(fr *wire.FrameReader) error {
 	for i, d := range s.cfg.Databases {
 		dbs[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
 	}
-	sent := time.Now()
 	if err := s.write(&wire.ClientDefs{Databases: dbs}); err != nil {
 		return err
 	}
-	var rtt time.Duration // to the host's first answer
 	var defsOK *wire.ServerDefsOK
 	ph := &phase{unexpected: "expected Server_DefsOK, got %s", on: map[wire.ID]handler{
 		wire.IDServerClock:  on(s.answerClock),
@@ -98,16 +96,13 @@ func (s *Session) compareDefs(fr *wire.FrameReader) error {
 		if err != nil {
 			return fmt.Errorf("handshake: %w", err)
 		}
-		if rtt == 0 {
-			rtt = max(time.Since(sent), 1)
-		}
 		if err := ph.handle(p); err != nil {
 			return err
 		}
 	}
 	s.info.GameName, s.info.PlayerID = defsOK.GameName, defsOK.PlayerID
-	if s.cfg.Sections != nil && len(defsOK.Sections) > 0 && (s.cfg.SectionMinRTT < 0 || rtt >= s.cfg.SectionMinRTT) {
-		s.sections = s.makeSections(defsOK.Sections)
+	if s.cfg.Sections != nil && len(defsOK.Sections) > 0 {
+		s.sections, s.timings.SectionsWhy = s.makeSections(defsOK.Sections)
 	}
 	return nil
 }
@@ -137,6 +132,12 @@ func (s *Session) introduce(ml *wire.ServerModList, nonce uint64) error {
 	if s.sections != nil {
 		made = s.sections.offer(cfg.SectionWait)
 		s.timings.Sections = len(made)
+		if why := s.sections.choice(); why != "" {
+			s.timings.SectionsWhy = why
+		}
+	}
+	if s.timings.SectionsWhy != "" {
+		s.cfg.Logger.Info("regenerable sections", "named", len(made), "why", s.timings.SectionsWhy)
 	}
 	for i := range made {
 		made[i].Hash += s.opt.SectionHashSkew

@@ -39,8 +39,10 @@ type Timings struct {
 	RejoinWhy string
 	// Sections is how many maps' regenerable sections the join named as
 	// made (Config.Sections), so the host could send them thin; Thin how
-	// many it did.
+	// many it did. SectionsWhy says why they were made or not (when the
+	// join chose: not with Config.SectionsAlways), in a sentence.
 	Sections, Thin int
+	SectionsWhy    string
 }
 
 // CatchUpRate is ticks simulated per second during catch-up.

@@ -1,5 +1,7 @@
 package lockstep
 
+import "context"
+
 // MaxRecipe bounds a Section's Recipe: a few numbers a game regenerates a
 // section from, not the section itself.
 const MaxRecipe = 256
@@ -30,4 +32,7 @@ type Sectioner interface {
 // has any simulation: the bytes of the section the recipe was made for.
 // The recipe comes from the host and is untrusted; a builder checks it
 // and refuses (with an error) one that would need more than maxLen bytes.
-type SectionBuilder func(recipe []byte, maxLen uint64) ([]byte, error)
+// A builder stops soon after ctx is done and returns ctx's error: the
+// joiner cancels what it no longer needs, and the work would otherwise
+// take the cores its download and catch-up need.
+type SectionBuilder func(ctx context.Context, recipe []byte, maxLen uint64) ([]byte, error)

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestThinPayloadSplicesBack(t *testing.T) {
 		if m.Section == nil {
 			t.Fatalf("map %d: no section recorded", m.ID)
 		}
-		b, err := build(m.Section.Recipe, m.Section.Len)
+		b, err := build(context.Background(), m.Section.Recipe, m.Section.Len)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +150,7 @@ func FuzzThinPayload(f *testing.F) {
 	sections := map[int32][]byte{}
 	made := map[int32]uint64{}
 	for _, m := range p.Maps {
-		if sections[m.ID], err = build(m.Section.Recipe, m.Section.Len); err != nil {
+		if sections[m.ID], err = build(context.Background(), m.Section.Recipe, m.Section.Len); err != nil {
 			f.Fatal(err)
 		}
 		made[m.ID] = m.Section.Hash

@@ -295,7 +295,7 @@ func newGameMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 		Things: make([]thing, 0, cfg.ThingsPerMap+cfg.ThingsPerMap/32+64),
 	}
 	// one row at a time: the packed terrain is never unpacked whole
-	terrainRows(tt, seed, W, H, func(y int32, row []uint8) { m.Terrain.setRange(int(y)*int(W), row) })
+	terrainRows(tt, seed, W, H, func(y int32, row []uint8) bool { m.Terrain.setRange(int(y)*int(W), row); return true })
 	m.rebuildDerived(r)
 	return m
 }
@@ -304,8 +304,9 @@ func newGameMap(r *rules, tt *terrainTable, cfg Config, id int32) *gameMap {
 func mapSeed(seed uint64, id int32) uint64 { return mix64(seed + 0x1000*uint64(id+1)) }
 
 // terrainRows generates the terrain of a W x H map whose seed is seed,
-// handing each row y (one byte a cell) to emit, which must not keep it.
-func terrainRows(tt *terrainTable, seed uint64, W, H int32, emit func(y int32, row []uint8)) {
+// handing each row y (one byte a cell) to emit, which must not keep it;
+// it stops after a row emit returns false for.
+func terrainRows(tt *terrainTable, seed uint64, W, H int32, emit func(y int32, row []uint8) bool) {
 	elev := newNoiseField(mix64(seed^1), int(W))
 	moist := newNoiseField(mix64(seed^2), int(W))
 	row := make([]uint8, W)
@@ -315,7 +316,9 @@ func terrainRows(tt *terrainTable, seed uint64, W, H int32, emit func(y int32, r
 		for x := range row {
 			row[x] = tt.tabs[tt.sumBand[e[x]]][stretched[mo[x]]]
 		}
-		emit(y, row)
+		if !emit(y, row) {
+			return
+		}
 	}
 }
 

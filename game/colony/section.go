@@ -1,6 +1,7 @@
 package colony
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func SectionBuilder(content *Content) lockstep.SectionBuilder {
 	if err == nil {
 		tt = newTerrainTable(r)
 	}
-	return func(recipe []byte, maxLen uint64) ([]byte, error) {
+	return func(ctx context.Context, recipe []byte, maxLen uint64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +62,17 @@ func SectionBuilder(content *Content) lockstep.SectionBuilder {
 		if n := uint64(W) * uint64(H); n > maxLen {
 			return nil, fmt.Errorf("colony: terrain of %dx%d exceeds %d bytes", W, H, maxLen)
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		out := make([]byte, int(W)*int(H))
-		terrainRows(tt, mapSeed(seed, id), W, H, func(y int32, row []uint8) { copy(out[int(y)*int(W):], row) })
+		terrainRows(tt, mapSeed(seed, id), W, H, func(y int32, row []uint8) bool {
+			copy(out[int(y)*int(W):], row)
+			return ctx.Err() == nil // a row is a few microseconds' work
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return out, nil
 	}
 }

@@ -2,6 +2,8 @@ package colony
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -30,7 +32,7 @@ func checkSections(t *testing.T, c *Content, w *World) {
 		if xxhash.Sum64(want) != sec.Hash {
 			t.Fatalf("map %d: section hash %016x, its bytes hash to %016x", id, sec.Hash, xxhash.Sum64(want))
 		}
-		got, err := build(sec.Recipe, sec.Len)
+		got, err := build(context.Background(), sec.Recipe, sec.Len)
 		if err != nil {
 			t.Fatalf("map %d: build: %v", id, err)
 		}
@@ -74,15 +76,15 @@ func TestSectionBuilderRefuses(t *testing.T) {
 	sec, _ := w.MapSection(0)
 	build := SectionBuilder(c)
 	other := SectionBuilder(handContent())
-	if _, err := other(sec.Recipe, sec.Len); err == nil {
+	if _, err := other(context.Background(), sec.Recipe, sec.Len); err == nil {
 		t.Fatal("a recipe of other content was taken")
 	}
-	if _, err := build(sec.Recipe, sec.Len-1); err == nil {
+	if _, err := build(context.Background(), sec.Recipe, sec.Len-1); err == nil {
 		t.Fatal("a recipe over maxLen was taken")
 	}
 	for _, bad := range [][]byte{nil, sec.Recipe[:len(sec.Recipe)-1], append(append([]byte{}, sec.Recipe...), 0),
 		append([]byte{2}, sec.Recipe[1:]...)} {
-		if _, err := build(bad, 1<<30); err == nil {
+		if _, err := build(context.Background(), bad, 1<<30); err == nil {
 			t.Fatalf("recipe %x was taken", bad)
 		}
 	}
@@ -96,9 +98,32 @@ func FuzzSectionRecipe(f *testing.F) {
 	f.Add(sec.Recipe)
 	build := SectionBuilder(c)
 	f.Fuzz(func(t *testing.T, recipe []byte) {
-		out, err := build(recipe, 1<<16)
+		out, err := build(context.Background(), recipe, 1<<16)
 		if err == nil && uint64(len(out)) > 1<<16 {
 			t.Fatalf("%d bytes past the limit", len(out))
 		}
 	})
+}
+
+// TestSectionBuilderCancelled: a builder whose context is done stops
+// between two rows and says so: a joiner that cancels it gets its cores
+// back at once, not when the map's terrain is made.
+func TestSectionBuilderCancelled(t *testing.T) {
+	c := handContent()
+	w := mustNew(t, c, Config{Maps: 1, Width: 64, Height: 64, Seed: 2, PawnsPerMap: 1, ThingsPerMap: 4})
+	sec, _ := w.MapSection(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if out, err := SectionBuilder(c)(ctx, sec.Recipe, sec.Len); !errors.Is(err, context.Canceled) || out != nil {
+		t.Fatalf("cancelled builder: %d bytes, %v; want none and context.Canceled", len(out), err)
+	}
+	r, err := compile(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	terrainRows(newTerrainTable(r), 1, 64, 64, func(int32, []uint8) bool { rows++; return rows < 3 })
+	if rows != 3 {
+		t.Fatalf("%d rows made; want 3, the row emit refused being the last", rows)
+	}
 }

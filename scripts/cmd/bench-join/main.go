@@ -16,6 +16,7 @@
 //	go run ./scripts/cmd/bench-join -relay 64  # a relay host (the arbiter's upload) against a simulating host
 //	go run ./scripts/cmd/bench-join -home-link # lockhost and OpenTTD over a 10 Mbit/s home link: join, drop, back in game
 //	go run ./scripts/cmd/bench-join -zstd-levels 204 # zstd's levels and windows on a world's blobs
+//	go run ./scripts/cmd/bench-join -thin-peak # the host's peak over one thin and two whole joins
 //
 // None of these run in CI: they are benchmarks of minutes, run by hand.
 // -home-link is described in homelink.go; it takes -world-mib,
@@ -100,12 +101,13 @@ func main() {
 	}
 	flag.StringVar(&o.script, "openttd-script", script, "with -openttd or -home-link: OpenTTD's join script (or set "+peerScriptEnv+")")
 	flag.IntVar(&o.size, "openttd-size", 4096, "with -openttd or -home-link: OpenTTD's map edge")
-	flag.IntVar(&o.worldMiB, "world-mib", 204, "with -openttd or -home-link: lockhost's world, of about OpenTTD's raw map size (4096² is 204 MiB)")
-	flag.IntVar(&o.runs, "runs", 3, "with -openttd or -relay: runs of each side")
+	flag.IntVar(&o.worldMiB, "world-mib", 204, "with -openttd, -home-link or -thin-peak: lockhost's world, of about OpenTTD's raw map size (4096² is 204 MiB)")
+	flag.IntVar(&o.runs, "runs", 3, "with -openttd, -relay or -thin-peak: runs of each side")
 	flag.IntVar(&o.joiners, "joiners", 4, "with -openttd: joiners at once")
-	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd or -home-link: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
+	flag.StringVar(&o.hostBin, "host-bin", "", "with -openttd, -home-link or -thin-peak: a host binary to measure instead of building ./cmd/host (another build, for before and after)")
 	flag.BoolVar(&o.lockhostOnly, "lockhost-only", false, "with -openttd or -home-link: measure lockhost alone (to compare two builds with -host-bin and -join-bin)")
-	flag.StringVar(&o.joinBin, "join-bin", "", "with -openttd or -home-link: a join binary to measure instead of building ./cmd/join")
+	flag.StringVar(&o.joinBin, "join-bin", "", "with -openttd, -home-link or -thin-peak: a join binary to measure instead of building ./cmd/join")
+	thin := flag.Bool("thin-peak", false, "only the host's peak memory over one join that makes the terrain and two that download it, on the -world-mib world, -runs times (see thinpeak.go)")
 	home := flag.Bool("home-link", false, "only lockhost and OpenTTD over an emulated home link: a first join and getting back in game after a drop, each side (minutes; see homelink.go)")
 	h := homeOptions{}
 	flag.Float64Var(&h.link.mbit, "link-mbit", 10, "with -home-link: the link's bandwidth each way, Mbit/s")
@@ -122,6 +124,8 @@ func main() {
 		err = compareLevels(worlds()[1])
 	case *ottd:
 		err = runOpenTTD(o)
+	case *thin:
+		err = withTools(o.hostBin, o.joinBin, func(b *bench) error { return b.thinPeak(o.worldMiB, o.runs) })
 	case *home:
 		h.openttdOptions = o
 		err = withTools(o.hostBin, o.joinBin, func(b *bench) error { return b.homeLink(h) })
