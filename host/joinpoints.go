@@ -121,8 +121,9 @@ type joinPoint struct {
 	versions []uint64
 	prev     *snapshot.Point
 	cutAt    time.Time
-	tick     uint64      // the state's tick
-	built    atomic.Bool // compressed in the configured codec
+	tick     uint64       // the state's tick
+	built    atomic.Bool  // compressed in the configured codec
+	builtAt  atomic.Int64 // when it was, in Unix nanoseconds (0: not yet)
 	// sending counts the joiners admitted to this point that are not in
 	// yet (WorldReady) and still connected; sent is whether any joiner was
 	// ever admitted to it. The session goroutine alone touches both.
@@ -185,6 +186,7 @@ func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
 		j.state, j.prev = nil, nil // the compressed form is all anyone needs now
 		if j.err == nil {
 			d := time.Since(start)
+			j.builtAt.Store(time.Now().UnixNano())
 			j.built.Store(true)
 			j.stats.built(j.point, d)
 			// Debug: a busy host builds one every JoinPointMaxAge, half of
@@ -248,13 +250,32 @@ func (j *joinPoints) ensure(auth *lockstep.Authority) (*joinPoint, error) {
 	return j.current, nil
 }
 
-// expire drops a join point older than maxAge: nobody may reuse it any
-// more, so the commands kept for it can go.
+// expire drops a join point that has been ready for longer than maxAge:
+// nobody may reuse it any more, so the commands kept for it can go. A
+// point still in use stays: one being sent to a joiner not in yet, or
+// the one a background build is still compressing. Its age counts from
+// when it was built, not cut: on a busy machine a build took longer than
+// maxAge, and a point dropped while building left that build running
+// while the next joiner had a second copy of the world cut and built
+// beside it (two copies of a 204 MiB world at once, and each joiner a
+// fresh one).
 func (j *joinPoints) expire(auth *lockstep.Authority) {
-	if j.current != nil && time.Since(j.current.cutAt) > j.maxAge {
+	cur := j.current
+	if cur == nil || cur.sending > 0 || !cur.built.Load() && j.preparing.Load() {
+		return
+	}
+	if time.Since(cur.readyAt()) > j.maxAge {
 		j.current = nil
 		auth.Queues().Reset()
 	}
+}
+
+// readyAt is when the point was built, or cut while it is not built.
+func (j *joinPoint) readyAt() time.Time {
+	if ns := j.builtAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return j.cutAt
 }
 
 // prepare keeps a built join point ready so a joiner does not wait for
@@ -336,5 +357,6 @@ func (j *joinPoint) buildUploaded() {
 	if !allGzip(j.point) {
 		j.comp.Codec = snapshot.Zstd
 	}
+	j.builtAt.Store(time.Now().UnixNano())
 	j.built.Store(true)
 }

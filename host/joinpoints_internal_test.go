@@ -125,3 +125,45 @@ func TestJoinPointThinsDropped(t *testing.T) {
 		t.Fatal("thin blobs kept after the point's last joiner is in")
 	}
 }
+
+// TestJoinPointExpire: a join point goes once it has been ready for
+// longer than maxAge, counted from its build, never while a background
+// build still compresses it or while it is sent to a joiner not in yet.
+func TestJoinPointExpire(t *testing.T) {
+	long := -time.Hour // long before maxAge (a minute) ago
+	for _, tc := range []struct {
+		name      string
+		cutAgo    time.Duration
+		builtAgo  time.Duration // 0: not built
+		preparing bool          // a background build runs
+		sending   int
+		dropped   bool
+	}{
+		{"built long ago", long, long, false, 0, true},
+		{"cut long ago, built just now", long, -time.Second, false, 0, false},
+		{"cut long ago, still building in the background", long, 0, true, 0, false},
+		{"cut long ago, being sent to a joiner", long, long, false, 1, false},
+		{"cut long ago, never built and no build running", long, 0, false, 0, true},
+		{"cut just now", -time.Second, 0, false, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			auth := lockstep.NewAuthority(locksteptest.New(2, 100))
+			j := &joinPoints{stats: &stats{}, log: slog.New(slog.DiscardHandler), maxAge: time.Minute}
+			if err := j.cut(auth); err != nil {
+				t.Fatal(err)
+			}
+			cur := j.current
+			cur.cutAt = time.Now().Add(tc.cutAgo)
+			if tc.builtAgo != 0 {
+				cur.built.Store(true)
+				cur.builtAt.Store(time.Now().Add(tc.builtAgo).UnixNano())
+			}
+			j.preparing.Store(tc.preparing)
+			cur.sending = tc.sending
+			j.expire(auth)
+			if dropped := j.current == nil; dropped != tc.dropped {
+				t.Fatalf("dropped %v, want %v", dropped, tc.dropped)
+			}
+		})
+	}
+}
