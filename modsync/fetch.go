@@ -1,0 +1,223 @@
+package modsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+)
+
+// Fetcher downloads the files a joiner lacks from a host's HTTP listener
+// (or a static mirror of its /content/ folder) into a Cache.
+type Fetcher struct {
+	// Client makes the requests; nil means a client that asks for no
+	// compression (a file's bytes are hashed as they arrive).
+	Client *http.Client
+	// Base is the host's address, "http://host:port".
+	Base   string
+	Cache  *Cache
+	Limits Limits
+	// Local maps hashes to files the player already has (in its own mod
+	// folders): those are copied into the cache, checked, not fetched.
+	Local map[Sum]string
+}
+
+// Stats say where a fetch found its files.
+type Stats struct {
+	Files        int   // distinct files needed
+	Cached       int   // already in the cache
+	CachedBytes  int64 // their size
+	Local        int   // copied from the player's own folders
+	LocalBytes   int64 // their size
+	Fetched      int   // downloaded
+	FetchedBytes int64 // body bytes received for them, retries included
+	Resumed      int64 // bytes of partial downloads that were kept
+	Refused      int   // downloads refused for a wrong hash, then fetched again
+}
+
+// Need lists the distinct files (by hash, in manifest order) of the mods
+// pick selects; held-back mods list none.
+func Need(m *Manifest, pick func(*Mod) bool) []File {
+	seen := map[Sum]bool{}
+	var out []File
+	for i := range m.Mods {
+		d := &m.Mods[i]
+		if d.Held || (pick != nil && !pick(d)) {
+			continue
+		}
+		for _, f := range d.Files {
+			if !seen[f.Hash] {
+				seen[f.Hash] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// checkCaps refuses a list of files over the fetcher's limits before
+// anything is fetched.
+func (f *Fetcher) checkCaps(files []File) error {
+	if len(files) > f.Limits.MaxFiles {
+		return fmt.Errorf("fetch: %d files: %w (%d)", len(files), ErrLimit, f.Limits.MaxFiles)
+	}
+	var total int64
+	for _, x := range files {
+		if x.Size < 0 || x.Size > f.Limits.MaxFileSize {
+			return fmt.Errorf("fetch: %s of %d bytes: %w (%d)", x.Path, x.Size, ErrLimit, f.Limits.MaxFileSize)
+		}
+		if total += x.Size; total > f.Limits.MaxTotal {
+			return fmt.Errorf("fetch: more than %d bytes: %w", f.Limits.MaxTotal, ErrLimit)
+		}
+	}
+	return nil
+}
+
+// Fetch puts every file of files into the cache: those it holds are
+// kept, those the player has are copied, the others downloaded, resuming
+// a partial download with Range. Every file's size and SHA-256 are
+// checked before it enters the cache; a file with a wrong hash is
+// refused and fetched once more from its start. On an error, what was
+// downloaded stays in the cache's partial folder for the next Fetch.
+func (f *Fetcher) Fetch(ctx context.Context, files []File) (Stats, error) {
+	st := Stats{Files: len(files)}
+	if err := f.checkCaps(files); err != nil {
+		return st, err
+	}
+	for _, x := range files {
+		if f.Cache.Has(x.Hash, x.Size) {
+			st.Cached, st.CachedBytes = st.Cached+1, st.CachedBytes+x.Size
+			continue
+		}
+		if p, ok := f.Local[x.Hash]; ok && f.copyLocal(x, p) == nil {
+			st.Local, st.LocalBytes = st.Local+1, st.LocalBytes+x.Size
+			continue
+		}
+		err := f.fetchOne(ctx, x, &st)
+		if errors.Is(err, ErrHashMismatch) {
+			st.Refused++
+			err = f.fetchOne(ctx, x, &st)
+		}
+		if err != nil {
+			return st, fmt.Errorf("fetch %s (%s): %w", x.Path, x.Hash, err)
+		}
+		st.Fetched++
+	}
+	return st, nil
+}
+
+// copyLocal inserts the player's own copy of a file, if its hash is right.
+func (f *Fetcher) copyLocal(x File, p string) error {
+	in, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return f.Cache.Insert(x.Hash, x.Size, in)
+}
+
+func (f *Fetcher) client() *http.Client {
+	if f.Client != nil {
+		return f.Client
+	}
+	return &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: http.ProxyFromEnvironment}}
+}
+
+// fetchOne downloads one file into its partial file, resuming it, and
+// commits it to the cache. A wrong hash removes the partial file.
+func (f *Fetcher) fetchOne(ctx context.Context, x File, st *Stats) error {
+	part, err := os.OpenFile(f.Cache.partialPath(x.Hash), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	info, err := part.Stat()
+	if err != nil {
+		part.Close()
+		return err
+	}
+	have := info.Size()
+	if have > x.Size {
+		have = 0
+	}
+	if have > 0 {
+		st.Resumed += have
+	}
+	if have < x.Size {
+		n, err := f.download(ctx, x, part, have)
+		st.FetchedBytes += n
+		if err != nil {
+			part.Close()
+			return err
+		}
+	}
+	if err := f.Cache.commit(part, x.Hash, x.Size); err != nil {
+		os.Remove(part.Name())
+		return err
+	}
+	return nil
+}
+
+// download requests the file from byte have on and appends what arrives
+// to part (which it first cuts to what is kept). It returns the body
+// bytes received.
+func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int64) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL(f.Base, x.Hash), nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	if have > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
+		req.Header.Set("If-Range", `"`+x.Hash.String()+`"`)
+	}
+	resp, err := f.client().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	from, err := checkResponse(resp, x.Size, have)
+	if err != nil {
+		return 0, err
+	}
+	if err := part.Truncate(from); err != nil {
+		return 0, err
+	}
+	if _, err := part.Seek(from, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(part, io.LimitReader(resp.Body, x.Size-from+1))
+	if err == nil && from+n > x.Size {
+		err = fmt.Errorf("the host sent more than the %d bytes the manifest declares: %w", x.Size, ErrLimit)
+		part.Truncate(0)
+	} else if err == nil && from+n < x.Size {
+		err = fmt.Errorf("the host sent %d of %d bytes: %w", from+n, x.Size, io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+// checkResponse checks the status and lengths of a file's response and
+// returns the offset its body starts at: 0 for 200, have for 206.
+func checkResponse(resp *http.Response, size, have int64) (int64, error) {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
+		return 0, fmt.Errorf("the host sent the file with Content-Encoding %q, which was not asked for", enc)
+	}
+	from := int64(0)
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusPartialContent:
+		want := fmt.Sprintf("bytes %d-%d/%d", have, size-1, size)
+		if have == 0 || resp.Header.Get("Content-Range") != want {
+			return 0, fmt.Errorf("the host answered Range bytes=%d- with Content-Range %q, want %q", have, resp.Header.Get("Content-Range"), want)
+		}
+		from = have
+	default:
+		return 0, fmt.Errorf("the host answered %s", resp.Status)
+	}
+	if resp.ContentLength >= 0 && resp.ContentLength != size-from {
+		return 0, fmt.Errorf("the host announced %s bytes, the manifest %d: %w", strconv.FormatInt(resp.ContentLength, 10), size-from, ErrLimit)
+	}
+	return from, nil
+}

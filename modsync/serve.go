@@ -1,0 +1,121 @@
+package modsync
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ContentPrefix is the URL path under which a host serves shared files:
+// GET ContentPrefix + hex SHA-256. ManifestPath serves the manifest.
+const (
+	ContentPrefix = "/content/"
+	ManifestPath  = "/content/manifest"
+)
+
+// Handler serves a manifest built by Build and the files it lists:
+//
+//	GET|HEAD /content/manifest  the encoded manifest
+//	GET|HEAD /content/<sha256>  a shared file, with Range (206) and If-Range
+//
+// Any other hash, one of a held-back mod or a file not shared, is 404:
+// only what the manifest publishes can be read. A file is opened by the
+// path Build found it at, inside its mod folder (no link leads out), and
+// its size checked against the manifest's; it is not hashed again.
+type Handler struct {
+	manifest []byte
+	etag     string
+	files    map[Sum]source
+	// Gate, when set, is asked before a file is served; it returns a
+	// function to call when the response is done, or false to refuse
+	// with 503 (upload slots and pacing shared with world transfer).
+	Gate func(r *http.Request) (release func(), ok bool)
+	// Sent counts the bytes of file bodies written.
+	Sent atomic.Int64
+}
+
+// NewHandler returns the handler for a manifest made by Build. A
+// manifest that was decoded rather than built has no files to serve.
+func NewHandler(m *Manifest) (*Handler, error) {
+	b, err := m.Encode()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{manifest: b, files: map[Sum]source{}}
+	sum, _ := m.Hash()
+	h.etag = `"` + sum.String() + `"`
+	for _, d := range m.Mods {
+		for _, f := range d.Files {
+			if src, ok := m.sources[f.Hash]; ok {
+				h.files[f.Hash] = src
+			}
+		}
+	}
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Path == ManifestPath {
+		w.Header().Set("ETag", h.etag)
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(h.manifest)))
+		return
+	}
+	name, ok := strings.CutPrefix(r.URL.Path, ContentPrefix)
+	sum, err := ParseSum(name)
+	src, published := h.files[sum]
+	if !ok || err != nil || !published {
+		http.NotFound(w, r)
+		return
+	}
+	if h.Gate != nil {
+		release, ok := h.Gate(r)
+		if !ok {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		defer release()
+	}
+	f, err := os.OpenInRoot(src.root, src.rel)
+	if err != nil {
+		http.Error(w, "shared file unavailable", http.StatusGone)
+		return
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() != src.size {
+		http.Error(w, "shared file changed since it was published", http.StatusGone)
+		return
+	}
+	w.Header().Set("ETag", `"`+name+`"`)
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	http.ServeContent(&countingWriter{ResponseWriter: w, n: &h.Sent}, r, "", time.Time{}, f)
+}
+
+// countingWriter counts body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// URL is the address of the file with hash s on a host whose HTTP
+// listener is base ("http://host:port").
+func URL(base string, s Sum) string {
+	return fmt.Sprintf("%s%s%s", strings.TrimRight(base, "/"), ContentPrefix, s)
+}

@@ -1,0 +1,140 @@
+package modsync
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHandlerServesOnlyPublished: the handler serves the manifest and
+// the files it publishes, with Range and HEAD, and nothing else: not a
+// file it lists as not shared, not another hash, not a path.
+func TestHandlerServesOnlyPublished(t *testing.T) {
+	synth := synthMod(t, t.TempDir(), "test.synth")
+	m := build(t, BuildOptions{}, synth)
+	h := serve(t, m)
+	lamp := modFile(m, "test.synth", "Textures/Things/Lamp.png")
+	want, _ := os.ReadFile(filepath.Join(synth, "Textures/Things/Lamp.png"))
+
+	body, resp := fetchURL(t, "GET", URL(h.srv.URL, lamp.Hash), "")
+	if resp.StatusCode != 200 || string(body) != string(want) || resp.Header.Get("ETag") != `"`+lamp.Hash.String()+`"` {
+		t.Errorf("GET: %s, %d bytes", resp.Status, len(body))
+	}
+	body, resp = fetchURL(t, "GET", URL(h.srv.URL, lamp.Hash), "bytes=10-19")
+	if resp.StatusCode != 206 || string(body) != string(want[10:20]) {
+		t.Errorf("Range: %s %q", resp.Status, body)
+	}
+	if _, resp = fetchURL(t, "HEAD", URL(h.srv.URL, lamp.Hash), ""); resp.StatusCode != 200 || resp.ContentLength != lamp.Size {
+		t.Errorf("HEAD: %s, length %d", resp.Status, resp.ContentLength)
+	}
+	body, _ = fetchURL(t, "GET", h.srv.URL+ManifestPath, "")
+	if got, err := Decode(body, DefaultLimits); err != nil || len(got.Mods) != 1 {
+		t.Errorf("manifest: %v", err)
+	}
+
+	dll, _ := os.ReadFile(filepath.Join(synth, "Assemblies/Synth.dll"))
+	for name, path := range map[string]string{
+		"not shared":  ContentPrefix + sumOf(dll).String(),
+		"other hash":  ContentPrefix + sumOf([]byte("x")).String(),
+		"upper case":  ContentPrefix + strings.ToUpper(lamp.Hash.String()),
+		"short":       ContentPrefix + lamp.Hash.String()[:63],
+		"path":        ContentPrefix + "Textures/Things/Lamp.png",
+		"traversal":   ContentPrefix + "..%2f..%2fetc%2fpasswd",
+		"other place": "/" + lamp.Hash.String(),
+	} {
+		if _, resp := fetchURL(t, "GET", h.srv.URL+path, ""); resp.StatusCode != 404 {
+			t.Errorf("%s: %s", name, resp.Status)
+		}
+	}
+	if _, resp := fetchURL(t, "POST", URL(h.srv.URL, lamp.Hash), ""); resp.StatusCode != 405 {
+		t.Errorf("POST: %s", resp.Status)
+	}
+	// A file changed since it was published is not served (nor hashed).
+	if err := os.WriteFile(filepath.Join(synth, "Textures/Things/Lamp.png"), []byte("short"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, resp := fetchURL(t, "GET", URL(h.srv.URL, lamp.Hash), ""); resp.StatusCode != 410 {
+		t.Errorf("changed file: %s", resp.Status)
+	}
+}
+
+// TestHandlerGate: a refusing gate answers 503 and serves no byte.
+func TestHandlerGate(t *testing.T) {
+	m := build(t, BuildOptions{}, synthMod(t, t.TempDir(), "test.synth"))
+	h := serve(t, m)
+	released := 0
+	open := false
+	h.Gate = func(*http.Request) (func(), bool) { return func() { released++ }, open }
+	lamp := modFile(m, "test.synth", "Textures/Things/Lamp.png")
+	if _, resp := fetchURL(t, "GET", URL(h.srv.URL, lamp.Hash), ""); resp.StatusCode != 503 || h.Sent.Load() != 0 {
+		t.Errorf("closed gate: %s, %d bytes", resp.Status, h.Sent.Load())
+	}
+	open = true
+	if _, resp := fetchURL(t, "GET", URL(h.srv.URL, lamp.Hash), ""); resp.StatusCode != 200 || released != 1 {
+		t.Errorf("open gate: %s, released %d", resp.Status, released)
+	}
+}
+
+func fetchURL(t *testing.T, method, url, rng string) ([]byte, *http.Response) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rng != "" {
+		req.Header.Set("Range", rng)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, resp
+}
+
+// TestCacheVerifyPrune: Verify finds and removes a cached file the disk
+// changed; Prune keeps what it is told to and what is newer than the
+// cutoff.
+func TestCacheVerifyPrune(t *testing.T) {
+	c := newCache(t)
+	a, b := []byte("alpha"), []byte("beta")
+	for _, d := range [][]byte{a, b} {
+		if err := c.Insert(sumOf(d), int64(len(d)), strings.NewReader(string(d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Insert(sumOf(a), 5, strings.NewReader("alphX")); err != nil {
+		t.Fatal("inserting a file already held:", err)
+	}
+	if err := c.Insert(sumOf([]byte("gamma")), 5, strings.NewReader("gammX")); err == nil {
+		t.Error("a file with a wrong hash was inserted")
+	}
+	list, err := c.List()
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list %v, %v", list, err)
+	}
+	p := c.objectPath(sumOf(b))
+	os.Chmod(p, 0o644)
+	os.WriteFile(p, []byte("bete"), 0o644)
+	bad, err := c.Verify()
+	if err != nil || len(bad) != 1 || bad[0] != sumOf(b) || c.Has(sumOf(b), 4) {
+		t.Errorf("verify: %v, %v", bad, err)
+	}
+	if n, _, err := c.Prune(nil, time.Unix(0, 0)); err != nil || n != 0 {
+		t.Errorf("prune of files older than 1970: %d, %v", n, err)
+	}
+	if n, _, err := c.Prune(map[Sum]bool{sumOf(a): true}, time.Time{}); err != nil || n != 0 || !c.Has(sumOf(a), 5) {
+		t.Errorf("prune keeping alpha: %d, %v", n, err)
+	}
+	if n, freed, err := c.Prune(nil, time.Time{}); err != nil || n != 1 || freed != 5 || c.Has(sumOf(a), 5) {
+		t.Errorf("prune all: %d, %d, %v", n, freed, err)
+	}
+}
