@@ -3,6 +3,8 @@ package modsync
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/lockhost/lockhost/internal/termsafe"
 )
 
 // State is how a joiner's copy of a host's mod compares.
@@ -69,8 +71,11 @@ func Compare(host, local *Manifest) []ModState {
 	return out
 }
 
-// String is the line a joiner prints for the mod.
+// String is the line a joiner prints for the mod. The host's names and
+// versions are made safe to print (internal/termsafe).
 func (s ModState) String() string {
+	s.PackageID, s.Name = termsafe.String(s.PackageID), termsafe.String(s.Name)
+	s.HostVersion, s.LocalVersion = termsafe.String(s.HostVersion), termsafe.String(s.LocalVersion)
 	name := s.PackageID
 	if s.Name != "" {
 		name = fmt.Sprintf("%s (%s)", s.PackageID, s.Name)

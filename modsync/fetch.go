@@ -119,11 +119,15 @@ func (f *Fetcher) copyLocal(x File, p string) error {
 	return f.Cache.Insert(x.Hash, x.Size, in)
 }
 
+// defaultClient asks for no compression and keeps its connections for
+// the next file.
+var defaultClient = &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 2}}
+
 func (f *Fetcher) client() *http.Client {
 	if f.Client != nil {
 		return f.Client
 	}
-	return &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: http.ProxyFromEnvironment}}
+	return defaultClient
 }
 
 // fetchOne downloads one file into its partial file, resuming it, and

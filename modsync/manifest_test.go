@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -162,5 +163,16 @@ func TestCompareLines(t *testing.T) {
 	}
 	if !has(lines[1].String(), "not shared") {
 		t.Errorf("line %q does not mention the files not shared", lines[1])
+	}
+}
+
+// TestCompareLinePrintable: a hostile host's names cannot put escape
+// sequences on the joiner's terminal.
+func TestCompareLinePrintable(t *testing.T) {
+	m := fakeManifest(fakeFile("a.png", []byte("a")))
+	m.Mods[0].Name, m.Mods[0].Version = "\x1b]0;owned\x07", "1\x1b[2J"
+	line := Compare(m, nil)[0].String()
+	if strings.ContainsAny(line, "\x1b\x07") {
+		t.Errorf("line %q holds control characters", line)
 	}
 }

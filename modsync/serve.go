@@ -1,6 +1,7 @@
 package modsync
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -68,7 +69,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.URL.Path == ManifestPath {
 		w.Header().Set("ETag", h.etag)
-		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(h.manifest)))
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(h.manifest))
 		return
 	}
 	name, ok := strings.CutPrefix(r.URL.Path, ContentPrefix)
