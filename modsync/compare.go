@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/internal/termsafe"
 )
 
@@ -107,4 +108,21 @@ func (m *Manifest) LocalFiles() map[Sum]string {
 		out[s] = filepath.Join(src.root, filepath.FromSlash(src.rel))
 	}
 	return out
+}
+
+// AddFiles records in a defs manifest (defs export) the shared files of
+// each of its mods that m lists, as path, size and SHA-256, so that
+// defs.Diff names the files that differ.
+func AddFiles(dm *defs.Manifest, m *Manifest) {
+	for i := range dm.Mods {
+		d := m.Mod(dm.Mods[i].PackageID)
+		if d == nil || len(d.Files) == 0 {
+			continue
+		}
+		files := make([]defs.ManifestFile, len(d.Files))
+		for j, f := range d.Files {
+			files[j] = defs.ManifestFile{Path: f.Path, Size: f.Size, SHA256: f.Hash.String()}
+		}
+		dm.Mods[i].Files = files
+	}
 }
