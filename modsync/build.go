@@ -55,7 +55,7 @@ func Build(set *defs.Set, opts BuildOptions) (*Manifest, error) {
 			return nil, fmt.Errorf("mod %s: no folder on disk to share from", sm.PackageID)
 		}
 		b := modBuilder{mod: &d, root: sm.Dir, sel: selector{folders: sm.Folders}, max: opts.MaxFileSize,
-			dbs: dbs[strings.ToLower(sm.PackageID)], sources: m.sources, seen: map[string]string{}}
+			dbs: dbs[strings.ToLower(sm.PackageID)], sources: m.sources, files: map[string]string{}, dirs: map[string]string{}}
 		if err := b.walk(); err != nil {
 			return nil, fmt.Errorf("sharing mod %s: %w", sm.PackageID, err)
 		}
@@ -96,68 +96,110 @@ type modBuilder struct {
 	max     int64
 	dbs     map[string][]string
 	sources map[Sum]source
-	seen    map[string]string // foldKey → path already listed
+	files   map[string]string // foldKey of each shared file → its path
+	dirs    map[string]string // foldKey of each folder of a shared file → a file in it
 }
 
-// walk lists the mod's files without following links.
+// walk lists the mod's files without following links. What cannot be
+// read is listed as not shared rather than failing the whole manifest.
 func (b *modBuilder) walk() error {
 	fsys := os.DirFS(b.root)
 	return fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
+		switch {
+		case err != nil && p == ".":
 			return err
-		}
-		if e.IsDir() {
+		case err != nil:
+			b.notShared(p, 0, "cannot be read: "+err.Error())
+			if e != nil && e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		case e.IsDir():
 			if p != "." && !b.sel.dir(p) {
 				return fs.SkipDir
 			}
 			return nil
-		}
-		kind, read := b.sel.file(p)
-		if !read {
+		case e.Type()&fs.ModeSymlink != 0 && b.sel.dir(p):
+			b.notShared(p, 0, "a link (links are not followed)")
 			return nil
 		}
-		return b.add(fsys, p, kind, e)
+		if kind, read := b.sel.file(p); read {
+			b.add(fsys, p, kind, e)
+		}
+		return nil
 	})
 }
 
+func (b *modBuilder) notShared(p string, size int64, reason string) {
+	b.mod.NotShared = append(b.mod.NotShared, NotShared{Path: p, Size: size, Reason: reason})
+}
+
 // add lists one file the game reads, shared or not.
-func (b *modBuilder) add(fsys fs.FS, p string, kind Kind, e fs.DirEntry) error {
+func (b *modBuilder) add(fsys fs.FS, p string, kind Kind, e fs.DirEntry) {
 	info, err := e.Info()
 	if err != nil {
-		return fmt.Errorf("%s: %w", p, err)
+		b.notShared(p, 0, "cannot be read: "+err.Error())
+		return
 	}
-	no := func(reason string) error {
-		b.mod.NotShared = append(b.mod.NotShared, NotShared{Path: p, Size: info.Size(), Reason: reason})
-		return nil
-	}
-	if !info.Mode().IsRegular() {
-		return no("not a regular file (a link or a device)")
-	}
-	if why := codeByName(p); why != "" || kind == "" {
-		return no(orElse(why, "code: in an Assemblies folder"))
-	}
-	if err := CheckPath(p); err != nil {
-		return no("unsafe name: " + strings.TrimPrefix(err.Error(), ErrUnsafePath.Error()+": "))
-	}
-	if info.Size() > b.max {
-		return no(fmt.Sprintf("larger than %d bytes", b.max))
-	}
-	if q, dup := b.seen[foldKey(p)]; dup {
-		return no("same name as " + q + " where letter case does not count")
+	reason := b.refuse(p, kind, info)
+	if reason != "" {
+		b.notShared(p, info.Size(), reason)
+		return
 	}
 	sum, head, size, err := hashFile(fsys, p, b.max)
 	if err != nil {
-		return fmt.Errorf("%s: %w", p, err)
+		b.notShared(p, info.Size(), "cannot be read: "+err.Error())
+		return
 	}
 	if why := codeByMagic(head); why != "" {
-		return no(why)
+		b.notShared(p, size, why)
+		return
 	}
-	b.seen[foldKey(p)] = p
+	b.claim(p)
 	b.mod.Files = append(b.mod.Files, File{Path: p, Size: size, Hash: sum, Kind: kind, Databases: b.dbs[p]})
 	if _, ok := b.sources[sum]; !ok {
 		b.sources[sum] = source{root: b.root, rel: p, size: size}
 	}
-	return nil
+}
+
+// refuse returns why a file is not shared by what its entry says, or "".
+func (b *modBuilder) refuse(p string, kind Kind, info fs.FileInfo) string {
+	if !info.Mode().IsRegular() {
+		return "not a regular file (a link or a device)"
+	}
+	if why := codeByName(p); why != "" || kind == "" {
+		return orElse(why, "code: in an Assemblies folder")
+	}
+	if err := CheckPath(p); err != nil {
+		return "unsafe name: " + strings.TrimPrefix(err.Error(), ErrUnsafePath.Error()+": ")
+	}
+	if info.Size() > b.max {
+		return fmt.Sprintf("larger than %d bytes", b.max)
+	}
+	k := foldKey(p)
+	if q, dup := b.files[k]; dup {
+		return "same name as " + q + " where letter case does not count"
+	}
+	if q, dup := b.dirs[k]; dup {
+		return "a file named as the folder of " + q + " where letter case does not count"
+	}
+	for i := len(k) - 1; i > 0; i-- {
+		if q, dup := b.files[k[:i]]; k[i] == '/' && dup {
+			return "in a folder named as the file " + q + " where letter case does not count"
+		}
+	}
+	return ""
+}
+
+// claim records a shared file's name and folders, for refuse.
+func (b *modBuilder) claim(p string) {
+	k := foldKey(p)
+	b.files[k] = p
+	for i := len(k) - 1; i > 0; i-- {
+		if k[i] == '/' {
+			b.dirs[k[:i]] = p
+		}
+	}
 }
 
 // orElse is a unless it is empty, else b.

@@ -28,9 +28,11 @@ var DefaultLimits = Limits{
 	MaxTotal:         16 << 30,
 }
 
-// maxString bounds every string of a manifest (paths have their own,
-// lower limit); maxMapKeys the keys of any map; maxNesting the depth.
+// maxFolders bounds a mod's load folders; maxString every string of a
+// manifest (paths have their own, lower limit); maxMapKeys the keys of
+// any map; maxNesting the depth.
 const (
+	maxFolders = 64
 	maxString  = 1024
 	maxMapKeys = 16
 	maxNesting = 6
@@ -103,6 +105,9 @@ func validateMod(d *Mod, lim Limits) (int64, error) {
 	}
 	if d.Held && len(d.Files) > 0 {
 		return 0, errors.New("held back, yet lists files")
+	}
+	if len(d.Folders) > maxFolders {
+		return 0, fmt.Errorf("%d load folders: %w (%d)", len(d.Folders), ErrLimit, maxFolders)
 	}
 	for _, f := range d.Folders {
 		if f != "." {

@@ -99,9 +99,13 @@ func TestHostileManifestLimits(t *testing.T) {
 	held.Mods[0].Held = true
 	kind := fakeManifest(fakeFile("a.png", nil))
 	kind.Mods[0].Files[0].Kind = "code"
+	folders := fakeManifest()
+	for i := range maxFolders + 1 {
+		folders.Mods[0].Folders = append(folders.Mods[0].Folders, "f"+strconv.Itoa(i))
+	}
 	for name, m := range map[string]*Manifest{
 		"file too big": fakeManifest(big), "negative size": fakeManifest(negative), "total too big": fakeManifest(many...),
-		"unsorted": unsorted, "held with files": held, "unknown kind": kind,
+		"unsorted": unsorted, "held with files": held, "unknown kind": kind, "too many load folders": folders,
 		"format": {Format: 2},
 	} {
 		b, err := m.Encode()

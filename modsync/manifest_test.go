@@ -176,3 +176,41 @@ func TestCompareLinePrintable(t *testing.T) {
 		t.Errorf("line %q holds control characters", line)
 	}
 }
+
+// TestBuildNeverPublishesWhatAJoinerRefuses: files whose names clash
+// where letter case does not count, a file named as another's folder and
+// a linked load folder are listed as not shared, so the manifest of any
+// mod decodes.
+func TestBuildNeverPublishesWhatAJoinerRefuses(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "clash")
+	writeFiles(t, root, map[string]string{
+		"About/About.xml":      "<ModMetaData><packageId>test.clash</packageId></ModMetaData>",
+		"Defs/A.xml":           "<Defs><ThingDef><defName>A</defName></ThingDef></Defs>",
+		"Textures/Lamp.png":    "\x89PNG upper",
+		"Textures/lamp.png":    "\x89PNG lower",
+		"Textures/Wall":        "\x89PNG a file",
+		"Textures/wall/b.png":  "\x89PNG in a folder",
+		"Textures/CON.png":     "\x89PNG device",
+		"Real15/Defs/Five.xml": "<Defs><JobDef><defName>Five</defName></JobDef></Defs>",
+	})
+	if err := os.Symlink("Real15", filepath.Join(root, "1.5")); err != nil {
+		t.Fatal(err)
+	}
+	m := build(t, BuildOptions{}, root)
+	if _, err := Decode(mustEncode(t, m), DefaultLimits); err != nil {
+		t.Fatalf("the host's own manifest is refused: %v", err)
+	}
+	d := m.Mod("test.clash")
+	shared := map[string]bool{}
+	for _, f := range d.Files {
+		shared[f.Path] = true
+	}
+	if !shared["Textures/Lamp.png"] || shared["Textures/lamp.png"] || shared["Textures/CON.png"] || shared["Textures/Wall"] == shared["Textures/wall/b.png"] {
+		t.Errorf("shared %v", shared)
+	}
+	for p, why := range map[string]string{"Textures/lamp.png": "letter case", "Textures/CON.png": "device", "1.5": "link"} {
+		if got := notShared(m, "test.clash", p); !has(got, why) {
+			t.Errorf("%s not shared for %q, want %q", p, got, why)
+		}
+	}
+}
