@@ -55,5 +55,7 @@
 // Range, refuses a body longer than the manifest declares or one it did
 // not ask to be compressed, checks every hash before a file enters the
 // cache, and fetches a file whose hash was wrong once more from its
-// start. [Compare] says, mod by mod, what a joiner lacks.
+// start. A download under way is locked (an operating-system lock), so
+// two joiners sharing a cache never write one file both ([ErrBusy]).
+// [Compare] says, mod by mod, what a joiner lacks.
 package modsync

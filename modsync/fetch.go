@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+
+	"github.com/gofrs/flock"
 )
 
 // Fetcher downloads the files a joiner lacks from a host's HTTP listener
@@ -130,9 +132,27 @@ func (f *Fetcher) client() *http.Client {
 	return defaultClient
 }
 
+// ErrBusy is the error of a file another process is fetching into the
+// same cache; it can be fetched again once that is done.
+var ErrBusy = errors.New("being fetched into this cache by another process")
+
 // fetchOne downloads one file into its partial file, resuming it, and
-// commits it to the cache. A wrong hash removes the partial file.
+// commits it to the cache. A wrong hash removes the partial file. The
+// partial file is locked (an operating-system lock, released when the
+// process ends) so that two joiners sharing a cache never write it both.
 func (f *Fetcher) fetchOne(ctx context.Context, x File, st *Stats) error {
+	lock := flock.New(f.Cache.partialPath(x.Hash) + ".lock")
+	locked, err := lock.TryLock()
+	if err != nil {
+		return err
+	}
+	if !locked {
+		return ErrBusy
+	}
+	defer lock.Unlock()
+	if f.Cache.Has(x.Hash, x.Size) {
+		return nil
+	}
 	part, err := os.OpenFile(f.Cache.partialPath(x.Hash), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gofrs/flock"
 	"github.com/lockhost/lockhost/defs"
 )
 
@@ -290,5 +291,26 @@ func TestFlippedBitRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(c2.partialPath(big.Hash)); !os.IsNotExist(err) {
 		t.Errorf("a refused download stays in the partial folder: %v", err)
+	}
+}
+
+// TestFetchBusy: a file another process is fetching into the same cache
+// (its partial file locked) is not written by a second fetcher.
+func TestFetchBusy(t *testing.T) {
+	m := build(t, BuildOptions{}, bigMod(t, 10_000))
+	big := modFile(m, "test.big", "Textures/Big/A.png")
+	h := serve(t, m)
+	c := newCache(t)
+	other := flock.New(c.partialPath(big.Hash) + ".lock")
+	if ok, err := other.TryLock(); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	f := &Fetcher{Base: h.srv.URL, Cache: c, Limits: DefaultLimits}
+	if _, err := f.Fetch(context.Background(), []File{*big}); !errors.Is(err, ErrBusy) || h.Sent.Load() != 0 {
+		t.Errorf("locked file: %v, %d bytes sent", err, h.Sent.Load())
+	}
+	other.Unlock()
+	if st, err := f.Fetch(context.Background(), []File{*big}); err != nil || st.FetchedBytes != big.Size {
+		t.Errorf("after the other process: %+v, %v", st, err)
 	}
 }
