@@ -50,7 +50,8 @@
 // HEAD (http.ServeContent); files are opened where Build found them, by
 // an os.Root on their mod folder, and their size checked, never hashed
 // again on request. GET /content/manifest serves the manifest. [Fetcher]
-// downloads the files a joiner lacks: it checks the count, each size and
+// downloads the files a joiner lacks from a [Source] ([HTTPSource], or
+// the session connection once it carries files): it checks the count, each size and
 // the total against its limits first, resumes a partial download with
 // Range, refuses a body longer than the manifest declares or one it did
 // not ask to be compressed, checks every hash before a file enters the

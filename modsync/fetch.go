@@ -12,13 +12,24 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Fetcher downloads the files a joiner lacks from a host's HTTP listener
-// (or a static mirror of its /content/ folder) into a Cache.
+// Source gives a file's bytes to a Fetcher, from a host's HTTP listener
+// (HTTPSource) or, once wired, the session connection. Get returns the
+// bytes of f from offset from on, or from its start: it says which. The
+// Fetcher bounds and checks what the body holds; a source checks what
+// its carrier says (statuses, announced lengths).
+type Source interface {
+	Get(ctx context.Context, f File, from int64) (body io.ReadCloser, start int64, err error)
+}
+
+// Fetcher downloads the files a joiner lacks into a Cache.
 type Fetcher struct {
-	// Client makes the requests; nil means a client that asks for no
+	// Source gives the files; nil means an HTTPSource of Client and Base.
+	Source Source
+	// Client makes HTTP requests; nil means a client that asks for no
 	// compression (a file's bytes are hashed as they arrive).
 	Client *http.Client
-	// Base is the host's address, "http://host:port".
+	// Base is the host's HTTP address, "http://host:port" (or a static
+	// mirror's), when Source is nil.
 	Base   string
 	Cache  *Cache
 	Limits Limits
@@ -125,11 +136,11 @@ func (f *Fetcher) copyLocal(x File, p string) error {
 // the next file.
 var defaultClient = &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 2}}
 
-func (f *Fetcher) client() *http.Client {
-	if f.Client != nil {
-		return f.Client
+func (f *Fetcher) source() Source {
+	if f.Source != nil {
+		return f.Source
 	}
-	return defaultClient
+	return HTTPSource{Client: f.Client, Base: f.Base}
 }
 
 // ErrBusy is the error of a file another process is fetching into the
@@ -184,27 +195,17 @@ func (f *Fetcher) fetchOne(ctx context.Context, x File, st *Stats) error {
 	return nil
 }
 
-// download requests the file from byte have on and appends what arrives
-// to part (which it first cuts to what is kept). It returns the body
-// bytes received.
+// download gets the file from byte have on and appends what arrives to
+// part (which it first cuts to what is kept). It returns the body bytes
+// received.
 func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int64) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL(f.Base, x.Hash), nil)
+	body, from, err := f.source().Get(ctx, x, have)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Accept-Encoding", "identity")
-	if have > 0 {
-		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
-		req.Header.Set("If-Range", `"`+x.Hash.String()+`"`)
-	}
-	resp, err := f.client().Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	from, err := checkResponse(resp, x.Size, have)
-	if err != nil {
-		return 0, err
+	defer body.Close()
+	if from != 0 && from != have {
+		return 0, fmt.Errorf("the source sent the file from byte %d, asked from %d", from, have)
 	}
 	if err := part.Truncate(from); err != nil {
 		return 0, err
@@ -212,7 +213,7 @@ func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int6
 	if _, err := part.Seek(from, io.SeekStart); err != nil {
 		return 0, err
 	}
-	n, err := io.Copy(part, io.LimitReader(resp.Body, x.Size-from+1))
+	n, err := io.Copy(part, io.LimitReader(body, x.Size-from+1))
 	if err == nil && from+n > x.Size {
 		err = fmt.Errorf("the host sent more than the %d bytes the manifest declares: %w", x.Size, ErrLimit)
 		part.Truncate(0)
@@ -220,6 +221,43 @@ func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int6
 		err = fmt.Errorf("the host sent %d of %d bytes: %w", from+n, x.Size, io.ErrUnexpectedEOF)
 	}
 	return n, err
+}
+
+// HTTPSource gets files with GET /content/<sha256> (section 16.3 of the
+// protocol), resuming with Range and If-Range.
+type HTTPSource struct {
+	// Client makes the requests; nil means a client that asks for no
+	// compression and keeps its connections.
+	Client *http.Client
+	// Base is the host's address, "http://host:port".
+	Base string
+}
+
+// Get implements Source.
+func (s HTTPSource) Get(ctx context.Context, x File, from int64) (io.ReadCloser, int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL(s.Base, x.Hash), nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	if from > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", from))
+		req.Header.Set("If-Range", `"`+x.Hash.String()+`"`)
+	}
+	client := s.Client
+	if client == nil {
+		client = defaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	start, err := checkResponse(resp, x.Size, from)
+	if err != nil {
+		resp.Body.Close()
+		return nil, 0, err
+	}
+	return resp.Body, start, nil
 }
 
 // checkResponse checks the status and lengths of a file's response and

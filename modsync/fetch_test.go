@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -312,5 +313,50 @@ func TestFetchBusy(t *testing.T) {
 	other.Unlock()
 	if st, err := f.Fetch(context.Background(), []File{*big}); err != nil || st.FetchedBytes != big.Size {
 		t.Errorf("after the other process: %+v, %v", st, err)
+	}
+}
+
+// fileSource serves files from disk by hash, as the session connection
+// will: no HTTP. shift moves the start it claims.
+type fileSource struct {
+	files map[Sum]string
+	shift int64
+	gets  int
+}
+
+func (s *fileSource) Get(_ context.Context, f File, from int64) (io.ReadCloser, int64, error) {
+	s.gets++
+	r, err := os.Open(s.files[f.Hash])
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := r.Seek(from, io.SeekStart); err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, from + s.shift, nil
+}
+
+// TestFetchFromAnySource: the fetcher's checks hold for a source other
+// than HTTP, and a source that sends bytes from another offset than
+// asked is refused.
+func TestFetchFromAnySource(t *testing.T) {
+	synth := synthMod(t, t.TempDir(), "test.synth")
+	m := build(t, BuildOptions{}, synth)
+	src := &fileSource{files: m.LocalFiles()}
+	c := newCache(t)
+	f := &Fetcher{Source: src, Cache: c, Limits: DefaultLimits}
+	st, err := f.Fetch(context.Background(), Need(m, nil))
+	if err != nil || st.FetchedBytes != m.Mods[0].Size() || src.gets != len(m.Mods[0].Files) {
+		t.Fatalf("%+v, %d gets, %v", st, src.gets, err)
+	}
+	big := modFile(build(t, BuildOptions{}, bigMod(t, 50_000)), "test.big", "Textures/Big/A.png")
+	path := filepath.Join(t.TempDir(), "big.png")
+	os.WriteFile(path, []byte(pixels(50_000, 9)), 0o644)
+	os.WriteFile(c.partialPath(big.Hash), []byte(pixels(50_000, 9))[:1000], 0o644)
+	lying := &fileSource{files: map[Sum]string{big.Hash: path}, shift: 7}
+	f.Source = lying
+	if _, err := f.Fetch(context.Background(), []File{*big}); err == nil || !has(err.Error(), "asked from 1000") || c.Has(big.Hash, big.Size) {
+		t.Errorf("a source answering from another offset: %v", err)
 	}
 }
