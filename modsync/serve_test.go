@@ -144,3 +144,29 @@ func TestCacheVerifyPrune(t *testing.T) {
 		t.Errorf("prune all: %d, %d, %v", n, freed, err)
 	}
 }
+
+// TestHandlerFollowsNoLinkOut: a shared file replaced after publishing
+// by a link to a file outside its mod folder is not served, even with
+// the size the manifest recorded.
+func TestHandlerFollowsNoLinkOut(t *testing.T) {
+	dir := t.TempDir()
+	synth := synthMod(t, dir, "test.synth")
+	m := build(t, BuildOptions{}, synth)
+	h := serve(t, m)
+	lamp := modFile(m, "test.synth", "Textures/Things/Lamp.png")
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("s", int(lamp.Size))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(synth, "Textures/Things/Lamp.png")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, p); err != nil {
+		t.Fatal(err)
+	}
+	body, resp := fetchURL(t, "GET", URL(h.srv.URL, lamp.Hash), "")
+	if resp.StatusCode == 200 || strings.Contains(string(body), "sss") {
+		t.Errorf("a link out of the mod was followed: %s", resp.Status)
+	}
+}
