@@ -45,7 +45,7 @@ func Build(set *defs.Set, opts BuildOptions) (*Manifest, error) {
 	dbs := fileDatabases(set)
 	m := &Manifest{Format: FormatVersion, GameVersion: set.GameVersion, sources: map[Sum]source{}}
 	for _, sm := range set.Mods {
-		d := Mod{PackageID: sm.PackageID, Name: sm.Name, Version: sm.Version, Folders: slices.Clone(sm.Folders)}
+		d := Mod{PackageID: sm.PackageID, Name: sm.Name, Version: sm.Version, Folders: slices.Clone(sm.Folders), dir: sm.Dir}
 		if slices.ContainsFunc(opts.Except, func(id string) bool { return strings.EqualFold(strings.TrimSpace(id), sm.PackageID) }) {
 			d.Held = true
 			m.Mods = append(m.Mods, d)

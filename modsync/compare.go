@@ -31,6 +31,9 @@ type ModState struct {
 	Missing      int
 	MissingBytes int64
 	NotShared    int // files the host does not share (code, …)
+	// Have says the joiner has a mod of this package ID, in whatever
+	// version (for a held-back mod, its copy is what it can load).
+	Have bool
 }
 
 // Compare compares a host's manifest with one the joiner built from its
@@ -52,13 +55,17 @@ func Compare(host, local *Manifest) []ModState {
 		if local != nil {
 			mine = local.Mod(d.PackageID)
 		}
+		s.Have = mine != nil
+		if mine != nil {
+			s.LocalVersion = mine.Version
+		}
 		switch {
 		case mine != nil && mine.Digest() == d.Digest():
-			s.State, s.LocalVersion = Same, mine.Version
+			s.State = Same
 		case d.Held:
 			s.State = HeldBack
 		case mine != nil:
-			s.State, s.LocalVersion = OtherVersion, mine.Version
+			s.State = OtherVersion
 		}
 		if s.State != Same {
 			for _, f := range d.Files {
@@ -89,6 +96,9 @@ func (s ModState) String() string {
 	case Same:
 		return fmt.Sprintf("%s: same as the host's", name)
 	case HeldBack:
+		if s.Have {
+			return fmt.Sprintf("%s %s: the host does not share it; your copy (version %q) is loaded", name, s.HostVersion, s.LocalVersion)
+		}
 		return fmt.Sprintf("%s %s: lacking, and the host does not share it", name, s.HostVersion)
 	case OtherVersion:
 		versions := "another version than the host's"

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -358,5 +360,49 @@ func TestFetchFromAnySource(t *testing.T) {
 	f.Source = lying
 	if _, err := f.Fetch(context.Background(), []File{*big}); err == nil || !has(err.Error(), "asked from 1000") || c.Has(big.Hash, big.Size) {
 		t.Errorf("a source answering from another offset: %v", err)
+	}
+}
+
+// TestDirsLoadTheHostsContent: a joiner with one of the host's mods the
+// same and another in an older version loads the first from its own
+// folder and the second from the cache, and gets the host's def
+// databases; a held-back mod it lacks is an error naming it.
+func TestDirsLoadTheHostsContent(t *testing.T) {
+	dir := t.TempDir()
+	synth := synthMod(t, dir, "test.synth")
+	hostSet := scanDirs(t, allowTool, synth)
+	m, err := Build(hostSet, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := build(t, BuildOptions{}, allowTool2021, synth)
+	h := serve(t, m)
+	c := newCache(t)
+	states := Compare(m, local)
+	f := &Fetcher{Base: h.srv.URL, Cache: c, Limits: DefaultLimits, Local: local.LocalFiles()}
+	if _, err := f.Fetch(context.Background(), Need(m, func(d *Mod) bool {
+		return states[slices.IndexFunc(states, func(s ModState) bool { return s.PackageID == d.PackageID })].State != Same
+	})); err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := c.Dirs(m, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) != 2 || !strings.HasPrefix(dirs[0], c.Dir()) || dirs[1] != synth {
+		t.Fatalf("dirs %q", dirs)
+	}
+	if r := defs.Diff(hostSet.Manifest(), scanDirs(t, dirs...).Manifest()); !r.Same() {
+		t.Errorf("the joiner's content differs from the host's: %+v", r)
+	}
+	held := build(t, BuildOptions{Except: []string{"test.synth"}}, allowTool, synth)
+	if _, err := c.Dirs(held, nil); err == nil || !strings.Contains(err.Error(), "test.synth") {
+		t.Errorf("held back, lacking: %v", err)
+	}
+	if dirs, err := c.Dirs(held, local); err != nil || dirs[1] != synth {
+		t.Errorf("held back, but the player has it: %q, %v", dirs, err)
+	}
+	if line := Compare(held, local)[1].String(); !strings.Contains(line, "your copy") {
+		t.Errorf("held back, but the player has it: %q", line)
 	}
 }

@@ -76,6 +76,10 @@ type Mod struct {
 	// (code, links, unsafe names), sorted by path, for the player to get
 	// by other means.
 	NotShared []NotShared `codec:"x"`
+
+	// dir is the mod's folder when Build made the manifest ("" when
+	// decoded).
+	dir string
 }
 
 // File is one shared file.

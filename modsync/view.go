@@ -144,3 +144,36 @@ func randomName() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// Dirs returns the mod folders a joiner loads the host's content from,
+// in the host's load order: the player's own folder for each mod it has
+// with the same shared files (local, built by Build from the player's
+// mods; nil when it has none), else a view of the mod in the cache, which
+// must hold its files (Fetcher.Fetch of Need). For a mod the host holds
+// back, the player's copy in whatever version (the handshake's def
+// hashes then tell whether it loads the same); lacking it is an error
+// naming it. The player's folders are
+// only read.
+func (c *Cache) Dirs(host, local *Manifest) ([]string, error) {
+	states := Compare(host, local)
+	dirs := make([]string, 0, len(host.Mods))
+	for i, s := range states {
+		var mine *Mod
+		if local != nil {
+			mine = local.Mod(s.PackageID)
+		}
+		switch {
+		case (s.State == Same || s.State == HeldBack) && mine != nil && mine.dir != "":
+			dirs = append(dirs, mine.dir)
+		case s.State == HeldBack:
+			return nil, fmt.Errorf("mod %s: the host does not share it, and you have it in no version it loads", s.PackageID)
+		default:
+			dir, err := c.View(host, i)
+			if err != nil {
+				return nil, err
+			}
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs, nil
+}
