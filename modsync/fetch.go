@@ -2,12 +2,14 @@ package modsync
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/gofrs/flock"
 )
@@ -282,4 +284,39 @@ func checkResponse(resp *http.Response, size, have int64) (int64, error) {
 		return 0, fmt.Errorf("the host announced %s bytes, the manifest %d: %w", strconv.FormatInt(resp.ContentLength, 10), size-from, ErrLimit)
 	}
 	return from, nil
+}
+
+// Manifest gets the host's manifest (GET /content/manifest), reading at
+// most lim.MaxManifestBytes, and decodes it with lim. It returns the
+// manifest's hash too.
+func (s HTTPSource) Manifest(ctx context.Context, lim Limits) (*Manifest, Sum, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.Base, "/")+ManifestPath, nil)
+	if err != nil {
+		return nil, Sum{}, err
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	client := s.Client
+	if client == nil {
+		client = defaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, Sum{}, fmt.Errorf("content manifest: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, Sum{}, fmt.Errorf("content manifest: the host answered %s", resp.Status)
+	}
+	if resp.ContentLength > int64(lim.MaxManifestBytes) {
+		return nil, Sum{}, fmt.Errorf("content manifest of %d bytes: %w (%d)", resp.ContentLength, ErrLimit, lim.MaxManifestBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(lim.MaxManifestBytes)+1))
+	if err != nil {
+		return nil, Sum{}, fmt.Errorf("content manifest: %w", err)
+	}
+	m, err := Decode(b, lim)
+	if err != nil {
+		return nil, Sum{}, err
+	}
+	return m, sha256.Sum256(b), nil
 }

@@ -243,3 +243,34 @@ func TestFetchCaps(t *testing.T) {
 		t.Errorf("%d requests made", requests.Load())
 	}
 }
+
+// TestManifestOverHTTP: a joiner gets the host's manifest and its hash
+// over HTTP, and a host that sends an endless or oversized manifest is
+// not read past the limit.
+func TestManifestOverHTTP(t *testing.T) {
+	m := build(t, BuildOptions{}, synthMod(t, t.TempDir(), "test.synth"))
+	h := serve(t, m)
+	got, sum, err := HTTPSource{Base: h.srv.URL}.Manifest(context.Background(), DefaultLimits)
+	want, _ := m.Hash()
+	if err != nil || sum != want || len(got.Mods) != 1 {
+		t.Fatalf("manifest: %v", err)
+	}
+	lim := DefaultLimits
+	lim.MaxManifestBytes = 1 << 20
+	stream := &endless{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(w, io.LimitReader(stream, 1<<30))
+	}))
+	defer srv.Close()
+	if _, _, err := (HTTPSource{Base: srv.URL}).Manifest(context.Background(), lim); !errors.Is(err, ErrLimit) {
+		t.Errorf("endless manifest: %v", err)
+	}
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(2<<20))
+		w.Write(make([]byte, 100))
+	}))
+	defer srv2.Close()
+	if _, _, err := (HTTPSource{Base: srv2.URL}).Manifest(context.Background(), lim); !errors.Is(err, ErrLimit) {
+		t.Errorf("announced oversized manifest: %v", err)
+	}
+}
