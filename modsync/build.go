@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/lockhost/lockhost/defs"
 )
@@ -21,6 +23,8 @@ type BuildOptions struct {
 	// MaxFileSize is the largest file shared (0: DefaultLimits'); a larger
 	// one is listed as not shared.
 	MaxFileSize int64
+	// Workers bounds the files hashed at once (0: GOMAXPROCS).
+	Workers int
 }
 
 // source is where a shared file is on the host: a file inside a mod
@@ -42,6 +46,9 @@ func Build(set *defs.Set, opts BuildOptions) (*Manifest, error) {
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultLimits.MaxFileSize
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
 	dbs := fileDatabases(set)
 	m := &Manifest{Format: FormatVersion, GameVersion: set.GameVersion, sources: map[Sum]source{}}
 	for _, sm := range set.Mods {
@@ -55,7 +62,7 @@ func Build(set *defs.Set, opts BuildOptions) (*Manifest, error) {
 			return nil, fmt.Errorf("mod %s: no folder on disk to share from", sm.PackageID)
 		}
 		b := modBuilder{mod: &d, root: sm.Dir, sel: selector{folders: sm.Folders}, max: opts.MaxFileSize,
-			dbs: dbs[strings.ToLower(sm.PackageID)], sources: m.sources, files: map[string]string{}, dirs: map[string]string{}}
+			dbs: dbs[strings.ToLower(sm.PackageID)], sources: m.sources, files: map[string]string{}, dirs: map[string]string{}, workers: opts.Workers}
 		if err := b.walk(); err != nil {
 			return nil, fmt.Errorf("sharing mod %s: %w", sm.PackageID, err)
 		}
@@ -98,13 +105,16 @@ type modBuilder struct {
 	sources map[Sum]source
 	files   map[string]string // foldKey of each shared file → its path
 	dirs    map[string]string // foldKey of each folder of a shared file → a file in it
+	workers int
 }
 
-// walk lists the mod's files without following links. What cannot be
-// read is listed as not shared rather than failing the whole manifest.
+// walk lists the mod's files without following links, hashing them in
+// parallel; what cannot be read is listed as not shared rather than
+// failing the whole manifest.
 func (b *modBuilder) walk() error {
 	fsys := os.DirFS(b.root)
-	return fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
+	var cands []candidate
+	err := fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
 		switch {
 		case err != nil && p == ".":
 			return err
@@ -124,58 +134,109 @@ func (b *modBuilder) walk() error {
 			return nil
 		}
 		if kind, read := b.sel.file(p); read {
-			b.add(fsys, p, kind, e)
+			if c, ok := b.candidate(p, kind, e); ok {
+				cands = append(cands, c)
+			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	hashAll(fsys, cands, b.max, b.workers)
+	for i := range cands {
+		b.add(&cands[i])
+	}
+	return nil
+}
+
+// candidate is a file that may be shared, once hashed.
+type candidate struct {
+	path string
+	kind Kind
+	size int64
+	sum  Sum
+	head []byte
+	err  error
 }
 
 func (b *modBuilder) notShared(p string, size int64, reason string) {
 	b.mod.NotShared = append(b.mod.NotShared, NotShared{Path: p, Size: size, Reason: reason})
 }
 
-// add lists one file the game reads, shared or not.
-func (b *modBuilder) add(fsys fs.FS, p string, kind Kind, e fs.DirEntry) {
+// candidate checks what a file's entry says: a file that may be shared
+// is returned, one that may not is listed as not shared.
+func (b *modBuilder) candidate(p string, kind Kind, e fs.DirEntry) (candidate, bool) {
 	info, err := e.Info()
 	if err != nil {
 		b.notShared(p, 0, "cannot be read: "+err.Error())
-		return
+		return candidate{}, false
 	}
-	reason := b.refuse(p, kind, info)
+	var reason string
+	switch {
+	case !info.Mode().IsRegular():
+		reason = "not a regular file (a link or a device)"
+	case codeByName(p) != "" || kind == "":
+		reason = orElse(codeByName(p), "code: in an Assemblies folder")
+	case CheckPath(p) != nil:
+		reason = "unsafe name: " + strings.TrimPrefix(CheckPath(p).Error(), ErrUnsafePath.Error()+": ")
+	case info.Size() > b.max:
+		reason = fmt.Sprintf("larger than %d bytes", b.max)
+	}
 	if reason != "" {
 		b.notShared(p, info.Size(), reason)
+		return candidate{}, false
+	}
+	return candidate{path: p, kind: kind, size: info.Size()}, true
+}
+
+// hashAll hashes the candidates on at most workers goroutines.
+func hashAll(fsys fs.FS, cands []candidate, limit int64, workers int) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(cands))) {
+		wg.Go(func() {
+			for i := range next {
+				c := &cands[i]
+				c.sum, c.head, c.size, c.err = hashFile(fsys, c.path, limit)
+			}
+		})
+	}
+	for i := range cands {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// add lists one hashed candidate, in walk order: shared, unless it is
+// code by its first bytes, could not be read or clashes with a file
+// already shared.
+func (b *modBuilder) add(c *candidate) {
+	reason := ""
+	switch {
+	case c.err != nil:
+		reason = "cannot be read: " + c.err.Error()
+	case codeByMagic(c.head) != "":
+		reason = codeByMagic(c.head)
+	default:
+		reason = b.clash(c.path)
+	}
+	if reason != "" {
+		b.notShared(c.path, c.size, reason)
 		return
 	}
-	sum, head, size, err := hashFile(fsys, p, b.max)
-	if err != nil {
-		b.notShared(p, info.Size(), "cannot be read: "+err.Error())
-		return
-	}
-	if why := codeByMagic(head); why != "" {
-		b.notShared(p, size, why)
-		return
-	}
-	b.claim(p)
-	b.mod.Files = append(b.mod.Files, File{Path: p, Size: size, Hash: sum, Kind: kind, Databases: b.dbs[p]})
-	if _, ok := b.sources[sum]; !ok {
-		b.sources[sum] = source{root: b.root, rel: p, size: size}
+	b.claim(c.path)
+	b.mod.Files = append(b.mod.Files, File{Path: c.path, Size: c.size, Hash: c.sum, Kind: c.kind, Databases: b.dbs[c.path]})
+	if _, ok := b.sources[c.sum]; !ok {
+		b.sources[c.sum] = source{root: b.root, rel: c.path, size: c.size}
 	}
 }
 
-// refuse returns why a file is not shared by what its entry says, or "".
-func (b *modBuilder) refuse(p string, kind Kind, info fs.FileInfo) string {
-	if !info.Mode().IsRegular() {
-		return "not a regular file (a link or a device)"
-	}
-	if why := codeByName(p); why != "" || kind == "" {
-		return orElse(why, "code: in an Assemblies folder")
-	}
-	if err := CheckPath(p); err != nil {
-		return "unsafe name: " + strings.TrimPrefix(err.Error(), ErrUnsafePath.Error()+": ")
-	}
-	if info.Size() > b.max {
-		return fmt.Sprintf("larger than %d bytes", b.max)
-	}
+// clash returns why p cannot be shared beside the files already shared
+// (the same file or a file and a folder where letter case does not
+// count), or "".
+func (b *modBuilder) clash(p string) string {
 	k := foldKey(p)
 	if q, dup := b.files[k]; dup {
 		return "same name as " + q + " where letter case does not count"

@@ -106,7 +106,7 @@ func TestHeldBackMod(t *testing.T) {
 }
 
 // TestEncodeDeterministic: one manifest, one encoding, whatever the
-// order its files were found in; decoding gives it back, and its hash is
+// order its files were found or hashed in; decoding gives it back, and its hash is
 // the SHA-256 of the encoding.
 func TestEncodeDeterministic(t *testing.T) {
 	synth := synthMod(t, t.TempDir(), "test.synth")
@@ -132,6 +132,11 @@ func TestEncodeDeterministic(t *testing.T) {
 	c, _ := got.Encode()
 	if !bytes.Equal(a, c) {
 		t.Error("a decoded manifest encodes to other bytes")
+	}
+	for _, workers := range []int{1, 5} {
+		if w := mustEncode(t, build(t, BuildOptions{Workers: workers}, allowTool, synth)); !bytes.Equal(a, w) {
+			t.Errorf("hashed on %d goroutines: another manifest", workers)
+		}
 	}
 	h1, _ := m.Hash()
 	if h1 != sumOf(a) {
