@@ -207,3 +207,5 @@ func get(t *testing.T, url string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
