@@ -49,14 +49,21 @@
 // publishes, and nothing else (any other hash is 404), with Range and
 // HEAD (http.ServeContent); files are opened where Build found them, by
 // an os.Root on their mod folder, and their size checked, never hashed
-// again on request. GET /content/manifest serves the manifest. [Fetcher]
-// downloads the files a joiner lacks from a [Source] ([HTTPSource], or
-// the session connection once it carries files): it checks the count, each size and
-// the total against its limits first, resumes a partial download with
-// Range, refuses a body longer than the manifest declares or one it did
-// not ask to be compressed, checks every hash before a file enters the
-// cache, and fetches a file whose hash was wrong once more from its
-// start. A download under way is locked (an operating-system lock), so
-// two joiners sharing a cache never write one file both ([ErrBusy]).
-// [Compare] says, mod by mod, what a joiner lacks.
+// again on request. A whole text file, or an image or sound format that
+// is not compressed itself, is sent gzip-compressed to a client that
+// accepts it; a range never is. GET /content/manifest serves the
+// manifest.
+//
+// [Fetcher] downloads the files a joiner lacks from a [Source]
+// ([HTTPSource], or the session connection once it carries files): it
+// checks the count, each size and the total against its limits first,
+// resumes a partial download with Range, refuses a body longer than the
+// manifest declares (decompressed, and a compressed stream longer than
+// the file could need) or one it did not ask to be compressed, checks
+// every hash before a file enters the cache, and fetches a file whose
+// hash was wrong once more from its start. A download under way is
+// locked (an operating-system lock), so two joiners sharing a cache
+// never write one file both ([ErrBusy]). [Compare] says, mod by mod,
+// what a joiner lacks; [Cache.Dirs] gives the folders to load the host's
+// mods from.
 package modsync

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Source gives a file's bytes to a Fetcher, from a host's HTTP listener
@@ -48,7 +49,8 @@ type Stats struct {
 	Local        int   // copied from the player's own folders
 	LocalBytes   int64 // their size
 	Fetched      int   // downloaded
-	FetchedBytes int64 // body bytes received for them, retries included
+	FetchedBytes int64 // bytes received for them on the wire (compressed or not), retries included
+	FileBytes    int64 // bytes of those files written, retries included
 	Resumed      int64 // bytes of partial downloads that were kept
 	Refused      int   // downloads refused for a wrong hash, then fetched again
 }
@@ -183,8 +185,9 @@ func (f *Fetcher) fetchOne(ctx context.Context, x File, st *Stats) error {
 		st.Resumed += have
 	}
 	if have < x.Size {
-		n, err := f.download(ctx, x, part, have)
-		st.FetchedBytes += n
+		n, wire, err := f.download(ctx, x, part, have)
+		st.FetchedBytes += wire
+		st.FileBytes += n
 		if err != nil {
 			part.Close()
 			return err
@@ -198,22 +201,23 @@ func (f *Fetcher) fetchOne(ctx context.Context, x File, st *Stats) error {
 }
 
 // download gets the file from byte have on and appends what arrives to
-// part (which it first cuts to what is kept). It returns the body bytes
-// received.
-func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int64) (int64, error) {
+// part (which it first cuts to what is kept). It returns the file bytes
+// written and the bytes received on the wire (the same unless the
+// source compressed them: see WireCounter).
+func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int64) (int64, int64, error) {
 	body, from, err := f.source().Get(ctx, x, have)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer body.Close()
 	if from != 0 && from != have {
-		return 0, fmt.Errorf("the source sent the file from byte %d, asked from %d", from, have)
+		return 0, 0, fmt.Errorf("the source sent the file from byte %d, asked from %d", from, have)
 	}
 	if err := part.Truncate(from); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if _, err := part.Seek(from, io.SeekStart); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	n, err := io.Copy(part, io.LimitReader(body, x.Size-from+1))
 	if err == nil && from+n > x.Size {
@@ -222,7 +226,17 @@ func (f *Fetcher) download(ctx context.Context, x File, part *os.File, have int6
 	} else if err == nil && from+n < x.Size {
 		err = fmt.Errorf("the host sent %d of %d bytes: %w", from+n, x.Size, io.ErrUnexpectedEOF)
 	}
-	return n, err
+	wire := n
+	if wc, ok := body.(WireCounter); ok {
+		wire = wc.WireBytes()
+	}
+	return n, wire, err
+}
+
+// WireCounter is a body a Source returns that was decompressed: it says
+// how many bytes it read on the wire.
+type WireCounter interface {
+	WireBytes() int64
 }
 
 // HTTPSource gets files with GET /content/<sha256> (section 16.3 of the
@@ -241,8 +255,9 @@ func (s HTTPSource) Get(ctx context.Context, x File, from int64) (io.ReadCloser,
 	if err != nil {
 		return nil, 0, err
 	}
-	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("Accept-Encoding", "gzip")
 	if from > 0 {
+		req.Header.Set("Accept-Encoding", "identity")
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", from))
 		req.Header.Set("If-Range", `"`+x.Hash.String()+`"`)
 	}
@@ -254,19 +269,68 @@ func (s HTTPSource) Get(ctx context.Context, x File, from int64) (io.ReadCloser,
 	if err != nil {
 		return nil, 0, err
 	}
-	start, err := checkResponse(resp, x.Size, from)
+	start, gz, err := checkResponse(resp, x.Size, from)
 	if err != nil {
 		resp.Body.Close()
 		return nil, 0, err
 	}
-	return resp.Body, start, nil
+	if !gz {
+		return resp.Body, start, nil
+	}
+	raw := &boundedReader{r: resp.Body, left: maxCompressed(x.Size)}
+	zr, err := gzip.NewReader(raw)
+	if err != nil {
+		resp.Body.Close()
+		return nil, 0, fmt.Errorf("the host's gzip stream: %w", err)
+	}
+	return &gunzipBody{Reader: zr, raw: raw, body: resp.Body}, 0, nil
 }
 
+// maxCompressed is the most a gzip stream of a file of size bytes may
+// take: deflate's worst case (stored blocks) is far below it. A stream
+// of blocks that decompress to nothing stops there.
+func maxCompressed(size int64) int64 { return size + size/64 + 4096 }
+
+// boundedReader reads at most left bytes, then fails with ErrLimit.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+	read int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("compressed stream longer than the file could need: %w", ErrLimit)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	b.read += int64(n)
+	return n, err
+}
+
+// gunzipBody is a decompressed HTTP body.
+type gunzipBody struct {
+	io.Reader
+	raw  *boundedReader
+	body io.Closer
+}
+
+func (g *gunzipBody) Close() error     { return g.body.Close() }
+func (g *gunzipBody) WireBytes() int64 { return g.raw.read }
+
 // checkResponse checks the status and lengths of a file's response and
-// returns the offset its body starts at: 0 for 200, have for 206.
-func checkResponse(resp *http.Response, size, have int64) (int64, error) {
-	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
-		return 0, fmt.Errorf("the host sent the file with Content-Encoding %q, which was not asked for", enc)
+// returns the offset its body starts at (0 for 200, have for 206) and
+// whether it is gzip-compressed (asked only for a whole file).
+func checkResponse(resp *http.Response, size, have int64) (int64, bool, error) {
+	gz := false
+	switch enc := resp.Header.Get("Content-Encoding"); {
+	case enc == "gzip" && have == 0 && resp.StatusCode == http.StatusOK:
+		return 0, true, nil
+	case enc != "" && enc != "identity":
+		return 0, gz, fmt.Errorf("the host sent the file with Content-Encoding %q, which was not asked for", enc)
 	}
 	from := int64(0)
 	switch resp.StatusCode {
@@ -274,16 +338,16 @@ func checkResponse(resp *http.Response, size, have int64) (int64, error) {
 	case http.StatusPartialContent:
 		want := fmt.Sprintf("bytes %d-%d/%d", have, size-1, size)
 		if have == 0 || resp.Header.Get("Content-Range") != want {
-			return 0, fmt.Errorf("the host answered Range bytes=%d- with Content-Range %q, want %q", have, resp.Header.Get("Content-Range"), want)
+			return 0, gz, fmt.Errorf("the host answered Range bytes=%d- with Content-Range %q, want %q", have, resp.Header.Get("Content-Range"), want)
 		}
 		from = have
 	default:
-		return 0, fmt.Errorf("the host answered %s", resp.Status)
+		return 0, gz, fmt.Errorf("the host answered %s", resp.Status)
 	}
 	if resp.ContentLength >= 0 && resp.ContentLength != size-from {
-		return 0, fmt.Errorf("the host announced %s bytes, the manifest %d: %w", strconv.FormatInt(resp.ContentLength, 10), size-from, ErrLimit)
+		return 0, gz, fmt.Errorf("the host announced %s bytes, the manifest %d: %w", strconv.FormatInt(resp.ContentLength, 10), size-from, ErrLimit)
 	}
-	return from, nil
+	return from, gz, nil
 }
 
 // Manifest gets the host's manifest (GET /content/manifest), reading at

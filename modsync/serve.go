@@ -3,11 +3,15 @@ package modsync
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // ContentPrefix is the URL path under which a host serves shared files:
@@ -98,9 +102,60 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shared file changed since it was published", http.StatusGone)
 		return
 	}
-	w.Header().Set("ETag", `"`+name+`"`)
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	http.ServeContent(&countingWriter{ResponseWriter: w, n: &h.Sent}, r, "", time.Time{}, f)
+	cw := &countingWriter{ResponseWriter: w, n: &h.Sent}
+	if compressible(src.rel) {
+		w.Header().Set("Vary", "Accept-Encoding")
+		if r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			serveGzip(cw, r, f)
+			return
+		}
+	}
+	w.Header().Set("ETag", `"`+name+`"`)
+	http.ServeContent(cw, r, "", time.Time{}, f)
+}
+
+// compressibleExts are the extensions of files sent gzip-compressed to a
+// joiner that asks for it: text, and image and sound formats that are
+// not compressed themselves.
+var compressibleExts = map[string]bool{
+	".xml": true, ".txt": true, ".json": true, ".csv": true, ".md": true,
+	".dds": true, ".tga": true, ".bmp": true, ".psd": true, ".wav": true,
+}
+
+func compressible(p string) bool { return compressibleExts[strings.ToLower(path.Ext(p))] }
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		token, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(token), "gzip") {
+			continue
+		}
+		q := strings.TrimSpace(params)
+		return !strings.HasPrefix(q, "q=0") || strings.Trim(strings.TrimPrefix(q, "q=0"), ".0") != ""
+	}
+	return false
+}
+
+// serveGzip sends a whole file gzip-compressed (no Content-Length: its
+// compressed size is not known ahead).
+func serveGzip(w http.ResponseWriter, r *http.Request, f io.Reader) {
+	w.Header().Set("Content-Encoding", "gzip")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if _, err := io.Copy(zw, f); err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if err := zw.Close(); err != nil {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // countingWriter counts body bytes written.

@@ -170,3 +170,45 @@ func TestHandlerFollowsNoLinkOut(t *testing.T) {
 		t.Errorf("a link out of the mod was followed: %s", resp.Status)
 	}
 }
+
+// TestHandlerCompresses: a whole def file is sent gzip-compressed to a
+// client that accepts it, and as is to one that does not; a range never
+// is; a texture in PNG never is.
+func TestHandlerCompresses(t *testing.T) {
+	m := build(t, BuildOptions{}, allowTool, synthMod(t, t.TempDir(), "test.synth"))
+	h := serve(t, m)
+	xml := modFile(m, "UnlimitedHugs.AllowTool", "Defs/JobDefs/AllowToolJobs.xml")
+	png := modFile(m, "test.synth", "Textures/Things/Lamp.png")
+	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	get := func(f *File, enc, rng string) *http.Response {
+		req, _ := http.NewRequest("GET", URL(h.srv.URL, f.Hash), nil)
+		req.Header.Set("Accept-Encoding", enc)
+		if rng != "" {
+			req.Header.Set("Range", rng)
+		}
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, c := range []struct {
+		f        *File
+		enc, rng string
+		gzip     bool
+	}{
+		{xml, "gzip", "", true},
+		{xml, "deflate, gzip;q=0.5", "", true},
+		{xml, "gzip;q=0", "", false},
+		{xml, "identity", "", false},
+		{xml, "gzip", "bytes=10-", false},
+		{png, "gzip", "", false},
+	} {
+		resp := get(c.f, c.enc, c.rng)
+		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != c.gzip || resp.StatusCode/100 != 2 {
+			t.Errorf("%s with %q, range %q: %s, Content-Encoding %q", c.f.Path, c.enc, c.rng, resp.Status, resp.Header.Get("Content-Encoding"))
+		}
+	}
+}
