@@ -221,7 +221,8 @@ func (c *Cache) Verify() ([]Sum, error) {
 // Prune removes the cached files not in keep whose modification time is
 // before the cutoff (a zero cutoff: whatever their age), every view and
 // every partial download older than the cutoff. It returns the files
-// removed and their bytes.
+// removed and their bytes. It is for when no joiner is fetching into the
+// cache: a download's lock file is among what it may remove.
 func (c *Cache) Prune(keep map[Sum]bool, before time.Time) (int, int64, error) {
 	list, err := c.List()
 	if err != nil {

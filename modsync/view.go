@@ -21,6 +21,15 @@ import (
 // (CheckModPaths) and every step goes through an os.Root on the cache
 // folder, which follows no link out of it. Every file must be cached.
 func (c *Cache) View(m *Manifest, i int) (string, error) {
+	mh, err := m.Hash()
+	if err != nil {
+		return "", err
+	}
+	return c.view(m, mh, i)
+}
+
+// view is View for a manifest whose hash is known.
+func (c *Cache) view(m *Manifest, mh Sum, i int) (string, error) {
 	if i < 0 || i >= len(m.Mods) {
 		return "", fmt.Errorf("content view: no mod %d", i)
 	}
@@ -35,10 +44,6 @@ func (c *Cache) View(m *Manifest, i int) (string, error) {
 		if !c.Has(f.Hash, f.Size) {
 			return "", fmt.Errorf("content view: mod %s: %s (%s) is not in the cache", d.PackageID, f.Path, f.Hash)
 		}
-	}
-	mh, err := m.Hash()
-	if err != nil {
-		return "", err
 	}
 	root, err := os.OpenRoot(c.dir)
 	if err != nil {
@@ -156,6 +161,10 @@ func randomName() string {
 // only read.
 func (c *Cache) Dirs(host, local *Manifest) ([]string, error) {
 	states := Compare(host, local)
+	mh, err := host.Hash()
+	if err != nil {
+		return nil, err
+	}
 	dirs := make([]string, 0, len(host.Mods))
 	for i, s := range states {
 		var mine *Mod
@@ -168,7 +177,7 @@ func (c *Cache) Dirs(host, local *Manifest) ([]string, error) {
 		case s.State == HeldBack:
 			return nil, fmt.Errorf("mod %s: the host does not share it, and you have it in no version it loads", s.PackageID)
 		default:
-			dir, err := c.View(host, i)
+			dir, err := c.view(host, mh, i)
 			if err != nil {
 				return nil, err
 			}
