@@ -453,3 +453,33 @@ func TestResumeCompressedAfterCut(t *testing.T) {
 	}
 	t.Logf("compressed file of %d bytes cut after %d bytes on the wire, which held %d bytes of it; resumed: %d more", big.Size, cutAt, st.Resumed, rest)
 }
+
+// TestLegacyModKeepsItsID: a mod from before packageId existed is called
+// by its folder's name; its view is named so that it gets the same ID
+// and the joiner loads the host's defs.
+func TestLegacyModKeepsItsID(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "Old Mod")
+	writeFiles(t, root, map[string]string{
+		"About/About.xml": "<ModMetaData><name>Old</name></ModMetaData>",
+		"Defs/A.xml":      "<Defs><ThingDef><defName>Old</defName></ThingDef></Defs>",
+	})
+	hostSet := scanDirs(t, allowTool, root)
+	m, err := Build(hostSet, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Mods[1].PackageID != "legacy.old_mod" {
+		t.Fatalf("legacy ID %q", m.Mods[1].PackageID)
+	}
+	h := serve(t, m)
+	c := newCache(t)
+	fetchAll(t, c, h.srv.URL, m)
+	dirs, err := c.Dirs(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewSet := scanDirs(t, dirs...)
+	if viewSet.Mods[1].PackageID != "legacy.old_mod" || !defs.Diff(hostSet.Manifest(), viewSet.Manifest()).Same() {
+		t.Errorf("the view of the legacy mod is %q", viewSet.Mods[1].PackageID)
+	}
+}

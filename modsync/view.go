@@ -9,11 +9,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // View lays out mod i of manifest m as a mod folder the game and the
-// defs scanner can load, inside the cache (views/<manifest hash>/<i>-<id>),
+// defs scanner can load, inside the cache (views/<manifest hash>/<i>/<id>),
 // and returns its path. Each shared file is a hard link to its cached
 // object (a copy where links are not possible), and each load folder
 // exists, so the view selects the same folders as the host's copy. It
@@ -51,13 +52,13 @@ func (c *Cache) view(m *Manifest, mh Sum, i int) (string, error) {
 	}
 	defer root.Close()
 	parent := path.Join("views", mh.String()[:32])
-	final := path.Join(parent, fmt.Sprintf("%d-%s", i, safeName(d.PackageID)))
+	final := path.Join(parent, strconv.Itoa(i), viewName(d.PackageID))
 	tmp := path.Join(parent, ".tmp-"+randomName())
 	if err := layOut(root, tmp, d); err != nil {
 		root.RemoveAll(tmp)
 		return "", fmt.Errorf("content view: mod %s: %w", d.PackageID, err)
 	}
-	if err := root.RemoveAll(final); err != nil {
+	if err := errors.Join(root.RemoveAll(final), root.MkdirAll(path.Dir(final), 0o755)); err != nil {
 		root.RemoveAll(tmp)
 		return "", fmt.Errorf("content view: %w", err)
 	}
@@ -127,6 +128,18 @@ func copyIn(root *os.Root, src, dst string) error {
 	}
 	_, err = io.Copy(out, in)
 	return errors.Join(err, out.Close())
+}
+
+// viewName is the name of a mod's folder in a view: for a mod whose
+// package ID was derived from its folder name ("legacy." and the name,
+// see package defs), that name, so that the view derives the same ID;
+// else the package ID made safe.
+func viewName(id string) string {
+	x, ok := strings.CutPrefix(id, "legacy.")
+	if ok && x != "" && x != "." && x != ".." && len(x) <= MaxSegmentLen && strings.Trim(x, "abcdefghijklmnopqrstuvwxyz0123456789._") == "" {
+		return x
+	}
+	return safeName(id)
 }
 
 // safeName is a package ID as a folder name: letters, digits, '.', '_'
