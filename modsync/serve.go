@@ -37,7 +37,10 @@ type Handler struct {
 	// Gate, when set, is asked before a file is served; it returns a
 	// function to call when the response is done, or false to refuse
 	// with 503 (upload slots and pacing shared with world transfer).
+	// Without one, at most DefaultStreams files are served at once.
 	Gate func(r *http.Request) (release func(), ok bool)
+	// streams holds a token per file being served when Gate is nil.
+	streams chan struct{}
 	// Sent counts the bytes of file bodies written.
 	Sent atomic.Int64
 }
@@ -49,7 +52,7 @@ func NewHandler(m *Manifest) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{manifest: b, files: map[Sum]source{}}
+	h := &Handler{manifest: b, files: map[Sum]source{}, streams: make(chan struct{}, DefaultStreams)}
 	sum, _ := m.Hash()
 	h.etag = `"` + sum.String() + `"`
 	for _, d := range m.Mods {
@@ -83,15 +86,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if h.Gate != nil {
-		release, ok := h.Gate(r)
-		if !ok {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-			return
-		}
-		defer release()
+	gate := h.Gate
+	if gate == nil {
+		gate = h.stream
 	}
+	release, ok := gate(r)
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return
+	}
+	defer release()
 	f, err := os.OpenInRoot(src.root, src.rel)
 	if err != nil {
 		http.Error(w, "shared file unavailable", http.StatusGone)
@@ -155,6 +160,20 @@ func serveGzip(w http.ResponseWriter, r *http.Request, f io.Reader) {
 	}
 	if err := zw.Close(); err != nil {
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// DefaultStreams is how many files a Handler without a Gate serves at
+// once; more requests are answered 503.
+const DefaultStreams = 4
+
+// stream is the gate of a Handler without one: a slot of DefaultStreams.
+func (h *Handler) stream(*http.Request) (func(), bool) {
+	select {
+	case h.streams <- struct{}{}:
+		return func() { <-h.streams }, true
+	default:
+		return nil, false
 	}
 }
 

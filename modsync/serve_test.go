@@ -3,9 +3,11 @@ package modsync
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,5 +212,57 @@ func TestHandlerCompresses(t *testing.T) {
 		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != c.gzip || resp.StatusCode/100 != 2 {
 			t.Errorf("%s with %q, range %q: %s, Content-Encoding %q", c.f.Path, c.enc, c.rng, resp.Status, resp.Header.Get("Content-Encoding"))
 		}
+	}
+}
+
+// blockingWriter is a response writer whose first body write says so
+// and then waits to be let go: a slow joiner holding a stream.
+type blockingWriter struct {
+	*httptest.ResponseRecorder
+	started chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.once.Do(func() {
+		close(b.started)
+		<-b.release
+	})
+	return b.ResponseRecorder.Write(p)
+}
+
+// TestHandlerStreams: without a gate, a handler serves at most
+// DefaultStreams files at once; the next request is answered 503, and a
+// stream is free again once its response ends.
+func TestHandlerStreams(t *testing.T) {
+	m := build(t, BuildOptions{}, synthMod(t, t.TempDir(), "test.synth"))
+	h, err := NewHandler(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lamp := modFile(m, "test.synth", "Textures/Things/Lamp.png")
+	req := httptest.NewRequest("GET", ContentPrefix+lamp.Hash.String(), nil)
+	var slow []*blockingWriter
+	var wg sync.WaitGroup
+	for range DefaultStreams {
+		bw := &blockingWriter{ResponseRecorder: httptest.NewRecorder(), started: make(chan struct{}), release: make(chan struct{})}
+		slow = append(slow, bw)
+		wg.Go(func() { h.ServeHTTP(bw, req) })
+		<-bw.started
+	}
+	busy := httptest.NewRecorder()
+	h.ServeHTTP(busy, req)
+	if busy.Code != http.StatusServiceUnavailable {
+		t.Errorf("request %d: %d, want 503", DefaultStreams+1, busy.Code)
+	}
+	for _, bw := range slow {
+		close(bw.release)
+	}
+	wg.Wait()
+	ok := httptest.NewRecorder()
+	h.ServeHTTP(ok, req)
+	if ok.Code != http.StatusOK || ok.Body.Len() != int(lamp.Size) {
+		t.Errorf("after the slow ones: %d, %d bytes", ok.Code, ok.Body.Len())
 	}
 }
