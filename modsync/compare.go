@@ -90,7 +90,7 @@ func (s ModState) String() string {
 	}
 	extra := ""
 	if s.NotShared > 0 {
-		extra = fmt.Sprintf("; %d file(s) not shared (code): get the mod itself for those", s.NotShared)
+		extra = fmt.Sprintf("; %d file(s) not shared (code, links): get the mod itself for those", s.NotShared)
 	}
 	switch s.State {
 	case Same:
