@@ -298,6 +298,7 @@ type boundedReader struct {
 	read int64
 }
 
+// Read implements io.Reader.
 func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left <= 0 {
 		return 0, fmt.Errorf("compressed stream longer than the file could need: %w", ErrLimit)

@@ -183,6 +183,7 @@ type countingWriter struct {
 	n *atomic.Int64
 }
 
+// Write counts what the response took.
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(b)
 	c.n.Add(int64(n))
