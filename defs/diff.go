@@ -24,6 +24,10 @@ type Report struct {
 	OrderB []string `json:"orderB,omitempty"`
 
 	Databases []DatabaseDiff `json:"databases,omitempty"` // differing databases, sorted by Type
+	// Files lists the data files that differ, of the mods both sides
+	// list files for (manifests exported with them), in A's mod order
+	// then by path.
+	Files []FileChange `json:"files,omitempty"`
 
 	// What each side could not compare: defs whose parent was not in the
 	// scan (compared by their own XML only) and the number of scan errors
@@ -62,6 +66,17 @@ type UndecidedDef struct {
 	Name string   `json:"name"`
 	Mod  string   `json:"mod"`
 	Mods []string `json:"mods"` // the package IDs whose state is unknown
+}
+
+// FileChange is a data file of a mod that differs between the sides:
+// only in A (SHA256B empty), only in B (SHA256A empty), or different.
+type FileChange struct {
+	Mod     string `json:"mod"`
+	Path    string `json:"path"`
+	SizeA   int64  `json:"sizeA,omitempty"`
+	SizeB   int64  `json:"sizeB,omitempty"`
+	SHA256A string `json:"sha256A,omitempty"`
+	SHA256B string `json:"sha256B,omitempty"`
 }
 
 // ModChange is a mod whose metadata differs between the sides.
@@ -119,7 +134,7 @@ func (r *Report) Same() bool {
 		return !slices.ContainsFunc(r.Cases, func(c Case) bool { return !c.Report.Same() })
 	}
 	return r.GameVersionA == r.GameVersionB && len(r.ModsOnlyA) == 0 && len(r.ModsOnlyB) == 0 &&
-		len(r.ModsChanged) == 0 && len(r.OrderA) == 0 && len(r.Databases) == 0
+		len(r.ModsChanged) == 0 && len(r.OrderA) == 0 && len(r.Databases) == 0 && len(r.Files) == 0
 }
 
 // Complete reports whether both sides were read completely: no scan
@@ -157,6 +172,7 @@ func Diff(a, b *Manifest) *Report {
 			continue
 		}
 		commonA = append(commonA, m.PackageID)
+		r.Files = append(r.Files, diffFiles(m, bm)...)
 		if m.Name != bm.Name || m.Version != bm.Version {
 			r.ModsChanged = append(r.ModsChanged, ModChange{A: m, B: bm})
 		}
@@ -236,6 +252,48 @@ func diffDB(a, b *ManifestDatabase) DatabaseDiff {
 	return d
 }
 
+// diffFiles compares the files of one mod on both sides, when both list
+// files.
+func diffFiles(a, b ManifestMod) []FileChange {
+	if len(a.Files) == 0 || len(b.Files) == 0 {
+		return nil
+	}
+	var out []FileChange
+	i, j := 0, 0
+	for i < len(a.Files) || j < len(b.Files) {
+		switch {
+		case j >= len(b.Files) || i < len(a.Files) && a.Files[i].Path < b.Files[j].Path:
+			out = append(out, FileChange{Mod: a.PackageID, Path: a.Files[i].Path, SizeA: a.Files[i].Size, SHA256A: a.Files[i].SHA256})
+			i++
+		case i >= len(a.Files) || b.Files[j].Path < a.Files[i].Path:
+			out = append(out, FileChange{Mod: a.PackageID, Path: b.Files[j].Path, SizeB: b.Files[j].Size, SHA256B: b.Files[j].SHA256})
+			j++
+		default:
+			fa, fb := a.Files[i], b.Files[j]
+			if fa.SHA256 != fb.SHA256 || fa.Size != fb.Size {
+				out = append(out, FileChange{Mod: a.PackageID, Path: fa.Path, SizeA: fa.Size, SizeB: fb.Size, SHA256A: fa.SHA256, SHA256B: fb.SHA256})
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// writeFiles names the data files that differ.
+func (r *Report) writeFiles(ew *errWriter, aLabel, bLabel string) {
+	for _, f := range r.Files {
+		switch {
+		case f.SHA256B == "":
+			ew.printf("File %s of mod %s (%d bytes) is only in %s.\n", f.Path, f.Mod, f.SizeA, aLabel)
+		case f.SHA256A == "":
+			ew.printf("File %s of mod %s (%d bytes) is only in %s.\n", f.Path, f.Mod, f.SizeB, bLabel)
+		default:
+			ew.printf("File %s of mod %s differs: %s has %d bytes (sha256 %.12s…), %s has %d bytes (sha256 %.12s…).\n", f.Path, f.Mod, aLabel, f.SizeA, f.SHA256A, bLabel, f.SizeB, f.SHA256B)
+		}
+	}
+}
+
 // WriteText writes a human-readable report, calling the sides aLabel and
 // bLabel. Write errors are ignored (the first one stops the output).
 func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
@@ -245,6 +303,7 @@ func (r *Report) WriteText(w io.Writer, aLabel, bLabel string) {
 		return
 	}
 	defer r.writeIncomplete(ew, aLabel, bLabel)
+	defer r.writeFiles(ew, aLabel, bLabel)
 	if r.Same() {
 		if r.Complete() {
 			ew.printf("%s and %s have the same mods and def databases.\n", aLabel, bLabel)

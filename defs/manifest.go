@@ -66,6 +66,18 @@ type ManifestMod struct {
 	PackageID string `json:"packageId" codec:"packageId"`
 	Name      string `json:"name" codec:"name"`
 	Version   string `json:"version,omitempty" codec:"version"`
+	// Files, when the manifest was exported with them, are the mod's data
+	// files as content sync shares them, sorted by path; Diff compares
+	// them when both sides list a mod's files. They never go on the wire.
+	Files []ManifestFile `json:"files,omitempty" codec:"-"`
+}
+
+// ManifestFile is one data file of a mod: its path in the mod folder
+// ('/'-separated), size and SHA-256 in lower-case hex.
+type ManifestFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 }
 
 // ManifestDatabase is one database of a manifest. Defs is either empty
@@ -267,6 +279,9 @@ func (m *Manifest) Validate() error {
 			return fmt.Errorf("mod %s listed twice", mod.PackageID)
 		}
 		ids[id] = true
+		if err := validateFiles(mod.Files); err != nil {
+			return fmt.Errorf("mod %s: %w", mod.PackageID, err)
+		}
 	}
 	for i, db := range m.Databases {
 		if db.Type == "" {
@@ -297,6 +312,23 @@ func (m *Manifest) Validate() error {
 		}
 		if h := DatabaseHash(db.Type, names, hashes); h != uint64(db.Hash) {
 			return fmt.Errorf("database %s: hash %s does not match its defs (%s)", db.Type, db.Hash, Hash64(h))
+		}
+	}
+	return nil
+}
+
+// validateFiles checks a mod's files: paths non-empty, sorted and
+// unique, sizes not negative, hashes 64 lower-case hex digits.
+func validateFiles(files []ManifestFile) error {
+	for i, f := range files {
+		if f.Path == "" || (i > 0 && files[i-1].Path >= f.Path) {
+			return fmt.Errorf("file %d: path %q empty, or files not sorted by path or listed twice", i+1, f.Path)
+		}
+		if f.Size < 0 {
+			return fmt.Errorf("file %s: negative size", f.Path)
+		}
+		if len(f.SHA256) != 64 || strings.Trim(f.SHA256, "0123456789abcdef") != "" {
+			return fmt.Errorf("file %s: sha256 %q is not 64 lower-case hex digits", f.Path, f.SHA256)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package defs
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,10 @@ func TestReadManifestRejects(t *testing.T) {
 		"empty":             "",
 		"empty type":        `{"schema":1,"databases":[{"type":"","count":0,"hash":"0000000000000000"}]}`,
 		"tampered def hash": tamper(good),
+		"file hash short":   `{"schema":1,"mods":[{"packageId":"a","files":[{"path":"a.png","size":1,"sha256":"00"}]}]}`,
+		"file hash upper":   `{"schema":1,"mods":[{"packageId":"a","files":[{"path":"a.png","size":1,"sha256":"` + strings.Repeat("A", 64) + `"}]}]}`,
+		"file unsorted":     `{"schema":1,"mods":[{"packageId":"a","files":[{"path":"b","size":1,"sha256":"` + strings.Repeat("0", 64) + `"},{"path":"a","size":1,"sha256":"` + strings.Repeat("0", 64) + `"}]}]}`,
+		"file size":         `{"schema":1,"mods":[{"packageId":"a","files":[{"path":"a","size":-1,"sha256":"` + strings.Repeat("0", 64) + `"}]}]}`,
 	}
 	for name, in := range cases {
 		if _, err := ReadManifest(strings.NewReader(in)); err == nil {
@@ -173,5 +178,34 @@ func TestMsgpackRoundTrip(t *testing.T) {
 	}
 	if r := Diff(m, got.M); r.GameVersionA != r.GameVersionB || len(r.Databases) != 0 || len(r.ModsChanged) != 0 {
 		t.Fatalf("diff after msgpack: %+v", r)
+	}
+}
+
+// TestDiffFiles: files are compared for a mod both sides list files
+// for, and each that differs, is only in one side, or is the same, is
+// told apart; a side without files compares none.
+func TestDiffFiles(t *testing.T) {
+	h := func(c string) string { return strings.Repeat(c, 64) }
+	a := &Manifest{Schema: ManifestSchema, Mods: []ManifestMod{{PackageID: "m", Files: []ManifestFile{{"a.png", 1, h("1")}, {"b.png", 2, h("2")}, {"c.png", 3, h("3")}}}}}
+	b := &Manifest{Schema: ManifestSchema, Mods: []ManifestMod{{PackageID: "M", Files: []ManifestFile{{"b.png", 2, h("2")}, {"c.png", 4, h("4")}, {"d.png", 5, h("5")}}}}}
+	r := Diff(a, b)
+	want := []FileChange{
+		{Mod: "m", Path: "a.png", SizeA: 1, SHA256A: h("1")},
+		{Mod: "m", Path: "c.png", SizeA: 3, SizeB: 4, SHA256A: h("3"), SHA256B: h("4")},
+		{Mod: "m", Path: "d.png", SizeB: 5, SHA256B: h("5")},
+	}
+	if !slices.Equal(r.Files, want) || r.Same() {
+		t.Errorf("files %+v", r.Files)
+	}
+	var buf bytes.Buffer
+	r.WriteText(&buf, "A", "B")
+	for _, line := range []string{"File a.png of mod m (1 bytes) is only in A.", "File c.png of mod m differs", "File d.png of mod m (5 bytes) is only in B."} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, buf.String())
+		}
+	}
+	b.Mods[0].Files = nil
+	if r := Diff(a, b); len(r.Files) != 0 || !r.Same() {
+		t.Errorf("a side without files: %+v", r.Files)
 	}
 }

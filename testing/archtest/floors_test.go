@@ -103,6 +103,10 @@ var floors = map[string]floor{
 	// game/colonycmd reads the colony's typed commands, for the join tool
 	// and the browser player.
 	"game/colonycmd": domain,
+	// modsync is content sync: the manifest of shared mod files, the
+	// joiner's cache and the transfer, beside defs, for host, join and
+	// the browser player alike.
+	"modsync": domain,
 
 	"host": sides,
 	"join": sides,

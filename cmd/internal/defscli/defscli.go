@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/modsync"
 	"github.com/urfave/cli/v2"
 )
 
@@ -142,6 +143,7 @@ written), 2 the command failed.`,
 					gameVersionFlag(), modsConfigFlag(), activeFlag(), warningsFlag(),
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "manifest file to write (- for standard output)", Required: true},
 					&cli.BoolFlag{Name: "elements", Usage: "also fingerprint each def's elements, so that a diff against the manifest names the first element that differs (a manifest about four times larger)"},
+					&cli.BoolFlag{Name: "files", Usage: "also record each mod's data files (path, size, SHA-256) as content sync shares them, so that a diff of two such manifests names the files that differ"},
 				},
 				Action: exportAction,
 			},
@@ -178,7 +180,9 @@ it was checked against.
 
 Each def whose content differs is named with its file (relative to its
 mod) and, when both sides are content or manifests exported with
---elements, the first element that differs.
+--elements, the first element that differs. When both sides are
+manifests exported with --files, each data file that differs (by path,
+size or SHA-256) is named too, and counts as a difference.
 
 Exit status:
   0  both sides were read completely and have the same mods and defs
@@ -461,6 +465,13 @@ func exportAction(c *cli.Context) error {
 	m := s.Manifest()
 	if c.Bool("elements") {
 		m = s.ManifestWithElements()
+	}
+	if c.Bool("files") {
+		cm, err := modsync.Build(s, modsync.BuildOptions{})
+		if err != nil {
+			return fail("export: %v", err)
+		}
+		modsync.AddFiles(m, cm)
 	}
 	dest := c.String("output")
 	if dest == "-" {
