@@ -259,6 +259,18 @@ type JoinConfig struct {
 	// joiners wait, first come first, and are told their place in line
 	// (default -1: no limit).
 	MaxUploadSlots int
+	// SlotShareWindow is what a slot is measured over when both
+	// MaxUploadRate and MaxUploadSlots are set: a slot is a share of the
+	// rate (the rate divided by the slots), and a join that acknowledges
+	// less than a quarter of its share over this window while another
+	// join waits yields its slot. Its download pauses where it is, it is
+	// told so with a queued notice, and it waits behind the joins that
+	// have not had their turn yet and those that yielded before it; its
+	// next turn goes on where it stopped, and the time it waited counts
+	// toward none of its download deadlines. With no one waiting a slow
+	// join keeps its slot (default 5 s, at least 100 ms; negative: a slot
+	// is kept until the download ends).
+	SlotShareWindow time.Duration
 	// JoinPointMaxAge is how long a join point is reused for later joiners
 	// before a new one is cut (default 10 s).
 	JoinPointMaxAge time.Duration
@@ -381,6 +393,7 @@ func DefaultConfig() Config {
 			DownloadWindow:    2 << 20,
 			MaxUploadRate:     -1,
 			MaxUploadSlots:    -1,
+			SlotShareWindow:   5 * time.Second,
 			JoinPointMaxAge:   10 * time.Second,
 			RejoinWindow:      10 * time.Minute,
 			RejoinWindowBytes: 64 << 20,
@@ -506,6 +519,9 @@ func (c Config) Validate() error {
 	}
 	if n := c.Join.MaxUploadSlots; n != -1 && n < 1 {
 		errs = append(errs, fmt.Errorf("upload slots %d: at least 1 (-1 for no limit)", n))
+	}
+	if w := c.Join.SlotShareWindow; w >= 0 && w < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("slot share window %v: at least 100ms (negative for none)", w))
 	}
 	if c.Lag.Policy > LagDrop {
 		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.Lag.Policy))

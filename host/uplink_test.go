@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func (c *fakeClock) now() time.Time { return c.t }
 func TestUplinkSharedBucket(t *testing.T) {
 	const rate = 100 << 10 // 100 KiB/s
 	clock := &fakeClock{t: time.Unix(1000, 0)}
-	u := newUplink(rate, -1)
+	u := newUplink(rate, -1, 0)
 	u.now = clock.now
 	start := clock.t
 	var granted [2]uint64
@@ -68,7 +69,7 @@ func TestUplinkSharedBucket(t *testing.T) {
 // TestUplinkSlotsInOrder: with two slots a third join waits, told its
 // place; when a join ends its slot goes to the first in line.
 func TestUplinkSlotsInOrder(t *testing.T) {
-	u := newUplink(-1, 2)
+	u := newUplink(-1, 2, 0)
 	a, b, c, d := u.enter("a"), u.enter("b"), u.enter("c"), u.enter("d")
 	for _, up := range []*upload{a, b} {
 		select {
@@ -122,7 +123,7 @@ func TestTicksNotBehindWorldChunks(t *testing.T) {
 	hostEnd, clientEnd := net.Pipe() // no buffer: what the host writes waits for the reader
 	defer clientEnd.Close()
 	c := newConn(hostEnd, 64, 1<<20, 10*time.Second, testkit.Quiet())
-	c.up = newUplink(64<<20, -1) // paced, fast enough not to slow the test
+	c.up = newUplink(64<<20, -1, 0) // paced, fast enough not to slow the test
 	defer c.close(wire.ReasonServerClosing, "")
 	c.startTransfer(newRepairTransfer(pl))
 	tick := wire.MustMarshal(&wire.ServerTick{Tick: 7})
@@ -212,4 +213,128 @@ func readFrame(t *testing.T, r io.Reader, during func(read int)) (wire.ID, int) 
 		t.Fatal(err)
 	}
 	return id, len(p.(*wire.ServerWorldData).Data)
+}
+
+// shareJoin is one join of a share-policy test: its upload, its transfer
+// and what the uplink told it.
+type shareJoin struct {
+	up    *upload
+	t     *transfer
+	turns []turn
+}
+
+// startShare puts a join in line and, once it has its slot, starts its
+// transfer as the reader does.
+func startShare(t *testing.T, u *uplink, name string) *shareJoin {
+	t.Helper()
+	j := &shareJoin{up: u.enter(name), t: newJoinTransfer(nil, 2<<20)}
+	return j
+}
+
+// begin starts j's transfer, which must have its slot.
+func (j *shareJoin) begin(t *testing.T, u *uplink) {
+	t.Helper()
+	select {
+	case <-j.up.ready:
+	default:
+		t.Fatalf("%s has no slot", j.up.name)
+	}
+	u.start(j.up, j.t, func(tn turn) { j.turns = append(j.turns, tn) })
+}
+
+func (j *shareJoin) sending(u *uplink) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Contains(u.active, j.up)
+}
+
+// TestUplinkSlowHolderYields: under a cap of 1 MB/s with two slots (a
+// share of 500 kB/s each), a join that acknowledges 40 KiB/s while
+// another waits gives its slot to it after one share window: its
+// transfer pauses, it is told why and its place, and it waits behind a
+// newcomer that never had a turn. A fast join keeps its slot. When the
+// others are done the slow join gets its slot back, its transfer goes on
+// where it stopped, and the time it waited is reported. The clock is the
+// test's; what is checked is who holds the slots.
+func TestUplinkSlowHolderYields(t *testing.T) {
+	const window = 5 * time.Second
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	u := newUplink(1e6, 2, window)
+	u.now = clock.now
+	fast, slow := startShare(t, u, "fast"), startShare(t, u, "slow")
+	fast.begin(t, u)
+	slow.begin(t, u)
+	honest := startShare(t, u, "honest")
+
+	// One second short of a window: nobody is judged yet.
+	var fastAcked, slowAcked uint64
+	step := func(d time.Duration) {
+		clock.t = clock.t.Add(d)
+		fastAcked += uint64(600e3 * d.Seconds())
+		slowAcked += uint64(40 << 10 * d.Seconds())
+		fast.t.ack(fastAcked)
+		slow.t.ack(slowAcked)
+		u.review(clock.t)
+	}
+	step(window - time.Second)
+	if !slow.sending(u) || !fast.sending(u) {
+		t.Fatal("a join lost its slot before a share window passed")
+	}
+	step(time.Second)
+	if slow.sending(u) {
+		t.Fatal("the slow join kept its slot after a share window at 40 KiB/s while another waited")
+	}
+	if !fast.sending(u) {
+		t.Fatal("the fast join lost its slot")
+	}
+	honest.begin(t, u)
+	if !slow.t.ahead(slowAcked) || !slow.t.paused.Load() {
+		t.Error("the slow join's transfer goes on without its slot")
+	}
+	if len(slow.turns) != 1 || !slow.turns[0].yielded || !slow.turns[0].waiting || slow.turns[0].ahead != 0 {
+		t.Fatalf("the slow join was told %+v; want one turn: yielded, waiting, first in line", slow.turns)
+	}
+	if r := slow.turns[0].rate; r < 40<<10-1 || r > 40<<10+1 || slow.turns[0].share != 500e3 {
+		t.Errorf("told rate %.0f B/s under a share of %.0f; want 40 KiB/s under 500 kB/s", r, slow.turns[0].share)
+	}
+
+	// A newcomer that never had a turn goes before the join that yielded.
+	late := startShare(t, u, "late")
+	if ahead, waiting := u.place(late.up); !waiting || ahead != 0 {
+		t.Errorf("the newcomer: %d ahead, waiting %v; want first in line", ahead, waiting)
+	}
+	if ahead, waiting := u.place(slow.up); !waiting || ahead != 1 {
+		t.Errorf("the slow join: %d ahead, waiting %v; want second in line", ahead, waiting)
+	}
+	if n := len(slow.turns); n != 2 || slow.turns[1].ahead != 1 || slow.turns[1].yielded {
+		t.Errorf("after the newcomer the slow join was told %+v; want its new place, 2nd", slow.turns)
+	}
+
+	// The others finish.
+	clock.t = clock.t.Add(20 * time.Second)
+	u.leave(fast.up)
+	late.begin(t, u)
+	u.leave(honest.up)
+	if !slow.sending(u) {
+		t.Fatal("the slow join did not get its slot back when the line emptied")
+	}
+	if slow.t.paused.Load() || slow.t.ahead(slowAcked) {
+		t.Error("the slow join's transfer is still paused with its slot back")
+	}
+	last := slow.turns[len(slow.turns)-1]
+	if last.waiting || last.waited != 20*time.Second {
+		t.Errorf("the slow join's turn back: %+v; want not waiting, 20s waited", last)
+	}
+
+	// With no one waiting, a slow join keeps its slot for as long as it
+	// takes.
+	for range 20 {
+		step(window)
+	}
+	if !slow.sending(u) {
+		t.Fatal("the slow join lost its slot with no one waiting")
+	}
+	if n := len(slow.turns); n != 4 {
+		t.Errorf("the slow join was told %d turns, want 4: %+v", n, slow.turns)
+	}
 }
