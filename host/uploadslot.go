@@ -69,13 +69,14 @@ func queuedText(ahead, slots int) string {
 // slot (uplink.review): the joiner is told it waits, why, and its place
 // each time it moves up, and the download's deadlines stop until its
 // turn comes back, when they start again. The uplink calls it under its
-// lock, from any goroutine; it only queues a notice and sets the read
-// deadline (downloadDeadline), and reads what the download set before it
-// started.
+// lock, from any goroutine; it only counts, queues a notice and sets the
+// read deadline (downloadDeadline), and reads what the download set
+// before it started.
 func (p *peer) slotTurn(t turn) {
 	p.downloadDeadline(t.waiting, t.waited)
 	switch {
 	case t.yielded:
+		p.srv.sess.stats.update(func(st *Stats) { st.SlotYields++ })
 		p.log.Info("upload slot yielded", "rate", int64(t.rate), "share", int64(t.share), "ahead", t.ahead, "yields", t.yields)
 		p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeQueued, Text: yieldedText(t.ahead, t.rate, t.share)})
 	case t.waiting:

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -173,5 +174,47 @@ func TestUploadSlotYieldedToWaiting(t *testing.T) {
 	}
 	if u := h.srv.Overview().Uploads; len(u.Sending) != 0 || len(u.Waiting) != 0 {
 		t.Errorf("uploads after the joins: %+v", u)
+	}
+}
+
+// TestYieldedDownloadNotTimedOut: two joiners that both stop
+// acknowledging share one upload slot under a cap, turn about, each
+// yielding to the other after every share window. Each waits in line
+// longer in all than the download stall deadline, yet neither is
+// dropped: the stall deadline does not run while a join waits for its
+// slot back, and starts again with its turn. Released, both finish.
+func TestYieldedDownloadNotTimedOut(t *testing.T) {
+	const turns = 24 // each waits at least 12 share windows: 1.2 s, past the 1 s stall deadline
+	h := startHost(t, host.Config{
+		// No minimum download rate: the turns' holding time would spend
+		// it, as it should; the stall deadline is what this test is about.
+		Join: host.JoinConfig{MaxUploadSlots: 1, MaxUploadRate: 1 << 20, SlotShareWindow: 100 * time.Millisecond,
+			MinDownloadRate: -1},
+		Timeouts: host.TimeoutConfig{DownloadStall: time.Second},
+	}, locksteptest.New(2, 256<<10))
+	release := make(chan struct{})
+	dl1, done1 := heldJoin(t, h.addr, "StalledA", release, nil)
+	<-dl1
+	dl2, done2 := heldJoin(t, h.addr, "StalledB", release, nil)
+	<-dl2
+	testkit.WaitFor(t, fmt.Sprintf("%d slots yielded", turns), func() bool {
+		select {
+		case err := <-done1:
+			t.Fatalf("StalledA ended while turning about: %v", err)
+		case err := <-done2:
+			t.Fatalf("StalledB ended while turning about: %v", err)
+		default:
+		}
+		o := h.srv.Overview()
+		if u := o.Uploads; len(u.Sending)+len(u.Waiting) < 2 {
+			t.Fatalf("a joiner left the upload line while turning about (dropped?): %+v after %d yields", u, o.Stats.SlotYields)
+		}
+		return o.Stats.SlotYields >= turns
+	})
+	close(release)
+	for i, done := range []<-chan error{done1, done2} {
+		if err := <-done; err != nil {
+			t.Fatalf("joiner %d, released: %v", i+1, err)
+		}
 	}
 }
