@@ -11,9 +11,10 @@
 //
 // Then, on a host of a smaller world (-small-world-mib, so that the case
 // ends in minutes), a slow but honest joiner, the join tool through a
-// relay that passes it -slow-link bytes a second, joins while 2 slow
-// readers run: it must still reach WorldReady. Every join gives up after
-// -give-up. It prints figures; it asserts nothing.
+// relay that passes it -slow-link bytes a second, joins alone and then
+// while 2 slow readers run (connected -slow-settle before it): it must
+// still reach WorldReady. Every join gives up after -give-up. It prints
+// figures; it asserts nothing.
 //
 //	go run ./scripts/cmd/bench-slots [-world-mib 64] [-give-up 2m]
 package main
@@ -49,19 +50,21 @@ type opts struct {
 	slots              int
 	slowAck, slowLink  int
 	settle, giveUp     time.Duration
+	slowSettle         time.Duration
 	readers            []int
 }
 
 func main() {
 	var o opts
 	readers := flag.String("readers", "2,10", "the numbers of slow readers to time the honest join with, comma-separated")
-	flag.IntVar(&o.worldMiB, "world-mib", 64, "the world's raw size, as host serve --world-mib")
+	flag.IntVar(&o.worldMiB, "world-mib", 64, "the world's raw size, as host serve --world-mib (0: skip the honest joins)")
 	flag.IntVar(&o.smallMiB, "small-world-mib", 4, "the world's raw size for the slow honest joiner's case (0: skip that case)")
 	flag.StringVar(&o.rate, "rate", "8Mbit", "host serve --max-upload-rate")
 	flag.IntVar(&o.slots, "slots", 2, "host serve --max-upload-slots")
 	flag.IntVar(&o.slowAck, "slow-ack", 40<<10, "bytes a second a slow reader acknowledges")
 	flag.IntVar(&o.slowLink, "slow-link", 20<<10, "bytes a second the slow honest joiner's link passes from the host")
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "how long the slow readers run before the honest joiner comes")
+	flag.DurationVar(&o.slowSettle, "slow-settle", 2*time.Second, "how long the slow readers run before the slow honest joiner comes (they must not have finished the smaller world)")
 	flag.DurationVar(&o.giveUp, "give-up", 2*time.Minute, "how long a join may take before it counts as failed")
 	flag.Parse()
 	for _, f := range strings.Split(*readers, ",") {
@@ -101,32 +104,15 @@ func run(o opts) error {
 	fmt.Printf("bench-slots: GOMAXPROCS=%d NumCPU=%d; host serve --max-upload-slots %d --max-upload-rate %s; slow readers acknowledge %d B/s; joins give up after %v\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.slots, o.rate, o.slowAck, o.giveUp)
 
-	h, err := b.serve(o.worldMiB)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n%d MiB world, %.2f MB compressed\n", o.worldMiB, h.world/1e6)
-	alone, err := b.join(h.game, "Alone")
-	if err != nil {
-		h.stop()
-		return fmt.Errorf("the honest join alone: %w", err)
-	}
-	fmt.Printf("%-34s %8.1f s\n", "honest join alone", alone.Seconds())
-	for _, n := range o.readers {
-		d, err := b.withReaders(h, n, func() (time.Duration, error) { return b.join(h.game, fmt.Sprintf("Honest%d", n)) })
-		label := fmt.Sprintf("honest join, %d slow readers", n)
-		if err != nil {
-			fmt.Printf("%-34s   failed: %v\n", label, firstLine(err))
-			continue
+	if o.worldMiB > 0 {
+		if err := b.bigWorld(); err != nil {
+			return err
 		}
-		fmt.Printf("%-34s %8.1f s  %5.2fx alone\n", label, d.Seconds(), d.Seconds()/alone.Seconds())
 	}
-	h.stop()
-
 	if o.smallMiB <= 0 {
 		return nil
 	}
-	h, err = b.serve(o.smallMiB)
+	h, err := b.serve(o.smallMiB)
 	if err != nil {
 		return err
 	}
@@ -140,14 +126,47 @@ func run(o opts) error {
 		defer relay.Close()
 		return b.join(relay.Addr(), "SlowHonest")
 	}
+	var slowAlone time.Duration
 	for _, n := range []int{0, 2} {
 		label := fmt.Sprintf("slow honest join, %d slow readers", n)
-		d, err := b.withReaders(h, n, slow)
+		d, err := b.withReaders(h, n, o.slowSettle, slow)
 		if err != nil {
-			fmt.Printf("%-34s   failed: %v\n", label, firstLine(err))
+			fmt.Printf("%-34s   failed: %v\n", label, err)
 			continue
 		}
-		fmt.Printf("%-34s %8.1f s  (the world at the link's rate alone: %.1f s)\n", label, d.Seconds(), h.world/float64(o.slowLink))
+		if n == 0 {
+			slowAlone = d
+			fmt.Printf("%-34s %8.1f s\n", label, d.Seconds())
+			continue
+		}
+		fmt.Printf("%-34s %8.1f s  %5.2fx alone\n", label, d.Seconds(), d.Seconds()/slowAlone.Seconds())
+	}
+	return nil
+}
+
+// bigWorld times the honest join alone and with each number of slow
+// readers, on a host of the -world-mib world.
+func (b *bench) bigWorld() error {
+	o := b.o
+	h, err := b.serve(o.worldMiB)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	fmt.Printf("\n%d MiB world, %.2f MB compressed\n", o.worldMiB, h.world/1e6)
+	alone, err := b.join(h.game, "Alone")
+	if err != nil {
+		return fmt.Errorf("the honest join alone: %w", err)
+	}
+	fmt.Printf("%-34s %8.1f s\n", "honest join alone", alone.Seconds())
+	for _, n := range o.readers {
+		d, err := b.withReaders(h, n, o.settle, func() (time.Duration, error) { return b.join(h.game, fmt.Sprintf("Honest%d", n)) })
+		label := fmt.Sprintf("honest join, %d slow readers", n)
+		if err != nil {
+			fmt.Printf("%-34s   failed: %v\n", label, err)
+			continue
+		}
+		fmt.Printf("%-34s %8.1f s  %5.2fx alone\n", label, d.Seconds(), d.Seconds()/alone.Seconds())
 	}
 	return nil
 }
@@ -211,7 +230,7 @@ func (b *bench) join(addr, name string) (time.Duration, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("join %s after %.1f s: %v: %s", name, time.Since(start).Seconds(), err, strings.TrimSpace(out.String()))
+		return 0, fmt.Errorf("join %s after %.1f s: %v: %s", name, time.Since(start).Seconds(), err, lastLine(out.String()))
 	}
 	return time.Since(start), nil
 }
@@ -219,7 +238,7 @@ func (b *bench) join(addr, name string) (time.Duration, error) {
 // withReaders runs n slow readers for the settle time and then fn, and
 // stops them; it prints what they did and waits for the host's uplink to
 // empty.
-func (b *bench) withReaders(h *served, n int, fn func() (time.Duration, error)) (time.Duration, error) {
+func (b *bench) withReaders(h *served, n int, settle time.Duration, fn func() (time.Duration, error)) (time.Duration, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	rs := make([]*reader, n)
@@ -233,7 +252,7 @@ func (b *bench) withReaders(h *served, n int, fn func() (time.Duration, error)) 
 		time.Sleep(100 * time.Millisecond)
 	}
 	if n > 0 {
-		time.Sleep(b.o.settle)
+		time.Sleep(settle)
 	}
 	d, err := fn()
 	cancel()
@@ -288,7 +307,7 @@ func freeAddr() string {
 	return ln.Addr().String()
 }
 
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
 }
