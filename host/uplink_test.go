@@ -338,3 +338,73 @@ func TestUplinkSlowHolderYields(t *testing.T) {
 		t.Errorf("the slow join was told %d turns, want 4: %+v", n, slow.turns)
 	}
 }
+
+// deadlineConn records the read deadlines set on it.
+type deadlineConn struct {
+	net.Conn
+	read []time.Time
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.read = append(c.read, t)
+	return nil
+}
+
+// TestDownloadDeadlinesSkipWaits: a download's read deadline is its own
+// (minimum-rate) deadline while it holds its slot, none while it waits
+// for its slot back after yielding it, and after its turn back that
+// deadline moved on by the time it waited; the download is past it only
+// when the time it held its slot is. The uplink's clock is the test's; the
+// deadline is set long enough ago to be the sooner one.
+func TestDownloadDeadlinesSkipWaits(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	u := newUplink(1e6, 1, time.Second)
+	u.now = clock.now
+	nc := &deadlineConn{}
+	srv := &Server{cfg: Config{Timeouts: TimeoutConfig{DownloadStall: time.Hour}}, uplink: u, sess: &session{stats: &stats{}}}
+	hostEnd, clientEnd := net.Pipe() // the notices go here
+	go func() { _, _ = io.Copy(io.Discard, clientEnd) }()
+	c := newConn(hostEnd, 8, 1<<20, time.Second, testkit.Quiet())
+	defer c.close(wire.ReasonServerClosing, "")
+	p := &peer{srv: srv, nc: nc, conn: c, log: testkit.Quiet(), slot: u.enter("slow"), finish: time.Now().Add(-time.Minute)}
+	<-p.slot.ready
+	tr := newJoinTransfer(nil, 0)
+	u.start(p.slot, tr, p.slotTurn)
+	last := func() time.Time { return nc.read[len(nc.read)-1] }
+
+	u.hold(p.slot, p.downloadDeadline)
+	if !last().Equal(p.finish) {
+		t.Fatalf("holding its slot: deadline %v, want the download's own, %v", last(), p.finish)
+	}
+	if !p.pastFinish() {
+		t.Error("holding its slot, the download is not past a deadline a minute ago")
+	}
+
+	other := u.enter("other")
+	clock.t = clock.t.Add(time.Second)
+	u.review(clock.t)
+	if !last().IsZero() {
+		t.Fatalf("waiting after yielding: deadline %v, want none", last())
+	}
+	u.hold(p.slot, p.downloadDeadline) // an acknowledgement of bytes already on their way
+	if !last().IsZero() {
+		t.Fatalf("acknowledging while it waits: deadline %v, want none", last())
+	}
+	if p.pastFinish() {
+		t.Error("waiting for its slot back, the download is past its deadline")
+	}
+
+	clock.t = clock.t.Add(90 * time.Second)
+	u.leave(other)
+	want := p.finish.Add(90 * time.Second)
+	if !last().Equal(want) {
+		t.Fatalf("its turn back after 90 s: deadline %v, want %v", last(), want)
+	}
+	if p.pastFinish() {
+		t.Error("after 90 s waited, the download is past a deadline a minute ago")
+	}
+	u.hold(p.slot, p.downloadDeadline)
+	if !last().Equal(want) {
+		t.Fatalf("acknowledging after its turn back: deadline %v, want %v", last(), want)
+	}
+}
