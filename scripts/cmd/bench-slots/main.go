@@ -51,6 +51,7 @@ type opts struct {
 	slowAck, slowLink  int
 	settle, giveUp     time.Duration
 	slowSettle         time.Duration
+	shareWindow        string
 	readers            []int
 }
 
@@ -65,6 +66,7 @@ func main() {
 	flag.IntVar(&o.slowLink, "slow-link", 20<<10, "bytes a second the slow honest joiner's link passes from the host")
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "how long the slow readers run before the honest joiner comes")
 	flag.DurationVar(&o.slowSettle, "slow-settle", 2*time.Second, "how long the slow readers run before the slow honest joiner comes (they must not have finished the smaller world)")
+	flag.StringVar(&o.shareWindow, "share-window", "", "host serve --slot-share-window (empty: the host's default)")
 	flag.DurationVar(&o.giveUp, "give-up", 2*time.Minute, "how long a join may take before it counts as failed")
 	flag.Parse()
 	for _, f := range strings.Split(*readers, ",") {
@@ -101,8 +103,12 @@ func run(o opts) error {
 	for _, d := range bundle.Summary() {
 		b.dbs = append(b.dbs, wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash})
 	}
-	fmt.Printf("bench-slots: GOMAXPROCS=%d NumCPU=%d; host serve --max-upload-slots %d --max-upload-rate %s; slow readers acknowledge %d B/s; joins give up after %v\n",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.slots, o.rate, o.slowAck, o.giveUp)
+	window := ""
+	if o.shareWindow != "" {
+		window = " --slot-share-window " + o.shareWindow
+	}
+	fmt.Printf("bench-slots: GOMAXPROCS=%d NumCPU=%d; host serve --max-upload-slots %d --max-upload-rate %s%s; slow readers acknowledge %d B/s, the honest joiner comes %v after them; joins give up after %v\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.slots, o.rate, window, o.slowAck, o.settle, o.giveUp)
 
 	if o.worldMiB > 0 {
 		if err := b.bigWorld(); err != nil {
@@ -193,9 +199,13 @@ func (b *bench) serve(mib int) (*served, error) {
 	b.hosts++
 	game, web := freeAddr(), freeAddr()
 	logs := &syncbuf.Buffer{}
-	cmd := exec.Command(b.host, "serve", "--listen", game, "--http", web, "--world-mib", strconv.Itoa(mib), "--seed", "1",
+	args := []string{"serve", "--listen", game, "--http", web, "--world-mib", strconv.Itoa(mib), "--seed", "1",
 		"--max-upload-slots", strconv.Itoa(b.o.slots), "--max-upload-rate", b.o.rate, "--max-players", "32",
-		"--log-format", "json", "--conn-rate", "-1", "--data-dir", filepath.Join(b.dir, fmt.Sprintf("data%d", b.hosts)))
+		"--log-format", "json", "--conn-rate", "-1", "--data-dir", filepath.Join(b.dir, fmt.Sprintf("data%d", b.hosts))}
+	if b.o.shareWindow != "" {
+		args = append(args, "--slot-share-window", b.o.shareWindow)
+	}
+	cmd := exec.Command(b.host, args...)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
