@@ -248,7 +248,9 @@ type JoinConfig struct {
 	// DownloadWindow is how far, in bytes, the world download may run
 	// ahead of the joiner's acknowledgements (default 2 MiB; -1 for no
 	// limit). It bounds what a connection that drops mid-download wastes:
-	// bytes written but never received are sent again on the retry.
+	// bytes written but never received are sent again on the retry. Under
+	// the share policy of upload slots (SlotShareWindow) it is at most
+	// half a second of a slot's share, and at least 256 KiB.
 	DownloadWindow int64
 	// MaxUploadRate caps the bytes per second of every world transfer
 	// together (joins and repairs), not per joiner, so a friend's download

@@ -521,7 +521,7 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		p.log.Error("lay out join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
-	p.world = newJoinTransfer(pl, uint64(max(cfg.Join.DownloadWindow, 0)))
+	p.world = newJoinTransfer(pl, p.srv.uplink.downloadWindow(cfg.Join.DownloadWindow))
 	jr.join.last.Store(p.world)
 	if p.minRate = p.minDownloadRate(); p.minRate > 0 {
 		p.finish = time.Now().Add(cfg.Timeouts.DownloadStall + time.Duration(float64(pl.Total())/p.minRate*float64(time.Second)))

@@ -16,6 +16,17 @@ const pacedChunk = 16 << 10
 // transfer may send back to back after a pause.
 const burstTime = 20 * time.Millisecond
 
+// shareWindowTime and minShareWindow size the download window of a join
+// under the share policy: the bytes it may have unacknowledged are at
+// most shareWindowTime of its share, and at least minShareWindow. A
+// share then flows to a joiner whose round trip is up to shareWindowTime,
+// while a client that takes chunks but acknowledges a trickle holds only
+// that much of the cap each turn.
+const (
+	shareWindowTime = 500 * time.Millisecond
+	minShareWindow  = 256 << 10
+)
+
 // shareFloor says how far below its share a join's download may run
 // while others wait: a join holding a slot that acknowledges less than
 // 1/shareFloor of the cap's share per slot over a share window gives its
@@ -130,6 +141,22 @@ func (u *uplink) take(n int) time.Time {
 		return now
 	}
 	return u.last.Add(time.Duration(-u.tokens / u.rate * float64(time.Second)))
+}
+
+// downloadWindow is how far a join's download may run ahead of its
+// acknowledgements, configured (Config.Join.DownloadWindow; not
+// positive: no limit): under the share policy (a cap, slots and a share
+// window) at most shareWindowTime of a share, and at least
+// minShareWindow, so that a slow reader's turn costs the others little.
+func (u *uplink) downloadWindow(configured int64) uint64 {
+	if configured <= 0 {
+		return 0
+	}
+	w := uint64(configured)
+	if u.window <= 0 || !u.paced() || u.slots == 0 {
+		return w
+	}
+	return min(w, max(uint64(u.rate/float64(u.slots)*shareWindowTime.Seconds()), minShareWindow))
 }
 
 // chunk is the most world data the writer sends at once.

@@ -408,3 +408,43 @@ func TestDownloadDeadlinesSkipWaits(t *testing.T) {
 		t.Fatalf("acknowledging after its turn back: deadline %v, want %v", last(), want)
 	}
 }
+
+// TestShareDownloadWindow: under the share policy a join's download may
+// run at most half a second of its share ahead of its acknowledgements
+// (at least 256 KiB), so a client that takes chunks and acknowledges a
+// trickle draws little of the cap in its turn; with a share large enough,
+// without a cap, slots or share window, the configured window stands,
+// and -1 is still no limit.
+func TestShareDownloadWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		rate       float64
+		slots      int
+		window     time.Duration
+		configured int64
+		want       uint64
+	}{
+		{"8 Mbit/s, 2 slots", 1e6, 2, 5 * time.Second, 2 << 20, minShareWindow},
+		{"8 Mbit/s, 1 slot", 1e6, 1, 5 * time.Second, 2 << 20, 500e3},
+		{"a share past the window", 100e6, 2, 5 * time.Second, 2 << 20, 2 << 20},
+		{"no cap", -1, 2, 5 * time.Second, 2 << 20, 2 << 20},
+		{"no slots", 1e6, -1, 5 * time.Second, 2 << 20, 2 << 20},
+		{"no share window", 1e6, 2, -1, 2 << 20, 2 << 20},
+		{"no window", 1e6, 2, 5 * time.Second, -1, 0},
+	} {
+		u := newUplink(tc.rate, tc.slots, tc.window)
+		if got := u.downloadWindow(tc.configured); got != tc.want {
+			t.Errorf("%s: window %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// What the writer makes of it: 256 KiB unacknowledged, and it waits.
+	u := newUplink(1e6, 2, 5*time.Second)
+	tr := newJoinTransfer(nil, u.downloadWindow(2<<20))
+	tr.ack(100 << 10)
+	if !tr.ahead(100<<10 + minShareWindow) {
+		t.Errorf("the writer may run %d bytes past the acknowledgements", minShareWindow)
+	}
+	if tr.ahead(100<<10 + minShareWindow - 1) {
+		t.Error("the writer waits before the window is full")
+	}
+}
