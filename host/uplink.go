@@ -47,8 +47,10 @@ const shareFloor = 4
 // it is and it waits again, behind every join waiting that has not had a
 // turn yet and behind those that yielded before it; its turn back
 // resumes the download where it stopped. Alone, or with no one waiting,
-// a slow join keeps its slot. Any goroutine may call the uplink; the
-// session reviews the slots on its tick.
+// a slow join keeps its slot. Its unacknowledged bytes are bounded by a
+// fraction of its share (downloadWindow), so a turn costs the others
+// little. Any goroutine may call the uplink; the session reviews the
+// slots on its tick.
 type uplink struct {
 	rate   float64       // bytes per second; 0: no cap
 	burst  float64       // the bucket's size in bytes
