@@ -270,7 +270,7 @@ type JoinConfig struct {
 	// have not had their turn yet and those that yielded before it; its
 	// next turn goes on where it stopped, and the time it waited counts
 	// toward none of its download deadlines. With no one waiting a slow
-	// join keeps its slot (default 5 s, at least 100 ms; negative: a slot
+	// join keeps its slot (default 3 s, at least 100 ms; negative: a slot
 	// is kept until the download ends).
 	SlotShareWindow time.Duration
 	// JoinPointMaxAge is how long a join point is reused for later joiners
@@ -395,7 +395,7 @@ func DefaultConfig() Config {
 			DownloadWindow:    2 << 20,
 			MaxUploadRate:     -1,
 			MaxUploadSlots:    -1,
-			SlotShareWindow:   5 * time.Second,
+			SlotShareWindow:   3 * time.Second,
 			JoinPointMaxAge:   10 * time.Second,
 			RejoinWindow:      10 * time.Minute,
 			RejoinWindowBytes: 64 << 20,
