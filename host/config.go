@@ -251,7 +251,9 @@ type JoinConfig struct {
 	// DownloadWindow is how far, in bytes, the world download may run
 	// ahead of the joiner's acknowledgements (default 2 MiB; -1 for no
 	// limit). It bounds what a connection that drops mid-download wastes:
-	// bytes written but never received are sent again on the retry.
+	// bytes written but never received are sent again on the retry. Under
+	// the share policy of upload slots (SlotShareWindow) it is at most
+	// half a second of a slot's share, and at least 256 KiB.
 	DownloadWindow int64
 	// MaxUploadRate caps the bytes per second of every world transfer
 	// together (joins and repairs), not per joiner, so a friend's download
@@ -262,6 +264,18 @@ type JoinConfig struct {
 	// joiners wait, first come first, and are told their place in line
 	// (default -1: no limit).
 	MaxUploadSlots int
+	// SlotShareWindow is what a slot is measured over when both
+	// MaxUploadRate and MaxUploadSlots are set: a slot is a share of the
+	// rate (the rate divided by the slots), and a join that acknowledges
+	// less than a quarter of its share over this window while another
+	// join waits yields its slot. Its download pauses where it is, it is
+	// told so with a queued notice, and it waits behind the joins that
+	// have not had their turn yet and those that yielded before it; its
+	// next turn goes on where it stopped, and the time it waited counts
+	// toward none of its download deadlines. With no one waiting a slow
+	// join keeps its slot (default 3 s, at least 100 ms; negative: a slot
+	// is kept until the download ends).
+	SlotShareWindow time.Duration
 	// JoinPointMaxAge is how long a join point is reused for later joiners
 	// before a new one is cut (default 10 s).
 	JoinPointMaxAge time.Duration
@@ -387,6 +401,7 @@ func DefaultConfig() Config {
 			DownloadWindow:    2 << 20,
 			MaxUploadRate:     -1,
 			MaxUploadSlots:    -1,
+			SlotShareWindow:   3 * time.Second,
 			JoinPointMaxAge:   10 * time.Second,
 			RejoinWindow:      10 * time.Minute,
 			RejoinWindowBytes: 64 << 20,
@@ -513,6 +528,9 @@ func (c Config) Validate() error {
 	}
 	if n := c.Join.MaxUploadSlots; n != -1 && n < 1 {
 		errs = append(errs, fmt.Errorf("upload slots %d: at least 1 (-1 for no limit)", n))
+	}
+	if w := c.Join.SlotShareWindow; w >= 0 && w < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("slot share window %v: at least 100ms (negative for none)", w))
 	}
 	if c.Lag.Policy > LagDrop {
 		errs = append(errs, fmt.Errorf("unknown lag policy %d", c.Lag.Policy))

@@ -75,6 +75,16 @@
 // leave, on the session goroutine (joinPoints.hand, release); its thin
 // map blobs (sections.go) go when its last joiner is in or gone.
 //
+// The world transfers' shared upload, uplink (uplink.go), is one value
+// behind its own lock: writers take their chunks' time from it, readers
+// enter and leave its line of upload slots, and the session goroutine
+// reviews the slots on its tick, taking one back from a join that runs
+// far below its share while others wait. That pauses the join's transfer
+// (its writer waits) and tells the join's reader through a callback run
+// under the uplink's lock (peer.slotTurn), which only queues a notice and
+// sets the reader's deadline; the reader sets its own deadlines under the
+// same lock (uplink.hold), so the two are applied in order.
+//
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known) or a channel (checkpoints being hashed).

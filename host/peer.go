@@ -71,6 +71,8 @@ type peer struct {
 	retries     int              // the join's connections before this one
 	world       *transfer        // the world's transfer, once started
 	slot        *upload          // the join's place in the host's uplink, once in line
+	finish      time.Time        // the download's deadline at its minimum rate, before time waited after yielding its slot (zero: none)
+	minRate     float64          // that minimum rate, bytes per second (0: none)
 	joined      bool             // the join record has been written
 	relay       peerRelay        // relay mode: the arbiter's proof and uploads (relaypeer.go)
 }
@@ -521,9 +523,12 @@ func (p *peer) transfer(jr joinReply) (*snapshot.Payload, error) {
 		p.log.Error("lay out join point", "err", err)
 		return nil, refuse(wire.ReasonGeneric, "the host could not prepare the world")
 	}
-	p.world = newJoinTransfer(pl, uint64(max(cfg.Join.DownloadWindow, 0)))
+	p.world = newJoinTransfer(pl, p.srv.uplink.downloadWindow(cfg.Join.DownloadWindow))
 	jr.join.last.Store(p.world)
-	p.srv.uplink.start(p.slot, p.world)
+	if p.minRate = p.minDownloadRate(); p.minRate > 0 {
+		p.finish = time.Now().Add(cfg.Timeouts.DownloadStall + time.Duration(float64(pl.Total())/p.minRate*float64(time.Second)))
+	}
+	p.srv.uplink.start(p.slot, p.world, p.slotTurn)
 	p.conn.startTransfer(p.world)
 	p.resumed, p.retry = pl.Held(), jr.held != nil
 	if jr.held != nil {
@@ -582,32 +587,22 @@ func (p *peer) worldReady(wr *wire.ClientWorldReady) error {
 // download reads the acknowledgements of the transfer of pl, which
 // measure the download (and tell the join's progress what the joiner
 // holds), and then WorldReady. The download must also keep an average
-// rate: it has a deadline of its own, which the stall deadline never
-// passes.
+// rate: it has a deadline of its own (p.finish), which the stall
+// deadline never passes. While the join waits for its slot back after
+// yielding it, neither runs: the time waited is added to the first.
 func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 	cfg := p.srv.cfg
 	total := pl.Total()
 	var acked uint64
 	downloaded := false
-	finish := time.Time{} // the whole download's deadline; zero: none
-	minRate := p.minDownloadRate()
-	if minRate > 0 {
-		finish = time.Now().Add(cfg.Timeouts.DownloadStall + time.Duration(float64(total)/minRate*float64(time.Second)))
-	}
-	downloadDeadline := func() {
-		d := time.Now().Add(cfg.Timeouts.DownloadStall)
-		if !finish.IsZero() && finish.Before(d) {
-			d = finish
-		}
-		_ = p.nc.SetReadDeadline(d)
-	}
+	downloadDeadline := func() { p.srv.uplink.hold(p.slot, p.downloadDeadline) }
 	downloadDeadline()
 	for {
 		pkt, err := p.read(wire.IDClientAck, wire.IDClientWorldReady)
 		if err != nil {
-			if !downloaded && !finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(finish) {
+			if !downloaded && !p.finish.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && p.pastFinish() {
 				return nil, refuse(wire.ReasonTimeout, "The download was slower than the host's minimum of %s/s: %d of %d bytes acknowledged.",
-					byteSize(minRate), acked, total)
+					byteSize(p.minRate), acked, total)
 			}
 			return nil, err
 		}
@@ -634,6 +629,33 @@ func (p *peer) download(pl *snapshot.Payload) (*wire.ClientWorldReady, error) {
 			return pkt, nil
 		}
 	}
+}
+
+// downloadDeadline sets the read deadline of a download in progress:
+// none while the join waits for its slot back, else the stall deadline,
+// or the download's own if sooner, moved on by the time waited. It runs
+// under the uplink's lock (uplink.hold, or notify through slotTurn), so
+// the reader's deadline and the uplink's turns are set in order.
+func (p *peer) downloadDeadline(waiting bool, waited time.Duration) {
+	if waiting {
+		_ = p.nc.SetReadDeadline(time.Time{})
+		return
+	}
+	d := time.Now().Add(p.srv.cfg.Timeouts.DownloadStall)
+	if !p.finish.IsZero() && p.finish.Add(waited).Before(d) {
+		d = p.finish.Add(waited)
+	}
+	_ = p.nc.SetReadDeadline(d)
+}
+
+// pastFinish reports whether the download's own deadline, moved on by
+// the time the join waited after yielding its slot, has passed.
+func (p *peer) pastFinish() bool {
+	past := false
+	p.srv.uplink.hold(p.slot, func(waiting bool, waited time.Duration) {
+		past = !waiting && !time.Now().Before(p.finish.Add(waited))
+	})
+	return past
 }
 
 // settle syncs clocks again after WorldReady, taking the member's commands

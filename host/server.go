@@ -60,8 +60,9 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 		guesses: gate.NewGuesses(cfg.Admission.PasswordRate, cfg.Admission.PasswordBurst,
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
 		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery),
-		uplink:  newUplink(cfg.Join.MaxUploadRate, cfg.Join.MaxUploadSlots)}
+		uplink:  newUplink(cfg.Join.MaxUploadRate, cfg.Join.MaxUploadSlots, cfg.Join.SlotShareWindow)}
 	sess.lastID = &srv.nextID
+	sess.uplink = srv.uplink
 	sess.pub.sent = &srv.sent
 	if cfg.Save.Path != "" {
 		sess.tokenFile = newTokenFile(saves.TokensPath(cfg.Save.Path), cfg.Logger)

@@ -126,6 +126,7 @@ type session struct {
 	rejoins   rejoins
 	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
 	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
+	uplink    *uplink       // the world transfers' slots, reviewed on the tick (Server.uplink)
 	alive     liveness
 	lag       lagPolicy
 	conducts  *conducts
@@ -264,6 +265,7 @@ func (s *session) tick(now time.Time) {
 	s.points.prepare(now, s.auth)
 	s.advanceWindow(now)
 	s.checkLiveness(now)
+	s.uplink.review(now)
 	s.persistTokens()
 	defer s.publishOverview(now)
 	if s.autosave.due(now) {

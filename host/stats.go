@@ -92,6 +92,11 @@ type Stats struct {
 	// SectionBytes the compressed bytes that spared them.
 	SectionJoins int
 	SectionBytes uint64
+	// SlotYields counts the upload slots taken back from joins whose
+	// downloads ran far below their share while others waited
+	// (Config.Join.SlotShareWindow); each such download paused and went
+	// on at its next turn.
+	SlotYields int
 	// AdminActions counts the admin actions done (kick, ban, say, save,
 	// speed, ...; not the listings), whoever did them.
 	AdminActions uint64

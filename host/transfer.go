@@ -19,6 +19,9 @@ import (
 //     wakes the writer;
 //   - the session goroutine reads both when the join is resumed on a new
 //     connection (joinProgress.fold), to learn what the joiner may hold.
+//
+// The uplink also pauses a join's transfer while the join waits for its
+// slot back (paused, which wakes the writer when cleared).
 type transfer struct {
 	pl     *snapshot.Payload
 	acks   bool   // the client acknowledges it: a join's world
@@ -26,7 +29,8 @@ type transfer struct {
 
 	acked   atomic.Uint64 // bytes the client acknowledged
 	written atomic.Uint64 // bytes the writer wrote
-	wake    chan struct{} // a new acknowledgement (capacity 1)
+	paused  atomic.Bool   // the join yielded its upload slot: write nothing more
+	wake    chan struct{} // a new acknowledgement, or the pause's end (capacity 1)
 }
 
 // newJoinTransfer is the transfer of a join's world payload, acknowledged
@@ -45,16 +49,22 @@ func newRepairTransfer(pl *snapshot.Payload) *transfer {
 // the writer run on. Only the reader calls it.
 func (t *transfer) ack(n uint64) {
 	t.acked.Store(n)
-	select {
-	case t.wake <- struct{}{}:
-	default:
+	signal(t.wake)
+}
+
+// hold pauses the transfer, or lets it go on where it stopped. Only the
+// uplink calls it.
+func (t *transfer) hold(pause bool) {
+	t.paused.Store(pause)
+	if !pause {
+		signal(t.wake)
 	}
 }
 
-// ahead reports whether the writer must wait for acknowledgements before
-// writing from offset.
+// ahead reports whether the writer must wait before writing from offset:
+// for acknowledgements, or for the end of a pause.
 func (t *transfer) ahead(offset uint64) bool {
-	return t.acks && t.window > 0 && offset >= t.acked.Load()+t.window
+	return t.paused.Load() || t.acks && t.window > 0 && offset >= t.acked.Load()+t.window
 }
 
 // wrote records that the writer wrote up to offset.

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -15,17 +16,47 @@ const pacedChunk = 16 << 10
 // transfer may send back to back after a pause.
 const burstTime = 20 * time.Millisecond
 
+// shareWindowTime and minShareWindow size the download window of a join
+// under the share policy: the bytes it may have unacknowledged are at
+// most shareWindowTime of its share, and at least minShareWindow. A
+// share then flows to a joiner whose round trip is up to shareWindowTime,
+// while a client that takes chunks but acknowledges a trickle holds only
+// that much of the cap each turn.
+const (
+	shareWindowTime = 500 * time.Millisecond
+	minShareWindow  = 256 << 10
+)
+
+// shareFloor says how far below its share a join's download may run
+// while others wait: a join holding a slot that acknowledges less than
+// 1/shareFloor of the cap's share per slot over a share window gives its
+// slot up to the next in line.
+const shareFloor = 4
+
 // uplink shares the host's upload among world transfers, as one budget
 // for all of them, not one per joiner: a token bucket of
 // Config.Join.MaxUploadRate bytes per second that every transfer's chunks
 // draw from (ticks, commands and every other small packet never do), and
 // Config.Join.MaxUploadSlots joins' worlds on their way at once, the next
-// joiners waiting in the order they came. Any goroutine may call it.
+// joiners waiting in the order they came.
+//
+// A slot is a share of the cap, not a lease: under a cap, a join whose
+// acknowledgements run below a quarter of its share (the cap divided by
+// the slots) over a share window (Config.Join.SlotShareWindow) while
+// another join waits yields its slot (review). Its download pauses where
+// it is and it waits again, behind every join waiting that has not had a
+// turn yet and behind those that yielded before it; its turn back
+// resumes the download where it stopped. Alone, or with no one waiting,
+// a slow join keeps its slot. Its unacknowledged bytes are bounded by a
+// fraction of its share (downloadWindow), so a turn costs the others
+// little. Any goroutine may call the uplink; the session reviews the
+// slots on its tick.
 type uplink struct {
-	rate  float64 // bytes per second; 0: no cap
-	burst float64 // the bucket's size in bytes
-	slots int     // joins sent at once; 0: no limit
-	now   func() time.Time
+	rate   float64       // bytes per second; 0: no cap
+	burst  float64       // the bucket's size in bytes
+	slots  int           // joins sent at once; 0: no limit
+	window time.Duration // the share window; 0: a slot is never taken back
+	now    func() time.Time
 
 	mu      sync.Mutex
 	tokens  float64   // bytes that may go now; below 0, the debt of chunks already granted
@@ -36,19 +67,48 @@ type uplink struct {
 }
 
 // upload is one join's world in the uplink: waiting for a slot, then on
-// its way.
+// its way; under the share policy it may wait again (yielded) and go on.
+// Its fields are the uplink's, under its lock.
 type upload struct {
 	name    string
 	t       *transfer     // set when it starts
 	started time.Time     // when it got its slot
 	ready   chan struct{} // closed when it gets its slot
 	moved   chan struct{} // a signal (capacity 1) that its place in line changed
+
+	// notify, set when the transfer starts, tells the join's reader that
+	// it yielded its slot, moved up in line since, or has its slot back
+	// (turn). The uplink calls it under its lock: it must not block or
+	// call the uplink.
+	notify func(turn)
+
+	yielded   bool          // it waits again after yielding its slot
+	yields    int           // how many times it yielded
+	waitFrom  time.Time     // when it last yielded
+	waited    time.Duration // time it waited after yielding, before waitFrom
+	told      int           // the place in line it was last told, while yielded (-1: none yet)
+	yieldRate float64       // the rate it ran at when it last yielded, bytes per second
+	markAt    time.Time     // start of the share window it is measured over
+	markAcked uint64        // bytes acknowledged at markAt
+}
+
+// turn is what a join that yielded its slot is told: it waits (ahead
+// joins before it, having just yielded after running at rate bytes per
+// second, under a share of share), or it has its slot back.
+type turn struct {
+	waiting     bool
+	ahead       int
+	yielded     bool
+	rate, share float64
+	yields      int           // the times it yielded its slot, this one included
+	waited      time.Duration // the time it waited after yielding, in all
 }
 
 // newUplink is the uplink of rate bytes per second (-1 or 0: no cap) and
-// slots joins at once (-1 or 0: no limit).
-func newUplink(rate float64, slots int) *uplink {
-	u := &uplink{rate: max(rate, 0), slots: max(slots, 0), now: time.Now}
+// slots joins at once (-1 or 0: no limit), taking a slot back from a
+// join that runs far below its share over window (not positive: never).
+func newUplink(rate float64, slots int, window time.Duration) *uplink {
+	u := &uplink{rate: max(rate, 0), slots: max(slots, 0), window: max(window, 0), now: time.Now}
 	u.burst = max(pacedChunk, u.rate*burstTime.Seconds())
 	u.tokens = u.burst
 	return u
@@ -85,6 +145,22 @@ func (u *uplink) take(n int) time.Time {
 	return u.last.Add(time.Duration(-u.tokens / u.rate * float64(time.Second)))
 }
 
+// downloadWindow is how far a join's download may run ahead of its
+// acknowledgements, configured (Config.Join.DownloadWindow; not
+// positive: no limit): under the share policy (a cap, slots and a share
+// window) at most shareWindowTime of a share, and at least
+// minShareWindow, so that a slow reader's turn costs the others little.
+func (u *uplink) downloadWindow(configured int64) uint64 {
+	if configured <= 0 {
+		return 0
+	}
+	w := uint64(configured)
+	if u.window <= 0 || !u.paced() || u.slots == 0 {
+		return w
+	}
+	return min(w, max(uint64(u.rate/float64(u.slots)*shareWindowTime.Seconds()), minShareWindow))
+}
+
 // chunk is the most world data the writer sends at once.
 func (u *uplink) chunk(max int) int {
 	if u == nil || !u.paced() {
@@ -99,8 +175,14 @@ func (u *uplink) enter(name string) *upload {
 	up := &upload{name: name, ready: make(chan struct{}), moved: make(chan struct{}, 1)}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.waiting = append(u.waiting, up)
+	// A join that never had its turn goes before those that yielded theirs.
+	i := slices.IndexFunc(u.waiting, func(w *upload) bool { return w.yielded })
+	if i < 0 {
+		i = len(u.waiting)
+	}
+	u.waiting = slices.Insert(u.waiting, i, up)
 	u.admit()
+	u.tellMoved(i + 1)
 	return up
 }
 
@@ -112,11 +194,26 @@ func (u *uplink) place(up *upload) (ahead int, waiting bool) {
 	return max(i, 0), i >= 0
 }
 
-// start records the transfer of a join that has its slot.
-func (u *uplink) start(up *upload, t *transfer) {
+// start records the transfer of a join that has its slot, and what tells
+// its reader of a yield (nil: nothing).
+func (u *uplink) start(up *upload, t *transfer, notify func(turn)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	up.t = t
+	up.t, up.notify = t, notify
+	up.markAt, up.markAcked = u.now(), t.acked.Load()
+}
+
+// hold runs fn under the uplink's lock with whether up waits after
+// yielding its slot and the time it has waited so in all, up to now:
+// the reader sets its deadlines there, in order with what notify sets.
+func (u *uplink) hold(up *upload, fn func(waiting bool, waited time.Duration)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	waited := up.waited
+	if up.yielded {
+		waited += u.now().Sub(up.waitFrom)
+	}
+	fn(up.yielded, waited)
 }
 
 // leave takes a join out of the uplink, waiting or on its way, and gives
@@ -127,30 +224,123 @@ func (u *uplink) leave(up *upload) {
 	u.active = slices.DeleteFunc(u.active, func(x *upload) bool { return x == up })
 	if i := slices.Index(u.waiting, up); i >= 0 {
 		u.waiting = slices.Delete(u.waiting, i, i+1)
-		for _, w := range u.waiting[i:] {
-			signal(w.moved)
-		}
+		up.yielded = false
+		u.tellMoved(i)
 	}
 	u.admit()
 }
 
-// admit gives free slots to the joins waiting first. u.mu is held.
+// admit gives free slots to the joins waiting first: a join's first turn
+// starts its download, a turn back after a yield resumes it. u.mu is held.
 func (u *uplink) admit() {
 	n := 0
+	now := u.now()
 	for n < len(u.waiting) && (u.slots == 0 || len(u.active) < u.slots) {
 		up := u.waiting[n]
-		up.started = u.now()
 		u.active = append(u.active, up)
-		close(up.ready)
 		n++
+		if !up.yielded {
+			up.started = now
+			close(up.ready)
+			continue
+		}
+		up.yielded = false
+		up.waited += now.Sub(up.waitFrom)
+		up.markAt, up.markAcked = now, up.t.acked.Load()
+		up.t.hold(false)
+		if up.notify != nil {
+			up.notify(turn{yields: up.yields, waited: up.waited})
+		}
 	}
 	if n == 0 {
 		return
 	}
 	u.waiting = slices.Delete(u.waiting, 0, n)
-	for _, w := range u.waiting {
-		signal(w.moved)
+	u.tellMoved(0)
+}
+
+// tellMoved tells the joins waiting from index from on that their place
+// changed: those waiting their first turn by their moved signal, those
+// that yielded by notify. u.mu is held.
+func (u *uplink) tellMoved(from int) {
+	for i, w := range u.waiting[min(from, len(u.waiting)):] {
+		if !w.yielded {
+			signal(w.moved)
+			continue
+		}
+		if ahead := from + i; ahead != w.told && w.notify != nil {
+			tn := turn{waiting: true, ahead: ahead}
+			if w.told < 0 { // the first word since it yielded: why
+				tn.yielded, tn.rate, tn.share, tn.yields = true, w.yieldRate, u.rate/float64(max(u.slots, 1)), w.yields
+			}
+			w.told = ahead
+			w.notify(tn)
+		}
 	}
+}
+
+// review takes back the slots of joins running far below their share
+// while others wait (see uplink): each join holding a slot is measured
+// over a share window from its turn's start, and over the next window
+// after each; one whose window's acknowledgements fell below
+// 1/shareFloor of its share while a join waited yields its slot, the
+// slowest first, at most one per join waiting. The session calls it on
+// its tick, with the time of the tick.
+func (u *uplink) review(now time.Time) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.window <= 0 || !u.paced() || u.slots == 0 || len(u.active) == 0 {
+		return
+	}
+	share := u.rate / float64(u.slots)
+	type slow struct {
+		up   *upload
+		rate float64
+	}
+	var slows []slow
+	for _, up := range u.active {
+		if up.t == nil || now.Sub(up.markAt) < u.window {
+			continue
+		}
+		acked := up.t.acked.Load()
+		rate := float64(acked-up.markAcked) / now.Sub(up.markAt).Seconds()
+		if len(u.waiting) > 0 && rate < share/shareFloor {
+			slows = append(slows, slow{up, rate})
+			continue
+		}
+		up.markAt, up.markAcked = now, acked
+	}
+	if len(slows) == 0 {
+		return
+	}
+	slices.SortStableFunc(slows, func(a, b slow) int { return cmp.Compare(a.rate, b.rate) })
+	waiting := len(u.waiting)
+	for i, s := range slows {
+		if i >= waiting {
+			// Enough slots are free for those waiting: the rest are
+			// measured again over the next window.
+			s.up.markAt, s.up.markAcked = now, s.up.t.acked.Load()
+			continue
+		}
+		u.yield(s.up, now, s.rate)
+	}
+	u.admit()
+	u.tellMoved(0)
+}
+
+// yield takes up's slot, which it used at rate bytes per second: its
+// download pauses where it is, and it waits at the back of the line,
+// told so (tellMoved) once the line has moved. u.mu is held.
+func (u *uplink) yield(up *upload, now time.Time, rate float64) {
+	u.active = slices.DeleteFunc(u.active, func(x *upload) bool { return x == up })
+	up.yielded, up.waitFrom = true, now
+	up.yields++
+	up.yieldRate, up.told = rate, -1
+	up.t.hold(true)
+	u.waiting = append(u.waiting, up)
 }
 
 // signal sends on a capacity-1 channel without blocking.

@@ -2,9 +2,11 @@ package host_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
@@ -13,12 +15,14 @@ import (
 )
 
 // heldJoin joins in the background and stops reading at its first world
-// chunk until release is closed, so its download holds its upload slot.
-func heldJoin(t *testing.T, addr, name string, release <-chan struct{}) (downloading <-chan struct{}, done <-chan error) {
+// chunk until release is closed, so its download holds its upload slot;
+// notice, if not nil, takes the host's notices.
+func heldJoin(t *testing.T, addr, name string, release <-chan struct{}, notice func(string)) (downloading <-chan struct{}, done <-chan error) {
 	t.Helper()
 	dl, errc := make(chan struct{}), make(chan error, 1)
 	var once sync.Once
 	cfg := joinCfg(addr, name, newHashLog())
+	cfg.Notice = notice
 	cfg.Progress = func(p join.Progress) {
 		if p.Phase == join.PhaseDownload && p.Done > 0 {
 			once.Do(func() { close(dl); <-release })
@@ -43,9 +47,9 @@ func heldJoin(t *testing.T, addr, name string, release <-chan struct{}) (downloa
 func TestUploadSlotsQueueThirdJoiner(t *testing.T) {
 	h := startHost(t, host.Config{Join: host.JoinConfig{MaxUploadSlots: 2}}, locksteptest.New(2, 64<<10))
 	release := make(chan struct{})
-	dl1, done1 := heldJoin(t, h.addr, "First", release)
+	dl1, done1 := heldJoin(t, h.addr, "First", release, nil)
 	<-dl1
-	dl2, done2 := heldJoin(t, h.addr, "Second", release)
+	dl2, done2 := heldJoin(t, h.addr, "Second", release, nil)
 	<-dl2
 
 	var mu sync.Mutex
@@ -124,4 +128,72 @@ func indexOf[T comparable](s []T, v T) int {
 		}
 	}
 	return -1
+}
+
+// TestUploadSlotYieldedToWaiting: with one upload slot under a cap, a
+// joiner that stops acknowledging while another waits gives the slot up
+// after a share window: the other joiner downloads its world while the
+// first still holds back. The first, told that its download paused and
+// why, gets its slot back when the line empties and finishes where it
+// stopped; the time it waited is not counted against its download.
+func TestUploadSlotYieldedToWaiting(t *testing.T) {
+	h := startHost(t, host.Config{Join: host.JoinConfig{MaxUploadSlots: 1, MaxUploadRate: 1 << 20, SlotShareWindow: 200 * time.Millisecond},
+		// The held joiner reads nothing, keepalives included, until
+		// released: liveness must not drop it on a slow machine.
+		Timeouts: host.TimeoutConfig{Idle: 10 * time.Minute}},
+		locksteptest.New(2, 256<<10))
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var notices []string
+	dl1, done1 := heldJoin(t, h.addr, "Stalled", release, func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		notices = append(notices, text)
+	})
+	<-dl1
+	downloaded := make(chan struct{})
+	var once sync.Once
+	cfg := joinCfg(h.addr, "Waiting", newHashLog())
+	cfg.Progress = func(p join.Progress) {
+		if p.Phase == join.PhaseDownload && p.Total > 0 && p.Done == p.Total {
+			once.Do(func() { close(downloaded) })
+		}
+	}
+	second := make(chan error, 1)
+	go func() {
+		s, err := join.Join(context.Background(), cfg)
+		if err == nil {
+			err = s.Leave("test over")
+		}
+		second <- err
+	}()
+	// The stalled joiner is released as soon as the other has its world,
+	// so that it does not fall far behind the host's ticks meanwhile.
+	select {
+	case <-downloaded:
+	case err := <-second:
+		t.Fatalf("the waiting joiner ended before its download: %v", err)
+	case <-time.After(testkit.DefaultWait): // bounds a hang only
+		t.Fatal("the waiting joiner did not get the world while the stalled one held the slot")
+	}
+	select {
+	case err := <-done1:
+		t.Fatalf("the stalled joiner ended before its release: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-second; err != nil {
+		t.Fatalf("the waiting joiner: %v", err)
+	}
+	if err := <-done1; err != nil {
+		t.Fatalf("the stalled joiner, released: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(notices, func(s string) bool { return strings.Contains(s, "Your download is paused") }) {
+		t.Errorf("the stalled joiner was not told its download paused; notices: %q", notices)
+	}
+	if o := h.srv.Overview(); len(o.Uploads.Sending) != 0 || len(o.Uploads.Waiting) != 0 || o.Stats.SlotYields < 1 {
+		t.Errorf("after the joins: uploads %+v, %d slots yielded (want at least 1)", o.Uploads, o.Stats.SlotYields)
+	}
 }

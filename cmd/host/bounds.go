@@ -47,6 +47,7 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"tick-rate":            {min: 1, max: 1000},
 		"discovery-port":       {min: 1, max: 65535, means: off("no LAN discovery")},
 		"max-upload-slots":     {min: 1, means: off("no limit")},
+		"slot-share-window":    {min: 0.1, means: off("a slot is kept until the download ends")},
 		"max-players":          {min: 1, max: wire.MaxPlayers},
 		"max-spectators":       {min: 1, max: wire.MaxPlayers, means: off("no spectators")},
 		"conn-rate":            {min: math.SmallestNonzeroFloat64, means: off("no limit")},
