@@ -108,6 +108,9 @@ func (s *session) admit(r joinReq) joinReply {
 			return joinReply{err: err}
 		}
 	}
+	if err := heldStalled(a); err != nil {
+		return joinReply{err: err}
+	}
 	jp, held, err := s.rejoins.startJoin(a.rj, a.r.resume)
 	if err != nil {
 		return joinReply{err: err}
@@ -150,6 +153,7 @@ func (s *session) admitHeld(a *admission, p *roster.Player, jp *joinProgress, no
 	s.issueToken(a.r, p, nil, d)
 	m := s.addMember(a.r, notices)
 	m.good, m.checked = d.record.good, d.record.checked
+	m.heldRun = d.record.run + 1
 	return joinReply{id: a.r.id, member: m, faction: p.Faction, granted: d.granted, join: jp, retries: jp.retries, replayed: true}
 }
 

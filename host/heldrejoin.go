@@ -34,11 +34,28 @@ type heldRecord struct {
 	good    heldCheck // the last report accepted
 	checked bool      // good is set
 	repair  bool      // found desynced and not repaired yet
+	run     int       // held-world rejoins in a row since the player last reached WorldReady
 }
 
 // heldOf is what m's token keeps of its world when m goes.
 func heldOf(m *member) heldRecord {
-	return heldRecord{good: m.good, checked: m.checked, repair: m.resync != nil}
+	return heldRecord{good: m.good, checked: m.checked, repair: m.resync != nil, run: m.heldRun}
+}
+
+// heldStalled refuses a held-world rejoin after too many in a row that
+// made no progress. A held-world rejoin that never reaches WorldReady
+// is a retry without progress, as a resume that gets no further is
+// (resume.go): the first after the player last reached WorldReady is a
+// new start, and a third in a row after one that got nowhere is refused,
+// so that rejoins in a chain cannot each have the host build a replay.
+func heldStalled(a *admission) error {
+	if a.r.held == nil || a.rj == nil || a.rj.progress != nil {
+		return nil
+	}
+	if a.rj.held.run > maxResumeStalls {
+		return errResumeStalled
+	}
+	return nil
 }
 
 // heldDecision is the host's answer to a held-world rejoin: the result

@@ -299,3 +299,39 @@ func noisy(t *testing.T, maps, size int) lockstep.Sim {
 	}
 	return sim
 }
+
+// rawHeldRejoin rejoins with token naming held and drops as soon as the
+// host answers: its Server_Session, or its disconnect.
+func rawHeldRejoin(t *testing.T, addr string, token []byte, held *wire.HeldWorld) wire.Packet {
+	t.Helper()
+	c := rawclient.Dial(t, addr, time.Minute)
+	defer c.Close()
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: token, Held: held})
+	p, _ := c.Until(wire.IDServerSession)
+	return p
+}
+
+// TestHeldRejoinsWithoutProgressCutOff: held-world rejoins that never
+// reach WorldReady count as rejoins without progress, as resumes do: the
+// first is a new start, the next two are let in, and the third in a row
+// without progress is refused with RateLimited.
+func TestHeldRejoinsWithoutProgressCutOff(t *testing.T) {
+	h, wl := heldHost(t, host.Config{})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	held := &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}
+	for i := range 3 {
+		ss, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerSession)
+		if !ok || ss.Rejoin != wire.RejoinHeld {
+			t.Fatalf("held rejoin %d: %+v, want a replay", i+1, ss)
+		}
+		token = ss.Token
+	}
+	p := rawHeldRejoin(t, h.Addr, token, held)
+	if dc, ok := p.(*wire.ServerDisconnect); !ok || dc.Reason != wire.ReasonRateLimited {
+		t.Fatalf("the fourth held rejoin without WorldReady: %+v, want refused with RateLimited", p)
+	}
+}

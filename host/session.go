@@ -43,6 +43,7 @@ type member struct {
 	point           *joinPoint   // the join point it is being sent, until WorldReady
 	good            heldCheck    // the last hash report accepted (checked: there is one)
 	checked         bool
+	heldRun         int // held-world rejoins in a row without WorldReady, this one included (heldrejoin.go)
 }
 
 type joinReq struct {
@@ -432,6 +433,7 @@ func (s *session) ready(r readyReq) {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 		m.ready = true
 		m.readyTick = r.tick
+		m.heldRun = 0 // its rejoin made progress
 		s.points.release(m.point)
 		m.point = nil
 	}
