@@ -10,6 +10,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/testing/hosttest"
 	"github.com/lockhost/lockhost/testing/rawclient"
 	"github.com/lockhost/lockhost/testing/syncbuf"
@@ -333,5 +334,102 @@ func TestHeldRejoinsWithoutProgressCutOff(t *testing.T) {
 	p := rawHeldRejoin(t, h.Addr, token, held)
 	if dc, ok := p.(*wire.ServerDisconnect); !ok || dc.Reason != wire.ReasonRateLimited {
 		t.Fatalf("the fourth held rejoin without WorldReady: %+v, want refused with RateLimited", p)
+	}
+}
+
+// stampLog is every command a host stamped, in order.
+type stampLog struct {
+	mu   sync.Mutex
+	cmds []lockstep.Command
+}
+
+func (l *stampLog) after(res lockstep.TickResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cmds = append(l.cmds, res.Accepted...)
+}
+
+// since is the commands stamped after (tick, applied) up to tick to.
+func (l *stampLog) since(tick uint64, applied uint32, to uint64) []lockstep.Command {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []lockstep.Command
+	for _, c := range l.cmds {
+		if (c.Tick > tick || c.Tick == tick && c.Seq >= applied) && c.Tick <= to {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sendCounters has j send n commands and waits until h stamped them.
+func sendCounters(t *testing.T, h *hosttest.Host, j *hosttest.Joiner, n int) {
+	t.Helper()
+	before := h.Server.Overview().Stats.Commands
+	for i := range n {
+		c := locksteptest.Counters{}.AddCommand(int32(i%2), 1)
+		if err := j.Session.Send(c.MapID, c.Kind, c.Payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitFor(t, "the commands stamped", func() bool { return h.Server.Overview().Stats.Commands >= before+uint64(n) })
+}
+
+// TestHeldReplayKeptThenTicks: a second rejoin from the same position is
+// sent the replay built for the first, and then, after its admission's
+// packets, the commands stamped since as ticks: with the live ticks that
+// follow, it gets every command stamped after its position, once each,
+// in order.
+func TestHeldReplayKeptThenTicks(t *testing.T) {
+	stamped := &stampLog{}
+	h, wl := heldHost(t, host.Config{Limits: host.LimitConfig{CommandRate: 10000, CommandBurst: 10000}})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	// heldHost's own AfterTick logs the world hashes; the commands are
+	// logged from the live ticks Other receives instead.
+	other := hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Other", Loader: locksteptest.Load,
+		OnApply: func(c lockstep.Command) { stamped.after(lockstep.TickResult{Accepted: []lockstep.Command{c}}) }})
+	sendCounters(t, h, other, 100)
+	held := &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}
+	first, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerSession)
+	if !ok || first.Rejoin != wire.RejoinHeld {
+		t.Fatalf("the first rejoin: %+v, want a replay", first)
+	}
+	sendCounters(t, h, other, 100)
+
+	c := rawclient.Dial(t, h.Addr, time.Minute)
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: first.Token, Held: held})
+	ss := rawclient.Expect[*wire.ServerSession](c, wire.IDServerSession)
+	if ss.Rejoin != wire.RejoinHeld || string(ss.Replay) != string(first.Replay) || ss.Granted != first.Granted {
+		t.Fatalf("the second rejoin: %v granted %d, the first's replay: %v; want the first's replay and grant %d",
+			ss.Rejoin, ss.Granted, string(ss.Replay) == string(first.Replay), first.Granted)
+	}
+	raw, err := snapshot.Inflate(snapshot.Codec(ss.ReplayCodec), ss.Replay, wire.MaxReplayRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := wire.DecodeReplay(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for last < ss.Granted+30 {
+		tk := rawclient.Expect[*wire.ServerTick](c, wire.IDServerTick)
+		got, last = append(got, tk.Commands...), tk.Granted
+	}
+	// Other applies a tick's commands once granted: wait until it has
+	// applied up to last.
+	testkit.WaitFor(t, "Other past the last tick read", func() bool { return other.Session.Tick() > last })
+	want := stamped.since(acc, 0, last)
+	if len(got) != len(want) || len(want) < 200 {
+		t.Fatalf("the rejoin got %d commands up to tick %d, the host stamped %d (200 sent)", len(got), last, len(want))
+	}
+	for i := range want {
+		if got[i].Tick != want[i].Tick || got[i].Seq != want[i].Seq {
+			t.Fatalf("command %d: (%d, %d), the host stamped (%d, %d)", i, got[i].Tick, got[i].Seq, want[i].Tick, want[i].Seq)
+		}
 	}
 }

@@ -120,6 +120,7 @@ type session struct {
 
 	points    *joinPoints
 	window    *cmdWindow // the commands of the rejoin window (cmdwindow.go)
+	replays   *replays   // held-world rejoins' replays, kept and being built (replays.go)
 	rejoins   rejoins
 	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
 	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
@@ -160,6 +161,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		members:  make(map[int32]*member),
 		points:   newJoinPoints(cfg, st),
 		window:   newCmdWindow(cfg.Join.RejoinWindow, cfg.Join.RejoinWindowBytes, sim.Tick()),
+		replays:  newReplays(),
 		rejoins:  rejoins{grace: cfg.Timeouts.RejoinGrace},
 		alive:    liveness{every: cfg.Timeouts.KeepaliveEvery},
 		conducts: newConducts(cfg),
@@ -216,7 +218,7 @@ func (s *session) run(ctx context.Context) {
 		case now := <-ticker.C:
 			s.tick(now)
 		case r := <-s.joins:
-			r.reply <- s.admit(r)
+			s.join(r)
 		case r := <-s.readies:
 			s.ready(r)
 		case r := <-s.latency:
@@ -378,6 +380,14 @@ func (s *session) playerDelta(action wire.PlayerListAction, id int32) *wire.Serv
 		return &wire.ServerPlayerList{Action: action, Players: []wire.PlayerInfo{playerInfo(p)}}
 	}
 	return &wire.ServerPlayerList{Action: action, Players: []wire.PlayerInfo{{ID: id}}}
+}
+
+// join answers a join request, unless its admission waits for a replay
+// to be built (replays.go), which answers it then.
+func (s *session) join(r joinReq) {
+	if rep, ok := s.admit(r); ok {
+		r.reply <- rep
+	}
 }
 
 // admissionReason maps a roster rule to its disconnect reason.

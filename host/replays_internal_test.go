@@ -1,0 +1,155 @@
+package host
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/wire"
+)
+
+// replayTest is a session at tick 12000 whose rejoin window holds n
+// commands of payload bytes each, two a tick from tick 1 on, with the
+// work it starts off its goroutine collected instead of run.
+type replayTest struct {
+	s    *session
+	work []func()
+}
+
+func newReplayTest(t *testing.T, cfg Config, n, payload int) *replayTest {
+	t.Helper()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt := &replayTest{s: newSession(cfg, locksteptest.New(2, 64))}
+	rt.s.replays.spawn = func(work func()) { rt.work = append(rt.work, work) }
+	for range 12000 {
+		rt.s.auth.Advance(true)
+	}
+	rt.addCommands(1, n, payload)
+	return rt
+}
+
+// addCommands adds n commands to the window, two a tick from tick from.
+func (rt *replayTest) addCommands(from uint64, n, payload int) {
+	cmds := make([]lockstep.Command, n)
+	for i := range cmds {
+		cmds[i] = lockstep.Command{Tick: from + uint64(i/2), Seq: uint32(i % 2), Kind: 1, Player: 2, Payload: make([]byte, payload)}
+		cmds[i].Payload[0] = byte(i)
+	}
+	rt.s.window.add(cmds)
+}
+
+// decide weighs a held-world rejoin from tick 1 whose record the host
+// accepted, on codec gzip.
+func (rt *replayTest) decide() (heldDecision, bool) {
+	h := &wire.HeldWorld{Tick: 1, Checks: []wire.HeldCheck{{Tick: 1, World: 7}}}
+	a := &admission{r: joinReq{held: h, conn: &conn{codec: snapshot.Gzip}},
+		rj: &rejoin{held: heldRecord{good: heldCheck{tick: 1, world: 7}, checked: true}}}
+	return rt.s.decideHeld(a)
+}
+
+// settle runs the work started off the session goroutine, then what it
+// handed back to the session's queue.
+func (rt *replayTest) settle() {
+	work := rt.work
+	rt.work = nil
+	for _, w := range work {
+		w()
+	}
+	for {
+		select {
+		case fn := <-rt.s.calls:
+			fn()
+		default:
+			return
+		}
+	}
+}
+
+// replayed is the commands of d's replay.
+func replayed(t *testing.T, d heldDecision) []lockstep.Command {
+	t.Helper()
+	raw, err := snapshot.Inflate(d.replay.Codec, d.replay.Data, wire.MaxReplayRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, _, err := wire.DecodeReplay(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmds
+}
+
+// TestHeldReplayBuiltOffSession: the session goroutine does not lay out
+// or compress a held-world rejoin's replay: it hands the commands to a
+// worker, whose replay comes back through the session's queue and
+// answers the rejoin.
+func TestHeldReplayBuiltOffSession(t *testing.T) {
+	rt := newReplayTest(t, DefaultConfig(), 20000, 8)
+	if _, wait := rt.decide(); !wait {
+		t.Error("the rejoin did not wait for its replay")
+	}
+	if n := rt.s.replays.layouts.Load(); n != 0 {
+		t.Fatalf("the session goroutine laid out %d replays while deciding", n)
+	}
+	if len(rt.work) != 1 {
+		t.Fatalf("%d builds started off the session goroutine, want 1", len(rt.work))
+	}
+	rt.settle()
+	d, _ := rt.decide()
+	if d.result != wire.RejoinHeld {
+		t.Fatalf("once built: %v, want held", d.result)
+	}
+	if got := replayed(t, d); len(got) != 20000 {
+		t.Fatalf("the replay holds %d commands, want 20000", len(got))
+	}
+	if n := rt.s.replays.layouts.Load(); n != 1 {
+		t.Errorf("%d layouts, want 1", n)
+	}
+}
+
+// TestHeldReplaySizeCheckedFirst: a replay over its limit (here half a
+// 16 KiB send queue) is turned down before anything is laid out or
+// compressed.
+func TestHeldReplaySizeCheckedFirst(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Limits.SendQueueBytes = 16 << 10
+	rt := newReplayTest(t, cfg, 2000, 8)
+	if d, _ := rt.decide(); d.result != wire.RejoinTooLarge {
+		t.Fatalf("%v, want too_large", d.result)
+	}
+	if n := rt.s.replays.layouts.Load(); n != 0 || len(rt.work) != 0 {
+		t.Fatalf("%d layouts and %d builds for a replay over the limit, want none", n, len(rt.work))
+	}
+}
+
+// TestHeldReplayReused: a second rejoin from the same position takes the
+// replay already built, with no new layout, and the commands stamped
+// since as its tail; a second rejoin while the replay is being built
+// waits for the same build.
+func TestHeldReplayReused(t *testing.T) {
+	rt := newReplayTest(t, DefaultConfig(), 20000, 8)
+	rt.decide()
+	rt.decide()
+	if len(rt.work) != 1 {
+		t.Fatalf("two rejoins from one position started %d builds, want 1", len(rt.work))
+	}
+	rt.settle()
+	first, _ := rt.decide()
+	rt.addCommands(12000, 10, 8) // stamped after the replay was built
+	rt.s.auth.Advance(true)
+	second, _ := rt.decide()
+	rt.settle()
+	if second.result != wire.RejoinHeld || string(second.replay.Data) != string(first.replay.Data) {
+		t.Fatalf("the second rejoin: %v, its replay the first's: %v", second.result, string(second.replay.Data) == string(first.replay.Data))
+	}
+	if n := rt.s.replays.layouts.Load(); n != 1 {
+		t.Errorf("%d layouts for three rejoins from one position, want 1", n)
+	}
+	if len(second.tail) != 10 || second.tail[0].Tick != 12000 || second.granted != 12000 {
+		t.Errorf("the second rejoin's tail: %d commands from tick %d after a replay to tick %d; want 10 from 12000, after 12000",
+			len(second.tail), second.tail[0].Tick, second.granted)
+	}
+}
