@@ -19,7 +19,7 @@
 // figures; it asserts nothing.
 //
 //	go run ./scripts/cmd/bench-rejoin [-world-mib 64] [-bot 50] [-drops 5s,60s,5m] [-window-drop 20s]
-//	go run ./scripts/cmd/bench-rejoin -storm [-world-mib 8] [-storm-players 6] [-bot 80] [-storm-age 150s] [-storm-for 20s]
+//	go run ./scripts/cmd/bench-rejoin -storm [-world-mib 2] [-storm-players 6] [-bot 80] [-storm-age 150s] [-storm-for 20s]
 package main
 
 import (
@@ -44,7 +44,7 @@ func main() {
 	bot := flag.Float64("bot", 50, "commands a second each player sends, as join --bot")
 	drops := flag.String("drops", "5s,60s,5m", "the drops to measure, comma-separated durations")
 	windowDrop := flag.Duration("window-drop", 20*time.Second, "the drop on a second host whose --rejoin-window is half of it (0: skip)")
-	stormMode := flag.Bool("storm", false, "run the rejoin storm instead of the drops (-world-mib defaults to 8 and -bot to 80 then)")
+	stormMode := flag.Bool("storm", false, "run the rejoin storm instead of the drops (-world-mib defaults to 2 and -bot to 80 then)")
 	stormPlayers := flag.Int("storm-players", 6, "with -storm: the chains rejoining, and the players flooding commands")
 	stormAge := flag.Duration("storm-age", 150*time.Second, "with -storm: how old the chains' held point is when the storm starts")
 	stormFor := flag.Duration("storm-for", 20*time.Second, "with -storm: how long the storm lasts")
@@ -52,7 +52,7 @@ func main() {
 	if *stormMode {
 		set := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		sc := stormConfig{mib: 8, players: *stormPlayers, bot: 80, age: *stormAge, duration: *stormFor}
+		sc := stormConfig{mib: 2, players: *stormPlayers, bot: 80, age: *stormAge, duration: *stormFor}
 		if set["world-mib"] {
 			sc.mib = *mib
 		}

@@ -21,8 +21,10 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// The storm (-storm): a host serves a small world; Watch, in this
-// process, simulates it and notes when each tick steps; six chain
+// The storm (-storm): a host serves a small world, with time never held
+// for a player that falls behind; Watch, a light client in this process,
+// notes when bytes arrive from the host (a tick is sent every 1/60 s, so
+// the longest gap between arrivals is the longest between ticks); six chain
 // players join in this process, have a hash report accepted and drop,
 // keeping their worlds' positions and reports; six players (the join
 // tool) flood commands for -storm-age, then the chains rejoin from their
@@ -40,19 +42,34 @@ type stormConfig struct {
 	duration time.Duration // how long the storm lasts
 }
 
-// stepLog is when Watch stepped, in order.
+// stepLog is when bytes arrived for Watch, in order.
 type stepLog struct {
 	mu sync.Mutex
 	at []time.Time
 }
 
-func (l *stepLog) step(lockstep.Sim) {
+// arrived notes bytes arriving now.
+func (l *stepLog) arrived() {
 	l.mu.Lock()
 	l.at = append(l.at, time.Now())
 	l.mu.Unlock()
 }
 
-// maxGap is the longest gap between two steps within [from, to].
+// timedConn notes every read that returns bytes in a stepLog.
+type timedConn struct {
+	net.Conn
+	log *stepLog
+}
+
+func (c timedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.log.arrived()
+	}
+	return n, err
+}
+
+// maxGap is the longest gap between two arrivals within [from, to].
 func (l *stepLog) maxGap(from, to time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -101,6 +118,7 @@ func runStorm(tl tools, sc stormConfig) error {
 		return err
 	}
 	h, err := startHost(tl, sc.mib, "127.0.0.1:30694", "127.0.0.1:30695", "--rejoin-grace", "30m",
+		"--lag-policy", "drop", "--max-lag", "1000000",
 		"--max-pending-per-addr", "64", "--max-players", "32", "--command-rate", fmt.Sprint(max(100, 2*sc.bot)))
 	if err != nil {
 		return err
@@ -112,7 +130,14 @@ func runStorm(tl tools, sc stormConfig) error {
 	base := join.Config{Addr: h.game, Databases: bundle.Summary(), MapLoader: colony.MapLoader(bundle.Content), Logger: quiet}
 	steps := &stepLog{}
 	wcfg := base
-	wcfg.Name, wcfg.OnStep = "Watch", steps.step
+	wcfg.Name, wcfg.Light = "Watch", true
+	wcfg.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return timedConn{Conn: nc, log: steps}, nil
+	}
 	watch, err := join.Join(ctx, wcfg)
 	if err != nil {
 		return fmt.Errorf("join as Watch: %w", err)
