@@ -189,17 +189,22 @@ func (s *session) heldReplay(from replayPos, codec snapshot.Codec, cmds []lockst
 }
 
 // replayTail is the commands stamped after r's end, when the window
-// still holds them and they are few enough to send as ticks.
+// still holds them and they are few enough to send as ticks: at most
+// replayTailCommands, in ticks that fill at most a quarter of the send
+// queue, in packets and in bytes.
 func (s *session) replayTail(r *replay) ([]lockstep.Command, bool) {
 	tail, ok := s.window.since(r.upTo.tick, r.upTo.applied)
 	if !ok || len(tail) > replayTailCommands {
 		return nil, false
 	}
-	bytes := int64(0)
-	for _, c := range tail {
+	bytes, ticks := int64(0), 1 // the pure grant after them
+	for i, c := range tail {
 		bytes += commandCost + int64(len(c.Payload))
+		if i == 0 || c.Tick != tail[i-1].Tick {
+			ticks++
+		}
 	}
-	return tail, bytes <= s.cfg.Limits.SendQueueBytes/4
+	return tail, bytes <= s.cfg.Limits.SendQueueBytes/4 && ticks <= s.cfg.Limits.SendQueue/4
 }
 
 // startReplay builds the replay of key from cmds, a copy of which goes

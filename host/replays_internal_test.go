@@ -149,7 +149,26 @@ func TestHeldReplayReused(t *testing.T) {
 		t.Errorf("%d layouts for three rejoins from one position, want 1", n)
 	}
 	if len(second.tail) != 10 || second.tail[0].Tick != 12000 || second.granted != 12000 {
-		t.Errorf("the second rejoin's tail: %d commands from tick %d after a replay to tick %d; want 10 from 12000, after 12000",
-			len(second.tail), second.tail[0].Tick, second.granted)
+		t.Errorf("the second rejoin's tail: %d commands after a replay to tick %d; want 10 from tick 12000, after 12000",
+			len(second.tail), second.granted)
+	}
+}
+
+// TestHeldReplayTailBounded: a kept replay is not taken when the commands
+// stamped since would fill more than a quarter of the send queue as
+// ticks: the replay is built again.
+func TestHeldReplayTailBounded(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Limits.SendQueue = 16 // four packets: three ticks and the grant
+	rt := newReplayTest(t, cfg, 200, 8)
+	rt.decide()
+	rt.settle()
+	rt.addCommands(12000, 6, 8) // three ticks
+	if d, wait := rt.decide(); wait || len(d.tail) != 6 {
+		t.Fatalf("a tail of three ticks: waits %v, %d commands; want it sent, 6", wait, len(d.tail))
+	}
+	rt.addCommands(12003, 2, 8) // a fourth
+	if _, wait := rt.decide(); !wait || len(rt.work) != 1 {
+		t.Fatalf("a tail of four ticks: waits %v, %d builds started; want a new build", wait, len(rt.work))
 	}
 }
