@@ -162,11 +162,12 @@ func (s *session) countRejoin(a *admission, d heldDecision) {
 	h := a.r.held
 	if d.result == wire.RejoinHeld {
 		s.cfg.Logger.Info("rejoin from the held world", "player", a.r.id, "name", a.r.name, "tick", h.Tick, "applied", h.Applied,
-			"host_tick", d.granted, "replay_bytes", len(d.replay.Data), "replay_raw_bytes", d.replay.RawSize)
+			"host_tick", s.auth.Sim().Tick(), "replay_to", d.granted, "replay_bytes", len(d.replay.Data),
+			"replay_raw_bytes", d.replay.RawSize, "tail_commands", len(d.tail))
 		return
 	}
 	s.cfg.Logger.Info("held world turned down; sending the world", "player", a.r.id, "name", a.r.name, "tick", h.Tick,
-		"applied", h.Applied, "host_tick", d.granted, "reason", d.result.String())
+		"applied", h.Applied, "host_tick", s.auth.Sim().Tick(), "reason", d.result.String())
 }
 
 // sessionPacket is the Server_Session of an admission with decision d.
