@@ -69,18 +69,44 @@ func (c timedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// maxGap is the longest gap between two arrivals within [from, to].
-func (l *stepLog) maxGap(from, to time.Time) time.Duration {
+// gaps is the gaps between two arrivals within [from, to], ascending.
+func (l *stepLog) gaps(from, to time.Time) []time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var g time.Duration
+	var gs []time.Duration
 	for i := 1; i < len(l.at); i++ {
 		if l.at[i-1].Before(from) || l.at[i].After(to) {
 			continue
 		}
-		g = max(g, l.at[i].Sub(l.at[i-1]))
+		gs = append(gs, l.at[i].Sub(l.at[i-1]))
 	}
-	return g
+	slices.Sort(gs)
+	if len(gs) == 0 {
+		gs = []time.Duration{0}
+	}
+	return gs
+}
+
+// window is what Watch and the host's process did over one stretch of
+// time.
+type window struct {
+	gaps []time.Duration // ascending
+	cpu  time.Duration   // the host's CPU time
+	took time.Duration
+}
+
+// measure runs fn and returns the window it took.
+func measure(l *stepLog, pid int, fn func()) window {
+	start, cpu := time.Now(), procstat.CPU(pid)
+	fn()
+	end := time.Now()
+	return window{gaps: l.gaps(start, end), cpu: procstat.CPU(pid) - cpu, took: end.Sub(start)}
+}
+
+func (w window) String() string {
+	return fmt.Sprintf("longest gap %6.1f ms, p99.9 %6.1f ms, p99 %6.1f ms; host CPU %.2f s of %.0f s",
+		procstat.Ms(w.gaps[len(w.gaps)-1]), procstat.Ms(procstat.Percentile(w.gaps, 0.999)), procstat.Ms(procstat.Percentile(w.gaps, 0.99)),
+		w.cpu.Seconds(), w.took.Seconds())
 }
 
 // chain is a player that dropped holding its world: its token and what
@@ -155,21 +181,21 @@ func runStorm(tl tools, sc stormConfig) error {
 		p := startPlayer(tl.joiner, h.game, fmt.Sprintf("Flood%d", i+1), sc.bot)
 		defer p.stop()
 	}
-	time.Sleep(time.Until(dropped.Add(sc.age)))
-	calm := time.Now()
-	baseline := steps.maxGap(calm.Add(-30*time.Second), calm)
+	time.Sleep(time.Until(dropped.Add(sc.age - sc.duration)))
+	pid := h.cmd.Process.Pid
+	calm := measure(steps, pid, func() { time.Sleep(sc.duration) })
 	o, err := h.overview()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("after %v: host at tick %d, %d commands stamped, rejoin window %d commands (%s)\n",
 		sc.age, o.Tick, o.Stats.Commands, o.Window.Commands, mb(o.Window.Bytes))
-	res := storm(h.game, chains, sc.duration)
-	end := time.Now()
-	time.Sleep(2 * time.Second)
-	during := steps.maxGap(calm, end)
-	fmt.Printf("Watch's longest gap between ticks: %.1f ms in the 30 s of flood before the storm, %.1f ms during the %v storm (%.2fx)\n",
-		procstat.Ms(baseline), procstat.Ms(during), sc.duration, float64(during)/float64(max(1, baseline)))
+	var res *stormResult
+	during := measure(steps, pid, func() { res = storm(h.game, chains, sc.duration) })
+	fmt.Printf("Watch, between two ticks from the host:\n  flood alone, the %v before the storm: %s\n  during the %v storm:                 %s\n",
+		sc.duration, calm, sc.duration, during)
+	fmt.Printf("longest gap during the storm / before it: %.2fx\n",
+		float64(during.gaps[len(during.gaps)-1])/float64(max(1, calm.gaps[len(calm.gaps)-1])))
 	fmt.Printf("storm: %d rejoins answered held (%s of replays), %d answered otherwise %v, %d refused %v, %d failed\n",
 		res.held.Load(), mb(res.replayBytes.Load()), res.other.Load(), res.results(), res.refused.Load(), res.reasons(), res.failed.Load())
 	return h.rejoinCounters()
