@@ -436,3 +436,42 @@ func TestHeldReplayKeptThenTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldRejoinsProgressAtWorldReady: a held-world rejoin that reaches
+// WorldReady made progress: the held-world rejoins after it start a new
+// run, three let in before the fourth is refused.
+func TestHeldRejoinsProgressAtWorldReady(t *testing.T) {
+	h, wl := heldHost(t, host.Config{})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	held := &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}
+	rejoin := func(i int) *wire.ServerSession {
+		t.Helper()
+		ss, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerSession)
+		if !ok || ss.Rejoin != wire.RejoinHeld {
+			t.Fatalf("held rejoin %d: %+v, want a replay", i, ss)
+		}
+		token = ss.Token
+		return ss
+	}
+	rejoin(1)
+	rejoin(2)
+	// The third catches up and says WorldReady, then drops.
+	c := rawclient.Dial(t, h.Addr, time.Minute)
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: token, Held: held})
+	ss := rawclient.Expect[*wire.ServerSession](c, wire.IDServerSession)
+	token = ss.Token
+	c.Send(&wire.ClientWorldReady{Tick: ss.Granted, WorldHash: wl.at(ss.Granted)})
+	testkit.WaitFor(t, "Bob playing", func() bool { p := player(h, "Bob"); return p != nil && p.Status == "playing" })
+	c.Close()
+	testkit.WaitFor(t, "Bob gone", func() bool { return player(h, "Bob") == nil })
+	for i := range 3 {
+		rejoin(4 + i)
+	}
+	if dc, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerDisconnect); !ok || dc.Reason != wire.ReasonRateLimited {
+		t.Fatalf("the fourth held rejoin without WorldReady since: %+v, want refused with RateLimited", dc)
+	}
+}
