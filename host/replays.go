@@ -29,7 +29,7 @@ import (
 
 // Bounds of the replays kept and built.
 const (
-	maxReplayBuilds    = 2                         // replays built at once
+	maxReplayBuilds    = 1                         // replays built at once: a build takes a core while it runs, and the ticks need one
 	replayCacheEntries = 16                        // replays kept
 	replayCacheBytes   = 4 * wire.MaxReplayBytes   // their compressed bytes
 	replayTailCommands = lockstep.MaxBatchCommands // commands since a kept replay that a rejoin taking it is sent as ticks

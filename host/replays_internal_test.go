@@ -3,7 +3,9 @@ package host
 import (
 	"io"
 	"log/slog"
+	"net"
 	"testing"
+	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
@@ -23,6 +25,11 @@ func newReplayTest(t *testing.T, cfg Config, n, payload int) *replayTest {
 	t.Helper()
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	rt := &replayTest{s: newSession(cfg, locksteptest.New(2, 64))}
+	bans, err := loadBans("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.s.admin.bans = bans
 	rt.s.replays.spawn = func(work func()) { rt.work = append(rt.work, work) }
 	for range 12000 {
 		rt.s.auth.Advance(true)
@@ -170,5 +177,59 @@ func TestHeldReplayTailBounded(t *testing.T) {
 	rt.addCommands(12003, 2, 8) // a fourth
 	if _, wait := rt.decide(); !wait || len(rt.work) != 1 {
 		t.Fatalf("a tail of four ticks: waits %v, %d builds started; want a new build", wait, len(rt.work))
+	}
+}
+
+// pipeConn is a conn whose client end reads and drops everything.
+func pipeConn(t *testing.T) *conn {
+	t.Helper()
+	host, client := net.Pipe()
+	go func() { _, _ = io.Copy(io.Discard, client) }()
+	c := newConn(host, 1024, 8<<20, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { c.close(wire.ReasonServerClosing, ""); client.Close() })
+	return c
+}
+
+// heldJoin is the join request of player id, name, that left holding its
+// world at tick from, whose report there the host accepted.
+func (rt *replayTest) heldJoin(t *testing.T, id int32, name string, from uint64) joinReq {
+	t.Helper()
+	token := rt.s.rejoins.issue(id, name, false, nil)
+	rt.s.rejoins.left(id, time.Now(), heldRecord{good: heldCheck{tick: from, world: 7}, checked: true})
+	return joinReq{token: token, id: id, name: name, passwordOK: true, conn: pipeConn(t), reply: make(chan joinReply, 1),
+		held: &wire.HeldWorld{Tick: from, Checks: []wire.HeldCheck{{Tick: from, World: 7}}}}
+}
+
+// answered is the reply r got, if any.
+func answered(r joinReq) (joinReply, bool) {
+	select {
+	case rep := <-r.reply:
+		return rep, true
+	default:
+		return joinReply{}, false
+	}
+}
+
+// TestHeldReplayBacklog: rejoins from two positions at once get one build
+// at a time: the second waits, unanswered, for the first to end, then
+// for its own, and both are let in from their held worlds.
+func TestHeldReplayBacklog(t *testing.T) {
+	rt := newReplayTest(t, DefaultConfig(), 20000, 8)
+	ann, bob := rt.heldJoin(t, 1, "Ann", 1), rt.heldJoin(t, 2, "Bob", 2)
+	rt.s.join(ann)
+	rt.s.join(bob)
+	if len(rt.work) != 1 {
+		t.Fatalf("%d builds under way, want 1", len(rt.work))
+	}
+	rt.settle()
+	if rep, ok := answered(ann); !ok || !rep.replayed {
+		t.Fatalf("Ann after her build: answered %v, %+v; want let in from her held world", ok, rep)
+	}
+	if _, ok := answered(bob); ok || len(rt.work) != 1 {
+		t.Fatalf("Bob after Ann's build: answered %v, %d builds under way; want waiting for his own", ok, len(rt.work))
+	}
+	rt.settle()
+	if rep, ok := answered(bob); !ok || !rep.replayed {
+		t.Fatalf("Bob after his build: answered %v, %+v; want let in from his held world", ok, rep)
 	}
 }
