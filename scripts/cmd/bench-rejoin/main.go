@@ -19,7 +19,7 @@
 // figures; it asserts nothing.
 //
 //	go run ./scripts/cmd/bench-rejoin [-world-mib 64] [-bot 50] [-drops 5s,60s,5m] [-window-drop 20s]
-//	go run ./scripts/cmd/bench-rejoin -storm [-world-mib 2] [-storm-players 6] [-bot 80] [-storm-age 150s] [-storm-for 20s]
+//	go run ./scripts/cmd/bench-rejoin -storm [-world-mib 2] [-storm-players 6] [-bot 80] [-storm-age 150s] [-storm-for 20s] [-storm-spread]
 package main
 
 import (
@@ -48,11 +48,12 @@ func main() {
 	stormPlayers := flag.Int("storm-players", 6, "with -storm: the chains rejoining, and the players flooding commands")
 	stormAge := flag.Duration("storm-age", 150*time.Second, "with -storm: how old the chains' held point is when the storm starts")
 	stormFor := flag.Duration("storm-for", 20*time.Second, "with -storm: how long the storm lasts")
+	stormSpread := flag.Bool("storm-spread", false, "with -storm: each rejoin of a chain names a position a tick past its previous one's, so no two share a replay")
 	flag.Parse()
 	if *stormMode {
 		set := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		sc := stormConfig{mib: 2, players: *stormPlayers, bot: 80, age: *stormAge, duration: *stormFor}
+		sc := stormConfig{mib: 2, players: *stormPlayers, bot: 80, age: *stormAge, duration: *stormFor, spread: *stormSpread}
 		if set["world-mib"] {
 			sc.mib = *mib
 		}

@@ -40,6 +40,7 @@ type stormConfig struct {
 	bot      float64       // commands a second each flooder sends
 	age      time.Duration // how old the chains' held point is when they rejoin
 	duration time.Duration // how long the storm lasts
+	spread   bool          // each rejoin of a chain names a position a tick past its previous one's
 }
 
 // stepLog is when bytes arrived for Watch, in order.
@@ -175,8 +176,12 @@ func runStorm(tl tools, sc stormConfig) error {
 		return err
 	}
 	dropped := time.Now()
-	fmt.Printf("bench-rejoin storm: %d MiB world; %d chains dropped holding their worlds; %d players flood %g commands a second each\n",
-		sc.mib, len(chains), sc.players, sc.bot)
+	how := "each chain from one position"
+	if sc.spread {
+		how = "each rejoin from a position of its own"
+	}
+	fmt.Printf("bench-rejoin storm: %d MiB world; %d chains dropped holding their worlds (%s); %d players flood %g commands a second each\n",
+		sc.mib, len(chains), how, sc.players, sc.bot)
 	for i := range sc.players {
 		p := startPlayer(tl.joiner, h.game, fmt.Sprintf("Flood%d", i+1), sc.bot)
 		defer p.stop()
@@ -191,7 +196,7 @@ func runStorm(tl tools, sc stormConfig) error {
 	fmt.Printf("after %v: host at tick %d, %d commands stamped, rejoin window %d commands (%s)\n",
 		sc.age, o.Tick, o.Stats.Commands, o.Window.Commands, mb(o.Window.Bytes))
 	var res *stormResult
-	during := measure(steps, pid, func() { res = storm(h.game, chains, sc.duration) })
+	during := measure(steps, pid, func() { res = storm(h.game, chains, sc.duration, sc.spread) })
 	fmt.Printf("Watch, between two ticks from the host:\n  flood alone, the %v before the storm: %s\n  during the %v storm:                 %s\n",
 		sc.duration, calm, sc.duration, during)
 	fmt.Printf("longest gap during the storm / before it: %.2fx\n",
@@ -262,8 +267,10 @@ func maps[K comparable](m map[K]int) map[K]int {
 }
 
 // storm has every chain rejoin from its held world, take the next token
-// and drop, over and over, for d.
-func storm(addr string, chains []chain, d time.Duration) *stormResult {
+// and drop, over and over, for d; with spread, each rejoin names a
+// position a tick past the chain's previous one, so that no two rejoins
+// share a replay.
+func storm(addr string, chains []chain, d time.Duration, spread bool) *stormResult {
 	res := &stormResult{byResult: map[wire.RejoinResult]int{}, byReason: map[wire.Reason]int{}}
 	end := time.Now().Add(d)
 	var wg sync.WaitGroup
@@ -271,9 +278,12 @@ func storm(addr string, chains []chain, d time.Duration) *stormResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			token := c.token
+			token, held := c.token, *c.held
 			for time.Now().Before(end) {
-				ss, dc, err := rejoinOnce(addr, c.name, token, c.held)
+				ss, dc, err := rejoinOnce(addr, c.name, token, &held)
+				if spread {
+					held.Tick++
+				}
 				switch {
 				case err != nil:
 					res.failed.Add(1)
