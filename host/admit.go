@@ -101,16 +101,27 @@ func (s *session) replaceLingering(rj *rejoin) {
 // it a member: on the roster, with a rejoin token, announced to everyone,
 // and given its join point (or the upload of a new relay session's
 // world), or, rejoining from the world it held, the commands it missed.
-func (s *session) admit(r joinReq) joinReply {
+// It returns false, and no reply, when the rejoin waits for its replay
+// to be built: nothing of the admission happened then, and it is run
+// again once the replay is there (replays.go).
+func (s *session) admit(r joinReq) (joinReply, bool) {
 	a := &admission{r: r}
 	for _, rule := range admitRules {
 		if err := rule(s, a); err != nil {
-			return joinReply{err: err}
+			return joinReply{err: err}, true
 		}
+	}
+	if err := heldStalled(a); err != nil {
+		return joinReply{err: err}, true
+	}
+	d, wait := s.decideHeld(a)
+	if wait {
+		s.replays.park(d.key, r)
+		return joinReply{}, false
 	}
 	jp, held, err := s.rejoins.startJoin(a.rj, a.r.resume)
 	if err != nil {
-		return joinReply{err: err}
+		return joinReply{err: err}, true
 	}
 	if !a.rejoined() {
 		// A first join's ID, given here and not at Server_DefsOK: the
@@ -119,7 +130,7 @@ func (s *session) admit(r joinReq) joinReply {
 	}
 	p, notices, err := s.roster.Admit(a.r.id, a.r.name, a.r.spectator)
 	if err != nil {
-		return joinReply{err: err}
+		return joinReply{err: err}, true
 	}
 	if a.rejoined() {
 		// A token is good for one rejoin and is used up only once the
@@ -128,10 +139,9 @@ func (s *session) admit(r joinReq) joinReply {
 		s.rejoins.use(a.r.token)
 		notices = []roster.Notice{{Kind: wire.NoticeJoined, Text: a.r.name + " is back."}}
 	}
-	d := s.decideHeld(a)
 	s.countRejoin(a, d)
 	if d.result == wire.RejoinHeld {
-		return s.admitHeld(a, p, jp, notices, d)
+		return s.admitHeld(a, p, jp, notices, d), true
 	}
 	s.issueToken(a.r, p, jp, d)
 	m := s.addMember(a.r, notices)
@@ -139,22 +149,30 @@ func (s *session) admit(r joinReq) joinReply {
 	if err != nil {
 		s.cfg.Logger.Error("cut join point", "err", err)
 		s.leave(leaveReq{id: a.r.id, why: "the host could not prepare the world"})
-		return joinReply{err: fmt.Errorf("cut join point: %w", err)}
+		return joinReply{err: fmt.Errorf("cut join point: %w", err)}, true
 	}
 	s.points.hand(point)
 	m.point = point
 	return joinReply{id: a.r.id, member: m, point: point, faction: p.Faction, granted: s.auth.Sim().Tick(),
-		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}
+		cmds: s.queuedCommands(), join: jp, retries: jp.retries, held: held, uploader: uploader}, true
 }
 
 // admitHeld admits a rejoin from the world it held: no join point; the
-// commands it missed went in its Server_Session, before any later tick.
+// commands it missed went in its Server_Session, before any later tick,
+// and those stamped after the replay's end (one kept from an earlier
+// rejoin) follow the admission's packets as the ticks that carried them.
 // Its token rejoins as a player that left (it has nothing to resume), and
 // the member keeps the last report the host accepted of that world.
 func (s *session) admitHeld(a *admission, p *roster.Player, jp *joinProgress, notices []roster.Notice, d heldDecision) joinReply {
 	s.issueToken(a.r, p, nil, d)
 	m := s.addMember(a.r, notices)
+	if tick := s.auth.Sim().Tick(); len(d.tail) > 0 || d.granted < tick {
+		for _, t := range wire.ReplayTicks(d.tail, tick, s.auth.Speed()) {
+			a.r.conn.sendPacket(t)
+		}
+	}
 	m.good, m.checked = d.record.good, d.record.checked
+	m.heldRun = d.record.run + 1
 	return joinReply{id: a.r.id, member: m, faction: p.Faction, granted: d.granted, join: jp, retries: jp.retries, replayed: true}
 }
 

@@ -22,7 +22,9 @@
 // save by tokenfile.go, whose own goroutine writes them), the rejoin
 // window of the commands stamped last (cmdwindow.go), from which a player
 // that still holds its world is sent what it missed instead of a world
-// (heldrejoin.go), liveness
+// (heldrejoin.go; the replays of those commands are laid out and
+// compressed on goroutines of their own and kept for the next rejoin
+// from the same position, replays.go), liveness
 // (liveness.go), the lag policy (lag.go), the players' conduct budgets
 // (conduct.go, chat rates included), desync tracking (desynctrack.go),
 // autosaves (autosave.go) and what it publishes (the Overview and the
@@ -87,7 +89,9 @@
 //
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a
-// repair's world hash once known) or a channel (checkpoints being hashed).
+// repair's world hash once known), a channel (checkpoints being hashed),
+// or a call on its calls channel (a held-world rejoin's replay, whose
+// join request the session keeps, unanswered, until it comes).
 //
 // Where the two kinds of host differ, the session asks its mode
 // (mode.go): simulating, for a host that runs the game, or the relay

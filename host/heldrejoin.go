@@ -3,6 +3,7 @@ package host
 import (
 	"time"
 
+	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -34,33 +35,54 @@ type heldRecord struct {
 	good    heldCheck // the last report accepted
 	checked bool      // good is set
 	repair  bool      // found desynced and not repaired yet
+	run     int       // held-world rejoins in a row since the player last reached WorldReady
 }
 
 // heldOf is what m's token keeps of its world when m goes.
 func heldOf(m *member) heldRecord {
-	return heldRecord{good: m.good, checked: m.checked, repair: m.resync != nil}
+	return heldRecord{good: m.good, checked: m.checked, repair: m.resync != nil, run: m.heldRun}
+}
+
+// heldStalled refuses a held-world rejoin after too many in a row that
+// made no progress. A held-world rejoin that never reaches WorldReady
+// is a retry without progress, as a resume that gets no further is
+// (resume.go): the first after the player last reached WorldReady is a
+// new start, and a third in a row after one that got nowhere is refused,
+// so that rejoins in a chain cannot each have the host build a replay.
+func heldStalled(a *admission) error {
+	if a.r.held == nil || a.rj == nil || a.rj.progress != nil {
+		return nil
+	}
+	if a.rj.held.run > maxResumeStalls {
+		return errResumeStalled
+	}
+	return nil
 }
 
 // heldDecision is the host's answer to a held-world rejoin: the result
 // for Server_Session and, when it is wire.RejoinHeld, the replay of the
-// commands the player missed.
+// commands the player missed (replays.go).
 type heldDecision struct {
 	result  wire.RejoinResult
 	replay  snapshot.Blob // the replay, compressed for Server_Session
-	granted uint64
-	record  heldRecord // carried to the new member on RejoinHeld
+	granted uint64        // where the replay ends: the Server_Session's grant
+	// tail is the commands stamped after the replay's end (a replay
+	// kept from an earlier rejoin), sent as ticks after the admission.
+	tail   []lockstep.Command
+	record heldRecord // carried to the new member on RejoinHeld
+	key    replayKey  // the replay's, when one was looked for
 }
 
 // decideHeld weighs the held world a's joiner names. It returns a zero
-// decision when no held world was named.
-func (s *session) decideHeld(a *admission) heldDecision {
+// decision when no held world was named, and wait when the admission
+// waits for its replay to be built.
+func (s *session) decideHeld(a *admission) (d heldDecision, wait bool) {
 	h, rj := a.r.held, a.rj
 	if h == nil || rj == nil {
-		return heldDecision{}
+		return heldDecision{}, false
 	}
 	tick, applied := s.auth.Sim().Tick(), s.auth.Applied()
 	rec := rj.held
-	d := heldDecision{record: rec, granted: tick}
 	switch {
 	case rj.progress != nil || rj.spectator || a.r.arbiterOK:
 		d.result = wire.RejoinNotPlaying
@@ -73,9 +95,10 @@ func (s *session) decideHeld(a *admission) heldDecision {
 	case !namesCheck(h, rec.good) || h.Tick < rec.good.tick:
 		d.result = wire.RejoinHashes
 	default:
-		d.result, d.replay = s.replay(h, a.r.conn.codec)
+		d, wait = s.replay(h, a.r.conn.codec)
 	}
-	return d
+	d.record = rec
+	return d, wait
 }
 
 // namesCheck reports whether h names the report c with its world hash.
@@ -90,27 +113,18 @@ func namesCheck(h *wire.HeldWorld, c heldCheck) bool {
 
 // replay is the commands after h's position, laid out as a replay
 // (wire.AppendReplay) and compressed with codec, when the window holds
-// them all and they fit the replay's limits (and half the send queue's: a
-// client reads them at that pace anyway).
-func (s *session) replay(h *wire.HeldWorld, codec snapshot.Codec) (wire.RejoinResult, snapshot.Blob) {
+// them all and they fit the replay's limits (replays.go): kept from an
+// earlier rejoin, or to wait for.
+func (s *session) replay(h *wire.HeldWorld, codec snapshot.Codec) (heldDecision, bool) {
 	cmds, ok := s.window.since(h.Tick, h.Applied)
 	if !ok {
-		return wire.RejoinWindow, snapshot.Blob{}
+		return heldDecision{result: wire.RejoinWindow}, false
 	}
 	if h.Tick < s.auth.Sim().Tick() && h.Applied > stampedAt(s.window, h.Tick) {
 		// More of a past tick's commands applied than were stamped.
-		return wire.RejoinAhead, snapshot.Blob{}
+		return heldDecision{result: wire.RejoinAhead}, false
 	}
-	limit := min(wire.MaxReplayRaw, int(s.cfg.Limits.SendQueueBytes/2))
-	raw, ok := replayRaw(cmds, s.auth.Speed(), limit)
-	if !ok {
-		return wire.RejoinTooLarge, snapshot.Blob{}
-	}
-	blob, err := snapshot.Compress(raw, s.points.compression(codec))
-	if err != nil || len(blob.Data) > wire.MaxReplayBytes {
-		return wire.RejoinTooLarge, snapshot.Blob{}
-	}
-	return wire.RejoinHeld, blob
+	return s.heldReplay(replayPos{tick: h.Tick, applied: h.Applied}, codec, cmds)
 }
 
 // stampedAt counts the commands the window holds stamped tick.
@@ -148,11 +162,12 @@ func (s *session) countRejoin(a *admission, d heldDecision) {
 	h := a.r.held
 	if d.result == wire.RejoinHeld {
 		s.cfg.Logger.Info("rejoin from the held world", "player", a.r.id, "name", a.r.name, "tick", h.Tick, "applied", h.Applied,
-			"host_tick", d.granted, "replay_bytes", len(d.replay.Data), "replay_raw_bytes", d.replay.RawSize)
+			"host_tick", s.auth.Sim().Tick(), "replay_to", d.granted, "replay_bytes", len(d.replay.Data),
+			"replay_raw_bytes", d.replay.RawSize, "tail_commands", len(d.tail))
 		return
 	}
 	s.cfg.Logger.Info("held world turned down; sending the world", "player", a.r.id, "name", a.r.name, "tick", h.Tick,
-		"applied", h.Applied, "host_tick", d.granted, "reason", d.result.String())
+		"applied", h.Applied, "host_tick", s.auth.Sim().Tick(), "reason", d.result.String())
 }
 
 // sessionPacket is the Server_Session of an admission with decision d.
@@ -171,4 +186,5 @@ func (s *session) sessionPacket(token []byte, id int32, d heldDecision) *wire.Se
 // advanceWindow lets the rejoin window go of what it no longer keeps.
 func (s *session) advanceWindow(now time.Time) {
 	s.window.advance(now, s.auth.Sim().Tick())
+	s.replays.sweep(s.window.from)
 }

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/testing/hosttest"
 	"github.com/lockhost/lockhost/testing/rawclient"
 	"github.com/lockhost/lockhost/testing/syncbuf"
@@ -320,5 +322,179 @@ func TestHeldRejoinNoHashesWhileCatchingUp(t *testing.T) {
 	p, _ := c.Until(wire.IDServerDisconnect)
 	if d := p.(*wire.ServerDisconnect); d.Reason != wire.ReasonBadPacket {
 		t.Fatalf("a hash report while catching up: %v %q; want BadPacket", d.Reason, d.Message)
+	}
+}
+
+// rawHeldRejoin rejoins with token naming held and drops as soon as the
+// host answers: its Server_Session, or its disconnect.
+func rawHeldRejoin(t *testing.T, addr string, token []byte, held *wire.HeldWorld) wire.Packet {
+	t.Helper()
+	c := rawclient.Dial(t, addr, time.Minute)
+	defer c.Close()
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: token, Held: held})
+	p, _ := c.Until(wire.IDServerSession)
+	return p
+}
+
+// TestHeldRejoinsWithoutProgressCutOff: held-world rejoins that never
+// reach WorldReady count as rejoins without progress, as resumes do: the
+// first is a new start, the next two are let in, and the third in a row
+// without progress is refused with RateLimited.
+func TestHeldRejoinsWithoutProgressCutOff(t *testing.T) {
+	h, wl := heldHost(t, host.Config{})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	held := &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}
+	for i := range 3 {
+		ss, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerSession)
+		if !ok || ss.Rejoin != wire.RejoinHeld {
+			t.Fatalf("held rejoin %d: %+v, want a replay", i+1, ss)
+		}
+		token = ss.Token
+	}
+	p := rawHeldRejoin(t, h.Addr, token, held)
+	if dc, ok := p.(*wire.ServerDisconnect); !ok || dc.Reason != wire.ReasonRateLimited {
+		t.Fatalf("the fourth held rejoin without WorldReady: %+v, want refused with RateLimited", p)
+	}
+}
+
+// stampLog is every command a host stamped, in order.
+type stampLog struct {
+	mu   sync.Mutex
+	cmds []lockstep.Command
+}
+
+func (l *stampLog) after(res lockstep.TickResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cmds = append(l.cmds, res.Accepted...)
+}
+
+// since is the commands stamped after (tick, applied) up to tick to.
+func (l *stampLog) since(tick uint64, applied uint32, to uint64) []lockstep.Command {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []lockstep.Command
+	for _, c := range l.cmds {
+		if (c.Tick > tick || c.Tick == tick && c.Seq >= applied) && c.Tick <= to {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sendCounters has j send n commands and waits until h stamped them.
+func sendCounters(t *testing.T, h *hosttest.Host, j *hosttest.Joiner, n int) {
+	t.Helper()
+	before := h.Server.Overview().Stats.Commands
+	for i := range n {
+		c := locksteptest.Counters{}.AddCommand(int32(i%2), 1)
+		if err := j.Session.Send(c.MapID, c.Kind, c.Payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitFor(t, "the commands stamped", func() bool { return h.Server.Overview().Stats.Commands >= before+uint64(n) })
+}
+
+// TestHeldReplayKeptThenTicks: a second rejoin from the same position is
+// sent the replay built for the first, and then, after its admission's
+// packets, the commands stamped since as ticks: with the live ticks that
+// follow, it gets every command stamped after its position, once each,
+// in order.
+func TestHeldReplayKeptThenTicks(t *testing.T) {
+	stamped := &stampLog{}
+	h, wl := heldHost(t, host.Config{Limits: host.LimitConfig{CommandRate: 10000, CommandBurst: 10000}})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	// heldHost's own AfterTick logs the world hashes; the commands are
+	// logged from the live ticks Other receives instead.
+	var otherTick atomic.Uint64
+	other := hosttest.Join(t, join.Config{Addr: h.Addr, Name: "Other", Loader: locksteptest.Load,
+		OnApply: func(c lockstep.Command) { stamped.after(lockstep.TickResult{Accepted: []lockstep.Command{c}}) },
+		OnStep:  func(sim lockstep.Sim) { otherTick.Store(sim.Tick()) }})
+	sendCounters(t, h, other, 100)
+	held := &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}
+	first, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerSession)
+	if !ok || first.Rejoin != wire.RejoinHeld {
+		t.Fatalf("the first rejoin: %+v, want a replay", first)
+	}
+	sendCounters(t, h, other, 100)
+
+	c := rawclient.Dial(t, h.Addr, time.Minute)
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: first.Token, Held: held})
+	ss := rawclient.Expect[*wire.ServerSession](c, wire.IDServerSession)
+	if ss.Rejoin != wire.RejoinHeld || string(ss.Replay) != string(first.Replay) || ss.Granted != first.Granted {
+		t.Fatalf("the second rejoin: %v granted %d, the first's replay: %v; want the first's replay and grant %d",
+			ss.Rejoin, ss.Granted, string(ss.Replay) == string(first.Replay), first.Granted)
+	}
+	raw, err := snapshot.Inflate(snapshot.Codec(ss.ReplayCodec), ss.Replay, wire.MaxReplayRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := wire.DecodeReplay(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for last < ss.Granted+30 {
+		tk := rawclient.Expect[*wire.ServerTick](c, wire.IDServerTick)
+		got, last = append(got, tk.Commands...), tk.Granted
+	}
+	// Other applies a tick's commands once granted: wait until it has
+	// applied up to last.
+	testkit.WaitFor(t, "Other past the last tick read", func() bool { return otherTick.Load() > last })
+	want := stamped.since(acc, 0, last)
+	if len(got) != len(want) || len(want) < 200 {
+		t.Fatalf("the rejoin got %d commands up to tick %d, the host stamped %d (200 sent)", len(got), last, len(want))
+	}
+	for i := range want {
+		if got[i].Tick != want[i].Tick || got[i].Seq != want[i].Seq {
+			t.Fatalf("command %d: (%d, %d), the host stamped (%d, %d)", i, got[i].Tick, got[i].Seq, want[i].Tick, want[i].Seq)
+		}
+	}
+}
+
+// TestHeldRejoinsProgressAtWorldReady: a held-world rejoin that reaches
+// WorldReady made progress: the held-world rejoins after it start a new
+// run, three let in before the fourth is refused.
+func TestHeldRejoinsProgressAtWorldReady(t *testing.T) {
+	h, wl := heldHost(t, host.Config{})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	held := &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}
+	rejoin := func(i int) *wire.ServerSession {
+		t.Helper()
+		ss, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerSession)
+		if !ok || ss.Rejoin != wire.RejoinHeld {
+			t.Fatalf("held rejoin %d: %+v, want a replay", i, ss)
+		}
+		token = ss.Token
+		return ss
+	}
+	rejoin(1)
+	rejoin(2)
+	// The third catches up and says WorldReady, then drops.
+	c := rawclient.Dial(t, h.Addr, time.Minute)
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: token, Held: held})
+	ss := rawclient.Expect[*wire.ServerSession](c, wire.IDServerSession)
+	token = ss.Token
+	c.Send(&wire.ClientWorldReady{Tick: ss.Granted, WorldHash: wl.at(ss.Granted)})
+	testkit.WaitFor(t, "Bob playing", func() bool { p := player(h, "Bob"); return p != nil && p.Status == "playing" })
+	c.Close()
+	testkit.WaitFor(t, "Bob gone", func() bool { return player(h, "Bob") == nil })
+	for i := range 3 {
+		rejoin(4 + i)
+	}
+	if dc, ok := rawHeldRejoin(t, h.Addr, token, held).(*wire.ServerDisconnect); !ok || dc.Reason != wire.ReasonRateLimited {
+		t.Fatalf("the fourth held rejoin without WorldReady since: %+v, want refused with RateLimited", dc)
 	}
 }

@@ -421,7 +421,12 @@ func (p *peer) admit(challenge []byte) (joinReply, error) {
 	case <-p.srv.sess.done:
 		return joinReply{}, refuse(wire.ReasonServerClosing, "")
 	}
-	jr := <-reply
+	var jr joinReply
+	select {
+	case jr = <-reply: // at once, or once a replay it waits for is built (replays.go)
+	case <-p.srv.sess.done:
+		return joinReply{}, refuse(wire.ReasonServerClosing, "")
+	}
 	if jr.err != nil {
 		var ce *coolingError
 		if errors.As(jr.err, &ce) {

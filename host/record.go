@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/lockstep"
-	"github.com/lockhost/lockhost/replay"
+	replayfile "github.com/lockhost/lockhost/replay"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/wire"
 )
@@ -58,7 +58,7 @@ const recordQueue = 4096
 // full (rotate) or the recording has failed (broken).
 type recorder struct {
 	cfg    RecordConfig
-	header replay.Header // the fields every segment shares
+	header replayfile.Header // the fields every segment shares
 	events chan recEvent
 	done   chan struct{}
 	rotate atomic.Bool // the segment is past SegmentBytes: cut a new start
@@ -101,7 +101,7 @@ func (s *session) startRecording() {
 	}
 	s.rec = &recorder{
 		cfg: rc,
-		header: replay.Header{Game: s.cfg.GameName, Version: rc.Version, Protocol: wire.ProtocolVersion, TickRate: s.cfg.TickRate,
+		header: replayfile.Header{Game: s.cfg.GameName, Version: rc.Version, Protocol: wire.ProtocolVersion, TickRate: s.cfg.TickRate,
 			Relay: s.relay != nil},
 		events: make(chan recEvent, recordQueue),
 		done:   make(chan struct{}),
@@ -205,7 +205,7 @@ func (r *recorder) fail(s *session, err error) {
 func (r *recorder) run(s *session) {
 	defer close(r.done)
 	var (
-		w       *replay.Writer
+		w       *replayfile.Writer
 		pending []lockstep.Command
 		to      uint64
 		speed   uint8
@@ -228,7 +228,7 @@ func (r *recorder) run(s *session) {
 			flush()
 			next, err := r.begin(ev.start, r.header)
 			if w != nil {
-				if cerr := w.Close(ev.start.job.granted, replay.EndRotated); cerr != nil && err == nil {
+				if cerr := w.Close(ev.start.job.granted, replayfile.EndRotated); cerr != nil && err == nil {
 					err = cerr
 				}
 			}
@@ -249,7 +249,7 @@ func (r *recorder) run(s *session) {
 			to = max(to, ev.to)
 			flush()
 			if w != nil {
-				if err := w.Close(to, replay.EndStopped); err != nil {
+				if err := w.Close(to, replayfile.EndStopped); err != nil {
 					r.fail(s, err)
 				}
 				w = nil
@@ -276,15 +276,15 @@ func (r *recorder) run(s *session) {
 
 // begin writes a segment's start save beside it and starts the segment
 // file from it; the save is removed once copied in.
-func (r *recorder) begin(st *recStart, h replay.Header) (*replay.Writer, error) {
+func (r *recorder) begin(st *recStart, h replayfile.Header) (*replayfile.Writer, error) {
 	h.Segment, h.Started, h.StartTick = r.segment, time.Now().UnixMilli(), st.job.granted
-	name := fmt.Sprintf("rec-%s-%03d%s", r.stamp, h.Segment, replay.Ext)
+	name := fmt.Sprintf("rec-%s-%03d%s", r.stamp, h.Segment, replayfile.Ext)
 	save := filepath.Join(r.cfg.Dir, "."+name+".start"+saves.Ext)
 	defer os.Remove(save)
 	if err := st.save(save); err != nil {
 		return nil, fmt.Errorf("start save: %w", err)
 	}
-	return replay.Create(filepath.Join(r.cfg.Dir, name), h, save)
+	return replayfile.Create(filepath.Join(r.cfg.Dir, name), h, save)
 }
 
 // prune removes the oldest segments beyond Keep: only files named as the
@@ -296,7 +296,7 @@ func (r *recorder) prune(s *session) {
 	}
 	var segs []string
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "rec-") && strings.HasSuffix(n, replay.Ext) && e.Type().IsRegular() {
+		if n := e.Name(); strings.HasPrefix(n, "rec-") && strings.HasSuffix(n, replayfile.Ext) && e.Type().IsRegular() {
 			segs = append(segs, n)
 		}
 	}

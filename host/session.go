@@ -46,6 +46,7 @@ type member struct {
 	point           *joinPoint   // the join point it is being sent, until WorldReady
 	good            heldCheck    // the last hash report accepted (checked: there is one)
 	checked         bool
+	heldRun         int // held-world rejoins in a row without WorldReady, this one included (heldrejoin.go)
 }
 
 type joinReq struct {
@@ -123,6 +124,7 @@ type session struct {
 	points    *joinPoints
 	window    *cmdWindow // the commands of the rejoin window (cmdwindow.go)
 	rec       *recorder  // the session's recording, nil when not recording (record.go)
+	replays   *replays   // held-world rejoins' replays, kept and being built (replays.go)
 	rejoins   rejoins
 	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
 	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
@@ -164,6 +166,7 @@ func newSession(cfg Config, sim lockstep.Sim) *session {
 		members:  make(map[int32]*member),
 		points:   newJoinPoints(cfg, st),
 		window:   newCmdWindow(cfg.Join.RejoinWindow, cfg.Join.RejoinWindowBytes, sim.Tick()),
+		replays:  newReplays(),
 		rejoins:  rejoins{grace: cfg.Timeouts.RejoinGrace},
 		alive:    liveness{every: cfg.Timeouts.KeepaliveEvery},
 		conducts: newConducts(cfg),
@@ -222,7 +225,7 @@ func (s *session) run(ctx context.Context) {
 		case now := <-ticker.C:
 			s.tick(now)
 		case r := <-s.joins:
-			r.reply <- s.admit(r)
+			s.join(r)
 		case r := <-s.readies:
 			s.ready(r)
 		case r := <-s.latency:
@@ -388,6 +391,14 @@ func (s *session) playerDelta(action wire.PlayerListAction, id int32) *wire.Serv
 	return &wire.ServerPlayerList{Action: action, Players: []wire.PlayerInfo{{ID: id}}}
 }
 
+// join answers a join request, unless its admission waits for a replay
+// to be built (replays.go), which answers it then.
+func (s *session) join(r joinReq) {
+	if rep, ok := s.admit(r); ok {
+		r.reply <- rep
+	}
+}
+
 // admissionReason maps a roster rule to its disconnect reason.
 func admissionReason(err error) wire.Reason {
 	switch {
@@ -442,6 +453,7 @@ func (s *session) ready(r readyReq) {
 		m.ready = true
 		m.readyTick = r.tick
 		m.readyAt, m.caughtUp = time.Now(), false
+		m.heldRun = 0 // its rejoin made progress
 		s.points.release(m.point)
 		m.point = nil
 	}

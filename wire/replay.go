@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -63,6 +64,45 @@ func AppendReplay(dst []byte, cmds []lockstep.Command, speed uint8) ([]byte, err
 	}
 	return appendPayloads(dst, cmds), nil
 }
+
+// ReplaySize is the length of the replay layout AppendReplay makes of
+// cmds, counted without laying it out or allocating: a host checks a
+// replay against its limits with it before building one. It is an error
+// for the commands AppendReplay refuses.
+func ReplaySize(cmds []lockstep.Command) (int, error) {
+	if len(cmds) > MaxReplayCommands {
+		return 0, fmt.Errorf("replay: %d commands, over %d", len(cmds), MaxReplayCommands)
+	}
+	n := 1 + uvarintLen(uint64(len(cmds)))
+	for i, c := range cmds {
+		d, want := c.Tick, uint64(0)
+		if i > 0 {
+			p := cmds[i-1]
+			if c.Tick < p.Tick {
+				return 0, errReplayOrder
+			}
+			d = c.Tick - p.Tick
+			if d == 0 {
+				want = uint64(p.Seq) + 1
+			}
+		}
+		if uint64(c.Seq) < want {
+			return 0, errReplayOrder
+		}
+		if len(c.Payload) > MaxCommandPayload {
+			return 0, fmt.Errorf("replay: payload of %d bytes", len(c.Payload))
+		}
+		n += uvarintLen(d) + uvarintLen(uint64(c.Seq)-want) + varintLen(int64(c.MapID)) + uvarintLen(uint64(c.Kind)) +
+			varintLen(int64(c.Player)) + uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
+	}
+	return n, nil
+}
+
+// uvarintLen is the bytes of v as a uvarint.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+// varintLen is the bytes of v as a zig-zag varint.
+func varintLen(v int64) int { return uvarintLen(uint64(v<<1) ^ uint64(v>>63)) }
 
 // appendPositions appends the tick and seq columns of cmds: each tick as
 // its difference to the previous command's (the first as is), each seq

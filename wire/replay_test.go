@@ -144,3 +144,27 @@ func FuzzReplayDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestReplaySize: the size counted without a layout is the layout's, on
+// fields of every width, and it refuses what AppendReplay refuses.
+func TestReplaySize(t *testing.T) {
+	cmds := replayCmds()
+	cmds = append(cmds, lockstep.Command{Tick: 1<<47 + 3, Seq: 1 << 31, MapID: -1 << 31, Kind: 0xFFFF, Player: 1<<31 - 1,
+		Payload: make([]byte, MaxCommandPayload)})
+	for n := range len(cmds) + 1 {
+		raw, err := AppendReplay(nil, cmds[:n], 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ReplaySize(cmds[:n]); err != nil || got != len(raw) {
+			t.Errorf("%d commands: size %d (%v), the layout takes %d", n, got, err, len(raw))
+		}
+	}
+	cmds[2], cmds[3] = cmds[3], cmds[2]
+	if _, err := ReplaySize(cmds); err == nil {
+		t.Error("seqs out of order counted")
+	}
+	if _, err := ReplaySize(make([]lockstep.Command, MaxReplayCommands+1)); err == nil {
+		t.Error("more than MaxReplayCommands counted")
+	}
+}

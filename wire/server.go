@@ -436,7 +436,9 @@ type ServerSession struct {
 	// reason it sends the world instead. Left out when 0: no held world
 	// was named.
 	Rejoin RejoinResult `codec:"r,omitempty"`
-	// Granted, with RejoinHeld, is the host's grant at the admission: the
+	// Granted, with RejoinHeld, is the host's grant where the replay
+	// ends, at or before the admission (a replay built for an earlier
+	// rejoin from the same position is followed by the ticks since): the
 	// replayed ticks end with a grant of it, and the client catches up to
 	// it before Client_WorldReady. Left out when 0.
 	Granted uint64 `codec:"t,omitempty"`

@@ -12,10 +12,14 @@
 // the new connection to WorldReady and to that accepted report. Then a
 // second host whose rejoin window is shorter than the drop shows the
 // fallback: the host says why and the player downloads the world. It
-// also prints the memory of the host's rejoin window per minute. It
-// prints figures; it asserts nothing.
+// also prints the memory of the host's rejoin window per minute. With
+// -storm it runs a rejoin storm instead (storm.go): chains of held-world
+// rejoins that never reach WorldReady while players flood commands, and
+// the longest gap between ticks with and without them. It prints
+// figures; it asserts nothing.
 //
 //	go run ./scripts/cmd/bench-rejoin [-world-mib 64] [-bot 50] [-drops 5s,60s,5m] [-window-drop 20s]
+//	go run ./scripts/cmd/bench-rejoin -storm [-world-mib 2] [-storm-players 6] [-bot 80] [-storm-age 150s] [-storm-for 20s] [-storm-spread]
 package main
 
 import (
@@ -40,7 +44,28 @@ func main() {
 	bot := flag.Float64("bot", 50, "commands a second each player sends, as join --bot")
 	drops := flag.String("drops", "5s,60s,5m", "the drops to measure, comma-separated durations")
 	windowDrop := flag.Duration("window-drop", 20*time.Second, "the drop on a second host whose --rejoin-window is half of it (0: skip)")
+	stormMode := flag.Bool("storm", false, "run the rejoin storm instead of the drops (-world-mib defaults to 2 and -bot to 80 then)")
+	stormPlayers := flag.Int("storm-players", 6, "with -storm: the chains rejoining, and the players flooding commands")
+	stormAge := flag.Duration("storm-age", 150*time.Second, "with -storm: how old the chains' held point is when the storm starts")
+	stormFor := flag.Duration("storm-for", 20*time.Second, "with -storm: how long the storm lasts")
+	stormSpread := flag.Bool("storm-spread", false, "with -storm: each rejoin of a chain names a position a tick past its previous one's, so no two share a replay")
 	flag.Parse()
+	if *stormMode {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		sc := stormConfig{mib: 2, players: *stormPlayers, bot: 80, age: *stormAge, duration: *stormFor, spread: *stormSpread}
+		if set["world-mib"] {
+			sc.mib = *mib
+		}
+		if set["bot"] {
+			sc.bot = *bot
+		}
+		if err := stormRun(sc); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-rejoin:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var ds []time.Duration
 	for _, f := range strings.Split(*drops, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(f))
@@ -59,17 +84,41 @@ func main() {
 // tools are the binaries built for the run.
 type tools struct{ host, joiner, dir string }
 
-func run(mib int, bot float64, drops []time.Duration, windowDrop time.Duration) error {
+// buildTools builds the host and join tools into a new directory, which
+// the caller removes.
+func buildTools() (tools, error) {
 	dir, err := os.MkdirTemp("", "benchrejoin-")
+	if err != nil {
+		return tools{}, err
+	}
+	tl := tools{dir: dir}
+	if tl.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
+		return tl, err
+	}
+	if tl.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+		return tl, err
+	}
+	return tl, nil
+}
+
+// stormRun builds the tools and runs the storm.
+func stormRun(sc stormConfig) error {
+	tl, err := buildTools()
+	if tl.dir != "" {
+		defer os.RemoveAll(tl.dir)
+	}
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	tl := tools{dir: dir}
-	if tl.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-		return err
+	return runStorm(tl, sc)
+}
+
+func run(mib int, bot float64, drops []time.Duration, windowDrop time.Duration) error {
+	tl, err := buildTools()
+	if tl.dir != "" {
+		defer os.RemoveAll(tl.dir)
 	}
-	if tl.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+	if err != nil {
 		return err
 	}
 	fmt.Printf("bench-rejoin: %d MiB world, two players sending %g commands a second each, Roamer behind a link cut for each drop\n\n", mib, bot)
