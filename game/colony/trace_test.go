@@ -1,0 +1,110 @@
+package colony
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// traceKeep is the trace a session keeps: two checkpoint windows and
+// some, so the log reaches back past the last matching checkpoint.
+const traceKeep = 4 * lockstep.DefaultHashEvery
+
+// BenchmarkStepTraced is BenchmarkStep with the always-on trace: one
+// lockstep.TraceLog record after every Step, as a session keeps it. Its
+// time over BenchmarkStep's is the trace's cost.
+func BenchmarkStepTraced(b *testing.B) {
+	w := benchWorld(b)
+	log := lockstep.NewTraceLog(traceKeep)
+	for range traceKeep { // the log's buffers, as a session has them
+		log.Stepped(w)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		w.Step()
+		log.Stepped(w)
+	}
+}
+
+// BenchmarkTraceShare steps the default world and traces it in
+// alternating blocks of ticks, and reports the trace's time as a share of
+// the step's (trace-%). On a busy machine two separate benchmarks
+// (BenchmarkStep, BenchmarkStepTraced) drift apart by more than the
+// trace costs; blocks a few hundred microseconds long see the same load.
+// The budget is 5%.
+func BenchmarkTraceShare(b *testing.B) {
+	w := benchWorld(b)
+	log := lockstep.NewTraceLog(traceKeep)
+	for range traceKeep {
+		log.Stepped(w)
+	}
+	const block = 64
+	var step, trace time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		for range block {
+			w.Step()
+		}
+		t1 := time.Now()
+		for range block {
+			log.Stepped(w)
+		}
+		step, trace = step+t1.Sub(t0), trace+time.Since(t1)
+	}
+	b.ReportMetric(100*float64(trace)/float64(step), "trace-%")
+}
+
+// TestTraceLogRecordsTicks checks that a TraceLog fed by a stepping world
+// holds its last ticks, their commands and the maps' traces, and that
+// equal worlds give equal traces and a changed pawn a different one.
+func TestTraceLogRecordsTicks(t *testing.T) {
+	c := testContent(t)
+	a := mustNew(t, c, smallConfig(3))
+	b := a.clone()
+	la, lb := lockstep.NewTraceLog(5), lockstep.NewTraceLog(5)
+	for range 8 {
+		cmd := MovePawn(0, a.maps[0].Pawns[0].ID, 3, 3)
+		cmd.Tick = a.Tick()
+		for _, s := range []struct {
+			w *World
+			l *lockstep.TraceLog
+		}{{a, la}, {b, lb}} {
+			if s.w.Apply(cmd) == nil {
+				s.l.Applied(cmd)
+			}
+			s.w.Step()
+			s.l.Stepped(s.w)
+		}
+	}
+	ta, tb := la.Since(0), lb.Since(0)
+	if len(ta) != 5 || ta[0].Tick != 3 || ta[4].Tick != 7 {
+		t.Fatalf("kept %d ticks from %d, want 5 from 3", len(ta), ta[0].Tick)
+	}
+	for i := range ta {
+		if ta[i].NCommands != 1 || ta[i].Commands == 0 || len(ta[i].Maps) != 2 || !ta[i].SameState(&tb[i], 0) || !ta[i].SameState(&tb[i], 1) {
+			t.Fatalf("tick %d: %+v vs %+v", ta[i].Tick, ta[i], tb[i])
+		}
+	}
+	b.maps[1].Pawns[0].Hunger++
+	b.Step()
+	lb.Stepped(b)
+	a.Step()
+	la.Stepped(a)
+	ta, tb = la.Since(8), lb.Since(8)
+	if !ta[0].SameState(&tb[0], 0) || ta[0].SameState(&tb[0], 1) {
+		t.Fatal("a changed pawn on map 1 should change map 1's trace alone")
+	}
+	ha, _ := ta[0].Map(1)
+	hb, _ := tb[0].Map(1)
+	ds, err := a.DiffTrace(1, ha, hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("map 1 / pawn %d / hunger", b.maps[1].Pawns[0].ID)
+	if len(ds) != 1 || ds[0].Path != want {
+		t.Fatalf("differences %+v, want one at %s", ds, want)
+	}
+}
