@@ -1,0 +1,346 @@
+package explain
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/lockhost/lockhost/desync"
+	"github.com/lockhost/lockhost/lockstep"
+)
+
+// DefaultMaxDifferences is how many differences an Explanation lists when
+// Input.MaxDifferences is 0.
+const DefaultMaxDifferences = 64
+
+// Side is one machine's account of the window.
+type Side struct {
+	// Start returns a fresh copy of the machine's state at the window's
+	// first tick (Input.From), one Explain may step and command: a Clone
+	// of the Clone kept at that checkpoint, say. Explain calls it twice.
+	Start func() (lockstep.Sim, error)
+	// Commands are the commands the machine applied at ticks From..To-1,
+	// in the order it applied them (a command applied twice appears
+	// twice).
+	Commands []lockstep.Command
+	// Live is the machine's live trace of ticks From..To-1
+	// (lockstep.TraceLog.Since). The player's is what tells a live run
+	// apart from its re-simulation; the host's may be nil: its
+	// re-simulation stands in for it.
+	Live []lockstep.TickTrace
+	// End is the machine's live state at To (the clone taken at that
+	// checkpoint), only read; optional. When the divergence shows in
+	// neither the re-simulation nor the trace, the two ends are diffed.
+	End lockstep.Sim
+}
+
+// Input is a desync to explain.
+type Input struct {
+	// From is the last checkpoint at which the hashes matched, To the one
+	// at which they differ.
+	From, To uint64
+	// Maps are the maps whose hashes differ at To. The world-level state
+	// is always compared too.
+	Maps []int32
+	// Host and Player are the two sides.
+	Host, Player Side
+	// Differ names differences; nil: the host's starting state, if it is
+	// a lockstep.StateDiffer. Without one only the tick, the kind and the
+	// differing maps are known.
+	Differ lockstep.StateDiffer
+	// MaxDifferences bounds Explanation.Differences (0:
+	// DefaultMaxDifferences).
+	MaxDifferences int
+}
+
+// Explain explains a desync: the first tick at which the player's state
+// departed from the host's, what kind of divergence it was and what
+// differs (see the package documentation). It works on copies only (the
+// sides' Start) and reads End, so it can run on any goroutine while the
+// session goes on.
+func Explain(in Input) (*desync.Explanation, error) {
+	if in.Host.Start == nil || in.Player.Start == nil {
+		return nil, errNoStart
+	}
+	hr, err := resim(in.Host, in)
+	if err != nil {
+		return nil, fmt.Errorf("host's side: %w", err)
+	}
+	pr, err := resim(in.Player, in)
+	if err != nil {
+		return nil, fmt.Errorf("player's side: %w", err)
+	}
+	if in.Differ == nil {
+		if s, err := in.Host.Start(); err == nil {
+			in.Differ, _ = s.(lockstep.StateDiffer)
+		}
+	}
+	ex := &explainer{in: in, hr: hr, pr: pr}
+	return ex.explain()
+}
+
+func resim(s Side, in Input) (*Run, error) {
+	sim, err := s.Start()
+	if err != nil {
+		return nil, err
+	}
+	return Resimulate(sim, s.Commands, in.From, in.To, in.Maps)
+}
+
+// explainer holds the two re-simulations while an Explanation is made.
+type explainer struct {
+	in     Input
+	hr, pr *Run
+	out    desync.Explanation
+}
+
+func (ex *explainer) explain() (*desync.Explanation, error) {
+	in := ex.in
+	ex.out = desync.Explanation{From: in.From, Differences: []desync.Difference{}}
+	simTick, simIDs, simOK := firstHashDiff(ex.hr, ex.pr)
+	cmdTick, cmdOK := firstCommandDiff(in.Host.Commands, in.Player.Commands)
+	hostLive := in.Host.Live
+	if hostLive == nil {
+		hostLive = ex.hr.Trace
+	}
+	liveTick, liveIDs, liveOK := firstTraceDiff(hostLive, in.Player.Live, in.Maps)
+	// The player's live run against its own re-simulation: where they
+	// part, the live run was not the simulation's doing.
+	reproTick, _, reproOK := firstTraceDiff(ex.pr.Trace, in.Player.Live, in.Maps)
+	var err error
+	switch {
+	case simOK && (!reproOK || reproTick > simTick):
+		if cmdOK && cmdTick <= simTick {
+			ex.out.Kind, ex.out.FirstTick, ex.out.Exact = desync.KindCommand, cmdTick, true
+			ex.commandDiffs(cmdTick)
+		} else {
+			ex.out.Kind, ex.out.FirstTick, ex.out.Exact = desync.KindSimulation, simTick, true
+		}
+		err = ex.stateDiffs(simTick, simIDs)
+	case liveOK:
+		ex.out.Kind, ex.out.FirstTick, ex.out.Exact = desync.KindOutside, liveTick, true
+		if cmdOK && cmdTick <= liveTick {
+			ex.out.Kind, ex.out.FirstTick = desync.KindCommand, cmdTick
+			ex.commandDiffs(cmdTick)
+		}
+		err = ex.traceDiffs(hostLive, liveTick, liveIDs)
+	default:
+		// Neither the re-simulation nor the trace shows it: a field the
+		// trace leaves out changed outside a step somewhere in the window.
+		ex.out.Kind, ex.out.FirstTick = desync.KindOutside, in.To-1
+		err = ex.endDiffs()
+	}
+	if err != nil {
+		return nil, err
+	}
+	ex.trim()
+	return &ex.out, nil
+}
+
+// add appends differences.
+func (ex *explainer) add(ds []lockstep.Difference) {
+	for _, d := range ds {
+		ex.out.Differences = append(ex.out.Differences, desync.Difference{Path: d.Path, Host: d.Host, Player: d.Player})
+	}
+}
+
+// trim keeps MaxDifferences differences.
+func (ex *explainer) trim() {
+	n := ex.in.MaxDifferences
+	if n <= 0 {
+		n = DefaultMaxDifferences
+	}
+	if len(ex.out.Differences) > n {
+		ex.out.Omitted = len(ex.out.Differences) - n
+		ex.out.Differences = ex.out.Differences[:n]
+	}
+}
+
+// stateDiffs re-simulates both sides through tick and diffs the maps ids
+// there; without a StateDiffer it names the maps whose hashes differ.
+func (ex *explainer) stateDiffs(tick uint64, ids []int32) error {
+	if ex.in.Differ == nil {
+		k := tick - ex.in.From
+		for j, id := range ex.hr.IDs {
+			if slices.Contains(ids, id) {
+				ex.hashDiff(id, ex.hr.Hashes[k][j], ex.pr.Hashes[k][j])
+			}
+		}
+		return nil
+	}
+	states := [2]map[int32][]byte{}
+	for k, s := range []Side{ex.in.Host, ex.in.Player} {
+		sim, err := s.Start()
+		if err != nil {
+			return err
+		}
+		if states[k], err = StateAt(sim, s.Commands, tick, ids); err != nil {
+			return err
+		}
+	}
+	return ex.diff(ids, states[0], states[1], ex.in.Differ.DiffMap)
+}
+
+// traceDiffs diffs the host's and the player's live traces at tick.
+func (ex *explainer) traceDiffs(hostLive []lockstep.TickTrace, tick uint64, ids []int32) error {
+	if ex.in.Differ == nil {
+		return ex.stateDiffs(tick, ids)
+	}
+	at := func(tr []lockstep.TickTrace) map[int32][]byte {
+		out := map[int32][]byte{}
+		for i := range tr {
+			if tr[i].Tick == tick {
+				for _, id := range ids {
+					out[id], _ = tr[i].Map(id)
+				}
+			}
+		}
+		return out
+	}
+	return ex.diff(ids, at(hostLive), at(ex.in.Player.Live), ex.in.Differ.DiffTrace)
+}
+
+// endDiffs diffs the two sides' live states at the end of the window.
+func (ex *explainer) endDiffs() error {
+	h, p := ex.in.Host.End, ex.in.Player.End
+	if h == nil || p == nil {
+		return nil
+	}
+	ids := withWorld(ex.in.Maps)
+	if ex.in.Differ == nil {
+		hh, err := hashes(h, ids)
+		if err != nil {
+			return err
+		}
+		ph, err := hashes(p, ids)
+		if err != nil {
+			return err
+		}
+		for j, id := range ids {
+			ex.hashDiff(id, hh[j], ph[j])
+		}
+		return nil
+	}
+	hs, err := encode(h, ids)
+	if err != nil {
+		return err
+	}
+	ps, err := encode(p, ids)
+	if err != nil {
+		return err
+	}
+	return ex.diff(ids, hs, ps, ex.in.Differ.DiffMap)
+}
+
+// hashDiff names a map (or the world) whose hashes differ, for a game
+// that cannot name fields.
+func (ex *explainer) hashDiff(id int32, host, player uint64) {
+	if host != player {
+		ex.out.Differences = append(ex.out.Differences, desync.Difference{
+			Path: scopeName(id) + " / hash", Host: fmt.Sprintf("%016x", host), Player: fmt.Sprintf("%016x", player)})
+	}
+}
+
+// diff diffs each ID's pair of blobs with f.
+func (ex *explainer) diff(ids []int32, host, player map[int32][]byte, f func(int32, []byte, []byte) ([]lockstep.Difference, error)) error {
+	for _, id := range ids {
+		ds, err := f(id, host[id], player[id])
+		if err != nil {
+			return err
+		}
+		ex.add(ds)
+	}
+	return nil
+}
+
+// commandDiffs names the commands at tick that the two sides applied a
+// different number of times, or, when every command was applied as often,
+// says the order differs.
+func (ex *explainer) commandDiffs(tick uint64) {
+	h, p := commandsAt(ex.in.Host.Commands, tick), commandsAt(ex.in.Player.Commands, tick)
+	var seen []lockstep.Command
+	for _, c := range append(slices.Clone(h), p...) {
+		if slices.ContainsFunc(seen, func(s lockstep.Command) bool { return sameCommand(s, c) }) {
+			continue
+		}
+		seen = append(seen, c)
+		nh, np := count(h, c), count(p, c)
+		if nh != np {
+			path := fmt.Sprintf("tick %d / command %d (map %d, kind %d, player %d)", tick, c.Seq, c.MapID, c.Kind, c.Player)
+			ex.out.Differences = append(ex.out.Differences, desync.Difference{Path: path, Host: times(nh), Player: times(np)})
+		}
+	}
+	if len(ex.out.Differences) == 0 {
+		ex.out.Differences = append(ex.out.Differences, desync.Difference{
+			Path: fmt.Sprintf("tick %d / command order", tick), Host: seqs(h), Player: seqs(p)})
+	}
+}
+
+// firstCommandDiff is the first tick at which the two sides applied
+// different commands.
+func firstCommandDiff(a, b []lockstep.Command) (uint64, bool) {
+	i := 0
+	for ; i < len(a) && i < len(b); i++ {
+		if !sameCommand(a[i], b[i]) {
+			return min(a[i].Tick, b[i].Tick), true
+		}
+	}
+	switch {
+	case i < len(a):
+		return a[i].Tick, true
+	case i < len(b):
+		return b[i].Tick, true
+	}
+	return 0, false
+}
+
+func sameCommand(a, b lockstep.Command) bool {
+	return a.Tick == b.Tick && a.Seq == b.Seq && a.MapID == b.MapID && a.Kind == b.Kind && a.Player == b.Player && string(a.Payload) == string(b.Payload)
+}
+
+func commandsAt(cmds []lockstep.Command, tick uint64) []lockstep.Command {
+	var out []lockstep.Command
+	for _, c := range cmds {
+		if c.Tick == tick {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func count(cmds []lockstep.Command, c lockstep.Command) int {
+	n := 0
+	for _, x := range cmds {
+		if sameCommand(x, c) {
+			n++
+		}
+	}
+	return n
+}
+
+func times(n int) string {
+	switch n {
+	case 0:
+		return "not applied"
+	case 1:
+		return "applied once"
+	case 2:
+		return "applied twice"
+	}
+	return "applied " + strconv.Itoa(n) + " times"
+}
+
+func seqs(cmds []lockstep.Command) string {
+	s := "seq"
+	for _, c := range cmds {
+		s += " " + strconv.FormatUint(uint64(c.Seq), 10)
+	}
+	return s
+}
+
+func scopeName(id int32) string {
+	if id == lockstep.WorldScope {
+		return "world"
+	}
+	return "map " + strconv.Itoa(int(id))
+}
