@@ -1,8 +1,12 @@
 package desync
 
 import (
+	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestExplanationLines(t *testing.T) {
@@ -28,5 +32,39 @@ func TestExplanationLines(t *testing.T) {
 		if KindText(k) == KindText("") {
 			t.Errorf("kind %s has no text", k)
 		}
+	}
+}
+
+func TestExplanationRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	in := sample(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC), 300, 2)
+	in.Explanation = &Explanation{From: 240, FirstTick: 250, Exact: true, Kind: KindCommand, Differences: []Difference{
+		{Path: "tick 250 / command 0 (map 0, kind 1, player 1)", Host: "applied once", Player: "applied twice"},
+	}, Omitted: 2}
+	path, err := Write(dir, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out.Explanation, in.Explanation) {
+		t.Errorf("explanation %+v, want %+v", out.Explanation, in.Explanation)
+	}
+	// A report of before explanations still reads, with none.
+	in.Explanation = nil
+	if path, err = Write(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "explanation") {
+		t.Error("a report without an explanation names one")
+	}
+	if out, err = Read(path); err != nil || out.Explanation != nil {
+		t.Errorf("read %v, %v", out.Explanation, err)
 	}
 }
