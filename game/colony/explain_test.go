@@ -311,18 +311,36 @@ func differing(a, b *World) []int32 {
 	return out
 }
 
+// explainRun explains the desync found at checkpoint to on another
+// goroutine, as a host would, while both live worlds step on: it works
+// on copies only (the race detector checks that they share nothing
+// written).
 func explainRun(t *testing.T, host, player *side, from, to uint64, maps []int32) *desync.Explanation {
 	t.Helper()
 	start := func(w *World) func() (lockstep.Sim, error) {
 		return func() (lockstep.Sim, error) { return w.clone(), nil }
 	}
-	ex, err := explain.Explain(explain.Input{
+	in := explain.Input{
 		From: from, To: to, Maps: maps,
 		Host:   explain.Side{Start: start(host.start), Commands: host.cmds, Live: host.log.Since(from), End: host.w.clone()},
 		Player: explain.Side{Start: start(player.start), Commands: player.cmds, Live: player.log.Since(from), End: player.w.clone()},
-	})
-	if err != nil {
-		t.Fatalf("explain %d..%d: %v", from, to, err)
 	}
-	return ex
+	type result struct {
+		ex  *desync.Explanation
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ex, err := explain.Explain(in)
+		done <- result{ex, err}
+	}()
+	for range 20 {
+		host.w.Step()
+		player.w.Step()
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("explain %d..%d: %v", from, to, r.err)
+	}
+	return r.ex
 }
