@@ -17,11 +17,10 @@ import "sync/atomic"
 type faultKind uint8
 
 const (
-	faultNone faultKind = iota
 	// faultPawnOrder steps every map's pawns in reverse order at the
 	// tick, as a loop over a Go map does in some runs and not in others:
 	// order() says whether this run does.
-	faultPawnOrder
+	faultPawnOrder faultKind = iota + 1
 	// faultPathTie breaks ties between equally good open nodes of the
 	// path search toward the higher cell at the tick.
 	faultPathTie
