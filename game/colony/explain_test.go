@@ -43,6 +43,9 @@ type planted struct {
 	// inexact: the planted fault is outside the trace, and the
 	// explanation can only bound the tick.
 	inexact bool
+	// ownStart: the player re-simulates from a copy of its own state at
+	// the window's start rather than from the host's encoding of it.
+	ownStart bool
 	// probe: the fault (planted by setup) only shows on some ticks. It is
 	// armed at the first tick from tick on at which it changes the state,
 	// found by stepping copies of the two worlds through each tick first.
@@ -97,7 +100,12 @@ func corpus() []planted {
 				}
 				return p
 			}},
+		// The player's walls have fewer hit points than the host's walls
+		// have: the host's encoding would not load on the player (a real
+		// player with this content could not have joined), so it starts
+		// from its own copy.
 		{name: "different def value", tick: 260, kind: desync.KindSimulation, spawn: "Wall", want: `^map 0 / thing \d+ \(Wall\) / hp$`,
+			ownStart: true,
 			setup: func(t *testing.T, p *World, tick uint64) {
 				r := *p.r
 				r.things = slices.Clone(r.things)
@@ -194,7 +202,7 @@ func runPlanted(t *testing.T, base *World, pc planted) (*desync.Explanation, uin
 	for tick := base.Tick(); tick <= pc.tick+4*corpusEvery; tick++ {
 		if tick%corpusEvery == 0 {
 			if maps := differing(host.w, player.w); maps != nil {
-				return explainRun(t, host, player, from, tick, maps), pc.tick
+				return explainRun(t, host, player, from, tick, maps, pc.ownStart), pc.tick
 			}
 			from = tick
 			host.checkpoint()
@@ -311,11 +319,27 @@ func differing(a, b *World) []int32 {
 	return out
 }
 
+// fromHost starts the player's re-simulation as a session would, without
+// a copy of the player's own state: from the host's encoding of its state
+// at the window's start (the hashes matched there), decoded by the
+// player's code (its rules and planted fault).
+func fromHost(t *testing.T, host, player *World) func() (lockstep.Sim, error) {
+	world, maps := snapshot(t, host)
+	return func() (lockstep.Sim, error) {
+		w, err := load(player.r, world, maps)
+		if err != nil {
+			return nil, err
+		}
+		w.fault = player.fault
+		return w, nil
+	}
+}
+
 // explainRun explains the desync found at checkpoint to on another
 // goroutine, as a host would, while both live worlds step on: it works
 // on copies only (the race detector checks that they share nothing
 // written).
-func explainRun(t *testing.T, host, player *side, from, to uint64, maps []int32) *desync.Explanation {
+func explainRun(t *testing.T, host, player *side, from, to uint64, maps []int32, ownStart bool) *desync.Explanation {
 	t.Helper()
 	start := func(w *World) func() (lockstep.Sim, error) {
 		return func() (lockstep.Sim, error) { return w.clone(), nil }
@@ -323,7 +347,10 @@ func explainRun(t *testing.T, host, player *side, from, to uint64, maps []int32)
 	in := explain.Input{
 		From: from, To: to, Maps: maps,
 		Host:   explain.Side{Start: start(host.start), Commands: host.cmds, Live: host.log.Since(from), End: host.w.clone()},
-		Player: explain.Side{Start: start(player.start), Commands: player.cmds, Live: player.log.Since(from), End: player.w.clone()},
+		Player: explain.Side{Start: fromHost(t, host.start, player.w), Commands: player.cmds, Live: player.log.Since(from), End: player.w.clone()},
+	}
+	if ownStart {
+		in.Player.Start = start(player.start)
 	}
 	type result struct {
 		ex  *desync.Explanation
