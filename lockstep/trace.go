@@ -93,11 +93,12 @@ func CommandsHash(h uint64, c Command) uint64 {
 	return h
 }
 
-// TraceLog keeps the traces of the last few ticks of one simulation: what
-// a machine needs to show, after a desync, how its own live run went. It
-// is cheap enough to keep always: per tick it costs one
-// Tracer.AppendTrace per map, copied into buffers it reuses, and nothing
-// for a game that is not a Tracer but hashing the commands applied.
+// TraceLog keeps the traces of the last few ticks of one simulation, and
+// the commands applied in them: what a machine needs to show, after a
+// desync, how its own live run went and to run it again. It is cheap
+// enough to keep always: per tick it costs one Tracer.AppendTrace per
+// map, copied into buffers it reuses, and nothing for a game that is not
+// a Tracer but hashing the commands applied.
 //
 // Feed it from the goroutine that owns the simulation: Applied after each
 // command is applied (Follower.OnApply), Stepped after each Step
@@ -111,6 +112,7 @@ type TraceLog struct {
 	cmdTick uint64 // tick of the commands hashed in cmdHash
 	cmdHash uint64
 	cmdN    int
+	cmds    []Command // applied, from the oldest record's tick on
 }
 
 // NewTraceLog returns a log that keeps the last keep ticks (at least 1).
@@ -128,6 +130,7 @@ func (l *TraceLog) Applied(c Command) {
 	}
 	l.cmdHash = CommandsHash(l.cmdHash, c)
 	l.cmdN++
+	l.cmds = append(l.cmds, c)
 }
 
 // Stepped records the tick sim has just simulated (sim.Tick()-1): the
@@ -146,6 +149,17 @@ func (l *TraceLog) Stepped(sim Sim) {
 		l.n++
 	}
 	r := &l.ring[i]
+	oldest := l.ring[l.head].Tick
+	if l.n == 1 {
+		oldest = tick
+	}
+	n := 0
+	for n < len(l.cmds) && l.cmds[n].Tick < oldest {
+		n++
+	}
+	if n > 0 {
+		l.cmds = append(l.cmds[:0], l.cmds[n:]...)
+	}
 	r.Tick, r.Commands, r.NCommands = tick, 0, 0
 	if l.cmdN > 0 && l.cmdTick == tick {
 		r.Commands, r.NCommands = l.cmdHash, l.cmdN
@@ -166,6 +180,18 @@ func (l *TraceLog) Stepped(sim Sim) {
 		r.Maps[k].ID = id
 		r.Maps[k].Data = tr.AppendTrace(id, r.Maps[k].Data[:0])
 	}
+}
+
+// Commands returns the commands Applied at ticks from on that the log
+// still covers, in the order they were applied.
+func (l *TraceLog) Commands(from uint64) []Command {
+	var out []Command
+	for _, c := range l.cmds {
+		if c.Tick >= from {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Since returns copies of the records of ticks from on, oldest first.

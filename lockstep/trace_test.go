@@ -55,4 +55,11 @@ func TestTraceLogWithoutTracer(t *testing.T) {
 	if n := len(log.Since(5)); n != 1 {
 		t.Errorf("Since(5) gave %d records, want 1", n)
 	}
+	// The commands of the ticks kept, 3 to 5: tick 4's.
+	if cmds := log.Commands(0); len(cmds) != 1 || cmds[0].Tick != 4 {
+		t.Errorf("commands %+v, want tick 4's", cmds)
+	}
+	if cmds := log.Commands(5); len(cmds) != 0 {
+		t.Errorf("commands from tick 5: %+v, want none", cmds)
+	}
 }

@@ -161,25 +161,21 @@ func checkExplanation(t *testing.T, pc planted, ex *desync.Explanation) {
 	}
 }
 
-// side is one machine of a corpus run: its world, its trace, and what
-// it keeps from the last checkpoint.
+// side is one machine of a corpus run: its world, its trace (with the
+// commands it applied), and a copy of its state at the last checkpoint.
 type side struct {
 	w     *World
 	log   *lockstep.TraceLog
-	start *World // clone at the last checkpoint
-	cmds  []lockstep.Command
+	start *World
 }
 
-func (s *side) checkpoint() {
-	s.start, s.cmds = s.w.clone(), nil
-}
+func (s *side) checkpoint() { s.start = s.w.clone() }
 
 func (s *side) apply(t *testing.T, c lockstep.Command, times int) {
 	for range times {
 		if err := s.w.Apply(c); err != nil {
 			t.Fatalf("tick %d: %v", c.Tick, err)
 		}
-		s.cmds = append(s.cmds, c)
 		s.log.Applied(c)
 	}
 }
@@ -346,8 +342,8 @@ func explainRun(t *testing.T, host, player *side, from, to uint64, maps []int32,
 	}
 	in := explain.Input{
 		From: from, To: to, Maps: maps,
-		Host:   explain.Side{Start: start(host.start), Commands: host.cmds, Live: host.log.Since(from), End: host.w.clone()},
-		Player: explain.Side{Start: fromHost(t, host.start, player.w), Commands: player.cmds, Live: player.log.Since(from), End: player.w.clone()},
+		Host:   explain.Side{Start: start(host.start), Commands: host.log.Commands(from), Live: host.log.Since(from), End: host.w.clone()},
+		Player: explain.Side{Start: fromHost(t, host.start, player.w), Commands: player.log.Commands(from), Live: player.log.Since(from), End: player.w.clone()},
 	}
 	if ownStart {
 		in.Player.Start = start(player.start)
