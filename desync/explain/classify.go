@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -64,39 +65,66 @@ type Input struct {
 // differs (see the package documentation). It works on copies only (the
 // sides' Start) and reads End, so it can run on any goroutine while the
 // session goes on.
+//
+// It is the host's half (HostRun, Combine) and the player's (Answer) in
+// one process.
 func Explain(in Input) (*desync.Explanation, error) {
 	if in.Host.Start == nil || in.Player.Start == nil {
 		return nil, errNoStart
 	}
-	hr, err := resim(in.Host, in)
+	hr, err := HostRun(in)
 	if err != nil {
-		return nil, fmt.Errorf("host's side: %w", err)
+		return nil, err
 	}
-	pr, err := resim(in.Player, in)
+	rep, err := Answer(Request{From: in.From, To: in.To, Maps: in.Maps, Host: hr}, in.Player)
 	if err != nil {
 		return nil, fmt.Errorf("player's side: %w", err)
 	}
-	if in.Differ == nil {
+	return Combine(in, hr, rep)
+}
+
+// HostRun is the host's re-simulation of the window (in.Host), to send
+// to the player in a Request and to Combine with the player's Reply.
+func HostRun(in Input) (*Run, error) {
+	if in.Host.Start == nil {
+		return nil, errNoStart
+	}
+	hr, err := resim(in.Host, in.From, in.To, in.Maps)
+	if err != nil {
+		return nil, fmt.Errorf("host's side: %w", err)
+	}
+	return hr, nil
+}
+
+// Combine makes the explanation on the host from its own side of the
+// window (in.Host; in.Player is not used), its re-simulation host
+// (HostRun) and the player's Reply to a Request made of them.
+func Combine(in Input, host *Run, rep *Reply) (*desync.Explanation, error) {
+	if rep == nil || rep.Run == nil || !sameShape(host, rep.Run) {
+		return nil, errors.New("explain: the player's reply does not cover the host's window")
+	}
+	if in.Differ == nil && in.Host.Start != nil {
 		if s, err := in.Host.Start(); err == nil {
 			in.Differ, _ = s.(lockstep.StateDiffer)
 		}
 	}
-	ex := &explainer{in: in, hr: hr, pr: pr}
+	ex := &explainer{in: in, hr: host, pr: rep.Run, rep: rep}
 	return ex.explain()
 }
 
-func resim(s Side, in Input) (*Run, error) {
+func resim(s Side, from, to uint64, maps []int32) (*Run, error) {
 	sim, err := s.Start()
 	if err != nil {
 		return nil, err
 	}
-	return Resimulate(sim, s.Commands, in.From, in.To, in.Maps)
+	return Resimulate(sim, s.Commands, from, to, maps)
 }
 
 // explainer holds the two re-simulations while an Explanation is made.
 type explainer struct {
 	in     Input
 	hr, pr *Run
+	rep    *Reply // the player's side
 	out    desync.Explanation
 }
 
@@ -104,15 +132,15 @@ func (ex *explainer) explain() (*desync.Explanation, error) {
 	in := ex.in
 	ex.out = desync.Explanation{From: in.From, Differences: []desync.Difference{}}
 	simTick, simIDs, simOK := firstHashDiff(ex.hr, ex.pr)
-	cmdTick, cmdOK := firstCommandDiff(in.Host.Commands, in.Player.Commands)
+	cmdTick, cmdOK := firstCommandDiff(in.Host.Commands, ex.rep.Commands)
 	hostLive := in.Host.Live
 	if hostLive == nil {
 		hostLive = ex.hr.Trace
 	}
-	liveTick, liveIDs, liveOK := firstTraceDiff(hostLive, in.Player.Live, in.Maps)
+	liveTick, liveIDs, liveOK := firstTraceDiff(hostLive, ex.rep.Live, in.Maps)
 	// The player's live run against its own re-simulation: where they
 	// part, the live run was not the simulation's doing.
-	reproTick, _, reproOK := firstTraceDiff(ex.pr.Trace, in.Player.Live, in.Maps)
+	reproTick, _, reproOK := firstTraceDiff(ex.pr.Trace, ex.rep.Live, in.Maps)
 	var err error
 	switch {
 	case simOK && (!reproOK || reproTick > simTick):
@@ -174,17 +202,18 @@ func (ex *explainer) stateDiffs(tick uint64, ids []int32) error {
 		}
 		return nil
 	}
-	states := [2]map[int32][]byte{}
-	for k, s := range []Side{ex.in.Host, ex.in.Player} {
-		sim, err := s.Start()
-		if err != nil {
-			return err
-		}
-		if states[k], err = StateAt(sim, s.Commands, tick, ids); err != nil {
-			return err
-		}
+	if ex.rep.State == nil || ex.rep.DiffTick != tick {
+		return fmt.Errorf("explain: the player's reply has no state at tick %d", tick)
 	}
-	return ex.diff(ids, states[0], states[1], ex.in.Differ.DiffMap)
+	sim, err := ex.in.Host.Start()
+	if err != nil {
+		return err
+	}
+	host, err := StateAt(sim, ex.in.Host.Commands, tick, ids)
+	if err != nil {
+		return err
+	}
+	return ex.diff(ids, host, ex.rep.State, ex.in.Differ.DiffMap)
 }
 
 // traceDiffs diffs the host's and the player's live traces at tick.
@@ -203,37 +232,25 @@ func (ex *explainer) traceDiffs(hostLive []lockstep.TickTrace, tick uint64, ids 
 		}
 		return out
 	}
-	return ex.diff(ids, at(hostLive), at(ex.in.Player.Live), ex.in.Differ.DiffTrace)
+	return ex.diff(ids, at(hostLive), at(ex.rep.Live), ex.in.Differ.DiffTrace)
 }
 
 // endDiffs diffs the two sides' live states at the end of the window.
 func (ex *explainer) endDiffs() error {
-	h, p := ex.in.Host.End, ex.in.Player.End
-	if h == nil || p == nil {
+	h, ps := ex.in.Host.End, ex.rep.End
+	if h == nil || ps == nil {
 		return nil
 	}
 	ids := withWorld(ex.in.Maps)
-	if ex.in.Differ == nil {
-		hh, err := hashes(h, ids)
-		if err != nil {
-			return err
-		}
-		ph, err := hashes(p, ids)
-		if err != nil {
-			return err
-		}
-		for j, id := range ids {
-			ex.hashDiff(id, hh[j], ph[j])
-		}
-		return nil
-	}
 	hs, err := encode(h, ids)
 	if err != nil {
 		return err
 	}
-	ps, err := encode(p, ids)
-	if err != nil {
-		return err
+	if ex.in.Differ == nil {
+		for _, id := range ids {
+			ex.hashDiff(id, blobHash(hs[id]), blobHash(ps[id]))
+		}
+		return nil
 	}
 	return ex.diff(ids, hs, ps, ex.in.Differ.DiffMap)
 }

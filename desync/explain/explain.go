@@ -36,9 +36,10 @@
 // KindOutside.
 //
 // In a session the two re-simulations run on different machines: the
-// player's must run the player's code. Resimulate and StateAt are the
-// halves each side runs; Explain puts them together for one process (and
-// for tests, where the "player" is a world with a planted fault).
+// player's must run the player's code. HostRun and Combine are the
+// host's halves, Answer the player's (a Request goes to the player, a
+// Reply comes back); Explain puts them together in one process (as the
+// tests do, where the "player" is a world with a planted fault).
 //
 // # In a session (not wired yet)
 //
@@ -48,21 +49,22 @@
 // host, off its session goroutine:
 //
 //  1. gets its state at From (re-simulated from its join point with its
-//     command queues, or a Clone kept at the checkpoint) and Resimulates
-//     From..To with its commands;
+//     command queues, or a Clone kept at the checkpoint) and re-simulates
+//     From..To with its commands (HostRun);
 //  2. sends the player a request: From, To, the differing maps, its
 //     per-tick hashes and trace hashes, and its encoding of the world at
 //     From (the hashes matched there, so it is the player's state too);
-//  3. the player, off its own simulation's goroutine, decodes that with
-//     its own code, Resimulates with its logged commands, finds the first
-//     tick whose hashes differ from the host's (T) and answers: its
-//     per-tick hashes, its live trace records and applied commands of
-//     the window, its encoding at T of the maps that differ there
-//     (StateAt), and, for a divergence the re-simulation does not show,
-//     its differing maps as they stand at the repair's hold point, taken
-//     before the repair is swapped in;
-//  4. the host compares, diffs, and puts the Explanation into the desync
-//     report, the status page and a second desync notice.
+//  3. the player, off its own simulation's goroutine (Answer), decodes
+//     that with its own code, re-simulates with its logged commands,
+//     finds the first tick whose hashes differ from the host's (T) and
+//     answers: its per-tick hashes, its live trace records and applied
+//     commands of the window, its encoding at T of the maps that differ
+//     there, and, for a divergence the re-simulation does not show, its
+//     differing maps as they stand at the repair's hold point, taken
+//     before the repair is swapped in (the host's End is its state at
+//     the same point);
+//  4. the host compares and diffs (Combine), and puts the Explanation
+//     into the desync report, the status page and a second desync notice.
 package explain
 
 import (

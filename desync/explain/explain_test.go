@@ -138,3 +138,40 @@ func TestResimulateHashesEveryTick(t *testing.T) {
 		t.Errorf("hashes do not follow the state: %v", run.Hashes)
 	}
 }
+
+// TestAnswerAndCombine runs the two halves apart, as host and player
+// would: the player answers the host's request, the host combines.
+func TestAnswerAndCombine(t *testing.T) {
+	h, p := runCounters(10, func(c *locksteptest.Counters, tick uint64) int {
+		if tick == 3 {
+			return 2
+		}
+		return 1
+	})
+	in := Input{From: 0, To: 10, Maps: []int32{1}, Host: side(h)}
+	hr, err := HostRun(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Answer(Request{From: 0, To: 10, Maps: []int32{1}, Host: hr}, side(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.State == nil || rep.DiffTick != 3 || rep.End == nil {
+		t.Fatalf("reply: state at %d %v, end %v", rep.DiffTick, rep.State != nil, rep.End != nil)
+	}
+	ex, err := Combine(in, hr, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.FirstTick != 3 || ex.Kind != desync.KindCommand {
+		t.Errorf("tick %d kind %s, want 3 command", ex.FirstTick, ex.Kind)
+	}
+	short, err := Answer(Request{From: 0, To: 8, Maps: []int32{1}, Host: hr}, side(p))
+	if err == nil {
+		_, err = Combine(in, hr, short)
+	}
+	if err == nil {
+		t.Error("a reply for another window was combined")
+	}
+}
