@@ -8,9 +8,14 @@ import (
 	"github.com/lockhost/lockhost/lockstep"
 )
 
-// traceKeep is the trace a session keeps: two checkpoint windows and
-// some, so the log reaches back past the last matching checkpoint.
-const traceKeep = 4 * lockstep.DefaultHashEvery
+// traceKeep is the trace a session keeps: the window from the last
+// matching checkpoint to the differing one, and as long again for the
+// host's request to arrive (a second at 60 ticks a second; a host that
+// needs longer tells the player to set the window aside first). A longer
+// log costs more than its memory: each tick writes to a part of it the
+// caches have long dropped (at 240 ticks the trace costs about half a
+// percent of a step more).
+const traceKeep = 2 * lockstep.DefaultHashEvery
 
 // BenchmarkStepTraced is BenchmarkStep with the always-on trace: one
 // lockstep.TraceLog record after every Step, as a session keeps it. Its
