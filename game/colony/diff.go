@@ -139,9 +139,9 @@ func parseTrace(b []byte) (tracedMap, error) {
 		w0, w1 := le.Uint64(s), le.Uint64(s[8:])
 		t.pawns[i] = pawn{
 			ID: int32(uint32(w0)), Hunger: int32(uint32(w0 >> 32)),
-			X: int32(w1 & 0xFFF), Y: int32(w1 >> 12 & 0xFFF), Job: job{Kind: uint8(w1 >> 24 & 0xF)},
-			Cool: int32(w1 >> 28 & 0xFFF), MoveCool: int32(w1 >> 40 & 0xFFF),
-			Carry: carried{Def: int32(w1>>52&0xFFF) - 1},
+			X: int32(uint16(w1)), Y: int32(uint16(w1 >> 16)),
+			Cool: int32(uint16(w1 >> 32)), MoveCool: int32(uint16(w1 >> 48)),
+			Carry: carried{Def: -1},
 			Kind:  -1, // not traced: it never changes
 		}
 	}

@@ -23,20 +23,21 @@ var _ lockstep.Tracer = (*World)(nil)
 //
 // Pawns' fields are packed two 64-bit words to a pawn: the trace is
 // written after every tick, and its cost grows with every field read (a
-// store per field, 17 fields, cost more than twice the budget of 5% of a
-// step; BenchmarkStepTraced). The fields left out (the job's target,
-// cell and progress, health, the ignored thing, the carried count and
-// hit points, the path) either follow from the traced ones within a tick
-// or two or change rarely, and a re-simulation compares them all. Small
-// fields keep their low 12 bits: enough to tell a change, the trace
-// being a detector and not the state.
+// store for each of 17 fields cost more than twice the budget of 5% of a
+// step; BenchmarkTraceShare). The pawn's ID, hunger, position and
+// cool-downs are traced: hunger changes on every tick, the position with
+// every step, the cool-downs with every job begun or ended. The rest (the
+// job, its target, cell and progress, health, the ignored thing, what is
+// carried, the path) follows from those within a tick or two or changes
+// rarely, and a re-simulation compares it all. Position and cool-downs
+// keep their low 16 bits (a map side is at most 4096 cells): enough to
+// tell a change, the trace being a detector and not the state.
 //
 // The layout is little endian:
 //
 //	map:   rng u64, next ID u32, things u32, pawns u32, then per pawn:
 //	pawn:  u64 ID | hunger<<32
-//	       u64 x | y<<12 | job kind<<24 (4 bits) | cool<<28 | move cool<<40
-//	           | (carried def+1)<<52, 12 bits each but the job kind
+//	       u64 x | y<<16 | cool<<32 | move cool<<48, 16 bits each
 //	world: tick u64, rng u64, temperature i32
 const (
 	traceMapHead  = 8 + 3*4

@@ -2,6 +2,7 @@ package colony
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,5 +112,49 @@ func TestTraceLogRecordsTicks(t *testing.T) {
 	want := fmt.Sprintf("map 1 / pawn %d / hunger", b.maps[1].Pawns[0].ID)
 	if len(ds) != 1 || ds[0].Path != want {
 		t.Fatalf("differences %+v, want one at %s", ds, want)
+	}
+}
+
+// TestTraceHoldsPawns checks that a map's trace reads back as the pawns'
+// traced fields, and that DiffTrace gives a changed field's two values.
+func TestTraceHoldsPawns(t *testing.T) {
+	w := mustNew(t, testContent(t), smallConfig(9))
+	for range 200 {
+		w.Step()
+	}
+	m := w.maps[0]
+	tr, err := parseTrace(w.AppendTrace(0, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.rng != m.RNG.s || tr.nextID != m.NextID || int(tr.things) != len(m.Things) || len(tr.pawns) != len(m.Pawns) {
+		t.Fatalf("map header %+v", tr)
+	}
+	moving := 0
+	for i, q := range tr.pawns {
+		p := &m.Pawns[i]
+		if q.ID != p.ID || q.Hunger != p.Hunger || q.X != p.X || q.Y != p.Y || q.Cool != p.Cool || q.MoveCool != p.MoveCool {
+			t.Errorf("pawn %d traced as %+v", p.ID, q)
+		}
+		if p.MoveCool > 0 {
+			moving++
+		}
+	}
+	if moving == 0 {
+		t.Fatal("no pawn walks: the test shows nothing of the move cool-downs")
+	}
+	before := w.AppendTrace(0, nil)
+	p := &m.Pawns[3]
+	p.Y, p.MoveCool = p.Y+1, p.MoveCool+7
+	ds, err := w.DiffTrace(0, before, w.AppendTrace(0, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []lockstep.Difference{
+		{Path: fmt.Sprintf("map 0 / pawn %d / y", p.ID), Host: fmt.Sprint(p.Y - 1), Player: fmt.Sprint(p.Y)},
+		{Path: fmt.Sprintf("map 0 / pawn %d / move cool", p.ID), Host: fmt.Sprint(p.MoveCool - 7), Player: fmt.Sprint(p.MoveCool)},
+	}
+	if !slices.Equal(ds, want) {
+		t.Errorf("differences %v, want %v", ds, want)
 	}
 }
