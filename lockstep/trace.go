@@ -116,9 +116,11 @@ type TraceLog struct {
 }
 
 // NewTraceLog returns a log that keeps the last keep ticks (at least 1).
-// To explain a desync found at a checkpoint, it must reach back to the
-// checkpoint before: keep at least twice the checkpoint interval, plus
-// the ticks a report takes to reach the host and be answered.
+// To explain a desync found at a checkpoint, it must still reach back to
+// the checkpoint before when the host asks: one checkpoint interval plus
+// the ticks the host takes to ask. Twice the interval leaves a whole
+// interval for that; a longer log costs more than memory, as each tick
+// then writes where the caches have long let go.
 func NewTraceLog(keep int) *TraceLog {
 	return &TraceLog{ring: make([]TickTrace, max(1, keep))}
 }

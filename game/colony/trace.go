@@ -16,7 +16,7 @@ var _ lockstep.Tracer = (*World)(nil)
 // everything a map does starts with a pawn or a PRNG draw: a pawn walks,
 // eats, hauls, harvests; wild plants root on PRNG draws, and every new
 // thing takes an ID. Things themselves are left out: copying them every
-// tick would cost as much as the step (BenchmarkTrace measures the
+// tick would cost as much as the step (BenchmarkTraceShare measures the
 // trace). A thing changed outside a step is therefore seen at the next
 // checkpoint rather than at its tick, unless a pawn or an ID shows it
 // first.
