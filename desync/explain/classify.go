@@ -51,8 +51,8 @@ type Input struct {
 	Maps []int32
 	// Host and Player are the two sides.
 	Host, Player Side
-	// Differ names differences; nil: the host's starting state, if it is
-	// a lockstep.StateDiffer. Without one only the tick, the kind and the
+	// Differ names differences; nil: the host's simulation, if it is a
+	// lockstep.StateDiffer. Without one only the tick, the kind and the
 	// differing maps are known.
 	Differ lockstep.StateDiffer
 	// MaxDifferences bounds Explanation.Differences (0:
@@ -103,10 +103,8 @@ func Combine(in Input, host *Run, rep *Reply) (*desync.Explanation, error) {
 	if rep == nil || rep.Run == nil || !sameShape(host, rep.Run) {
 		return nil, errors.New("explain: the player's reply does not cover the host's window")
 	}
-	if in.Differ == nil && in.Host.Start != nil {
-		if s, err := in.Host.Start(); err == nil {
-			in.Differ, _ = s.(lockstep.StateDiffer)
-		}
+	if in.Differ == nil {
+		in.Differ = host.differ
 	}
 	ex := &explainer{in: in, hr: host, pr: rep.Run, rep: rep}
 	return ex.explain()

@@ -87,6 +87,8 @@ type Run struct {
 	Hashes [][]uint64
 	// Trace is the re-simulation's own trace, per tick From..To-1.
 	Trace []lockstep.TickTrace
+
+	differ lockstep.StateDiffer // the simulation, if it is one
 }
 
 // Resimulate steps sim, which stands at tick from, to tick to, applying
@@ -103,6 +105,7 @@ func Resimulate(sim lockstep.Sim, cmds []lockstep.Command, from, to uint64, ids 
 		return nil, fmt.Errorf("explain: window %d..%d", from, to)
 	}
 	run := &Run{From: from, To: to, IDs: withWorld(ids)}
+	run.differ, _ = sim.(lockstep.StateDiffer)
 	log := lockstep.NewTraceLog(int(to - from))
 	err := replay(sim, cmds, to, log, func(s lockstep.Sim) error {
 		h, err := hashes(s, run.IDs)
