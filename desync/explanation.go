@@ -94,5 +94,24 @@ func (e *Explanation) Lines() []string {
 	return out
 }
 
+// Summary is the explanation in one line, for a list, a status page or a
+// notice: "tick 250: map 0 / pawn 615 / x: 12 vs 13 (and 3 more)", the
+// tick with "by" before it when it is only a bound.
+func (e *Explanation) Summary() string {
+	s := fmt.Sprintf("tick %d", e.FirstTick)
+	if !e.Exact {
+		s = fmt.Sprintf("by tick %d", e.FirstTick)
+	}
+	if len(e.Differences) == 0 {
+		return s
+	}
+	d := e.Differences[0]
+	s += ": " + d.Path + ": " + d.Host + " vs " + d.Player
+	if n := len(e.Differences) - 1 + e.Omitted; n > 0 {
+		s += fmt.Sprintf(" (and %d more)", n)
+	}
+	return s
+}
+
 // String is Lines joined by newlines.
 func (e *Explanation) String() string { return strings.Join(e.Lines(), "\n") }

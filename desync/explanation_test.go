@@ -24,7 +24,13 @@ func TestExplanationLines(t *testing.T) {
 	if got := e.Lines(); !slices.Equal(got, want) {
 		t.Errorf("lines\n%q\nwant\n%q", got, want)
 	}
+	if got, want := e.Summary(), "tick 137: map 0 / pawn 615 / x: 12 vs 13 (and 5 more)"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 	e.Exact, e.Kind, e.Differences, e.Omitted = false, "", nil, 0
+	if got := e.Summary(); got != "by tick 137" {
+		t.Errorf("summary %q", got)
+	}
 	if got := e.Lines(); len(got) != 1 || got[0] != "first differing tick: 137 at the latest (between 120 and 137: the per-tick trace does not cover what differs)" {
 		t.Errorf("inexact: %q", got)
 	}

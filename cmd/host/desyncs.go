@@ -218,9 +218,12 @@ func reportMapList(ids []int32) string {
 	return strings.Join(parts, ",")
 }
 
-// desyncDiffSummary is a short DiffParts: "world" when only the world hash
-// differs.
+// desyncDiffSummary is the explanation's summary when the report has
+// one, else a short DiffParts: "world" when only the world hash differs.
 func desyncDiffSummary(r *desync.Report) string {
+	if r.Explanation != nil {
+		return shortenRunes(r.Explanation.Summary(), 64)
+	}
 	d := r.DiffParts()
 	if len(d) == 0 {
 		if r.WorldHost != r.WorldClient {

@@ -285,7 +285,12 @@ func TestDesyncsExplain(t *testing.T) {
 			"differs: map 0 / thing 36 (PlantGrass) / growth: 1875 vs 1725\n",
 			"differs: map 0 / pawn 615 / x: 12 vs 13\n")
 	}
-	code, out, _ := runDesyncsCLI(t, "desyncs", "show", "--data-dir", data, "last")
+	code, out, _ := runDesyncsCLI(t, "desyncs", "list", "--data-dir", data)
+	if code != 0 {
+		t.Fatalf("list: exit %d", code)
+	}
+	wantInOutput(t, "list", out, "tick 250: map 0 / thing 36 (PlantGrass) / growth: 1875 vs 1725 …")
+	code, out, _ = runDesyncsCLI(t, "desyncs", "show", "--data-dir", data, "last")
 	if code != 0 {
 		t.Fatalf("show: exit %d", code)
 	}
