@@ -121,6 +121,12 @@ type Report struct {
 	// are: ReferenceHost, ReferenceArbiter or ReferenceMajority's. Empty
 	// in reports written before it was recorded.
 	Reference string `json:"reference,omitempty"`
+	// Explanation says at which tick, how and in which fields the
+	// player's state departed from the host's, when the host could work
+	// it out (package desync/explain); nil otherwise, and in reports
+	// written before it was recorded. The format version stays 1: a
+	// report without it reads as before.
+	Explanation *Explanation `json:"explanation,omitempty"`
 }
 
 // MapCheck compares one map's hashes at the report's tick.

@@ -10,6 +10,9 @@
 // whose hashes the client's were compared with: the host's own, a relay
 // session's arbiter's, or, in a relay session without an arbiter, those
 // a strict majority of the players reported ("majority 2 of 3 players").
+// Where the host worked it out (package desync/explain), its Explanation
+// says at which tick the player's state first differed, what kind of
+// divergence it was and which fields differ, in the game's own terms.
 //
 // # Files
 //

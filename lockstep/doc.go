@@ -31,7 +31,10 @@
 // Cloner say what the interfaces alone do not: which methods run
 // concurrently on a clone, the map-count cap (MaxMaps), the command kinds
 // the engine reserves (KindReserved), where factions live (with the host,
-// not in the Sim), and that def databases are optional. Example hosts a
+// not in the Sim), and that def databases are optional. Tracer and
+// StateDiffer, also optional, let a desync be explained in the game's own
+// terms (a cheap per-tick trace kept in a TraceLog, a field-by-field diff
+// of two states; see package desync/explain). Example hosts a
 // tiny game with package host, joins it with package join and checks that
 // both machines agree.
 package lockstep

@@ -108,10 +108,12 @@ func dataDirFromConfig(c *cli.Context) error {
 func desyncsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "desyncs",
-		Usage: "list and show the desync reports the host wrote",
+		Usage: "list, show and explain the desync reports the host wrote",
 		Description: "Each time a player's state hash differs from the host's, the host writes a report to the\n" +
 			"desyncs folder of its data folder (--data-dir, or data-dir in the --config file): who, which\n" +
-			"tick, which maps and parts differ, what the host did, and the commands that led up to it.\n" +
+			"tick, which maps and parts differ, what the host did, and the commands that led up to it;\n" +
+			"where the host worked it out, the first tick at which the states differed and the fields\n" +
+			"that did ('host desyncs explain').\n" +
 			"The newest " + strconv.Itoa(desync.Keep) + " are kept.",
 		Subcommands: []*cli.Command{
 			{
@@ -136,8 +138,51 @@ func desyncsCommand() *cli.Command {
 				Before: dataDirFromConfig,
 				Action: desyncsShow,
 			},
+			{
+				Name:  "explain",
+				Usage: "say at which tick and in which fields a desync began",
+				UsageText: "host desyncs explain [--data-dir DIR | --config FILE] [REPORT]\n\n" +
+					"REPORT is as for show; without it, the last report. Prints the first tick at which the player's\n" +
+					"state differed from the host's, what kind of divergence it was, and one 'differs:' line per\n" +
+					"field, the host's value first.",
+				Flags:  []cli.Flag{dataDirFlag(), desyncsConfigFlag()},
+				Before: dataDirFromConfig,
+				Action: desyncsExplain,
+			},
 		},
 	}
+}
+
+// desyncsExplain is "host desyncs explain".
+func desyncsExplain(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return cliutil.Usagef("give at most one report: host desyncs explain [REPORT] (a file, a name in the desyncs folder, a number from 'host desyncs list' or last)")
+	}
+	arg := c.Args().First()
+	if arg == "" {
+		arg = "last"
+	}
+	dir, err := desyncsDir(c)
+	if err != nil {
+		return err
+	}
+	path, err := resolveDesyncReport(dir, arg)
+	if err != nil {
+		return err
+	}
+	r, err := desync.Read(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the %w", err)
+	}
+	w := termsafe.Writer(cliutil.Out(c))
+	fmt.Fprintf(w, "Desync report %s: %s at checkpoint tick %d\n", path, reportPlayer(r), r.Tick)
+	if r.Explanation == nil {
+		return cli.Exit(fmt.Sprintf("desync report %s has no explanation: the host that wrote it did not work one out", path), 1)
+	}
+	for _, line := range r.Explanation.Lines() {
+		fmt.Fprintln(w, line)
+	}
+	return nil
 }
 
 // desyncsList is "host desyncs list".
@@ -212,9 +257,12 @@ func reportMapList(ids []int32) string {
 	return strings.Join(parts, ",")
 }
 
-// desyncDiffSummary is a short DiffParts: "world" when only the world hash
-// differs.
+// desyncDiffSummary is the explanation's summary when the report has
+// one, else a short DiffParts: "world" when only the world hash differs.
 func desyncDiffSummary(r *desync.Report) string {
+	if r.Explanation != nil {
+		return shortenRunes(r.Explanation.Summary(), 64)
+	}
 	d := r.DiffParts()
 	if len(d) == 0 {
 		if r.WorldHost != r.WorldClient {
@@ -325,6 +373,12 @@ func printDesyncReport(w io.Writer, path string, r *desync.Report, all bool) {
 	fmt.Fprintf(tw, "Count:\t%d (this player's desyncs within the drop window, this one included)\n", r.Count)
 	fmt.Fprintf(tw, "World hash:\thost %016x, client %016x: %s\n", r.WorldHost, r.WorldClient, hashState(r.WorldHost == r.WorldClient))
 	tw.Flush()
+	if r.Explanation != nil {
+		fmt.Fprintln(w, "\nExplanation:")
+		for _, line := range r.Explanation.Lines() {
+			fmt.Fprintln(w, "  "+line)
+		}
+	}
 
 	fmt.Fprintln(w)
 	if len(r.Maps) == 0 {

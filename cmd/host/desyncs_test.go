@@ -295,3 +295,47 @@ func TestDesyncsDataDirFromConfig(t *testing.T) {
 		t.Fatalf("LOCKHOST_DATA over the file: exit %d\n%s", code, out)
 	}
 }
+
+func TestDesyncsExplain(t *testing.T) {
+	data := t.TempDir()
+	writeDesyncReports(t, data, 3)
+	code, _, errOut := runDesyncsCLI(t, "desyncs", "explain", "--data-dir", data)
+	if code == 0 || !strings.Contains(errOut, "has no explanation") {
+		t.Errorf("a report without an explanation: exit %d, %q", code, errOut)
+	}
+	carol := &desync.Report{
+		Time: time.Date(2025, 3, 2, 10, 0, 0, 0, time.UTC), Game: "test colony", PlayerID: 4, Player: "Carol", Tick: 300, HostTick: 305,
+		Scope: desync.ScopeMap, MapIDs: []int32{0}, Repair: desync.RepairMap, Count: 1,
+		Explanation: &desync.Explanation{From: 240, FirstTick: 250, Exact: true, Kind: desync.KindSimulation, Differences: []desync.Difference{
+			{Path: "map 0 / thing 36 (PlantGrass) / growth", Host: "1875", Player: "1725"},
+			{Path: "map 0 / pawn 615 / x", Host: "12", Player: "13"},
+		}},
+	}
+	if _, err := desync.Write(filepath.Join(data, desync.DirName), carol); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"desyncs", "explain", "--data-dir", data}, {"desyncs", "explain", "--data-dir", data, "last"}, {"desyncs", "explain", "--data-dir", data, "3"}} {
+		code, out, errOut := runDesyncsCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		wantInOutput(t, "explain", out, "Carol at checkpoint tick 300\n",
+			"first differing tick: 250\n",
+			"kind: simulation: the player's own simulation diverged",
+			"differs: map 0 / thing 36 (PlantGrass) / growth: 1875 vs 1725\n",
+			"differs: map 0 / pawn 615 / x: 12 vs 13\n")
+	}
+	code, out, _ := runDesyncsCLI(t, "desyncs", "list", "--data-dir", data)
+	if code != 0 {
+		t.Fatalf("list: exit %d", code)
+	}
+	wantInOutput(t, "list", out, "tick 250: map 0 / thing 36 (PlantGrass) / growth: 1875 vs 1725 …")
+	code, out, _ = runDesyncsCLI(t, "desyncs", "show", "--data-dir", data, "last")
+	if code != 0 {
+		t.Fatalf("show: exit %d", code)
+	}
+	wantInOutput(t, "show", out, "Explanation:\n  first differing tick: 250\n", "  differs: map 0 / pawn 615 / x: 12 vs 13\n")
+	if code, _, _ := runDesyncsCLI(t, "desyncs", "explain", "--data-dir", data, "1", "2"); code == 0 {
+		t.Error("two reports were accepted")
+	}
+}

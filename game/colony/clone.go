@@ -65,6 +65,14 @@ func (w *World) clone() *World {
 	for i, m := range w.maps {
 		c.maps[i] = m.clone()
 	}
+	c.fault = w.fault
+	if w.faultAt(faultCloneDrop) != nil {
+		for _, m := range c.maps {
+			for i := range m.Pawns {
+				m.Pawns[i].MoveCool = 0
+			}
+		}
+	}
 	return c
 }
 

@@ -50,6 +50,8 @@ type encoder struct {
 	buf []byte
 	d   *xxhash.Digest
 	p   *partDigests // only with d
+	// noHunger writes every pawn's hunger as 0: a planted faultEncodeDrop.
+	noHunger bool
 }
 
 func (e *encoder) uv(v uint64)  { e.buf = binary.AppendUvarint(e.buf, v) }
@@ -99,6 +101,7 @@ func (w *World) encodeWorld(e *encoder) {
 }
 
 func (w *World) encodeMap(m *gameMap, e *encoder) {
+	e.noHunger = w.faultAt(faultEncodeDrop) != nil
 	w.encodeMapPrefix(m, e)
 	e.part(partTerrain)
 	m.Terrain.chunks(e.raw)
@@ -179,7 +182,11 @@ func (e *encoder) pawns(m *gameMap) {
 		e.i32(p.Kind)
 		e.i32(p.X)
 		e.i32(p.Y)
-		e.i32(p.Hunger)
+		if e.noHunger {
+			e.i32(0)
+		} else {
+			e.i32(p.Hunger)
+		}
 		e.i32(p.Health)
 		e.i32(p.Cool)
 		e.i32(p.MoveCool)

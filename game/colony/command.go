@@ -165,6 +165,9 @@ func (w *World) applySpawn(m *gameMap, payload []byte) error {
 	tr := &r.things[def]
 	c := m.idx(x, y)
 	ci := m.cells[c]
+	if w.faultAt(faultSkipID) != nil && m.canAddThing() {
+		m.NextID++ // a planted fault: the thing gets the next ID but one
+	}
 	switch {
 	case !m.canAddThing():
 		return fmt.Errorf("colony: spawn %s: map %d is full", a.Thing, m.ID)

@@ -45,6 +45,10 @@ type pathScratch struct {
 	hash  bool
 	gen   uint32
 	heap  []pathNode
+	// tie is XORed into the cells of open nodes: 0, or -1 for a search
+	// at the tick of a planted faultPathTie, which then breaks ties toward
+	// the higher cell.
+	tie int32
 }
 
 type pathSlot struct {
@@ -218,6 +222,10 @@ func (w *World) search(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int3
 	r := w.r
 	ps := &w.paths
 	ps.begin(m.Terrain.len())
+	ps.tie = 0
+	if w.faultAt(faultPathTie) != nil {
+		ps.tie = -1
+	}
 	start, goal := m.idx(sx, sy), m.idx(tx, ty)
 	walk := func(x, y int32) bool {
 		if !m.in(x, y) {
@@ -233,10 +241,11 @@ func (w *World) search(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int3
 	// but searches close far fewer nodes.
 	budget := min(maxExpand, 400+50*max(absI32(sx-tx), absI32(sy-ty)))
 	h0 := 2 * moveTicks * octile(sx, sy, tx, ty)
-	ps.push(pathNode{key: nodeKey(h0, h0), c: start})
+	ps.push(pathNode{key: nodeKey(h0, h0), c: start ^ ps.tie})
 	enter := &r.enterCost
 	for expanded := int32(0); len(ps.heap) > 0; {
 		n := ps.pop()
+		n.c ^= ps.tie
 		ns := ps.slot(n.c)
 		if ns.mark != ps.gen {
 			continue // already closed through a cheaper entry
@@ -281,7 +290,7 @@ func (w *World) search(m *gameMap, moveTicks, sx, sy, tx, ty int32) (path []int3
 			}
 			cs.mark, cs.g, cs.parent = ps.gen, ng, n.c
 			h := 2 * moveTicks * octile(nx, ny, tx, ty)
-			ps.push(pathNode{key: nodeKey(ng+h, h), c: c})
+			ps.push(pathNode{key: nodeKey(ng+h, h), c: c ^ ps.tie})
 		}
 	}
 	return nil, false

@@ -30,6 +30,14 @@ const (
 func (w *World) Step() {
 	if w.tick%tempTicks == 0 {
 		w.temp = seasonalTemp(w.tick) + w.rng.between(-4, 4)
+		if f := w.faultAt(faultClock); f != nil {
+			w.temp += f.clock()
+		}
+	}
+	if f := w.faultAt(faultPawnOrder); f != nil && f.order() {
+		for _, m := range w.maps {
+			m.reversePawns = true
+		}
 	}
 	w.stepMaps()
 	w.tick++
@@ -58,7 +66,7 @@ func (w *World) stepMaps() {
 		w.views = append(w.views, &World{r: w.r})
 	}
 	for _, v := range w.views[:workers-1] {
-		v.r, v.tick, v.seed, v.temp = w.r, w.tick, w.seed, w.temp
+		v.r, v.tick, v.seed, v.temp, v.fault = w.r, w.tick, w.seed, w.temp, w.fault
 	}
 	forMaps(len(w.maps), func(k, i int) {
 		v := w // worker 0, the calling goroutine
@@ -98,7 +106,7 @@ func (m *gameMap) step(w *World) {
 	// on its own phase. Between its rare ticks a map without pawns does
 	// not change (unless a wild plant takes root), so it keeps its version.
 	if (tick+uint64(m.ID))%RareTicks == 0 {
-		m.rareWork(r, grow)
+		m.rareWork(r, grow, w.faultAt(faultOverflow) != nil)
 	}
 
 	// Wild plants take root on random fertile cells until the map holds
@@ -113,18 +121,24 @@ func (m *gameMap) step(w *World) {
 	if len(m.Pawns) > 0 {
 		m.changed = true
 	}
-	for i := range m.Pawns {
+	for k := range m.Pawns {
+		i := k
+		if m.reversePawns {
+			i = len(m.Pawns) - 1 - k
+		}
 		if !m.Pawns[i].dead {
 			m.stepPawn(w, i)
 		}
 	}
+	m.reversePawns = false
 	m.settle()
 }
 
 // rareWork grows the map's sown plants at grow percent and decays what
 // decays, removing what decays to nothing. Things added meanwhile wait
-// for the next rare tick.
-func (m *gameMap) rareWork(r *rules, grow int32) {
+// for the next rare tick. With overflow (a planted fault) the growth is
+// computed in 16 bits.
+func (m *gameMap) rareWork(r *rules, grow int32, overflow bool) {
 	n := len(m.Things)
 	for i := 0; i < n; i++ {
 		t := &m.Things[i]
@@ -134,7 +148,11 @@ func (m *gameMap) rareWork(r *rules, grow int32) {
 		tr := &r.things[t.Def]
 		if tr.cat == catPlant && t.Flags&flagUnsown == 0 && t.Growth < tr.growTicks {
 			fert := m.fertility(r, m.idx(t.X, t.Y))
-			if g := min(tr.growTicks, t.Growth+RareTicks*fert*grow/10000); g != t.Growth {
+			gain := RareTicks * fert * grow / 10000
+			if overflow {
+				gain = int32(int16(RareTicks*fert*grow)) / 10000
+			}
+			if g := min(tr.growTicks, max(0, t.Growth+gain)); g != t.Growth {
 				t.Growth = g
 				m.changed = true
 			}

@@ -116,6 +116,7 @@ type gameMap struct {
 	plantCount   int32
 	storageCells []int32 // cells of storage buildings, in thing ID order
 	storageDirty bool
+	reversePawns bool // step the pawns in reverse order this tick (faultPawnOrder)
 	deadThings   bool
 	firstDead    int // lowest index of a dead thing when deadThings
 	deadPawns    bool
@@ -140,6 +141,8 @@ type World struct {
 	// splitFrom replaces parallelThings (step.go) when not 0: tests make
 	// small worlds step their maps at once, or never.
 	splitFrom int
+	// fault is a fault a test planted (fault.go); nil in a session.
+	fault *fault
 }
 
 var _ lockstep.Sim = (*World)(nil)

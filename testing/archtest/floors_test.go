@@ -72,6 +72,10 @@ var floors = map[string]floor{
 	// replay is a session's recording: a start save and the commands and
 	// checkpoints after it.
 	"replay": domain,
+	// desync/explain works out what a desync report says happened: it
+	// re-simulates through the lockstep interface and fills in desync's
+	// Explanation.
+	"desync/explain": domain,
 	// host/relay stands in for the game on a relay host; it links none.
 	// It and host/roster are parts of the host, in its folder but a floor
 	// below package host, which imports them.
