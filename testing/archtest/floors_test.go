@@ -137,6 +137,7 @@ var floors = map[string]floor{
 	"testing/testkit":       testTooling,
 	"testing/procstat":      testTooling,
 	"testing/rawclient":     testTooling,
+	"testing/rawconn":       testTooling,
 	"testing/syncbuf":       testTooling,
 	"testing/agonestest":    testTooling,
 	"testing/browsertest":   testTooling,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockhost/lockhost/testing/rawconn"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -39,14 +39,14 @@ func (r *reader) run(ctx context.Context, from, addr, name string, dbs []wire.De
 	}
 	defer nc.Close()
 	go func() { <-ctx.Done(); nc.Close() }()
-	c := &rawConn{nc: nc, fr: wire.NewFrameReader(bufio.NewReader(nc), wire.DefaultMaxFrame)}
-	if err := c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion}); err != nil {
+	c := &rawConn{rawconn.New(nc)}
+	if err := c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion}); err != nil {
 		return
 	}
 	var received atomic.Uint64
 	acking := false
 	for {
-		p, err := c.next()
+		p, err := c.Next()
 		if err != nil {
 			return
 		}
@@ -55,9 +55,9 @@ func (r *reader) run(ctx context.Context, from, addr, name string, dbs []wire.De
 			r.setDropped(fmt.Sprintf("%s: %s", p.Reason, p.Message))
 			return
 		case *wire.ServerModList:
-			err = c.send(&wire.ClientDefs{Databases: dbs})
+			err = c.Send(&wire.ClientDefs{Databases: dbs})
 		case *wire.ServerDefsOK:
-			err = c.send(&wire.ClientUsername{Name: name})
+			err = c.Send(&wire.ClientUsername{Name: name})
 		case *wire.ServerWorldData:
 			received.Store(p.Offset + uint64(len(p.Data)))
 			if !acking {
@@ -85,7 +85,7 @@ func (r *reader) ack(ctx context.Context, c *rawConn, received *atomic.Uint64, t
 		}
 		allowed += uint64(rate) / uint64(time.Second/every)
 		if n := min(allowed, received.Load()); n > sent {
-			if c.send(&wire.ClientAck{Received: n}) != nil {
+			if c.Send(&wire.ClientAck{Received: n}) != nil {
 				return
 			}
 			sent = n
@@ -103,45 +103,7 @@ func (r *reader) setDropped(why string) {
 }
 
 // rawConn is a connection spoken a packet at a time.
-type rawConn struct {
-	nc  net.Conn
-	fr  *wire.FrameReader
-	wmu sync.Mutex
-}
-
-func (c *rawConn) send(p wire.Packet) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	_, err := c.nc.Write(wire.MustMarshal(p))
-	return err
-}
-
-// next reads the next packet, answering clock rounds and keepalives as
-// any client must.
-func (c *rawConn) next() (wire.Packet, error) {
-	for {
-		id, body, err := c.fr.Next()
-		if err != nil {
-			return nil, err
-		}
-		p, err := wire.Decode(id, body)
-		if err != nil {
-			return nil, err
-		}
-		switch p := p.(type) {
-		case *wire.ServerClock:
-			err = c.send(&wire.ClientClock{Nonce: p.Nonce, ClientTime: time.Now().UnixMicro()})
-		case *wire.ServerKeepalive:
-			err = c.send(&wire.ClientKeepalive{Seq: p.Seq, HostTime: p.HostTime})
-		default:
-			return p, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
+type rawConn struct{ *rawconn.Conn }
 
 // slowLink relays connections to a host, passing at most rate bytes a
 // second from the host to the client (the client's packets pass at once).

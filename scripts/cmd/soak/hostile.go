@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/snapshot"
+	"github.com/lockhost/lockhost/testing/rawconn"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -77,11 +77,7 @@ func (s *soak) hostiles(ctx context.Context, addr string) {
 const hostileSquatters = 3
 
 // rawConn speaks the protocol by hand, as a misbehaving client would.
-type rawConn struct {
-	nc  net.Conn
-	fr  *wire.FrameReader
-	wmu sync.Mutex
-}
+type rawConn struct{ *rawconn.Conn }
 
 func dialFrom(ctx context.Context, from, addr string) (*rawConn, error) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
@@ -90,41 +86,7 @@ func dialFrom(ctx context.Context, from, addr string) (*rawConn, error) {
 		return nil, err
 	}
 	go func() { <-ctx.Done(); nc.Close() }()
-	return &rawConn{nc: nc, fr: wire.NewFrameReader(bufio.NewReader(nc), wire.DefaultMaxFrame)}, nil
-}
-
-func (c *rawConn) send(p wire.Packet) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	_, err := c.nc.Write(wire.MustMarshal(p))
-	return err
-}
-
-// next reads the next packet, answering clock rounds and keepalives as
-// any client must.
-func (c *rawConn) next() (wire.Packet, error) {
-	for {
-		id, body, err := c.fr.Next()
-		if err != nil {
-			return nil, err
-		}
-		p, err := wire.Decode(id, body)
-		if err != nil {
-			return nil, err
-		}
-		switch p := p.(type) {
-		case *wire.ServerClock:
-			err = c.send(&wire.ClientClock{Nonce: p.Nonce, ClientTime: time.Now().UnixMicro()})
-		case *wire.ServerKeepalive:
-			err = c.send(&wire.ClientKeepalive{Seq: p.Seq, HostTime: p.HostTime})
-		default:
-			return p, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return &rawConn{rawconn.New(nc)}, nil
 }
 
 // refused is the host's disconnect, as an error.
@@ -149,13 +111,13 @@ func (s *soak) admit(c *rawConn, name string, token []byte) ([]byte, *wire.Serve
 	for i, d := range sum {
 		dbs[i] = wire.DefSummary{Type: d.Type, Count: d.Count, Hash: d.Hash}
 	}
-	if err := c.send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion}); err != nil {
+	if err := c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion}); err != nil {
 		return nil, nil, err
 	}
 	sentDefs, sentName := false, false
 	var newToken []byte
 	for {
-		p, err := c.next()
+		p, err := c.Next()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -165,12 +127,12 @@ func (s *soak) admit(c *rawConn, name string, token []byte) ([]byte, *wire.Serve
 		case *wire.ServerModList:
 			if !sentDefs {
 				sentDefs = true
-				err = c.send(&wire.ClientDefs{Databases: dbs})
+				err = c.Send(&wire.ClientDefs{Databases: dbs})
 			}
 		case *wire.ServerDefsOK:
 			if !sentName {
 				sentName = true
-				err = c.send(&wire.ClientUsername{Name: name, Token: token})
+				err = c.Send(&wire.ClientUsername{Name: name, Token: token})
 			}
 		case *wire.ServerSession:
 			newToken = p.Token
@@ -188,7 +150,7 @@ func (s *soak) admit(c *rawConn, name string, token []byte) ([]byte, *wire.Serve
 func (c *rawConn) play(first *wire.ServerWorldData) (uint64, error) {
 	payload := append([]byte(nil), first.Data...)
 	for uint64(len(payload)) < first.Total {
-		p, err := c.next()
+		p, err := c.Next()
 		if err != nil {
 			return 0, err
 		}
@@ -203,10 +165,10 @@ func (c *rawConn) play(first *wire.ServerWorldData) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := c.send(&wire.ClientAck{Received: first.Total}); err != nil {
+	if err := c.Send(&wire.ClientAck{Received: first.Total}); err != nil {
 		return 0, err
 	}
-	return pl.Header.Granted, c.send(&wire.ClientWorldReady{Tick: pl.Header.Granted})
+	return pl.Header.Granted, c.Send(&wire.ClientWorldReady{Tick: pl.Header.Granted})
 }
 
 // squatter joins and acknowledges the world a byte a second, again and
@@ -234,7 +196,7 @@ func (s *soak) squatOnce(ctx context.Context, addr, name string) error {
 	if err != nil {
 		return err
 	}
-	defer c.nc.Close()
+	defer c.Close()
 	_, first, err := s.admit(c, name, nil)
 	if err != nil {
 		return err
@@ -248,13 +210,13 @@ func (s *soak) squatOnce(ctx context.Context, addr, name string) error {
 				return
 			case <-t.C:
 			}
-			if c.send(&wire.ClientAck{Received: got}) != nil {
+			if c.Send(&wire.ClientAck{Received: got}) != nil {
 				return
 			}
 		}
 	}()
 	for {
-		p, err := c.next()
+		p, err := c.Next()
 		if err != nil {
 			return err
 		}
@@ -326,7 +288,7 @@ func (s *soak) griefOnce(ctx context.Context, from, addr, name string, token []b
 	if err != nil {
 		return nil, err
 	}
-	defer c.nc.Close()
+	defer c.Close()
 	tok, first, err := s.admit(c, name, token)
 	if err != nil {
 		return nil, err
@@ -339,7 +301,7 @@ func (s *soak) griefOnce(ctx context.Context, from, addr, name string, token []b
 	reported := granted / every * every
 	lied := false
 	for {
-		p, err := c.next()
+		p, err := c.Next()
 		if err != nil {
 			return tok, err
 		}
@@ -348,17 +310,17 @@ func (s *soak) griefOnce(ctx context.Context, from, addr, name string, token []b
 			return tok, &refused{p}
 		case *wire.ServerTick:
 			if !desync {
-				err = c.send(&wire.ClientTickAck{Tick: granted}) // never further
+				err = c.Send(&wire.ClientTickAck{Tick: granted}) // never further
 				break
 			}
-			err = c.send(&wire.ClientTickAck{Tick: p.Granted})
+			err = c.Send(&wire.ClientTickAck{Tick: p.Granted})
 			if cp := p.Granted / every * every; cp > reported && !lied && err == nil {
 				// One wrong report, then silence: the repair it starts
 				// never finishes. (Reporting again would start another
 				// repair each time; the soak's desync limit is out of
 				// reach, as its own desyncs are on purpose.)
 				reported, lied = cp, true
-				err = c.send(&wire.ClientHashes{Tick: cp, World: 0xBAD})
+				err = c.Send(&wire.ClientHashes{Tick: cp, World: 0xBAD})
 			}
 		}
 		if err != nil {
