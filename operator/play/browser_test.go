@@ -99,12 +99,12 @@ func screenshotPath(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "play.png")
 }
 
-// TestBrowserPlays: the real host with --http, the real join tool with a
-// bot, and headless Chromium at /play?name=...&bot=... play together for
-// 20 s. Both report their state hashes and the host accepts every one;
-// a map corrupted in the browser's own copy is found by the host and
-// repaired, and the page says so; the canvas shows the map drawn.
-func TestBrowserPlays(t *testing.T) {
+// playSession starts the host with its status listener (/play), and the
+// join tool as the native player Native, whose bot sends bot commands a
+// second; it returns the /play base URL, both logs and a browser tab
+// for the next four minutes.
+func playSession(t *testing.T, bot string) (base string, hostLog, nativeLog *syncbuf.Buffer, ctx context.Context) {
+	t.Helper()
 	hostBin, joinBin := tools(t)
 	bctx := browser(t)
 	hostLog, game := start(t, hostBin, `msg=hosting addr=(\S+)`,
@@ -114,11 +114,19 @@ func TestBrowserPlays(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the host logs no /play URL:\n%s", hostLog.String())
 	}
-	base := m[1]
-	nativeLog, _ := start(t, joinBin, `(WorldReady)`, game, "--name", "Native", "--bot", "4", "--no-input", "-q")
-
+	nativeLog, _ = start(t, joinBin, `(WorldReady)`, game, "--name", "Native", "--bot", bot, "--no-input", "-q")
 	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
+	return m[1], hostLog, nativeLog, ctx
+}
+
+// TestBrowserPlays: the real host with --http, the real join tool with a
+// bot, and headless Chromium at /play?name=...&bot=... play together for
+// 20 s. Both report their state hashes and the host accepts every one;
+// a map corrupted in the browser's own copy is found by the host and
+// repaired, and the page says so; the canvas shows the map drawn.
+func TestBrowserPlays(t *testing.T) {
+	base, hostLog, nativeLog, ctx := playSession(t, "4")
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Browser&bot=4&debug=1")); err != nil {
 		t.Fatal(err)
 	}
@@ -306,20 +314,7 @@ func TestBrowserPassword(t *testing.T) {
 // once its page is gone). The same tab, back as a spectator, shows no
 // controls for commands, which a spectator cannot send.
 func TestBrowserLeaves(t *testing.T) {
-	hostBin, joinBin := tools(t)
-	bctx := browser(t)
-	hostLog, game := start(t, hostBin, `msg=hosting addr=(\S+)`,
-		"serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--maps", "2", "--map-size", "96",
-		"--conn-rate", "-1", "--data-dir", t.TempDir())
-	m := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())
-	if m == nil {
-		t.Fatalf("the host logs no /play URL:\n%s", hostLog.String())
-	}
-	base := m[1]
-	nativeLog, _ := start(t, joinBin, `(WorldReady)`, game, "--name", "Native", "--bot", "2", "--no-input", "-q")
-
-	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)
-	defer cancel()
+	base, hostLog, nativeLog, ctx := playSession(t, "2")
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Browser&bot=2")); err != nil {
 		t.Fatal(err)
 	}
