@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/lockhost/lockhost/password"
@@ -137,7 +138,13 @@ func (s *Session) introduce(ml *wire.ServerModList, nonce uint64) error {
 		}
 	}
 	if s.timings.SectionsWhy != "" {
-		s.cfg.Logger.Info("regenerable sections", "named", len(made), "why", s.timings.SectionsWhy)
+		// Making terrain is news (it takes this machine's cores); not
+		// making it, on every join from the same machine or LAN, is not.
+		level := slog.LevelDebug
+		if len(made) > 0 {
+			level = slog.LevelInfo
+		}
+		s.cfg.Logger.Log(context.Background(), level, "regenerable sections", "named", len(made), "why", s.timings.SectionsWhy)
 	}
 	for i := range made {
 		made[i].Hash += s.opt.SectionHashSkew
