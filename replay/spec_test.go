@@ -25,7 +25,7 @@ func specFrames(t *testing.T) map[string][]byte {
 		t.Fatal("docs/protocol.md has no section 16 Session recordings")
 	}
 	out := map[string][]byte{}
-	re := regexp.MustCompile("(?s)Example (\\w+)\\b.*?```hex\\n(.*?)```")
+	re := regexp.MustCompile("(?s)Recording example (\\w+)\\b.*?```hex\\n(.*?)```")
 	for _, m := range re.FindAllStringSubmatch(spec[i:], -1) {
 		raw, err := hex.DecodeString(strings.Join(strings.Fields(m[2]), ""))
 		if err != nil {
