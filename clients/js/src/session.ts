@@ -343,6 +343,12 @@ export class Session {
 
   private onClosed(conn: Conn, err?: Error): void {
     if (conn !== this.conn) return;
+    // After the packets already read (a Server_Disconnect before the close names the reason).
+    this.chain = this.chain.then(() => this.closedNow(conn, err));
+  }
+
+  private closedNow(conn: Conn, err?: Error): void {
+    if (conn !== this.conn) return;
     clearTimeout(this.silence);
     this.conn = null;
     const reason = this.lastDisconnect ?? (err instanceof LockhostError ? err : new ConnectionError(err ? err.message : "the host closed the connection"));
