@@ -198,6 +198,8 @@ export class Session {
   private lastNotice = "";
   private lastDisconnect: RefusedError | null = null;
   private reconnecting = false;
+  private rejoining = false;
+  private rejoinWhy = "";
 
   constructor(private url: string, private opts: JoinOptions) {}
 
@@ -255,6 +257,11 @@ export class Session {
     this.finish();
   }
 
+  /** Drops the connection as a network failure would (for tests): the session rejoins with its token. */
+  dropConnection(): void {
+    this.conn?.close();
+  }
+
   /** Closes the connection without a leave (the host counts a drop). */
   close(): void {
     this.leaving = true;
@@ -272,6 +279,7 @@ export class Session {
     this.chain = Promise.resolve();
     this.phase = "handshake";
     this.lastDisconnect = null;
+    this.rejoining = rejoin;
     conn.onData = (b) => this.onBytes(conn, b);
     conn.onClose = (err) => this.onClosed(conn, err);
     const done = new Promise<void>((resolve, reject) => (this.joinWaiter = { resolve, reject }));
@@ -287,7 +295,6 @@ export class Session {
       clearTimeout(whole);
       this.joinWaiter = null;
     }
-    void rejoin;
   }
 
   private failJoin(e: Error): void {
@@ -507,8 +514,8 @@ export class Session {
       this.speed = speed;
       this.granted = Math.max(this.granted, grant);
       this.catchUpThenReady(true, "held");
-    } else if (this.ready && r >= 2) {
-      this.lastNotice = str(f.m);
+    } else {
+      this.rejoinWhy = str(f.m);
     }
     if (r !== 1) this.download = { buf: null, got: 0, total: -1 };
   }
@@ -592,7 +599,7 @@ export class Session {
     this.ready = true;
     this.readyTick = this.tick;
     this.reports = [];
-    this.sendReady(header.worldHash, false, "");
+    this.sendReady(header.worldHash, false, this.rejoinWhy);
   }
 
   private loadWorld(state: WorldState): void {
@@ -627,7 +634,9 @@ export class Session {
       const w = this.joinWaiter;
       this.joinWaiter = null;
       w.resolve();
-    } else {
+    }
+    if (this.rejoining) {
+      this.rejoining = false;
       this.emit("reconnect", { held, why });
     }
     // Listeners added right after `await join()` get every tick from here on.
