@@ -66,3 +66,17 @@ test("a host with a password: none and a wrong one are refused, the right one jo
   await s.leave();
   await until(() => /msg="player left" player=\d+ name=Watcher /.test(host.log()));
 });
+
+test("examples/count-ticks.mjs, the package alone, joins over TCP and WebSocket and says hello to a native join tool", { timeout: 120000 }, async (t) => {
+  const host = await startHost(t, smallWorld);
+  const native = run(binaries().join, [host.addr, "--name", "Native", "--no-input", "--quiet", "--no-reconnect"]);
+  t.after(() => native.stop());
+  await until(() => /player ready.*name=Native/.test(host.log()));
+  for (const [via, url] of [["tcp", host.tcp], ["ws", host.ws]]) {
+    const script = run(process.execPath, [new URL("../examples/count-ticks.mjs", import.meta.url).pathname, url, `Script_${via}`, "1"]);
+    assert.equal(await script.exited, 0, script.output());
+    const m = /^(\d+) ticks \(now at \d+\), \d+ commands; said hello$/m.exec(script.output());
+    assert.ok(m && Number(m[1]) > 0, script.output());
+    await until(() => native.output().includes(`chat: <Script_${via}> hello from Script_${via}: ${m[1]} ticks`));
+  }
+});
