@@ -200,6 +200,7 @@ export class Session {
   private reconnecting = false;
   private rejoining = false;
   private rejoinWhy = "";
+  private lastEmitted = -1;
 
   constructor(private url: string, private opts: JoinOptions) {}
 
@@ -670,7 +671,10 @@ export class Session {
       this.pending.delete(this.tick);
       this.tick++;
       this.appliedAt = 0;
-      this.emit("tick", this.tick - 1, cmds);
+      // A game the session drives that reloaded an older world (a rejoin sent the world) catches
+      // up silently: its listeners never see a tick twice.
+      if (!game || this.tick - 1 > this.lastEmitted) this.emit("tick", this.tick - 1, cmds);
+      this.lastEmitted = Math.max(this.lastEmitted, this.tick - 1);
       this.report();
     }
     if (!silentAck && this.tick !== this.lastAck && !this.opts.spectate && this.phase === "playing") {

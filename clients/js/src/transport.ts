@@ -76,7 +76,7 @@ async function rawSocket(host: string, port: number, tls: boolean, opts: DialOpt
       clearTimeout(timer);
       sock.removeListener("error", fail);
       if (tls && opts.fingerprint) {
-        const want = opts.fingerprint.replace(/[^0-9a-f]/gi, "").toLowerCase();
+        const want = opts.fingerprint.replace(/^sha256:/i, "").replace(/[^0-9a-f]/gi, "").toLowerCase();
         const got = String(sock.getPeerCertificate().fingerprint256 || "").replace(/:/g, "").toLowerCase();
         if (got !== want) {
           sock.destroy();

@@ -80,3 +80,16 @@ test("examples/count-ticks.mjs, the package alone, joins over TCP and WebSocket 
     await until(() => native.output().includes(`chat: <Script_${via}> hello from Script_${via}: ${m[1]} ticks`));
   }
 });
+
+test("a TLS host: the certificate fingerprint it prints joins, another is refused before the handshake", { timeout: 120000 }, async (t) => {
+  const host = await startHost(t, [...smallWorld, "--tls"]);
+  const fp = /fingerprint=(sha256:[0-9a-f]{64})/.exec(host.log())[1];
+  const url = host.tcp.replace("tcp://", "tls://");
+  await assert.rejects(join(url, { name: "Wrong", fingerprint: "sha256:" + "00".repeat(32) }), (e) => e.name === "ConnectionError" && /fingerprint/.test(e.message));
+  const s = await join(url, { name: "Tls", fingerprint: fp });
+  let n = 0;
+  s.on("tick", () => n++);
+  await until(() => n >= 10);
+  await s.leave();
+  await until(() => /msg="player left" player=\d+ name=Tls /.test(host.log()));
+});

@@ -106,6 +106,26 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   console.log("step 14", new Date().toISOString());
   await until(() => c.checkpoints.size >= 2);
 
+  // A game its tick listeners run, with only a hash function given: its hash reports are compared too.
+  const own = new DriftGame();
+  const es = await join(host.tcp, { name: "PlayE", hash: () => own.hash() });
+  open.push(es);
+  own.load(es.state);
+  const e = { name: "PlayE", checkpoints: new Map(), ticks: [], desyncs: [] };
+  es.on("tick", (tick, cmds) => {
+    for (const cmd of cmds) own.apply(cmd);
+    own.step();
+    e.ticks.push(tick);
+    if ((tick + 1) % 60 === 0) e.checkpoints.set(tick + 1, own.hash().world);
+  });
+  es.on("desync", (d) => e.desyncs.push(d));
+  await until(() => e.checkpoints.size >= 3);
+  // The host compared one of PlayE's reports with the arbiter's and accepted it.
+  await until(async () => {
+    const o = await (await fetch(`${host.web}/api/overview`)).json();
+    return (o.players ?? []).some((p) => p.name === "PlayE" && p.accepted_tick > 0 && !p.unverified);
+  });
+
   // A dropped player rejoins from the world it holds: the commands it missed, no world, no tick twice.
   a.s.dropConnection();
   console.log("step 15", new Date().toISOString());
@@ -118,7 +138,10 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   console.log("step 17", new Date().toISOString());
   for (const o of [a, b, c, arbB]) assert.ok(sameHashes(arb, o, o === b ? new Set([found.tick]) : undefined) >= 2, `${o.name} compared`);
   console.log("step 18", new Date().toISOString());
-  for (const o of [arb, a, b, c, arbB]) consecutive(o);
+  for (const o of [arb, a, b, c, arbB, e]) consecutive(o);
+  assert.ok(sameHashes(arb, e) >= 2, "PlayE compared");
+  assert.ok(!e.desyncs.some((d) => d.playerId === es.playerId), "PlayE's reports agree with the arbiter's");
+  assert.ok(!es.closed);
   assert.ok(found.tick > corruptAt, "found after the corruption");
 
   // The arbiter leaves; the standby takes over and uploads the next join point.
@@ -140,5 +163,6 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   assert.doesNotMatch(host.log(), /msg=lag holding=true/, "nobody held the session");
   console.log("step 24", new Date().toISOString());
   for (const o of [a, b, c, d, arbB]) await o.s.leave();
+  await es.leave();
   for (const n of ["PlayA", "PlayB", "PlayC", "PlayD", "ArbB"]) await until(() => new RegExp(`msg="player left" player=\\d+ name=${n} `).test(host.log()));
 });
