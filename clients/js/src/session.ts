@@ -188,7 +188,7 @@ export class Session {
   private hold: { tick: number; applied: number; why: "repair" | "upload" } | null = null;
   private repair: { full: boolean; maps: number[]; buf: Uint8Array | null; got: number; total: number; payload: Uint8Array | null } | null = null;
   private uploads: { q: number; kind: number; tick: number; applied: number; maps: number[]; limit: number }[] = [];
-  private uploading = false;
+  private uploadChain: Promise<void> = Promise.resolve();
   private uploadsSent = new Map<number, UploadInfo>();
   private download: { buf: Uint8Array | null; got: number; total: number } | null = null;
   private joinWaiter: { resolve: () => void; reject: (e: Error) => void } | null = null;
@@ -710,9 +710,10 @@ export class Session {
       void this.swapRepair(payload, rep.full, rep.maps, hold.tick);
       return false;
     }
-    const up = this.uploads[0];
+    const up = this.uploads.shift();
     this.hold = null;
-    if (up) void this.upload(up);
+    if (up) this.startUpload(up);
+    this.holdForUpload();
     return true;
   }
 
@@ -748,34 +749,43 @@ export class Session {
     this.nextUpload();
   }
 
-  private nextUpload(): void {
-    if (this.uploading || !this.uploads.length || this.hold) return;
-    const up = this.uploads[0];
-    if (up.kind === 0) return void this.upload(up);
-    this.hold = { tick: up.tick, applied: up.applied, why: "upload" };
-    if (this.tick > up.tick) {
-      // Past the cut: this request cannot be answered (the host cancels it).
-      this.hold = null;
-      this.uploads.shift();
-      return this.nextUpload();
+  /** Holds the simulation at the next request's cut (a world request needs none). */
+  private holdForUpload(): void {
+    while (this.uploads.length && !this.hold) {
+      const up = this.uploads[0];
+      if (up.kind === 0) {
+        this.uploads.shift();
+        this.startUpload(up);
+      } else if (this.tick > up.tick) {
+        // Past the cut: this request cannot be answered (the host cancels it).
+        this.uploads.shift();
+      } else {
+        this.hold = { tick: up.tick, applied: up.applied, why: "upload" };
+      }
     }
+  }
+
+  private nextUpload(): void {
+    this.holdForUpload();
     this.pump();
   }
 
-  private async upload(up: { q: number; kind: number; tick: number; applied: number; maps: number[]; limit: number }): Promise<void> {
-    this.uploading = true;
+  /** Saves the state now (at the cut), then encodes and sends it, one upload after another. */
+  private startUpload(up: { q: number; kind: number; tick: number; applied: number; maps: number[]; limit: number }): void {
     const state = this.opts.game!.save!(up.kind === 2 ? up.maps : undefined);
-    const payload = await buildPayload(state);
-    if (payload.length > up.limit) throw new LockhostError(`the world payload of ${payload.length} bytes is over the host's limit ${up.limit}`);
-    for (let o = 0; o < payload.length; o += CHUNK) {
-      this.write(C.Upload, { d: payload.subarray(o, Math.min(payload.length, o + CHUNK)), o, q: up.q, t: payload.length });
-    }
-    this.uploadsSent.set(up.q, { request: up.q, kind: up.kind, tick: state.tick, applied: up.applied, bytes: payload.length, worldHash: state.hash });
     if (up.kind === 0) this.state = state;
-    this.uploads.shift();
-    this.uploading = false;
-    this.nextUpload();
-    this.pump();
+    const info = { request: up.q, kind: up.kind, tick: state.tick, applied: up.applied, bytes: 0, worldHash: state.hash };
+    this.uploadChain = this.uploadChain
+      .then(async () => {
+        const payload = await buildPayload(state);
+        if (payload.length > up.limit) throw new LockhostError(`the world payload of ${payload.length} bytes is over the host's limit ${up.limit}`);
+        info.bytes = payload.length;
+        this.uploadsSent.set(up.q, info);
+        for (let o = 0; o < payload.length; o += CHUNK) {
+          this.write(C.Upload, { d: payload.subarray(o, Math.min(payload.length, o + CHUNK)), o, q: up.q, t: payload.length });
+        }
+      })
+      .catch((e) => this.emit("upload", { ...info, accepted: false, message: (e as Error).message }));
   }
 
   private onUploadResult(f: Record<string, Value>): void {
