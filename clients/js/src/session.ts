@@ -201,6 +201,7 @@ export class Session {
   private rejoining = false;
   private rejoinWhy = "";
   private lastEmitted = -1;
+  private heldTick = -1;
 
   constructor(private url: string, private opts: JoinOptions) {}
 
@@ -518,7 +519,12 @@ export class Session {
     } else {
       this.rejoinWhy = str(f.m);
     }
-    if (r !== 1) this.download = { buf: null, got: 0, total: -1 };
+    if (r !== 1) {
+      this.download = { buf: null, got: 0, total: -1 };
+      // The world comes again: keep every command from here on until it is loaded.
+      this.heldTick = this.ready ? this.tick : -1;
+      this.ready = false;
+    }
   }
 
   private onPlayers(f: Record<string, Value>): void {
@@ -589,9 +595,18 @@ export class Session {
     this.download = null;
     const { header, state } = await readPayload(dl.buf!);
     this.faction = header.faction;
-    this.loadWorld(state);
-    this.appliedAt = 0;
-    for (const c of header.commands) this.queue(c);
+    if (!this.opts.game && this.heldTick >= header.tick) {
+      // A rejoin sent the world, and the tick listeners (who run the game) stand at or past its
+      // tick, having applied the same commands: go on from where they stand, no tick twice.
+      for (const t of [...this.pending.keys()]) if (t < this.heldTick) this.pending.delete(t);
+      for (const c of header.commands) if (c.tick >= this.heldTick) this.queue(c);
+      this.tick = this.heldTick;
+    } else {
+      this.loadWorld(state);
+      this.appliedAt = 0;
+      for (const c of header.commands) this.queue(c);
+    }
+    this.heldTick = -1;
     this.granted = Math.max(this.granted, header.granted);
     if (this.opts.game) {
       const h = this.opts.game.hash().world;

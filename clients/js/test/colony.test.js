@@ -93,3 +93,21 @@ test("a TLS host: the certificate fingerprint it prints joins, another is refuse
   await s.leave();
   await until(() => /msg="player left" player=\d+ name=Tls /.test(host.log()));
 });
+
+test("a dropped connection rejoins with the token: the listeners stay, no tick is delivered twice or missed", { timeout: 120000 }, async (t) => {
+  const host = await startHost(t, smallWorld);
+  const s = await join(host.ws, { name: "Dropper" });
+  const ticks = [];
+  const reconnects = [];
+  s.on("tick", (tick) => ticks.push(tick));
+  s.on("reconnect", (r) => reconnects.push(r));
+  await until(() => ticks.length >= 30);
+  s.dropConnection();
+  await until(() => reconnects.length);
+  const at = ticks.length;
+  await until(() => ticks.length >= at + 60);
+  for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i], ticks[i - 1] + 1, `tick ${ticks[i]} after ${ticks[i - 1]}`);
+  assert.match(host.log(), /msg="player joined" .*name=Dropper .*rejoin=true/);
+  assert.equal(s.closed, false);
+  await s.leave();
+});
