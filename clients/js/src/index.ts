@@ -8,3 +8,5 @@ export { sha256, hmacSha256, passwordProof, arbiterProof, solvePuzzle } from "./
 export { encode as encodeMsgpack, decode as decodeMsgpack } from "./msgpack.js";
 export { readPayload, buildPayload } from "./payload.js";
 export { readReplay } from "./replay.js";
+export { defHash, defDatabase } from "./defs.js";
+export type { DefElement } from "./defs.js";

@@ -202,6 +202,7 @@ export class Session {
   private rejoinWhy = "";
   private lastEmitted = -1;
   private heldTick = -1;
+  private catchingUp = false;
 
   constructor(private url: string, private opts: JoinOptions) {}
 
@@ -631,8 +632,15 @@ export class Session {
 
   /** A held rejoin: the replay is queued; catch up now, then WorldReady. */
   private catchUpThenReady(held: boolean, why: string): void {
+    // Catch up before Client_WorldReady, with no hash report: they come after it (section 4, id 9).
+    this.catchingUp = true;
     this.phase = "playing";
-    this.pump(true);
+    try {
+      this.pump(true);
+    } finally {
+      this.catchingUp = false;
+    }
+    this.readyTick = this.tick;
     const h = this.currentHash();
     this.sendReady(h ?? this.state.hash, held, why);
   }
@@ -700,7 +708,7 @@ export class Session {
 
   /** Hash reports (9.3): at every multiple of e past the WorldReady tick, before the tick's commands. */
   private report(): void {
-    if (!this.hashEvery || this.opts.spectate || this.tick % this.hashEvery !== 0 || this.tick <= this.readyTick) return;
+    if (!this.hashEvery || this.opts.spectate || this.catchingUp || this.tick % this.hashEvery !== 0 || this.tick <= this.readyTick) return;
     if (this.repair) return;
     const fn = this.opts.game ? () => this.opts.game!.hash() : this.opts.hash;
     if (!fn) return;

@@ -30,7 +30,7 @@ function serveStatic(root) {
 test("the drift example in two headless-Chromium pages: arbiter and player in step, a corrupted map repaired", { timeout: 240000, skip: chromiumPath() ? false : "no Chromium" }, async (t) => {
   const dir = tempDir(t);
   const secret = secretFile(dir, "secret", "correct horse battery");
-  const host = await startHost(t, ["--relay", "--arbiter-secret-file", secret, "--http-origin", "127.0.0.1:*"]);
+  const host = await startHost(t, ["--relay", "--defs-from-arbiter", "--arbiter-secret-file", secret, "--http-origin", "127.0.0.1:*"]);
   const srv = await serveStatic(pkgDir);
   const profile = mkdtempSync(join(tmpdir(), "lockhost-js-chromium-"));
   const browser = await launch(profile);

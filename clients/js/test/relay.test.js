@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { join, RefusedError } from "../dist/index.js";
-import { DriftGame, DriftWorld, randomCommand } from "../examples/drift/drift.js";
+import { COMMAND_DEFS, databases, DriftGame, DriftWorld, randomCommand } from "../examples/drift/drift.js";
 import { secretFile, sleep, startHost, tempDir, until } from "./helpers.js";
 
 const SECRET = "correct horse battery";
@@ -17,7 +17,7 @@ const open = [];
 /** A drift client: its game, its checkpoints (tick -> world hash) and a bot. */
 async function client(url, name, opts = {}) {
   const game = new DriftGame(opts.world ?? null);
-  const s = await join(url, { name, game, ...opts.join });
+  const s = await join(url, { name, game, defs: databases(), ...opts.join });
   open.push(s);
   const c = { s, game, name, checkpoints: new Map(), ticks: [], uploads: [], desyncs: [], reconnects: [] };
   s.on("tick", (t) => {
@@ -58,7 +58,7 @@ function consecutive(c) {
 test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 }, async (t) => {
   const dir = tempDir(t);
   const secret = secretFile(dir, "secret", SECRET);
-  const host = await startHost(t, ["--relay", "--arbiter-secret-file", secret]);
+  const host = await startHost(t, ["--relay", "--defs-from-arbiter", "--arbiter-secret-file", secret]);
   t.after(() => open.forEach((s) => s.close()));
 
   console.log("step 1", new Date().toISOString());
@@ -73,6 +73,10 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   assert.equal(arb.s.activeArbiter, true);
 
   console.log("step 4", new Date().toISOString());
+  assert.match(host.log(), /msg="def databases declared by the arbiter" .*name=Arb databases=1 /);
+  await assert.rejects(join(host.tcp, { name: "Older", game: new DriftGame(), defs: databases(COMMAND_DEFS.slice(0, 3)) }),
+    (e) => e instanceof RefusedError && e.reasonName === "Defs" && e.defStatuses[0] === 2, "a drift without Score: count differs");
+
   const arbB = await client(host.ws, "ArbB", { join: { arbiterSecret: SECRET } });
   console.log("step 5", new Date().toISOString());
   const a = await client(host.tcp, "PlayA", { bot: 11 });
@@ -108,7 +112,7 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
 
   // A game its tick listeners run, with only a hash function given: its hash reports are compared too.
   const own = new DriftGame();
-  const es = await join(host.tcp, { name: "PlayE", hash: () => own.hash() });
+  const es = await join(host.tcp, { name: "PlayE", hash: () => own.hash(), defs: databases() });
   open.push(es);
   own.load(es.state);
   const e = { name: "PlayE", checkpoints: new Map(), ticks: [], desyncs: [] };

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { test } from "node:test";
 import { arbiterProof, decodeMsgpack, encodeMsgpack, readReplay, sha256, solvePuzzle, xxh64, buildPayload, readPayload } from "../dist/index.js";
-import { DriftGame, DriftWorld, KICK, POKE, SCORE, SPAWN } from "../examples/drift/drift.js";
+import { COMMAND_DEFS, databases, DriftGame, DriftWorld, KICK, POKE, SCORE, SPAWN } from "../examples/drift/drift.js";
 import { repoRoot } from "./helpers.js";
 
 const spec = readFileSync(join(repoRoot, "docs/protocol.md"), "utf8");
@@ -97,4 +97,11 @@ test("an upload's payload reads back with the same state, and a tampered blob is
   assert.equal(g2.hash().world, g.hash().world);
   p[p.length - 3] ^= 1;
   await assert.rejects(readPayload(p), /XXH64 does not match/);
+});
+
+test("drift's def databases hash as section 7.1 says, as the Python drift declares them", () => {
+  const [db] = databases();
+  assert.deepEqual([db.type, db.count, db.hash.toString(16)], ["DriftCommandDef", 4, "63658b488147605f"]);
+  const [older] = databases(COMMAND_DEFS.slice(0, 3));
+  assert.deepEqual([older.count, older.hash.toString(16)], [3, "fabd92b2bda194f0"]);
 });

@@ -9,7 +9,7 @@
 // Commands: SPAWN 1 (x, y uint16; vx, vy int16), POKE 2 (x, y uint8;
 // amount int32), KICK 3 (empty), SCORE 4 on map -1 (amount int32).
 
-import { xxh64 } from "../../dist/index.js";
+import { defDatabase, defHash, xxh64 } from "../../dist/index.js";
 
 export const SPAWN = 1, POKE = 2, KICK = 3, SCORE = 4;
 export const FIX = 256, MAX_PARTICLES = 64, DECAY_EVERY = 32, WORLD_SCOPE = -1;
@@ -209,4 +209,15 @@ export function randomCommand(rnd, world) {
     return [m.id, POKE, b];
   }
   return [m.id, KICK, new Uint8Array(0)];
+}
+
+/** Drift's def databases (section 7.1): DriftCommandDef, a def a command, hashed as the element it would be. */
+export const COMMAND_DEFS = [["Spawn", SPAWN, "x y uint16, vx vy int16"], ["Poke", POKE, "x y uint8, amount int32"], ["Kick", KICK, ""], ["Score", SCORE, "amount int32"]];
+export function databases(commands = COMMAND_DEFS) {
+  const type = "DriftCommandDef";
+  const defs = commands.map(([name, kind, payload]) => [name, defHash(type, name, {
+    name: type,
+    children: [{ name: "defName", text: name }, { name: "kind", text: String(kind) }, { name: "payload", text: payload }],
+  })]);
+  return [defDatabase(type, defs)];
 }

@@ -2,7 +2,7 @@
 // the first page to arrive uploads a new world as the arbiter; the others
 // join it and play. Everything between them is @lockhost/client.
 import { join, RefusedError, hex } from "../../dist/index.js";
-import { DriftGame, DriftWorld, FIX, KICK, SPAWN, randomCommand } from "./drift.js";
+import { databases, DriftGame, DriftWorld, FIX, KICK, SPAWN, randomCommand } from "./drift.js";
 
 const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
@@ -23,13 +23,13 @@ async function start() {
   const game = new DriftGame();
   let s;
   try {
-    s = await join(url, { name, game });
+    s = await join(url, { name, game, defs: databases() });
     drift.role = "player";
   } catch (e) {
     // A new relay session has no world until its arbiter uploads one: be it.
     if (!(e instanceof RefusedError && e.reasonName === "Generic" && secret)) throw e;
     game.world = DriftWorld.create(Number(q.get("seed") ?? Date.now() % 100000));
-    s = await join(url, { name, game, arbiterSecret: secret });
+    s = await join(url, { name, game, arbiterSecret: secret, defs: databases() });
     drift.role = "arbiter";
   }
   drift.session = s;
