@@ -90,6 +90,67 @@ func TestInheritance(t *testing.T) {
 	}
 }
 
+// TestInheritedAttributes checks what becomes of an element's attributes
+// when a child def inherits it. The game (XmlInheritance.
+// RecursiveNodeCopyOverwriteElements) removes all the attributes of the
+// parent's element and copies the child's: the child's attributes replace
+// the parent's, they are not merged, at the def element as below it.
+func TestInheritedAttributes(t *testing.T) {
+	attrs := func(n *Node) string {
+		if n == nil {
+			return "(no element)"
+		}
+		var out []string
+		for _, a := range n.Attrs {
+			out = append(out, a.Name+"="+a.Value)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		name, parent, child string
+		elem                string // the element to look at, "" for the def
+		want                string // its attributes, name=value, sorted
+	}{
+		{"child's attribute replaces the parent's, another is dropped",
+			`<graphic Class="Graphic_Single" Foo="x"><path>p</path></graphic>`, `<graphic Class="Graphic_Multi"><size>2</size></graphic>`,
+			"graphic", "Class=Graphic_Multi"},
+		{"child without attributes drops the parent's",
+			`<graphic Class="Graphic_Single"><path>p</path></graphic>`, `<graphic><size>2</size></graphic>`,
+			"graphic", ""},
+		{"child's text over the parent's",
+			`<label Foo="x">a</label>`, `<label>b</label>`,
+			"label", ""},
+		{"empty child keeps the parent's children, not its attributes",
+			`<statBases Foo="x"><Mass>1</Mass></statBases>`, `<statBases/>`,
+			"statBases", ""},
+		{"attribute only on the child",
+			`<comps><li>a</li></comps>`, `<comps Bar="y"><li>b</li></comps>`,
+			"comps", "Bar=y"},
+		{"element the child does not name keeps its attributes",
+			`<graphic Class="Graphic_Single"><path>p</path></graphic>`, `<label>b</label>`,
+			"graphic", "Class=Graphic_Single"},
+	} {
+		s := scan(t, Options{}, mod("m", map[string]string{"Defs/T.xml": defsXML(
+			`<ThingDef Name="Base" Abstract="True">` + c.parent + `</ThingDef>
+<ThingDef ParentName="Base"><defName>Leaf</defName>` + c.child + `</ThingDef>`)}))
+		if got := attrs(s.Database("ThingDef").Def("Leaf").Node.Child(c.elem)); got != c.want {
+			t.Errorf("%s: <%s> has attributes %q, want %q", c.name, c.elem, got, c.want)
+		}
+	}
+	// The def element itself: a parent's Class is not inherited, the
+	// child's own is kept.
+	for _, c := range []struct{ child, want string }{
+		{`<ThingDef ParentName="Base"><defName>Leaf</defName></ThingDef>`, ""},
+		{`<ThingDef ParentName="Base" Class="OtherDef"><defName>Leaf</defName></ThingDef>`, "Class=OtherDef"},
+	} {
+		s := scan(t, Options{}, mod("m", map[string]string{"Defs/T.xml": defsXML(
+			`<ThingDef Name="Base" Abstract="True" Class="MyDef"><label>x</label></ThingDef>` + "\n" + c.child)}))
+		if got := attrs(s.Database("ThingDef").Def("Leaf").Node); got != c.want {
+			t.Errorf("def element of %s: attributes %q, want %q", c.child, got, c.want)
+		}
+	}
+}
+
 func mustValue(t *testing.T, n *Node, name string) string {
 	t.Helper()
 	v, ok := n.Value(name)
@@ -248,9 +309,10 @@ func TestHashCanonical(t *testing.T) {
 		}
 		seen[h] = v
 	}
-	// Same content inherited or written out gives the same hash.
-	h1, _ := hash(`<ThingDef Name="P" Abstract="True" Class="A"><defName>Steel</defName><label>steel bar</label><stats><li>1</li></stats></ThingDef>
-<ThingDef ParentName="P" Extra="b"><stats><li>2</li></stats></ThingDef>`)
+	// Same content inherited or written out gives the same hash. (The
+	// def element's attributes are the child's own, as in the game.)
+	h1, _ := hash(`<ThingDef Name="P" Abstract="True" Class="X"><defName>Steel</defName><label>steel bar</label><stats><li>1</li></stats></ThingDef>
+<ThingDef ParentName="P" Class="A" Extra="b"><stats><li>2</li></stats></ThingDef>`)
 	if h1 != h0 {
 		t.Errorf("inherited content hashes differently")
 	}

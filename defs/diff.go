@@ -336,7 +336,7 @@ func (r *Report) writeIncomplete(ew *errWriter, aLabel, bLabel string) {
 		if len(un) == 0 {
 			return
 		}
-		ew.printf("%s has %s whose parent is not in the scan (or only in a mod loaded after theirs, where the game does not look); compared by their own XML, not by what the game would load:\n", label, nDefs(len(un)))
+		ew.printf("%s has %s whose parent is not in the scan; compared by their own XML, not by what the game would load:\n", label, nDefs(len(un)))
 		for i, u := range un {
 			if i == maxUnresolvedListed {
 				ew.printf("  … and %d more (--json lists them all)\n", len(un)-i)

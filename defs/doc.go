@@ -55,9 +55,11 @@
 //     lowest; that version's folder "major.minor" is read if it exists.
 //
 // Load folders are listed in increasing priority: when two load folders
-// hold a file with the same path relative to the folder (compared case
-// insensitively, e.g. Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only
-// the file from the later folder is loaded. As in the game, a mod's files
+// hold a file with the same path relative to the folder (e.g.
+// Defs/WorkTypeDefs/Work.xml in both / and 1.5/), only the file from the
+// later folder is loaded. Paths are compared as the game compares them,
+// letter case included: Defs/work.xml in 1.5/ does not hide Defs/Work.xml
+// in /, and both are loaded. As in the game, a mod's files
 // are then read from its highest-priority folder down to its root (so the
 // version folder's come first), and within a folder as the game lists
 // them on Windows: a folder's own files before those of its subfolders,
@@ -84,17 +86,23 @@
 // define a parent named X, the one in the child's own mod is used, else the
 // one from the latest mod loaded before the child's mod. As in the game, a
 // parent in a mod loaded after the child's is never used: the game logs
-// "Could not find parent node" and loads the def as written, so such a def
-// is kept as one whose parent is missing (below, with a warning naming the
-// later mod), and what that later parent holds does not change it. A
-// second parent of the same name in one mod is ignored with a warning.
+// "Could not find parent node" and loads the def as written. Such a def is
+// kept as written, the parent's name in its hash, with a warning naming
+// the later mod; what that later parent holds does not change it, and it
+// is not missing a parent (below): both sides of a diff load it the same.
+// (The game would take a parent of that name from a mod loaded before the
+// child's that was not scanned; in practice that is Core, the same on both
+// sides.) A second parent of the same name in one mod is ignored with a
+// warning.
 //
 // Inheritance follows RimWorld's merge rule, applied recursively from the
 // def element down, child over resolved parent:
 //
 //   - an element with Inherit="False" replaces the parent's element
 //     entirely;
-//   - otherwise attributes are merged (the child's value wins);
+//   - otherwise the child element's attributes replace the parent's, as
+//     the game removes the parent's before it copies the child's: one the
+//     child does not repeat (a Class, say) is not inherited;
 //   - if the child element has text, it replaces the parent's text and
 //     children;
 //   - if the child element is empty (no text, no child elements), the
@@ -115,10 +123,10 @@
 // warning naming both places.
 //
 // A def whose parent (or further ancestor) is in no scanned mod, typically
-// one from Core or a DLC that was not scanned, is kept: it is resolved as
-// far as the scanned mods allow, and its resolved element carries the
-// attribute ParentName="X" naming the missing parent, so its hash covers
-// its own XML and that name. Such defs are listed in Set.Unresolved and
+// one from Core or a DLC that was not scanned, is missing it. It is kept:
+// it is resolved as far as the scanned mods allow, and its resolved
+// element carries the attribute ParentName="X" naming the missing parent,
+// so its hash covers its own XML and that name. Such defs are listed in Set.Unresolved and
 // marked in manifests; a [Report] with them is not Complete.
 //
 // # MayRequire
@@ -134,8 +142,8 @@
 // whose own MayRequire is not met: no def inherits from it, and its Name
 // stays free in its mod for another parent. A child that finds no other
 // parent loads without the parent's fields (the game logs "Could not find
-// parent node"); it is kept as one whose parent is missing, with a
-// warning. MayRequireAnyOf is not looked at there: a def skipped for it
+// parent node"); like a child of a later mod's parent, it is kept as
+// written with a warning, and is not missing a parent. MayRequireAnyOf is not looked at there: a def skipped for it
 // can still be a parent. When such a parent's MayRequire names a mod
 // whose state is unknown, the parent is used and every def inheriting
 // from it is undecided on that mod too.

@@ -67,8 +67,13 @@ func TestParentOnlyInLaterMod(t *testing.T) {
 	if w1.Hash != w2.Hash {
 		t.Error("a later mod's parent changed the child's hash")
 	}
-	if w1.UnresolvedParent != "LaterBase" {
-		t.Errorf("UnresolvedParent = %q, want LaterBase (the game finds no parent)", w1.UnresolvedParent)
+	// The game finds no parent and loads Widget as written: nothing is
+	// missing, the parent's name stays in the hash.
+	if w1.UnresolvedParent != "" || !s1.Complete() {
+		t.Errorf("UnresolvedParent = %q, complete %v; want none, true (the game loads it as written)", w1.UnresolvedParent, s1.Complete())
+	}
+	if p, _ := w1.Node.Attr("ParentName"); p != "LaterBase" {
+		t.Errorf("Widget's node carries ParentName %q, want LaterBase", p)
 	}
 	if len(s1.Warnings) != 1 || !strings.Contains(s1.Warnings[0].Msg, `parent "LaterBase" is only in mod test.parent`) {
 		t.Errorf("warnings = %v", s1.Warnings)
@@ -103,8 +108,8 @@ func TestGatedParent(t *testing.T) {
 	if throne.Node.Child("label") != nil || throne.Node.Child("size") != nil {
 		t.Errorf("Throne inherited from a parent whose MayRequire is not met: %v", throne.Node.Children)
 	}
-	if throne.UnresolvedParent != "RoyalBase" {
-		t.Errorf("Throne.UnresolvedParent = %q, want RoyalBase", throne.UnresolvedParent)
+	if throne.UnresolvedParent != "" || !s.Complete() {
+		t.Errorf("Throne.UnresolvedParent = %q, complete %v; want none, true (the game loads it as written)", throne.UnresolvedParent, s.Complete())
 	}
 	if !slices.ContainsFunc(s.Warnings, func(is Issue) bool {
 		return strings.Contains(is.Msg, `parent "RoyalBase"`) && strings.Contains(is.Msg, "MayRequire")
@@ -171,5 +176,112 @@ func TestFileOrderAsTheGame(t *testing.T) {
 	c := s.Database("ThingDef").Def("Crate")
 	if got := mustValue(t, c.Node, "label"); got != "plain" || len(s.Undecided) != 0 {
 		t.Errorf("Crate label %q, undecided %d; want plain, 0", got, len(s.Undecided))
+	}
+}
+
+// TestSameFileInTwoLoadFolders checks which of a mod's files the game
+// reads when two load folders hold a file at the same path relative to the
+// folder. The game (DirectXmlLoader.XmlAssetsInModFolder) keys the files
+// by that relative path in a dictionary with the default, case-sensitive
+// string comparer, visiting the highest-priority folder first: an equal
+// path hides the lower folder's file, a path that differs only in letter
+// case is another file and both are read.
+func TestSameFileInTwoLoadFolders(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"same path: the version folder's hides the root's",
+			[]string{"Defs/Things.xml", "1.6/Defs/Things.xml"},
+			[]string{"1.6/Defs/Things.xml"}},
+		{"file name differs in letter case: both read",
+			[]string{"Defs/Things.xml", "1.6/Defs/things.xml"},
+			[]string{"1.6/Defs/things.xml", "Defs/Things.xml"}},
+		{"subfolder name differs in letter case: both read",
+			[]string{"Defs/Royalty/Crates.xml", "1.6/Defs/royalty/Crates.xml"},
+			[]string{"1.6/Defs/royalty/Crates.xml", "Defs/Royalty/Crates.xml"}},
+		{"extension differs in letter case: both read",
+			[]string{"Defs/Things.xml", "1.6/Defs/Things.XML"},
+			[]string{"1.6/Defs/Things.XML", "Defs/Things.xml"}},
+		{"two names differing in case in one folder: both read",
+			[]string{"Defs/Things.xml", "Defs/things.xml"},
+			[]string{"Defs/Things.xml", "Defs/things.xml"}},
+	} {
+		files := map[string]string{}
+		for _, p := range c.files {
+			files[p] = defsXML(`<ThingDef><defName>X</defName></ThingDef>`)
+		}
+		got, err := listDefFiles(mod("m", files).FS, []string{".", "1.6"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var paths []string
+		for _, f := range got {
+			paths = append(paths, f.Path)
+		}
+		if !slices.Equal(paths, c.want) {
+			t.Errorf("%s: read %v, want %v", c.name, paths, c.want)
+		}
+	}
+}
+
+// TestParentTheGameDoesNotUse checks how a diff answers for a child whose
+// parent is in the scan but where the game does not use it: only in a mod
+// loaded after the child's, or with a MayRequire that is not met. The
+// game then loads the child as written on both sides, whatever that
+// parent holds: the sides are the same and the answer is complete (exit 0
+// of "defs diff"). The answer stays incomplete only where it can turn on
+// something outside the scan: a parent in no scanned mod, on either side.
+func TestParentTheGameDoesNotUse(t *testing.T) {
+	child := mod("test.child", map[string]string{"Defs/W.xml": defsXML(`<ThingDef ParentName="LaterBase"><defName>Widget</defName></ThingDef>`)})
+	later := func(label string) ModSource {
+		return mod("test.parent", map[string]string{"Defs/B.xml": defsXML(`<ThingDef Name="LaterBase" Abstract="True"><label>` + label + `</label></ThingDef>`)})
+	}
+	gated := func(label string) ModSource {
+		return mod("test.gated", map[string]string{"Defs/T.xml": defsXML(`
+<ThingDef Name="RoyalBase" Abstract="True" MayRequire="Ludeon.RimWorld.Royalty"><label>` + label + `</label></ThingDef>
+<ThingDef ParentName="RoyalBase"><defName>Throne</defName></ThingDef>`)})
+	}
+	gatedLater := func(label string) ModSource {
+		return mod("test.gatedlater", map[string]string{"Defs/B.xml": defsXML(`<ThingDef Name="LaterBase" Abstract="True" MayRequire="Ludeon.RimWorld.Royalty"><label>` + label + `</label></ThingDef>`)})
+	}
+	orphan := mod("test.orphan", map[string]string{"Defs/O.xml": defsXML(`<ThingDef ParentName="Nowhere"><defName>Orphan</defName></ThingDef>`)})
+	declared := Options{ActiveComplete: true}
+	for _, c := range []struct {
+		name           string
+		opts           Options
+		a, b           []ModSource
+		same, complete bool
+	}{
+		{"parent only in a later mod, different on the sides", Options{}, []ModSource{child, later("old")}, []ModSource{child, later("new")}, true, true},
+		{"parent only in a later mod, and the mods declared", declared, []ModSource{child, later("old")}, []ModSource{child, later("new")}, true, true},
+		{"parent only in a later mod, its MayRequire not met", declared, []ModSource{child, gatedLater("old")}, []ModSource{child, gatedLater("new")}, true, true},
+		{"parent's MayRequire not met, parent different on the sides", declared, []ModSource{gated("royal")}, []ModSource{gated("regal")}, true, true},
+		{"parent's MayRequire on an undeclared mod, same sides", Options{}, []ModSource{gated("royal")}, []ModSource{gated("royal")}, true, true},
+		{"parent's MayRequire on an undeclared mod, different parents", Options{}, []ModSource{gated("royal")}, []ModSource{gated("regal")}, false, false},
+		{"parent in no scanned mod", Options{}, []ModSource{orphan}, []ModSource{orphan}, true, false},
+		{"parent in a later mod on A, in none on B", Options{}, []ModSource{child, later("old")}, []ModSource{child}, false, false},
+	} {
+		scanSide := func(opts Options, mods []ModSource) *Set {
+			s := scan(t, opts, mods...)
+			if len(s.Errors) > 0 {
+				t.Fatalf("%s: errors %v", c.name, s.Errors)
+			}
+			return s
+		}
+		r, err := DecideDiff(DiffSets(scanSide(c.opts, c.a), scanSide(c.opts, c.b)), func(on, off []string) (*Report, error) {
+			opts := c.opts
+			opts.Active, opts.Inactive = on, off
+			return DiffSets(scanSide(opts, c.a), scanSide(opts, c.b)), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Same() != c.same || r.Complete() != c.complete {
+			var b strings.Builder
+			r.WriteText(&b, "A", "B")
+			t.Errorf("%s: same %v, complete %v; want %v, %v\n%s", c.name, r.Same(), r.Complete(), c.same, c.complete, b.String())
+		}
 	}
 }

@@ -335,8 +335,10 @@ type defFile struct {
 }
 
 // listDefFiles lists the *.xml files under <folder>/Defs for every load
-// folder; a file whose path relative to its load folder matches (case
-// insensitively) a file of a later folder is hidden by it.
+// folder; a file whose path relative to its load folder equals that of a
+// file of a later folder is hidden by it. As in the game, which keys the
+// files by that path with a case-sensitive comparer, paths that differ
+// only in letter case are different files, and both are read.
 func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 	winner := map[string]defFile{}
 	for fi, folder := range folders {
@@ -355,7 +357,7 @@ func listDefFiles(fsys fs.FS, folders []string) ([]defFile, error) {
 			if folder != "." {
 				rel = strings.TrimPrefix(p, folder+"/")
 			}
-			winner[strings.ToLower(rel)] = defFile{Path: p, folder: fi}
+			winner[rel] = defFile{Path: p, folder: fi}
 			return nil
 		})
 		if err != nil {

@@ -676,12 +676,19 @@ func (r *resolver) resolve(e *entry) {
 	p, later := r.parentFor(e, e.raw.ParentName)
 	if p == nil {
 		// The game logs an error and loads the def without the parent's
-		// content; it is kept, marked, with the parent's name in its hash.
-		// A parent of that name in a later mod is not used, whatever it
-		// holds.
-		r.warnNoParent(e, later)
+		// content; it is kept, with the parent's name in its hash. A
+		// parent of that name in a later mod, or one whose MayRequire is
+		// not met, is not used, whatever it holds: the def is then loaded
+		// as written, the same on both sides of a diff, and is not
+		// missing anything. (The game would still take a parent of that
+		// name from a mod loaded before this one that was not scanned:
+		// in practice Core, the same on both sides.) Only a parent in no
+		// scanned mod is missing: it is presumably in a mod outside the
+		// scan, which may differ between the sides.
 		e.node = withAttr(e.raw.Node, Attr{Name: "ParentName", Value: e.raw.ParentName})
-		e.missing = e.raw.ParentName
+		if !r.warnNoParent(e, later) {
+			e.missing = e.raw.ParentName
+		}
 		e.state = 2
 		return
 	}
@@ -696,26 +703,37 @@ func (r *resolver) resolve(e *entry) {
 		return
 	}
 	e.node = merge(p.node, e.raw.Node)
+	if p.missing != "" {
+		// The def element's attributes are the child's own (see merge):
+		// keep the name of the missing ancestor in its hash.
+		e.node = withAttr(e.node, Attr{Name: "ParentName", Value: p.missing})
+	}
 	e.missing = p.missing
 	e.inherited = unionIDs(p.inherited, p.regUnknown)
 	e.state = 2
 }
 
 // warnNoParent explains why e finds no parent when one of its name exists
-// where the game does not look: in a mod loaded after e's (later), or
-// with a MayRequire that is not met, in e's mod or one loaded before it.
-func (r *resolver) warnNoParent(e *entry, later *entry) {
+// where the game does not look: with a MayRequire that is not met, in e's
+// mod or one loaded before it, or in a mod loaded after e's (later, or a
+// gated one there). It reports whether it found such a parent.
+func (r *resolver) warnNoParent(e *entry, later *entry) bool {
 	what := fmt.Sprintf("%s %s: parent %q", e.raw.Type, displayName(e.raw), e.raw.ParentName)
 	for _, g := range r.gated[e.raw.ParentName] {
 		if g.mod <= e.mod {
 			req, _ := g.raw.Node.Attr(attrMayRequire)
 			r.log.warn(e, fmt.Sprintf("%s at %s:%d (mod %s) has MayRequire=%q, not met: the game does not register it as a parent, so this def does not inherit from it", what, g.job.path, g.raw.Line, r.log.set.Mods[g.mod].PackageID, req))
-			return
+			return true
+		}
+		if later == nil {
+			later = g
 		}
 	}
 	if later != nil {
 		r.log.warn(e, fmt.Sprintf("%s is only in mod %s (%s:%d), loaded after this one; the game looks for a parent only in the def's own mod and the mods loaded before it, so it does not inherit from that one", what, r.log.set.Mods[later.mod].PackageID, later.job.path, later.raw.Line))
+		return true
 	}
+	return false
 }
 
 // unionIDs returns the sorted union of two sorted ID lists (a itself
@@ -759,7 +777,9 @@ func merge(p, c *Node) *Node {
 	if c.noInherit {
 		return c
 	}
-	out := &Node{Name: c.Name, Line: c.Line, Attrs: mergeAttrs(p.Attrs, c.Attrs)}
+	// The game removes the parent element's attributes and copies the
+	// child's: they replace the parent's, they are not merged.
+	out := &Node{Name: c.Name, Line: c.Line, Attrs: c.Attrs}
 	if c.Text != "" {
 		out.Text = c.Text
 		out.Children = c.Children
@@ -784,25 +804,5 @@ func merge(p, c *Node) *Node {
 		}
 		out.Children[i] = merge(out.Children[i], e)
 	}
-	return out
-}
-
-// mergeAttrs returns parent attributes overridden by child attributes,
-// sorted by name.
-func mergeAttrs(p, c []Attr) []Attr {
-	if len(p) == 0 {
-		return c
-	}
-	if len(c) == 0 {
-		return p
-	}
-	out := make([]Attr, 0, len(p)+len(c))
-	out = append(out, c...)
-	for _, a := range p {
-		if !slices.ContainsFunc(c, func(x Attr) bool { return x.Name == a.Name }) {
-			out = append(out, a)
-		}
-	}
-	sortAttrs(out)
 	return out
 }

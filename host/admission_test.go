@@ -79,6 +79,41 @@ func TestPassword(t *testing.T) {
 	}
 }
 
+// TestRefusedAttemptsUseNoPlayerID: player IDs are given on admission,
+// so joiners refused in between (a wrong or missing password, a bad
+// name, a name already online) leave no gaps: the next admitted player
+// gets the next ID, as if nobody had been refused.
+func TestRefusedAttemptsUseNoPlayerID(t *testing.T) {
+	const pw = "open sesame"
+	h := startHost(t, host.Config{Admission: host.AdmissionConfig{Password: []byte(pw)}}, locksteptest.New(1, 16))
+	right := func(c *join.Config) { c.Password = []byte(pw) }
+	first, re := joinWith(t, h.addr, "Alice", right)
+	if re != nil {
+		t.Fatalf("Alice: %v", re)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*join.Config)
+		want wire.Reason
+	}{
+		{"Wrong", func(c *join.Config) { c.Password = []byte("nope") }, wire.ReasonBadPassword},
+		{"Missing", nil, wire.ReasonBadPassword},
+		{"A b", right, wire.ReasonUsernameChars},
+		{"alice", right, wire.ReasonUsernameAlreadyOnline},
+	} {
+		if _, re := joinWith(t, h.addr, tc.name, tc.mod); re == nil || re.Reason != tc.want {
+			t.Fatalf("%s: %v, want %s", tc.name, re, tc.want)
+		}
+	}
+	second, re := joinWith(t, h.addr, "Bob", right)
+	if re != nil {
+		t.Fatalf("Bob: %v", re)
+	}
+	if a, b := first.Info().PlayerID, second.Info().PlayerID; a != 1 || b != 2 {
+		t.Fatalf("player IDs %d and %d, want 1 and 2", a, b)
+	}
+}
+
 func TestSpectators(t *testing.T) {
 	h := startHost(t, host.Config{Limits: host.LimitConfig{MaxSpectators: 1}}, locksteptest.New(2, 16))
 	alice := startJoiner(t, h.addr, "Alice")

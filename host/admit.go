@@ -112,6 +112,11 @@ func (s *session) admit(r joinReq) joinReply {
 	if err != nil {
 		return joinReply{err: err}
 	}
+	if !a.rejoined() {
+		// A first join's ID, given here and not at Server_DefsOK: the
+		// refused never use one up. A rejoin has its own (tokenRule).
+		a.r.id = s.lastID.Add(1)
+	}
 	p, notices, err := s.roster.Admit(a.r.id, a.r.name, a.r.spectator)
 	if err != nil {
 		return joinReply{err: err}

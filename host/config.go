@@ -60,6 +60,9 @@ type Config struct {
 	Desync DesyncConfig
 	// Save says where and how often the session is saved (default: not).
 	Save SaveConfig
+	// Record says whether and where the session is recorded, to be
+	// replayed and checked later (default: not).
+	Record RecordConfig
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Observer, if set, hears about joins, desyncs and saves as they
@@ -293,7 +296,10 @@ type LagConfig struct {
 	Policy LagPolicy
 	// MaxLag is how far behind, in ticks, a playing client may fall
 	// (default 120, two seconds at 60 ticks/s). Under LagWait the host
-	// runs at half speed past MaxLag/2 and holds time past MaxLag.
+	// runs at half speed past MaxLag/2 and holds time past MaxLag. A
+	// joiner still catching up after its WorldReady (for up to
+	// Timeouts.CatchUp), a player not heard from for three keepalives and
+	// one whose connection is closing count for neither policy.
 	MaxLag uint64
 	// MaxHold is how long LagWait holds time for one player before
 	// dropping them with reason Lagging (default 1 min; negative: hold as
@@ -407,6 +413,7 @@ func DefaultConfig() Config {
 			Write: saves.Write,
 		},
 		Samples: SampleConfig{Every: 5 * time.Second, Keep: 360},
+		Record:  defaultRecord(),
 		Relay: RelayConfig{
 			UploadLimit:   wire.DefaultUploadLimit,
 			UploadWait:    20 * time.Second,

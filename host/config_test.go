@@ -33,6 +33,7 @@ func TestDefaultConfigFilled(t *testing.T) {
 		"Admission.Password": true, "Admission.TLS": true, "Admission.BanFile": true,
 		"Desync.Dir": true, "Join.LazyJoinPoints": true,
 		"Save.Path": true, "Save.Resumed": true, "Save.Meta": true,
+		"Record.Dir": true, "Record.Version": true,
 		"Observer": true, "AfterTick": true, "Reach": true,
 		"Relay.ArbiterSecret": true, "Relay.Resume": true, "Relay.DefsFromArbiter": true,
 		// The zero values of these enums are their defaults.

@@ -121,6 +121,16 @@ func (c *conn) closeWith(d *wire.ServerDisconnect, why string) {
 	})
 }
 
+// isClosing reports whether close has been called.
+func (c *conn) isClosing() bool {
+	select {
+	case <-c.closing:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *conn) write(b []byte) error {
 	if c.writeTimeout > 0 {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))

@@ -88,6 +88,7 @@ func (s *session) checkpoint() {
 // addCheckpoint records a checkpoint and compares the reports that were
 // waiting for it.
 func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
+	s.recordCheckpoint(cp)
 	for _, r := range s.desync.add(cp) {
 		s.checkHashes(r)
 	}

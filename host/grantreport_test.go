@@ -13,10 +13,12 @@ import (
 
 // TestLatestGrantEndsTheHold holds the rule of the protocol spec's
 // sections 9.2 and 11 for a player that does not simulate: it reports
-// WorldReady at the header's tick, far behind the host, so the host holds
-// time and sends no new grant; a Client_TickAck with the latest grant it
-// has received (the header's and those of the ticks that came during the
-// download) is a report it can make, and it ends the hold.
+// WorldReady at the header's tick, far behind the host, and holds nobody
+// while it catches up; once it has reported the grants it received it
+// counts, and when it stops reporting the host holds time and sends no
+// new grant; a Client_TickAck with the latest grant it has received (the
+// header's and those of the ticks that came since) is a report it can
+// make, and it ends the hold.
 func TestLatestGrantEndsTheHold(t *testing.T) {
 	const maxLag = 10
 	h := startHost(t, host.Config{Lag: host.LagConfig{MaxLag: maxLag}}, locksteptest.New(1, 16))
@@ -69,6 +71,20 @@ func TestLatestGrantEndsTheHold(t *testing.T) {
 		handle()
 	}
 	c.send(&wire.ClientWorldReady{Tick: header.Tick, WorldHash: header.WorldHash})
+	// Far behind, it is a joiner catching up: the host grants on.
+	for ready := latest; latest <= ready+3*maxLag; {
+		handle()
+	}
+	if waiting {
+		t.Fatal("the host held time for a joiner catching up")
+	}
+	// It reports each grant for a while (it has caught up: its lag counts
+	// from now on), then nothing, and the host holds time for it.
+	for caught := latest; latest <= caught+3*maxLag; {
+		if tk, ok := handle().(*wire.ServerTick); ok {
+			c.send(&wire.ClientTickAck{Tick: tk.Granted})
+		}
+	}
 	for !waiting {
 		handle()
 	}

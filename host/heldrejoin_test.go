@@ -299,3 +299,26 @@ func noisy(t *testing.T, maps, size int) lockstep.Sim {
 	}
 	return sim
 }
+
+// TestHeldRejoinNoHashesWhileCatchingUp: a client catching up a replay
+// (r = 1) sends only Client_WorldReady and the packets of every phase
+// until it is ready: a Client_Hashes before its Client_WorldReady is a
+// wrong packet (section 6.6).
+func TestHeldRejoinNoHashesWhileCatchingUp(t *testing.T) {
+	h, wl := heldHost(t, host.Config{})
+	token, acc := dropPlayer(t, h, join.Config{Name: "Bob"}, true)
+	c := rawclient.Dial(t, h.Addr, time.Minute)
+	c.Send(&wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	ml := rawclient.Expect[*wire.ServerModList](c, wire.IDServerModList)
+	c.Send(&wire.ClientDefs{Databases: ml.Databases})
+	rawclient.Expect[*wire.ServerDefsOK](c, wire.IDServerDefsOK)
+	c.Send(&wire.ClientUsername{Name: "Back", Token: token, Held: &wire.HeldWorld{Tick: acc, Checks: checksFrom(wl, acc)}})
+	if ss := rawclient.Expect[*wire.ServerSession](c, wire.IDServerSession); ss.Rejoin != wire.RejoinHeld {
+		t.Fatalf("rejoin result %v (%q); want held", ss.Rejoin, ss.Why)
+	}
+	c.Send(&wire.ClientHashes{Tick: acc + 10, World: wl.at(acc + 10)})
+	p, _ := c.Until(wire.IDServerDisconnect)
+	if d := p.(*wire.ServerDisconnect); d.Reason != wire.ReasonBadPacket {
+		t.Fatalf("a hash report while catching up: %v %q; want BadPacket", d.Reason, d.Message)
+	}
+}

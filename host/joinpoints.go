@@ -181,7 +181,9 @@ func (j *joinPoint) compressed(codec snapshot.Codec) (*snapshot.Point, error) {
 			d := time.Since(start)
 			j.built.Store(true)
 			j.stats.built(j.point, d)
-			j.log.Info("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
+			// Debug: a busy host builds one every JoinPointMaxAge, half of
+			// a long session's log at INFO.
+			j.log.Debug("join point built", "tick", j.point.Tick, "build_ms", float64(d.Microseconds())/1000,
 				"compression", j.comp.String(), "raw_bytes", j.point.RawSize(), "bytes", j.point.CompressedSize(),
 				"blobs_compressed", j.point.Compressed, "blobs_reused", j.point.Reused)
 		}

@@ -22,21 +22,26 @@ type lagPolicy struct {
 // than MaxLag+1 ahead of the slowest player even with a backlog owed, and
 // holds time past MaxLag, telling everyone whom the session waits for;
 // under LagDrop it
-// disconnects whoever is past MaxLag. Joiners still catching up and
-// spectators never count.
+// disconnects whoever is past MaxLag. Only the players lagRule.lagOf
+// counts hold time or are dropped: never a spectator, a joiner still
+// catching up, a player the host has not heard from lately or one whose
+// connection is closing.
 func (s *session) applyLagPolicy(due int) int {
 	now := s.auth.Sim().Tick()
+	nowT := time.Now()
+	rule := s.lagRule()
 	var worst *member
 	var behind uint64
 	anyone := false // a playing member whose lag counts
 	for _, id := range s.order {
 		m := s.members[id]
-		if !m.playing {
-			continue
+		b, why := rule.lagOf(m, now, nowT)
+		if why != m.lagWhy && why != lagCounts && why != lagNotPlaying && b > s.cfg.Lag.MaxLag {
+			s.cfg.Logger.Info("not waiting for a player", "player", id, "name", m.name, "behind", b, "why", why.String())
 		}
-		b := uint64(0)
-		if a := m.acked.Load(); a < now {
-			b = now - a
+		m.lagWhy = why
+		if why != lagCounts {
+			continue
 		}
 		if s.cfg.Lag.Policy == LagDrop && b > s.cfg.Lag.MaxLag {
 			s.cfg.Logger.Info("dropping a lagging player", "player", id, "name", m.name, "behind", b)
@@ -55,7 +60,6 @@ func (s *session) applyLagPolicy(due int) int {
 	holding := behind > s.cfg.Lag.MaxLag
 	// The time held is charged to the player held for, over its rejoins:
 	// dropping and rejoining does not buy a fresh MaxHold.
-	nowT := time.Now()
 	since := nowT.Sub(s.lag.lastCheck)
 	s.lag.lastCheck = nowT
 	if holding && s.lag.holding && s.cfg.Lag.MaxHold > 0 && s.conducts.chargeHold(worst.conduct, nowT, since) {
@@ -68,10 +72,12 @@ func (s *session) applyLagPolicy(due int) int {
 	if holding != s.lag.holding {
 		s.lag.holding = holding
 		text := "The session is running again."
+		attrs := []any{"holding", holding, "behind", behind}
 		if holding {
 			text = fmt.Sprintf("Waiting for %s (%d ticks behind).", worst.name, behind)
+			attrs = append(attrs, "player", worst.id, "name", worst.name)
 		}
-		s.cfg.Logger.Info("lag", "holding", holding, "behind", behind)
+		s.cfg.Logger.Info("lag", attrs...)
 		s.broadcastPacket(&wire.ServerNotice{Kind: wire.NoticeInfo, Text: text})
 	}
 	switch {
@@ -87,4 +93,82 @@ func (s *session) applyLagPolicy(due int) int {
 		due = min(due, int(s.cfg.Lag.MaxLag+1-behind))
 	}
 	return due
+}
+
+// lagWhy is why a member's lag counts for the lag policy, or why not.
+type lagWhy uint8
+
+const (
+	lagCounts     lagWhy = iota // it may hold time (LagWait) or be dropped (LagDrop)
+	lagNotPlaying               // a spectator, before WorldReady, or under repair
+	lagCatchingUp               // past WorldReady, not yet within MaxLag of the host
+	lagQuiet                    // nothing heard from it for lagRule.quiet
+	lagClosing                  // its connection is closing: it is leaving
+)
+
+func (w lagWhy) String() string {
+	switch w {
+	case lagCounts:
+		return "counts"
+	case lagNotPlaying:
+		return "not playing"
+	case lagCatchingUp:
+		return "catching up"
+	case lagQuiet:
+		return "silent"
+	case lagClosing:
+		return "connection closed"
+	}
+	return "unknown"
+}
+
+// lagRule decides whose lag counts: the part of the lag policy that
+// looks at one member, apart so it can be tested on its own.
+type lagRule struct {
+	maxLag uint64
+	// quiet is how long a player may go unheard before time is no longer
+	// held for it: a socket that went silent (a tab closed without a
+	// word, a machine gone) holds nobody while the Idle drop comes.
+	quiet time.Duration
+	// catchUp is how long after WorldReady a joiner may stay more than
+	// maxLag behind without counting: it is catching up at its best
+	// speed. One still that far behind after it counts as any player.
+	catchUp time.Duration
+}
+
+// lagQuietKeepalives is how many keepalive intervals a player may go
+// unheard before the lag policy stops waiting for it. A client echoes
+// every keepalive at once (docs/protocol.md, 6.5).
+const lagQuietKeepalives = 3
+
+func (s *session) lagRule() lagRule {
+	return lagRule{maxLag: s.cfg.Lag.MaxLag, quiet: lagQuietKeepalives * s.cfg.Timeouts.KeepaliveEvery,
+		catchUp: s.cfg.Timeouts.CatchUp}
+}
+
+// lagOf is how far m is behind the host's tick, and whether that counts,
+// at now. A player past WorldReady counts once it has been within maxLag
+// of the host (it caught up; m.caughtUp remembers it) or catchUp after
+// its WorldReady, whichever comes first, and then only while the host
+// has heard from it within quiet and its connection is open.
+func (r lagRule) lagOf(m *member, tick uint64, now time.Time) (uint64, lagWhy) {
+	var behind uint64
+	if a := m.acked.Load(); a < tick {
+		behind = tick - a
+	}
+	switch {
+	case !m.playing:
+		return behind, lagNotPlaying
+	case m.conn.isClosing():
+		return behind, lagClosing
+	case now.Sub(time.Unix(0, m.heard.Load())) > r.quiet:
+		return behind, lagQuiet
+	}
+	if !m.caughtUp {
+		if behind > r.maxLag && now.Sub(m.readyAt) < r.catchUp {
+			return behind, lagCatchingUp
+		}
+		m.caughtUp = true
+	}
+	return behind, lagCounts
 }

@@ -65,3 +65,22 @@ func phaseKeys() []string {
 	}
 	return keys
 }
+
+// TestJoinPointBuiltIsDebug: the host builds a join point every few
+// seconds in the background; at the default INFO level that is no log
+// line (it filled half of a long session's log), at DEBUG it is one.
+func TestJoinPointBuiltIsDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var buf syncbuf.Buffer
+		logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
+		h := startHost(t, host.Config{Logger: logger}, locksteptest.New(1, 64))
+		// A joiner is sent a join point once it is built and logged.
+		startJoiner(t, h.addr, "Alice")
+		if h.srv.Overview().Stats.Built == 0 {
+			t.Fatal("no join point built")
+		}
+		if got, want := strings.Contains(buf.String(), `msg="join point built"`), level == slog.LevelDebug; got != want {
+			t.Errorf("at %v: a join point built line: %v, want %v\n%s", level, got, want, buf.String())
+		}
+	}
+}

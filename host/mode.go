@@ -95,10 +95,11 @@ func (simulating) keepsPoint() bool { return false }
 func (simulating) due(due int) int  { return due }
 
 // stepped takes the host's own checkpoint at every HashEvery-th tick,
-// while someone past WorldReady can report on it.
+// while someone past WorldReady can report on it, or the session is
+// recorded (its checkpoints are what a replay checks).
 func (sm simulating) stepped(res lockstep.TickResult) {
 	s := sm.s
-	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Granted%every == 0 && s.anyReady() {
+	if every := uint64(s.cfg.Desync.HashEvery); every > 0 && res.Granted%every == 0 && (s.anyReady() || s.rec != nil) {
 		s.checkpoint()
 	}
 }

@@ -362,8 +362,10 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		return nil, err
 	}
 
-	// 4. DefsOK with the player's ID.
-	p.id = p.srv.nextID.Add(1)
+	// 4. DefsOK with the player's provisional ID: the one a first join
+	// admitted now would get. The ID is given on admission (session.admit),
+	// so a joiner refused or gone before it uses none up.
+	p.id = p.srv.nextID.Load() + 1
 	p.log = p.log.With("player", p.id)
 	if !p.conn.sendPacket(&wire.ServerDefsOK{GameName: cfg.GameName, PlayerID: p.id, Sections: p.offerSections()}) {
 		return nil, net.ErrClosed

@@ -88,24 +88,11 @@ func (s *session) startSave(final bool) {
 func (s *session) writeSave(job saveJob) error {
 	start := time.Now()
 	rec := SaveRecord{Path: job.path, Tick: job.granted, Final: job.final}
-	point, err := job.point.compressed(job.point.comp.Codec)
+	body, meta, err := s.saveBody(job)
 	if err != nil {
-		err = fmt.Errorf("build: %w", err)
 		s.saveFailed(rec, err)
 		return err
 	}
-	body, err := snapshot.NewPayload(point, 0, job.granted, job.cmds)
-	if err != nil {
-		err = fmt.Errorf("lay out: %w", err)
-		s.saveFailed(rec, err)
-		return err
-	}
-	var meta saves.Meta
-	if s.cfg.Save.Meta != nil {
-		meta = s.cfg.Save.Meta()
-	}
-	s.mode.saveMeta(&meta)
-	meta.Tick, meta.Created = job.granted, time.Now().Unix()
 	err = s.cfg.Save.Write(job.path, meta, body)
 	if err != nil && atomicfile.IsNoSpace(err) {
 		// A full disk: the oldest autosave makes room (never the newest
@@ -138,6 +125,27 @@ func (s *session) writeSave(job saveJob) error {
 	}
 	s.cfg.Logger.Info("saved", "path", job.path, "tick", job.granted, "bytes", body.Total(), "ms", d.Milliseconds(), "final", job.final)
 	return nil
+}
+
+// saveBody builds what a save of job holds: its join point compressed
+// and laid out with the commands since it, and the meta. It runs off the
+// session goroutine (Save.Meta must allow that).
+func (s *session) saveBody(job saveJob) (*snapshot.Payload, saves.Meta, error) {
+	var meta saves.Meta
+	point, err := job.point.compressed(job.point.comp.Codec)
+	if err != nil {
+		return nil, meta, fmt.Errorf("build: %w", err)
+	}
+	body, err := snapshot.NewPayload(point, 0, job.granted, job.cmds)
+	if err != nil {
+		return nil, meta, fmt.Errorf("lay out: %w", err)
+	}
+	if s.cfg.Save.Meta != nil {
+		meta = s.cfg.Save.Meta()
+	}
+	s.mode.saveMeta(&meta)
+	meta.Tick, meta.Created = job.granted, time.Now().Unix()
+	return body, meta, nil
 }
 
 func (s *session) saveFailed(rec SaveRecord, err error) {

@@ -35,6 +35,9 @@ type member struct {
 	conduct         *conduct     // its budgets, shared with its rejoins
 	lastCheck       uint64       // tick of the last hash report compared
 	readyTick       uint64       // tick of its WorldReady
+	readyAt         time.Time    // when its WorldReady came
+	caughtUp        bool         // within Lag.MaxLag of the host since its WorldReady (lag.go)
+	lagWhy          lagWhy       // whether its lag counted at the policy's last run, or why not
 	hashedTick      uint64       // tick of its last hash report (0: none yet)
 	unverified      bool         // playing without hash reports: see checkVerified
 	lastCut         uint64       // tick of the last repair: reports up to it show the old state
@@ -119,6 +122,7 @@ type session struct {
 
 	points    *joinPoints
 	window    *cmdWindow // the commands of the rejoin window (cmdwindow.go)
+	rec       *recorder  // the session's recording, nil when not recording (record.go)
 	rejoins   rejoins
 	tokenFile *tokenFile    // keeps the tokens beside the save (nil: no save)
 	lastID    *atomic.Int32 // the highest player ID handed out (Server.nextID)
@@ -198,6 +202,7 @@ func (s *session) run(ctx context.Context) {
 	s.alive.start(s.pub.started)
 	s.clock = lockstep.NewClock(s.cfg.TickRate, s.pub.started)
 	s.publishOverview(s.pub.started)
+	s.startRecording()
 	ticker := time.NewTicker(s.clock.Interval())
 	defer ticker.Stop()
 	for {
@@ -209,6 +214,7 @@ func (s *session) run(ctx context.Context) {
 				s.members[id].conn.close(wire.ReasonServerClosing, "")
 			}
 			s.startSave(true) // the final save, written before Serve returns
+			s.stopRecording()
 			s.persistTokens() // and the tokens as they are, written by the deferred close
 			s.desync.reports.Wait()
 			return
@@ -325,6 +331,7 @@ func (s *session) publish(res lockstep.TickResult) {
 	if res.Stepped {
 		s.mode.stepped(res)
 	}
+	s.recordTick(res)
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick(res, s.auth.Sim())
 	}
@@ -432,6 +439,7 @@ func (s *session) ready(r readyReq) {
 		m.playing = !p.Spectator // its reader stored the ready tick as acked before asking
 		m.ready = true
 		m.readyTick = r.tick
+		m.readyAt, m.caughtUp = time.Now(), false
 		s.points.release(m.point)
 		m.point = nil
 	}

@@ -86,3 +86,40 @@ func TestStatusPing(t *testing.T) {
 		t.Fatalf("status counts %d players with one player and one spectator online", info.Players)
 	}
 }
+
+// TestStatusReachUnknownWithoutReach: a host given no Reach (a program
+// embedding the host that does not say how it is reached) answers a
+// version 2 request with mapping 0, unknown, and no address (section
+// 13.1); lockhost's own host always says (TestNoPortMappingSaysOff).
+func TestStatusReachUnknownWithoutReach(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	srv := hosttest.StartOn(t, ln, host.Config{}, host.Content{GameVersion: "1.5"}, locksteptest.New(1, 64)).Server
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.ServeStatus(ctx, pc)
+	c, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(status.AppendRequestVersion(nil, 7, status.ReachVersion)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, status.MaxReachReplySize+1)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf[4] != status.ReachVersion || buf[n-2] != 0 || buf[n-1] != 0 {
+		t.Fatalf("reply version %d ends % x; want version 2 ending 00 00 (mapping unknown, no address)", buf[4], buf[n-2:n])
+	}
+}

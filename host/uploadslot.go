@@ -39,7 +39,7 @@ func (p *peer) waitSlot(up *upload) error {
 		}
 		if ahead, waiting := p.srv.uplink.place(up); waiting && ahead != told {
 			told = ahead
-			p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeQueued, Text: queuedText(ahead, p.srv.uplink.slots)})
+			p.conn.sendPacket(&wire.ServerNotice{Kind: wire.NoticeQueued, Text: queuedText(ahead, p.srv.uplink.slots), Place: uint32(ahead + 1)})
 			p.log.Info("waiting for an upload slot", "ahead", ahead)
 		}
 		select {

@@ -38,7 +38,7 @@ func heldJoin(t *testing.T, addr, name string, release <-chan struct{}) (downloa
 
 // TestUploadSlotsQueueThirdJoiner: with two upload slots, a third joiner
 // waits while two worlds are on their way, is told it is first in line
-// (a queued notice, the queued progress phase), shows on the overview as
+// (a queued notice whose place the queued progress phase reports), shows on the overview as
 // waiting, and gets the world once a slot frees.
 func TestUploadSlotsQueueThirdJoiner(t *testing.T) {
 	h := startHost(t, host.Config{Join: host.JoinConfig{MaxUploadSlots: 2}}, locksteptest.New(2, 64<<10))
@@ -51,12 +51,16 @@ func TestUploadSlotsQueueThirdJoiner(t *testing.T) {
 	var mu sync.Mutex
 	var phases []join.Phase
 	var notices []string
+	var places []uint64 // the queued reports' places in line
 	cfg := joinCfg(h.addr, "Third", newHashLog())
 	cfg.Progress = func(p join.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 			phases = append(phases, p.Phase)
+		}
+		if p.Phase == join.PhaseQueued {
+			places = append(places, p.Done)
 		}
 	}
 	cfg.Notice = func(text string) {
@@ -86,6 +90,9 @@ func TestUploadSlotsQueueThirdJoiner(t *testing.T) {
 	mu.Lock()
 	if !strings.Contains(notices[0], "2 joins at a time, and you are number 1 in line") {
 		t.Errorf("notice %q", notices[0])
+	}
+	if len(places) != 1 || places[0] != 1 {
+		t.Errorf("queued progress reports places %v; want [1], the notice's place in line", places)
 	}
 	mu.Unlock()
 	select {

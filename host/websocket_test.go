@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
@@ -19,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/ws"
+	"github.com/lockhost/lockhost/wire"
 )
 
 // wsHost is a host serving a TCP listener and a WebSocket listener, the
@@ -136,6 +139,39 @@ func TestWebSocketTransport(t *testing.T) {
 	}
 }
 
+// TestWebSocketLeaveNow: a player that leaves with LeaveNow, as a
+// browser page being unloaded does (it sends Client_Leave and closes the
+// WebSocket at once, waiting for nothing), is counted as a leave, not a
+// dropped connection, and its Run ends.
+func TestWebSocketLeaveNow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := startWSHost(t, ctx, host.Config{})
+	tab, err := h.joinWS(ctx, join.Config{Name: "Tab"})
+	if err != nil {
+		t.Fatalf("join over WebSocket: %v", err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- tab.Run(ctx) }()
+	if err := tab.LeaveNow("the page was closed"); err != nil {
+		t.Fatalf("leave: %v", err)
+	}
+	<-ran
+	// The overview is published on the tick: wait for Tab's going to be
+	// counted, not for an empty list, which a picture from before Tab's
+	// admission also shows.
+	testkit.WaitFor(t, "Tab to be gone", func() bool {
+		o := h.srv.Overview()
+		return len(o.Players) == 0 && o.Stats.Leaves+o.Stats.Drops > 0
+	})
+	if st := h.srv.Overview().Stats; st.Leaves != 1 || st.Drops != 0 {
+		t.Fatalf("%d leaves, %d drops; want Tab's leave\n%s", st.Leaves, st.Drops, h.logs.String())
+	}
+	if !strings.Contains(h.logs.String(), `msg="player left"`) {
+		t.Errorf("the host logs no leave:\n%s", h.logs.String())
+	}
+}
+
 // TestWebSocketPassword: the password's challenge and response run over
 // WebSocket as over TCP: the right password reaches WorldReady, a wrong
 // one is refused.
@@ -188,5 +224,83 @@ func TestWebSocketTLS(t *testing.T) {
 	cancel()
 	if err := <-h.served; err != nil {
 		t.Fatalf("served: %v", err)
+	}
+}
+
+// wsExchange opens a raw WebSocket to h, sends frames (one message
+// each) and reads until the host closes: the frames it sent and the close
+// status.
+func wsExchange(t *testing.T, ctx context.Context, h *wsHost, frames ...wire.Packet) ([]wire.Packet, websocket.StatusCode) {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, h.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	for _, p := range frames {
+		if err := c.Write(ctx, websocket.MessageBinary, wire.MustMarshal(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stream []byte
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			var got []wire.Packet
+			fr := wire.NewFrameReader(bytes.NewReader(stream), 0)
+			for {
+				id, body, err := fr.Next()
+				if err != nil {
+					break
+				}
+				p, err := wire.Decode(id, body)
+				if err != nil {
+					t.Fatalf("the host sent a %s that does not decode: %v", id, err)
+				}
+				got = append(got, p)
+			}
+			return got, websocket.CloseStatus(err)
+		}
+		stream = append(stream, b...)
+	}
+}
+
+// TestWebSocketCloseStatus: the host ends a WebSocket connection with
+// status 1000 (normal closure) both after its Server_Disconnect and after
+// the client's Client_Leave, as section 2 says.
+func TestWebSocketCloseStatus(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := startWSHost(t, ctx, host.Config{})
+	got, status := wsExchange(t, ctx, h, &wire.ClientProtocol{Protocol: 99})
+	if len(got) == 0 || got[len(got)-1].ID() != wire.IDServerDisconnect || got[len(got)-1].(*wire.ServerDisconnect).Reason != wire.ReasonProtocol {
+		t.Fatalf("a wrong version got %v; want a Server_Disconnect of reason Protocol", got)
+	}
+	if status != websocket.StatusNormalClosure {
+		t.Errorf("after Server_Disconnect the host closed with %v; want 1000", status)
+	}
+	got, status = wsExchange(t, ctx, h, &wire.ClientProtocol{Protocol: wire.ProtocolVersion}, &wire.ClientLeave{Why: "bye"})
+	if len(got) == 0 || got[0].ID() != wire.IDServerModList || got[len(got)-1].ID() == wire.IDServerDisconnect {
+		t.Fatalf("a leave after the protocol got %v; want Server_ModList and no disconnect", got)
+	}
+	if status != websocket.StatusNormalClosure {
+		t.Errorf("after Client_Leave the host closed with %v; want 1000", status)
+	}
+}
+
+// TestWebSocketTimeoutDisconnect: a joiner over WebSocket that misses a
+// deadline is told so, as over TCP: Server_Disconnect with reason
+// Timeout, then a close of status 1000 (the WebSocket library alone ended
+// the connection at the deadline, with neither).
+func TestWebSocketTimeoutDisconnect(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := startWSHost(t, ctx, host.Config{Timeouts: host.TimeoutConfig{Handshake: 300 * time.Millisecond}})
+	got, status := wsExchange(t, ctx, h, &wire.ClientProtocol{Protocol: wire.ProtocolVersion})
+	if len(got) == 0 || got[len(got)-1].ID() != wire.IDServerDisconnect || got[len(got)-1].(*wire.ServerDisconnect).Reason != wire.ReasonTimeout {
+		t.Fatalf("a joiner silent past the handshake deadline got %v; want a Server_Disconnect of reason Timeout", got)
+	}
+	if status != websocket.StatusNormalClosure {
+		t.Errorf("after the timeout the host closed with %v; want 1000", status)
 	}
 }

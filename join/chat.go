@@ -38,6 +38,21 @@ func (s *Session) Leave(why string) error {
 	return s.awaitHangUp()
 }
 
+// LeaveNow leaves the session on purpose as Leave does, but closes the
+// connection right after Client_Leave rather than wait for the host to
+// hang up: for a client going away this instant, such as a browser page
+// being unloaded, which gets no chance to wait. Over WebSocket the close
+// is a closing handshake that follows the leave, so the host reads the
+// leave first; over TCP, Leave is safer (docs/protocol.md, 6.5). Safe
+// from any goroutine, also while Run runs, which then ends.
+func (s *Session) LeaveNow(why string) error {
+	defer s.Close()
+	if len(why) > wire.MaxLeaveWhyBytes {
+		why = why[:wire.MaxLeaveWhyBytes]
+	}
+	return s.write(&wire.ClientLeave{Why: why})
+}
+
 // awaitHangUp waits, up to leaveWait, for the host to close the
 // connection after a leave, throwing away what arrives meanwhile. The
 // host closes it when it reads the leave; closing first, with the host's

@@ -36,6 +36,8 @@ const (
 type Progress struct {
 	Phase Phase
 	// Done and Total are bytes during download and ticks during catch-up.
+	// While queued, Done is the place in line (1 the next to be served,
+	// 0 when the host did not say) and Total is 0.
 	Done, Total uint64
 }
 

@@ -102,9 +102,9 @@ func (s *Session) download(ctx context.Context) (*loaded, error) {
 // receive takes packets until the whole payload has arrived. When an
 // acknowledgement cannot be sent, the connection is gone, but what
 // arrived before is still taken (a resume will not ask for it again)
-// until the reading side ends too.
+// until the reading side ends too. The download phase is reported with
+// the first chunk: until then the host may still refuse the username.
 func (d *download) receive(ctx context.Context) error {
-	report(d.s.cfg, PhaseDownload, 0, 0)
 	for !d.done {
 		if d.s.replayedRejoin() {
 			return errReplayed

@@ -82,7 +82,7 @@ func (s *Session) answerClock(c *wire.ServerClock) error {
 
 func (s *Session) notice(n *wire.ServerNotice) error {
 	if n.Kind == wire.NoticeQueued && !s.ready {
-		report(s.cfg, PhaseQueued, 0, 0)
+		report(s.cfg, PhaseQueued, uint64(n.Place), 0) // 0 from a host that does not send the place
 	}
 	if s.cfg.Notice != nil {
 		s.cfg.Notice(n.Text)

@@ -30,7 +30,7 @@ done
 grep -q 'msg=hosting' "$work/host.log" || { cat "$work/host.log"; echo "host did not start" >&2; exit 1; }
 
 echo "== Bob joins and stays"
-"$work/join" "$addr" --name Bob -q >"$work/bob.log" 2>&1 &
+"$work/join" "$addr" --name Bob -q --no-input >"$work/bob.log" 2>&1 &
 bob=$!
 pids+=($bob)
 sleep 1

@@ -2,9 +2,11 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/hex"
 	"testing"
 
 	"github.com/lockhost/lockhost/game/colony"
+	"github.com/lockhost/lockhost/internal/codec"
 	"github.com/lockhost/lockhost/lockstep"
 )
 
@@ -207,4 +209,34 @@ func FuzzSplice(f *testing.F) {
 			t.Fatalf("Splice(%x, %d, %x) = %x, %v; want %x", in, off, sec, got, err, want)
 		}
 	})
+}
+
+// TestCutPresenceIsTheSignal: the header's m[].o marks a thin blob by
+// being there, and 0 is a valid offset: a cut at 0 is written as o 0 and
+// read back as a cut at 0, while no cut leaves the key out, and o nil
+// reads as no cut (nil is any field's zero value: absent).
+func TestCutPresenceIsTheSignal(t *testing.T) {
+	zero := uint64(0)
+	for _, tc := range []struct {
+		info MapInfo
+		want string // the body's hex
+	}{
+		{MapInfo{Cut: &zero}, "84a16283a16800a17200a17300a16900a16f00a17800"},
+		{MapInfo{}, "83a16283a16800a17200a17300a16900a17800"},
+	} {
+		b, err := codec.Encode(&tc.info)
+		if err != nil || hex.EncodeToString(b) != tc.want {
+			t.Errorf("cut %v encodes as %x, %v; want %s", tc.info.Cut, b, err, tc.want)
+		}
+	}
+	for body, thin := range map[string]bool{"81a16f00": true, "81a16fc0": false, "80": false} {
+		raw, _ := hex.DecodeString(body)
+		var m MapInfo
+		if err := codec.Decode(raw, &m); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if (m.Cut != nil) != thin || thin && *m.Cut != 0 {
+			t.Errorf("%s reads as cut %v; want thin %v at 0", body, m.Cut, thin)
+		}
+	}
 }

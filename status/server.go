@@ -77,7 +77,7 @@ func (s *Server) Stats() (replies, dropped uint64) {
 func (s *Server) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = s.pc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
-	s.log.Info("status: serving", "addr", s.pc.LocalAddr())
+	s.log.Info("answering status queries (join ping) over UDP", "addr", s.pc.LocalAddr())
 
 	// One byte more than a request: a longer datagram is truncated to
 	// RequestSize+1 bytes and so still has the wrong size.

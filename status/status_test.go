@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 	"github.com/lockhost/lockhost/testing/testkit"
 )
 
@@ -597,5 +599,20 @@ func TestSummaryHash(t *testing.T) {
 	}
 	if SummaryHash(nil) != DefsHash(nil, nil, nil) {
 		t.Fatal("nil summaries differ from no databases")
+	}
+}
+
+// TestServeLogSaysUDPStatusQueries: the line the host logs when it starts
+// answering says what it answers (join ping's status queries, over UDP),
+// not "serving" an address that reads like a page on the game port.
+func TestServeLogSaysUDPStatusQueries(t *testing.T) {
+	var buf syncbuf.Buffer
+	_, addr := startServer(t, sampleInfo, Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if _, _, err := Ping(context.Background(), addr, 20*time.Second); err != nil { // answered: the line is written
+		t.Fatal(err)
+	}
+	want := `msg="answering status queries (join ping) over UDP" addr=` + addr
+	if !strings.Contains(buf.String(), want) || strings.Contains(buf.String(), "serving") {
+		t.Fatalf("log:\n%s\nwant %s", buf.String(), want)
 	}
 }

@@ -111,3 +111,13 @@ func TestHeldRejoinReplayInflates(t *testing.T) {
 		}
 	}
 }
+
+// TestRejoinAheadSentence: a position past the host's is as often the
+// client's own wrong tick as a host back from an older save, so the
+// sentence a player reads names both and does not blame a restart alone.
+func TestRejoinAheadSentence(t *testing.T) {
+	s := RejoinAhead.Sentence()
+	if !strings.Contains(s, "your client's tick is wrong") || !strings.Contains(s, "older save") || strings.Contains(s, "it restarted") {
+		t.Errorf("the ahead sentence %q should name the client's wrong tick and an older save as causes", s)
+	}
+}

@@ -19,8 +19,8 @@ const (
 	// RejoinWindow: the host no longer holds every command since the
 	// held tick (its rejoin window passed, or it never had them).
 	RejoinWindow RejoinResult = 2
-	// RejoinAhead: the held position is past the host's own (a host
-	// restarted from an older save).
+	// RejoinAhead: the held position is past the host's own: the
+	// client's tick is wrong, or the host went back to an older save.
 	RejoinAhead RejoinResult = 3
 	// RejoinUnchecked: the host accepted no hash report of this player
 	// it could hold the world to (none compared yet, hashes off, or a
@@ -57,7 +57,7 @@ var rejoinSentences = [...]string{
 	RejoinNone:       "",
 	RejoinHeld:       "The host replays the commands you missed.",
 	RejoinWindow:     "The host no longer holds every command since your tick; it sends the world.",
-	RejoinAhead:      "Your world is ahead of the host's (it restarted from an older save); it sends the world.",
+	RejoinAhead:      "The tick you rejoin from is past the host's (your client's tick is wrong, or the host went back to an older save); it sends the world.",
 	RejoinUnchecked:  "The host has no accepted hash report of your world to trust it by; it sends the world.",
 	RejoinHashes:     "Your hash reports do not match the last one the host accepted; it sends the world.",
 	RejoinRepair:     "Your world was being repaired when you dropped; the host sends the world.",

@@ -294,8 +294,8 @@ const (
 	NoticeLeft           NoticeKind = 2
 	NoticeFactionOnline  NoticeKind = 3
 	NoticeFactionOffline NoticeKind = 4
-	// NoticeQueued tells a joiner it waits for an upload slot; the
-	// text says its place in line.
+	// NoticeQueued tells a joiner it waits for an upload slot; Place
+	// (and the text) says its place in line.
 	NoticeQueued NoticeKind = 5
 )
 
@@ -322,6 +322,9 @@ func (k NoticeKind) String() string {
 type ServerNotice struct {
 	Kind NoticeKind `codec:"k"`
 	Text string     `codec:"t"`
+	// Place is a queued notice's place in line, 1 the next to get an
+	// upload slot; 0 (left out) in every other notice.
+	Place uint32 `codec:"p,omitempty"`
 }
 
 // ID implements Packet.

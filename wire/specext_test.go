@@ -3,6 +3,7 @@ package wire_test
 import (
 	"encoding/hex"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/host"
+	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/lockstep"
 	"github.com/lockhost/lockhost/snapshot"
 	"github.com/lockhost/lockhost/tlsid"
@@ -78,6 +80,10 @@ func TestSpecLimits(t *testing.T) {
 		"MaxProofBytes":           wire.MaxProofBytes,
 		"TokenSize":               wire.TokenSize,
 		"MaxResumeBlobs":          wire.MaxResumeBlobs,
+		"MaxSections":             wire.MaxSections,
+		"MaxRecipe":               lockstep.MaxRecipe,
+		"DefaultMaxRaw":           int(join.DefaultConfig().MaxRaw),
+		"DefaultMaxRawTotal":      int(join.DefaultConfig().MaxRawTotal),
 		"MaxHeldChecks":           wire.MaxHeldChecks,
 		"MaxReplayBytes":          wire.MaxReplayBytes,
 		"MaxReplayRaw":            wire.MaxReplayRaw,
@@ -213,5 +219,83 @@ func TestSpecIntegerForms(t *testing.T) {
 		if _, err := wire.Decode(tc.id, body); (err == nil) != tc.ok {
 			t.Errorf("%s body %s: %v, want ok=%v", tc.id, tc.body, err, tc.ok)
 		}
+	}
+}
+
+// omitKeys lists the keys of rt, nested ones as paths ("h", "m[].o"),
+// that the encoder leaves out at their zero value.
+func omitKeys(rt reflect.Type, prefix string, out map[string]bool) {
+	for i := range rt.NumField() {
+		key, opts, _ := strings.Cut(rt.Field(i).Tag.Get("codec"), ",")
+		if opts == "omitempty" {
+			out[prefix+key] = true
+		}
+		ft, sep := rt.Field(i).Type, "."
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+			ft, sep = ft.Elem(), "[]."
+		}
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			omitKeys(ft, prefix+key+sep, out)
+		}
+	}
+}
+
+var leftOutItem = regexp.MustCompile("^(?:`(\\w+)`|a (blob))'s ((?:`[^`]+`(?:, | and )?)+)$")
+
+// TestSpecLeftOutKeys holds section 1's list of the keys not written at
+// their zero value to the code's: every packet's, and a blob's in the
+// world header; and the header's one key left out unless it applies.
+func TestSpecLeftOutKeys(t *testing.T) {
+	spec := readSpecText(t)
+	const lead = "are not written at their zero value: "
+	_, list, ok := strings.Cut(spec, lead)
+	if !ok {
+		t.Fatalf("section 1 has no %q", lead)
+	}
+	list, _, _ = strings.Cut(list, ".")
+	specKeys := map[string]bool{}
+	for _, item := range strings.Split(strings.Join(strings.Fields(list), " "), "; ") {
+		m := leftOutItem.FindStringSubmatch(item)
+		if m == nil {
+			t.Errorf("section 1's list item %q is not \"`Packet`'s `k`, `k` and `k`\"", item)
+			continue
+		}
+		for _, k := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[3], -1) {
+			specKeys[m[1]+m[2]+" "+k[1]] = true
+		}
+	}
+	code := map[string]bool{}
+	for _, id := range wire.IDs() {
+		p, _ := wire.New(id)
+		keys := map[string]bool{}
+		omitKeys(reflect.TypeOf(p).Elem(), "", keys)
+		for k := range keys {
+			code[id.String()+" "+k] = true
+		}
+	}
+	blob := map[string]bool{}
+	omitKeys(reflect.TypeOf(snapshot.BlobInfo{}), "", blob)
+	for k := range blob {
+		code["blob "+k] = true
+	}
+	for k := range code {
+		if !specKeys[k] {
+			t.Errorf("%s is left out at its zero value; section 1 does not list it", k)
+		}
+	}
+	for k := range specKeys {
+		if !code[k] {
+			t.Errorf("section 1 lists %s as left out at its zero value; the code writes it", k)
+		}
+	}
+	header := map[string]bool{}
+	omitKeys(reflect.TypeOf(snapshot.Header{}), "", header)
+	delete(header, "w.z")
+	delete(header, "m[].b.z") // a blob's z
+	if len(header) != 1 || !header["m[].o"] || !strings.Contains(strings.Join(strings.Fields(spec), " "), "The world header's `m[].o` is left out unless") {
+		t.Errorf("the header's keys left out, blobs' aside, are %v; section 1 names `m[].o` alone", header)
 	}
 }

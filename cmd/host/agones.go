@@ -17,11 +17,19 @@ import (
 // defaultAgonesIdle is --agones-idle's default.
 const defaultAgonesIdle = 5 * time.Minute
 
+// defaultAgonesFirstPlayer is --agones-first-player's default: long
+// enough for a player handed the address by a matchmaker to start the
+// join tool (or, in relay mode, for the arbiter to connect and upload),
+// short enough that an allocation nobody uses does not hold a pod for
+// long.
+const defaultAgonesFirstPlayer = 5 * time.Minute
+
 // agonesFlags are serve's options for running as an Agones game server.
 func agonesFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "agones", Usage: "run as an Agones game server: mark it Ready once the world is loaded and the listeners bound, ping Health while the session runs, keep the players List and labels a matchmaker selects on, and shut down after --agones-idle; on by itself when " + agones.PortEnv + " is set"},
 		&cli.DurationFlag{Name: "agones-idle", Value: defaultAgonesIdle, Usage: "with --agones: shut down (after the final save) once the session has had no player this long since its last player left"},
+		&cli.DurationFlag{Name: "agones-first-player", Value: defaultAgonesFirstPlayer, Usage: "with --agones: shut down (after the final save) when Agones has allocated the game server and no player (in relay mode, no arbiter either) has come this long after; a Ready server not yet allocated waits in the Fleet regardless (-1s: never)"},
 	}
 }
 
@@ -49,7 +57,7 @@ func (s *serving) newAgent() *agones.Agent {
 	labels, annotations := s.agonesFacts().Metadata()
 	return agones.NewAgent(agones.AgentConfig{
 		Client: s.agones, Session: s.srv, Labels: labels, Annotations: annotations,
-		Idle: s.c.Duration("agones-idle"), Logger: s.log,
+		Idle: s.c.Duration("agones-idle"), FirstPlayer: s.c.Duration("agones-first-player"), Logger: s.log,
 	})
 }
 

@@ -88,6 +88,34 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 	t.Logf("SDK server's log of the host's life (the test's own reads left out):\n%s", lifeLog(sdk.Log.String()))
 }
 
+// TestAgonesAllocatedNobodyComes runs the real host under Agones' SDK
+// server: Ready, then allocated (as by a matchmaker, through the SDK
+// server, not by a player), and no player ever joins: after
+// --agones-first-player the host shuts down with its final save and the
+// GameServer is Shutdown.
+func TestAgonesAllocatedNobodyComes(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	dir := t.TempDir()
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(dir, "world.lhsave")
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
+		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "1", "--map-size", "64",
+		"--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--agones-first-player", "2s")
+	h.waitLog(t, "agones: game server ready")
+	if err := client.Allocate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog(t, "agones: allocated, waiting for the first player")
+	checkIdleShutdown(t, h, client, save, "host allocated with no player")
+	if !strings.Contains(h.log.String(), "no player came") {
+		t.Errorf("the host's log does not say why it shut down:\n%s", h.log)
+	}
+}
+
 // checkIdleShutdown checks how host h (what, in messages) ended once its
 // last player had left for the idle time: exit 0, its final save written
 // and readable, and its GameServer in state Shutdown.

@@ -74,6 +74,9 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"world-mib":            {min: 1, max: float64(worldMax), maxWhy: worldWhy, means: off("not used: the map flags decide")},
 		"relay-world-mib":      {min: 1, max: 1 << 22},
 		"agones-idle":          {min: math.SmallestNonzeroFloat64, means: off("never shut down for want of players")},
+		"agones-first-player":  {min: math.SmallestNonzeroFloat64, means: off("never shut down for want of a first player")},
+		"record-segment-mib":   {min: 1, max: 4095},
+		"record-keep":          {min: 1, max: 100000},
 	}
 })
 

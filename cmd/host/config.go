@@ -144,25 +144,9 @@ func where(path string, line int) string {
 // returns its settings in file order, or the first problem as a usage
 // error naming the file, the line and the key.
 func readConfig(path string, flags []cli.Flag) ([]setting, error) {
-	b, err := os.ReadFile(path)
+	b, doc, err := loadConfig(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, cliutil.Usagef("config file %s does not exist", path)
-		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, cliutil.Usagef("config file %s cannot be read: %v", path, err)
-	}
-	var doc map[string]any
-	if err := toml.Unmarshal(b, &doc); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			line, _ := de.Position()
-			return nil, cliutil.Usagef("%s: this is not valid TOML: %s", where(path, line), strings.TrimPrefix(de.Error(), "toml: "))
-		}
-		return nil, cliutil.Usagef("config file %s is not valid TOML: %v", path, err)
+		return nil, err
 	}
 	settable := map[string]cli.Flag{}
 	var names []string
@@ -194,6 +178,33 @@ func readConfig(path string, flags []cli.Flag) ([]setting, error) {
 		settings = append(settings, setting{name: k, line: lines[k], values: values})
 	}
 	return settings, nil
+}
+
+// loadConfig reads the TOML file at path, returning its bytes and its
+// top-level keys, or why not as a usage error naming the file (and the
+// line).
+func loadConfig(path string) ([]byte, map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, cliutil.Usagef("config file %s does not exist", path)
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, nil, cliutil.Usagef("config file %s cannot be read: %v", path, err)
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			return nil, nil, cliutil.Usagef("%s: this is not valid TOML: %s", where(path, line), strings.TrimPrefix(de.Error(), "toml: "))
+		}
+		return nil, nil, cliutil.Usagef("config file %s is not valid TOML: %v", path, err)
+	}
+	return b, doc, nil
 }
 
 // keyLines maps each top-level key of a valid TOML document (the first

@@ -515,3 +515,39 @@ func TestNearestName(t *testing.T) {
 		}
 	}
 }
+
+// exampleComment is the comment above key's line in host.example.toml:
+// the comment lines between it and the setting before it.
+func exampleComment(t *testing.T, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := regexp.MustCompile(`^(# )?[a-z][a-z0-9-]* = `)
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimPrefix(l, "# "), key+" = ") {
+			continue
+		}
+		var comment []string
+		for j := i - 1; j >= 0 && strings.HasPrefix(lines[j], "#") && !setting.MatchString(lines[j]); j-- {
+			comment = append([]string{strings.TrimPrefix(lines[j], "# ")}, comment...)
+		}
+		return strings.Join(comment, " ")
+	}
+	t.Fatalf("host.example.toml has no %s", key)
+	return ""
+}
+
+// TestExampleConfigHTTPSaysWhatItOpens: the example's http comment names
+// every path the listener serves, as serve --help does, players' /ws and
+// /play included: opening it to the network lets players in.
+func TestExampleConfigHTTPSaysWhatItOpens(t *testing.T) {
+	comment := exampleComment(t, "http")
+	for _, path := range []string{"/metrics", "/healthz", "/ws", "/play"} {
+		if !strings.Contains(comment, path) {
+			t.Errorf("the http comment does not name %s:\n%s", path, comment)
+		}
+	}
+}

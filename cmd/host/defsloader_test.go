@@ -26,26 +26,63 @@ func runDefs(t *testing.T, args ...string) (int, string, string) {
 
 // TestDefsDiffParentInLaterMod: the child's parent name exists only in a
 // mod loaded after the child's, and the two sides differ only in that
-// parent. The game does not look there, so the child loads the same on
-// both sides: diff must not name it as changed. The parent could still be
-// in an unscanned mod loaded before (Core, a DLC), so the answer is "no
-// difference, not everything compared" (exit 3).
+// parent. The game does not look there and loads the child as written, the
+// same on both sides: diff answers "the same" (exit 0), naming no
+// difference and no def as not compared, and warns about the parent.
 func TestDefsDiffParentInLaterMod(t *testing.T) {
 	a, b := filepath.Join(loaderFixtures, "laterparent", "A"), filepath.Join(loaderFixtures, "laterparent", "B")
 	code, out, errOut := runDefs(t, "diff", "--warnings", a, b)
-	if code != 3 {
-		t.Fatalf("exit %d, want 3\n%s\n%s", code, out, errOut)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errOut)
 	}
-	for _, w := range []string{"No difference found", `ThingDef Widget (mod test.child): parent "LaterBase"`} {
-		if !strings.Contains(out, w) {
-			t.Errorf("stdout lacks %q:\n%s", w, out)
+	if !strings.Contains(out, "have the same mods and def databases") {
+		t.Errorf("stdout does not say the same:\n%s", out)
+	}
+	for _, w := range []string{"different content", "not in the scan", "not everything"} {
+		if strings.Contains(out, w) {
+			t.Errorf("stdout says %q:\n%s", w, out)
 		}
-	}
-	if strings.Contains(out, "different content") {
-		t.Errorf("stdout names a difference:\n%s", out)
 	}
 	if !strings.Contains(errOut, `parent "LaterBase" is only in mod test.parent (Defs/Base.xml:2), loaded after this one`) {
 		t.Errorf("stderr lacks the warning:\n%s", errOut)
+	}
+}
+
+// TestDefsDiffParentTheGameDoesNotUse runs "defs diff" on content and on
+// exported manifests whose child's parent is one the game does not use:
+// only in a later mod, or with a MayRequire that is not met. The sides
+// differ only in that parent, so the answer is "the same" (exit 0); it is
+// "undecided" (exit 3) only where it turns on a mod not declared (Royalty,
+// with different parents on the sides).
+func TestDefsDiffParentTheGameDoesNotUse(t *testing.T) {
+	later := func(side string) string { return filepath.Join(loaderFixtures, "laterparent", side) }
+	gated := func(side string) string { return filepath.Join(loaderFixtures, "gatedparent", side, "mod") }
+	dir := t.TempDir()
+	export := func(name string, args ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, name+".json")
+		if code, _, errOut := runDefs(t, append(append([]string{"export"}, args...), "-o", out)...); code != 0 {
+			t.Fatalf("export %s: exit %d\n%s", name, code, errOut)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"later-mod parent, content", []string{later("A"), later("B")}, 0},
+		{"later-mod parent, manifests", []string{export("later-A", later("A")), export("later-B", later("B"))}, 0},
+		{"parent's MayRequire not met, content", []string{"--active", "none", gated("A"), gated("B")}, 0},
+		{"parent's MayRequire not met, manifests", []string{export("gated-A", "--active", "none", gated("A")), export("gated-B", "--active", "none", gated("B"))}, 0},
+		{"parent's MayRequire undeclared, same sides", []string{gated("A"), gated("A")}, 0},
+		{"parent's MayRequire undeclared, different parents", []string{gated("A"), gated("B")}, 3},
+		{"parent's MayRequire met, different parents", []string{"--active", "Ludeon.RimWorld.Royalty", gated("A"), gated("B")}, 1},
+	} {
+		code, out, errOut := runDefs(t, append([]string{"diff"}, c.args...)...)
+		if code != c.want {
+			t.Errorf("%s: exit %d, want %d\n%s\n%s", c.name, code, c.want, out, errOut)
+		}
 	}
 }
 

@@ -70,32 +70,70 @@ func desyncsDir(c *cli.Context) (string, error) {
 	return filepath.Join(d, desync.DirName), nil
 }
 
+// desyncsConfigFlag is --config of desyncs list and show: the config file
+// serve reads, for its data folder.
+func desyncsConfigFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:    "config",
+		EnvVars: []string{configEnv},
+		Usage:   "the TOML `FILE` host serve reads (--config): its data-dir says where the reports are, unless --data-dir or " + dataDirEnv + " does",
+	}
+}
+
+// dataDirFromConfig is the Before hook of desyncs list and show: when
+// neither --data-dir nor LOCKHOST_DATA names the data folder, the config
+// file's data-dir does, as it does for serve. Only that key is read: the
+// file's other keys are serve's.
+func dataDirFromConfig(c *cli.Context) error {
+	path := c.String("config")
+	if path == "" || c.String("data-dir") != "" {
+		return nil
+	}
+	b, doc, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	v, ok := doc["data-dir"]
+	if !ok {
+		return nil
+	}
+	d, ok := v.(string)
+	if !ok {
+		return cliutil.Usagef("%s: data-dir must be a string, not %s", where(path, keyLines(b)["data-dir"]), describe(v))
+	}
+	return c.Set("data-dir", d)
+}
+
 // desyncsCommand is "host desyncs": list and show desync reports.
 func desyncsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "desyncs",
 		Usage: "list and show the desync reports the host wrote",
 		Description: "Each time a player's state hash differs from the host's, the host writes a report to the\n" +
-			"desyncs folder of its data folder (--data-dir): who, which tick, which maps and parts\n" +
-			"differ, what the host did, and the commands that led up to it. The newest " + strconv.Itoa(desync.Keep) + " are kept.",
+			"desyncs folder of its data folder (--data-dir, or data-dir in the --config file): who, which\n" +
+			"tick, which maps and parts differ, what the host did, and the commands that led up to it.\n" +
+			"The newest " + strconv.Itoa(desync.Keep) + " are kept.",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "list",
 				Usage:     "list the desync reports, oldest first",
-				UsageText: "host desyncs list [--data-dir DIR]",
-				Flags:     []cli.Flag{dataDirFlag()},
+				UsageText: "host desyncs list [--data-dir DIR | --config FILE]",
+				Flags:     []cli.Flag{dataDirFlag(), desyncsConfigFlag()},
+				Before:    dataDirFromConfig,
 				Action:    desyncsList,
 			},
 			{
 				Name:  "show",
 				Usage: "show one desync report",
-				UsageText: "host desyncs show [--data-dir DIR] [--all] REPORT\n\n" +
+				UsageText: "host desyncs show [--data-dir DIR | --config FILE] [--all] REPORT\n\n" +
 					"REPORT is a report file, a file name in the desyncs folder, a number from 'host desyncs list'\n" +
 					"(1 is the oldest) or \"last\".",
 				Flags: []cli.Flag{
 					dataDirFlag(),
+					desyncsConfigFlag(),
 					&cli.BoolFlag{Name: "all", Usage: fmt.Sprintf("print every command of the window, not only the last %d", maxShownCommands)},
 				},
+				Before: dataDirFromConfig,
 				Action: desyncsShow,
 			},
 		},

@@ -255,3 +255,43 @@ func TestDesyncsShowEscapesControlCharacters(t *testing.T) {
 	_, out, _ := runDesyncsCLI(t, "desyncs", "show", "--data-dir", data, "last")
 	wantInOutput(t, "show", out, `colony\x1b[2J`, `rows\x0d\x9b31m`)
 }
+
+// TestDesyncsDataDirFromConfig: with the config file serve reads (by
+// LOCKHOST_CONFIG or --config), the desyncs commands look in its
+// data-dir, whatever serve's other keys it holds; --data-dir and
+// LOCKHOST_DATA win over it, as they do for serve.
+func TestDesyncsDataDirFromConfig(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the default data folder, empty
+	t.Setenv("LOCKHOST_DATA", "")
+	os.Unsetenv("LOCKHOST_DATA")
+	data := t.TempDir()
+	writeDesyncReports(t, data, 3)
+	file := filepath.Join(t.TempDir(), "host.toml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf("tick-rate = 30\ndata-dir = %q\nmax-players = 4\n", data)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(configEnv, file)
+	if code, out, errOut := runDesyncsCLI(t, "desyncs", "list"); code != 0 || !strings.Contains(out, "Alice") {
+		t.Fatalf("%s from the environment: exit %d\n%s%s", configEnv, code, out, errOut)
+	}
+	if code, out, errOut := runDesyncsCLI(t, "desyncs", "show", "last"); code != 0 || !strings.Contains(out, "Bob") {
+		t.Fatalf("show: exit %d\n%s%s", code, out, errOut)
+	}
+	os.Unsetenv(configEnv)
+	if code, out, errOut := runDesyncsCLI(t, "desyncs", "list", "--config", file); code != 0 || !strings.Contains(out, "Alice") {
+		t.Fatalf("--config: exit %d\n%s%s", code, out, errOut)
+	}
+	other := t.TempDir()
+	if code, out, _ := runDesyncsCLI(t, "desyncs", "list", "--config", file, "--data-dir", other); code != 0 || !strings.Contains(out, "No desync reports in "+other) {
+		t.Fatalf("--data-dir over the file: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("tick-rate = 30\ndata-dir = 7\n"), 0o600)
+	if code, _, errOut := runDesyncsCLI(t, "desyncs", "list", "--config", bad); code != cliutil.ExitUsage || !strings.Contains(errOut, "line 2: data-dir must be a string") {
+		t.Fatalf("a data-dir that is no string: exit %d, %s", code, errOut)
+	}
+	t.Setenv("LOCKHOST_DATA", other)
+	if code, out, _ := runDesyncsCLI(t, "desyncs", "list", "--config", file); code != 0 || !strings.Contains(out, "No desync reports in "+other) {
+		t.Fatalf("LOCKHOST_DATA over the file: exit %d\n%s", code, out)
+	}
+}

@@ -9,6 +9,11 @@ import (
 	"github.com/lockhost/lockhost/transport/lan"
 )
 
+// discoveryPortEnv sets --discovery-port from the environment; the tests
+// set it to -1 so that no host of theirs answers a player's join
+// discover on the real port.
+const discoveryPortEnv = "LOCKHOST_DISCOVERY_PORT"
+
 // openDiscovery opens the LAN discovery port for a host listening on
 // game, on the interfaces that address serves (loopback only for a
 // loopback address), or nothing with port 0. A port that cannot be opened

@@ -47,7 +47,7 @@ func newApp() *cli.App {
 		Usage: "host a lockstep co-op session",
 		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
 			"same deterministic world; only commands travel once a player has joined.",
-		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), defscli.Command()},
+		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), replayCommand(), defscli.Command()},
 	}
 	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
@@ -308,8 +308,7 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log, OriginPatterns: s.c.StringSlice("http-origin")})
 	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus(),
 		PortMapping: s.portMappingView})
-	s.log.Info("players may join over WebSocket", "url", "ws://"+webLn.Addr().String()+ws.Path)
-	s.log.Info("players may join from a browser", "url", "http://"+webLn.Addr().String()+play.Path)
+	logJoinURLs(s.log, webLn.Addr(), machineInterfaces())
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
 	return done, players, nil
 }
@@ -390,6 +389,9 @@ func hostConfig(c *cli.Context, content func() host.Content, log *slog.Logger) (
 	cfg.Admission.BanFile = filepath.Join(data, host.BansFileName)
 	cfg.Limits.CommandBurst = max(1, int(2*cfg.Limits.CommandRate))
 	cfg.Desync.Dir = filepath.Join(data, desync.DirName)
+	if err := recordConfig(c, data, &cfg); err != nil {
+		return host.Config{}, err
+	}
 	if c.Bool("relay") && !c.IsSet("game-name") {
 		cfg.GameName = host.DefaultConfig().Relay.GameName // a relay host serves any game
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/operator/play"
 	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/tlsid"
@@ -65,8 +66,9 @@ func planPortMapping(value, listen string, agones bool, eligible func(string) (b
 type portMapping struct {
 	port   uint16
 	udp    bool
-	local  string // the host's address in words, for the advice
-	fp     string // the TLS fingerprint friends pin, if any
+	local  string   // the host's address in words, for the advice
+	fp     string   // the TLS fingerprint friends pin, if any
+	web    net.Addr // the --http listener, if any: not mapped
 	log    *slog.Logger
 	method portmap.Method
 
@@ -98,6 +100,9 @@ func (s *serving) startPortMapping(ctx context.Context, addr net.Addr) *portMapp
 		status: portmap.Status{State: portmap.Searching}, done: make(chan struct{})}
 	if t := s.cfg.Admission.TLS; t != nil && len(t.Certificates) > 0 {
 		pm.fp = tlsid.Fingerprint(t.Certificates[0])
+	}
+	if s.pre.web != nil {
+		pm.web = s.pre.web.Addr()
 	}
 	if !ta.IP.IsUnspecified() {
 		pm.local = ta.IP.String()
@@ -140,6 +145,26 @@ func (pm *portMapping) run(ctx context.Context) {
 		"udp", st.UDP, "lease", st.Lease, "join", line)
 	fmt.Fprintf(os.Stderr, "the router (%s) forwards %s to this host; a friend on the internet joins with:\n  %s\n",
 		st.Method, st.External, line)
+	if hint := browserHint(st.External, pm.web); hint != "" {
+		fmt.Fprintln(os.Stderr, hint)
+	}
+}
+
+// browserHint is what to do so a friend on the internet plays in a
+// browser, once the router forwards the game port to ext: the --http
+// listener is not mapped (it serves the status page and metrics
+// too, which the operator opens to the internet, not the host), so its
+// port must be forwarded by hand. "" without a listener other machines
+// reach.
+func browserHint(ext netip.AddrPort, listener net.Addr) string {
+	ta, ok := listener.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() {
+		return ""
+	}
+	p := strconv.Itoa(ta.Port)
+	return "for a browser on the internet, forward TCP port " + p + " (--http) to this host too, then send " +
+		"http://" + netip.AddrPortFrom(ext.Addr(), uint16(ta.Port)).String() + play.Path + "; the router is not asked for it, " +
+		"as it also serves the status page and metrics (" + web.TokenEnv + " guards them)"
 }
 
 // joinLine is what a friend types to join ext: join EXT, and with TLS the

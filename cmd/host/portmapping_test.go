@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/operator/web"
 	"github.com/lockhost/lockhost/status"
 	"github.com/lockhost/lockhost/transport/portmap"
 )
@@ -58,5 +61,36 @@ func TestMappingStatesReachTheStatusQuery(t *testing.T) {
 		if m := status.ParseMapping(st.String()); m == status.MappingUnknown || m.String() != st.String() {
 			t.Errorf("mapping state %q is %v in the status reply", st, m)
 		}
+	}
+}
+
+// TestNoPortMappingSaysOff: a host that asks no router (--port-mapping
+// off, or a listen address no router serves) says so in the status
+// query's version 2 reply: mapping 1, off, never 0, unknown (section
+// 13.1), and no external address.
+func TestNoPortMappingSaysOff(t *testing.T) {
+	if got := (&serving{}).reach(); got != (status.Reach{Mapping: status.MappingOff}) {
+		t.Errorf("without a port mapping the reply says %+v; want off and no address", got)
+	}
+}
+
+// TestBrowserHint: once the router forwards the game port, a host whose
+// --http listener other machines reach says how a friend on the internet
+// plays in a browser: that port is not mapped, so it is forwarded by
+// hand, and the address to send is the mapped one. A loopback listener,
+// or none, gets no hint.
+func TestBrowserHint(t *testing.T) {
+	ext := netip.MustParseAddrPort("203.0.113.7:30502")
+	hint := browserHint(ext, &net.TCPAddr{IP: net.IPv6unspecified, Port: 8080})
+	for _, want := range []string{"forward TCP port 8080 (--http)", "send http://203.0.113.7:8080/play", web.TokenEnv} {
+		if !strings.Contains(hint, want) {
+			t.Errorf("hint %q lacks %q", hint, want)
+		}
+	}
+	if h := browserHint(ext, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}); h != "" {
+		t.Errorf("loopback listener: hint %q, want none", h)
+	}
+	if h := browserHint(ext, nil); h != "" {
+		t.Errorf("no listener: hint %q, want none", h)
 	}
 }

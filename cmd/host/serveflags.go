@@ -23,7 +23,7 @@ func serveFlags() []cli.Flag {
 		configFlag(),
 		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
 		portMappingFlag(),
-		&cli.IntFlag{Name: "discovery-port", Value: lan.Port, Usage: "answer LAN discovery (join discover) on this UDP `PORT`, on the interfaces --listen serves"},
+		&cli.IntFlag{Name: "discovery-port", Value: lan.Port, EnvVars: []string{discoveryPortEnv}, Usage: "answer LAN discovery (join discover) on this UDP `PORT`, on the interfaces --listen serves"},
 		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus), /healthz, /ws (players over WebSocket, admitted like those on the game port) and /play (the browser player) on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
 		&cli.StringFlag{Name: "http-token-file", Usage: "with --http: ask for the token on the first line of `FILE` on every route but /healthz (or set " + web.TokenEnv + "); a browser asks for it as a password, a scraper sends it as a bearer token"},
 		&cli.StringSliceFlag{Name: "http-origin", Usage: "with --http: let pages from this origin `PATTERN` open /ws too (repeatable; a pattern of the origin's host:port such as 127.0.0.1:* or example.com, or scheme://host); by default only the host's own pages may, and a client that is not a browser is not checked"},
@@ -67,6 +67,7 @@ func serveFlags() []cli.Flag {
 	flags = append(flags, relayDefsFlags()...)
 	flags = append(flags, adminFlags()...)
 	flags = append(flags, agonesFlags()...)
+	flags = append(flags, recordFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)

@@ -35,9 +35,11 @@ var (
 
 // TestMain removes the host hostBinary built, if it built one. Every
 // host the tests run, in this process or as a child, maps no port: no test
-// asks a real router (portMappingEnv).
+// asks a real router (portMappingEnv); and answers no LAN discovery, so
+// no player's join discover lists it (discoveryPortEnv).
 func TestMain(m *testing.M) {
 	os.Setenv(portMappingEnv, "off")
+	os.Setenv(discoveryPortEnv, "-1")
 	code := m.Run()
 	if slipBinDir != "" {
 		os.RemoveAll(slipBinDir)

@@ -44,7 +44,7 @@ func discover(c *cli.Context) error {
 	}
 	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	found, err := discoverHosts(c)
 	if err != nil {
@@ -73,7 +73,12 @@ func discoverHosts(c *cli.Context) ([]lan.Found, error) {
 		}
 		opts.Interfaces = ifaces
 	}
-	return lan.Discover(c.Context, opts)
+	found, err := lan.Discover(c.Context, opts)
+	if err != nil {
+		// No socket to probe from, or no probe sent: the network.
+		return nil, &noAnswer{addr: "the local network", err: err}
+	}
+	return found, nil
 }
 
 // foundLine is a found host as join discover prints it.
@@ -149,5 +154,8 @@ func pickByName(found []lan.Found, name string) (lan.Found, error) {
 	for i, m := range matches {
 		addrs[i] = m.Addr.String()
 	}
-	return lan.Found{}, cliutil.Usagef("%d hosts named %q answered, at %s: join one by its address", len(matches), name, strings.Join(addrs, ", "))
+	// Not a mistake in the command line --help would explain: the
+	// sentence says what to do.
+	return lan.Found{}, cannotStart(fmt.Errorf("%d hosts named %q answered, at %s: join one by its address",
+		len(matches), name, strings.Join(addrs, ", ")))
 }

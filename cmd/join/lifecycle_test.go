@@ -150,7 +150,9 @@ func lastLine(s string) string {
 // or the download is a leave: the tool exits 130 with one sentence naming
 // the phase, and the host logs a leave (a player left, or a client that
 // left before admission), never a drop or a refusal. A relay that delays
-// every piece holds the join in each phase long enough to stop it there.
+// every piece holds the join in the handshake long enough to stop it
+// there; the download phase begins with the world's first chunk, and a
+// world of 4 maps sent at 24 KiB/s lasts seconds after it.
 func TestBinaryStopBeforeReady(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("sends SIGINT")
@@ -158,12 +160,13 @@ func TestBinaryStopBeforeReady(t *testing.T) {
 	joinBin, hostBin := buildTools(t)
 	for _, tc := range []struct {
 		phase, hostLine string
+		world           []string
 	}{
-		{"handshake", `msg="client left before admission"`},
-		{"download", `msg="player left"`},
+		{"handshake", `msg="client left before admission"`, []string{"--maps", "1", "--map-size", "64"}},
+		{"download", `msg="player left"`, []string{"--maps", "4", "--map-size", "250", "--max-upload-rate", "24KiB"}},
 	} {
 		t.Run(tc.phase, func(t *testing.T) {
-			h := startHostProc(t, hostBin, "127.0.0.1:0", "--maps", "1", "--map-size", "64", "--data-dir", t.TempDir())
+			h := startHostProc(t, hostBin, "127.0.0.1:0", append(tc.world, "--data-dir", t.TempDir())...)
 			r := testkit.StartRelay(t, h.addr)
 			r.SetDelay(700 * time.Millisecond) // a round trip of 1.4 s: each phase lasts at least that
 			j := startJoinProc(t, joinBin, r.Addr(), "--name", "Quitter", "--no-input")

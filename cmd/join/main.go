@@ -33,8 +33,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Where the tool writes; variables so tests can capture them.
+// Where the tool reads and writes; variables so tests can stand in.
 var (
+	stdin  io.Reader = os.Stdin
 	stdout io.Writer = os.Stdout
 	stderr io.Writer = os.Stderr
 )
@@ -45,9 +46,12 @@ func main() {
 }
 
 // classify maps join errors to exit codes: 3 when the host refused or
-// ended the session, 4 for network failures, timeouts and reconnecting
-// given up. A join stopped before WorldReady carries its own code
-// (stoppedError).
+// ended the session, 4 for network failures (a WebSocket upgrade the
+// host answered busy, 503, after the tries its Retry-After allowed, or
+// answered with another status), timeouts and reconnecting given up,
+// and 1 for anything else (a bug, or this machine failing). A join that
+// cannot start as asked (startError) or was stopped before WorldReady
+// (stoppedError) carries its own code.
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
@@ -57,7 +61,8 @@ func classify(err error) int {
 	var na *noAnswer
 	var tm *tlsMismatch
 	var gu *join.GaveUpError
-	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) {
+	var se *ws.StatusError
+	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) || errors.As(err, &se) {
 		return cliutil.ExitNetwork
 	}
 	var ne net.Error
@@ -108,11 +113,14 @@ func newApp() *cli.App {
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
-			"printing notices until Ctrl-C. Commands typed on standard input play (type help; for\n"+
-			"example 'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones.\n\n"+
-			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 2 usage error,\n"+
-			"3 refused or ended by the host, 4 network failure, timeout or reconnecting given up,\n"+
-			"130 stopped (Ctrl-C) before WorldReady: the host is told, and counts a leave.", wire.DefaultPort),
+			"printing notices. Commands typed on standard input play (type help; for example\n"+
+			"'speed 2' or 'spawn Steel 0 10 12 25'); --bot RATE sends random valid ones. quit, the end\n"+
+			"of standard input (Ctrl-D, a script's end) or Ctrl-C leaves; with --no-input, Ctrl-C.\n\n"+
+			"Exit codes: 0 success (Ctrl-C after WorldReady leaves and exits 0), 1 any other failure\n"+
+			"(a bug, or this machine failing), 2 usage error or a join that cannot start as asked\n"+
+			"(content that does not load), 3 refused or ended by the host, 4 network failure, host\n"+
+			"busy, timeout or reconnecting given up, 130 stopped (Ctrl-C) before WorldReady: the host\n"+
+			"is told, and counts a leave.", wire.DefaultPort),
 		Flags:    flags,
 		Action:   run,
 		Commands: []*cli.Command{discoverCommand(), pingCommand(), defscli.Command()},
@@ -176,7 +184,7 @@ func run(c *cli.Context) error {
 	}
 	bundle, err := contentcli.Load(c, log, slog.LevelDebug)
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	if err := checkNumbers(c, "join"); err != nil {
 		return err
@@ -198,12 +206,12 @@ func run(c *cli.Context) error {
 	}
 	prof, err := openMemProfile(c.String("debug-memprofile"))
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	defer prof.close()
 	cpu, err := startCPUProfile(c.String("debug-cpuprofile"))
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	defer cpu.stop()
 	target, tlsCfg, learned, known, err := targetTLS(c)
@@ -227,7 +235,7 @@ func run(c *cli.Context) error {
 	sess, err := firstJoin(ctx, rc)
 	bar.clear()
 	if err != nil {
-		return explain(err, bundle)
+		return explain(err, bundle, passwordFrom(c))
 	}
 	pin(cfg.Addr, learned, known)
 	if err := cpu.stop(); err != nil {
@@ -276,10 +284,11 @@ func reconnectWindow(c *cli.Context) (time.Duration, error) {
 }
 
 // dialFor is how to reach the host named addr: through WebSocket for a
-// ws:// or wss:// URL, else over TCP (nil).
+// ws:// or wss:// URL, asking again while the host answers busy (503)
+// within the connect's time, else over TCP (nil).
 func dialFor(addr string) func(context.Context, string) (net.Conn, error) {
 	if ws.IsURL(addr) {
-		return ws.Dial
+		return ws.DialRetry
 	}
 	return nil
 }
@@ -361,15 +370,21 @@ func play(ctx context.Context, c *cli.Context, rc *join.Reconnector, sess *join.
 	cur.set(sess)
 	info := sess.Info()
 	typed.me.Store(info.PlayerID)
-	playCtx, stopPlay := context.WithCancel(ctx)
-	defer stopPlay()
+	// The end of standard input (Ctrl-D, a script's last line) or quit
+	// leaves as Ctrl-C does.
+	playCtx, leave := context.WithCancel(ctx)
+	defer leave()
 	if !c.Bool("no-input") {
-		fmt.Fprintln(stderr, "type commands on standard input (help lists them); Ctrl-C leaves")
-		go readCommands(playCtx, os.Stdin, cur, typed)
+		fmt.Fprintln(stderr, "type commands on standard input (help lists them); quit, Ctrl-D or Ctrl-C leaves")
+		go func() {
+			if readCommands(playCtx, stdin, cur, typed) {
+				leave()
+			}
+		}()
 	}
 	go runBot(playCtx, cur, c.Float64("bot"), uint64(info.PlayerID))
-	if err := stay(ctx, cur, rc); err != nil {
-		return explain(err, bundle)
+	if err := stay(playCtx, cur, rc); err != nil {
+		return explain(err, bundle, passwordFrom(c))
 	}
 	fmt.Fprintln(stdout, "left the session")
 	return nil
@@ -419,7 +434,7 @@ func clientTLS(c *cli.Context, addr string) (*tls.Config, func() (string, bool),
 	if path == "" {
 		p, err := tlsid.DefaultKnownHostsPath()
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("known hosts file: %w", err)
+			return nil, nil, nil, cannotStart(fmt.Errorf("known hosts file: %w", err))
 		}
 		path = p
 	}
@@ -428,8 +443,9 @@ func clientTLS(c *cli.Context, addr string) (*tls.Config, func() (string, bool),
 	return cfg, learned, known, nil
 }
 
-// explain turns a join error into the one sentence a user sees.
-func explain(err error, bundle *gamecontent.Bundle) error {
+// explain turns a join error into the one sentence a user sees;
+// password says where the join's password came from (passwordFrom).
+func explain(err error, bundle *gamecontent.Bundle, password string) error {
 	var me *tlsid.MismatchError
 	if errors.As(err, &me) {
 		return fmt.Errorf("WARNING: %w", me) // the whole warning, both fingerprints, nothing else
@@ -439,7 +455,7 @@ func explain(err error, bundle *gamecontent.Bundle) error {
 		if re.Reason == wire.ReasonDefs {
 			printDefsDetail(re, bundle)
 		}
-		return &refusal{re: re}
+		return &refusal{re: re, password: password}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -448,12 +464,65 @@ func explain(err error, bundle *gamecontent.Bundle) error {
 	return err
 }
 
-// refusal is a host's refusal as the user reads it; it keeps the
-// RejectedError for the exit code.
-type refusal struct{ re *join.RejectedError }
+// startError is a failure before anything is dialled that is not a
+// mistake in the command line: content that does not load (a mod
+// without its base), a file that cannot be opened. Like a usage error it
+// exits 2, without the pointer to --help (the call was right).
+type startError struct{ err error }
+
+// cannotStart marks err as a join that cannot start as asked.
+func cannotStart(err error) error { return &startError{err: err} }
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+// ExitCode makes a join that cannot start exit with the usage code.
+func (e *startError) ExitCode() int { return cliutil.ExitUsage }
+
+// passwordFrom says where the join's password comes from, as a refusal
+// names it: the password file, the environment variable, or "" for none
+// (the order cliutil.Password reads them in).
+func passwordFrom(c *cli.Context) string {
+	if f := c.String("password-file"); f != "" {
+		return "the password file " + f
+	}
+	if os.Getenv(cliutil.PasswordEnv) != "" {
+		return cliutil.PasswordEnv
+	}
+	return ""
+}
+
+// refusal is a host's refusal as the user reads it, with what to do
+// about it; it keeps the RejectedError for the exit code.
+type refusal struct {
+	re       *join.RejectedError
+	password string // where the password came from (passwordFrom)
+}
 
 func (r *refusal) Error() string {
-	return fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+	msg := fmt.Sprintf("refused by the host (%s): %s", r.re.Reason, r.re.Error())
+	if a := r.advice(); a != "" {
+		msg += " " + a
+	}
+	return msg
+}
+
+// advice says how to get past a refusal that the joiner's own options
+// cause, or "" when none of them would help.
+func (r *refusal) advice() string {
+	switch r.re.Reason {
+	case wire.ReasonBadPassword:
+		if r.password == "" {
+			return "This host asks for a password: put it on the first line of a file and add --password-file FILE, or set " +
+				cliutil.PasswordEnv + "."
+		}
+		return "The password from " + r.password + " is not the host's: ask the host for it."
+	case wire.ReasonDefs:
+		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs)."
+	case wire.ReasonUsernameLength, wire.ReasonUsernameChars, wire.ReasonUsernameAlreadyOnline:
+		return "Choose another name with --name."
+	}
+	return ""
 }
 
 func (r *refusal) Unwrap() error { return r.re }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +17,7 @@ import (
 	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/testing/hosttest"
+	"github.com/lockhost/lockhost/testing/testkit"
 )
 
 // serveBundle hosts a small world of b on loopback for the test's life.
@@ -79,7 +83,7 @@ func TestJoinExitCodes(t *testing.T) {
 		{"no host", []string{"--name", "Alice"}, cliutil.ExitUsage, "", "give the host"},
 		{"no name", []string{addr}, cliutil.ExitUsage, "", "--name"},
 		{"unknown flag", []string{addr, "--nmae", "x"}, cliutil.ExitUsage, "", "nmae"},
-		{"bad name", []string{addr, "--name", "A b", "-q"}, cliutil.ExitRejected, "", "UsernameChars"},
+		{"bad name", []string{addr, "--name", "A b", "-q"}, cliutil.ExitRejected, "", "UsernameChars): Usernames may only contain letters, digits and underscores. Choose another name with --name."},
 		{"nobody listening", []string{closedAddr, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "connect"},
 		{"zero timeout", []string{addr, "--name", "Alice", "--timeout", "0s", "-q"}, cliutil.ExitUsage, "", "--timeout 0s is refused"},
 		{"zero download cap", []string{addr, "--name", "Alice", "--max-download-mib", "0", "-q"}, cliutil.ExitUsage, "", "--max-download-mib 0 is refused"},
@@ -110,13 +114,22 @@ func TestJoinPasswordAndSpectate(t *testing.T) {
 	badFile := filepath.Join(t.TempDir(), "bad")
 	os.WriteFile(badFile, []byte("wrong horse\n"), 0o600)
 
+	// A refusal for the password says how to give one, or where the
+	// wrong one came from.
 	t.Setenv(cliutil.PasswordEnv, "")
 	if code, _, errOut := runJoin(t, addr, "--name", "NoPw", "-q", "--exit-after-ready"); code != cliutil.ExitRejected ||
-		!strings.Contains(errOut, "BadPassword") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		!strings.Contains(errOut, "BadPassword") || !strings.Contains(errOut, "--password-file FILE, or set "+cliutil.PasswordEnv) ||
+		strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Fatalf("no password: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runJoin(t, addr, "--name", "BadPw", "-q", "--exit-after-ready", "--password-file", badFile); code != cliutil.ExitRejected {
+	if code, _, errOut := runJoin(t, addr, "--name", "BadPw", "-q", "--exit-after-ready", "--password-file", badFile); code != cliutil.ExitRejected ||
+		!strings.Contains(errOut, "The password from the password file "+badFile+" is not the host's") {
 		t.Fatalf("wrong password: exit %d, %q", code, errOut)
+	}
+	t.Setenv(cliutil.PasswordEnv, "wrong horse")
+	if code, _, errOut := runJoin(t, addr, "--name", "EnvBadPw", "-q", "--exit-after-ready"); code != cliutil.ExitRejected ||
+		!strings.Contains(errOut, "The password from "+cliutil.PasswordEnv+" is not the host's") {
+		t.Fatalf("wrong password from the environment: exit %d, %q", code, errOut)
 	}
 	if code, out, errOut := runJoin(t, addr, "--name", "FilePw", "-q", "--exit-after-ready", "--password-file", pwFile); code != 0 || !strings.Contains(out, "WorldReady") {
 		t.Fatalf("password file: exit %d, %q %q", code, out, errOut)
@@ -127,9 +140,32 @@ func TestJoinPasswordAndSpectate(t *testing.T) {
 	}
 }
 
+// TestRefusalIsNotADownload: a join the host refuses at the username
+// (a wrong password, a bad name) shows the handshake and no download
+// step, as nothing was downloaded; an admitted join shows its download.
+func TestRefusalIsNotADownload(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b, func(c *host.Config) { c.Admission.Password = []byte("correct horse") })
+	t.Setenv(cliutil.PasswordEnv, "")
+	for _, name := range []string{"NoPw", "A b"} {
+		code, _, errOut := runJoin(t, addr, "--name", name, "--exit-after-ready")
+		if code != cliutil.ExitRejected || !strings.Contains(errOut, "handshake...\n") || strings.Contains(errOut, "download") {
+			t.Errorf("refused %q: exit %d, stderr:\n%s", name, code, errOut)
+		}
+	}
+	t.Setenv(cliutil.PasswordEnv, "correct horse")
+	if code, _, errOut := runJoin(t, addr, "--name", "Alice", "--exit-after-ready"); code != 0 || !strings.Contains(errOut, "handshake...\ndownload...\n") {
+		t.Errorf("admitted: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
 // TestJoinDifferentContentPrintsExactDiff hosts content in which one def
 // value differs from the embedded default, and checks the join tool names
-// that def, its type and its mod, and exits 3.
+// that def, its type and its mod, says how to load other content, and
+// exits 3.
 func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "Core")
 	if err := os.CopyFS(dir, colony.DefaultContentFS()); err != nil {
@@ -156,7 +192,7 @@ func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 	if code != cliutil.ExitRejected {
 		t.Fatalf("exit %d, want 3\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	for _, want := range []string{"RawRice", "ThingDef", "lockhost.core", "Defs"} {
+	for _, want := range []string{"RawRice", "ThingDef", "lockhost.core", "Defs", "with --content DIR, once per mod"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("report does not mention %q:\n%s", want, errOut)
 		}
@@ -165,4 +201,42 @@ func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 		t.Errorf("report names an unchanged def:\n%s", errOut)
 	}
 	t.Logf("join output:\n%s", errOut)
+}
+
+// runJoinInput is runJoin with in as standard input.
+func runJoinInput(t *testing.T, in io.Reader, args ...string) (int, string, string) {
+	t.Helper()
+	stdin = in
+	defer func() { stdin = os.Stdin }()
+	return runJoin(t, args...)
+}
+
+// TestJoinLeavesWhenInputEnds: the join tool leaves the session cleanly
+// and exits 0 at the end of its input (a piped script, Ctrl-D) and on
+// quit or /quit with the input still open; help lists quit. The host
+// counts leaves, not drops.
+func TestJoinLeavesWhenInputEnds(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, srv := serveBundleServer(t, b)
+	code, out, errOut := runJoinInput(t, strings.NewReader("help\nplayers\n"), addr, "--name", "Piped", "-q")
+	if code != cliutil.ExitOK || !strings.Contains(out, "\n  quit ") || !strings.Contains(out, "1 in the session:") ||
+		!strings.HasSuffix(out, "left the session\n") || !strings.Contains(errOut, "end of standard input: leaving") {
+		t.Fatalf("piped input: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for i, word := range []string{"quit", "/quit"} {
+		r, w := io.Pipe()
+		defer w.Close() // the input stays open: quit alone leaves
+		go fmt.Fprintf(w, "players\n%s\n", word)
+		code, out, errOut := runJoinInput(t, r, addr, "--name", "Quitter"+strconv.Itoa(i), "-q")
+		if code != cliutil.ExitOK || !strings.HasSuffix(out, "left the session\n") {
+			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", word, code, out, errOut)
+		}
+	}
+	testkit.WaitFor(t, "three leaves", func() bool { return srv.Overview().Stats.Leaves == 3 })
+	if st := srv.Overview().Stats; st.Drops != 0 {
+		t.Fatalf("%d drops, want none", st.Drops)
+	}
 }

@@ -66,7 +66,7 @@ func ping(c *cli.Context) error {
 	addr := hostAddr(c.Args().First())
 	bundle, err := contentcli.FromFlags(c)
 	if err != nil {
-		return err
+		return cannotStart(err)
 	}
 	if err := checkNumbers(c, "ping"); err != nil {
 		return err

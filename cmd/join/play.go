@@ -20,15 +20,29 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
+// help is the join tool's help for what it reads on standard input: the
+// game's commands and queries, and how to leave.
+const help = colonycmd.Help + `
+  quit                          leave the session (so does the end of input: Ctrl-D, a script's end)`
+
 // readCommands plays the lines typed on in until it ends or ctx is done:
 // commands go to the host (and their effect is printed when they apply,
 // see typedLog), queries are answered here, anything else is chat.
-// Mistakes are reported and reading goes on.
-func readCommands(ctx context.Context, in io.Reader, cur *current, typed *typedLog) {
+// Mistakes are reported and reading goes on. It reports whether the user
+// is done: the input ended or said quit (or /quit, as in chat programs).
+// A read error is not the user's leave: it is said, and the session goes
+// on without input.
+func readCommands(ctx context.Context, in io.Reader, cur *current, typed *typedLog) (done bool) {
 	sc := bufio.NewScanner(in)
-	for sc.Scan() && ctx.Err() == nil {
+	for sc.Scan() {
+		if ctx.Err() != nil {
+			return false
+		}
 		sess := cur.get()
 		line := strings.TrimSpace(sc.Text())
+		if line == "quit" || line == "/quit" {
+			return true
+		}
 		cmd, err := colonycmd.Parse(line)
 		switch {
 		case errors.Is(err, colonycmd.ErrNotCommand):
@@ -49,6 +63,15 @@ func readCommands(ctx context.Context, in io.Reader, cur *current, typed *typedL
 			query(sess, line)
 		}
 	}
+	if ctx.Err() != nil {
+		return false
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(stderr, "standard input: %v; no more commands are read (Ctrl-C leaves)\n", err)
+		return false
+	}
+	fmt.Fprintln(stderr, "end of standard input: leaving (--no-input stays without reading it)")
+	return true
 }
 
 // chat sends a chat line, saying why when it cannot.
@@ -68,7 +91,7 @@ func query(sess *join.Session, line string) {
 	f := strings.Fields(line)
 	switch f[0] {
 	case "help":
-		fmt.Fprintln(stdout, colonycmd.Help)
+		fmt.Fprintln(stdout, help)
 	case "say":
 		chat(sess, strings.TrimSpace(strings.TrimPrefix(line, "say")))
 	case "players":

@@ -52,11 +52,15 @@ func (b *progressBar) update(p join.Progress) {
 		return
 	}
 	finished := p.Total > 0 && p.Done >= p.Total
-	if !newPhase && !finished && time.Since(b.last) < 100*time.Millisecond {
+	// A queued report comes only when the place in line changes: each is drawn.
+	if !newPhase && !finished && p.Phase != join.PhaseQueued && time.Since(b.last) < 100*time.Millisecond {
 		return
 	}
 	b.last = time.Now()
 	line := fmt.Sprintf("%-10s", p.Phase)
+	if p.Phase == join.PhaseQueued && p.Done > 0 {
+		line += fmt.Sprintf(" number %d in line for an upload slot", p.Done)
+	}
 	if p.Total > 0 {
 		const width = 30
 		filled := int(min(p.Done, p.Total) * width / p.Total)

@@ -36,6 +36,13 @@ type AgentConfig struct {
 	// Idle is how long the host stays up with no player after its last
 	// player left before it shuts down; 0 or less: never.
 	Idle time.Duration
+	// FirstPlayer is how long the host stays up once Agones has
+	// allocated it (a matchmaker handed it out) with no player having
+	// come: past it, the host shuts down, so an allocation nobody uses (a
+	// relay whose arbiter never arrives, players who never connect) frees
+	// its pod. 0 or less: wait for ever. A Ready host not yet allocated is
+	// never shut down by this: it waits in the Fleet's buffer.
+	FirstPlayer time.Duration
 	// Steps paces the Agent: one look at the session per value received.
 	// Nil: a ticker of DefaultHealthEvery.
 	Steps <-chan time.Time
@@ -50,6 +57,7 @@ type Agent struct {
 	lastAt  time.Time       // the Overview's At at the last health ping
 	players map[string]bool // the players List as the Agent last set it
 	had     bool            // a player has been online
+	alloc   time.Time       // when the Agent first saw the GameServer Allocated with no player yet (zero: not seen)
 	empty   time.Time       // when the host last became empty (zero: not empty)
 	stopped bool            // the idle shutdown was asked for
 	pings   atomic.Int64
@@ -168,6 +176,40 @@ func (a *Agent) step(ctx context.Context, now time.Time) {
 	names := playerNames(o)
 	a.syncPlayers(ctx, names)
 	a.idle(now, len(names))
+	a.unclaimed(ctx, now)
+}
+
+// unclaimed shuts the host down once it has been allocated for
+// cfg.FirstPlayer with no player ever online. Until the first player
+// comes it reads the GameServer's state at each step, since an
+// allocation is made by Agones (a matchmaker's request to the allocator),
+// not by the host.
+func (a *Agent) unclaimed(ctx context.Context, now time.Time) {
+	if a.cfg.FirstPlayer <= 0 || a.had || a.stopped {
+		return
+	}
+	if a.alloc.IsZero() {
+		gs, err := a.cfg.Client.GameServer(ctx)
+		if err != nil {
+			a.log.Warn("agones: reading the game server's state failed", "err", err)
+			return
+		}
+		if gs.Status.State != StateAllocated {
+			return
+		}
+		a.alloc = now
+		a.state.Store(StateAllocated)
+		a.log.Info("agones: allocated, waiting for the first player", "shutdown_in", a.cfg.FirstPlayer)
+	}
+	if now.Sub(a.alloc) < a.cfg.FirstPlayer {
+		return
+	}
+	a.stopped = true
+	a.state.Store(StateShutdown)
+	a.log.Warn("agones: allocated but no player came, shutting the host down", "waited", a.cfg.FirstPlayer)
+	if err := a.cfg.Session.Shutdown("agones", 0); err != nil {
+		a.log.Warn("agones first-player shutdown failed", "err", err)
+	}
 }
 
 // Pings is how many health pings the SDK server took.

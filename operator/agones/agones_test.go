@@ -359,3 +359,61 @@ lockhost_agones_players %d
 		t.Errorf("%d pings series, want 1", n)
 	}
 }
+
+// TestAgentFirstPlayerDeadline shuts down a host that Agones allocated
+// and no player joined within FirstPlayer, reading the allocation from
+// the real SDK server; a host that is Ready but not allocated waits for
+// ever, and one whose first player came in time is left to the idle
+// rule.
+func TestAgentFirstPlayerDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		allocate  bool          // a matchmaker allocates the GameServer
+		joinAfter time.Duration // a player comes this long after (0: never)
+		want      int           // shutdowns after an hour of steps
+	}{
+		{name: "allocated, nobody comes", allocate: true, want: 1},
+		{name: "allocated, a player comes in time", allocate: true, joinAfter: 50 * time.Second, want: 0},
+		{name: "allocated, the player comes too late", allocate: true, joinAfter: 2 * time.Minute, want: 1},
+		{name: "ready, never allocated", want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := sdkClient(t)
+			sess := &fakeSession{}
+			sess.moved()
+			a := NewAgent(AgentConfig{Client: c, Session: sess, FirstPlayer: time.Minute})
+			ctx := context.Background()
+			if err := a.start(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if tc.allocate {
+				// The allocator's doing, not the host's.
+				if err := c.Allocate(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start := time.Unix(3_000_000, 0)
+			var shutAt time.Duration
+			for d := time.Duration(0); d <= time.Hour; d += 10 * time.Second {
+				var players []string
+				if tc.joinAfter > 0 && d >= tc.joinAfter && sess.shutdowns == 0 {
+					players = []string{"ann"}
+				}
+				sess.moved(players...)
+				a.step(ctx, start.Add(d))
+				if sess.shutdowns > 0 && shutAt == 0 {
+					shutAt = d
+				}
+			}
+			if sess.shutdowns != tc.want {
+				t.Fatalf("%d shutdowns, want %d", sess.shutdowns, tc.want)
+			}
+			if tc.want > 0 && (shutAt < time.Minute || shutAt > time.Minute+10*time.Second) {
+				t.Fatalf("shut down %v after the allocation was seen, want at the deadline of 1m", shutAt)
+			}
+			if tc.want > 0 && a.State() != StateShutdown {
+				t.Fatalf("state %q after the shutdown", a.State())
+			}
+		})
+	}
+}

@@ -10,8 +10,8 @@ import (
 const (
 	StateStarting  = "Starting"  // before Ready
 	StateReady     = "Ready"     // Ready, no player has come
-	StateAllocated = "Allocated" // a player came
-	StateShutdown  = "Shutdown"  // the idle shutdown was asked for
+	StateAllocated = "Allocated" // allocated by Agones, or a player came
+	StateShutdown  = "Shutdown"  // the idle or first-player shutdown was asked for
 )
 
 var agentStates = []string{StateStarting, StateReady, StateAllocated, StateShutdown}

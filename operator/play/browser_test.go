@@ -298,3 +298,70 @@ func TestBrowserPassword(t *testing.T) {
 		t.Errorf("the host logs no Pat joined:\n%s", hostLog.String())
 	}
 }
+
+// TestBrowserLeaves: a browser player that navigates away leaves the
+// session, and the session never waits for it: the host logs its leave,
+// not a dropped connection, and the native player is never told the
+// session waits for it (neither while it catches up after its join nor
+// once its page is gone). The same tab, back as a spectator, shows no
+// controls for commands, which a spectator cannot send.
+func TestBrowserLeaves(t *testing.T) {
+	hostBin, joinBin := tools(t)
+	bctx := browser(t)
+	hostLog, game := start(t, hostBin, `msg=hosting addr=(\S+)`,
+		"serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--maps", "2", "--map-size", "96",
+		"--conn-rate", "-1", "--data-dir", t.TempDir())
+	m := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())
+	if m == nil {
+		t.Fatalf("the host logs no /play URL:\n%s", hostLog.String())
+	}
+	base := m[1]
+	nativeLog, _ := start(t, joinBin, `(WorldReady)`, game, "--name", "Native", "--bot", "2", "--no-input", "-q")
+
+	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Browser&bot=2")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Poll(t, ctx, "the browser's WorldReady", `window.lockhostPage && lockhostPage.state().phase === "ready"`, 3*time.Minute)
+	const spawnShown = `document.querySelector("input[name=mode][value=spawn]").offsetParent !== null`
+	if !browsertest.Eval[bool](t, ctx, spawnShown) {
+		t.Errorf("a player's page shows no spawn control")
+	}
+	browsertest.Poll(t, ctx, "frames drawn", `lockhostPage.state().frames > 20`, time.Minute)
+
+	// Away to another page: the host must note a leave, whether it comes
+	// at once or, without one, as a drop after the Idle timeout.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	away := time.Now()
+	gone := regexp.MustCompile(`msg="player (left|dropped)" player=\d+ name=Browser.*`)
+	var how []string
+	for deadline := time.Now().Add(90 * time.Second); how == nil; time.Sleep(100 * time.Millisecond) {
+		if how = gone.FindStringSubmatch(hostLog.String()); how == nil && time.Now().After(deadline) {
+			t.Fatalf("the host never noted Browser gone:\n%s", hostLog.String())
+		}
+	}
+	t.Logf("host, %v after the page went away: %s", time.Since(away).Round(time.Millisecond), how[0])
+	if how[1] != "left" {
+		t.Errorf("the browser's page went away and the host counted a drop, not a leave: %s", how[0])
+	}
+	if waits := regexp.MustCompile(`notice: Waiting for Browser[^\n]*`).FindAllString(nativeLog.String(), -1); len(waits) > 0 {
+		t.Errorf("the session waited for the browser: %q", waits)
+	}
+
+	// Back as a spectator: no select, move or spawn.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/play?name=Watcher&spectate=1")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Poll(t, ctx, "the spectator's WorldReady", `window.lockhostPage && lockhostPage.state().phase === "ready"`, 3*time.Minute)
+	for _, mode := range []string{"select", "spawn"} {
+		if browsertest.Eval[bool](t, ctx, `document.querySelector("input[name=mode][value=`+mode+`]").offsetParent !== null`) {
+			t.Errorf("a spectator's page shows the %s control", mode)
+		}
+	}
+	if browsertest.Eval[bool](t, ctx, `document.getElementById("thing").offsetParent !== null`) {
+		t.Errorf("a spectator's page shows the spawn picker")
+	}
+}

@@ -20,7 +20,9 @@
 //	/play/play.css        its style
 //	/play/wasm_exec.js    Go's WebAssembly glue
 //	/play/lockhost.wasm   the player, gzipped (Content-Encoding: gzip, or
-//	                      inflated for a client that does not take gzip)
+//	                      inflated for a client that does not take gzip:
+//	                      inflated once and kept, HEAD and ranges served
+//	                      by http.ServeContent)
 package play
 
 //go:generate go run ./internal/genwasm

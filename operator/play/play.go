@@ -7,10 +7,14 @@ import (
 	"embed"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -73,34 +77,112 @@ func RawSize(gz []byte) uint32 {
 // gzip, and inflated to one that does not; an ETag of the bytes lets a
 // browser keep it until the host serves another.
 func wasmHandler() http.Handler {
-	gz := Wasm()
+	return newWasmFile(Wasm())
+}
+
+// wasmFile is the player served from its gzipped bytes. The inflated
+// bytes are made once, by the first request that reads them (HEAD and
+// conditional requests do not: the size is in the gzip trailer), and
+// kept.
+type wasmFile struct {
+	gz      []byte
+	etag    string
+	rawSize int64
+
+	once      sync.Once
+	raw       []byte
+	rawErr    error
+	inflation atomic.Int32 // how many times the bytes were inflated: at most once
+}
+
+func newWasmFile(gz []byte) *wasmFile {
 	sum := sha256.Sum256(gz)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	raw := strconv.FormatUint(uint64(RawSize(gz)), 10)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "application/wasm")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", etag)
-		h.Set("Vary", "Accept-Encoding")
-		h.Set("X-Uncompressed-Length", raw) // for the page's progress bar
-		if r.Header.Get("If-None-Match") == etag {
-			w.WriteHeader(http.StatusNotModified)
-			return
+	return &wasmFile{gz: gz, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, rawSize: int64(RawSize(gz))}
+}
+
+func (f *wasmFile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/wasm")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", f.etag)
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("X-Uncompressed-Length", strconv.FormatInt(f.rawSize, 10)) // for the page's progress bar
+	if r.Header.Get("If-None-Match") == f.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Content-Length", strconv.Itoa(len(f.gz)))
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(f.gz)
 		}
-		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-			h.Set("Content-Encoding", "gzip")
-			h.Set("Content-Length", strconv.Itoa(len(gz)))
-			_, _ = w.Write(gz)
-			return
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		return
+	}
+	// ServeContent answers HEAD and ranges; it reads (and so inflates)
+	// only for a body.
+	http.ServeContent(w, r, "lockhost.wasm", time.Time{}, &lazyReader{size: f.rawSize, load: f.inflated})
+}
+
+// inflated returns the inflated player, inflating it on the first call.
+func (f *wasmFile) inflated() ([]byte, error) {
+	f.once.Do(func() {
+		f.inflation.Add(1)
+		zr, err := gzip.NewReader(bytes.NewReader(f.gz))
 		if err != nil {
-			http.Error(w, "the embedded player is damaged", http.StatusInternalServerError)
+			f.rawErr = fmt.Errorf("the embedded player is damaged: %w", err)
 			return
 		}
-		_, _ = io.Copy(w, zr)
+		raw := make([]byte, 0, f.rawSize) // the trailer's size, of bytes we embedded
+		buf := bytes.NewBuffer(raw)
+		if _, err := io.Copy(buf, zr); err != nil {
+			f.rawErr = fmt.Errorf("the embedded player is damaged: %w", err)
+			return
+		}
+		f.raw = buf.Bytes()
 	})
+	return f.raw, f.rawErr
+}
+
+// lazyReader is an io.ReadSeeker over bytes of a known size that load
+// makes at the first Read; Seek alone does not make them.
+type lazyReader struct {
+	size int64
+	load func() ([]byte, error)
+	off  int64
+}
+
+func (l *lazyReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += l.off
+	case io.SeekEnd:
+		offset += l.size
+	default:
+		return 0, errors.New("lazyReader: bad whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("lazyReader: negative position")
+	}
+	l.off = offset
+	return offset, nil
+}
+
+func (l *lazyReader) Read(p []byte) (int, error) {
+	b, err := l.load()
+	if err != nil {
+		return 0, err
+	}
+	if int64(len(b)) != l.size {
+		return 0, fmt.Errorf("the embedded player inflates to %d bytes, not the %d its trailer says", len(b), l.size)
+	}
+	if l.off >= l.size {
+		return 0, io.EOF
+	}
+	n := copy(p, b[l.off:])
+	l.off += int64(n)
+	return n, nil
 }
 
 // acceptsGzip reports whether an Accept-Encoding header takes gzip (and

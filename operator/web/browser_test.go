@@ -338,6 +338,31 @@ func TestBrowser(t *testing.T) {
 		first := browsertest.Eval[float64](t, ctx, `Number(document.getElementById("tick").dataset.value)`)
 		browsertest.Poll(t, ctx, "the tick to advance through the stream", fmt.Sprintf(`Number(document.getElementById("tick").dataset.value) > %v`, first), 20*time.Second)
 	})
+
+	// While time is held the card and the chart's caption show one
+	// measured rate, and both say time is held, though the chart's last
+	// sample, taken before the hold, shows the full rate.
+	t.Run("holding", func(t *testing.T) {
+		o := fullOverview(time.Now())
+		o.Holding, o.TicksPerSecond = true, 0
+		now := time.Now()
+		src := &sampledSource{fakeSource: fakeSource{o: o, live: true}}
+		for i := range 3 {
+			src.samples = append(src.samples, host.Sample{At: now.Add(time.Duration(i-3) * 5 * time.Second), Tick: uint64(98000 + 300*i), TicksPerSecond: 60})
+		}
+		addr := serveFake(t, src, web.Config{})
+		ctx := tab(t, bctx)
+		if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
+			t.Fatalf("open the status page: %v", err)
+		}
+		browsertest.Poll(t, ctx, "the hold and the chart", `document.getElementById("holding").textContent === "holding" &&
+			Number(document.getElementById("chart-tps").dataset.samples) === 3`, 30*time.Second)
+		card := browsertest.Eval[string](t, ctx, `document.getElementById("tps").textContent`)
+		caption := browsertest.Eval[string](t, ctx, `document.getElementById("chart-tps-now").textContent`)
+		if !strings.HasPrefix(card, "0.0 ") || !strings.HasPrefix(caption, "0.0 ") || !strings.Contains(card, "holding") || !strings.Contains(caption, "holding") {
+			t.Errorf("while holding, the speed card says %q and the chart %q; want both 0.0 and holding", card, caption)
+		}
+	})
 }
 
 // serveFake serves the status routes over src on a loopback port until the

@@ -69,6 +69,9 @@ var floors = map[string]floor{
 	"snapshot": domain,
 	"saves":    domain,
 	"desync":   domain,
+	// replay is a session's recording: a start save and the commands and
+	// checkpoints after it.
+	"replay": domain,
 	// host/relay stands in for the game on a relay host; it links none.
 	// It and host/roster are parts of the host, in its folder but a floor
 	// below package host, which imports them.

@@ -24,6 +24,15 @@ const DefaultWait = 800 * time.Millisecond
 // the first half of its wait, in case one is lost.
 const resends = 2
 
+// quietRounds is how many more times Discover sends its probes while it
+// has heard no reply, an eighth of its wait apart after the first
+// rounds, the last three quarters into its wait, so a host still has
+// time to answer it: a probe that a flooded host's limit or socket
+// dropped gets another chance. All rounds together stay within one
+// source's burst at a host (DefaultBurst: two probes a round on each
+// interface, broadcast and multicast).
+const quietRounds = 4
+
 // Found is a host that answered a probe.
 type Found struct {
 	// Addr is where to join it: a reply's source address and the game
@@ -76,14 +85,24 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]Found, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range resends {
-		if err := d.sendAll(pcs, ifaces); err != nil {
-			return nil, err
+	for i := range resends + quietRounds {
+		if i >= resends && d.heard() {
+			break
 		}
-		if i+1 < resends {
+		if err := d.sendAll(pcs, ifaces); err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			break // the first round went out: listen for its replies
+		}
+		gap := opts.Wait / (2 * resends)
+		if i+1 >= resends {
+			gap = opts.Wait / 8
+		}
+		if i+1 < resends+quietRounds {
 			select {
 			case <-ctx.Done():
-			case <-time.After(opts.Wait / (2 * resends)):
+			case <-time.After(gap):
 			}
 		}
 	}
@@ -152,6 +171,13 @@ func (d *discovery) sendAll(pcs map[string]net.PacketConn, ifaces []net.Interfac
 		return fmt.Errorf("discover: no probe sent: %w", errors.Join(append(errs, errors.New("no interface to probe"))...))
 	}
 	return nil
+}
+
+// heard reports whether a host has answered.
+func (d *discovery) heard() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.found) > 0
 }
 
 // read collects replies on pc until it is closed.

@@ -9,9 +9,11 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/internal/ratelimit"
 	"github.com/lockhost/lockhost/status"
 )
 
@@ -193,9 +195,10 @@ func TestDiscoverLoopback(t *testing.T) {
 	}
 }
 
-// TestEachProbeKind: a probe by IPv4 broadcast, by IPv4 multicast and by
-// IPv6 (to ::1: the loopback interface carries no IPv6 multicast) each
-// gets one reply, all on loopback.
+// TestEachProbeKind: a probe by IPv4 broadcast, by IPv4 multicast, sent
+// straight to the host's address (unicast) and by IPv6 (to ::1: the
+// loopback interface carries no IPv6 multicast) each gets one reply, all
+// on loopback, whose status reply is of version 1.
 func TestEachProbeKind(t *testing.T) {
 	port, _ := serve(t, sampleInfo, 30777)
 	for _, tc := range []struct {
@@ -204,6 +207,7 @@ func TestEachProbeKind(t *testing.T) {
 	}{
 		{"broadcast", "udp4", "127.0.0.1:0", netip.MustParseAddr("127.255.255.255")},
 		{"multicast", "udp4", "127.0.0.1:0", Group4},
+		{"unicast", "udp4", "127.0.0.1:0", netip.MustParseAddr("127.0.0.1")},
 		{"ipv6", "udp6", "[::1]:0", netip.MustParseAddr("::1")},
 	} {
 		pc, err := net.ListenPacket(tc.network, tc.from)
@@ -231,6 +235,9 @@ func TestEachProbeKind(t *testing.T) {
 		}
 		if rep, err := DecodeReply(buf[:n]); err != nil || rep.GamePort != 30777 || rep.ProbeID != 77 {
 			t.Errorf("%s: reply port %d id %d err %v", tc.name, rep.GamePort, rep.ProbeID, err)
+		}
+		if v := buf[replyHeader+4]; v != status.Version {
+			t.Errorf("%s: the status reply inside is of version %d, want %d", tc.name, v, status.Version)
 		}
 	}
 }
@@ -292,10 +299,10 @@ func TestOneHostManyAddresses(t *testing.T) {
 
 // TestManySourcesBounded: probes from 300 loopback addresses at once, five
 // each, over real sockets. Every source is within its own limit, so only
-// the limit on all sources together holds the host back: it answers at
-// most that burst plus the rate over the time the flood took (measured
-// after, so a slow machine only loosens the bound), and answers the
-// probes it can.
+// the limit on all sources together, and the allowance for new sources
+// beyond it, hold the host back: it answers at most their bursts plus
+// their rates over the time the flood took (measured after, so a slow
+// machine only loosens the bound), and answers the probes it can.
 func TestManySourcesBounded(t *testing.T) {
 	port, r := serve(t, sampleInfo, 30777)
 	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
@@ -319,12 +326,146 @@ func TestManySourcesBounded(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the responder finish what it read
 	elapsed := time.Since(start)
 	replies, dropped := r.Stats()
-	bound := uint64(DefaultTotalBurst + DefaultTotalRate*elapsed.Seconds() + 1)
+	bound := uint64(DefaultTotalBurst + DefaultNewBurst + (DefaultTotalRate+DefaultNewRate)*elapsed.Seconds() + 1)
 	t.Logf("%d probes from 300 addresses in %v: %d answered, %d dropped (bound %d)", sent, elapsed.Round(time.Millisecond), replies, dropped, bound)
 	if replies > bound {
-		t.Fatalf("%d replies to %d probes from 300 addresses in %v, over the total limit's %d", replies, sent, elapsed, bound)
+		t.Fatalf("%d replies to %d probes from 300 addresses in %v, over the total limit's and new sources' %d", replies, sent, elapsed, bound)
 	}
 	if replies < DefaultTotalBurst {
 		t.Fatalf("%d replies, fewer than the total burst %d: the host stopped answering", replies, DefaultTotalBurst)
+	}
+}
+
+// TestNewSourceThroughFlood: while 300 sources, each within its own
+// limit, probe once a second and spend the limit on all sources together,
+// a source not answered lately (an honest prober's new socket) is still
+// answered, ahead of that limit, from an allowance that is itself
+// bounded: the flood gets no more than the total limit plus the
+// allowance, and a source answered lately waits for the total like the
+// flood. The clock is the test's.
+func TestNewSourceThroughFlood(t *testing.T) {
+	r := NewResponder(sampleInfo, Options{GamePort: 30502})
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	probe := AppendProbe(nil, 9)
+	ask := func(from string) bool {
+		_, ok := r.answer(nil, probe, fakeAddr(from))
+		return ok
+	}
+	flood := func() (answered int) {
+		for i := range 300 {
+			if ask(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i / 250), byte(1 + i%250)}), 40000).String()) {
+				answered++
+			}
+		}
+		return answered
+	}
+	for second := range 12 { // time for every flood source to be answered once
+		if n := flood(); n > DefaultTotalBurst+DefaultNewBurst {
+			t.Fatalf("second %d: the flood got %d answers, over the total burst %d plus the new sources' %d",
+				second, n, DefaultTotalBurst, DefaultNewBurst)
+		}
+		now = now.Add(time.Second)
+	}
+	// Every flood source has been answered lately; the total is spent.
+	if n := flood(); n > DefaultTotalRate {
+		t.Fatalf("the flood got %d answers in a second, over the total rate %d", n, DefaultTotalRate)
+	}
+	if !ask("127.0.0.1:50001") {
+		t.Fatal("an honest prober's new socket was not answered during the flood")
+	}
+	if ask("127.0.0.1:50001") {
+		t.Fatal("a source answered a moment ago was answered ahead of the spent total limit")
+	}
+	if !ask("127.0.0.1:50002") {
+		t.Fatal("the prober's next socket (its next discovery) was not answered")
+	}
+	fresh := 0
+	for i := range 100 {
+		if ask(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, 0, byte(1 + i)}), 40000).String()) {
+			fresh++
+		}
+	}
+	if fresh > DefaultNewBurst {
+		t.Fatalf("100 new sources at once got %d answers, over the new sources' burst %d", fresh, DefaultNewBurst)
+	}
+}
+
+// TestDiscoverProbesAgainWhenUnanswered: a discovery that hears nothing
+// sends its probes again, more rounds than one that is answered, and no
+// more than one source's burst in all; on loopback only.
+func TestDiscoverProbesAgainWhenUnanswered(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pcs, err := Listen(ctx, 0, loopback(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int32
+	for _, pc := range pcs {
+		defer pc.Close()
+		go func() {
+			buf := make([]byte, ProbeSize+1)
+			for {
+				n, _, err := pc.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				if _, ok := ParseProbe(buf[:n]); ok {
+					probes.Add(1)
+				}
+			}
+		}()
+	}
+	port := pcs[0].LocalAddr().(*net.UDPAddr).Port
+	found, err := Discover(ctx, DiscoverOptions{Port: port, Interfaces: loopback(t), Wait: time.Second})
+	if err != nil || len(found) != 0 {
+		t.Fatalf("found %v, %v; want nothing", found, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the last probe's way through loopback
+	n := int(probes.Load())
+	t.Logf("%d probes heard (broadcast and multicast each round)", n)
+	if n <= 2*resends {
+		t.Fatalf("%d probes from a discovery that heard nothing, no more than the %d of one that is answered", n, 2*resends)
+	}
+	if n > DefaultBurst {
+		t.Fatalf("%d probes from one discovery, over one source's burst of %d", n, DefaultBurst)
+	}
+}
+
+// TestNewSourceWindow: a source answered lately is not new; one
+// answered recentWindow ago is new again, and the responder forgets the
+// sources it answered longer ago than that. The clock is the test's.
+func TestNewSourceWindow(t *testing.T) {
+	r := NewResponder(sampleInfo, Options{GamePort: 30502, TotalRate: 0.001, TotalBurst: 1, NewRate: 0.001, NewBurst: 1})
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	probe := AppendProbe(nil, 9)
+	ask := func(from string) bool {
+		_, ok := r.answer(nil, probe, fakeAddr(from))
+		return ok
+	}
+	if !ask("192.0.2.1:1") || ask("192.0.2.1:1") {
+		t.Fatal("a source answered a moment ago, the total spent, was answered again")
+	}
+	if !ask("192.0.2.2:1") {
+		t.Fatal("a new source, the total spent, was not answered from the allowance")
+	}
+	now = now.Add(recentWindow - time.Second)
+	if ask("192.0.2.3:1") {
+		t.Fatal("a new source was answered with the total and the allowance spent")
+	}
+	r.fresh = ratelimit.Bucket{} // a full allowance again, the total still spent
+	if ask("192.0.2.1:1") {
+		t.Fatalf("a source answered %v ago passed for new", recentWindow-time.Second)
+	}
+	now = now.Add(time.Second)
+	if !ask("192.0.2.1:1") {
+		t.Fatalf("a source answered %v ago did not pass for new", recentWindow)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.answered[netip.MustParseAddrPort("192.0.2.2:1")]; ok || len(r.answered) != 1 {
+		t.Fatalf("after the window the responder remembers %d sources, want only the one just answered", len(r.answered))
 	}
 }

@@ -17,16 +17,27 @@ import (
 
 // The default rate limits: replies per second and bursts, per source
 // address and for all sources together (a probe's source address can be
-// forged, so the total is bounded too).
+// forged, so the total is bounded too), and the allowance for new
+// sources once the total is spent (Options.NewRate).
 const (
 	DefaultRate       = 10
 	DefaultBurst      = 20
 	DefaultTotalRate  = 100
 	DefaultTotalBurst = 100
+	DefaultNewRate    = 20
+	DefaultNewBurst   = 20
 )
 
-// maxSources bounds how many source addresses the limiter tracks.
+// maxSources bounds how many source addresses the limiter tracks, and
+// how many sources answered lately the responder remembers.
 const maxSources = 1 << 16
+
+// recentWindow is how long a source (address and port) counts as
+// answered lately: far longer than a flood from a few thousand sources
+// takes to be answered once each within the total limit, so its sources
+// do not pass for new ones; a prober's next discovery comes from a new
+// socket.
+const recentWindow = 30 * time.Second
 
 // Options configures a Responder.
 type Options struct {
@@ -40,6 +51,16 @@ type Options struct {
 	// (defaults DefaultTotalRate, DefaultTotalBurst).
 	TotalRate  float64
 	TotalBurst int
+	// NewRate and NewBurst are the allowance, beyond the total, for new
+	// sources: a probe from an address and port not answered lately
+	// (recentWindow) that the total turns down is answered from it
+	// (defaults DefaultNewRate, DefaultNewBurst; a negative NewRate, no
+	// allowance). A flood from sources the total keeps answering then
+	// does not starve an honest prober, which probes from a new socket
+	// each discovery, and the host's replies to all sources together
+	// stay within TotalRate plus NewRate a second.
+	NewRate  float64
+	NewBurst int
 	// HostID is the host's ID in every reply (Reply.HostID); zero, a
 	// random one is drawn.
 	HostID uint64
@@ -58,8 +79,11 @@ type Responder struct {
 	lim  *ratelimit.Table[netip.Addr]
 	now  func() time.Time // tests replace it
 
-	mu    sync.Mutex
-	total ratelimit.Bucket // guarded by mu
+	mu        sync.Mutex
+	total     ratelimit.Bucket             // guarded by mu
+	fresh     ratelimit.Bucket             // the allowance for new sources; guarded by mu
+	answered  map[netip.AddrPort]time.Time // sources answered lately, and when; guarded by mu
+	lastSweep time.Time                    // when answered was last swept; guarded by mu
 
 	replies, dropped atomic.Uint64
 }
@@ -79,6 +103,12 @@ func NewResponder(info func() status.Info, opts Options) *Responder {
 	if opts.TotalBurst <= 0 {
 		opts.TotalBurst = DefaultTotalBurst
 	}
+	if opts.NewRate == 0 {
+		opts.NewRate = DefaultNewRate
+	}
+	if opts.NewBurst <= 0 {
+		opts.NewBurst = DefaultNewBurst
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -86,10 +116,11 @@ func NewResponder(info func() status.Info, opts Options) *Responder {
 		opts.HostID = rand.Uint64()
 	}
 	return &Responder{
-		info: info,
-		opts: opts,
-		lim:  ratelimit.NewTable[netip.Addr](opts.Rate, opts.Burst, maxSources),
-		now:  time.Now,
+		info:     info,
+		opts:     opts,
+		lim:      ratelimit.NewTable[netip.Addr](opts.Rate, opts.Burst, maxSources),
+		now:      time.Now,
+		answered: make(map[netip.AddrPort]time.Time),
 	}
 }
 
@@ -142,7 +173,7 @@ func (r *Responder) answer(dst, p []byte, from net.Addr) ([]byte, bool) {
 		return dst, false
 	}
 	now := r.now()
-	if !r.lim.Allow(src, now) || !r.takeTotal(now) {
+	if !r.lim.Allow(src, now) || !r.take(sourceAddrPort(from), now) {
 		return dst, false
 	}
 	reply, err := AppendReply(dst, Reply{GamePort: r.opts.GamePort, HostID: r.opts.HostID, ProbeID: id, Info: status.Sanitize(r.info())})
@@ -156,11 +187,59 @@ func (r *Responder) answer(dst, p []byte, from net.Addr) ([]byte, bool) {
 	return reply, true
 }
 
-// takeTotal takes one reply from the limit on all sources together.
-func (r *Responder) takeTotal(now time.Time) bool {
+// take takes one reply to source from the limit on all sources
+// together or, when that is spent and source was not answered lately,
+// from the allowance for new sources; it notes source as answered.
+func (r *Responder) take(source netip.AddrPort, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.total.Take(now, r.opts.TotalRate, float64(r.opts.TotalBurst))
+	ok := r.total.Take(now, r.opts.TotalRate, float64(r.opts.TotalBurst))
+	if !ok && r.opts.NewRate >= 0 && r.isNew(source, now) {
+		ok = r.fresh.Take(now, r.opts.NewRate, float64(r.opts.NewBurst))
+	}
+	if ok {
+		r.noteAnswered(source, now)
+	}
+	return ok
+}
+
+// isNew reports whether source was not answered within recentWindow
+// of now. While the table of sources answered lately is full, no source
+// is new: a flood from that many sources gets the total only.
+func (r *Responder) isNew(source netip.AddrPort, now time.Time) bool {
+	if at, ok := r.answered[source]; ok {
+		return now.Sub(at) >= recentWindow
+	}
+	return len(r.answered) < maxSources
+}
+
+// noteAnswered remembers that source was answered at now, forgetting
+// the sources answered longer than recentWindow ago once a window, or
+// once a second (ratelimit.SweepEvery) while the table is full. (Replies
+// are limited, so the table holds about the total and new rates times
+// recentWindow, a few thousand sources by default.)
+func (r *Responder) noteAnswered(source netip.AddrPort, now time.Time) {
+	since := now.Sub(r.lastSweep)
+	if since >= recentWindow || len(r.answered) >= maxSources && since >= ratelimit.SweepEvery {
+		for s, at := range r.answered {
+			if now.Sub(at) >= recentWindow {
+				delete(r.answered, s)
+			}
+		}
+		r.lastSweep = now
+	}
+	if _, ok := r.answered[source]; ok || len(r.answered) < maxSources {
+		r.answered[source] = now
+	}
+}
+
+// sourceAddrPort is a datagram's source address and port, the address
+// as sourceAddr gives it; the zero AddrPort when it is not IP.
+func sourceAddrPort(a net.Addr) netip.AddrPort {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return netip.AddrPortFrom(sourceAddr(a), u.AddrPort().Port())
+	}
+	return netip.AddrPort{}
 }
 
 // sourceAddr is a datagram's source IP address, IPv4-mapped IPv6

@@ -10,7 +10,10 @@
 // The host's side is a Listener: an http.Handler for the path /ws that
 // upgrades each request and hands the connection, as a net.Conn whose
 // RemoteAddr is the HTTP client's address, to whoever serves the Listener
-// (host.Listeners.Extra). The joining side is Dial, a join.Config.Dial;
-// it builds for GOOS=js GOARCH=wasm too, where the browser's WebSocket
-// carries it.
+// (host.Listeners.Extra); it answers 503 (Retry-After) beyond its backlog
+// or an address's or network's share of it. The joining side is Dial, a
+// join.Config.Dial; it builds for GOOS=js GOARCH=wasm too, where the
+// browser's WebSocket carries it. Elsewhere an answer other than the
+// upgrade is a StatusError, and DialRetry asks a busy host again after
+// its Retry-After.
 package ws

@@ -11,11 +11,19 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/lockhost/lockhost/internal/addrkey"
 )
 
 // DefaultBacklog is how many upgraded connections may wait for the host to
 // accept them, with the upgrades under way, before more are refused.
 const DefaultBacklog = 16
+
+// The default shares of the backlog (Options.PerAddress,
+// Options.PerNetwork) are these fractions of it.
+const (
+	defaultAddressShare = 4 // a quarter of the backlog per address
+	defaultNetworkShare = 2 // half of it per network
+)
 
 // Options configure a Listener. The zero value works.
 type Options struct {
@@ -34,6 +42,14 @@ type Options struct {
 	// page the host serves itself is not; a client that is not a browser
 	// sends no Origin and is not checked.
 	OriginPatterns []string
+	// PerAddress caps the connections of the backlog from one address,
+	// an IPv6 address counted by its /64 (default a quarter of Backlog,
+	// at least 1), and PerNetwork those from one network, an IPv4 /24 or
+	// an IPv6 /64 (default half of Backlog, at least PerAddress): an
+	// address or a network that floods upgrades is answered 503 while
+	// others still get in. The address is the HTTP client's as the
+	// server saw it (no forwarding header is believed).
+	PerAddress, PerNetwork int
 	// Addr is what Addr returns (default the address "websocket" on port
 	// 0); a host passes its HTTP listener's address.
 	Addr net.Addr
@@ -48,12 +64,25 @@ type Options struct {
 type Listener struct {
 	opts  Options
 	slots chan struct{} // one per connection upgraded or upgrading, not yet accepted
-	conns chan net.Conn // upgraded, waiting for Accept; as big as slots
+	conns chan waiting  // upgraded, waiting for Accept; as big as slots
 
-	mu       sync.Mutex
-	isClosed bool
-	closed   chan struct{}
+	mu        sync.Mutex
+	isClosed  bool
+	closed    chan struct{}
+	byAddr    map[string]int // slots held per address key (addrkey.Of); guarded by mu
+	byNetwork map[string]int // and per network (addrkey.Prefix); guarded by mu
 }
+
+// waiting is an upgraded connection and the share of the backlog it
+// holds.
+type waiting struct {
+	nc    net.Conn
+	share share
+}
+
+// share names the address and network a slot of the backlog is counted
+// under.
+type share struct{ addr, network string }
 
 // NewListener returns a Listener with opts.
 func NewListener(opts Options) *Listener {
@@ -63,6 +92,12 @@ func NewListener(opts Options) *Listener {
 	if opts.Backlog <= 0 {
 		opts.Backlog = DefaultBacklog
 	}
+	if opts.PerAddress <= 0 {
+		opts.PerAddress = max(1, opts.Backlog/defaultAddressShare)
+	}
+	if opts.PerNetwork <= 0 {
+		opts.PerNetwork = max(opts.PerAddress, opts.Backlog/defaultNetworkShare)
+	}
 	if opts.Addr == nil {
 		opts.Addr = Addr{}
 	}
@@ -70,33 +105,74 @@ func NewListener(opts Options) *Listener {
 		opts.Logger = slog.Default()
 	}
 	return &Listener{opts: opts, slots: make(chan struct{}, opts.Backlog),
-		conns: make(chan net.Conn, opts.Backlog), closed: make(chan struct{})}
+		conns: make(chan waiting, opts.Backlog), closed: make(chan struct{}),
+		byAddr: map[string]int{}, byNetwork: map[string]int{}}
 }
 
 // ServeHTTP upgrades the request and queues the connection for Accept,
-// or answers 503 if the backlog is full or the listener closed.
+// or answers 503 if the backlog, the client's address's share of it or
+// its network's is full, or the listener closed.
 func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	select {
-	case l.slots <- struct{}{}:
-	default:
+	sh, ok := l.take(r.RemoteAddr)
+	if !ok {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "the host is busy; try again", http.StatusServiceUnavailable)
 		return
 	}
 	nc, err := l.upgrade(w, r)
 	if err != nil {
-		<-l.slots
+		l.release(sh)
 		l.opts.Logger.Debug("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.isClosed {
-		<-l.slots
+		l.releaseLocked(sh)
 		nc.Close()
 		return
 	}
-	l.conns <- nc // never blocks: a slot is held, and conns is as big as slots
+	l.conns <- waiting{nc: nc, share: sh} // never blocks: a slot is held, and conns is as big as slots
+}
+
+// take takes a slot of the backlog for a request from remote (its
+// RemoteAddr), within its address's and network's shares.
+func (l *Listener) take(remote string) (share, bool) {
+	sh := share{addr: addrkey.OfHostPort(remote), network: remote}
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		sh.network = addrkey.Prefix(host)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byAddr[sh.addr] >= l.opts.PerAddress || l.byNetwork[sh.network] >= l.opts.PerNetwork {
+		return share{}, false
+	}
+	select {
+	case l.slots <- struct{}{}:
+	default:
+		return share{}, false
+	}
+	l.byAddr[sh.addr]++
+	l.byNetwork[sh.network]++
+	return sh, true
+}
+
+// release gives back a slot taken for sh.
+func (l *Listener) release(sh share) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked(sh)
+}
+
+// releaseLocked is release with l.mu held.
+func (l *Listener) releaseLocked(sh share) {
+	<-l.slots
+	if l.byAddr[sh.addr]--; l.byAddr[sh.addr] <= 0 {
+		delete(l.byAddr, sh.addr)
+	}
+	if l.byNetwork[sh.network]--; l.byNetwork[sh.network] <= 0 {
+		delete(l.byNetwork, sh.network)
+	}
 }
 
 // upgrade answers the WebSocket handshake and wraps the connection. The
@@ -119,7 +195,7 @@ func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) (net.Conn, er
 	// The connection outlives the request: its context ends with Close.
 	nc := websocket.NetConn(context.Background(), c, websocket.MessageBinary)
 	c.SetReadLimit(l.opts.ReadLimit) // after NetConn, which lifts the limit
-	return &conn{Conn: nc, remote: remoteAddr(r, nc), local: l.opts.Addr}, nil
+	return newConn(c, nc, remoteAddr(r, nc), l.opts.Addr), nil
 }
 
 // remoteAddr is the HTTP client's address: the request's RemoteAddr as
@@ -135,9 +211,9 @@ func remoteAddr(r *http.Request, nc net.Conn) net.Addr {
 // Accept waits for the next upgraded connection.
 func (l *Listener) Accept() (net.Conn, error) {
 	select {
-	case nc := <-l.conns:
-		<-l.slots
-		return nc, nil
+	case c := <-l.conns:
+		l.release(c.share)
+		return c.nc, nil
 	case <-l.closed:
 		return nil, net.ErrClosed
 	}
@@ -155,9 +231,9 @@ func (l *Listener) Close() error {
 	close(l.closed)
 	for {
 		select {
-		case nc := <-l.conns:
-			<-l.slots
-			nc.Close()
+		case c := <-l.conns:
+			l.releaseLocked(c.share)
+			c.nc.Close()
 		default:
 			return nil
 		}

@@ -5,6 +5,9 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // Path is where a host serves WebSocket players on its HTTP listener.
@@ -44,11 +47,34 @@ func (a Addr) String() string { return a.ap.String() }
 func (a Addr) AddrPort() netip.AddrPort { return a.ap }
 
 // conn is a WebSocket connection as a net.Conn that reports the addresses
-// its HTTP request came from and to.
+// its HTTP request came from and to, and whose read deadline fails a read
+// without ending the connection (readPump).
 type conn struct {
 	net.Conn
+	ws            *websocket.Conn // nc's
+	reads         *readPump
 	remote, local net.Addr
 	closeOnce     sync.Once
+}
+
+func newConn(ws *websocket.Conn, nc net.Conn, remote, local net.Addr) *conn {
+	return &conn{Conn: nc, ws: ws, reads: newReadPump(nc), remote: remote, local: local}
+}
+
+func (c *conn) Read(p []byte) (int, error) { return c.reads.Read(p) }
+
+// SetReadDeadline bounds Read; a read past it fails, and the connection
+// stays open.
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.reads.setDeadline(t)
+	return nil
+}
+
+// SetDeadline sets the read deadline as SetReadDeadline does and the
+// write deadline as the WebSocket library does.
+func (c *conn) SetDeadline(t time.Time) error {
+	c.reads.setDeadline(t)
+	return c.Conn.SetWriteDeadline(t)
 }
 
 // Close starts the WebSocket closing handshake and returns: as closing a
@@ -56,8 +82,15 @@ type conn struct {
 // waits up to seconds for the peer's answer) goes on in the background,
 // so a host that closes many connections at shutdown is not held by
 // peers that never answer.
+//
+// It closes the WebSocket itself, not through nc: nc's Close cancels the
+// read under way (the pump's, always), which ends the connection at once,
+// racing the close frame.
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() { go c.Conn.Close() })
+	c.closeOnce.Do(func() {
+		c.reads.stop()
+		go c.ws.Close(websocket.StatusNormalClosure, "")
+	})
 	return nil
 }
 

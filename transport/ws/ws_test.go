@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,7 +135,7 @@ func TestTextMessageRefused(t *testing.T) {
 
 // TestOversizedMessageRefused: a message of the read limit is read whole;
 // one byte more ends the connection with status 1009 (message too big)
-// before the host reads past the limit.
+// before the host reads past the limit, and after it read up to it.
 func TestOversizedMessageRefused(t *testing.T) {
 	const limit = 4096
 	ctx := testCtx(t)
@@ -164,6 +167,12 @@ func TestOversizedMessageRefused(t *testing.T) {
 	if n > limit+1 { // the library reads one byte past the limit to find the end of a message
 		t.Fatalf("the host read %d bytes of a message over the limit of %d", n, limit)
 	}
+	// What comes before the limit is read as any bytes are (section 2:
+	// a frame at the start of an oversized message may be acted on
+	// before the 1009).
+	if n < limit {
+		t.Fatalf("the host read %d bytes of a message over the limit before the error; want the first %d", n, limit)
+	}
 	if got := closedWith(ctx, c); got != websocket.StatusMessageTooBig {
 		t.Fatalf("close status %v, want %v", got, websocket.StatusMessageTooBig)
 	}
@@ -171,10 +180,10 @@ func TestOversizedMessageRefused(t *testing.T) {
 
 // TestBacklogRefuses: while nobody accepts, the backlog fills and one
 // more upgrade is answered 503 without being upgraded; an Accept makes
-// room; Close closes what waits and refuses what comes.
+// room; Close closes what waits and refuses what comes. (One address
 func TestBacklogRefuses(t *testing.T) {
 	ctx := testCtx(t)
-	ln, url := serve(t, ws.Options{Backlog: 2})
+	ln, url := serve(t, ws.Options{Backlog: 2, PerAddress: 2})
 	var waiting []*websocket.Conn
 	for range 2 {
 		c, _, err := rawDial(t, ctx, url, nil)
@@ -295,5 +304,220 @@ func TestIsURL(t *testing.T) {
 		if got := ws.IsURL(addr); got != want {
 			t.Errorf("IsURL(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// TestReadDeadlineKeepsConnection: on the host's side a read deadline
+// fails the read and leaves the connection open, as on TCP (the library
+// alone would close it without a close frame): a read waiting when the
+// deadline is moved into the past returns, the host can still write (its
+// Server_Disconnect), read again once the deadline is lifted, and close
+// with status 1000.
+func TestReadDeadlineKeepsConnection(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	c, _, err := rawDial(t, ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostEnd, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	_ = hostEnd.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := hostEnd.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read past its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	_ = hostEnd.SetReadDeadline(time.Time{})
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := hostEnd.Read(make([]byte, 8))
+		waiting <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	_ = hostEnd.SetReadDeadline(time.Now().Add(-time.Second))
+	if err := <-waiting; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a waiting read when the deadline passed: %v, want os.ErrDeadlineExceeded", err)
+	}
+	if _, err := hostEnd.Write([]byte("late")); err != nil {
+		t.Fatalf("write after a read deadline: %v", err)
+	}
+	if _, b, err := c.Read(ctx); err != nil || string(b) != "late" {
+		t.Fatalf("the client read %q, %v; want the host's write", b, err)
+	}
+	_ = hostEnd.SetReadDeadline(time.Time{})
+	if err := c.Write(ctx, websocket.MessageBinary, []byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(hostEnd, got); err != nil || string(got) != "more" {
+		t.Fatalf("read after the deadline was lifted: %q, %v", got, err)
+	}
+	hostEnd.Close()
+	if got := closedWith(ctx, c); got != websocket.StatusNormalClosure {
+		t.Fatalf("close status %v, want %v", got, websocket.StatusNormalClosure)
+	}
+}
+
+// may fill it here: its share is the whole backlog.)
+// dialFrom opens a WebSocket to url from the loopback address from and
+// returns the HTTP status of the upgrade's answer.
+func dialFrom(t *testing.T, ctx context.Context, url, from string) int {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	t.Cleanup(client.CloseIdleConnections)
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	if err == nil {
+		t.Cleanup(func() { c.CloseNow() })
+	}
+	if resp == nil {
+		t.Fatalf("dial from %s: %v", from, err)
+	}
+	return resp.StatusCode
+}
+
+// TestBacklogShares: 48 upgrades from one address, which the host does
+// not accept, hold only that address's share of the default backlog, and
+// its network (an IPv4 /24) only its own share: another address, in the
+// same /24 while the /24 has room, or in another network, still gets
+// through. An Accept gives the address its slot back.
+func TestBacklogShares(t *testing.T) {
+	ctx := testCtx(t)
+	ln, url := serve(t, ws.Options{})
+	count := func(from string, n int) (upgraded int) {
+		for range n {
+			switch code := dialFrom(t, ctx, url, from); code {
+			case http.StatusSwitchingProtocols:
+				upgraded++
+			case http.StatusServiceUnavailable:
+			default:
+				t.Fatalf("from %s: status %d", from, code)
+			}
+		}
+		return upgraded
+	}
+	if got := count("127.0.0.5", 48); got != ws.DefaultBacklog/4 {
+		t.Fatalf("48 upgrades from one address: %d upgraded, want its share %d", got, ws.DefaultBacklog/4)
+	}
+	if got := count("127.0.1.1", 1); got != 1 {
+		t.Fatal("another network's address was refused while one address flooded")
+	}
+	if got := count("127.0.0.6", 48); got != ws.DefaultBacklog/4 {
+		t.Fatalf("a second address of the /24: %d upgraded, want %d", got, ws.DefaultBacklog/4)
+	}
+	if got := count("127.0.0.7", 1); got != 0 {
+		t.Fatalf("a third address of a /24 at its share of %d: %d upgraded", ws.DefaultBacklog/2, got)
+	}
+	if got := count("127.0.2.1", 1); got != 1 {
+		t.Fatal("another network's address was refused while a /24 was at its share")
+	}
+	if _, err := ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	// The first upgrade queued was 127.0.0.5's: its address and network
+	// have a slot again.
+	if got := count("127.0.0.5", 2); got != 1 {
+		t.Fatalf("after an Accept, the first address got %d upgrades, want 1", got)
+	}
+}
+
+// statusCounter counts the answers of h by status code.
+type statusCounter struct {
+	h    http.Handler
+	mu   sync.Mutex
+	seen map[int]int
+}
+
+func (s *statusCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	s.h.ServeHTTP(rec, r)
+	s.mu.Lock()
+	s.seen[rec.code]++
+	s.mu.Unlock()
+}
+
+func (s *statusCounter) count(code int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[code]
+}
+
+// statusRecorder notes the status a handler answers; it passes Hijack on
+// for the upgrade (which answers 101 itself).
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if r.code == 0 {
+		r.code = http.StatusSwitchingProtocols
+	}
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// TestDialRetryBusy: Dial reports a 503 as a busy StatusError with the
+// host's Retry-After; DialRetry waits it out and gets in once the host
+// makes room, and gives up at once when the wait would outlast its
+// context. Any other status is a StatusError that is not busy.
+func TestDialRetryBusy(t *testing.T) {
+	ctx := testCtx(t)
+	ln := ws.NewListener(ws.Options{Backlog: 1})
+	defer ln.Close()
+	mux := http.NewServeMux()
+	mux.Handle("GET "+ws.Path, ln)
+	counter := &statusCounter{h: mux, seen: map[int]int{}}
+	srv := httptest.NewServer(counter)
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + ws.Path
+	first, err := ws.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = ws.Dial(ctx, url)
+	var se *ws.StatusError
+	if !errors.As(err, &se) || !se.Busy() || se.RetryAfter != time.Second {
+		t.Fatalf("a full backlog: %v, want a busy StatusError asking for 1s", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	before := counter.count(http.StatusServiceUnavailable)
+	if _, err := ws.DialRetry(short, url); !errors.As(err, &se) || !se.Busy() {
+		t.Fatalf("DialRetry with less time than the host asks: %v, want the busy StatusError", err)
+	}
+	if n := counter.count(http.StatusServiceUnavailable) - before; n != 1 {
+		t.Fatalf("DialRetry with less time than the host asks tried %d times, want 1", n)
+	}
+	got := make(chan error, 1)
+	go func() {
+		c, err := ws.DialRetry(ctx, url)
+		got <- err
+		if err == nil {
+			c.Close() // waits for the host's closing answer, which does not come
+		}
+	}()
+	for counter.count(http.StatusServiceUnavailable) == before+1 {
+		time.Sleep(10 * time.Millisecond) // until DialRetry has been turned away
+	}
+	hostEnd, err := ln.Accept() // makes room
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostEnd.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("DialRetry once the host made room: %v", err)
+	}
+	if _, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/elsewhere"); !errors.As(err, &se) || se.Busy() || se.Code != http.StatusNotFound {
+		t.Fatalf("a path nothing serves: %v, want a StatusError 404", err)
 	}
 }

@@ -45,7 +45,7 @@ function browserWS(WS: any, url: string): Promise<Conn> {
     let open = false;
     const conn: Conn = {
       write: (b) => ws.readyState === 1 && ws.send(b),
-      close: () => ws.close(),
+      close: () => ws.close(1000),
       onData: () => {},
       onClose: () => {},
     };

@@ -80,6 +80,7 @@
 			$("play").hidden = false;
 			status((st.spectator ? "watching" : "playing") + " · tick " + st.tick + (st.desyncs ? " · repairs " + st.repaired + "/" + st.desyncs : ""));
 			$("game").textContent = st.game || "";
+			$("actions").hidden = st.spectator; // a spectator sends no commands
 			showMaps(); showThings(); showPlayers();
 		} else if (st.phase === "error") {
 			$("progress").hidden = true;
@@ -134,7 +135,7 @@
 
 	$("map").addEventListener("click", (ev) => {
 		const m = st.maps && st.maps.find((m) => m.id === st.map);
-		if (!m) return;
+		if (!m || st.spectator) return;
 		const r = ev.target.getBoundingClientRect();
 		const x = Math.floor((ev.clientX - r.left) * m.width / r.width);
 		const y = Math.floor((ev.clientY - r.top) * m.height / r.height);
@@ -155,6 +156,21 @@
 		opts.spectate = $("spectate").checked;
 		join();
 	});
+
+	// Leaving the page leaves the session: Client_Leave and a normal close
+	// of the socket, so the host counts a leave and waits for nobody.
+	// pagehide also comes when the page goes to the back-forward cache;
+	// beforeunload is for browsers that skip pagehide. Back from that
+	// cache, the page joins anew.
+	let left = false;
+	function leave() {
+		if (left || !window.lockhost) return;
+		left = true;
+		lockhost.leave("the page was closed");
+	}
+	addEventListener("pagehide", leave);
+	addEventListener("beforeunload", leave);
+	addEventListener("pageshow", (ev) => { if (ev.persisted && left) location.reload(); });
 
 	setInterval(poll, 200);
 	if (opts.name) join();

@@ -27,6 +27,10 @@ type client struct {
 	lines   []logLine // the last maxLines, numbered from 1
 	lineSeq int
 	running bool // a join is under way or live
+	// cancel stops the join or session under way (nil: none, or left
+	// already); left says the page left, so nothing rejoins.
+	cancel context.CancelFunc
+	left   bool
 
 	opts   options
 	cur    atomic.Pointer[join.Session]
@@ -146,11 +150,17 @@ func (c *client) start(o options) {
 		c.mu.Unlock()
 		return
 	}
-	c.running, c.opts = true, o
+	if c.left {
+		c.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.running, c.opts, c.cancel = true, o, cancel
 	c.st = state{Phase: string(join.PhaseConnect), Map: -1, LogSeq: c.lineSeq}
 	c.mu.Unlock()
 	go func() {
-		err := c.run(o)
+		err := c.run(ctx, o)
+		cancel()
 		c.mu.Lock()
 		c.running = false
 		c.mu.Unlock()
@@ -172,7 +182,7 @@ func (c *client) failed(err error) {
 
 // run joins and follows the session until it ends for good, and says
 // why it ended.
-func (c *client) run(o options) error {
+func (c *client) run(ctx context.Context, o options) error {
 	bundle, err := gamecontent.Load(nil, "")
 	if err != nil {
 		return fmt.Errorf("content: %w", err)
@@ -180,13 +190,13 @@ func (c *client) run(o options) error {
 	c.things = spawnableThings(bundle.Content)
 	c.canvas = newCanvasView(o.canvas)
 	rc := &join.Reconnector{Config: c.config(o, bundle), Event: c.reconnectEvent}
-	sess, err := rc.Join(context.Background())
+	sess, err := rc.Join(ctx)
 	if err != nil {
 		return err
 	}
 	c.ready(sess)
 	go c.bot(o.bot, uint64(sess.Info().PlayerID))
-	err = rc.Run(context.Background(), sess, func(s *join.Session) {
+	err = rc.Run(ctx, sess, func(s *join.Session) {
 		c.cur.Store(s)
 		c.live.Store(true)
 		c.say("info", "", "reconnected")
@@ -195,6 +205,32 @@ func (c *client) run(o options) error {
 		err = errors.New("left the session")
 	}
 	return err
+}
+
+// leave leaves the session for good as the page goes away (pagehide):
+// nothing rejoins, a join under way is abandoned with Client_Leave, and
+// a live session sends Client_Leave and closes its WebSocket with the
+// normal code at once (join.Session.LeaveNow), so the host counts a
+// leave, not a lost connection, and holds time for nobody meanwhile.
+// It returns before the close completes: the page gets no time to wait.
+// Later calls do nothing.
+func (c *client) leave(why string) {
+	c.mu.Lock()
+	cancel := c.cancel
+	c.cancel, c.left = nil, true
+	c.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	if s := c.cur.Load(); s != nil {
+		// On a goroutine of its own: the close then waits for the
+		// browser's close event, which comes only once this call from
+		// the page has returned. The leave and the close are sent before
+		// it returns all the same: a call from JavaScript returns only
+		// when every goroutine it woke waits.
+		go func() { _ = s.LeaveNow(why) }()
+	}
 }
 
 // config is the join's configuration: the embedded content, WebSocket,

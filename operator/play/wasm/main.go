@@ -18,6 +18,9 @@
 //	                    in mode m: "select" (select a pawn or move the
 //	                    selected one there) or "spawn THING COUNT"
 //	command(line)       a typed line, as the join tool reads it (help)
+//	leave(why)          leave the session for good, now (the page calls it
+//	                    on pagehide): Client_Leave, then the WebSocket
+//	                    closed with the normal code
 //	corrupt(map)        (debug only) change this browser's copy of map, so
 //	                    the host's hash check finds it and repairs it
 //
@@ -47,6 +50,14 @@ func main() {
 		return nil
 	})
 	fn("command", func(a []js.Value) any { c.command(arg(a, 0).String()); return nil })
+	fn("leave", func(a []js.Value) any {
+		why := "the page was closed"
+		if v := arg(a, 0); v.Type() == js.TypeString {
+			why = v.String()
+		}
+		c.leave(why)
+		return nil
+	})
 	fn("corrupt", func(a []js.Value) any { return c.corrupt(int32(arg(a, 0).Int())) })
 	js.Global().Set("lockhost", api)
 	js.Global().Call("dispatchEvent", js.Global().Get("Event").New("lockhost-ready"))

@@ -241,7 +241,9 @@ type hostProc struct {
 func (b *bench) startHost(w world, lazy bool) (*hostProc, error) {
 	b.port++
 	addr := fmt.Sprintf("127.0.0.1:%d", b.port)
-	args := append([]string{"serve", "--listen", addr, "--log-format", "json", "--max-players", "32", "--conn-rate", "-1"}, w.flags...)
+	// At debug level: the host logs each join point it builds there, which
+	// the bench waits for and counts.
+	args := append([]string{"serve", "--listen", addr, "--log-format", "json", "--log-level", "debug", "--max-players", "32", "--conn-rate", "-1"}, w.flags...)
 	if lazy {
 		args = append(args, "--lazy-join-points")
 	}

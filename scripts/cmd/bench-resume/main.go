@@ -61,7 +61,7 @@ func run(mib int, cut int64) error {
 		return err
 	}
 	cmd := exec.Command(b.host, "serve", "--listen", b.game, "--http", b.web, "--world-mib", strconv.Itoa(mib), "--seed", "1",
-		"--log-format", "json", "--conn-rate", "-1", "--data-dir", filepath.Join(dir, "data"))
+		"--log-format", "json", "--log-level", "debug", "--conn-rate", "-1", "--data-dir", filepath.Join(dir, "data")) // debug: the join point built line
 	cmd.Stderr = b.logs
 	if err := cmd.Start(); err != nil {
 		return err

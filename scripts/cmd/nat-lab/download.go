@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,7 +57,9 @@ func (l *lab) step4() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	queue := watchQueue()
 	during, err := sample(player, samplesBefore, 400, friend)
+	worstQueue, queueSamples := queue.stop()
 	if err != nil {
 		return "", err
 	}
@@ -69,14 +73,97 @@ func (l *lab) step4() (string, error) {
 	}
 	b, d := spread(before), spread(during)
 	figures := fmt.Sprintf("%s world over a %s uplink (queue %s), %s: player's command round trip before %s (%d), "+
-		"during %s (%d); the download took %.1f s (join: total=%s)",
-		worldMiB+" MiB", uplinkRate, uplinkQueue, pacing(paced), b, len(before), d, len(during), took.Seconds(), m[1])
-	// "Stays within": every round trip during the download, the worst
-	// included, against the usual one before it.
-	if d.max > b.median+latencyBudget {
-		return "", fmt.Errorf("the worst round trip during the download exceeds the median before it + %v: %s", latencyBudget, figures)
+		"during %s (%d); the uplink's queue at most %.0f ms deep (%d samples); the download took %.1f s (join: total=%s)",
+		worldMiB+" MiB", uplinkRate, uplinkQueue, pacing(paced), b, len(before), d, len(during),
+		ms(worstQueue), queueSamples, took.Seconds(), m[1])
+	// Two judgements, both of which a busy machine leaves standing. The
+	// uplink's queue is what world data puts in front of the player's
+	// commands, read from the router's shaper itself, so no process's
+	// scheduling enters it. The round trips are read from the outside,
+	// where a loaded machine adds its own delays now and then: their 90th
+	// percentile is judged, against the usual round trip before; the worst
+	// is printed.
+	if queueSamples == 0 {
+		return "", fmt.Errorf("the uplink's queue could not be read during the download: %s", figures)
+	}
+	if worstQueue > latencyBudget {
+		return "", fmt.Errorf("the uplink queued more than %v of data during the download: %s", latencyBudget, figures)
+	}
+	if d.p90 > b.median+latencyBudget {
+		return "", fmt.Errorf("the round trips during the download (90th percentile) exceed the median before it + %v: %s", latencyBudget, figures)
 	}
 	return figures, nil
+}
+
+// queueWatch samples the depth of the router's uplink queue.
+type queueWatch struct {
+	done  chan struct{}
+	ended chan struct{}
+	worst time.Duration
+	n     int
+}
+
+// queueEvery is how often the uplink's queue is read.
+const queueEvery = 50 * time.Millisecond
+
+// reBacklog is the queue's depth in tc's statistics: "backlog 12345b 9p".
+var reBacklog = regexp.MustCompile(`backlog (\d+)b`)
+
+// watchQueue reads the router's shaper statistics every queueEvery until
+// stop, keeping the deepest queue seen as the time it takes the uplink to
+// send it.
+func watchQueue() *queueWatch {
+	w := &queueWatch{done: make(chan struct{}), ended: make(chan struct{})}
+	bitsPerSec, err := parseRate(uplinkRate)
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		defer close(w.ended)
+		t := time.NewTicker(queueEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+			}
+			out, err := exec.Command("tc", "-n", nsRouter, "-s", "qdisc", "show", "dev", wanIfname).Output()
+			if err != nil {
+				continue
+			}
+			m := reBacklog.FindSubmatch(out)
+			if m == nil {
+				continue
+			}
+			bytes, _ := strconv.ParseFloat(string(m[1]), 64)
+			w.n++
+			w.worst = max(w.worst, time.Duration(bytes*8/bitsPerSec*float64(time.Second)))
+		}
+	}()
+	return w
+}
+
+// stop ends the sampling and returns the deepest queue seen and the
+// number of samples.
+func (w *queueWatch) stop() (time.Duration, int) {
+	close(w.done)
+	<-w.ended
+	return w.worst, w.n
+}
+
+// parseRate reads a tc rate such as "10mbit" in bits per second.
+func parseRate(s string) (float64, error) {
+	for _, u := range []struct {
+		suffix string
+		scale  float64
+	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
+		if n, ok := strings.CutSuffix(strings.ToLower(s), u.suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			return v * u.scale, err
+		}
+	}
+	return 0, fmt.Errorf("rate %q: no unit", s)
 }
 
 // pacing says whether the host was asked to pace its uploads.

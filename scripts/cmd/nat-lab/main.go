@@ -15,9 +15,10 @@
 //  3. the second LAN machine finds the host with join discover and joins
 //     it by name;
 //  4. with the uplink shaped to 10 Mbit/s, a friend outside downloads a
-//     64 MiB world while a player outside plays: every command round trip
-//     of the player's during the download stays within 100 ms of the
-//     median before it.
+//     64 MiB world while a player outside plays: the router's uplink
+//     never queues more than 100 ms of data (read from its shaper), and
+//     the player's command round trips during the download stay within
+//     100 ms of the median before it at the 90th percentile.
 //
 // scripts/nat-lab builds the tools, installs what is missing and runs it.
 package main
