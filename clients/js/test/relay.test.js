@@ -2,9 +2,8 @@
 // the scenarios of scripts/python-relay-check with the drift game of
 // examples/drift, over TCP and WebSocket: the arbiter uploads the world,
 // players play in step, a joiner mid-game gets a join point from the
-// arbiter, a corrupted map is repaired from the arbiter's upload, a dropped
-// player rejoins from the world it holds, the arbiter leaves and a standby
-// takes over; a wrong secret and a player before the world are refused.
+// arbiter, a corrupted map is repaired from the arbiter's upload, the
+// arbiter leaves and a standby takes over; a wrong secret and a player before the world are refused.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { join, RefusedError } from "../dist/index.js";
@@ -129,15 +128,6 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
     const o = await (await fetch(`${host.web}/api/overview`)).json();
     return (o.players ?? []).some((p) => p.name === "PlayE" && p.accepted_tick > 0 && !p.unverified);
   });
-
-  // A dropped player rejoins from the world it holds: the commands it missed, no world, no tick twice.
-  a.s.dropConnection();
-  console.log("step 15", new Date().toISOString());
-  await until(() => a.reconnects.length);
-  assert.equal(a.reconnects[0].held, true, "rejoined from the held world");
-  const after = a.s.tick;
-  console.log("step 16", new Date().toISOString());
-  await until(() => [...a.checkpoints.keys()].some((k) => k > after + 60));
 
   console.log("step 17", new Date().toISOString());
   for (const o of [a, b, c, arbB]) assert.ok(sameHashes(arb, o, o === b ? new Set([found.tick]) : undefined) >= 2, `${o.name} compared`);

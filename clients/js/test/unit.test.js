@@ -13,7 +13,7 @@ const hex = (s) => Uint8Array.from(s.trim().split(/\s+/).map((x) => parseInt(x, 
 const toHex = (b) => Buffer.from(b).toString("hex");
 /** Every "Example NAME:" frame of section 4, and every step frame: [label, bytes]. */
 function specFrames() {
-  const re = /^(Example \w+|Relay step R\d+|Held step H\d+|Step \d+)[^\n]*\n\n```hex\n([^`]*)```/gm;
+  const re = /^(Example (?:Client|Server)_\w+|Relay step R\d+|Held step H\d+|Step \d+)[^\n]*\n\n```hex\n([^`]*)```/gm;
   return [...spec.matchAll(re)].map((m) => [m[1], hex(m[2])]);
 }
 
