@@ -305,7 +305,7 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// The read limit per message is the protocol's largest frame and a
 	// little more (ws.DefaultReadLimit): the host's own frame limits
 	// apply above it, as on TCP.
-	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log})
+	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log, OriginPatterns: s.c.StringSlice("http-origin")})
 	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus(),
 		PortMapping: s.portMappingView})
 	logJoinURLs(s.log, webLn.Addr(), machineInterfaces())
@@ -412,6 +412,9 @@ func hostConfig(c *cli.Context, content func() host.Content, log *slog.Logger) (
 // statusToken is the token the status routes ask for: the first line of
 // --http-token-file, else web.TokenEnv, else none.
 func statusToken(c *cli.Context) (string, error) {
+	if c.String("http") == "" && len(c.StringSlice("http-origin")) > 0 {
+		return "", cliutil.Usagef("--http-origin needs --http")
+	}
 	if c.String("http") == "" && c.String("http-token-file") != "" {
 		return "", cliutil.Usagef("--http-token-file needs --http")
 	}

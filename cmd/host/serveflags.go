@@ -26,6 +26,7 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "discovery-port", Value: lan.Port, EnvVars: []string{discoveryPortEnv}, Usage: "answer LAN discovery (join discover) on this UDP `PORT`, on the interfaces --listen serves"},
 		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus), /healthz, /ws (players over WebSocket, admitted like those on the game port) and /play (the browser player) on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
 		&cli.StringFlag{Name: "http-token-file", Usage: "with --http: ask for the token on the first line of `FILE` on every route but /healthz (or set " + web.TokenEnv + "); a browser asks for it as a password, a scraper sends it as a bearer token"},
+		&cli.StringSliceFlag{Name: "http-origin", Usage: "with --http: let pages from this origin `PATTERN` open /ws too (repeatable; a pattern of the origin's host:port such as 127.0.0.1:* or example.com, or scheme://host); by default only the host's own pages may, and a client that is not a browser is not checked"},
 		&cli.StringFlag{Name: "game-name", Value: d.GameName, Usage: "session name shown to joiners"},
 		&cli.IntFlag{Name: "tick-rate", Value: d.TickRate, Usage: "simulated ticks per second at normal speed"},
 		&cli.IntFlag{Name: "max-players", Value: d.Limits.MaxPlayers, Usage: "most players online at once"},

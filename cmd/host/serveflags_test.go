@@ -14,7 +14,7 @@ import (
 // host listens and what it starts from, the secrets and files read to
 // fill fields hostConfig sets itself, the admin ways in and the logs.
 var notConfig = map[string]bool{
-	"config": true, "listen": true, "discovery-port": true, "max-upload-rate": true, "http": true, "http-token-file": true, "password-file": true,
+	"config": true, "listen": true, "discovery-port": true, "max-upload-rate": true, "http": true, "http-token-file": true, "http-origin": true, "password-file": true,
 	"new": true, "force-new": true, "recover": true, "data-dir": true,
 	"tls": true, "tls-cert": true, "tls-key": true, "console": true, "rcon": true, "rcon-password-file": true,
 	"maps": true, "map-size": true, "seed": true, "things-per-map": true, "pawns-per-map": true,

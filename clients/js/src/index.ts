@@ -1,0 +1,12 @@
+export { join, Session, PROTOCOL_VERSION, hex } from "./session.js";
+export type { JoinOptions, Game, Hashes, Player, ChatLine, Notice, Desync, UploadInfo, DefDatabase } from "./session.js";
+export type { Command, WorldState } from "./payload.js";
+export { LockhostError, ConnectionError, ProtocolError, TimeoutError, RefusedError, CommandRefusedError, Reasons } from "./errors.js";
+export type { ReasonName } from "./errors.js";
+export { xxh64 } from "./xxh64.js";
+export { sha256, hmacSha256, passwordProof, arbiterProof, solvePuzzle } from "./sha256.js";
+export { encode as encodeMsgpack, decode as decodeMsgpack } from "./msgpack.js";
+export { readPayload, buildPayload } from "./payload.js";
+export { readReplay } from "./replay.js";
+export { defHash, defDatabase } from "./defs.js";
+export type { DefElement } from "./defs.js";
