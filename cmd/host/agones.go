@@ -29,7 +29,7 @@ func agonesFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "agones", Usage: "run as an Agones game server: mark it Ready once the world is loaded and the listeners bound, ping Health while the session runs, keep the players List and labels a matchmaker selects on, and shut down after --agones-idle; on by itself when " + agones.PortEnv + " is set"},
 		&cli.DurationFlag{Name: "agones-idle", Value: defaultAgonesIdle, Usage: "with --agones: shut down (after the final save) once the session has had no player this long since its last player left"},
-		&cli.DurationFlag{Name: "agones-first-player", Value: defaultAgonesFirstPlayer, Usage: "with --agones: shut down (after the final save) when Agones has allocated the game server and no player (in relay mode, no arbiter either) has come this long after; a Ready server not yet allocated waits in the Fleet regardless (-1s: never)"},
+		&cli.DurationFlag{Name: "agones-first-player", Value: defaultAgonesFirstPlayer, Usage: "with --agones: shut down (after the final save) when Agones has allocated the game server and no player (in relay mode, no arbiter either) has come this long after; a Ready server not yet allocated waits in the Fleet regardless"},
 	}
 }
 
