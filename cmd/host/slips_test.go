@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/lockhost/lockhost/testing/procstat"
-	"github.com/lockhost/lockhost/testing/syncbuf"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/saves"
+	"github.com/lockhost/lockhost/testing/procstat"
+	"github.com/lockhost/lockhost/testing/syncbuf"
 )
 
 // The tests in this file run the real host through an operator's
