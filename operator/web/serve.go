@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -106,6 +107,11 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	srv.RegisterOnShutdown(endRequests)
+	// A connection that never sent a request (a browser opens some ahead
+	// of need) counts as busy to Shutdown for its first 5 s: close those
+	// at shutdown, or the shutdown waits them out.
+	fresh := trackNew(srv)
+	srv.RegisterOnShutdown(fresh.closeAll)
 	addr := ln.Addr().String()
 	logger.Info("status page", "url", "http://"+addr+"/")
 	switch {
@@ -133,4 +139,36 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 		err = fmt.Errorf("status page: %w", serr)
 	}
 	return err
+}
+
+// newConns are a server's connections that have not sent a request yet.
+type newConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+// trackNew follows srv's connections through their states (it sets
+// srv.ConnState).
+func trackNew(srv *http.Server) *newConns {
+	n := &newConns{conns: map[net.Conn]struct{}{}}
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if st == http.StateNew {
+			n.conns[c] = struct{}{}
+		} else {
+			delete(n.conns, c)
+		}
+	}
+	return n
+}
+
+// closeAll closes every connection that has not sent a request.
+func (n *newConns) closeAll() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for c := range n.conns {
+		_ = c.Close()
+		delete(n.conns, c)
+	}
 }

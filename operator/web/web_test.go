@@ -656,3 +656,35 @@ func TestOverviewPortMapping(t *testing.T) {
 		t.Errorf("without Config.PortMapping the JSON lacks \"port_mapping\":null: %s", body)
 	}
 }
+
+// TestShutdownClosesConnectionsWithoutRequest: a connection that has sent
+// no request yet (a browser opens some ahead of need) does not hold the
+// shutdown: Serve ends without error instead of waiting out its 5 s
+// allowance and reporting "context deadline exceeded".
+func TestShutdownClosesConnectionsWithoutRequest(t *testing.T) {
+	ln, err := web.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- web.Serve(ctx, ln, web.Handler(&fakeSource{o: fullOverview(time.Now())}, web.Config{Logger: testkit.Quiet()}), testkit.Quiet())
+	}()
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	// The server has accepted it once a request on another connection is
+	// answered: connections are accepted in order.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve with a connection that sent nothing: %v", err)
+	}
+}
