@@ -122,6 +122,11 @@ func DecodeReply(p []byte) (Reply, error) {
 	if r.GamePort == 0 {
 		return bad("game port 0")
 	}
+	// A discovery reply carries a version 1 status reply (no reach
+	// section), whatever versions the status package reads.
+	if v := p[replyHeader+4]; v != status.Version {
+		return bad("status reply version %d, want %d", v, status.Version)
+	}
 	var err error
 	r.ProbeID, r.Info, err = status.DecodeReply(p[replyHeader:])
 	if err != nil {
