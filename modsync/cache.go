@@ -20,6 +20,7 @@ import (
 //	objects/ab/abcdef…  a file, named by its SHA-256 in hex, read-only
 //	partial/abcdef…     a download under way (resumable)
 //	views/<manifest>/…  mod folders laid out from objects (View)
+//	manifests/<hash>    the manifests views were laid out from (Remember)
 //
 // A file enters objects/ only after its hash was checked, by rename, so
 // objects/ never holds a file whose name is not its hash (unless the disk
@@ -220,7 +221,9 @@ func (c *Cache) Verify() ([]Sum, error) {
 
 // Prune removes the cached files not in keep whose modification time is
 // before the cutoff (a zero cutoff: whatever their age), every view and
-// every partial download older than the cutoff. It returns the files
+// every partial download older than the cutoff, and the remembered
+// manifests none of whose files remain. A file's modification time is
+// when a view last used it (or when it was fetched). It returns the files
 // removed and their bytes. It is for when no joiner is fetching into the
 // cache: a download's lock file is among what it may remove.
 func (c *Cache) Prune(keep map[Sum]bool, before time.Time) (int, int64, error) {
@@ -253,6 +256,9 @@ func (c *Cache) Prune(keep map[Sum]bool, before time.Time) (int, int64, error) {
 				return n, freed, fmt.Errorf("content cache: %w", err)
 			}
 		}
+	}
+	if _, err := c.forget(); err != nil {
+		return n, freed, err
 	}
 	return n, freed, nil
 }

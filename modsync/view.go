@@ -20,7 +20,8 @@ import (
 // exists, so the view selects the same folders as the host's copy. It
 // writes nothing outside the cache: paths are checked again
 // (CheckModPaths) and every step goes through an os.Root on the cache
-// folder, which follows no link out of it. Every file must be cached.
+// folder, which follows no link out of it. Every file must be cached;
+// each is marked used now, and the manifest remembered (Remember).
 func (c *Cache) View(m *Manifest, i int) (string, error) {
 	mh, err := m.Hash()
 	if err != nil {
@@ -46,6 +47,8 @@ func (c *Cache) view(m *Manifest, mh Sum, i int) (string, error) {
 			return "", fmt.Errorf("content view: mod %s: %s (%s) is not in the cache", d.PackageID, f.Path, f.Hash)
 		}
 	}
+	c.touch(d)
+	_ = c.remember(m, mh) // only for naming owners (Owners): a view works without it
 	root, err := os.OpenRoot(c.dir)
 	if err != nil {
 		return "", fmt.Errorf("content view: %w", err)
