@@ -110,7 +110,7 @@ func newApp() *cli.App {
 		Writer:    stdout,
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
-		UsageText: "join HOST[:PORT] --name NAME [options]\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...\njoin content ls|verify|prune [--content-cache DIR]",
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
@@ -124,7 +124,7 @@ func newApp() *cli.App {
 			"is told, and counts a leave.", wire.DefaultPort),
 		Flags:    flags,
 		Action:   run,
-		Commands: []*cli.Command{discoverCommand(), pingCommand(), defscli.Command()},
+		Commands: []*cli.Command{discoverCommand(), pingCommand(), defscli.Command(), contentCommand()},
 	}
 	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
