@@ -42,44 +42,84 @@ func Load(dirs []string, gameVersion string) (*Bundle, error) {
 	if err := defs.CheckGameVersion(gameVersion); err != nil {
 		return nil, err
 	}
-	b := &Bundle{GameVersion: gameVersion}
-	var err error
 	if len(dirs) == 0 {
-		b.Content, b.Set, err = colony.DefaultContent()
-		if err != nil {
-			return nil, fmt.Errorf("embedded content: %w", err)
-		}
-		b.Embedded = true
-		// The embedded content has no version folders; record the version
-		// it is run as, so manifests compare like for like.
-		b.Set.GameVersion = gameVersion
-	} else {
-		// The game run here loads exactly this content: a MayRequire naming
-		// any other mod (a DLC not given, …) is not met, as in a game
-		// without that mod.
-		b.Set, err = defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion, ActiveComplete: true})
-		if err != nil {
-			return nil, fmt.Errorf("scan content: %w", err)
-		}
-		if len(b.Set.Errors) > 0 {
-			msgs := make([]string, 0, len(b.Set.Errors))
-			for _, e := range b.Set.Errors {
-				msgs = append(msgs, e.String())
-			}
-			return nil, fmt.Errorf("content has %d def errors:\n  %s", len(msgs), strings.Join(msgs, "\n  "))
-		}
-		b.Content, b.Report, err = colony.ReadContent(b.Set)
-		var lacks *colony.LacksError
-		if errors.As(err, &lacks) {
-			return nil, fmt.Errorf("the content has no %s, which every world needs: a mod builds on the base content, "+
-				"which must be loaded under it, first in load order (--content PATH/TO/RimWorld/Data/Core --content %s for the game's Core, "+
-				"or --content game/colony/content/Core --content %s for this repository's default content, the embedded one)",
-				strings.Join(lacks.Lacks, ", no "), strings.Join(dirs, " --content "), strings.Join(dirs, " --content "))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("content: %w", err)
-		}
+		return loadEmbedded(gameVersion)
 	}
+	// The game run here loads exactly this content: a MayRequire naming
+	// any other mod (a DLC not given, …) is not met, as in a game without
+	// that mod.
+	set, err := defs.ScanDirs(dirs, defs.Options{GameVersion: gameVersion, ActiveComplete: true})
+	if err != nil {
+		return nil, fmt.Errorf("scan content: %w", err)
+	}
+	return finish(set, gameVersion, strings.Join(dirs, " --content "))
+}
+
+// LoadFS is Load for mods given as file systems (in load order), as the
+// browser player has them: the embedded content and mods fetched from
+// the host. They are scanned as Load scans folders, so the same files
+// make the same def databases.
+func LoadFS(mods []defs.ModSource, gameVersion string) (*Bundle, error) {
+	gameVersion = defs.GameVersionOrDefault(gameVersion)
+	if err := defs.CheckGameVersion(gameVersion); err != nil {
+		return nil, err
+	}
+	if len(mods) == 0 {
+		return loadEmbedded(gameVersion)
+	}
+	set, err := defs.ScanFS(mods, defs.Options{GameVersion: gameVersion, ActiveComplete: true})
+	if err != nil {
+		return nil, fmt.Errorf("scan content: %w", err)
+	}
+	names := make([]string, len(mods))
+	for i, m := range mods {
+		names[i] = m.Dir
+	}
+	return finish(set, gameVersion, strings.Join(names, " --content "))
+}
+
+// loadEmbedded is the built-in default content.
+func loadEmbedded(gameVersion string) (*Bundle, error) {
+	b := &Bundle{GameVersion: gameVersion, Embedded: true}
+	var err error
+	b.Content, b.Set, err = colony.DefaultContent()
+	if err != nil {
+		return nil, fmt.Errorf("embedded content: %w", err)
+	}
+	// The embedded content has no version folders; record the version it
+	// is run as, so manifests compare like for like.
+	b.Set.GameVersion = gameVersion
+	return b.done()
+}
+
+// finish turns a scanned set into a Bundle; contentArgs are the mods as
+// --content arguments, for the hint when the base content is missing.
+func finish(set *defs.Set, gameVersion, contentArgs string) (*Bundle, error) {
+	b := &Bundle{GameVersion: gameVersion, Set: set}
+	if len(set.Errors) > 0 {
+		msgs := make([]string, 0, len(set.Errors))
+		for _, e := range set.Errors {
+			msgs = append(msgs, e.String())
+		}
+		return nil, fmt.Errorf("content has %d def errors:\n  %s", len(msgs), strings.Join(msgs, "\n  "))
+	}
+	var err error
+	b.Content, b.Report, err = colony.ReadContent(set)
+	var lacks *colony.LacksError
+	if errors.As(err, &lacks) {
+		return nil, fmt.Errorf("the content has no %s, which every world needs: a mod builds on the base content, "+
+			"which must be loaded under it, first in load order (--content PATH/TO/RimWorld/Data/Core --content %s for the game's Core, "+
+			"or --content game/colony/content/Core --content %s for this repository's default content, the embedded one)",
+			strings.Join(lacks.Lacks, ", no "), contentArgs, contentArgs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	return b.done()
+}
+
+// done records the mods' package IDs and checks there are databases.
+func (b *Bundle) done() (*Bundle, error) {
 	for _, m := range b.Set.Mods {
 		b.Mods = append(b.Mods, m.PackageID)
 	}
