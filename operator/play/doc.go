@@ -3,7 +3,10 @@
 // loads the joining side compiled to WebAssembly (the join library and
 // the colony, package ./wasm) and joins the session over WebSocket at
 // /ws, as any other client, then draws every map live from its own
-// lockstep copy.
+// lockstep copy. On a host that shares its mods (GET /content/manifest
+// on the same listener), the page fetches the files it lacks by hash into
+// the browser's Cache Storage and loads them before it joins; a second
+// visit fetches nothing.
 //
 // The WebAssembly binary is built by go generate (./internal/genwasm:
 // reproducibly, gzipped) and embedded with Go's wasm_exec.js, so a host

@@ -68,7 +68,7 @@
 		lockhost.join(opts);
 	}
 
-	const phases = { connect: "connecting", handshake: "handshake", download: "downloading the world",
+	const phases = { content: "fetching the host's mods", connect: "connecting", handshake: "handshake", download: "downloading the world",
 		load: "loading the world", "catch-up": "catching up" };
 
 	function poll() {

@@ -56,13 +56,14 @@ type state struct {
 	Map          int32       `json:"map"`
 	Selected     int32       `json:"selected"` // pawn ID, 0 for none
 	Players      []join.Player
-	Things       []string `json:"things"`
-	Desyncs      int      `json:"desyncs"`   // the host found this browser's state diverged
-	Repaired     int      `json:"repaired"`  // the host confirmed a repair of it
-	Resyncs      int      `json:"resyncs"`   // repairs swapped in here
-	Corrupted    int      `json:"corrupted"` // maps changed on purpose (debug)
-	Frames       uint64   `json:"frames"`
-	LogSeq       int      `json:"log_seq"`
+	Things       []string     `json:"things"`
+	Content      *contentJSON `json:"content,omitempty"` // where the host's mods came from
+	Desyncs      int          `json:"desyncs"`           // the host found this browser's state diverged
+	Repaired     int          `json:"repaired"`          // the host confirmed a repair of it
+	Resyncs      int          `json:"resyncs"`           // repairs swapped in here
+	Corrupted    int          `json:"corrupted"`         // maps changed on purpose (debug)
+	Frames       uint64       `json:"frames"`
+	LogSeq       int          `json:"log_seq"`
 }
 
 // timingJSON is the join's timings, for the page and the benchmark.
@@ -183,7 +184,7 @@ func (c *client) failed(err error) {
 // run joins and follows the session until it ends for good, and says
 // why it ended.
 func (c *client) run(ctx context.Context, o options) error {
-	bundle, err := gamecontent.Load(nil, "")
+	bundle, err := c.loadContent(ctx, o.url)
 	if err != nil {
 		return fmt.Errorf("content: %w", err)
 	}

@@ -10,7 +10,9 @@
 //	                    name, password, spectate, bot (commands a second),
 //	                    canvas (the element to draw on), debug (adds corrupt)
 //	state()             the player's state as JSON: phase, progress, timings,
-//	                    maps, players, desync counters
+//	                    maps, players, desync counters, and where the host's
+//	                    mods came from (content: built in, Cache Storage,
+//	                    fetched)
 //	log(since)          the log lines (chat, notices, desyncs, answers)
 //	                    after number since, as JSON
 //	view(map)           show map map
@@ -23,6 +25,14 @@
 //	                    closed with the normal code
 //	corrupt(map)        (debug only) change this browser's copy of map, so
 //	                    the host's hash check finds it and repairs it
+//
+// Before it joins, it asks the host for its content manifest (GET
+// /content/manifest on the page's own origin): a host that shares its mods
+// answers it, and the player takes each shared file from its built-in
+// content, from the page's Cache Storage (a visit before) or from the
+// host by hash, checks every one's SHA-256 and loads them with the join
+// tool's code (modsync.MemLoader, gamecontent.LoadFS); a host that shares
+// none answers 404 and the built-in content is used.
 //
 // Like the join tool, it reports state hashes at the host's checkpoints
 // and takes repairs in: that is the join library's own doing.

@@ -1,0 +1,214 @@
+package play_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/lockhost/lockhost/defs"
+	"github.com/lockhost/lockhost/modsync"
+	"github.com/lockhost/lockhost/testing/browsertest"
+)
+
+// moddedContent is a host's content: the repository's default content as
+// a folder (the base the page has built in), a real public mod, and a
+// mod with a texture and an assembly (code, which is never shared).
+func moddedContent(t *testing.T) []string {
+	t.Helper()
+	core := filepath.Join("..", "..", "game", "colony", "content", "Core")
+	allowTool := filepath.Join("..", "..", "..", "shared", "testdata", "real-mods", "AllowTool@cc168e8")
+	lamp := filepath.Join(t.TempDir(), "LampMod")
+	for p, body := range map[string]string{
+		"About/About.xml":     "<ModMetaData><packageId>test.lamps</packageId><name>Lamps</name><modVersion>1.0</modVersion></ModMetaData>",
+		"Defs/Lamps.xml":      "<Defs><JobDefX><defName>LightLamp</defName><label>light a lamp</label></JobDefX></Defs>",
+		"Textures/Lamp.png":   "\x89PNG\r\n\x1a\n" + strings.Repeat("lamp pixels ", 2000),
+		"Assemblies/Lamp.dll": "MZ\x90\x00 an assembly, never shared",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(lamp, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(lamp, p), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{core, allowTool, lamp}
+}
+
+// contentCounter counts the file requests (GET /content/<sha256>) a
+// handler answered, by status.
+type contentCounter struct {
+	mu       sync.Mutex
+	byStatus map[int]int
+	hashes   []string
+}
+
+func (c *contentCounter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		h.ServeHTTP(rec, r)
+		if r.URL.Path == modsync.ManifestPath {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.byStatus[rec.status]++
+		c.hashes = append(c.hashes, strings.TrimPrefix(r.URL.Path, modsync.ContentPrefix))
+	})
+}
+
+func (c *contentCounter) take() (map[int]int, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	by, h := c.byStatus, c.hashes
+	c.byStatus, c.hashes = map[int]int{}, nil
+	return by, h
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+
+// shareContent stands in for host serve --share-content: one origin
+// that serves modsync.Handler for the host's content under /content/
+// and passes everything else (/play, /ws, /api) to the host's --http
+// listener at hostHTTP. It returns the origin.
+func shareContent(t *testing.T, hostHTTP string, dirs []string, count *contentCounter) (string, *modsync.Manifest) {
+	t.Helper()
+	set, err := defs.ScanDirs(dirs, defs.Options{GameVersion: defs.DefaultGameVersion, ActiveComplete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := modsync.Build(set, modsync.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := modsync.NewHandler(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(hostHTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(modsync.ContentPrefix, count.wrap(h))
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL, m
+}
+
+// TestBrowserModdedHost: the page joins a host running mods on the
+// default base content. It fetches the host's content manifest, takes
+// the base's files from its built-in content, fetches only the mods'
+// shared files by hash into Cache Storage (checked by SHA-256), loads
+// them with the join code compiled to WebAssembly, and reaches
+// WorldReady, its def databases matching the host's; the assembly never
+// travels. A second visit fetches nothing.
+//
+// Until host serve --share-content is wired in, shareContent serves
+// /content/ beside the host; with it, start the host with
+// --share-content and navigate to its --http address instead.
+func TestBrowserModdedHost(t *testing.T) {
+	hostBin, _ := tools(t)
+	bctx := browser(t)
+	dirs := moddedContent(t)
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--maps", "1", "--map-size", "64",
+		"--conn-rate", "-1", "--data-dir", t.TempDir()}
+	for _, d := range dirs {
+		args = append(args, "--content", d)
+	}
+	hostLog, _ := start(t, hostBin, `msg=hosting addr=(\S+)`, args...)
+	m := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())
+	if m == nil {
+		t.Fatalf("the host logs no /play URL:\n%s", hostLog.String())
+	}
+	count := &contentCounter{byStatus: map[int]int{}}
+	origin, manifest := shareContent(t, m[1], dirs, count)
+	ctx, cancel := context.WithTimeout(bctx, 5*time.Minute)
+	defer cancel()
+
+	type contentState struct {
+		Shared       bool  `json:"shared"`
+		Mods         int   `json:"mods"`
+		Files        int   `json:"files"`
+		Bytes        int64 `json:"bytes"`
+		BuiltIn      int   `json:"built_in"`
+		Stored       int   `json:"stored"`
+		Fetched      int   `json:"fetched"`
+		FetchedBytes int64 `json:"fetched_bytes"`
+		Kept         bool  `json:"kept"`
+	}
+	visit := func(name string) (contentState, map[int]int, []string, time.Duration) {
+		t.Helper()
+		begin := time.Now()
+		if err := chromedp.Do(ctx, chromedp.Navigate(origin+"/play?name="+name)); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.Poll(t, ctx, name+"'s WorldReady", `window.lockhostPage && ["ready", "error"].includes(lockhostPage.state().phase)`, 4*time.Minute)
+		if e := browsertest.Eval[string](t, ctx, `lockhostPage.state().error || ""`); e != "" {
+			t.Fatalf("%s: %s\nhost log:\n%s", name, e, hostLog.String())
+		}
+		took := time.Since(begin)
+		st := browsertest.Eval[contentState](t, ctx, `lockhostPage.state().content`)
+		wire := browsertest.Eval[float64](t, ctx, `performance.getEntriesByType("resource").filter(e => /\/content\/[0-9a-f]{64}$/.test(e.name)).reduce((n, e) => n + e.transferSize, 0)`)
+		t.Logf("%s: %.0f bytes on the wire for content files (headers included)", name, wire)
+		by, hashes := count.take()
+		if !regexp.MustCompile(`msg="player ready" player=\d+ name=` + name + ` `).MatchString(hostLog.String()) {
+			t.Errorf("the host logs no %s ready:\n%s", name, hostLog.String())
+		}
+		return st, by, hashes, took
+	}
+
+	first, by, hashes, took := visit("Modder")
+	shared := map[string]bool{}
+	var modFiles int
+	for i, d := range manifest.Mods {
+		for _, f := range d.Files {
+			shared[f.Hash.String()] = true
+			if i > 0 {
+				modFiles++
+			}
+		}
+	}
+	t.Logf("first visit: WorldReady %v after navigating; content %+v; file requests by status %v", took.Round(time.Millisecond), first, by)
+	if !first.Shared || first.Mods != 3 || first.Fetched == 0 || first.Fetched+first.BuiltIn != first.Files || first.Stored != 0 || !first.Kept {
+		t.Errorf("first visit's content %+v: want the base built in and every other file fetched and kept", first)
+	}
+	if first.BuiltIn < len(manifest.Mods[0].Files) || first.Fetched > modFiles {
+		t.Errorf("first visit fetched %d files, the mods have %d; %d built in, the base has %d", first.Fetched, modFiles, first.BuiltIn, len(manifest.Mods[0].Files))
+	}
+	if by[http.StatusOK] != first.Fetched || len(by) != 1 {
+		t.Errorf("the host answered file requests %v, the page says it fetched %d", by, first.Fetched)
+	}
+	for _, h := range hashes {
+		if !shared[h] {
+			t.Errorf("the page asked for %s, which the manifest does not share", h)
+		}
+	}
+	if d := manifest.Mod("test.lamps"); d == nil || len(d.NotShared) != 1 || d.NotShared[0].Path != "Assemblies/Lamp.dll" {
+		t.Errorf("the assembly is not listed as not shared: %+v", d)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	second, by, _, took := visit("Again")
+	t.Logf("second visit: WorldReady %v after navigating; content %+v; file requests by status %v", took.Round(time.Millisecond), second, by)
+	if second.Fetched != 0 || second.FetchedBytes != 0 || second.Stored != first.Fetched || len(by) != 0 {
+		t.Errorf("second visit's content %+v, file requests %v: want nothing fetched, %d files from Cache Storage", second, by, first.Fetched)
+	}
+}
