@@ -155,6 +155,7 @@ written), 2 the command failed.`,
 				Flags: []cli.Flag{
 					gameVersionFlag(), activeFlag(), warningsFlag(),
 					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+					&cli.BoolFlag{Name: "files", Usage: "also compare each mod's data files (path, size, SHA-256) as content sync shares them; on by itself when a side is a manifest exported with --files"},
 				},
 				Action: diffAction,
 			},
@@ -182,7 +183,10 @@ Each def whose content differs is named with its file (relative to its
 mod) and, when both sides are content or manifests exported with
 --elements, the first element that differs. When both sides are
 manifests exported with --files, each data file that differs (by path,
-size or SHA-256) is named too, and counts as a difference.
+size or SHA-256) is named too, and counts as a difference. With --files,
+or when the other side is a manifest exported with --files, a content
+side's data files are hashed for that comparison, so your own mod
+folders can be compared file by file with a host's export.
 
 Exit status:
   0  both sides were read completely and have the same mods and defs
@@ -602,11 +606,18 @@ func diffAction(c *cli.Context) error {
 	if err != nil {
 		return fail("diff: B: %v", err)
 	}
+	withFiles, err := withContentFiles(c, la, lb, ma, mb, sa, sb)
+	if err != nil {
+		return err
+	}
 	var r *defs.Report
 	if sa != nil && sb != nil {
 		r, err = decideDiff(c, a, b, gv, defs.DiffSets(sa, sb)) // both scanned: the first differing element is known
 		if err != nil {
 			return fail("diff: %v", err)
+		}
+		if withFiles {
+			r.Files = defs.Diff(ma, mb).Files // DiffSets compares the sets' own manifests, which list no files
 		}
 	} else {
 		r = defs.Diff(ma, mb)
@@ -636,6 +647,51 @@ func diffAction(c *cli.Context) error {
 		return cli.Exit("", ExitIncomplete)
 	}
 	return nil
+}
+
+// withContentFiles says whether the diff compares data files (--files,
+// or a side exported with them) and, if so, hashes the content sides'.
+func withContentFiles(c *cli.Context, la, lb string, ma, mb *defs.Manifest, sa, sb *defs.Set) (bool, error) {
+	if !c.Bool("files") && !hasFiles(ma) && !hasFiles(mb) {
+		return false, nil
+	}
+	if err := addContentFiles(ma, sa); err != nil {
+		return false, fail("diff: A: %v", err)
+	}
+	if err := addContentFiles(mb, sb); err != nil {
+		return false, fail("diff: B: %v", err)
+	}
+	noteNoFiles(c, la, ma)
+	noteNoFiles(c, lb, mb)
+	return true, nil
+}
+
+// hasFiles reports whether a manifest lists data files (exported with
+// --files).
+func hasFiles(m *defs.Manifest) bool {
+	return slices.ContainsFunc(m.Mods, func(d defs.ManifestMod) bool { return len(d.Files) > 0 })
+}
+
+// addContentFiles records in m the data files of the scanned content set
+// (nil for a manifest side, which keeps what it was exported with).
+func addContentFiles(m *defs.Manifest, set *defs.Set) error {
+	if set == nil {
+		return nil
+	}
+	cm, err := modsync.Build(set, modsync.BuildOptions{})
+	if err != nil {
+		return err
+	}
+	modsync.AddFiles(m, cm)
+	return nil
+}
+
+// noteNoFiles warns that a side lists no files, so its files cannot be
+// compared.
+func noteNoFiles(c *cli.Context, label string, m *defs.Manifest) {
+	if !hasFiles(m) && len(m.Mods) > 0 {
+		fmt.Fprintf(cliutil.ErrOut(c), "note: %s lists no data files (export it with --files), so files are not compared\n", label)
+	}
 }
 
 // decideDiff answers, when it can, what r left undecided: defs that depend
