@@ -2,6 +2,7 @@ package play_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,28 +22,48 @@ import (
 	"github.com/lockhost/lockhost/testing/browsertest"
 )
 
+// realAllowTool is a real public mod the defs tests read, beside the
+// repository (absent from a bare clone: a made-up mod stands in).
+var realAllowTool = filepath.Join("..", "..", "..", "shared", "testdata", "real-mods", "AllowTool@cc168e8")
+
 // moddedContent is a host's content: the repository's default content as
-// a folder (the base the page has built in), a real public mod, and a
-// mod with a texture and an assembly (code, which is never shared).
+// a folder (the base the page has built in), a real public mod (or, where
+// it is absent, a made-up one), and a mod with a texture and an assembly
+// (code, which is never shared).
 func moddedContent(t *testing.T) []string {
 	t.Helper()
 	core := filepath.Join("..", "..", "game", "colony", "content", "Core")
-	allowTool := filepath.Join("..", "..", "..", "shared", "testdata", "real-mods", "AllowTool@cc168e8")
-	lamp := filepath.Join(t.TempDir(), "LampMod")
-	for p, body := range map[string]string{
+	dir := t.TempDir()
+	second := realAllowTool
+	if _, err := os.Stat(second); err != nil {
+		t.Logf("no real mod at %s: a made-up one stands in", second)
+		second = writeMod(t, filepath.Join(dir, "Tools"), map[string]string{
+			"About/About.xml":      "<ModMetaData><packageId>test.tools</packageId><name>Tools</name></ModMetaData>",
+			"Defs/Designators.xml": "<Defs><DesignationCategoryDef><defName>Tools</defName><label>tools</label></DesignationCategoryDef></Defs>",
+			"1.6/Defs/Jobs.xml":    "<Defs><JobDef><defName>ToolsJob</defName><reportString>tooling</reportString></JobDef></Defs>",
+		})
+	}
+	lamp := writeMod(t, filepath.Join(dir, "LampMod"), map[string]string{
 		"About/About.xml":     "<ModMetaData><packageId>test.lamps</packageId><name>Lamps</name><modVersion>1.0</modVersion></ModMetaData>",
 		"Defs/Lamps.xml":      "<Defs><JobDefX><defName>LightLamp</defName><label>light a lamp</label></JobDefX></Defs>",
 		"Textures/Lamp.png":   "\x89PNG\r\n\x1a\n" + strings.Repeat("lamp pixels ", 2000),
 		"Assemblies/Lamp.dll": "MZ\x90\x00 an assembly, never shared",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(lamp, p)), 0o755); err != nil {
+	})
+	return []string{core, second, lamp}
+}
+
+// writeMod writes files under root and returns root.
+func writeMod(t *testing.T, root string, files map[string]string) string {
+	t.Helper()
+	for p, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(lamp, p), []byte(body), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return []string{core, allowTool, lamp}
+	return root
 }
 
 // contentCounter counts the file requests (GET /content/<sha256>) a
@@ -166,6 +188,8 @@ func TestBrowserModdedHost(t *testing.T) {
 		st := browsertest.Eval[contentState](t, ctx, `lockhostPage.state().content`)
 		wire := browsertest.Eval[float64](t, ctx, `performance.getEntriesByType("resource").filter(e => /\/content\/[0-9a-f]{64}$/.test(e.name)).reduce((n, e) => n + e.transferSize, 0)`)
 		t.Logf("%s: %.0f bytes on the wire for content files (headers included)", name, wire)
+		line := fmt.Sprintf("content: %d files, %d bytes fetched (%d from cache", st.Fetched, st.FetchedBytes, st.Stored)
+		browsertest.Poll(t, ctx, name+"'s content line in the page's log", `document.getElementById("log").textContent.includes(`+strconv.Quote(line)+`)`, time.Minute)
 		by, hashes := count.take()
 		if !regexp.MustCompile(`msg="player ready" player=\d+ name=` + name + ` `).MatchString(hostLog.String()) {
 			t.Errorf("the host logs no %s ready:\n%s", name, hostLog.String())
