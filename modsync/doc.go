@@ -66,4 +66,19 @@
 // never write one file both ([ErrBusy]). [Compare] says, mod by mod,
 // what a joiner lacks; [Cache.Dirs] gives the folders to load the host's
 // mods from.
+//
+// # The browser
+//
+// A browser has no folder to lay mods out in: [MemLoader] takes each
+// shared file from the files the player has built in ([HashFS]), a
+// [Store] (the page's Cache Storage; [MapStore] in memory) or the host,
+// whole, checks every file's size and SHA-256 before use whatever it came
+// from, and gives the mods as file systems in memory for defs.ScanFS.
+//
+// # Offline
+//
+// A view remembers the manifest it was laid out from ([Cache.Remember]),
+// so [Cache.Owners] names the mod files each cached file is, and marks
+// the files it links used (their modification time), so [Cache.Prune] by
+// age drops what no join used lately.
 package modsync
