@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
+	"strings"
 	"testing/fstest"
 	"time"
 
@@ -44,6 +46,8 @@ func (m MapStore) Put(_ context.Context, s Sum, b []byte) error {
 // Every file's size and SHA-256 are checked before use, whatever it came
 // from; a file fetched with a wrong hash is fetched once more, then
 // refused. The caps of Limits are checked before anything is fetched.
+// With Pick, only the files it picks are got (LoadsDefs: enough to load
+// the mods' defs and join).
 type MemLoader struct {
 	// Base is the host's HTTP address ("http://host:port").
 	Base string
@@ -53,6 +57,9 @@ type MemLoader struct {
 	Store  Store
 	Have   map[Sum][]byte
 	Limits Limits
+	// Pick, if set, chooses the files to get (LoadsDefs: what the def
+	// scan reads); the others are left out of the mods' file systems.
+	Pick func(File) bool
 	// Progress, if set, is told the bytes at hand so far and in all.
 	Progress func(done, total int64)
 }
@@ -66,7 +73,16 @@ type MemStats struct {
 	Fetched      int   // from the host
 	FetchedBytes int64 // their size (what arrived decompressed)
 	Refused      int   // answers with a wrong hash, fetched again
+	Skipped      int   // files Pick left out
+	SkippedBytes int64 // their size
 	Elapsed      time.Duration
+}
+
+// LoadsDefs picks the files the def scan reads (defs.ScanFS): def files,
+// About/About.xml and LoadFolders.xml. Textures, sounds, translations,
+// patches (not applied) and asset bundles are not needed to join.
+func LoadsDefs(f File) bool {
+	return f.Kind == KindDefs || strings.EqualFold(f.Path, "About/About.xml") || strings.EqualFold(f.Path, "LoadFolders.xml")
 }
 
 // HashFS maps the SHA-256 of every regular file of fsys to its bytes: the
@@ -101,6 +117,15 @@ func (l *MemLoader) Load(ctx context.Context, m *Manifest) ([]defs.ModSource, Me
 		}
 	}
 	files := Need(m, nil)
+	if l.Pick != nil {
+		files = slices.DeleteFunc(files, func(f File) bool {
+			if l.Pick(f) {
+				return false
+			}
+			st.Skipped, st.SkippedBytes = st.Skipped+1, st.SkippedBytes+f.Size
+			return true
+		})
+	}
 	if err := (&Fetcher{Limits: l.Limits}).checkCaps(files); err != nil {
 		return nil, st, err
 	}
@@ -190,7 +215,7 @@ func (l *MemLoader) fetch(ctx context.Context, f File) ([]byte, error) {
 }
 
 // memFS lays mod d out in memory from data, as View lays it out in the
-// cache: each shared file, and each load folder.
+// cache: each load folder, and each shared file data holds.
 func memFS(d *Mod, data map[Sum][]byte) fs.FS {
 	fsys := fstest.MapFS{}
 	for _, f := range d.Folders {
@@ -199,7 +224,9 @@ func memFS(d *Mod, data map[Sum][]byte) fs.FS {
 		}
 	}
 	for _, f := range d.Files {
-		fsys[path.Clean(f.Path)] = &fstest.MapFile{Data: data[f.Hash], Mode: 0o444}
+		if b, ok := data[f.Hash]; ok {
+			fsys[path.Clean(f.Path)] = &fstest.MapFile{Data: b, Mode: 0o444}
+		}
 	}
 	return fsys
 }

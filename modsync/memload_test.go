@@ -88,6 +88,21 @@ func TestMemLoader(t *testing.T) {
 	if _, st := load(); st.Fetched != 1 || requests.Load() != 1 || !matches(store[lamp.Hash], *lamp) {
 		t.Errorf("a damaged stored file: %+v, %d requests; want it fetched again", st, requests.Load())
 	}
+
+	// Only what the def scan reads: the same def databases, no texture.
+	requests.Store(0)
+	l := &MemLoader{Base: srv.URL, Store: MapStore{}, Have: have, Limits: DefaultLimits, Pick: LoadsDefs}
+	mods, st, err = l.Load(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := defs.ScanFS(mods, defs.Options{GameVersion: gameVersion, ActiveComplete: true}); err != nil || !slices.Equal(got.Summary(), set.Summary()) {
+		t.Errorf("def databases from the def files only differ (%v)", err)
+	}
+	if st.Skipped == 0 || l.Store.(MapStore)[lamp.Hash] != nil || requests.Load() != int64(st.Fetched) {
+		t.Errorf("with LoadsDefs: %+v, %d requests; want the texture skipped", st, requests.Load())
+	}
+	t.Logf("def files only: %d files fetched (%d bytes), %d skipped (%d bytes)", st.Fetched, st.FetchedBytes, st.Skipped, st.SkippedBytes)
 }
 
 // TestMemLoaderRefuses: a host answering other bytes than the manifest's

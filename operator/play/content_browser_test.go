@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,6 +173,8 @@ func TestBrowserModdedHost(t *testing.T) {
 		Stored       int   `json:"stored"`
 		Fetched      int   `json:"fetched"`
 		FetchedBytes int64 `json:"fetched_bytes"`
+		Skipped      int   `json:"skipped"`
+		SkippedBytes int64 `json:"skipped_bytes"`
 		Kept         bool  `json:"kept"`
 	}
 	visit := func(name string) (contentState, map[int]int, []string, time.Duration) {
@@ -223,8 +226,18 @@ func TestBrowserModdedHost(t *testing.T) {
 			t.Errorf("the page asked for %s, which the manifest does not share", h)
 		}
 	}
-	if d := manifest.Mod("test.lamps"); d == nil || len(d.NotShared) != 1 || d.NotShared[0].Path != "Assemblies/Lamp.dll" {
-		t.Errorf("the assembly is not listed as not shared: %+v", d)
+	d := manifest.Mod("test.lamps")
+	if d == nil || len(d.NotShared) != 1 || d.NotShared[0].Path != "Assemblies/Lamp.dll" {
+		t.Fatalf("the assembly is not listed as not shared: %+v", d)
+	}
+	// The page draws no textures: it leaves them on the host.
+	for _, f := range d.Files {
+		if f.Kind == modsync.KindTexture && slices.Contains(hashes, f.Hash.String()) {
+			t.Errorf("the page fetched the texture %s", f.Path)
+		}
+	}
+	if first.Skipped == 0 {
+		t.Errorf("the page skipped no file: %+v", first)
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {

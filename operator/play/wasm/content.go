@@ -30,9 +30,20 @@ type contentJSON struct {
 	Fetched      int     `json:"fetched"`
 	FetchedBytes int64   `json:"fetched_bytes"`
 	Refused      int     `json:"refused"`
+	Skipped      int     `json:"skipped"` // files the page does not need (textures, sounds, …), not fetched
+	SkippedBytes int64   `json:"skipped_bytes"`
 	Kept         bool    `json:"kept"` // files are kept in Cache Storage for the next visit
 	Ms           float64 `json:"ms"`
 }
+
+// browserLimits bound what the page takes from a host: every file it
+// gets is held in the page's memory while the content loads.
+var browserLimits = func() modsync.Limits {
+	l := modsync.DefaultLimits
+	l.MaxFileSize = 64 << 20
+	l.MaxTotal = 512 << 20
+	return l
+}()
 
 // contentCache is the Cache Storage cache the page keeps fetched mod
 // files in, keyed /content/<sha256> (this page's own origin).
@@ -42,7 +53,8 @@ const contentCache = "lockhost-content"
 // the host shares none (it answers 404 for its manifest), else the mods
 // of the host's manifest, from the built-in base, the browser's Cache
 // Storage or the host (modsync.MemLoader), loaded with the same code as
-// the join tool's.
+// the join tool's. Only what loading the defs reads is got
+// (modsync.LoadsDefs): the page draws no textures and plays no sounds.
 func (c *client) loadContent(ctx context.Context, wsURL string) (*gamecontent.Bundle, error) {
 	base, err := httpBase(wsURL)
 	if err != nil {
@@ -61,7 +73,7 @@ func (c *client) loadContent(ctx context.Context, wsURL string) (*gamecontent.Bu
 		return nil, fmt.Errorf("built-in content: %w", err)
 	}
 	store, kept := openStore(ctx)
-	l := &modsync.MemLoader{Base: base, Store: store, Have: have, Limits: modsync.DefaultLimits,
+	l := &modsync.MemLoader{Base: base, Store: store, Have: have, Limits: browserLimits, Pick: modsync.LoadsDefs,
 		Progress: func(done, total int64) {
 			c.update(func(s *state) { s.Phase, s.Done, s.Total = "content", uint64(done), uint64(total) })
 		}}
@@ -70,10 +82,10 @@ func (c *client) loadContent(ctx context.Context, wsURL string) (*gamecontent.Bu
 		return nil, fmt.Errorf("the host's mods: %w", err)
 	}
 	cj := &contentJSON{Shared: true, Mods: len(m.Mods), Files: st.Files, Bytes: st.Bytes, BuiltIn: st.Have, Stored: st.Stored,
-		Fetched: st.Fetched, FetchedBytes: st.FetchedBytes, Refused: st.Refused, Kept: kept, Ms: float64(st.Elapsed.Microseconds()) / 1000}
+		Fetched: st.Fetched, FetchedBytes: st.FetchedBytes, Refused: st.Refused, Skipped: st.Skipped, SkippedBytes: st.SkippedBytes, Kept: kept, Ms: float64(st.Elapsed.Microseconds()) / 1000}
 	c.update(func(s *state) { s.Content = cj })
-	c.say("info", "", fmt.Sprintf("content: %d files, %d bytes fetched (%d from cache, %d built in) for the host's %d mods",
-		st.Fetched, st.FetchedBytes, st.Stored, st.Have, len(m.Mods)))
+	c.say("info", "", fmt.Sprintf("content: %d files, %d bytes fetched (%d from cache, %d built in) for the host's %d mods; %d files the page does not need (%d bytes) left on the host",
+		st.Fetched, st.FetchedBytes, st.Stored, st.Have, len(m.Mods), st.Skipped, st.SkippedBytes))
 	if !kept {
 		c.say("notice", "", "this page cannot keep the host's mods (no Cache Storage: the page is not served over HTTPS or from this machine), so the next visit fetches them again")
 	}
