@@ -104,34 +104,55 @@ type statusRecorder struct {
 
 func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
 
-// shareContent stands in for host serve --share-content: one origin
-// that serves modsync.Handler for the host's content under /content/
-// and passes everything else (/play, /ws, /api) to the host's --http
-// listener at hostHTTP. It returns the origin.
-func shareContent(t *testing.T, hostHTTP string, dirs []string, count *contentCounter) (string, *modsync.Manifest) {
+// hostSharesContent says whether host serve shares its content itself
+// (--share-content, modsync.Handler under /content/ on --http). Until it
+// does, the test serves modsync.Handler for the same content beside the
+// host; once it does, set this to true: the host is started with
+// --share-content and the test's origin passes /content/ to it as well.
+const hostSharesContent = false
+
+// frontHost is the origin the page is loaded from: it passes /play, /ws
+// and /api to the host's --http listener at hostHTTP, and counts the
+// content file requests it answers under /content/: from
+// modsync.Handler for dirs (built here) or, with hostSharesContent, the
+// host's. It returns the origin and the manifest the page is served.
+func frontHost(t *testing.T, hostHTTP string, dirs []string, count *contentCounter) (string, *modsync.Manifest) {
 	t.Helper()
-	set, err := defs.ScanDirs(dirs, defs.Options{GameVersion: defs.DefaultGameVersion, ActiveComplete: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := modsync.Build(set, modsync.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := modsync.NewHandler(m)
-	if err != nil {
-		t.Fatal(err)
-	}
 	target, err := url.Parse(hostHTTP)
 	if err != nil {
 		t.Fatal(err)
 	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var content http.Handler = proxy
+	var m *modsync.Manifest
+	if hostSharesContent {
+		m, _, err = modsync.HTTPSource{Base: hostHTTP}.Manifest(context.Background(), modsync.DefaultLimits)
+	} else {
+		m, content, err = buildShare(dirs)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(modsync.ContentPrefix, count.wrap(h))
-	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	mux.Handle(modsync.ContentPrefix, count.wrap(content))
+	mux.Handle("/", proxy)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL, m
+}
+
+// buildShare is what host serve --share-content serves for dirs.
+func buildShare(dirs []string) (*modsync.Manifest, http.Handler, error) {
+	set, err := defs.ScanDirs(dirs, defs.Options{GameVersion: defs.DefaultGameVersion, ActiveComplete: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := modsync.Build(set, modsync.BuildOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := modsync.NewHandler(m)
+	return m, h, err
 }
 
 // TestBrowserModdedHost: the page joins a host running mods on the
@@ -142,9 +163,8 @@ func shareContent(t *testing.T, hostHTTP string, dirs []string, count *contentCo
 // WorldReady, its def databases matching the host's; the assembly never
 // travels. A second visit fetches nothing.
 //
-// Until host serve --share-content is wired in, shareContent serves
-// /content/ beside the host; with it, start the host with
-// --share-content and navigate to its --http address instead.
+// Until host serve --share-content is wired in, the content is served
+// beside the host (hostSharesContent).
 func TestBrowserModdedHost(t *testing.T) {
 	hostBin, _ := tools(t)
 	bctx := browser(t)
@@ -154,13 +174,16 @@ func TestBrowserModdedHost(t *testing.T) {
 	for _, d := range dirs {
 		args = append(args, "--content", d)
 	}
+	if hostSharesContent {
+		args = append(args, "--share-content")
+	}
 	hostLog, _ := start(t, hostBin, `msg=hosting addr=(\S+)`, args...)
 	m := regexp.MustCompile(`msg="players may join from a browser" url=(http://\S+)/play`).FindStringSubmatch(hostLog.String())
 	if m == nil {
 		t.Fatalf("the host logs no /play URL:\n%s", hostLog.String())
 	}
 	count := &contentCounter{byStatus: map[int]int{}}
-	origin, manifest := shareContent(t, m[1], dirs, count)
+	origin, manifest := frontHost(t, m[1], dirs, count)
 	ctx, cancel := context.WithTimeout(bctx, 5*time.Minute)
 	defer cancel()
 
@@ -177,7 +200,7 @@ func TestBrowserModdedHost(t *testing.T) {
 		SkippedBytes int64 `json:"skipped_bytes"`
 		Kept         bool  `json:"kept"`
 	}
-	visit := func(name string) (contentState, map[int]int, []string, time.Duration) {
+	visit := func(ctx context.Context, name string) (contentState, map[int]int, []string, time.Duration) {
 		t.Helper()
 		begin := time.Now()
 		if err := chromedp.Do(ctx, chromedp.Navigate(origin+"/play?name="+name)); err != nil {
@@ -200,7 +223,7 @@ func TestBrowserModdedHost(t *testing.T) {
 		return st, by, hashes, took
 	}
 
-	first, by, hashes, took := visit("Modder")
+	first, by, hashes, took := visit(ctx, "Modder")
 	shared := map[string]bool{}
 	var modFiles int
 	for i, d := range manifest.Mods {
@@ -240,10 +263,14 @@ func TestBrowserModdedHost(t *testing.T) {
 		t.Errorf("the page skipped no file: %+v", first)
 	}
 
+	// The first page leaves; the second visit is in a new tab of the same
+	// browser (the same Cache Storage).
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatal(err)
 	}
-	second, by, _, took := visit("Again")
+	tab, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	second, by, _, took := visit(tab, "Again")
 	t.Logf("second visit: WorldReady %v after navigating; content %+v; file requests by status %v", took.Round(time.Millisecond), second, by)
 	if second.Fetched != 0 || second.FetchedBytes != 0 || second.Stored != first.Fetched || len(by) != 0 {
 		t.Errorf("second visit's content %+v, file requests %v: want nothing fetched, %d files from Cache Storage", second, by, first.Fetched)
