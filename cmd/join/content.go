@@ -48,9 +48,6 @@ func openContentCache(c *cli.Context) (*modsync.Cache, error) {
 // removed) damaged files.
 const exitDamaged = 3
 
-// defaultPruneAge is how long "join content prune" keeps an unused file.
-const defaultPruneAge = 30 * 24 * time.Hour
-
 func contentCommand() *cli.Command {
 	flags := func(more ...cli.Flag) []cli.Flag { return append([]cli.Flag{contentCacheFlag()}, more...) }
 	return &cli.Command{

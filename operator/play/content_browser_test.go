@@ -188,17 +188,18 @@ func TestBrowserModdedHost(t *testing.T) {
 	defer cancel()
 
 	type contentState struct {
-		Shared       bool  `json:"shared"`
-		Mods         int   `json:"mods"`
-		Files        int   `json:"files"`
-		Bytes        int64 `json:"bytes"`
-		BuiltIn      int   `json:"built_in"`
-		Stored       int   `json:"stored"`
-		Fetched      int   `json:"fetched"`
-		FetchedBytes int64 `json:"fetched_bytes"`
-		Skipped      int   `json:"skipped"`
-		SkippedBytes int64 `json:"skipped_bytes"`
-		Kept         bool  `json:"kept"`
+		Shared       bool    `json:"shared"`
+		Mods         int     `json:"mods"`
+		Files        int     `json:"files"`
+		Bytes        int64   `json:"bytes"`
+		BuiltIn      int     `json:"built_in"`
+		Stored       int     `json:"stored"`
+		Fetched      int     `json:"fetched"`
+		FetchedBytes int64   `json:"fetched_bytes"`
+		Skipped      int     `json:"skipped"`
+		SkippedBytes int64   `json:"skipped_bytes"`
+		Kept         bool    `json:"kept"`
+		Ms           float64 `json:"ms"` // the content's getting, before the connect
 	}
 	visit := func(ctx context.Context, name string) (contentState, map[int]int, []string, time.Duration) {
 		t.Helper()
