@@ -73,6 +73,7 @@ type MemStats struct {
 	Fetched      int   // from the host
 	FetchedBytes int64 // their size (what arrived decompressed)
 	Refused      int   // answers with a wrong hash, fetched again
+	Unkept       int   // fetched files the Store would not keep
 	Skipped      int   // files Pick left out
 	SkippedBytes int64 // their size
 	Elapsed      time.Duration
@@ -174,10 +175,8 @@ func (l *MemLoader) get(ctx context.Context, f File, st *MemStats) ([]byte, erro
 		return nil, err
 	}
 	st.Fetched, st.FetchedBytes = st.Fetched+1, st.FetchedBytes+f.Size
-	if l.Store != nil {
-		if err := l.Store.Put(ctx, f.Hash, b); err != nil {
-			return nil, fmt.Errorf("keeping it: %w", err)
-		}
+	if l.Store != nil && l.Store.Put(ctx, f.Hash, b) != nil {
+		st.Unkept++ // a full store (the browser's quota) costs the next visit a fetch, not this join
 	}
 	return b, nil
 }

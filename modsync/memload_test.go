@@ -2,6 +2,7 @@ package modsync
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -103,6 +104,24 @@ func TestMemLoader(t *testing.T) {
 		t.Errorf("with LoadsDefs: %+v, %d requests; want the texture skipped", st, requests.Load())
 	}
 	t.Logf("def files only: %d files fetched (%d bytes), %d skipped (%d bytes)", st.Fetched, st.FetchedBytes, st.Skipped, st.SkippedBytes)
+}
+
+// fullStore keeps nothing, as a browser over its quota.
+type fullStore struct{ MapStore }
+
+func (fullStore) Put(context.Context, Sum, []byte) error { return errors.New("quota exceeded") }
+
+// TestMemLoaderFullStore: a store that keeps nothing costs a fetch on
+// every load, never the load.
+func TestMemLoaderFullStore(t *testing.T) {
+	m := build(t, BuildOptions{}, synthMod(t, t.TempDir(), "test.synth"))
+	h := serve(t, m)
+	for range 2 {
+		l := &MemLoader{Base: h.srv.URL, Store: fullStore{MapStore{}}, Limits: DefaultLimits}
+		if _, st, err := l.Load(context.Background(), m); err != nil || st.Fetched != st.Files || st.Unkept != st.Files {
+			t.Errorf("a full store: %+v, %v", st, err)
+		}
+	}
 }
 
 // TestMemLoaderRefuses: a host answering other bytes than the manifest's

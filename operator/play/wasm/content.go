@@ -86,6 +86,9 @@ func (c *client) loadContent(ctx context.Context, wsURL string) (*gamecontent.Bu
 	c.update(func(s *state) { s.Content = cj })
 	c.say("info", "", fmt.Sprintf("content: %d files, %d bytes fetched (%d from cache, %d built in) for the host's %d mods; %d files the page does not need (%d bytes) left on the host",
 		st.Fetched, st.FetchedBytes, st.Stored, st.Have, len(m.Mods), st.Skipped, st.SkippedBytes))
+	if st.Unkept > 0 {
+		c.say("notice", "", fmt.Sprintf("the browser would not keep %d of the host's files (its storage is full?), so the next visit fetches them again", st.Unkept))
+	}
 	if !kept {
 		c.say("notice", "", "this page cannot keep the host's mods (no Cache Storage: the page is not served over HTTPS or from this machine), so the next visit fetches them again")
 	}
