@@ -33,7 +33,7 @@ func get(t *testing.T, h http.Handler, path string, header map[string]string) *h
 // gzip, inflated to one that does not (a real WebAssembly module of the
 // size the page is told), and not again to one that holds it.
 func TestWasmServed(t *testing.T) {
-	h := play.Handler()
+	h := play.Handler(play.Config{})
 	gz := get(t, h, "/play/lockhost.wasm", map[string]string{"Accept-Encoding": "gzip, deflate, br"})
 	if gz.Code != 200 || gz.Header().Get("Content-Encoding") != "gzip" || gz.Header().Get("Content-Type") != "application/wasm" ||
 		!bytes.Equal(gz.Body.Bytes(), play.Wasm()) {
@@ -67,7 +67,7 @@ func TestWasmServed(t *testing.T) {
 // (with its license header) are served, the page under a policy that
 // lets it run only its own script and WebAssembly.
 func TestPageFiles(t *testing.T) {
-	h := play.Handler()
+	h := play.Handler(play.Config{})
 	for path, want := range map[string]string{
 		"/play":              `<canvas id="map"`,
 		"/play/play.js":      "lockhost.join(opts)",
@@ -95,7 +95,7 @@ func (overviewSource) Overview() host.Overview { return host.Overview{} }
 // TestStatusTokenGuardsPlay: mounted on the status routes, /play and its
 // files ask for the status token when one is set, like the status page.
 func TestStatusTokenGuardsPlay(t *testing.T) {
-	h := web.Handler(overviewSource{}, web.Config{Token: "s3cret", Play: play.Handler()})
+	h := web.Handler(overviewSource{}, web.Config{Token: "s3cret", Play: play.Handler(play.Config{})})
 	for _, path := range []string{"/play", "/play/lockhost.wasm", "/play/play.js"} {
 		if w := get(t, h, path, nil); w.Code != http.StatusUnauthorized {
 			t.Errorf("%s without the token: %d", path, w.Code)
@@ -108,7 +108,7 @@ func TestStatusTokenGuardsPlay(t *testing.T) {
 			t.Errorf("%s with the token: %d", path, w.Code)
 		}
 	}
-	open := web.Handler(overviewSource{}, web.Config{Play: play.Handler()})
+	open := web.Handler(overviewSource{}, web.Config{Play: play.Handler(play.Config{})})
 	if w := get(t, open, "/play", nil); w.Code != 200 {
 		t.Errorf("/play with no token set: %d", w.Code)
 	}
