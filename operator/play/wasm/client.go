@@ -38,6 +38,7 @@ type client struct {
 	things []string    // spawnable ThingDefs, for the page's picker
 	canvas *canvasView
 	yield  time.Time // when catch-up last let the browser run
+	ctl    replayControl
 }
 
 // state is what state() returns to the page, as JSON.
@@ -56,13 +57,14 @@ type state struct {
 	Map          int32       `json:"map"`
 	Selected     int32       `json:"selected"` // pawn ID, 0 for none
 	Players      []join.Player
-	Things       []string `json:"things"`
-	Desyncs      int      `json:"desyncs"`   // the host found this browser's state diverged
-	Repaired     int      `json:"repaired"`  // the host confirmed a repair of it
-	Resyncs      int      `json:"resyncs"`   // repairs swapped in here
-	Corrupted    int      `json:"corrupted"` // maps changed on purpose (debug)
-	Frames       uint64   `json:"frames"`
-	LogSeq       int      `json:"log_seq"`
+	Things       []string    `json:"things"`
+	Desyncs      int         `json:"desyncs"`   // the host found this browser's state diverged
+	Repaired     int         `json:"repaired"`  // the host confirmed a repair of it
+	Resyncs      int         `json:"resyncs"`   // repairs swapped in here
+	Corrupted    int         `json:"corrupted"` // maps changed on purpose (debug)
+	Frames       uint64      `json:"frames"`
+	Replay       *replayJSON `json:"replay,omitempty"` // watching a recording
+	LogSeq       int         `json:"log_seq"`
 }
 
 // timingJSON is the join's timings, for the page and the benchmark.
