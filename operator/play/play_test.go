@@ -116,8 +116,10 @@ func TestStatusTokenGuardsPlay(t *testing.T) {
 
 // TestPlayerIsTheJoinLibrary: the WebAssembly player links the join
 // library and the WebSocket dialer (it is the joining side, not a second
-// client) and the typed commands the join tool reads, and nothing of the
-// host's side.
+// client) and the typed commands the join tool reads, the replay package
+// its viewer plays recordings with (the reader and checks host replay
+// verify runs, and package saves for a recording's start save), and
+// nothing of the host's side.
 func TestPlayerIsTheJoinLibrary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
@@ -130,14 +132,14 @@ func TestPlayerIsTheJoinLibrary(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	deps := strings.Fields(string(out))
-	for _, want := range []string{"join", "transport/ws", "game/colony", "game/colonycmd", "syscall/js"} {
+	for _, want := range []string{"join", "transport/ws", "game/colony", "game/colonycmd", "replay", "syscall/js"} {
 		if !slices.Contains(deps, want) && !slices.Contains(deps, module+want) {
 			t.Errorf("the player does not link %s", want)
 		}
 	}
 	for _, d := range deps {
 		rel, ok := strings.CutPrefix(d, module)
-		if ok && (rel == "host" || strings.HasPrefix(rel, "host/") || strings.HasPrefix(rel, "operator/web") || rel == "operator/play" || rel == "saves") {
+		if ok && (rel == "host" || strings.HasPrefix(rel, "host/") || strings.HasPrefix(rel, "operator/web") || rel == "operator/play") {
 			t.Errorf("the player links the host side's %s", rel)
 		}
 	}
