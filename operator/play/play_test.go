@@ -93,10 +93,12 @@ type overviewSource struct{}
 func (overviewSource) Overview() host.Overview { return host.Overview{} }
 
 // TestStatusTokenGuardsPlay: mounted on the status routes, /play and its
-// files ask for the status token when one is set, like the status page.
+// files, and the recordings, ask for the status token when one is set,
+// like the status page.
 func TestStatusTokenGuardsPlay(t *testing.T) {
-	h := web.Handler(overviewSource{}, web.Config{Token: "s3cret", Play: play.Handler(play.Config{})})
-	for _, path := range []string{"/play", "/play/lockhost.wasm", "/play/play.js"} {
+	dir, _ := replayDir(t)
+	h := web.Handler(overviewSource{}, web.Config{Token: "s3cret", Play: play.Handler(play.Config{Replays: dir})})
+	for _, path := range []string{"/play", "/play/lockhost.wasm", "/play/play.js", "/play/replays", "/play/replays/rec-new-001.lhreplay"} {
 		if w := get(t, h, path, nil); w.Code != http.StatusUnauthorized {
 			t.Errorf("%s without the token: %d", path, w.Code)
 		}
