@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
 )
@@ -112,6 +113,8 @@ type Player struct {
 	res    Result
 	r      *Reader
 	want   map[uint64]lockstep.Checkpoint
+	checks []uint64 // the ticks of want, in order; check the first not reached
+	check  int
 	fol    *lockstep.Follower
 	hasher lockstep.Hasher
 	done   bool
@@ -134,6 +137,10 @@ func NewPlayer(name string, src io.ReaderAt, size int64, load LoadSection) (*Pla
 	if err != nil {
 		return p, err
 	}
+	for tick := range p.want {
+		p.checks = append(p.checks, tick)
+	}
+	slices.Sort(p.checks)
 	if p.r, err = NewReader(name, src, size); err != nil {
 		return p, err
 	}
@@ -172,8 +179,8 @@ func (p *Player) Done() bool { return p.done }
 
 // Step simulates at most n ticks, reading the frames that grant them as
 // it goes, and returns how many it ran. It stops early at the end of the
-// recording or at the first checkpoint that fails (Done then reports
-// true, and Result says why). A frame that cannot be read is an error.
+// recording or at the first checkpoint that fails, at its tick (Done
+// then reports true, and Result says why). A frame that cannot be read is an error.
 func (p *Player) Step(n int) (int, error) {
 	ran := 0
 	for ran < n && !p.done {
@@ -188,7 +195,7 @@ func (p *Player) Step(n int) (int, error) {
 				return ran, p.refused(err)
 			}
 		}
-		k, err := p.fol.Run(n - ran)
+		k, err := p.fol.Run(p.toCheck(n - ran))
 		ran += k
 		if err = p.refused(err); err != nil || p.res.Failure != "" {
 			p.done = true
@@ -196,6 +203,19 @@ func (p *Player) Step(n int) (int, error) {
 		}
 	}
 	return ran, nil
+}
+
+// toCheck is n, or fewer when the next checkpoint comes sooner: a Step
+// stops at a failing checkpoint's tick, not after it.
+func (p *Player) toCheck(n int) int {
+	tick := p.fol.Sim().Tick()
+	for p.check < len(p.checks) && p.checks[p.check] <= tick {
+		p.check++
+	}
+	if p.check < len(p.checks) && p.checks[p.check]-tick < uint64(n) {
+		return int(p.checks[p.check] - tick)
+	}
+	return n
 }
 
 // refused turns a command the simulation refused into the Result's
