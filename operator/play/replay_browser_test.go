@@ -152,48 +152,10 @@ func TestBrowserReplay(t *testing.T) {
 	st := viewerState(t, ctx)
 	t.Logf("playing: tick %d of %d..%d, %d checkpoints", st.Tick, st.Replay.FirstTick, st.Replay.LastTick, st.Replay.Checkpoints)
 
-	// Pause: the tick stands still.
-	click := func(id string) { browsertest.Eval[bool](t, ctx, `document.getElementById("`+id+`").click() || true`) }
-	click("playpause")
-	browsertest.Poll(t, ctx, "paused", `!lockhostPage.state().replay.playing`, 30*time.Second)
-	time.Sleep(500 * time.Millisecond)
-	paused := viewerState(t, ctx).Tick
-	time.Sleep(1500 * time.Millisecond)
-	if now := viewerState(t, ctx).Tick; now != paused {
-		t.Fatalf("paused at tick %d, and the tick went on to %d", paused, now)
-	}
-	if !strings.Contains(browsertest.Eval[string](t, ctx, `document.getElementById("status").textContent`), "paused") {
-		t.Errorf("the status does not say paused")
-	}
-
-	// Speeds: 0.5x, then 4x, each for a while; 4x goes faster.
-	speed := func(x string) {
-		browsertest.Eval[bool](t, ctx, `(() => { const s = document.getElementById("speed"); s.value = "`+x+`"; s.dispatchEvent(new Event("change")); return true; })()`)
-	}
-	advance := func(x string, d time.Duration) float64 {
-		speed(x)
-		browsertest.Poll(t, ctx, "speed "+x, `lockhostPage.state().replay.speed === `+x, 30*time.Second)
-		from, at := viewerState(t, ctx).Tick, time.Now()
-		time.Sleep(d)
-		to := viewerState(t, ctx).Tick
-		rate := float64(to-from) / time.Since(at).Seconds()
-		t.Logf("at %sx: ticks %d to %d, %.0f ticks/s", x, from, to, rate)
-		return rate
-	}
-	speed("0.5")
-	click("playpause")
-	browsertest.Poll(t, ctx, "playing again", `lockhostPage.state().replay.playing`, 30*time.Second)
-	slow := advance("0.5", 1500*time.Millisecond)
-	fast := advance("4", 1500*time.Millisecond)
-	if slow <= 0 || fast < 3*slow {
-		t.Errorf("%.0f ticks/s at 0.5x, %.0f at 4x: want 4x well over three times as fast", slow, fast)
-	}
-	if st := viewerState(t, ctx); st.Replay.Done {
-		t.Fatalf("the recording ended before the speeds were measured: %+v", st)
-	}
+	pauseAndSpeeds(t, ctx)
 
 	// As fast as possible, to the end.
-	speed("0")
+	setSpeed(t, ctx, "0")
 	browsertest.Poll(t, ctx, "the end of the recording", `lockhostPage.state().replay.done`, 2*time.Minute)
 	st = viewerState(t, ctx)
 	r := st.Replay
@@ -217,7 +179,7 @@ func TestBrowserReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	browsertest.Poll(t, ctx, "the tampered replay playing", `window.lockhostPage && lockhostPage.state().phase === "replay"`, 2*time.Minute)
-	speed("0")
+	setSpeed(t, ctx, "0")
 	browsertest.Poll(t, ctx, "the tampered replay's end", `lockhostPage.state().replay.done`, 2*time.Minute)
 	st = viewerState(t, ctx)
 	verdict = browsertest.Eval[string](t, ctx, `document.getElementById("verdict").textContent`)
@@ -226,4 +188,53 @@ func TestBrowserReplay(t *testing.T) {
 		t.Fatalf("tampered at the checkpoint of tick %d: %+v, verdict %q", badTick, st, verdict)
 	}
 	t.Logf("tampered: %q", verdict)
+}
+
+// pauseAndSpeeds uses the replay's controls: pause stops the tick, and
+// 4x plays well over three times as fast as 0.5x.
+func pauseAndSpeeds(t *testing.T, ctx context.Context) {
+	t.Helper()
+	// Pause: the tick stands still.
+	click := func(id string) { browsertest.Eval[bool](t, ctx, `document.getElementById("`+id+`").click() || true`) }
+	speed := func(x string) { setSpeed(t, ctx, x) }
+	click("playpause")
+	browsertest.Poll(t, ctx, "paused", `!lockhostPage.state().replay.playing`, 30*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	paused := viewerState(t, ctx).Tick
+	time.Sleep(1500 * time.Millisecond)
+	if now := viewerState(t, ctx).Tick; now != paused {
+		t.Fatalf("paused at tick %d, and the tick went on to %d", paused, now)
+	}
+	if !strings.Contains(browsertest.Eval[string](t, ctx, `document.getElementById("status").textContent`), "paused") {
+		t.Errorf("the status does not say paused")
+	}
+
+	// Speeds: 0.5x, then 4x, each for a while; 4x goes faster.
+	advance := func(x string, d time.Duration) float64 {
+		speed(x)
+		browsertest.Poll(t, ctx, "speed "+x, `lockhostPage.state().replay.speed === `+x, 30*time.Second)
+		from, at := viewerState(t, ctx).Tick, time.Now()
+		time.Sleep(d)
+		to := viewerState(t, ctx).Tick
+		rate := float64(to-from) / time.Since(at).Seconds()
+		t.Logf("at %sx: ticks %d to %d, %.0f ticks/s", x, from, to, rate)
+		return rate
+	}
+	speed("0.5")
+	click("playpause")
+	browsertest.Poll(t, ctx, "playing again", `lockhostPage.state().replay.playing`, 30*time.Second)
+	slow := advance("0.5", 1500*time.Millisecond)
+	fast := advance("4", 1500*time.Millisecond)
+	if slow <= 0 || fast < 3*slow {
+		t.Errorf("%.0f ticks/s at 0.5x, %.0f at 4x: want 4x well over three times as fast", slow, fast)
+	}
+	if st := viewerState(t, ctx); st.Replay.Done {
+		t.Fatalf("the recording ended before the speeds were measured: %+v", st)
+	}
+}
+
+// setSpeed picks speed x in the page's speed control.
+func setSpeed(t *testing.T, ctx context.Context, x string) {
+	t.Helper()
+	browsertest.Eval[bool](t, ctx, `(() => { const s = document.getElementById("speed"); s.value = "`+x+`"; s.dispatchEvent(new Event("change")); return true; })()`)
 }
