@@ -55,4 +55,10 @@
 // each frame's hash before it decodes it. A frame cut short by the end
 // of the file ends the recording there (Info.Complete false) rather than
 // failing it: a crash loses at most the frame being written.
+//
+// Open reads a file; NewReader reads the same bytes from memory (the
+// browser's viewer, /play?replay=NAME, fetches a segment and reads it
+// with this code compiled to WebAssembly). A Player replays a segment at
+// the pace its caller sets, checking each checkpoint as it reaches its
+// tick; Verify is a Player run as fast as it goes.
 package replay

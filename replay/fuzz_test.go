@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -26,12 +27,20 @@ func FuzzReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		r, err := Open(p)
+		mem, merr := NewReader(p, bytes.NewReader(data), int64(len(data)))
+		if (err == nil) != (merr == nil) || err != nil && err.Error() != merr.Error() {
+			t.Fatalf("from the file: %v; from memory: %v", err, merr)
+		}
 		if err != nil {
 			return
 		}
 		defer r.Close()
 		for range 10000 {
 			fr, err := r.Next()
+			mfr, merr := mem.Next()
+			if (err == nil) != (merr == nil) || fr.Kind != mfr.Kind {
+				t.Fatalf("from the file: %v %v; from memory: %v %v", fr.Kind, err, mfr.Kind, merr)
+			}
 			if errors.Is(err, io.EOF) || err != nil {
 				return
 			}

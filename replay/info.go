@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"slices"
+
+	"github.com/lockhost/lockhost/lockstep"
 )
 
 // Info summarises a segment.
@@ -35,6 +37,12 @@ func Summarise(path string) (Info, error) {
 		return Info{}, err
 	}
 	defer r.Close()
+	return summarise(r, nil)
+}
+
+// summarise reads the rest of r and summarises it; with cps it also
+// keeps each checkpoint by its tick.
+func summarise(r *Reader, cps map[uint64]lockstep.Checkpoint) (Info, error) {
 	in := Info{Header: r.Header(), Bytes: r.Size(), StartBytes: r.StartSize(), FirstTick: r.Header().StartTick}
 	in.LastTick = in.FirstTick
 	players := map[int32]bool{}
@@ -55,6 +63,9 @@ func Summarise(path string) (Info, error) {
 			}
 		case KindCheckpoint:
 			in.Checkpoints++
+			if cps != nil {
+				cps[fr.Checkpoint.Tick] = *fr.Checkpoint
+			}
 			in.LastTick = max(in.LastTick, fr.Checkpoint.Tick)
 		case KindEnd:
 			in.LastTick = max(in.LastTick, fr.EndTick)

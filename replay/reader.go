@@ -26,8 +26,9 @@ var (
 
 // Reader reads a segment frame by frame.
 type Reader struct {
-	path   string
-	f      *os.File
+	path   string // names the segment in errors
+	src    io.ReaderAt
+	closer io.Closer // the file Open opened, nil for NewReader
 	br     *bufio.Reader
 	size   int64 // the file's size
 	off    int64 // where the next frame starts
@@ -56,17 +57,31 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	r := &Reader{path: path, f: f, size: st.Size()}
-	if err := r.open(); err != nil {
+	r, err := NewReader(path, f, st.Size())
+	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads a segment of size bytes held by src (a recording the
+// browser fetched, say) as Open reads a file; name stands for the path
+// in errors. It reads only what Open does: every length is checked
+// against its limit and against size before anything is allocated.
+func NewReader(name string, src io.ReaderAt, size int64) (*Reader, error) {
+	r := &Reader{path: name, src: src, size: size}
+	if err := r.open(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return r, nil
 }
 
 func (r *Reader) open() error {
 	var prefix [prefixLen]byte
-	if _, err := io.ReadFull(r.f, prefix[:]); err != nil || string(prefix[:8]) != Magic {
+	sr := io.NewSectionReader(r.src, 0, r.size)
+	if _, err := io.ReadFull(sr, prefix[:]); err != nil || string(prefix[:8]) != Magic {
 		return ErrNotReplay
 	}
 	if v := binary.BigEndian.Uint16(prefix[8:]); v != FormatVersion {
@@ -76,7 +91,7 @@ func (r *Reader) open() error {
 		return fmt.Errorf("%w: flags %#x", ErrDamaged, flags)
 	}
 	r.off = prefixLen
-	r.br = bufio.NewReaderSize(r.f, 64<<10)
+	r.br = bufio.NewReaderSize(sr, 64<<10)
 	k, data, err := r.frame()
 	if err != nil || k != KindHeader {
 		return fmt.Errorf("%w: header: %v", ErrDamaged, frameErr(k, err))
@@ -167,7 +182,7 @@ func (r *Reader) ExtractStart(dst string) error {
 		return err
 	}
 	sum := xxhash.New()
-	n, err := io.Copy(io.MultiWriter(out, sum), io.NewSectionReader(r.f, r.start.off, r.start.size))
+	n, err := io.Copy(io.MultiWriter(out, sum), io.NewSectionReader(r.src, r.start.off, r.start.size))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -178,6 +193,20 @@ func (r *Reader) ExtractStart(dst string) error {
 		return fmt.Errorf("%s: %w: the start save fails its hash", r.path, ErrDamaged)
 	}
 	return nil
+}
+
+// Start checks the start save's hash, reading it through once, and
+// returns its bytes as a section of the segment, for saves.ReadFrom.
+func (r *Reader) Start() (*io.SectionReader, error) {
+	sec := io.NewSectionReader(r.src, r.start.off, r.start.size)
+	sum := xxhash.New()
+	if n, err := io.Copy(sum, sec); err != nil || n != r.start.size {
+		return nil, fmt.Errorf("%s: start save: %d of %d bytes: %v", r.path, n, r.start.size, err)
+	}
+	if sum.Sum64() != r.start.hash {
+		return nil, fmt.Errorf("%s: %w: the start save fails its hash", r.path, ErrDamaged)
+	}
+	return io.NewSectionReader(r.src, r.start.off, r.start.size), nil
 }
 
 // Frame is one frame after the start: exactly one of its fields is set,
@@ -247,5 +276,11 @@ func (r *Reader) Cut() string { return r.cut }
 // Size is the file's size in bytes.
 func (r *Reader) Size() int64 { return r.size }
 
-// Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+// Close closes the file Open opened (NewReader's source is the
+// caller's to close).
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
 )
@@ -38,6 +39,9 @@ func (r Result) OK() bool { return r.Failure == "" }
 // last tick of the recording.
 type Progress func(tick, last uint64)
 
+// verifyStep is how many ticks Verify simulates between progress reports.
+const verifyStep = 4096
+
 // Verify replays a segment headless: it loads the start save, applies
 // every command at its tick as a joiner's lockstep.Follower does, and
 // compares the simulation's hashes with each checkpoint the host
@@ -45,142 +49,227 @@ type Progress func(tick, last uint64)
 // be read is an error; one that replays but differs is a Result that is
 // not OK.
 func Verify(path string, load LoadStart, progress Progress) (Result, error) {
-	// First pass: the summary and the checkpoints, which are small; the
-	// second streams the commands through the simulation.
-	info, err := Summarise(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Result{}, err
 	}
-	v := &verifier{res: Result{Info: info, GoodTick: info.FirstTick}, progress: progress}
-	if v.want, err = checkpoints(path); err != nil {
-		return v.res, err
-	}
-	r, err := Open(path)
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
-		return v.res, err
+		return Result{}, err
 	}
-	defer r.Close()
-	if err := v.start(r, load); err != nil {
-		return v.res, err
+	p, err := NewPlayer(path, f, st.Size(), func(start *io.SectionReader) (lockstep.Sim, error) {
+		return loadExtracted(start, load)
+	})
+	if err != nil {
+		return p.Result(), err
 	}
-	for v.res.Failure == "" {
-		fr, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for !p.Done() {
+		if _, err := p.Step(verifyStep); err != nil {
+			return p.Result(), err
 		}
-		if err != nil {
-			return v.res, err
-		}
-		if fr.Kind != KindCommands {
-			continue
-		}
-		if err := v.fol.Add(fr.Commands.Commands...); err != nil {
-			return v.res, fmt.Errorf("%w: %v", ErrDamaged, err)
-		}
-		if err := v.runTo(fr.Commands.To); err != nil {
-			return v.res, err
+		if progress != nil && !p.Done() {
+			progress(p.Sim().Tick(), p.res.LastTick)
 		}
 	}
 	if progress != nil {
-		progress(v.fol.Sim().Tick(), info.LastTick)
+		progress(p.Sim().Tick(), p.res.LastTick)
 	}
-	return v.res, nil
+	return p.Result(), nil
 }
 
-// verifier is one Verify's replay.
-type verifier struct {
-	res      Result
-	want     map[uint64]lockstep.Checkpoint
-	fol      *lockstep.Follower
-	hasher   lockstep.Hasher
-	progress Progress
-}
-
-// start loads the start save into a Follower that checks each step
-// against the recorded checkpoints.
-func (v *verifier) start(r *Reader, load LoadStart) error {
+// loadExtracted writes the start save to a file of its own for load.
+func loadExtracted(start *io.SectionReader, load LoadStart) (lockstep.Sim, error) {
 	dir, err := os.MkdirTemp("", "lockhost-replay-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	start := filepath.Join(dir, "start.lhsave")
-	if err := r.ExtractStart(start); err != nil {
-		return err
+	path := filepath.Join(dir, "start.lhsave")
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(out, start)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start save: %w", err)
+	}
+	return load(path)
+}
+
+// LoadSection loads the simulation a start save brings the session to,
+// from the save's bytes (saves.ReadFrom and saves.LoadFrom read them).
+type LoadSection func(start *io.SectionReader) (lockstep.Sim, error)
+
+// Player replays a segment at the pace its caller sets (Verify as fast
+// as it can, the browser's viewer as its speed control says): it applies
+// every command at its tick and compares the simulation's hashes with
+// each checkpoint the host recorded, stopping at the first that differs.
+// A Player is not safe for use by more than one goroutine.
+type Player struct {
+	res    Result
+	r      *Reader
+	want   map[uint64]lockstep.Checkpoint
+	checks []uint64 // the ticks of want, in order; check the first not reached
+	check  int
+	fol    *lockstep.Follower
+	hasher lockstep.Hasher
+	done   bool
+	onStep func(lockstep.Sim)
+}
+
+// NewPlayer reads the segment of size bytes src holds: a first pass
+// summarises it and keeps its checkpoints (small), then load makes the
+// simulation from its start save. Step then streams the commands
+// through it. name stands for the segment in errors. On an error the
+// Player returned still has the Result so far (Info, when it was read).
+func NewPlayer(name string, src io.ReaderAt, size int64, load LoadSection) (*Player, error) {
+	p := &Player{want: map[uint64]lockstep.Checkpoint{}, done: true}
+	first, err := NewReader(name, src, size)
+	if err != nil {
+		return p, err
+	}
+	info, err := summarise(first, p.want)
+	p.res = Result{Info: info, GoodTick: info.FirstTick}
+	if err != nil {
+		return p, err
+	}
+	for tick := range p.want {
+		p.checks = append(p.checks, tick)
+	}
+	slices.Sort(p.checks)
+	if p.r, err = NewReader(name, src, size); err != nil {
+		return p, err
+	}
+	start, err := p.r.Start()
+	if err != nil {
+		return p, err
 	}
 	sim, err := load(start)
 	if err != nil {
-		return fmt.Errorf("load the start save: %w", err)
+		return p, fmt.Errorf("load the start save: %w", err)
 	}
-	if sim.Tick() != v.res.FirstTick {
-		return fmt.Errorf("%w: the start save is at tick %d, the header says %d", ErrDamaged, sim.Tick(), v.res.FirstTick)
+	if sim.Tick() != p.res.FirstTick {
+		return p, fmt.Errorf("%w: the start save is at tick %d, the header says %d", ErrDamaged, sim.Tick(), p.res.FirstTick)
 	}
-	if v.fol, err = lockstep.NewFollower(sim, nil); err != nil {
-		return err
+	if p.fol, err = lockstep.NewFollower(sim, nil); err != nil {
+		return p, err
 	}
-	v.fol.OnStep(v.stepped)
-	return nil
+	p.fol.OnStep(p.stepped)
+	p.done = false
+	return p, nil
 }
 
-// stepped compares the state after a step with the checkpoint the host
-// took at that tick, if any.
-func (v *verifier) stepped(s lockstep.Sim) {
-	v.res.Ticks++
-	if v.res.Failure != "" {
-		return
+// OnStep has fn called after every tick, once its checkpoint (if any)
+// was compared: to draw, say.
+func (p *Player) OnStep(fn func(lockstep.Sim)) { p.onStep = fn }
+
+// Sim is the simulation being replayed.
+func (p *Player) Sim() lockstep.Sim { return p.fol.Sim() }
+
+// Result is what the replay found so far.
+func (p *Player) Result() Result { return p.res }
+
+// Done reports whether the replay has ended: the recording's last
+// command was applied and its last tick reached, or a checkpoint failed.
+func (p *Player) Done() bool { return p.done }
+
+// Step simulates at most n ticks, reading the frames that grant them as
+// it goes, and returns how many it ran. It stops early at the end of the
+// recording or at the first checkpoint that fails, at its tick (Done
+// then reports true, and Result says why). A frame that cannot be read is an error.
+func (p *Player) Step(n int) (int, error) {
+	ran := 0
+	for ran < n && !p.done {
+		if p.fol.Behind() == 0 {
+			if err := p.next(); err != nil {
+				p.done = true
+				return ran, err
+			}
+			if p.done {
+				// The commands for the last tick reached still apply.
+				_, err := p.fol.Run(0)
+				return ran, p.refused(err)
+			}
+		}
+		k, err := p.fol.Run(p.toCheck(n - ran))
+		ran += k
+		if err = p.refused(err); err != nil || p.res.Failure != "" {
+			p.done = true
+			return ran, err
+		}
 	}
-	cp, ok := v.want[s.Tick()]
-	if !ok {
-		return
-	}
-	if why := compare(cp, v.hasher.Take(s)); why != "" {
-		v.res.FailedTick, v.res.Failure = cp.Tick, why
-		return
-	}
-	v.res.Checked++
-	v.res.GoodTick = cp.Tick
+	return ran, nil
 }
 
-// runTo simulates up to tick to, as the host had when it cut the frame.
-func (v *verifier) runTo(to uint64) error {
-	v.fol.Grant(to)
+// toCheck is n, or fewer when the next checkpoint comes sooner: a Step
+// stops at a failing checkpoint's tick, not after it.
+func (p *Player) toCheck(n int) int {
+	tick := p.fol.Sim().Tick()
+	for p.check < len(p.checks) && p.checks[p.check] <= tick {
+		p.check++
+	}
+	if p.check < len(p.checks) && p.checks[p.check]-tick < uint64(n) {
+		return int(p.checks[p.check] - tick)
+	}
+	return n
+}
+
+// refused turns a command the simulation refused into the Result's
+// failure; other errors are returned.
+func (p *Player) refused(err error) error {
+	if errors.Is(err, lockstep.ErrRefused) {
+		p.res.FailedTick, p.res.Failure = p.fol.Sim().Tick(), err.Error()
+		p.done = true
+		return nil
+	}
+	return err
+}
+
+// next reads frames up to the next commands frame and grants its ticks;
+// at the end of the recording it sets done.
+func (p *Player) next() error {
 	for {
-		n, err := v.fol.Run(4096)
-		if errors.Is(err, lockstep.ErrRefused) {
-			v.res.FailedTick, v.res.Failure = v.fol.Sim().Tick(), err.Error()
+		fr, err := p.r.Next()
+		if errors.Is(err, io.EOF) {
+			p.done = true
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if v.res.Failure != "" || n == 0 || v.fol.Behind() == 0 {
-			return nil
+		if fr.Kind != KindCommands {
+			continue
 		}
-		if v.progress != nil {
-			v.progress(v.fol.Sim().Tick(), v.res.LastTick)
+		if err := p.fol.Add(fr.Commands.Commands...); err != nil {
+			return fmt.Errorf("%w: %v", ErrDamaged, err)
+		}
+		p.fol.Grant(fr.Commands.To)
+		if p.fol.Behind() > 0 {
+			return nil
 		}
 	}
 }
 
-// checkpoints reads a segment's checkpoint frames by tick.
-func checkpoints(path string) (map[uint64]lockstep.Checkpoint, error) {
-	r, err := Open(path)
-	if err != nil {
-		return nil, err
+// stepped compares the state after a step with the checkpoint the host
+// took at that tick, if any.
+func (p *Player) stepped(s lockstep.Sim) {
+	p.res.Ticks++
+	if p.res.Failure == "" {
+		if cp, ok := p.want[s.Tick()]; ok {
+			if why := compare(cp, p.hasher.Take(s)); why != "" {
+				p.res.FailedTick, p.res.Failure = cp.Tick, why
+			} else {
+				p.res.Checked++
+				p.res.GoodTick = cp.Tick
+			}
+		}
 	}
-	defer r.Close()
-	out := map[uint64]lockstep.Checkpoint{}
-	for {
-		fr, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if fr.Kind == KindCheckpoint {
-			out[fr.Checkpoint.Tick] = *fr.Checkpoint
-		}
+	if p.onStep != nil {
+		p.onStep(s)
 	}
 }
 

@@ -259,13 +259,26 @@ func open(path string, full bool) (*File, error) {
 	return read(path, f, st.Size(), full)
 }
 
+// source is a save being read: from its start, and at offsets.
+type source interface {
+	io.Reader
+	io.ReaderAt
+}
+
+// ReadFrom is Read for a save of size bytes held by r rather than in a
+// file (a recording's start save in the browser, say); name stands for
+// the path in errors. LoadFrom loads the File it returns.
+func ReadFrom(name string, r io.ReaderAt, size int64) (*File, error) {
+	return read(name, io.NewSectionReader(r, 0, size), size, true)
+}
+
 // streamBuf is the most bytes Read holds of a blob at once.
 const streamBuf = 256 << 10
 
 // read reads and checks the save f of size bytes, as the package doc
 // lists; with full it also streams every blob through its hash and the
 // checksum, else it stops after the body's header.
-func read(path string, f *os.File, size int64, full bool) (*File, error) {
+func read(path string, f source, size int64, full bool) (*File, error) {
 	prefix, total, metaLen, err := readPrefix(path, f, size, full)
 	if err != nil {
 		return nil, err
@@ -299,7 +312,7 @@ func read(path string, f *os.File, size int64, full bool) (*File, error) {
 // that streams them.
 type saveReader struct {
 	path      string
-	f         *os.File
+	f         source
 	size      int64
 	full      bool
 	total     uint64 // the file's length, as its prefix declares
@@ -392,7 +405,7 @@ func (r *saveReader) header() (snapshot.Header, []blobAt, error) {
 
 // readPrefix reads and checks the fixed prefix: magic, version, flags,
 // total length against the file size, and the meta length.
-func readPrefix(path string, f *os.File, size int64, full bool) (prefix []byte, total, metaLen uint64, err error) {
+func readPrefix(path string, f source, size int64, full bool) (prefix []byte, total, metaLen uint64, err error) {
 	prefix = make([]byte, prefixLen)
 	n, err := io.ReadFull(f, prefix)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
@@ -481,7 +494,7 @@ func layBlobs(h *snapshot.Header, hdrEnd, left uint64, bad func(format string, a
 // verify streams every blob of file from f (positioned at the first)
 // through its own hash and the checksum sum, then checks the stored
 // checksum and that meta, grant and commands agree.
-func (file *File) verify(f *os.File, buf []byte, sum hash.Hash64, total, metaEnd uint64, readErr func(error) error) error {
+func (file *File) verify(f source, buf []byte, sum hash.Hash64, total, metaEnd uint64, readErr func(error) error) error {
 	path := file.Path
 	// Each blob, streamed through its own hash and the checksum.
 	for i, b := range file.blobs {
@@ -575,7 +588,7 @@ func (file *File) ReadBody() (*snapshot.Parsed, error) {
 // sumMatchesWith reports whether the file's trailing checksum matches its
 // other bytes once the bytes at off are replaced by patch. It tells a
 // damaged prefix field from what the field would otherwise mean.
-func sumMatchesWith(f *os.File, size, off int64, patch []byte) bool {
+func sumMatchesWith(f io.ReaderAt, size, off int64, patch []byte) bool {
 	if size < prefixLen+sumLen {
 		return false
 	}
@@ -605,7 +618,7 @@ func sumMatchesWith(f *os.File, size, off int64, patch []byte) bool {
 // naturalMetaLen is the length of the msgpack meta that starts after the
 // prefix, found by decoding it, for telling a damaged meta length field
 // from a damaged meta.
-func naturalMetaLen(f *os.File, size int64) (n int, ok bool) {
+func naturalMetaLen(f io.ReaderAt, size int64) (n int, ok bool) {
 	avail := min(size-prefixLen-sumLen, MaxMeta)
 	if avail <= 0 {
 		return 0, false

@@ -1,6 +1,7 @@
 package saves
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -29,6 +30,10 @@ func FuzzRead(f *testing.F) {
 			t.Fatal(err)
 		}
 		file, err := Read(path)
+		mem, merr := ReadFrom(path, bytes.NewReader(data), int64(len(data)))
+		if (err == nil) != (merr == nil) || err != nil && err.Error() != merr.Error() || err == nil && !reflect.DeepEqual(mem.Meta, file.Meta) {
+			t.Fatalf("from the file: %v; from memory: %v", err, merr)
+		}
 		info := Inspect(path)
 		head, herr := ReadHeader(path)
 		if herr == nil && err == nil && !reflect.DeepEqual(head.Meta, file.Meta) {

@@ -36,6 +36,18 @@ func Load(f *File, loader lockstep.Loader, mapLoader lockstep.MapLoader, maxRaw 
 		return nil, fmt.Errorf("load save: %w", err)
 	}
 	defer r.Close()
+	return LoadFrom(f, r, loader, mapLoader, maxRaw)
+}
+
+// LoadFrom is Load reading the blobs from r, which holds the bytes f was
+// read from (ReadFrom's), rather than from f.Path.
+func LoadFrom(f *File, r io.ReaderAt, loader lockstep.Loader, mapLoader lockstep.MapLoader, maxRaw int64) (lockstep.Sim, error) {
+	if f == nil || len(f.blobs) == 0 {
+		return nil, errors.New("load save: no save")
+	}
+	if loader == nil && mapLoader == nil {
+		return nil, errors.New("load save: no loader")
+	}
 	inflate := func(i int, limit int64) ([]byte, error) { return f.inflate(r, i, limit) }
 	sim, err := f.Header.LoadBlobs(snapshot.Limits{MaxRaw: maxRaw}, inflate, loader, mapLoader)
 	if err != nil {

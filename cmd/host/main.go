@@ -306,7 +306,14 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// little more (ws.DefaultReadLimit): the host's own frame limits
 	// apply above it, as on TCP.
 	players := ws.NewListener(ws.Options{Addr: webLn.Addr(), Logger: s.log, OriginPatterns: s.c.StringSlice("http-origin")})
-	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: play.Handler(), Agones: s.agonesStatus(),
+	data, err := dataDir(s.c)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The viewer lists and plays the recordings of the data folder,
+	// this session's (--record) and earlier ones.
+	playing := play.Handler(play.Config{Replays: filepath.Join(data, replayDirName)})
+	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: playing, Agones: s.agonesStatus(),
 		PortMapping: s.portMappingView})
 	logJoinURLs(s.log, webLn.Addr(), machineInterfaces())
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()

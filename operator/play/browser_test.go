@@ -42,11 +42,18 @@ func tools(t *testing.T) (hostBin, joinBin string) {
 // it returns the log and the first submatch.
 func start(t *testing.T, bin string, re string, args ...string) (*syncbuf.Buffer, string) {
 	t.Helper()
+	log, m, _ := startCmd(t, bin, re, args...)
+	return log, m
+}
+
+// startCmd is start, returning the command as well.
+func startCmd(t *testing.T, bin string, re string, args ...string) (*syncbuf.Buffer, string, *exec.Cmd) {
+	t.Helper()
 	var log syncbuf.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr, cmd.Stdout = &log, &log
 	m := procstat.StartUntil(t, cmd, &log, regexp.MustCompile(re), 120*time.Second)
-	return &log, m[len(m)-1]
+	return &log, m[len(m)-1], cmd
 }
 
 // overview is the part of the status JSON the test reads.
@@ -264,14 +271,19 @@ func checkCanvas(t *testing.T, ctx context.Context) {
 	}
 }
 
-// shot saves a screenshot of the page.
+// shot saves a screenshot of the page at screenshotPath.
 func shot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	shotTo(t, ctx, screenshotPath(t))
+}
+
+// shotTo saves a screenshot of the page at path.
+func shotTo(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	path := screenshotPath(t)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // lockstep copy. On a host that shares its mods (GET /content/manifest
 // on the same listener), the page fetches the files it lacks by hash into
 // the browser's Cache Storage and loads them before it joins; a second
-// visit fetches nothing.
+// visit fetches nothing. Or it plays back a recording of the host's.
 //
 // The WebAssembly binary is built by go generate (./internal/genwasm:
 // reproducibly, gzipped) and embedded with Go's wasm_exec.js, so a host
@@ -22,6 +22,14 @@
 //	/play/play.js         the page's script
 //	/play/play.css        its style
 //	/play/wasm_exec.js    Go's WebAssembly glue
+//	/play?replay=NAME     watches the recording NAME (package replay):
+//	                      fetched, replayed from its start save with every
+//	                      checkpoint checked, drawn, with play, pause and
+//	                      speed; /play?replay lists the recordings
+//	/play/replays         the recordings of Config.Replays as JSON
+//	/play/replays/NAME    one of them (ValidReplayName; through an
+//	                      os.Root of the folder; HEAD and ranges served by
+//	                      http.ServeContent)
 //	/play/lockhost.wasm   the player, gzipped (Content-Encoding: gzip, or
 //	                      inflated for a client that does not take gzip:
 //	                      inflated once and kept, HEAD and ranges served

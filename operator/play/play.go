@@ -29,10 +29,13 @@ const Path = "/play"
 const pageCSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self'; " +
 	"img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// Handler serves the page and its files at Path and under it; mount it
-// for both ("GET /play" and "GET /play/").
-func Handler() http.Handler {
+// Handler serves the page and its files at Path and under it, and the
+// recordings cfg names; mount it for both ("GET /play" and "GET /play/").
+func Handler(cfg Config) http.Handler {
 	mux := http.NewServeMux()
+	rp := replays{dir: cfg.Replays}
+	mux.HandleFunc("GET "+Path+"/replays", rp.list)
+	mux.HandleFunc("GET "+Path+"/replays/{name}", rp.file)
 	mux.HandleFunc("GET "+Path, file("index.html", "text/html; charset=utf-8"))
 	mux.HandleFunc("GET "+Path+"/play.js", file("play.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET "+Path+"/play.css", file("play.css", "text/css; charset=utf-8"))

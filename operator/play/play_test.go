@@ -33,7 +33,7 @@ func get(t *testing.T, h http.Handler, path string, header map[string]string) *h
 // gzip, inflated to one that does not (a real WebAssembly module of the
 // size the page is told), and not again to one that holds it.
 func TestWasmServed(t *testing.T) {
-	h := play.Handler()
+	h := play.Handler(play.Config{})
 	gz := get(t, h, "/play/lockhost.wasm", map[string]string{"Accept-Encoding": "gzip, deflate, br"})
 	if gz.Code != 200 || gz.Header().Get("Content-Encoding") != "gzip" || gz.Header().Get("Content-Type") != "application/wasm" ||
 		!bytes.Equal(gz.Body.Bytes(), play.Wasm()) {
@@ -67,7 +67,7 @@ func TestWasmServed(t *testing.T) {
 // (with its license header) are served, the page under a policy that
 // lets it run only its own script and WebAssembly.
 func TestPageFiles(t *testing.T) {
-	h := play.Handler()
+	h := play.Handler(play.Config{})
 	for path, want := range map[string]string{
 		"/play":              `<canvas id="map"`,
 		"/play/play.js":      "lockhost.join(opts)",
@@ -93,10 +93,12 @@ type overviewSource struct{}
 func (overviewSource) Overview() host.Overview { return host.Overview{} }
 
 // TestStatusTokenGuardsPlay: mounted on the status routes, /play and its
-// files ask for the status token when one is set, like the status page.
+// files, and the recordings, ask for the status token when one is set,
+// like the status page.
 func TestStatusTokenGuardsPlay(t *testing.T) {
-	h := web.Handler(overviewSource{}, web.Config{Token: "s3cret", Play: play.Handler()})
-	for _, path := range []string{"/play", "/play/lockhost.wasm", "/play/play.js"} {
+	dir, _ := replayDir(t)
+	h := web.Handler(overviewSource{}, web.Config{Token: "s3cret", Play: play.Handler(play.Config{Replays: dir})})
+	for _, path := range []string{"/play", "/play/lockhost.wasm", "/play/play.js", "/play/replays", "/play/replays/rec-new-001.lhreplay"} {
 		if w := get(t, h, path, nil); w.Code != http.StatusUnauthorized {
 			t.Errorf("%s without the token: %d", path, w.Code)
 		}
@@ -108,7 +110,7 @@ func TestStatusTokenGuardsPlay(t *testing.T) {
 			t.Errorf("%s with the token: %d", path, w.Code)
 		}
 	}
-	open := web.Handler(overviewSource{}, web.Config{Play: play.Handler()})
+	open := web.Handler(overviewSource{}, web.Config{Play: play.Handler(play.Config{})})
 	if w := get(t, open, "/play", nil); w.Code != 200 {
 		t.Errorf("/play with no token set: %d", w.Code)
 	}
@@ -116,8 +118,10 @@ func TestStatusTokenGuardsPlay(t *testing.T) {
 
 // TestPlayerIsTheJoinLibrary: the WebAssembly player links the join
 // library and the WebSocket dialer (it is the joining side, not a second
-// client) and the typed commands the join tool reads, and nothing of the
-// host's side.
+// client) and the typed commands the join tool reads, the replay package
+// its viewer plays recordings with (the reader and checks host replay
+// verify runs, and package saves for a recording's start save), and
+// nothing of the host's side.
 func TestPlayerIsTheJoinLibrary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
@@ -130,14 +134,14 @@ func TestPlayerIsTheJoinLibrary(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	deps := strings.Fields(string(out))
-	for _, want := range []string{"join", "transport/ws", "game/colony", "game/colonycmd", "syscall/js"} {
+	for _, want := range []string{"join", "transport/ws", "game/colony", "game/colonycmd", "replay", "syscall/js"} {
 		if !slices.Contains(deps, want) && !slices.Contains(deps, module+want) {
 			t.Errorf("the player does not link %s", want)
 		}
 	}
 	for _, d := range deps {
 		rel, ok := strings.CutPrefix(d, module)
-		if ok && (rel == "host" || strings.HasPrefix(rel, "host/") || strings.HasPrefix(rel, "operator/web") || rel == "operator/play" || rel == "saves") {
+		if ok && (rel == "host" || strings.HasPrefix(rel, "host/") || strings.HasPrefix(rel, "operator/web") || rel == "operator/play") {
 			t.Errorf("the player links the host side's %s", rel)
 		}
 	}

@@ -25,7 +25,7 @@ func plainRequest(method string, header map[string]string) *http.Request {
 // answers the inflated size with no body, and a Range request gets the
 // bytes asked for (206), as http.ServeContent serves them.
 func TestWasmPlainHeadAndRange(t *testing.T) {
-	h := play.Handler()
+	h := play.Handler(play.Config{})
 	size := int(play.RawSize(play.Wasm()))
 	head := httptest.NewRecorder()
 	h.ServeHTTP(head, plainRequest("HEAD", nil))
@@ -57,7 +57,7 @@ func TestWasmPlainHeadAndRange(t *testing.T) {
 // BenchmarkWasmPlain serves the player to a client that takes no gzip:
 // the host's CPU per such request.
 func BenchmarkWasmPlain(b *testing.B) {
-	h := play.Handler()
+	h := play.Handler(play.Config{})
 	for _, method := range []string{"GET", "HEAD"} {
 		b.Run(method, func(b *testing.B) {
 			b.ReportAllocs()

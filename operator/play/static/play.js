@@ -1,5 +1,7 @@
 // The browser player's page: it loads the WebAssembly player, which joins
-// over WebSocket and draws the colony, and shows what it reports.
+// over WebSocket and draws the colony, and shows what it reports. With
+// ?replay=NAME it watches the host's recording NAME instead, with play,
+// pause and speed; with ?replay and no name it lists the recordings.
 "use strict";
 (() => {
 	const $ = (id) => document.getElementById(id);
@@ -9,6 +11,7 @@
 		name: q.get("name") || "", password: "", spectate: q.get("spectate") === "1",
 		bot: Number(q.get("bot") || 0), debug: q.get("debug") === "1", canvas: $("map"),
 	};
+	const replayName = q.get("replay");
 	let loaded = null, logSeq = 0, st = {}, shownMaps = "", shownThings = "";
 
 	// page is what the page knows, for scripts and tests (window.lockhostPage).
@@ -54,27 +57,92 @@
 		$("phase").textContent = what + pct;
 	}
 
-	async function join() {
-		$("joinform").hidden = true;
+	async function load() {
 		status("loading the player");
 		try {
 			if (!loaded) loaded = loadWasm();
 			await loaded;
+			return true;
 		} catch (e) {
 			status(String(e));
-			return;
+			return false;
 		}
+	}
+
+	async function join() {
+		$("joinform").hidden = true;
+		$("replays").hidden = true;
+		if (!await load()) return;
 		page.started = performance.now();
 		lockhost.join(opts);
 	}
 
+	// watch plays the host's recording name.
+	async function watch(name) {
+		document.title = "lockhost: replay " + name;
+		if (!await load()) return;
+		page.started = performance.now();
+		lockhost.replay({ url: "/play/replays/" + encodeURIComponent(name), name: name, canvas: $("map") });
+	}
+
+	// listReplays shows the host's recordings, each a link to watch it.
+	async function listReplays() {
+		try {
+			const resp = await fetch("/play/replays");
+			if (!resp.ok) return;
+			const list = (await resp.json()).replays || [];
+			$("replaylist").replaceChildren(...list.map((r) => {
+				const li = document.createElement("li"), a = document.createElement("a"), info = document.createElement("span");
+				a.href = "/play?replay=" + encodeURIComponent(r.name);
+				a.textContent = r.name;
+				info.textContent = (r.bytes / 1048576).toFixed(1) + " MiB · " + r.modified.replace("T", " ").replace("Z", " UTC");
+				li.append(a, info);
+				return li;
+			}));
+			$("noreplays").hidden = list.length > 0;
+			$("replays").hidden = false;
+		} catch (e) {
+			// The list is an extra: the join form works without it.
+		}
+	}
+
+	// showReplay shows the replay's tick, speed and verdict.
+	function showReplay() {
+		const r = st.replay;
+		$("replaybar").hidden = false;
+		$("playpause").textContent = r.playing ? "pause" : "play";
+		$("playpause").disabled = r.done;
+		const speed = r.speed === 0 ? "as fast as possible" : r.speed + "x";
+		$("replaytick").textContent = "tick " + st.tick + " of " + r.first_tick + ".." + r.last_tick +
+			" · checkpoints " + r.checked + "/" + r.checkpoints;
+		status("replay " + r.name + " · " + (r.done ? "ended" : r.playing ? "playing at " + speed : "paused") + " · tick " + st.tick);
+		const v = $("verdict");
+		if (r.failure) {
+			v.hidden = false; v.className = "failed"; v.textContent = r.failure;
+		} else if (r.done) {
+			v.hidden = false; v.className = "";
+			v.textContent = "the end of the recording at tick " + st.tick + ": all " + r.checked + " checkpoints matched" +
+				(r.complete ? "" : " (the recording was cut short)");
+		}
+	}
+
 	const phases = { content: "fetching the host's mods", connect: "connecting", handshake: "handshake", download: "downloading the world",
 		load: "loading the world", "catch-up": "catching up" };
+	const replayPhases = { download: "downloading the recording", load: "loading its start" };
 
 	function poll() {
 		if (!window.lockhost || !page.started) return;
 		st = JSON.parse(lockhost.state());
-		if (st.phase === "ready") {
+		if (st.phase === "replay") {
+			$("progress").hidden = true;
+			$("play").hidden = false;
+			$("game").textContent = st.game || "";
+			$("actions").hidden = true;
+			$("say").hidden = true;
+			$("playershead").hidden = true;
+			$("loghead").textContent = "Log";
+			showMaps(); showReplay();
+		} else if (st.phase === "ready") {
 			if ($("play").hidden) { page.readyMs = performance.now() - page.started; page.readyAt = performance.now(); }
 			$("progress").hidden = true;
 			$("play").hidden = false;
@@ -87,8 +155,9 @@
 			status(st.error);
 			if (st.need_password) { $("pwlabel").hidden = false; $("joinform").hidden = false; $("name").value = opts.name; $("password").focus(); }
 		} else if (phases[st.phase]) {
-			progress(phases[st.phase], st.done, st.total);
-			status(phases[st.phase]);
+			const what = replayName !== null ? replayPhases[st.phase] || phases[st.phase] : phases[st.phase];
+			progress(what, st.done, st.total);
+			status(what);
 		}
 		if (st.log_seq > logSeq) showLog(JSON.parse(lockhost.log(logSeq)));
 	}
@@ -143,6 +212,10 @@
 		const spawn = document.querySelector("input[name=mode]:checked").value === "spawn";
 		lockhost.click(x, y, radius, spawn ? "spawn " + $("thing").value + " " + ($("count").value || 1) : "select");
 	});
+	$("playpause").addEventListener("click", () => {
+		if (st.replay && st.replay.playing) lockhost.pause(); else lockhost.play();
+	});
+	$("speed").addEventListener("change", () => lockhost.speed(Number($("speed").value)));
 	$("maps").addEventListener("change", () => lockhost.view(Number($("maps").value)));
 	$("say").addEventListener("submit", (ev) => {
 		ev.preventDefault();
@@ -173,6 +246,8 @@
 	addEventListener("pageshow", (ev) => { if (ev.persisted && left) location.reload(); });
 
 	setInterval(poll, 200);
-	if (opts.name) join();
-	else { $("joinform").hidden = false; status("choose a name"); $("name").focus(); }
+	if (replayName) watch(replayName);
+	else if (replayName !== null) { status("choose a recording"); listReplays(); }
+	else if (opts.name) join();
+	else { $("joinform").hidden = false; status("choose a name"); $("name").focus(); listReplays(); }
 })();

@@ -38,6 +38,7 @@ type client struct {
 	things []string    // spawnable ThingDefs, for the page's picker
 	canvas *canvasView
 	yield  time.Time // when catch-up last let the browser run
+	ctl    replayControl
 }
 
 // state is what state() returns to the page, as JSON.
@@ -63,6 +64,7 @@ type state struct {
 	Resyncs      int          `json:"resyncs"`           // repairs swapped in here
 	Corrupted    int          `json:"corrupted"`         // maps changed on purpose (debug)
 	Frames       uint64       `json:"frames"`
+	Replay       *replayJSON  `json:"replay,omitempty"` // watching a recording
 	LogSeq       int          `json:"log_seq"`
 }
 

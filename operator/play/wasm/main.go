@@ -23,6 +23,15 @@
 //	leave(why)          leave the session for good, now (the page calls it
 //	                    on pagehide): Client_Leave, then the WebSocket
 //	                    closed with the normal code
+//	replay(opts)        watch a recording instead: opts.url (where the host
+//	                    serves it, /play/replays/NAME), name, canvas; it is
+//	                    fetched, replayed from its start save with every
+//	                    command at its tick and every checkpoint checked
+//	                    (package replay, the code host replay verify runs),
+//	                    and drawn as a live session is
+//	play(), pause()     play or pause the replay
+//	speed(x)            its speed: x times the recording's tick rate, 0 as
+//	                    fast as the browser runs it
 //	corrupt(map)        (debug only) change this browser's copy of map, so
 //	                    the host's hash check finds it and repairs it
 //
@@ -68,6 +77,14 @@ func main() {
 		c.leave(why)
 		return nil
 	})
+	fn("replay", func(a []js.Value) any {
+		o := arg(a, 0)
+		c.startReplay(replayOptions{url: o.Get("url").String(), name: o.Get("name").String(), canvas: o.Get("canvas")})
+		return nil
+	})
+	fn("play", func([]js.Value) any { c.setPlaying(true); return nil })
+	fn("pause", func([]js.Value) any { c.setPlaying(false); return nil })
+	fn("speed", func(a []js.Value) any { c.setSpeed(arg(a, 0).Float()); return nil })
 	fn("corrupt", func(a []js.Value) any { return c.corrupt(int32(arg(a, 0).Int())) })
 	js.Global().Set("lockhost", api)
 	js.Global().Call("dispatchEvent", js.Global().Get("Event").New("lockhost-ready"))
