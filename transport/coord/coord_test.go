@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -313,7 +313,6 @@ func TestRateLimits(t *testing.T) {
 		t.Errorf("lookups counted as limited: %v, want 21", n)
 	}
 }
-
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
