@@ -28,6 +28,7 @@ import (
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/lockhost/lockhost/transport/ws"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
@@ -55,8 +56,13 @@ func main() {
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
-	if errors.As(err, &re) || errors.As(err, &me) || errors.Is(err, join.ErrNotRelay) {
+	var pin *coord.PinError
+	if errors.As(err, &re) || errors.As(err, &me) || errors.As(err, &pin) || errors.Is(err, join.ErrNotRelay) {
 		return cliutil.ExitRejected
+	}
+	var cs *coord.StatusError
+	if errors.As(err, &cs) {
+		return cliutil.ExitNetwork
 	}
 	var na *noAnswer
 	var tm *tlsMismatch
@@ -104,13 +110,14 @@ func newApp() *cli.App {
 	}
 	flags = append(flags, arbiterFlags()...)
 	flags = append(flags, discoveryFlags()...)
+	flags = append(flags, inviteFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
 		Writer:    stdout,
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
-		UsageText: "join HOST[:PORT] --name NAME [options]\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin +CODE --name NAME --coordinator URL [options]   (an invite code)\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...",
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
@@ -215,14 +222,27 @@ func run(c *cli.Context) error {
 		return cannotStart(err)
 	}
 	defer cpu.stop()
-	target, tlsCfg, learned, known, err := targetTLS(c)
-	if err != nil {
+	var (
+		target  = c.Args().First()
+		tlsCfg  *tls.Config
+		learned func() (string, bool)
+		known   *tlsid.KnownHosts
+		inv     *byInvite
+	)
+	if coord.IsCode(target) {
+		if inv, err = lookupInvite(ctx, c, target); err != nil {
+			return explainLookup(err)
+		}
+	} else if target, tlsCfg, learned, known, err = targetTLS(c); err != nil {
 		return err
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
 	cfg := joinConfig(c, target, bundle, bar, typed)
 	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
+	if inv != nil {
+		inv.configure(&cfg)
+	}
 	if !c.Bool("debug-no-huge-pages") {
 		cfg.PrepareMemory = func(raw, payload uint64) { prepareMemory(log, raw, payload) }
 	}
@@ -239,6 +259,9 @@ func run(c *cli.Context) error {
 		return explain(err, bundle, passwordFrom(c))
 	}
 	pin(cfg.Addr, learned, known)
+	if inv != nil {
+		inv.ready()
+	}
 	if err := cpu.stop(); err != nil {
 		return err
 	}
@@ -265,7 +288,11 @@ func checkJoinArgs(c *cli.Context) (name string, err error) {
 	if name == "" {
 		return "", cliutil.Usagef("give a username with --name")
 	}
-	if err := checkHostAddr(c.Args().First()); err != nil {
+	if arg := c.Args().First(); coord.IsCode(arg) {
+		if _, err := coord.ParseCode(arg); err != nil {
+			return "", cliutil.Usagef("%v", err)
+		}
+	} else if err := checkHostAddr(arg); err != nil {
 		return "", err
 	}
 	return name, nil
