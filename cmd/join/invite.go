@@ -119,11 +119,14 @@ func invitePin(c *cli.Context, code coord.Code) (string, *tlsid.KnownHosts, erro
 	return "", known, nil
 }
 
-// configure makes cfg reach the host through the coordinator: each
+// configure (a no-op on nil) makes cfg reach the host through the coordinator: each
 // attempt races the host's addresses (looked up again after the first)
 // within --connect-timeout, and TLS, when the host has it, is checked
 // in the race so that a wrong host at an address loses it.
 func (inv *byInvite) configure(cfg *join.Config) {
+	if inv == nil {
+		return
+	}
 	cfg.Addr = string(inv.code)
 	cfg.TLS = nil
 	cfg.DialTimeout = inv.timeout
@@ -186,13 +189,20 @@ func (inv *byInvite) explain(err error) error {
 	if iceFallback != nil {
 		relay = "the relayed path failed too"
 	}
-	return fmt.Errorf("could not reach the host of %s within %s; %s: %w", inv.code, inv.timeout, relay, err)
+	within := ""
+	if errors.Is(err, context.DeadlineExceeded) {
+		within = " within " + inv.timeout.String()
+	}
+	return fmt.Errorf("could not reach the host of %s%s; %s: %w", inv.code, within, relay, err)
 }
 
-// ready pins a fingerprint the coordinator gave once the join has
+// ready (a no-op on nil) pins a fingerprint the coordinator gave once the join has
 // succeeded (trust on first use, as with an address), and says how the
 // host was reached.
 func (inv *byInvite) ready() {
+	if inv == nil {
+		return
+	}
 	inv.mu.Lock()
 	path := inv.path
 	inv.mu.Unlock()

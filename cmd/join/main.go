@@ -222,27 +222,14 @@ func run(c *cli.Context) error {
 		return cannotStart(err)
 	}
 	defer cpu.stop()
-	var (
-		target  = c.Args().First()
-		tlsCfg  *tls.Config
-		learned func() (string, bool)
-		known   *tlsid.KnownHosts
-		inv     *byInvite
-	)
-	if coord.IsCode(target) {
-		if inv, err = lookupInvite(ctx, c, target); err != nil {
-			return explainLookup(err)
-		}
-	} else if target, tlsCfg, learned, known, err = targetTLS(c); err != nil {
+	tgt, err := joinTarget(ctx, c)
+	if err != nil {
 		return err
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
-	cfg := joinConfig(c, target, bundle, bar, typed)
-	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
-	if inv != nil {
-		inv.configure(&cfg)
-	}
+	cfg := joinConfig(c, tgt, bundle, bar, typed)
+	cfg.Name, cfg.Password, cfg.OnStep, cfg.Logger = name, pw, corrupt.onStep, log
 	if !c.Bool("debug-no-huge-pages") {
 		cfg.PrepareMemory = func(raw, payload uint64) { prepareMemory(log, raw, payload) }
 	}
@@ -258,10 +245,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return explain(err, bundle, passwordFrom(c))
 	}
-	pin(cfg.Addr, learned, known)
-	if inv != nil {
-		inv.ready()
-	}
+	tgt.joined(cfg.Addr)
 	if err := cpu.stop(); err != nil {
 		return err
 	}
@@ -323,10 +307,11 @@ func dialFor(addr string) func(context.Context, string) (net.Conn, error) {
 
 // joinConfig is the join's configuration from the flags and the content,
 // with its callbacks printing to standard output over the progress bar.
-func joinConfig(c *cli.Context, target string, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
-	return join.Config{
-		Addr:         hostAddr(target),
-		Dial:         dialFor(target),
+func joinConfig(c *cli.Context, tgt target, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
+	cfg := join.Config{
+		Addr:         hostAddr(tgt.addr),
+		Dial:         dialFor(tgt.addr),
+		TLS:          tgt.tls,
 		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
 		MapLoader:    colony.MapLoader(bundle.Content),
@@ -348,6 +333,8 @@ func joinConfig(c *cli.Context, target string, bundle *gamecontent.Bundle, bar *
 			fmt.Fprintf(stdout, "repair: %s swapped in at tick %d (%s, waited %s)\n", what, r.Tick, size(r.Bytes), ms(r.Wait))
 		},
 	}
+	tgt.inv.configure(&cfg)
+	return cfg
 }
 
 // pin remembers a host certificate trusted on first use (learned is nil
@@ -433,6 +420,38 @@ func size(n uint64) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// target is the host to join and how: an address, or a name on the LAN,
+// with the TLS settings for it; or an invite code (inv) reached through
+// the coordinator.
+type target struct {
+	addr    string
+	tls     *tls.Config
+	learned func() (string, bool)
+	known   *tlsid.KnownHosts
+	inv     *byInvite
+}
+
+// joinTarget finds the host to join.
+func joinTarget(ctx context.Context, c *cli.Context) (target, error) {
+	arg := c.Args().First()
+	if coord.IsCode(arg) {
+		inv, err := lookupInvite(ctx, c, arg)
+		if err != nil {
+			return target{}, explainLookup(err)
+		}
+		return target{addr: arg, inv: inv}, nil
+	}
+	addr, cfg, learned, known, err := targetTLS(c)
+	return target{addr: addr, tls: cfg, learned: learned, known: known}, err
+}
+
+// joined pins what the join learned of the host's certificate (addr is
+// the address joined).
+func (t target) joined(addr string) {
+	pin(addr, t.learned, t.known)
+	t.inv.ready()
 }
 
 // targetTLS finds the host to join (an address, or a name on the local

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	gamecontent "github.com/lockhost/lockhost/game/content"
+	"github.com/lockhost/lockhost/transport/coord"
+)
+
+// registerAt registers a host reached at lan with a coordinator and
+// returns its code.
+func registerAt(t *testing.T, co *coord.Coordinator, lan ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	secret, err := coord.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}, 4)
+	h := coord.Register(ctx, coord.HostConfig{Coordinator: co, Secret: secret,
+		Reach:        func() coord.Reach { return coord.Reach{LAN: lan} },
+		OnRegistered: func(coord.Code, *coord.TURN) { done <- struct{}{} }})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no registration in 10 s")
+	}
+	return string(h.Code())
+}
+
+// TestJoinByInvite joins a host by its invite code through a coordinator
+// over loopback, and checks the mistakes and failures say what they are.
+func TestJoinByInvite(t *testing.T) {
+	b, err := gamecontent.Load(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveBundle(t, b)
+	ts := httptest.NewServer(coord.NewServer(coord.ServerConfig{}))
+	t.Cleanup(ts.Close)
+	co, err := coord.ParseURL(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := free.Addr().String()
+	free.Close()
+	code := registerAt(t, co, closedAddr, addr) // the first address refuses: the race goes on
+	dead := registerAt(t, co, closedAddr)
+	other, _ := coord.NewSecret()
+	unknown := string(coord.CodeOf(other))
+	known := filepath.Join(t.TempDir(), "known_hosts")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"by code", []string{code, "--coordinator", ts.URL, "--name", "Alice", "--exit-after-ready", "-q", "--known-hosts", known}, cliutil.ExitOK, "WorldReady tick=", "reached the host of " + code + ": lan"},
+		{"no coordinator", []string{code, "--name", "Alice", "-q"}, cliutil.ExitUsage, "", "--coordinator URL"},
+		{"bad code", []string{"+K7QF2M0", "--coordinator", ts.URL, "--name", "Alice", "-q"}, cliutil.ExitUsage, "", "is not one of its letters"},
+		{"unknown code", []string{unknown, "--coordinator", ts.URL, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "no host is registered as " + unknown},
+		{"unreachable", []string{dead, "--coordinator", ts.URL, "--name", "Alice", "-q", "--connect-timeout", "2s", "--no-reconnect"}, cliutil.ExitNetwork, "",
+			"could not reach the host of " + dead + "; no relayed path is available yet"},
+		{"zero connect timeout", []string{code, "--coordinator", ts.URL, "--name", "Alice", "--connect-timeout", "0s"}, cliutil.ExitUsage, "", "--connect-timeout 0s is refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errOut := runJoin(t, tc.args...)
+			if status != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", status, tc.code, out, errOut)
+			}
+			if !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) {
+				t.Fatalf("stdout %q (want %q), stderr %q (want %q)", out, tc.out, errOut, tc.err)
+			}
+		})
+	}
+}
