@@ -17,6 +17,11 @@ import (
 // registerAt registers a host reached at lan with a coordinator and
 // returns its code.
 func registerAt(t *testing.T, co *coord.Coordinator, lan ...string) string {
+	return registerReach(t, co, coord.Reach{LAN: lan})
+}
+
+// registerReach registers a host that says it is reached as r.
+func registerReach(t *testing.T, co *coord.Coordinator, r coord.Reach) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -26,7 +31,7 @@ func registerAt(t *testing.T, co *coord.Coordinator, lan ...string) string {
 	}
 	done := make(chan struct{}, 4)
 	h := coord.Register(ctx, coord.HostConfig{Coordinator: co, Secret: secret,
-		Reach:        func() coord.Reach { return coord.Reach{LAN: lan} },
+		Reach:        func() coord.Reach { return r },
 		OnRegistered: func(coord.Code, *coord.TURN) { done <- struct{}{} }})
 	select {
 	case <-done:
@@ -55,6 +60,23 @@ func TestJoinByInvite(t *testing.T) {
 	free.Close()
 	code := registerAt(t, co, closedAddr, addr) // the first address refuses: the race goes on
 	dead := registerAt(t, co, closedAddr)
+	// A host with TLS whose address takes the connection and says
+	// nothing: the handshake hangs until --connect-timeout.
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mute.Close() })
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	silent := registerReach(t, co, coord.Reach{Addrs: []string{mute.Addr().String()}, Fingerprint: "sha256:" + strings.Repeat("ab", 32)})
 	other, _ := coord.NewSecret()
 	unknown := string(coord.CodeOf(other))
 	known := filepath.Join(t.TempDir(), "known_hosts")
@@ -70,6 +92,8 @@ func TestJoinByInvite(t *testing.T) {
 		{"unknown code", []string{unknown, "--coordinator", ts.URL, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "no host is registered as " + unknown},
 		{"unreachable", []string{dead, "--coordinator", ts.URL, "--name", "Alice", "-q", "--connect-timeout", "2s", "--no-reconnect"}, cliutil.ExitNetwork, "",
 			"could not reach the host of " + dead + "; no relayed path is available yet"},
+		{"silent", []string{silent, "--coordinator", ts.URL, "--name", "Alice", "-q", "--connect-timeout", "1s", "--no-reconnect", "--known-hosts", known}, cliutil.ExitNetwork, "",
+			"could not reach the host of " + silent + " within 1s; no relayed path is available yet"},
 		{"zero connect timeout", []string{code, "--coordinator", ts.URL, "--name", "Alice", "--connect-timeout", "0s"}, cliutil.ExitUsage, "", "--connect-timeout 0s is refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
