@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,10 @@ import (
 	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/urfave/cli/v2"
 )
+
+// ownersFile is the file in the coordinator's data folder that keeps
+// which host holds each code.
+const ownersFile = "coordinator-owners.json"
 
 // turnSecretEnv gives host coordinator the TURN server's shared secret.
 const turnSecretEnv = "LOCKHOST_TURN_SECRET"
@@ -30,7 +35,8 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringFlag{Name: "tls-cert", Usage: "the certificate `FILE` (PEM) to serve, for example from a certificate authority; with --tls-key"},
 		&cli.StringFlag{Name: "tls-key", Usage: "the private key `FILE` (PEM) of --tls-cert"},
 		&cli.BoolFlag{Name: "plain-http", Usage: "serve plain HTTP, for a coordinator behind a proxy that ends TLS (never on an open network)"},
-		dataDirFlag(),
+		&cli.StringFlag{Name: "data-dir", EnvVars: []string{dataDirEnv}, DefaultText: defaultDataDir(),
+			Usage: "the coordinator's data folder `DIR`: which host holds each code (" + ownersFile + "), the self-signed certificate; made if missing"},
 		&cli.StringFlag{Name: "public-url", Usage: "the coordinator's `URL` as hosts and joiners reach it, for the lines it prints (default: https://THIS-MACHINE:PORT)"},
 		&cli.StringSliceFlag{Name: "turn-url", Usage: "a TURN server `URL` handed to hosts and joiners with short-lived credentials, for example " +
 			"turn:turn.example.org:3478?transport=udp or turns:turn.example.org:443?transport=tcp (repeat for several)"},
@@ -75,6 +81,14 @@ func coordinatorConfig(c *cli.Context) (coord.ServerConfig, error) {
 		secret = strings.TrimSpace(string(b))
 	}
 	cfg.TURNSecret = []byte(secret)
+	dir, err := dataDir(c)
+	if err != nil {
+		return cfg, err
+	}
+	if err := checkDataDir(dir); err != nil {
+		return cfg, err
+	}
+	cfg.OwnersFile = filepath.Join(dir, ownersFile)
 	if err := cfg.Validate(); err != nil {
 		return cfg, cliutil.Usagef("TURN: %v (give --turn-secret-file or %s with --turn-url)", err, turnSecretEnv)
 	}
@@ -103,9 +117,6 @@ func coordinatorTLS(c *cli.Context, log *slog.Logger) (*tls.Config, string, erro
 		dir, derr := dataDir(c)
 		if derr != nil {
 			return nil, "", derr
-		}
-		if err := checkDataDir(dir); err != nil {
-			return nil, "", err
 		}
 		var created bool
 		cert, created, err = tlsid.LoadOrCreate(dir)
@@ -177,7 +188,12 @@ func runCoordinator(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: coord.NewServer(cfg), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
+	handler, err := coord.NewServer(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	log.Info("coordinator ready", "addr", ln.Addr().String(), "url", url, "turn_urls", len(cfg.TURNURLs))
 	fmt.Fprintf(os.Stderr, "coordinator ready; hosts register with:\n  host serve --coordinator %s\nand friends join with:\n  join +CODE --coordinator %s\n", url, url)

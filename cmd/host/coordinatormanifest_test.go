@@ -74,6 +74,7 @@ func TestCoordinatorManifest(t *testing.T) {
 			}
 		}
 		deploy.Spec.Ports = nil
+		deploy.Spec.Template.Spec.Containers = nil
 	}
 	if !kinds["Deployment"] || !kinds["Service"] {
 		t.Fatalf("deploy/coordinator holds %v, want a Deployment and a Service", kinds)

@@ -49,7 +49,11 @@ func TestJoinByInvite(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := serveBundle(t, b)
-	ts := httptest.NewServer(coord.NewServer(coord.ServerConfig{}))
+	srv, err := coord.NewServer(coord.ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	co, err := coord.ParseURL(ts.URL)
 	if err != nil {
@@ -78,7 +82,7 @@ func TestJoinByInvite(t *testing.T) {
 	}()
 	silent := registerReach(t, co, coord.Reach{Addrs: []string{mute.Addr().String()}, Fingerprint: "sha256:" + strings.Repeat("ab", 32)})
 	other, _ := coord.NewSecret()
-	unknown := string(coord.CodeOf(other))
+	unknown := string(coord.CodeOfSecret(other))
 	known := filepath.Join(t.TempDir(), "known_hosts")
 	for _, tc := range []struct {
 		name     string

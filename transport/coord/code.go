@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,8 +21,8 @@ const Alphabet = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
 // CodeLen is the number of characters after the "+" of a code.
 const CodeLen = 7
 
-// SecretLen is the length of a host's secret in bytes.
-const SecretLen = 32
+// SecretLen is the length of a host's secret in bytes: an Ed25519 seed.
+const SecretLen = ed25519.SeedSize
 
 // SecretFile is the file in a host's data folder that holds its secret.
 const SecretFile = "coordinator.secret"
@@ -38,15 +39,26 @@ func NewSecret() ([]byte, error) {
 	return s, nil
 }
 
-// CodeOf derives the invite code a secret owns: SHA-256 of the secret,
-// then of that hash and so on, read a byte at a time; a byte below 240
-// (eight times the alphabet's 30 letters) gives the letter byte mod 30,
-// a larger one is skipped. Anyone may compute it, no one can find a
-// secret for a given code.
-func CodeOf(secret []byte) Code {
+// KeyOf is the Ed25519 key pair a host's secret is the seed of: the host
+// proves its code by signing the coordinator's challenge with it.
+func KeyOf(secret []byte) ed25519.PrivateKey { return ed25519.NewKeyFromSeed(secret) }
+
+// CodeOfSecret is the invite code of the host whose secret it is.
+func CodeOfSecret(secret []byte) Code {
+	return CodeOf(KeyOf(secret).Public().(ed25519.PublicKey))
+}
+
+// CodeOf derives the invite code of a host's public key: SHA-256 of the
+// key, then of that hash and so on, read a byte at a time; a byte below
+// 240 (eight times the alphabet's 30 letters) gives the letter byte mod
+// 30, a larger one is skipped. Anyone may compute it. A code has only
+// about 35 bits, so the coordinator also keeps which key holds each code
+// (ServerConfig.OwnersFile): another key that happens to give the same
+// code is refused.
+func CodeOf(pub ed25519.PublicKey) Code {
 	var b strings.Builder
 	b.WriteByte('+')
-	h := sha256.Sum256(secret)
+	h := sha256.Sum256(pub)
 	for n := 0; n < CodeLen; {
 		for _, c := range h {
 			if c >= 240 {

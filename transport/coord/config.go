@@ -37,6 +37,15 @@ type ServerConfig struct {
 	HostTimeout time.Duration
 	// AttemptTimeout bounds one signalling attempt (default 30 s).
 	AttemptTimeout time.Duration
+	// OwnersFile, if set, keeps which host's key holds each code across
+	// restarts of the coordinator (JSON, written when a code is first
+	// claimed). Without it the table lives in memory only.
+	OwnersFile string
+	// OwnerTTL frees a code whose host has not registered for this long
+	// (default 30 days).
+	OwnerTTL time.Duration
+	// MaxOwners bounds the codes held (default ten times MaxHosts).
+	MaxOwners int
 	// MaxAttempts bounds the signalling attempts open to one host at once
 	// (default 8).
 	MaxAttempts int
@@ -55,6 +64,7 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	fill(&c.TURNTTL, time.Hour)
 	fill(&c.HostTimeout, time.Minute)
 	fill(&c.AttemptTimeout, 30*time.Second)
+	fill(&c.OwnerTTL, 30*24*time.Hour)
 	if c.LookupRate == 0 {
 		c.LookupRate = 1
 	}
@@ -69,6 +79,9 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.MaxHosts == 0 {
 		c.MaxHosts = 10000
+	}
+	if c.MaxOwners == 0 {
+		c.MaxOwners = 10 * c.MaxHosts
 	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 8
@@ -89,7 +102,7 @@ func (c ServerConfig) Validate() error {
 			return err
 		}
 	}
-	if c.LookupBurst < 0 || c.RegisterBurst < 0 || c.MaxHosts < 0 || c.MaxAttempts < 0 {
+	if c.LookupBurst < 0 || c.RegisterBurst < 0 || c.MaxHosts < 0 || c.MaxAttempts < 0 || c.MaxOwners < 0 {
 		return errors.New("a negative burst or bound")
 	}
 	return nil

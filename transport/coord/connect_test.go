@@ -309,7 +309,7 @@ func TestInvitePage(t *testing.T) {
 		t.Fatalf("invite page: %d\n%s", resp.StatusCode, body)
 	}
 	other, _ := NewSecret()
-	resp, err = client.Get(c.InviteLink(CodeOf(other)))
+	resp, err = client.Get(c.InviteLink(CodeOfSecret(other)))
 	if err != nil {
 		t.Fatal(err)
 	}

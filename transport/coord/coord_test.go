@@ -126,7 +126,10 @@ func TestTURNCredentials(t *testing.T) {
 // its URL with the certificate's pin.
 func coordinator(t *testing.T, cfg ServerConfig) (*Server, *httptest.Server, *Coordinator) {
 	t.Helper()
-	s := NewServer(cfg)
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := httptest.NewTLSServer(s)
 	t.Cleanup(ts.Close)
 	c, err := ParseURL(ts.URL + "#" + tlsid.FingerprintDER(ts.Certificate().Raw))
@@ -171,7 +174,7 @@ func TestRegisterLookupUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Code != CodeOf(secret) || r.Addrs[0] != reach.Addrs[0] || r.LAN[0] != reach.LAN[0] || r.TURN == nil {
+	if r.Code != CodeOfSecret(secret) || r.Addrs[0] != reach.Addrs[0] || r.LAN[0] != reach.LAN[0] || r.TURN == nil {
 		t.Fatalf("lookup: %+v", r)
 	}
 	<-cur
@@ -189,7 +192,7 @@ func TestRegisterLookupUpdate(t *testing.T) {
 	}
 	other, _ := NewSecret()
 	var se *StatusError
-	if _, err := c.Lookup(ctx, CodeOf(other)); !errors.As(err, &se) || se.Status != http.StatusNotFound {
+	if _, err := c.Lookup(ctx, CodeOfSecret(other)); !errors.As(err, &se) || se.Status != http.StatusNotFound {
 		t.Fatalf("lookup of an unregistered code: %v", err)
 	}
 	cancel()
@@ -258,7 +261,10 @@ func get(s *Server, method, path, remote string) int {
 }
 
 func TestRateLimits(t *testing.T) {
-	s := NewServer(ServerConfig{LookupRate: 0.001, LookupBurst: 5, RegisterRate: 0.001, RegisterBurst: 2})
+	s, err := NewServer(ServerConfig{LookupRate: 0.001, LookupBurst: 5, RegisterRate: 0.001, RegisterBurst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	code := "/v1/lookup/+K7QF2MX"
 	count := func(path string, addrs []string) (limited int) {
 		for _, a := range addrs {

@@ -2,9 +2,11 @@
 // join a host by an invite code (join +K7QF2MX) instead of an address.
 //
 // A host keeps one outbound WebSocket open to the coordinator (Register):
-// it proves ownership of its code with a secret kept in its data folder
-// (the code is derived from the secret, so it is stable across restarts
-// of the same save and of the coordinator) and tells the coordinator how
+// it signs the coordinator's challenge with an Ed25519 key whose seed is
+// a secret kept in its data folder (the code is derived from the public
+// key, so it is stable across restarts of the host and of the
+// coordinator, which keeps which key holds each code) and tells the
+// coordinator how
 // it may be reached: its direct addresses (the router's mapped address,
 // a public one), its LAN addresses, its browser player's links and its
 // TLS fingerprint. A joiner looks the code up (Lookup), races the

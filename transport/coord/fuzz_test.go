@@ -13,7 +13,7 @@ func FuzzDecodeMsg(f *testing.F) {
 		f.Add(m)
 	}
 	f.Add([]byte(`{"type":"signal","attempt":"x","blob":"AAAA"}`))
-	f.Add([]byte(`{"type":"register","secret":"` + string(bytes.Repeat([]byte("A"), 43)) + `","addrs":["[::1]:1"]}`))
+	f.Add([]byte(`{"type":"register","key":"` + string(bytes.Repeat([]byte("A"), 43)) + `","sig":"` + string(bytes.Repeat([]byte("B"), 86)) + `","addrs":["[::1]:1"]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := DecodeMsg(b)
 		if err != nil {

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -46,10 +47,12 @@ type HostConfig struct {
 type Host struct {
 	cfg    HostConfig
 	code   Code
+	key    ed25519.PrivateKey
 	update chan struct{}
 	done   chan struct{}
 
 	mu       sync.Mutex
+	nonce    string   // the connection's challenge
 	out      chan Msg // the connection's queue; nil between connections
 	turn     *TURN
 	attempts map[string]*hostSignal
@@ -73,7 +76,7 @@ func Register(ctx context.Context, cfg HostConfig) *Host {
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = time.Minute
 	}
-	h := &Host{cfg: cfg, code: CodeOf(cfg.Secret), update: make(chan struct{}, 1), done: make(chan struct{}),
+	h := &Host{cfg: cfg, code: CodeOfSecret(cfg.Secret), key: KeyOf(cfg.Secret), update: make(chan struct{}, 1), done: make(chan struct{}),
 		attempts: map[string]*hostSignal{}}
 	go h.run(ctx)
 	return h
@@ -117,9 +120,11 @@ func (h *Host) run(ctx context.Context) {
 	}
 }
 
-// registerMsg is the host's register message with its reach now.
-func (h *Host) registerMsg() Msg {
-	return Msg{Type: TypeRegister, Secret: base64.RawURLEncoding.EncodeToString(h.cfg.Secret), Reach: h.cfg.Reach()}
+// registerMsg is the host's register message with its reach now,
+// signing the connection's challenge.
+func (h *Host) registerMsg(nonce string) Msg {
+	return Msg{Type: TypeRegister, Key: base64.RawURLEncoding.EncodeToString(h.key.Public().(ed25519.PublicKey)),
+		Sig: base64.RawURLEncoding.EncodeToString(ed25519.Sign(h.key, []byte(SignContext+nonce))), Reach: h.cfg.Reach()}
 }
 
 // session is one connection: register, then keep it until it fails.
@@ -136,7 +141,6 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 	out := make(chan Msg, queueLen)
 	written := make(chan struct{})
 	go writer(c, out, written)
-	out <- h.registerMsg()
 	defer func() {
 		h.mu.Lock()
 		h.out = nil
@@ -145,6 +149,14 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 		<-written
 		h.endAll()
 	}()
+	ch, err := readMsg(sctx, c, 15*time.Second)
+	if err == nil && ch.Type != TypeChallenge {
+		err = fmt.Errorf("coordinator: %q before a challenge", ch.Type)
+	}
+	if err != nil {
+		return false, closeErr(err)
+	}
+	out <- h.registerMsg(ch.Nonce)
 	first, err := readMsg(sctx, c, 15*time.Second)
 	if err != nil {
 		return false, closeErr(err)
@@ -153,7 +165,7 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 		return false, fmt.Errorf("coordinator: the reply to register is %q for %q", first.Type, first.Code)
 	}
 	h.mu.Lock()
-	h.out, h.turn = out, first.TURN
+	h.out, h.turn, h.nonce = out, first.TURN, ch.Nonce
 	h.mu.Unlock()
 	if h.cfg.OnRegistered != nil {
 		h.cfg.OnRegistered(h.code, first.TURN)
@@ -175,7 +187,10 @@ func (h *Host) keepalive(ctx context.Context) {
 		case <-t.C:
 			m = Msg{Type: TypePing}
 		case <-h.update:
-			m = h.registerMsg()
+			h.mu.Lock()
+			nonce := h.nonce
+			h.mu.Unlock()
+			m = h.registerMsg(nonce)
 		}
 		if h.send(ctx, m) != nil {
 			return

@@ -2,6 +2,9 @@ package coord
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"sync"
@@ -14,8 +17,9 @@ import (
 // may be reached, and its open signalling attempts. The handler's
 // goroutine reads; writer writes.
 type hostConn struct {
-	code   Code
-	secret string
+	code  Code
+	key   string // the host's public key, as register carries it
+	nonce string // the connection's challenge
 	out    chan Msg
 	cancel context.CancelFunc // ends the host's connection
 
@@ -90,17 +94,13 @@ func (s *Server) serveHost(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	first, err := readMsg(ctx, c, 10*time.Second)
-	if err == nil && first.Type != TypeRegister {
-		err = errors.New("the first message is not register")
-	}
+	nonce, first, pub, err := s.challenge(ctx, c)
 	if err != nil {
 		s.m.registrations.WithLabelValues("refused").Inc()
 		c.Close(websocket.StatusPolicyViolation, closeReason(err.Error()))
 		return
 	}
-	secret, _ := decodeSecret(first.Secret)
-	h := &hostConn{code: CodeOf(secret), secret: first.Secret, out: make(chan Msg, queueLen), cancel: cancel,
+	h := &hostConn{code: CodeOf(pub), key: first.Key, nonce: nonce, out: make(chan Msg, queueLen), cancel: cancel,
 		reach: first.Reach, attempts: map[string]*attempt{}}
 	if err := s.install(h); err != nil {
 		s.m.registrations.WithLabelValues("refused").Inc()
@@ -132,8 +132,8 @@ func (s *Server) readHost(ctx context.Context, c *websocket.Conn, h *hostConn) e
 		case TypePing:
 			h.send(Msg{Type: TypePong})
 		case TypeRegister:
-			if m.Secret != h.secret {
-				return errors.New("a register with another secret")
+			if _, err := verifyRegister(m, h.nonce); err != nil || m.Key != h.key {
+				return errors.New("a register with another key")
 			}
 			h.mu.Lock()
 			h.reach = m.Reach
@@ -148,12 +148,54 @@ func (s *Server) readHost(ctx context.Context, c *websocket.Conn, h *hostConn) e
 	}
 }
 
+// challenge sends the connection's challenge and reads the host's
+// register, which must sign it.
+func (s *Server) challenge(ctx context.Context, c *websocket.Conn) (nonce string, first Msg, pub ed25519.PublicKey, err error) {
+	b := make([]byte, NonceLen)
+	rand.Read(b)
+	nonce = base64.RawURLEncoding.EncodeToString(b)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = c.Write(wctx, websocket.MessageText, EncodeMsg(Msg{Type: TypeChallenge, Nonce: nonce}))
+	cancel()
+	if err != nil {
+		return "", Msg{}, nil, err
+	}
+	if first, err = readMsg(ctx, c, 10*time.Second); err != nil {
+		return "", Msg{}, nil, err
+	}
+	if first.Type != TypeRegister {
+		return "", Msg{}, nil, errors.New("the first message is not register")
+	}
+	pub, err = verifyRegister(first, nonce)
+	return nonce, first, pub, err
+}
+
+// verifyRegister checks that register m signs the challenge nonce, and
+// returns the host's key.
+func verifyRegister(m Msg, nonce string) (ed25519.PublicKey, error) {
+	key, err := decodeB64(m.Key, ed25519.PublicKeySize)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := decodeB64(m.Sig, ed25519.SignatureSize)
+	if err != nil {
+		return nil, err
+	}
+	if !ed25519.Verify(key, []byte(SignContext+nonce), sig) {
+		return nil, errors.New("the signature does not sign this connection's challenge")
+	}
+	return key, nil
+}
+
 // install puts h in the table, replacing an older connection with the
-// same code: the newer one proved the same secret (a host reconnecting
-// before the coordinator noticed its old connection died).
+// same key (a host reconnecting before the coordinator noticed its old
+// connection died); a code another key holds is refused.
 func (s *Server) install(h *hostConn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.owners.claim(h.code, h.key, time.Now()); err != nil {
+		return err
+	}
 	if old := s.hosts[h.code]; old != nil {
 		old.cancel()
 	} else if len(s.hosts) >= s.cfg.MaxHosts {
@@ -171,6 +213,7 @@ func (s *Server) remove(h *hostConn) {
 		delete(s.hosts, h.code)
 	}
 	s.mu.Unlock()
+	s.owners.seen(h.code, h.key, time.Now())
 	h.mu.Lock()
 	h.closed = true
 	for _, a := range h.attempts {

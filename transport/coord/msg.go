@@ -2,6 +2,7 @@ package coord
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ const (
 
 // Message types on the host's and the joiner's WebSockets.
 const (
+	TypeChallenge  = "challenge"
 	TypeRegister   = "register"
 	TypeRegistered = "registered"
 	TypePing       = "ping"
@@ -51,8 +53,12 @@ const (
 // which).
 type Msg struct {
 	Type string `json:"type"`
-	// Secret is the host's secret, base64url without padding (register).
-	Secret string `json:"secret,omitempty"`
+	// Nonce is the coordinator's challenge, base64url (challenge).
+	Nonce string `json:"nonce,omitempty"`
+	// Key is the host's Ed25519 public key and Sig its signature of the
+	// connection's challenge, base64url without padding (register).
+	Key string `json:"key,omitempty"`
+	Sig string `json:"sig,omitempty"`
 	// Reach is how the host may be reached (register).
 	Reach
 	// Code is the host's invite code (registered).
@@ -162,14 +168,21 @@ func (m *Msg) check() error {
 	if len(m.Reason) > MaxReason || len(m.Attempt) > MaxAttemptID || len(m.Blob) > MaxBlob {
 		return errors.New("a field is over its limit")
 	}
-	empty := m.Secret == "" && m.Code == "" && m.TURN == nil && m.Attempt == "" && m.Blob == nil && m.Reason == "" &&
+	empty := m.Nonce == "" && m.Key == "" && m.Sig == "" && m.Code == "" && m.TURN == nil && m.Attempt == "" && m.Blob == nil && m.Reason == "" &&
 		m.Addrs == nil && m.LAN == nil && m.Play == nil && m.Fingerprint == ""
 	switch m.Type {
 	case TypeRegister:
-		if _, err := decodeSecret(m.Secret); err != nil {
-			return err
+		if _, err := decodeB64(m.Key, ed25519.PublicKeySize); err != nil {
+			return fmt.Errorf("key: %w", err)
+		}
+		if _, err := decodeB64(m.Sig, ed25519.SignatureSize); err != nil {
+			return fmt.Errorf("sig: %w", err)
 		}
 		return m.Reach.check()
+	case TypeChallenge:
+		if _, err := decodeB64(m.Nonce, NonceLen); err != nil {
+			return fmt.Errorf("nonce: %w", err)
+		}
 	case TypeRegistered:
 		if _, err := ParseCode(string(m.Code)); err != nil || !IsCode(string(m.Code)) {
 			return fmt.Errorf("bad code %q", m.Code)
@@ -247,11 +260,19 @@ func checkURL(s string, schemes ...string) error {
 	return fmt.Errorf("link %q: scheme %q, want %v", s, u.Scheme, schemes)
 }
 
-// decodeSecret reads a secret as register carries it.
-func decodeSecret(s string) ([]byte, error) {
+// decodeB64 reads n bytes of base64url without padding.
+func decodeB64(s string, n int) ([]byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != SecretLen {
-		return nil, fmt.Errorf("the secret is not %d bytes of base64url", SecretLen)
+	if err != nil || len(b) != n {
+		return nil, fmt.Errorf("not %d bytes of base64url", n)
 	}
 	return b, nil
 }
+
+// NonceLen is the length of a challenge's nonce in bytes.
+const NonceLen = 16
+
+// SignContext is what a host signs, followed by the challenge's nonce as
+// sent (base64url): the context keeps the signature from meaning anything
+// else.
+const SignContext = "lockhost coordinator register v1\n"

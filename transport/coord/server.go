@@ -39,15 +39,21 @@ type Server struct {
 	lookups   limiter
 	registers limiter
 	m         *serverMetrics
+	owners    *owners
 
 	mu    sync.Mutex
 	hosts map[Code]*hostConn
 }
 
-// NewServer makes a coordinator; call Validate on cfg first.
-func NewServer(cfg ServerConfig) *Server {
+// NewServer makes a coordinator; call Validate on cfg first. It fails
+// only on an owners file it cannot read.
+func NewServer(cfg ServerConfig) (*Server, error) {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), hosts: map[Code]*hostConn{},
+	own, err := loadOwners(cfg.OwnersFile, cfg.OwnerTTL, cfg.MaxOwners, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), hosts: map[Code]*hostConn{}, owners: own,
 		lookups: newLimiter(cfg.LookupRate, cfg.LookupBurst), registers: newLimiter(cfg.RegisterRate, cfg.RegisterBurst)}
 	s.m = newServerMetrics(s)
 	s.mux.HandleFunc("GET "+PathHost, s.serveHost)
@@ -58,7 +64,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /{page}", s.servePage)
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
-	return s
+	return s, nil
 }
 
 // ServeHTTP serves the coordinator's paths.

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"os"
@@ -58,7 +59,7 @@ func specMessages(tb testing.TB) [][]byte {
 // back to its bytes exactly.
 func TestSpecMessages(t *testing.T) {
 	blocks := specBlocks(t)
-	if len(blocks) < 9 {
+	if len(blocks) < 10 {
 		t.Fatalf("section 18 has %d JSON blocks, want at least 9", len(blocks))
 	}
 	types := map[string]bool{}
@@ -92,7 +93,7 @@ func TestSpecMessages(t *testing.T) {
 			t.Errorf("%s: encodes to\n%s\nnot\n%s", b.label, again, b.json)
 		}
 	}
-	for _, typ := range []string{TypeRegister, TypeRegistered, TypePing, TypePong, TypeSignal, TypeClose} {
+	for _, typ := range []string{TypeChallenge, TypeRegister, TypeRegistered, TypePing, TypePong, TypeSignal, TypeClose} {
 		if !types[typ] {
 			t.Errorf("section 18 shows no %s message", typ)
 		}
@@ -103,13 +104,26 @@ func TestSpecMessages(t *testing.T) {
 // and holds its numbers to the code's.
 func TestSpecVectors(t *testing.T) {
 	sec := specSection(t)
-	m := regexp.MustCompile("Code vector: secret `([0-9a-f]+)` owns `([^`]+)`").FindStringSubmatch(sec)
+	m := regexp.MustCompile("Code vector: secret `([0-9a-f]+)` has public key `([0-9a-f]+)` and owns `([^`]+)`").FindStringSubmatch(sec)
 	if m == nil {
 		t.Fatal("no code vector")
 	}
 	secret, _ := hex.DecodeString(m[1])
-	if got := CodeOf(secret); string(got) != m[2] {
-		t.Errorf("code vector: CodeOf gives %s, the text %s", got, m[2])
+	pub := KeyOf(secret).Public().(ed25519.PublicKey)
+	if hex.EncodeToString(pub) != m[2] || string(CodeOfSecret(secret)) != m[3] {
+		t.Errorf("code vector: key %x, code %s; the text %s, %s", pub, CodeOfSecret(secret), m[2], m[3])
+	}
+	// The register shown signs the challenge shown with the vector's key.
+	var ch, reg Msg
+	for _, b := range specBlocks(t) {
+		if m, err := DecodeMsg(b.json); err == nil && m.Type == TypeChallenge {
+			ch = m
+		} else if err == nil && m.Type == TypeRegister {
+			reg = m
+		}
+	}
+	if got, err := verifyRegister(reg, ch.Nonce); err != nil || !bytes.Equal(got, pub) {
+		t.Errorf("the register shown does not sign the challenge shown with the vector's key: %v", err)
 	}
 	m = regexp.MustCompile("Credential vector: secret `([^`]+)`, username `(\\d+):([^`]+)` gives `([^`]+)`").FindStringSubmatch(sec)
 	if m == nil {
@@ -128,6 +142,8 @@ func TestSpecVectors(t *testing.T) {
 		"blob of\nat most " + strconv.Itoa(MaxBlob) + " bytes",
 		"at most " + strconv.Itoa(MaxTURNURLs) + " TURN URLs",
 		"`" + SecretFile + "`",
+		"`" + strings.TrimSuffix(SignContext, "\n") + "`, a newline (0a)",
+		"fresh " + strconv.Itoa(NonceLen) + "-byte nonce",
 		PathHost, PathLookup + "+CODE", PathSignal + "+CODE", PathReport,
 	} {
 		if !strings.Contains(sec, want) {
