@@ -17,9 +17,9 @@ import (
 // may be reached, and its open signalling attempts. The handler's
 // goroutine reads; writer writes.
 type hostConn struct {
-	code  Code
-	key   string // the host's public key, as register carries it
-	nonce string // the connection's challenge
+	code   Code
+	key    string // the host's public key, as register carries it
+	nonce  string // the connection's challenge
 	out    chan Msg
 	cancel context.CancelFunc // ends the host's connection
 
