@@ -18,6 +18,7 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
+	"github.com/lockhost/lockhost/transport/coord/coordserver"
 	"github.com/urfave/cli/v2"
 )
 
@@ -68,8 +69,8 @@ func coordinatorCommand() *cli.Command {
 }
 
 // coordinatorConfig reads the coordinator's options.
-func coordinatorConfig(c *cli.Context) (coord.ServerConfig, error) {
-	cfg := coord.ServerConfig{TURNURLs: c.StringSlice("turn-url"), TURNTTL: c.Duration("turn-ttl"),
+func coordinatorConfig(c *cli.Context) (coordserver.ServerConfig, error) {
+	cfg := coordserver.ServerConfig{TURNURLs: c.StringSlice("turn-url"), TURNTTL: c.Duration("turn-ttl"),
 		LookupRate: c.Float64("lookup-rate"), LookupBurst: c.Int("lookup-burst"),
 		RegisterRate: c.Float64("register-rate"), RegisterBurst: c.Int("register-burst"), MaxHosts: c.Int("max-hosts")}
 	secret := os.Getenv(turnSecretEnv)
@@ -188,7 +189,7 @@ func runCoordinator(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	handler, err := coord.NewServer(cfg)
+	handler, err := coordserver.NewServer(cfg)
 	if err != nil {
 		ln.Close()
 		return err

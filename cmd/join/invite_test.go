@@ -12,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	gamecontent "github.com/lockhost/lockhost/game/content"
 	"github.com/lockhost/lockhost/transport/coord"
+	"github.com/lockhost/lockhost/transport/coord/coordserver"
 )
 
 // registerAt registers a host reached at lan with a coordinator and
@@ -49,7 +50,7 @@ func TestJoinByInvite(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := serveBundle(t, b)
-	srv, err := coord.NewServer(coord.ServerConfig{})
+	srv, err := coordserver.NewServer(coordserver.ServerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,10 @@ var floors = map[string]floor{
 	// lookups, the signalling relay, TURN credentials; it knows no frame
 	// of the game protocol.
 	"transport/coord": domain,
-	"tlsid":           domain,
+	// transport/coord/coordserver is the coordinator's server side, apart
+	// so that the join tool links none of it.
+	"transport/coord/coordserver": domain,
+	"tlsid":                       domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
 	"operator/rcon": domain,

@@ -1,96 +1,25 @@
 package coord
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"html"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockhost/lockhost/tlsid"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestSignalRelay: blobs go from a joiner to the host and back through
 // the coordinator, and a close reaches the other side.
-func TestSignalRelay(t *testing.T) {
-	_, _, c := coordinator(t, ServerConfig{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	secret, _ := NewSecret()
-	ended := make(chan error, 1)
-	h, _ := register(t, ctx, HostConfig{Coordinator: c, Secret: secret,
-		OnSignal: func(ctx context.Context, s Signal, _ *TURN) {
-			for {
-				b, err := s.Recv(ctx)
-				if err != nil {
-					ended <- err
-					return
-				}
-				slices.Reverse(b)
-				if err := s.Send(ctx, b); err != nil {
-					ended <- err
-					return
-				}
-			}
-		}})
-	sig, err := c.OpenSignal(ctx, h.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, blob := range []string{"offer: v=0 o=- 1 2 IN IP4 0.0.0.0", "candidate:1 1 udp 2130706431 192.0.2.1 5000 typ host", strings.Repeat("x", MaxBlob)} {
-		if err := sig.Send(ctx, []byte(blob)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := sig.Recv(ctx)
-		want := []byte(blob)
-		slices.Reverse(want)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("reply to %.20q: %.20q, %v", blob, got, err)
-		}
-	}
-	if err := sig.Send(ctx, make([]byte, MaxBlob+1)); err == nil {
-		t.Fatal("a blob over MaxBlob was sent")
-	}
-	sig.Close()
-	select {
-	case err := <-ended:
-		if !errors.Is(err, ErrSignalClosed) {
-			t.Fatalf("the host's side ended with %v, want ErrSignalClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the host's side did not see the attempt end")
-	}
-}
-
 // TestSignalWithoutHandler: a host with no ICE path closes an attempt at
 // once, and the joiner hears so.
-func TestSignalWithoutHandler(t *testing.T) {
-	_, _, c := coordinator(t, ServerConfig{})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	secret, _ := NewSecret()
-	h, _ := register(t, ctx, HostConfig{Coordinator: c, Secret: secret})
-	sig, err := c.OpenSignal(ctx, h.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sig.Close()
-	sig.Send(ctx, []byte("offer"))
-	if _, err := sig.Recv(ctx); !errors.Is(err, ErrSignalClosed) {
-		t.Fatalf("Recv: %v, want ErrSignalClosed", err)
-	}
-}
-
 // listen serves accepted connections with a greeting, over TLS when cert
 // is given.
 func listen(t *testing.T, greeting string, cert *tls.Certificate) string {
@@ -244,77 +173,5 @@ func TestHostileCoordinator(t *testing.T) {
 
 // TestConnectFallbackAndReport: when no address answers, the fallback
 // gets a signalling attempt to the host; the outcome is counted.
-func TestConnectFallbackAndReport(t *testing.T) {
-	srv, _, c := coordinator(t, ServerConfig{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	secret, _ := NewSecret()
-	h, _ := register(t, ctx, HostConfig{Coordinator: c, Secret: secret,
-		Reach: func() Reach { return Reach{Addrs: []string{deadAddr(t)}} },
-		OnSignal: func(ctx context.Context, s Signal, _ *TURN) {
-			if b, err := s.Recv(ctx); err == nil {
-				s.Send(ctx, append([]byte("answer to "), b...))
-			}
-		}})
-	r, err := c.Lookup(ctx, h.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := net.Pipe()
-	defer b.Close()
-	conn, path, err := c.Connect(ctx, r, ConnectOptions{Fallback: func(ctx context.Context, sig Signal, _ *TURN) (net.Conn, string, error) {
-		if err := sig.Send(ctx, []byte("offer")); err != nil {
-			return nil, "", err
-		}
-		got, err := sig.Recv(ctx)
-		if err != nil || string(got) != "answer to offer" {
-			return nil, "", errors.New("no answer: " + string(got))
-		}
-		return a, "punched", nil
-	}})
-	if err != nil || path != "punched" || conn != a {
-		t.Fatalf("Connect: path %q, %v", path, err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if testutil.ToFloat64(srv.m.attempts.WithLabelValues("punched")) == 1 {
-			break
-		}
-	}
-	if n := testutil.ToFloat64(srv.m.attempts.WithLabelValues("punched")); n != 1 {
-		t.Fatalf("punched attempts counted: %v, want 1", n)
-	}
-	if err := c.Report(ctx, h.Code(), "teleported", time.Second); err == nil {
-		t.Fatal("a report with an unknown outcome was taken")
-	}
-}
-
 // TestInvitePage: the invite link's page points to the host's browser
 // player; an unknown code is a 404.
-func TestInvitePage(t *testing.T) {
-	_, ts, c := coordinator(t, ServerConfig{})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	secret, _ := NewSecret()
-	h, _ := register(t, ctx, HostConfig{Coordinator: c, Secret: secret,
-		Reach: func() Reach { return Reach{Play: []string{"http://203.0.113.7:8080/play"}} }})
-	client := ts.Client()
-	resp, err := client.Get(c.InviteLink(h.Code()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	body := html.UnescapeString(string(raw))
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `url=http://203.0.113.7:8080/play`) || !strings.Contains(string(body), "join "+string(h.Code())) {
-		t.Fatalf("invite page: %d\n%s", resp.StatusCode, body)
-	}
-	other, _ := NewSecret()
-	resp, err = client.Get(c.InviteLink(CodeOfSecret(other)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Fatalf("invite page of an unknown code: %d", resp.StatusCode)
-	}
-}

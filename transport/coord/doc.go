@@ -22,5 +22,7 @@
 // host's identity: a joiner that pinned a host's fingerprint refuses a
 // lookup that names another, and TLS to the host checks the pin itself.
 //
-// The wire is specified in docs/protocol.md, "The coordinator".
+// The server side is package coordserver; this package is what hosts and
+// joiners link. The wire is specified in docs/protocol.md, section 18
+// "The coordinator".
 package coord

@@ -138,9 +138,9 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 	defer c.CloseNow()
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	out := make(chan Msg, queueLen)
+	out := make(chan Msg, QueueLen)
 	written := make(chan struct{})
-	go writer(c, out, written)
+	go WriteLoop(c, out, written)
 	defer func() {
 		h.mu.Lock()
 		h.out = nil
@@ -149,7 +149,7 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 		<-written
 		h.endAll()
 	}()
-	ch, err := readMsg(sctx, c, 15*time.Second)
+	ch, err := ReadMsg(sctx, c, 15*time.Second)
 	if err == nil && ch.Type != TypeChallenge {
 		err = fmt.Errorf("coordinator: %q before a challenge", ch.Type)
 	}
@@ -157,7 +157,7 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 		return false, closeErr(err)
 	}
 	out <- h.registerMsg(ch.Nonce)
-	first, err := readMsg(sctx, c, 15*time.Second)
+	first, err := ReadMsg(sctx, c, 15*time.Second)
 	if err != nil {
 		return false, closeErr(err)
 	}
@@ -202,7 +202,7 @@ func (h *Host) keepalive(ctx context.Context) {
 // stays quiet for three pings.
 func (h *Host) read(ctx context.Context, c *websocket.Conn) error {
 	for {
-		m, err := readMsg(ctx, c, 3*h.cfg.Ping)
+		m, err := ReadMsg(ctx, c, 3*h.cfg.Ping)
 		if err != nil {
 			return err
 		}
@@ -230,11 +230,11 @@ func (h *Host) deliver(ctx context.Context, id string, blob []byte) {
 	s := h.attempts[id]
 	fresh := s == nil
 	if fresh {
-		if len(h.attempts) >= queueLen {
+		if len(h.attempts) >= QueueLen {
 			h.mu.Unlock()
 			return
 		}
-		s = &hostSignal{id: id, host: h, in: make(chan []byte, queueLen)}
+		s = &hostSignal{id: id, host: h, in: make(chan []byte, QueueLen)}
 		h.attempts[id] = s
 	}
 	turn := h.turn

@@ -276,3 +276,6 @@ const NonceLen = 16
 // sent (base64url): the context keeps the signature from meaning anything
 // else.
 const SignContext = "lockhost coordinator register v1\n"
+
+// CheckTURNURL refuses what is not a turn: or turns: URL within MaxURL.
+func CheckTURNURL(s string) error { return checkURL(s, "turn", "turns") }

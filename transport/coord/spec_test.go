@@ -122,7 +122,7 @@ func TestSpecVectors(t *testing.T) {
 			reg = m
 		}
 	}
-	if got, err := verifyRegister(reg, ch.Nonce); err != nil || !bytes.Equal(got, pub) {
+	if got, err := VerifyRegister(reg, ch.Nonce); err != nil || !bytes.Equal(got, pub) {
 		t.Errorf("the register shown does not sign the challenge shown with the vector's key: %v", err)
 	}
 	m = regexp.MustCompile("Credential vector: secret `([^`]+)`, username `(\\d+):([^`]+)` gives `([^`]+)`").FindStringSubmatch(sec)

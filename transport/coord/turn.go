@@ -19,13 +19,3 @@ func TURNCredentials(secret []byte, id string, expiry time.Time) (username, pass
 	mac.Write([]byte(username))
 	return username, base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
-
-// turnFor is the TURN server list with credentials for id, valid ttl from
-// now, or nil when no TURN server is configured.
-func turnFor(cfg *ServerConfig, id string, now time.Time) *TURN {
-	if len(cfg.TURNURLs) == 0 || len(cfg.TURNSecret) == 0 {
-		return nil
-	}
-	u, p := TURNCredentials(cfg.TURNSecret, id, now.Add(cfg.TURNTTL))
-	return &TURN{URLs: cfg.TURNURLs, Username: u, Credential: p, TTL: int64(cfg.TURNTTL / time.Second)}
-}

@@ -1,4 +1,4 @@
-package coord
+package coordserver
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"github.com/lockhost/lockhost/transport/coord"
 	"net/http"
 	"sync"
 	"time"
@@ -17,14 +18,14 @@ import (
 // may be reached, and its open signalling attempts. The handler's
 // goroutine reads; writer writes.
 type hostConn struct {
-	code   Code
+	code   coord.Code
 	key    string // the host's public key, as register carries it
 	nonce  string // the connection's challenge
-	out    chan Msg
+	out    chan coord.Msg
 	cancel context.CancelFunc // ends the host's connection
 
 	mu       sync.Mutex
-	reach    Reach
+	reach    coord.Reach
 	closed   bool
 	attempts map[string]*attempt
 }
@@ -33,7 +34,7 @@ type hostConn struct {
 // queue.
 type attempt struct {
 	id     string
-	out    chan Msg
+	out    chan coord.Msg
 	cancel context.CancelFunc
 
 	once   sync.Once
@@ -42,7 +43,7 @@ type attempt struct {
 
 // send queues m for the host, or ends the host's connection if its queue
 // is full (a host that does not read). It reports whether m was queued.
-func (h *hostConn) send(m Msg) bool {
+func (h *hostConn) send(m coord.Msg) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -58,14 +59,14 @@ func (h *hostConn) send(m Msg) bool {
 }
 
 // reachNow is the host's reach as registered last.
-func (h *hostConn) reachNow() Reach {
+func (h *hostConn) reachNow() coord.Reach {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.reach
 }
 
 // toJoiner queues m for attempt id's joiner; a close ends the attempt.
-func (h *hostConn) toJoiner(id string, m Msg) {
+func (h *hostConn) toJoiner(id string, m coord.Msg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a := h.attempts[id]
@@ -97,21 +98,21 @@ func (s *Server) serveHost(w http.ResponseWriter, r *http.Request) {
 	nonce, first, pub, err := s.challenge(ctx, c)
 	if err != nil {
 		s.m.registrations.WithLabelValues("refused").Inc()
-		c.Close(websocket.StatusPolicyViolation, closeReason(err.Error()))
+		c.Close(websocket.StatusPolicyViolation, coord.CloseReason(err.Error()))
 		return
 	}
-	h := &hostConn{code: CodeOf(pub), key: first.Key, nonce: nonce, out: make(chan Msg, queueLen), cancel: cancel,
+	h := &hostConn{code: coord.CodeOf(pub), key: first.Key, nonce: nonce, out: make(chan coord.Msg, coord.QueueLen), cancel: cancel,
 		reach: first.Reach, attempts: map[string]*attempt{}}
 	if err := s.install(h); err != nil {
 		s.m.registrations.WithLabelValues("refused").Inc()
-		c.Close(websocket.StatusTryAgainLater, closeReason(err.Error()))
+		c.Close(websocket.StatusTryAgainLater, coord.CloseReason(err.Error()))
 		return
 	}
 	s.m.registrations.WithLabelValues("ok").Inc()
 	s.cfg.Logger.Info("host registered", "code", h.code, "from", r.RemoteAddr, "addrs", first.Addrs, "lan", first.LAN)
 	written := make(chan struct{})
-	go writer(c, h.out, written)
-	h.send(Msg{Type: TypeRegistered, Code: h.code, TURN: turnFor(&s.cfg, string(h.code[1:]), time.Now())})
+	go coord.WriteLoop(c, h.out, written)
+	h.send(coord.Msg{Type: coord.TypeRegistered, Code: h.code, TURN: turnFor(&s.cfg, string(h.code[1:]), time.Now())})
 	err = s.readHost(ctx, c, h)
 	s.remove(h)
 	close(h.out)
@@ -124,24 +125,24 @@ func (s *Server) serveHost(w http.ResponseWriter, r *http.Request) {
 // replaced.
 func (s *Server) readHost(ctx context.Context, c *websocket.Conn, h *hostConn) error {
 	for {
-		m, err := readMsg(ctx, c, s.cfg.HostTimeout)
+		m, err := coord.ReadMsg(ctx, c, s.cfg.HostTimeout)
 		if err != nil {
 			return err
 		}
 		switch m.Type {
-		case TypePing:
-			h.send(Msg{Type: TypePong})
-		case TypeRegister:
-			if _, err := verifyRegister(m, h.nonce); err != nil || m.Key != h.key {
+		case coord.TypePing:
+			h.send(coord.Msg{Type: coord.TypePong})
+		case coord.TypeRegister:
+			if _, err := coord.VerifyRegister(m, h.nonce); err != nil || m.Key != h.key {
 				return errors.New("a register with another key")
 			}
 			h.mu.Lock()
 			h.reach = m.Reach
 			h.mu.Unlock()
-		case TypeSignal:
-			h.toJoiner(m.Attempt, Msg{Type: TypeSignal, Blob: m.Blob})
-		case TypeClose:
-			h.toJoiner(m.Attempt, Msg{Type: TypeClose, Reason: m.Reason})
+		case coord.TypeSignal:
+			h.toJoiner(m.Attempt, coord.Msg{Type: coord.TypeSignal, Blob: m.Blob})
+		case coord.TypeClose:
+			h.toJoiner(m.Attempt, coord.Msg{Type: coord.TypeClose, Reason: m.Reason})
 		default:
 			return errors.New("unexpected " + m.Type)
 		}
@@ -150,41 +151,24 @@ func (s *Server) readHost(ctx context.Context, c *websocket.Conn, h *hostConn) e
 
 // challenge sends the connection's challenge and reads the host's
 // register, which must sign it.
-func (s *Server) challenge(ctx context.Context, c *websocket.Conn) (nonce string, first Msg, pub ed25519.PublicKey, err error) {
-	b := make([]byte, NonceLen)
+func (s *Server) challenge(ctx context.Context, c *websocket.Conn) (nonce string, first coord.Msg, pub ed25519.PublicKey, err error) {
+	b := make([]byte, coord.NonceLen)
 	rand.Read(b)
 	nonce = base64.RawURLEncoding.EncodeToString(b)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = c.Write(wctx, websocket.MessageText, EncodeMsg(Msg{Type: TypeChallenge, Nonce: nonce}))
+	err = c.Write(wctx, websocket.MessageText, coord.EncodeMsg(coord.Msg{Type: coord.TypeChallenge, Nonce: nonce}))
 	cancel()
 	if err != nil {
-		return "", Msg{}, nil, err
+		return "", coord.Msg{}, nil, err
 	}
-	if first, err = readMsg(ctx, c, 10*time.Second); err != nil {
-		return "", Msg{}, nil, err
+	if first, err = coord.ReadMsg(ctx, c, 10*time.Second); err != nil {
+		return "", coord.Msg{}, nil, err
 	}
-	if first.Type != TypeRegister {
-		return "", Msg{}, nil, errors.New("the first message is not register")
+	if first.Type != coord.TypeRegister {
+		return "", coord.Msg{}, nil, errors.New("the first message is not register")
 	}
-	pub, err = verifyRegister(first, nonce)
+	pub, err = coord.VerifyRegister(first, nonce)
 	return nonce, first, pub, err
-}
-
-// verifyRegister checks that register m signs the challenge nonce, and
-// returns the host's key.
-func verifyRegister(m Msg, nonce string) (ed25519.PublicKey, error) {
-	key, err := decodeB64(m.Key, ed25519.PublicKeySize)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := decodeB64(m.Sig, ed25519.SignatureSize)
-	if err != nil {
-		return nil, err
-	}
-	if !ed25519.Verify(key, []byte(SignContext+nonce), sig) {
-		return nil, errors.New("the signature does not sign this connection's challenge")
-	}
-	return key, nil
 }
 
 // install puts h in the table, replacing an older connection with the
@@ -236,7 +220,7 @@ func (s *Server) serveSignal(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.AttemptTimeout)
 	defer cancel()
-	a := &attempt{id: randomID(), out: make(chan Msg, queueLen), cancel: cancel}
+	a := &attempt{id: randomID(), out: make(chan coord.Msg, coord.QueueLen), cancel: cancel}
 	if !s.open(h, a) {
 		s.m.signals.WithLabelValues("busy").Inc()
 		httpError(w, http.StatusServiceUnavailable, "the host has too many connection attempts under way: try again in a moment")
@@ -250,18 +234,18 @@ func (s *Server) serveSignal(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	s.m.signals.WithLabelValues("opened").Inc()
 	written := make(chan struct{})
-	go writer(c, a.out, written)
+	go coord.WriteLoop(c, a.out, written)
 	defer func() { <-written }()
 	defer s.shut(h, a) // closes a.out before the writer is waited for
 	for {
-		m, err := readMsg(ctx, c, s.cfg.AttemptTimeout)
+		m, err := coord.ReadMsg(ctx, c, s.cfg.AttemptTimeout)
 		if err != nil {
 			return
 		}
 		switch m.Type {
-		case TypeSignal:
-			h.send(Msg{Type: TypeSignal, Attempt: a.id, Blob: m.Blob})
-		case TypeClose:
+		case coord.TypeSignal:
+			h.send(coord.Msg{Type: coord.TypeSignal, Attempt: a.id, Blob: m.Blob})
+		case coord.TypeClose:
 			return
 		default:
 			return
@@ -288,7 +272,7 @@ func (s *Server) shut(h *hostConn, a *attempt) {
 		a.closed = true
 		close(a.out)
 		h.mu.Unlock()
-		h.send(Msg{Type: TypeClose, Attempt: a.id})
+		h.send(coord.Msg{Type: coord.TypeClose, Attempt: a.id})
 	})
 }
 

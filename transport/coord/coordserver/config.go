@@ -1,7 +1,8 @@
-package coord
+package coordserver
 
 import (
 	"errors"
+	"github.com/lockhost/lockhost/transport/coord"
 	"log/slog"
 	"time"
 )
@@ -92,13 +93,13 @@ func (c ServerConfig) withDefaults() ServerConfig {
 // Validate refuses a configuration that cannot work.
 func (c ServerConfig) Validate() error {
 	if len(c.TURNURLs) > 0 && len(c.TURNSecret) == 0 {
-		return errors.New("TURN server URLs given without the shared secret")
+		return errors.New("coord.TURN server URLs given without the shared secret")
 	}
-	if len(c.TURNURLs) > MaxTURNURLs {
-		return errors.New("too many TURN server URLs")
+	if len(c.TURNURLs) > coord.MaxTURNURLs {
+		return errors.New("too many coord.TURN server URLs")
 	}
 	for _, u := range c.TURNURLs {
-		if err := checkURL(u, "turn", "turns"); err != nil {
+		if err := coord.CheckTURNURL(u); err != nil {
 			return err
 		}
 	}

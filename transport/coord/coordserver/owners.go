@@ -1,9 +1,10 @@
-package coord
+package coordserver
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lockhost/lockhost/transport/coord"
 	"os"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ type owners struct {
 	max  int
 
 	mu sync.Mutex
-	m  map[Code]ownerRec
+	m  map[coord.Code]ownerRec
 }
 
 // ownerRec is one code's holder and when it last registered.
@@ -38,7 +39,7 @@ const maxOwnersFile = 64 << 20
 // restart counts as a registration of every code it holds, so that no
 // code is freed before its host had the time to come back.
 func loadOwners(path string, ttl time.Duration, max int, now time.Time) (*owners, error) {
-	o := &owners{path: path, ttl: ttl, max: max, m: map[Code]ownerRec{}}
+	o := &owners{path: path, ttl: ttl, max: max, m: map[coord.Code]ownerRec{}}
 	if path == "" {
 		return o, nil
 	}
@@ -60,7 +61,7 @@ func loadOwners(path string, ttl time.Duration, max int, now time.Time) (*owners
 		return nil, fmt.Errorf("code owners file %s: %w", path, err)
 	}
 	for code, rec := range o.m {
-		if _, err := ParseCode(string(code)); err != nil || !IsCode(string(code)) {
+		if _, err := coord.ParseCode(string(code)); err != nil || !coord.IsCode(string(code)) {
 			return nil, fmt.Errorf("code owners file %s: bad code %q", path, code)
 		}
 		rec.Seen = now
@@ -72,7 +73,7 @@ func loadOwners(path string, ttl time.Duration, max int, now time.Time) (*owners
 // claim lets key hold code at now: a code nobody holds, or one whose
 // holder has not been seen for ttl, goes to key; one held by another key
 // is refused.
-func (o *owners) claim(code Code, key string, now time.Time) error {
+func (o *owners) claim(code coord.Code, key string, now time.Time) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	rec, held := o.m[code]
@@ -94,7 +95,7 @@ func (o *owners) claim(code Code, key string, now time.Time) error {
 }
 
 // seen notes that key, holding code, was registered until now.
-func (o *owners) seen(code Code, key string, now time.Time) {
+func (o *owners) seen(code coord.Code, key string, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if rec, ok := o.m[code]; ok && rec.Key == key {

@@ -1,16 +1,14 @@
-package coord
+package coordserver
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/lockhost/lockhost/transport/coord"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,17 +16,6 @@ import (
 	"github.com/lockhost/lockhost/internal/addrkey"
 	"github.com/lockhost/lockhost/internal/ratelimit"
 )
-
-// Paths the coordinator serves.
-const (
-	PathHost   = "/v1/host"
-	PathLookup = "/v1/lookup/"
-	PathSignal = "/v1/signal/"
-	PathReport = "/v1/report"
-)
-
-// queueLen is the bound of each connection's outgoing queue.
-const queueLen = 64
 
 // Server is a coordinator: an http.Handler for its paths, the table of
 // registered hosts and the signalling attempts between them and joiners.
@@ -42,7 +29,7 @@ type Server struct {
 	owners    *owners
 
 	mu    sync.Mutex
-	hosts map[Code]*hostConn
+	hosts map[coord.Code]*hostConn
 }
 
 // NewServer makes a coordinator; call Validate on cfg first. It fails
@@ -53,13 +40,13 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), hosts: map[Code]*hostConn{}, owners: own,
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), hosts: map[coord.Code]*hostConn{}, owners: own,
 		lookups: newLimiter(cfg.LookupRate, cfg.LookupBurst), registers: newLimiter(cfg.RegisterRate, cfg.RegisterBurst)}
 	s.m = newServerMetrics(s)
-	s.mux.HandleFunc("GET "+PathHost, s.serveHost)
-	s.mux.HandleFunc("GET "+PathLookup+"{code}", s.serveLookup)
-	s.mux.HandleFunc("GET "+PathSignal+"{code}", s.serveSignal)
-	s.mux.HandleFunc("POST "+PathReport, s.serveReport)
+	s.mux.HandleFunc("GET "+coord.PathHost, s.serveHost)
+	s.mux.HandleFunc("GET "+coord.PathLookup+"{code}", s.serveLookup)
+	s.mux.HandleFunc("GET "+coord.PathSignal+"{code}", s.serveSignal)
+	s.mux.HandleFunc("POST "+coord.PathReport, s.serveReport)
 	s.mux.Handle("GET /metrics", s.m.handler())
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /{page}", s.servePage)
@@ -115,8 +102,8 @@ func tooMany(w http.ResponseWriter) {
 
 // host returns the host registered under the request's code, or answers
 // the request itself and returns nil.
-func (s *Server) host(w http.ResponseWriter, r *http.Request) (Code, *hostConn) {
-	code, err := ParseCode(r.PathValue("code"))
+func (s *Server) host(w http.ResponseWriter, r *http.Request) (coord.Code, *hostConn) {
+	code, err := coord.ParseCode(r.PathValue("code"))
 	if err != nil {
 		s.m.lookups.WithLabelValues("bad").Inc()
 		httpError(w, http.StatusBadRequest, err.Error())
@@ -147,43 +134,11 @@ func (s *Server) serveLookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.m.lookups.WithLabelValues("found").Inc()
-	reply := LookupReply{Code: code, Reach: h.reachNow(), TURN: turnFor(&s.cfg, randomID(), time.Now())}
+	reply := coord.LookupReply{Code: code, Reach: h.reachNow(), TURN: turnFor(&s.cfg, randomID(), time.Now())}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	b, _ := json.Marshal(reply)
 	w.Write(append(b, '\n'))
-}
-
-// Outcomes a joiner reports, the paths of issue's design: lan, direct,
-// punched, turn-udp, turn-tls, or failed.
-var Outcomes = []string{"lan", "direct", "punched", "turn-udp", "turn-tls", "failed"}
-
-// Report is what a joiner tells the coordinator after an attempt.
-type Report struct {
-	Code    Code   `json:"code"`
-	Outcome string `json:"outcome"`
-	// Millis is the time from the lookup to the connection (or to giving
-	// up), in milliseconds.
-	Millis int64 `json:"ms"`
-}
-
-// DecodeReport reads and checks a report.
-func DecodeReport(b []byte) (Report, error) {
-	var rep Report
-	if err := strictJSON(b, &rep); err != nil {
-		return Report{}, err
-	}
-	if _, err := ParseCode(string(rep.Code)); err != nil || !IsCode(string(rep.Code)) {
-		return Report{}, fmt.Errorf("report: bad code %q", rep.Code)
-	}
-	ok := false
-	for _, o := range Outcomes {
-		ok = ok || rep.Outcome == o
-	}
-	if !ok || rep.Millis < 0 || rep.Millis > 3600_000 {
-		return Report{}, fmt.Errorf("report: outcome %q or time %d ms out of range", rep.Outcome, rep.Millis)
-	}
-	return rep, nil
 }
 
 // serveReport counts a joiner's outcome.
@@ -197,7 +152,7 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "report: "+err.Error())
 		return
 	}
-	rep, err := DecodeReport(b)
+	rep, err := coord.DecodeReport(b)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -207,62 +162,20 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// randomID is 9 random bytes as base64url: attempt IDs, TURN user IDs.
-func randomID() string {
-	b := make([]byte, 9)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // accept upgrades a request to a WebSocket whose messages are at most
-// MaxMessage bytes.
+// coord.MaxMessage bytes.
 func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadLimit(MaxMessage)
+	c.SetReadLimit(coord.MaxMessage)
 	return c, nil
 }
 
-// readMsg reads and decodes one message within d.
-func readMsg(ctx context.Context, c *websocket.Conn, d time.Duration) (Msg, error) {
-	rctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	typ, b, err := c.Read(rctx)
-	if err != nil {
-		return Msg{}, err
-	}
-	if typ != websocket.MessageText {
-		return Msg{}, errors.New("a binary message")
-	}
-	return DecodeMsg(b)
-}
-
-// writer sends the queue's messages on c until the queue closes or a
-// write fails, then closes c with reason.
-func writer(c *websocket.Conn, out <-chan Msg, done chan<- struct{}) {
-	defer close(done)
-	for m := range out {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := c.Write(ctx, websocket.MessageText, EncodeMsg(m))
-		cancel()
-		if err == nil && m.Type == TypeClose && m.Attempt == "" {
-			err = c.Close(websocket.StatusNormalClosure, closeReason(m.Reason)) // the attempt's end
-		}
-		if err != nil {
-			c.CloseNow()
-			for range out {
-			}
-			return
-		}
-	}
-}
-
-// closeReason trims a reason to what a WebSocket close frame carries.
-func closeReason(s string) string {
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return strings.ToValidUTF8(s, "")
+// randomID is 9 random bytes as base64url: attempt IDs, TURN user IDs.
+func randomID() string {
+	b := make([]byte, 9)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }

@@ -1,6 +1,7 @@
-package coord
+package coordserver
 
 import (
+	"github.com/lockhost/lockhost/transport/coord"
 	"html/template"
 	"net/http"
 	"strings"
@@ -24,7 +25,7 @@ var page = template.Must(template.New("invite").Parse(`<!doctype html>
 
 // pageData is what the invite page shows.
 type pageData struct {
-	Code Code
+	Code coord.Code
 	Play []string
 }
 
@@ -38,7 +39,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		tooMany(w)
 		return
 	}
-	code, err := ParseCode(r.PathValue("page"))
+	code, err := coord.ParseCode(r.PathValue("page"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -1,6 +1,7 @@
-package coord
+package coordserver
 
 import (
+	"github.com/lockhost/lockhost/transport/coord"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 		Help: "Hosts registered now."}, func() float64 { return float64(s.Hosts()) })
 	m.reg.MustRegister(m.registrations, m.lookups, m.signals, m.attempts, m.connectTime, hosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, o := range Outcomes {
+	for _, o := range coord.Outcomes {
 		m.attempts.WithLabelValues(o)
 	}
 	return m
