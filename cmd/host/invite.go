@@ -40,6 +40,14 @@ func checkCoordinator(c *cli.Context) (*coord.Coordinator, error) {
 	return co, nil
 }
 
+// iceAnswer takes a joiner's signalling attempt on the host's side: nil
+// until the ICE path (hole punching, TURN) plugs in here, as a
+// coord.HostConfig.OnSignal whose connections join the session as the
+// WebSocket listener's do (host.Listeners.Extra). Without it the host
+// closes every attempt at once and joiners hear that no relayed path is
+// available.
+var iceAnswer func(ctx context.Context, s coord.Signal, turn *coord.TURN)
+
 // invite is the host's registration with a coordinator.
 type invite struct {
 	co   *coord.Coordinator
@@ -77,7 +85,7 @@ func (s *serving) startInvite(ctx context.Context) error {
 		inv.fp = tlsid.Fingerprint(t.Certificates[0])
 	}
 	printed := false
-	h := coord.Register(ctx, coord.HostConfig{Coordinator: co, Secret: secret, Reach: inv.reach, Logger: s.log,
+	h := coord.Register(ctx, coord.HostConfig{Coordinator: co, Secret: secret, Reach: inv.reach, Logger: s.log, OnSignal: iceAnswer,
 		OnRegistered: func(code coord.Code, _ *coord.TURN) {
 			s.log.Info("registered with the coordinator", "code", code, "coordinator", co.String())
 			if !printed {
