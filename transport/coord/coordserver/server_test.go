@@ -413,3 +413,25 @@ func deadAddr(t *testing.T) string {
 	ln.Close()
 	return a
 }
+
+// TestSilentHostDropped: a host that sends nothing for HostTimeout is
+// dropped, and registers again by itself.
+func TestSilentHostDropped(t *testing.T) {
+	srv, _, c := coordinator(t, ServerConfig{HostTimeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	secret, _ := coord.NewSecret()
+	regs := make(chan struct{}, 16)
+	coord.Register(ctx, coord.HostConfig{Coordinator: c, Secret: secret, Ping: time.Hour, MinBackoff: 20 * time.Millisecond,
+		OnRegistered: func(coord.Code, *coord.TURN) { regs <- struct{}{} }})
+	for i := 0; i < 3; i++ {
+		select {
+		case <-regs:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("registration %d did not come: a silent host is not dropped (%d hosts)", i+1, srv.Hosts())
+		}
+	}
+	if n := testutil.ToFloat64(srv.m.registrations.WithLabelValues("ok")); n < 3 {
+		t.Fatalf("%v registrations counted, want 3 or more", n)
+	}
+}
