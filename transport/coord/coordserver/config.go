@@ -93,10 +93,10 @@ func (c ServerConfig) withDefaults() ServerConfig {
 // Validate refuses a configuration that cannot work.
 func (c ServerConfig) Validate() error {
 	if len(c.TURNURLs) > 0 && len(c.TURNSecret) == 0 {
-		return errors.New("coord.TURN server URLs given without the shared secret")
+		return errors.New("TURN server URLs given without the shared secret")
 	}
 	if len(c.TURNURLs) > coord.MaxTURNURLs {
-		return errors.New("too many coord.TURN server URLs")
+		return errors.New("too many TURN server URLs")
 	}
 	for _, u := range c.TURNURLs {
 		if err := coord.CheckTURNURL(u); err != nil {

@@ -255,13 +255,13 @@ func TestSignalRelay(t *testing.T) {
 		}
 	}
 	if err := sig.Send(ctx, make([]byte, coord.MaxBlob+1)); err == nil {
-		t.Fatal("a blob over coord.MaxBlob was sent")
+		t.Fatal("a blob over MaxBlob was sent")
 	}
 	sig.Close()
 	select {
 	case err := <-ended:
 		if !errors.Is(err, coord.ErrSignalClosed) {
-			t.Fatalf("the host's side ended with %v, want coord.ErrSignalClosed", err)
+			t.Fatalf("the host's side ended with %v, want ErrSignalClosed", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the host's side did not see the attempt end")
@@ -281,7 +281,7 @@ func TestSignalWithoutHandler(t *testing.T) {
 	defer sig.Close()
 	sig.Send(ctx, []byte("offer"))
 	if _, err := sig.Recv(ctx); !errors.Is(err, coord.ErrSignalClosed) {
-		t.Fatalf("Recv: %v, want coord.ErrSignalClosed", err)
+		t.Fatalf("Recv: %v, want ErrSignalClosed", err)
 	}
 }
 
