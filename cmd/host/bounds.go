@@ -78,6 +78,13 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"agones-first-player":  {min: math.SmallestNonzeroFloat64, means: off("never shut down for want of a first player")},
 		"record-segment-mib":   {min: 1, max: 4095},
 		"record-keep":          {min: 1, max: 100000},
+		// host coordinator's
+		"turn-ttl":       {min: 60, max: 7 * 24 * 3600},
+		"lookup-rate":    {min: math.SmallestNonzeroFloat64, means: off("no limit")},
+		"lookup-burst":   {min: 1, max: 1 << 20},
+		"register-rate":  {min: math.SmallestNonzeroFloat64, means: off("no limit")},
+		"register-burst": {min: 1, max: 1 << 20},
+		"max-hosts":      {min: 1, max: 1 << 24},
 	}
 })
 

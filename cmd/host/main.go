@@ -47,7 +47,7 @@ func newApp() *cli.App {
 		Usage: "host a lockstep co-op session",
 		Description: "Runs the session's simulation and admits players with 'join'. Every player runs the\n" +
 			"same deterministic world; only commands travel once a player has joined.",
-		Commands: []*cli.Command{serveCommand(), savesCommand(), desyncsCommand(), replayCommand(), defscli.Command()},
+		Commands: []*cli.Command{serveCommand(), coordinatorCommand(), savesCommand(), desyncsCommand(), replayCommand(), defscli.Command()},
 	}
 	cliutil.SetVersion(app, wire.ProtocolVersion)
 	return app
@@ -202,7 +202,10 @@ func (s *serving) check() error {
 	if (c.Bool("new") || c.Bool("force-new") || c.Bool("recover")) && c.String("save") == "" {
 		return cliutil.Usagef("--new, --force-new and --recover need --save")
 	}
-	_, err = planPortMapping(c.String("port-mapping"), "", false, func(string) (bool, string) { return false, "" })
+	if _, err = planPortMapping(c.String("port-mapping"), "", false, func(string) (bool, string) { return false, "" }); err != nil {
+		return err
+	}
+	_, err = checkCoordinator(c)
 	return err
 }
 
@@ -244,6 +247,9 @@ func (s *serving) run() error {
 	defer stop()
 	if s.portMap = s.startPortMapping(ctx, s.pre.game.Addr()); s.portMap != nil {
 		defer s.portMap.stop() // after stop: a search under way ends with ctx
+	}
+	if err := s.startInvite(ctx); err != nil {
+		return err
 	}
 	webDone, players, err := s.startWeb(ctx)
 	if err != nil {

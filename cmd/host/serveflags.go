@@ -23,6 +23,7 @@ func serveFlags() []cli.Flag {
 		configFlag(),
 		&cli.StringFlag{Name: "listen", Value: fmt.Sprintf(":%d", wire.DefaultPort), Usage: "TCP `ADDR` to accept players on"},
 		portMappingFlag(),
+		coordinatorFlag(),
 		&cli.IntFlag{Name: "discovery-port", Value: lan.Port, EnvVars: []string{discoveryPortEnv}, Usage: "answer LAN discovery (join discover) on this UDP `PORT`, on the interfaces --listen serves"},
 		&cli.StringFlag{Name: "http", Usage: "serve a live status page, /metrics (Prometheus), /healthz, /ws (players over WebSocket, admitted like those on the game port) and /play (the browser player) on `ADDR`; a bare port such as 8080 listens on loopback only, 0.0.0.0:8080 on every interface"},
 		&cli.StringFlag{Name: "http-token-file", Usage: "with --http: ask for the token on the first line of `FILE` on every route but /healthz (or set " + web.TokenEnv + "); a browser asks for it as a password, a scraper sends it as a bearer token"},

@@ -16,6 +16,7 @@ import (
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/testing/procstat"
 	"github.com/lockhost/lockhost/testing/syncbuf"
+	"github.com/lockhost/lockhost/transport/coord"
 )
 
 // The tests in this file run the real host through an operator's
@@ -41,6 +42,7 @@ var (
 func TestMain(m *testing.M) {
 	os.Setenv(portMappingEnv, "off")
 	os.Setenv(discoveryPortEnv, "-1")
+	os.Unsetenv(coord.URLEnv) // no test registers with a coordinator it did not start
 	code := m.Run()
 	if slipBinDir != "" {
 		os.RemoveAll(slipBinDir)

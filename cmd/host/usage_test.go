@@ -30,7 +30,7 @@ func TestBinaryUsageMistakes(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no command", nil, cliutil.ExitUsage, "give a command: serve, saves, desyncs, replay, defs"},
+		{"no command", nil, cliutil.ExitUsage, "give a command: serve, coordinator, saves, desyncs, replay, defs"},
 		{"unknown command", []string{"sever"}, cliutil.ExitUsage, `unknown command "sever"`},
 		{"unknown subcommand", []string{"saves", "lsit"}, cliutil.ExitUsage, `unknown command "saves lsit"`},
 		{"group without a command", []string{"desyncs"}, cliutil.ExitUsage, "give a command of desyncs"},

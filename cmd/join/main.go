@@ -28,6 +28,7 @@ import (
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/lockhost/lockhost/transport/ws"
 	"github.com/lockhost/lockhost/wire"
 	"github.com/urfave/cli/v2"
@@ -55,8 +56,13 @@ func main() {
 func classify(err error) int {
 	var re *join.RejectedError
 	var me *tlsid.MismatchError
-	if errors.As(err, &re) || errors.As(err, &me) || errors.Is(err, join.ErrNotRelay) {
+	var pin *coord.PinError
+	if errors.As(err, &re) || errors.As(err, &me) || errors.As(err, &pin) || errors.Is(err, join.ErrNotRelay) {
 		return cliutil.ExitRejected
+	}
+	var cs *coord.StatusError
+	if errors.As(err, &cs) {
+		return cliutil.ExitNetwork
 	}
 	var na *noAnswer
 	var tm *tlsMismatch
@@ -104,13 +110,14 @@ func newApp() *cli.App {
 	}
 	flags = append(flags, arbiterFlags()...)
 	flags = append(flags, discoveryFlags()...)
+	flags = append(flags, inviteFlags()...)
 	flags = append(flags, contentcli.Flags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
 		Writer:    stdout,
 		Name:      "join",
 		Usage:     "join a lockstep co-op session",
-		UsageText: "join HOST[:PORT] --name NAME [options]\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...\njoin content ls|verify|prune [--content-cache DIR]",
+		UsageText: "join HOST[:PORT] --name NAME [options]\njoin +CODE --name NAME --coordinator URL [options]   (an invite code)\njoin HOSTNAME --name NAME [options]   (a host join discover lists)\njoin ws://HOST:PORT/ws --name NAME [options]\njoin discover\njoin ping HOST[:PORT] [--json] [--count N]\njoin defs scan|export|diff ...\njoin content ls|verify|prune [--content-cache DIR]",
 		Description: fmt.Sprintf("Connects to a host (default port %d; or through WebSocket to a ws:// or wss:// URL, the\n"+
 			"host's --http address and the path /ws), checks that your content matches, downloads the\n"+
 			"world, simulates it up to the host's tick and prints WorldReady, then follows the session\n"+
@@ -215,14 +222,14 @@ func run(c *cli.Context) error {
 		return cannotStart(err)
 	}
 	defer cpu.stop()
-	target, tlsCfg, learned, known, err := targetTLS(c)
+	tgt, err := joinTarget(ctx, c)
 	if err != nil {
 		return err
 	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
-	cfg := joinConfig(c, target, bundle, bar, typed)
-	cfg.Name, cfg.Password, cfg.OnStep, cfg.TLS, cfg.Logger = name, pw, corrupt.onStep, tlsCfg, log
+	cfg := joinConfig(c, tgt, bundle, bar, typed)
+	cfg.Name, cfg.Password, cfg.OnStep, cfg.Logger = name, pw, corrupt.onStep, log
 	if !c.Bool("debug-no-huge-pages") {
 		cfg.PrepareMemory = func(raw, payload uint64) { prepareMemory(log, raw, payload) }
 	}
@@ -238,7 +245,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return explain(err, bundle, passwordFrom(c))
 	}
-	pin(cfg.Addr, learned, known)
+	tgt.joined(cfg.Addr)
 	if err := cpu.stop(); err != nil {
 		return err
 	}
@@ -265,7 +272,11 @@ func checkJoinArgs(c *cli.Context) (name string, err error) {
 	if name == "" {
 		return "", cliutil.Usagef("give a username with --name")
 	}
-	if err := checkHostAddr(c.Args().First()); err != nil {
+	if arg := c.Args().First(); coord.IsCode(arg) {
+		if _, err := coord.ParseCode(arg); err != nil {
+			return "", cliutil.Usagef("%v", err)
+		}
+	} else if err := checkHostAddr(arg); err != nil {
 		return "", err
 	}
 	return name, nil
@@ -296,10 +307,11 @@ func dialFor(addr string) func(context.Context, string) (net.Conn, error) {
 
 // joinConfig is the join's configuration from the flags and the content,
 // with its callbacks printing to standard output over the progress bar.
-func joinConfig(c *cli.Context, target string, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
-	return join.Config{
-		Addr:         hostAddr(target),
-		Dial:         dialFor(target),
+func joinConfig(c *cli.Context, tgt target, bundle *gamecontent.Bundle, bar *progressBar, typed *typedLog) join.Config {
+	cfg := join.Config{
+		Addr:         hostAddr(tgt.addr),
+		Dial:         dialFor(tgt.addr),
+		TLS:          tgt.tls,
 		Spectate:     c.Bool("spectate"),
 		Databases:    bundle.Summary(),
 		MapLoader:    colony.MapLoader(bundle.Content),
@@ -321,6 +333,8 @@ func joinConfig(c *cli.Context, target string, bundle *gamecontent.Bundle, bar *
 			fmt.Fprintf(stdout, "repair: %s swapped in at tick %d (%s, waited %s)\n", what, r.Tick, size(r.Bytes), ms(r.Wait))
 		},
 	}
+	tgt.inv.configure(&cfg)
+	return cfg
 }
 
 // pin remembers a host certificate trusted on first use (learned is nil
@@ -406,6 +420,38 @@ func size(n uint64) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// target is the host to join and how: an address, or a name on the LAN,
+// with the TLS settings for it; or an invite code (inv) reached through
+// the coordinator.
+type target struct {
+	addr    string
+	tls     *tls.Config
+	learned func() (string, bool)
+	known   *tlsid.KnownHosts
+	inv     *byInvite
+}
+
+// joinTarget finds the host to join.
+func joinTarget(ctx context.Context, c *cli.Context) (target, error) {
+	arg := c.Args().First()
+	if coord.IsCode(arg) {
+		inv, err := lookupInvite(ctx, c, arg)
+		if err != nil {
+			return target{}, explainLookup(err)
+		}
+		return target{addr: arg, inv: inv}, nil
+	}
+	addr, cfg, learned, known, err := targetTLS(c)
+	return target{addr: addr, tls: cfg, learned: learned, known: known}, err
+}
+
+// joined pins what the join learned of the host's certificate (addr is
+// the address joined).
+func (t target) joined(addr string) {
+	pin(addr, t.learned, t.known)
+	t.inv.ready()
 }
 
 // targetTLS finds the host to join (an address, or a name on the local

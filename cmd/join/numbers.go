@@ -13,7 +13,7 @@ import (
 // the one number flag where 0 has a meaning, --bot (0: no bot), says so
 // in its help and refuses only a negative value.
 var positiveFlags = map[string][]string{
-	"join": {"timeout", "reconnect-for", "max-download-mib"},
+	"join": {"timeout", "reconnect-for", "max-download-mib", "connect-timeout"},
 	"ping": {"count", "timeout"},
 }
 

@@ -95,7 +95,14 @@ var floors = map[string]floor{
 	// transport/lan finds hosts on the local network: the probe and the
 	// reply around a status reply.
 	"transport/lan": domain,
-	"tlsid":         domain,
+	// transport/coord is the coordinator and its clients: invite codes,
+	// lookups, the signalling relay, TURN credentials; it knows no frame
+	// of the game protocol.
+	"transport/coord": domain,
+	// transport/coord/coordserver is the coordinator's server side, apart
+	// so that the join tool links none of it.
+	"transport/coord/coordserver": domain,
+	"tlsid":                       domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
 	"operator/rcon": domain,

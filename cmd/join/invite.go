@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/tlsid"
+	"github.com/lockhost/lockhost/transport/coord"
+	"github.com/urfave/cli/v2"
+)
+
+// defaultInviteTimeout bounds reaching a host by its invite code, as
+// OpenTTD's coordinator does.
+const defaultInviteTimeout = 20 * time.Second
+
+// inviteFlags are the join tool's options for joining by invite code.
+func inviteFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "coordinator", EnvVars: []string{coord.URLEnv}, Usage: "with +CODE: the coordinator `URL` the host registered with " +
+			"(as the host prints it: https://HOST[:PORT], #sha256:... after it pins a self-signed one)"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: defaultInviteTimeout, Usage: "with +CODE: give up reaching the host after this long (more than 0)"},
+	}
+}
+
+// iceFallback is the way to the host tried after every registered
+// address failed: nil until the ICE path (hole punching, TURN) plugs in
+// here, as a coord.Fallback.
+var iceFallback coord.Fallback
+
+// inviteKey is the known hosts entry of a code: the code and "invite" in
+// place of a port, so that it never matches an address.
+func inviteKey(code coord.Code) string { return string(code) + ":invite" }
+
+// byInvite is a join by invite code: the coordinator, the lookup and the
+// pin the host is held to.
+type byInvite struct {
+	code    coord.Code
+	co      *coord.Coordinator
+	timeout time.Duration
+	pin     string // the fingerprint the host must present; "": no TLS
+	local   bool   // pin came from --fingerprint or the known hosts file
+	known   *tlsid.KnownHosts
+	tls     *tls.Config
+
+	mu    sync.Mutex
+	reply coord.LookupReply
+	calls int
+	path  string // how the last connection went: lan, direct, ...
+}
+
+// lookupInvite looks the code up and works out the pin: the joiner's own
+// (which the coordinator must agree with) or else the coordinator's.
+func lookupInvite(ctx context.Context, c *cli.Context, arg string) (*byInvite, error) {
+	code, err := coord.ParseCode(arg)
+	if err != nil {
+		return nil, cliutil.Usagef("%v", err)
+	}
+	u := c.String("coordinator")
+	if u == "" {
+		return nil, cliutil.Usagef("to join by invite code, give the coordinator the host registered with: --coordinator URL (or set %s)", coord.URLEnv)
+	}
+	co, err := coord.ParseURL(u)
+	if err != nil {
+		return nil, cliutil.Usagef("--coordinator: %v", err)
+	}
+	inv := &byInvite{code: code, co: co, timeout: c.Duration("connect-timeout")}
+	local, known, err := invitePin(c, code)
+	if err != nil {
+		return nil, err
+	}
+	inv.known, inv.local = known, local != ""
+	lctx, cancel := context.WithTimeout(ctx, inv.timeout)
+	defer cancel()
+	if inv.reply, err = co.Lookup(lctx, code); err != nil {
+		return nil, err
+	}
+	if inv.pin, err = inv.reply.Pin(local); err != nil {
+		return nil, err
+	}
+	if inv.pin != "" {
+		inv.tls, _ = tlsid.ClientConfig(inviteKey(code), inv.pin, nil)
+	}
+	return inv, nil
+}
+
+// invitePin is the joiner's own pin for code: --fingerprint, else the
+// known hosts file's entry for it ("" when neither has one).
+func invitePin(c *cli.Context, code coord.Code) (string, *tlsid.KnownHosts, error) {
+	path := c.String("known-hosts")
+	if path == "" {
+		p, err := tlsid.DefaultKnownHostsPath()
+		if err != nil {
+			return "", nil, cannotStart(fmt.Errorf("known hosts file: %w", err))
+		}
+		path = p
+	}
+	known := &tlsid.KnownHosts{Path: path}
+	if f := c.String("fingerprint"); f != "" {
+		p, err := tlsid.ParseFingerprint(f)
+		if err != nil {
+			return "", nil, cliutil.Usagef("--fingerprint: %v", err)
+		}
+		return p, known, nil
+	}
+	fp, ok, err := known.Lookup(inviteKey(code))
+	if err != nil {
+		return "", nil, cannotStart(err)
+	}
+	if ok {
+		return fp, known, nil
+	}
+	return "", known, nil
+}
+
+// configure (a no-op on nil) makes cfg reach the host through the coordinator: each
+// attempt races the host's addresses (looked up again after the first)
+// within --connect-timeout, and TLS, when the host has it, is checked
+// in the race so that a wrong host at an address loses it.
+func (inv *byInvite) configure(cfg *join.Config) {
+	if inv == nil {
+		return
+	}
+	cfg.Addr = string(inv.code)
+	cfg.TLS = nil
+	cfg.DialTimeout = inv.timeout
+	cfg.Dial = inv.dial
+}
+
+// dial is one attempt to reach the host.
+func (inv *byInvite) dial(ctx context.Context, _ string) (net.Conn, error) {
+	inv.mu.Lock()
+	inv.calls++
+	again := inv.calls > 1
+	reply := inv.reply
+	inv.mu.Unlock()
+	if again { // a rejoin: the host may have moved
+		if r, err := inv.co.Lookup(ctx, inv.code); err == nil && r.Fingerprint == inv.pin {
+			reply = r
+		}
+	}
+	conn, path, err := inv.co.Connect(ctx, reply, coord.ConnectOptions{Dial: inv.dialAddr, Fallback: iceFallback, Wrap: inv.handshake})
+	if err != nil {
+		return nil, inv.explain(err)
+	}
+	inv.mu.Lock()
+	inv.path = path
+	inv.mu.Unlock()
+	return conn, nil
+}
+
+// dialAddr connects to one address and, for a host with TLS, checks its
+// certificate.
+func (inv *byInvite) dialAddr(ctx context.Context, addr string) (net.Conn, error) {
+	nc, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return inv.handshake(ctx, nc)
+}
+
+// handshake runs TLS over nc when the host has it.
+func (inv *byInvite) handshake(ctx context.Context, nc net.Conn) (net.Conn, error) {
+	if inv.tls == nil {
+		return nc, nil
+	}
+	tc := tls.Client(nc, inv.tls)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// explain makes a failed attempt one sentence: what was tried, within
+// how long, and what is left.
+func (inv *byInvite) explain(err error) error {
+	var me *tlsid.MismatchError
+	if errors.As(err, &me) {
+		return me
+	}
+	relay := "no relayed path is available yet, so the host must be reachable directly (a forwarded port, or a shared LAN or VPN)"
+	if iceFallback != nil {
+		relay = "the relayed path failed too"
+	}
+	within := ""
+	if errors.Is(err, context.DeadlineExceeded) {
+		within = " within " + inv.timeout.String()
+	}
+	return fmt.Errorf("could not reach the host of %s%s; %s: %w", inv.code, within, relay, err)
+}
+
+// ready (a no-op on nil) pins a fingerprint the coordinator gave once the join has
+// succeeded (trust on first use, as with an address), and says how the
+// host was reached.
+func (inv *byInvite) ready() {
+	if inv == nil {
+		return
+	}
+	inv.mu.Lock()
+	path := inv.path
+	inv.mu.Unlock()
+	fmt.Fprintf(stderr, "reached the host of %s: %s\n", inv.code, path)
+	if inv.local || inv.pin == "" {
+		return
+	}
+	if err := inv.known.Remember(inviteKey(inv.code), inv.pin); err != nil {
+		fmt.Fprintf(stderr, "warning: could not pin the host's certificate: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stderr, "trusting %s on first use: certificate %s (as the coordinator gave it), pinned in %s\n", inv.code, inv.pin, inv.known.Path)
+}
+
+// explainLookup is a failed lookup as the user sees it: a coordinator
+// that contradicts the joiner's pin is a warning, as a host's mismatch is.
+func explainLookup(err error) error {
+	var pe *coord.PinError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("WARNING: %w", pe)
+	}
+	return err
+}
