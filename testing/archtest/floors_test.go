@@ -95,6 +95,9 @@ var floors = map[string]floor{
 	// transport/lan finds hosts on the local network: the probe and the
 	// reply around a status reply.
 	"transport/lan": domain,
+	// transport/ice carries it over a WebRTC data channel through ICE
+	// (direct, hole punched or relayed by TURN).
+	"transport/ice": domain,
 	"tlsid":         domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
