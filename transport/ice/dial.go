@@ -122,6 +122,9 @@ func newPeer(cfg Config) (*peer, error) {
 	}
 	if cfg.RelayOnly {
 		rc.ICETransportPolicy = webrtc.ICETransportPolicyRelay
+		// Only relay pairs will come: nominate the first that works
+		// instead of waiting for a better kind.
+		se.SetRelayAcceptanceMinWait(0)
 	}
 	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se)).NewPeerConnection(rc)
 	if err != nil {
