@@ -99,7 +99,7 @@ func (c Config) Validate() error {
 				relays++
 			case strings.HasPrefix(u, "stun:") || strings.HasPrefix(u, "stuns:"):
 			default:
-				errs = append(errs, fmt.Errorf("server URL %q is neither stun: nor turn:", u))
+				errs = append(errs, fmt.Errorf("server URL %q is neither a stun: nor a turn: URL", u))
 			}
 		}
 	}
