@@ -8,7 +8,8 @@ import (
 
 // BenchmarkConnect: one attempt over loopback, signalling through a Pipe,
 // from the offer to the open channel on both sides: host candidates
-// (direct), and a relay-only joiner through coturn over UDP and TCP.
+// (direct), and a relay-only joiner through coturn over UDP, TCP and
+// TLS.
 func BenchmarkConnect(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		for range b.N {
@@ -17,9 +18,12 @@ func BenchmarkConnect(b *testing.B) {
 			h.Close()
 		}
 	})
-	for _, transport := range []string{"udp", "tcp"} {
+	for _, transport := range []string{"udp", "tcp", "tls"} {
 		b.Run("turn-"+transport, func(b *testing.B) {
 			ts := startTURN(b)
+			if transport == "tls" {
+				b.Setenv("SSL_CERT_FILE", ts.caFile) // as in TestTURN
+			}
 			joiner := loopback
 			joiner.RelayOnly = true
 			joiner.Servers = []Server{ts.server(transport)}

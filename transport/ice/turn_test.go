@@ -3,11 +3,19 @@ package ice
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha1"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -19,9 +27,10 @@ import (
 // turnServer is a coturn turnserver on loopback with TURN REST
 // credentials (use-auth-secret).
 type turnServer struct {
-	port   int
-	secret string
-	log    *lockedBuffer
+	port, tlsPort int
+	secret        string
+	log           *lockedBuffer
+	caFile        string // the self-signed certificate of its TLS listener, PEM
 }
 
 // lockedBuffer collects a process's output for a failure message.
@@ -52,10 +61,15 @@ func startTURN(t testing.TB) *turnServer {
 		t.Skip("turnserver (coturn) is not installed: apt-get install -y coturn")
 	}
 	port := freePort(t)
-	ts := &turnServer{port: port, secret: "lockhost-test-secret", log: &lockedBuffer{}}
+	dir := t.TempDir()
+	ts := &turnServer{port: port, tlsPort: freePort(t), secret: "lockhost-test-secret", log: &lockedBuffer{},
+		caFile: filepath.Join(dir, "cert.pem")}
+	keyFile := filepath.Join(dir, "key.pem")
+	writeSelfSigned(t, ts.caFile, keyFile)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1",
-		"--listening-port="+strconv.Itoa(port), "--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli",
+		"--listening-port="+strconv.Itoa(port), "--tls-listening-port="+strconv.Itoa(ts.tlsPort),
+		"--cert="+ts.caFile, "--pkey="+keyFile, "--allow-loopback-peers", "--no-dtls", "--no-cli",
 		"--use-auth-secret", "--static-auth-secret="+ts.secret, "--realm=lockhost.test",
 		"--no-multicast-peers", "--log-file=stdout", "--simple-log",
 		"--pidfile="+filepath.Join(t.TempDir(), "turnserver.pid"))
@@ -101,16 +115,61 @@ func freePort(t testing.TB) int {
 
 // server is a TURN server entry with REST credentials valid for an hour
 // (username "EXPIRY:NAME", credential base64(HMAC-SHA1(secret, username))).
+// The transport "tls" is TURN over TLS (turns:) on the TLS port.
 func (ts *turnServer) server(transport string) Server {
 	user := fmt.Sprintf("%d:joiner", time.Now().Add(time.Hour).Unix())
 	mac := hmac.New(sha1.New, []byte(ts.secret))
 	mac.Write([]byte(user))
-	return Server{URLs: []string{fmt.Sprintf("turn:127.0.0.1:%d?transport=%s", ts.port, transport)},
-		Username: user, Credential: base64.StdEncoding.EncodeToString(mac.Sum(nil))}
+	url := fmt.Sprintf("turn:127.0.0.1:%d?transport=%s", ts.port, transport)
+	if transport == "tls" {
+		url = fmt.Sprintf("turns:127.0.0.1:%d?transport=tcp", ts.tlsPort)
+	}
+	return Server{URLs: []string{url}, Username: user, Credential: base64.StdEncoding.EncodeToString(mac.Sum(nil))}
+}
+
+// selfSigned is one self-signed certificate for 127.0.0.1 and its key,
+// PEM, for every turnserver of the process: Go reads the roots
+// (SSL_CERT_FILE) once per process, so a second server must present the
+// certificate the first did.
+var selfSigned = sync.OnceValues(func() ([2][]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return [2][]byte{}, err
+	}
+	return [2][]byte{pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})}, nil
+})
+
+// writeSelfSigned writes selfSigned's certificate and key.
+func writeSelfSigned(t testing.TB, certFile, keyFile string) {
+	t.Helper()
+	pair, err := selfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pair[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pair[1], 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestTURN: a joiner that may only use relay candidates connects through
-// coturn over UDP and over TCP, names its path by how it reaches the
+// coturn over UDP, TCP and TLS, names its path by how it reaches the
 // relay, and the stream crosses intact both ways; the host, reached by
 // the relay, names the path turn. Wrong credentials fail within the bound.
 func TestTURN(t *testing.T) {
@@ -118,8 +177,16 @@ func TestTURN(t *testing.T) {
 	for _, tc := range []struct {
 		transport string
 		want      Path
-	}{{"udp", PathTURNUDP}, {"tcp", PathTURNTCP}} {
+	}{{"udp", PathTURNUDP}, {"tcp", PathTURNTCP}, {"tls", PathTURNTLS}} {
 		t.Run(tc.transport, func(t *testing.T) {
+			if tc.transport == "tls" {
+				// The TURN client checks the server's certificate
+				// against the system's roots: the self-signed one stands
+				// in for them. Go reads SSL_CERT_FILE once, when a
+				// process first needs the roots, which in this package
+				// is here or in BenchmarkConnect (selfSigned).
+				t.Setenv("SSL_CERT_FILE", ts.caFile)
+			}
 			joiner := loopback
 			joiner.RelayOnly = true
 			joiner.Servers = []Server{ts.server(tc.transport)}
