@@ -352,3 +352,32 @@ func TestListener(t *testing.T) {
 		t.Fatalf("accept after close: %v", err)
 	}
 }
+
+// TestTextMessageEnds: a text message ends the connection, after the
+// binary bytes before it, and the connection remembers why.
+func TestTextMessageEnds(t *testing.T) {
+	j, h := connectPair(t, loopback, loopback)
+	tw, ok := j.rw.(interface {
+		WriteDataChannel([]byte, bool) (int, error)
+	})
+	if !ok {
+		t.Fatalf("the detached channel %T writes no text messages", j.rw)
+	}
+	if _, err := j.Write([]byte("bin")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.WriteDataChannel([]byte("text"), true); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	if _, err := io.ReadFull(h, buf); err != nil || string(buf) != "bin" {
+		t.Fatalf("the bytes before the text message: %q, %v", buf, err)
+	}
+	h.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := h.Read(buf); !errors.Is(err, errText) {
+		t.Fatalf("read at the text message: %v, want %v", err, errText)
+	}
+	if err := h.Err(); !errors.Is(err, errText) {
+		t.Fatalf("Err after a text message: %v", err)
+	}
+}
