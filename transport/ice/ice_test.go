@@ -381,3 +381,25 @@ func TestTextMessageEnds(t *testing.T) {
 		t.Fatalf("Err after a text message: %v", err)
 	}
 }
+
+// TestListenerCloseEndsQueued: closing a Listener closes the connections
+// it holds that the host has not accepted: their joiners read the end.
+func TestListenerCloseEndsQueued(t *testing.T) {
+	l := NewListener(loopback)
+	js, hs := Pipe()
+	answered := make(chan error, 1)
+	go func() { _, err := l.Answer(context.Background(), hs); answered <- err }()
+	jc, _, err := Dial(context.Background(), js, loopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jc.Close()
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	jc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := jc.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the joiner's read after the listener closed: %v, want io.EOF", err)
+	}
+}
