@@ -102,7 +102,10 @@ var floors = map[string]floor{
 	// transport/coord/coordserver is the coordinator's server side, apart
 	// so that the join tool links none of it.
 	"transport/coord/coordserver": domain,
-	"tlsid":                       domain,
+	// transport/ice carries it over a WebRTC data channel through ICE
+	// (direct, hole punched or relayed by TURN).
+	"transport/ice": domain,
+	"tlsid":         domain,
 	// operator/rcon sits with the operator's add-ons but knows nothing of
 	// the host: it needs only the ground, so it stays on this floor.
 	"operator/rcon": domain,
