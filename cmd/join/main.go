@@ -105,6 +105,7 @@ func newApp() *cli.App {
 	flags = append(flags, arbiterFlags()...)
 	flags = append(flags, discoveryFlags()...)
 	flags = append(flags, contentcli.Flags()...)
+	flags = append(flags, contentFlags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
 		Writer:    stdout,
@@ -219,6 +220,11 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	fetched, err := fetchContent(ctx, c, join.Config{Addr: hostAddr(target), Dial: dialFor(target), TLS: tlsCfg, Databases: bundle.Summary(), Logger: log}, bundle, log)
+	if err != nil {
+		return explain(err, bundle, passwordFrom(c))
+	}
+	bundle = fetched
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
 	cfg := joinConfig(c, target, bundle, bar, typed)
@@ -524,7 +530,8 @@ func (r *refusal) advice() string {
 		}
 		return "The password from " + r.password + " is not the host's: ask the host for it."
 	case wire.ReasonDefs:
-		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs)."
+		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs), " +
+			"or, when the host shares its content, join with --fetch-content to fetch what you lack."
 	case wire.ReasonUsernameLength, wire.ReasonUsernameChars, wire.ReasonUsernameAlreadyOnline:
 		return "Choose another name with --name."
 	}
