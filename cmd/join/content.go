@@ -27,11 +27,22 @@ func contentFlags() []cli.Flag {
 // fetches only the files it lacks into the cache, and returns the host's
 // mods loaded from the player's own folders and the cache. The player's
 // folders are only read. Without the flag, or when the host shares
-// nothing or the content matches, it returns bundle.
+// nothing or the content matches, it returns bundle. cfg says how to
+// reach the host; an error is explained as a join's is.
 func fetchContent(ctx context.Context, c *cli.Context, cfg join.Config, bundle *gamecontent.Bundle, log *slog.Logger) (*gamecontent.Bundle, error) {
 	if !c.Bool("fetch-content") {
 		return bundle, nil
 	}
+	cfg.Databases = bundle.Summary()
+	loaded, err := syncBundle(ctx, c, cfg, bundle, log)
+	if err != nil {
+		return nil, explain(err, bundle, passwordFrom(c))
+	}
+	return loaded, nil
+}
+
+// syncBundle is fetchContent with the flag given.
+func syncBundle(ctx context.Context, c *cli.Context, cfg join.Config, bundle *gamecontent.Bundle, log *slog.Logger) (*gamecontent.Bundle, error) {
 	dir := c.String("content-cache")
 	if dir == "" {
 		var err error

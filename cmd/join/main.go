@@ -220,11 +220,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fetched, err := fetchContent(ctx, c, join.Config{Addr: hostAddr(target), Dial: dialFor(target), TLS: tlsCfg, Databases: bundle.Summary(), Logger: log}, bundle, log)
-	if err != nil {
-		return explain(err, bundle, passwordFrom(c))
+	if bundle, err = fetchContent(ctx, c, join.Config{Addr: hostAddr(target), Dial: dialFor(target), TLS: tlsCfg, Logger: log}, bundle, log); err != nil {
+		return err
 	}
-	bundle = fetched
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
 	cfg := joinConfig(c, target, bundle, bar, typed)
@@ -253,12 +251,18 @@ func run(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("exit-after-ready") {
-		if err := sess.Leave("exit after ready"); err != nil {
-			log.Debug("leave", "err", err)
-		}
-		return nil
+		return leaveNow(sess, log)
 	}
 	return play(ctx, c, rc, sess, typed, bundle)
+}
+
+// leaveNow leaves the session right after WorldReady
+// (--exit-after-ready).
+func leaveNow(sess *join.Session, log *slog.Logger) error {
+	if err := sess.Leave("exit after ready"); err != nil {
+		log.Debug("leave", "err", err)
+	}
+	return nil
 }
 
 // checkJoinArgs checks the command line names one host, well formed, and
