@@ -62,8 +62,9 @@ func syncBundle(ctx context.Context, c *cli.Context, cfg join.Config, bundle *ga
 	}
 	var dirs []string
 	var st modsync.Stats
+	gameVersion := bundle.GameVersion
 	offer, err := join.FetchContent(ctx, cfg, func(ctx context.Context, cc *join.ContentConn) error {
-		dirs, st, err = syncContent(ctx, cc, cache, local)
+		dirs, gameVersion, st, err = syncContent(ctx, cc, cache, local, gameVersion)
 		return err
 	})
 	if err != nil {
@@ -78,7 +79,7 @@ func syncBundle(ctx context.Context, c *cli.Context, cfg join.Config, bundle *ga
 		return bundle, nil
 	}
 	fmt.Fprintf(stdout, "content: %d files, %d bytes fetched (%d from cache)\n", st.Files, st.FetchedBytes, st.Cached+st.Local)
-	loaded, err := gamecontent.Load(dirs, bundle.GameVersion)
+	loaded, err := gamecontent.Load(dirs, gameVersion)
 	if err != nil {
 		return nil, cannotStart(fmt.Errorf("the host's content, fetched: %w", err))
 	}
@@ -86,11 +87,16 @@ func syncBundle(ctx context.Context, c *cli.Context, cfg join.Config, bundle *ga
 }
 
 // syncContent compares the host's manifest with the player's, says what
-// differs, fetches what is lacking and returns the folders to load.
-func syncContent(ctx context.Context, cc *join.ContentConn, cache *modsync.Cache, local *modsync.Manifest) ([]string, modsync.Stats, error) {
+// differs, fetches what is lacking and returns the folders to load and
+// the game version to read them for: the host's (else gameVersion), so
+// that they select the folders the host's copies did.
+func syncContent(ctx context.Context, cc *join.ContentConn, cache *modsync.Cache, local *modsync.Manifest, gameVersion string) ([]string, string, modsync.Stats, error) {
 	m, _, err := cc.Manifest(ctx, modsync.DefaultLimits)
 	if err != nil {
-		return nil, modsync.Stats{}, err
+		return nil, "", modsync.Stats{}, err
+	}
+	if m.GameVersion != "" {
+		gameVersion = m.GameVersion
 	}
 	differ := map[string]bool{}
 	for _, s := range modsync.Compare(m, local) {
@@ -105,8 +111,8 @@ func syncContent(ctx context.Context, cc *join.ContentConn, cache *modsync.Cache
 	}
 	st, err := f.Fetch(ctx, modsync.Need(m, func(d *modsync.Mod) bool { return differ[d.PackageID] }))
 	if err != nil {
-		return nil, st, err
+		return nil, "", st, err
 	}
 	dirs, err := cache.Dirs(m, local)
-	return dirs, st, err
+	return dirs, gameVersion, st, err
 }

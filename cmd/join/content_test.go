@@ -158,6 +158,12 @@ func TestFetchContentRealMods(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := filepath.Join(t.TempDir(), "cache")
+	mine := treeDigest(t, filepath.Dir(joinCore))
+	defer func() {
+		if treeDigest(t, filepath.Dir(joinCore)) != mine {
+			t.Error("the player's own mod folders changed")
+		}
+	}()
 
 	// Without --fetch-content: refused, each missing mod named.
 	code, out, errOut := runJoin(t, addr, "--name", "Alice", "-q", "--exit-after-ready", "--no-input", "--content", joinCore)
@@ -208,6 +214,27 @@ func TestFetchContentRealMods(t *testing.T) {
 	if fetched != 0 {
 		t.Errorf("a host sharing two of the mods: %d bytes fetched, want 0", fetched)
 	}
+}
+
+// treeDigest is every path, size, mode and modification time under dir.
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b.WriteString(p + " " + strconv.FormatInt(info.Size(), 10) + " " + info.Mode().String() + " " + info.ModTime().String() + "\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // noDLL checks that no file under dir holds the test's code file.
@@ -316,5 +343,52 @@ func TestFetchResumesOverSession(t *testing.T) {
 	}
 	if !cache.Has(file.Hash, file.Size) {
 		t.Error("the file is not in the cache")
+	}
+}
+
+// TestBinaryFetchContent runs the real tools: a host with TLS and an
+// HTTP listener shares the three real mods but one (held back); the
+// joiner has the base content and its own copy of that one, and fetches
+// the two others through TLS on the game port, then joins. The HTTP
+// listener serves the same manifest under /content/.
+func TestBinaryFetchContent(t *testing.T) {
+	joinBin, hostBin := buildTools(t)
+	hostDirs := realMods(t, filepath.Join(t.TempDir(), "host"))
+	args := []string{"--tls", "--http", "127.0.0.1:0", "--share-content", "--share-content-except", "UnlimitedHugs.DefensivePositions"}
+	for _, d := range hostDirs {
+		args = append(args, "--content", d)
+	}
+	log, addr := startHostBin(t, hostBin, args...)
+	mine := filepath.Join(t.TempDir(), "mine")
+	if err := os.CopyFS(filepath.Join(mine, "Core"), colony.DefaultContentFS()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(mine, "DefensivePositions"), os.DirFS(hostDirs[3])); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runBin(t, joinBin, addr, "--name", "Alice", "-q", "--exit-after-ready", "--no-input", "--tls",
+		"--known-hosts", filepath.Join(t.TempDir(), "known_hosts"), "--content", filepath.Join(mine, "Core"),
+		"--content", filepath.Join(mine, "DefensivePositions"), "--fetch-content", "--content-cache", filepath.Join(t.TempDir(), "cache"))
+	if code != 0 || !strings.Contains(out, "WorldReady") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	for _, want := range []string{"content: UnlimitedHugs.AllowTool", "content: UnlimitedHugs.MapReroll", "UnlimitedHugs.DefensivePositions", "does not share it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if m := fetchedLine.FindStringSubmatch(out); m == nil || m[2] == "0" {
+		t.Errorf("no bytes fetched:\n%s", out)
+	}
+	web := regexp.MustCompile(`players may join from a browser.*url=http://(\S+)/play`).FindStringSubmatch(log.String())
+	if web == nil {
+		t.Fatalf("no HTTP address in the host's log:\n%s", log.String())
+	}
+	m, sum, err := modsync.HTTPSource{Base: "http://" + web[1]}.Manifest(context.Background(), modsync.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Mods) != 4 || !m.Mods[3].Held || len(m.Mods[3].Files) != 0 {
+		t.Errorf("the manifest over HTTP (%s): %d mods, the last held %v", sum, len(m.Mods), m.Mods[len(m.Mods)-1].Held)
 	}
 }
