@@ -212,6 +212,8 @@ func (b *contentBody) chunk() error {
 		return protoErr("expected Server_Content, got %s", p.ID())
 	case !bytes.Equal(sc.Hash, b.hash) || sc.Offset != uint64(b.next) || sc.Total != uint64(b.size):
 		return protoErr("Server_Content of %x at %d of %d, asked %x at %d of %d", sc.Hash, sc.Offset, sc.Total, b.hash, b.next, b.size)
+	case sc.Length == 0 && sc.Offset != sc.Total:
+		return protoErr("an empty Server_Content at %d of %d", sc.Offset, sc.Total)
 	}
 	b.wire += int64(len(sc.Data))
 	data := sc.Data

@@ -99,6 +99,9 @@ func TestContentConnHostile(t *testing.T) {
 		{"another file", func(_ int, g *wire.ClientContentGet) []wire.Packet {
 			return []wire.Packet{contentChunk(bytes.Repeat([]byte{1}, 32), file, 0, len(file))}
 		}, "Server_Content", 0},
+		{"empty chunks", func(_ int, g *wire.ClientContentGet) []wire.Packet {
+			return []wire.Packet{contentChunk(g.Hash, nil, 0, len(file)), contentChunk(g.Hash, nil, 0, len(file))}
+		}, "empty Server_Content", 0},
 		{"bomb", func(_ int, g *wire.ClientContentGet) []wire.Packet {
 			return []wire.Packet{&wire.ServerContent{Hash: g.Hash, Total: uint64(len(file)), Length: uint32(len(file)), Coding: wire.ContentZstd, Data: bomb.Data}}
 		}, "Server_Content", 0},
