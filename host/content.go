@@ -116,7 +116,9 @@ func (p *peer) answerContent(share *modsync.Handler, cg *wire.ClientContentGet, 
 	case <-p.srv.sess.done:
 		return net.ErrClosed
 	}
-	buf := make([]byte, u.chunk(wire.MaxChunkData))
+	// Two chunks and their frames fit in the send queue however small
+	// it is configured.
+	buf := make([]byte, max(1<<10, min(u.chunk(wire.MaxChunkData), int(p.conn.maxBytes/4))))
 	off := int64(cg.Offset)
 	for first := true; first || off < src.size; first = false {
 		n := int(min(int64(len(buf)), src.size-off))
@@ -161,7 +163,7 @@ func (p *peer) sendContent(pkt *wire.ServerContent) error {
 			return net.ErrClosed
 		}
 	}
-	if !p.conn.sendWithin(frame, contentQueue) {
+	if !p.conn.sendWithin(frame, min(contentQueue, p.conn.maxBytes)) {
 		return net.ErrClosed
 	}
 	return nil
@@ -196,15 +198,23 @@ func (s *Server) ContentHandler() http.Handler {
 }
 
 // gateContent makes share's HTTP responses take upload slots and the
-// upload cap of u.
+// upload cap of u, and at most modsync.DefaultStreams at once whatever
+// the slots.
 func gateContent(share *modsync.Handler, u *uplink) {
+	streams := make(chan struct{}, modsync.DefaultStreams)
 	share.Gate = func(r *http.Request) (func(), bool) {
+		select {
+		case streams <- struct{}{}:
+		default:
+			return nil, false
+		}
 		up := u.enter("content over HTTP: " + r.RemoteAddr)
 		select {
 		case <-up.ready:
-			return func() { u.leave(up) }, true
+			return func() { u.leave(up); <-streams }, true
 		default:
 			u.leave(up)
+			<-streams
 			return nil, false
 		}
 	}
