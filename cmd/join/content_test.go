@@ -201,6 +201,35 @@ func TestFetchContentRealMods(t *testing.T) {
 	}
 	noDLL(t, cache)
 
+	// The same fetch counted in whole frames (headers, hashes and the
+	// manifest's chunks included), into another cache.
+	mineB, err := gamecontent.Load([]string{joinCore}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := modsync.OpenCache(filepath.Join(t.TempDir(), "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames, manifestFrames int64
+	_, err = join.FetchContent(context.Background(), join.Config{Addr: addr, Databases: mineB.Summary()}, func(ctx context.Context, cc *join.ContentConn) error {
+		m, _, err := cc.Manifest(ctx, modsync.DefaultLimits)
+		if err != nil {
+			return err
+		}
+		manifestFrames = cc.Received
+		_, err = (&modsync.Fetcher{Source: cc, Cache: other, Limits: modsync.DefaultLimits}).Fetch(ctx, modsync.Need(&modsync.Manifest{Mods: m.Mods[1:]}, nil))
+		frames = cc.Received - manifestFrames
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("in whole frames: %d bytes for the files (%.3f of gzip), %d for the host's Server_ModList and the manifest", frames, float64(frames)/float64(want), manifestFrames)
+	if float64(frames) > 1.1*float64(want) {
+		t.Errorf("%d bytes of frames for the files, more than 1.1 times the %d bytes of gzip", frames, want)
+	}
+
 	// Again from the same cache: nothing fetched.
 	_, fetched, cached, _, _ = joinFetching(t, addr, joinCore, cache)
 	if fetched != 0 || cached != files {
