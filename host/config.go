@@ -12,6 +12,7 @@ import (
 	"github.com/lockhost/lockhost/host/gate"
 	"github.com/lockhost/lockhost/host/roster"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/modsync"
 	"github.com/lockhost/lockhost/password"
 	"github.com/lockhost/lockhost/saves"
 	"github.com/lockhost/lockhost/snapshot"
@@ -30,6 +31,12 @@ type Content struct {
 	// client name the differing defs (for example a def manifest of the
 	// given database types).
 	Detail func(types []string) []byte
+	// Share, if set, is the content the host shares (host serve
+	// --share-content; docs/protocol.md, section 17): offered to every
+	// joiner in Server_ModList and sent over the session connection on
+	// request; ContentHandler serves it over HTTP. The host gates and
+	// paces it with world transfer's upload slots and cap.
+	Share *modsync.Handler
 }
 
 // Config configures a Server. Its zero value works: Defaults fills every

@@ -25,6 +25,7 @@ type conn struct {
 	ctrl     chan []byte
 	transfer chan *transfer // the next payload to stream (capacity 1)
 	queued   atomic.Int64   // bytes in ctrl not yet written
+	room     chan struct{}  // a signal (capacity 1) that the writer took a frame from ctrl
 	maxBytes int64
 
 	closeOnce sync.Once
@@ -49,6 +50,7 @@ func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration,
 		log:          log,
 		writeTimeout: writeTimeout,
 		ctrl:         make(chan []byte, queue),
+		room:         make(chan struct{}, 1),
 		transfer:     make(chan *transfer, 1),
 		closing:      make(chan struct{}),
 		done:         make(chan struct{}),
@@ -76,6 +78,21 @@ func (c *conn) send(frame []byte) bool {
 		c.close(wire.ReasonSlowClient, "send queue full")
 		return false
 	}
+}
+
+// sendWithin queues a frame once at most limit bytes wait before it,
+// waiting for the writer to take frames meanwhile: for a sender that
+// paces itself on the reader (content chunks) rather than being dropped
+// as slow. It reports false when the connection closed first.
+func (c *conn) sendWithin(frame []byte, limit int64) bool {
+	for c.queued.Load() > 0 && c.queued.Load()+int64(len(frame)) > limit {
+		select {
+		case <-c.room:
+		case <-c.closing:
+			return false
+		}
+	}
+	return c.send(frame)
 }
 
 // sendPacket marshals and queues p.
@@ -244,6 +261,7 @@ func (c *conn) writeLoop() {
 // writeCtrl writes one small packet.
 func (c *conn) writeCtrl(b []byte) error {
 	c.queued.Add(-int64(len(b)))
+	signal(c.room)
 	return c.write(b)
 }
 

@@ -87,6 +87,16 @@
 // sets the reader's deadline; the reader sets its own deadlines under the
 // same lock (uplink.hold), so the two are applied in order.
 //
+// Shared content (content.go, docs/protocol.md section 17) draws on the
+// same uplink. A joiner's reader answers its content requests before
+// Client_Defs itself: it holds an upload slot for each answer, takes
+// each chunk's time from the uplink's cap and queues the chunk only when
+// at most two wait in its connection's queue (conn.sendWithin). The
+// shared content (Content.Share, a modsync.Handler) is made before the
+// host starts and only read after; its HTTP side (ContentHandler, run on
+// the HTTP server's goroutines) takes a slot per response, 503 when none
+// is free, and paces its bytes through the same uplink.
+//
 // Work the session starts elsewhere reports back through atomics read on
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known), a channel (checkpoints being hashed),

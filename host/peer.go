@@ -345,14 +345,22 @@ func (p *peer) handshake() (challenge []byte, err error) {
 		// secret; both are guessed against one budget.
 		p.puzzleBits, p.puzzleDone = p.srv.guesses.Puzzle(time.Now())
 	}
+	offerHash, offerSize := contentOffer(hd.content.Share)
 	if !p.conn.sendPacket(&wire.ServerModList{GameVersion: hd.content.GameVersion, Mods: hd.content.Mods, PasswordChallenge: challenge,
-		Databases: hd.announced, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge}) {
+		Databases: hd.announced, PuzzleBits: uint8(p.puzzleBits), ArbiterChallenge: arbiterChallenge,
+		ContentHash: offerHash, ContentSize: offerSize}) {
 		return nil, net.ErrClosed
 	}
 
-	// 3. Def databases.
-	if pkt, err = p.read(wire.IDClientDefs); err != nil {
+	// 3. Def databases, after the content the joiner fetches, if any
+	// (content.go).
+	if pkt, err = p.read(wire.IDClientDefs, wire.IDClientContentGet); err != nil {
 		return nil, err
+	}
+	if cg, ok := pkt.(*wire.ClientContentGet); ok {
+		if pkt, err = p.serveContent(hd.content.Share, cg); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.checkDefs(hd, pkt.(*wire.ClientDefs)); err != nil {
 		return nil, err
@@ -841,6 +849,9 @@ func defsRefusal(hd *hostDefs, cd *wire.ClientDefs) *wire.ServerDisconnect {
 		Message: fmt.Sprintf("Your game content does not match the host's: %d of your %d def databases differ and %d of the host's %d are missing.",
 			len(bad)-missing, len(cd.Databases), missing, len(content.Databases)),
 		DefStatuses: statuses,
+	}
+	if h, _ := contentOffer(content.Share); h != nil {
+		d.Message += " The host shares its mods' data: join again with --fetch-content to fetch what you lack."
 	}
 	if content.Detail != nil {
 		if detail := content.Detail(bad); len(detail) <= wire.MaxDetailBytes {

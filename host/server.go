@@ -61,6 +61,9 @@ func New(cfg Config, content Content, sim lockstep.Sim) (*Server, error) {
 			cfg.Admission.PasswordRateAll, cfg.Admission.PasswordBurstAll, cfg.Admission.PasswordPuzzleMaxBits),
 		refusal: gate.NewRefusalLog(cfg.Logger, cfg.Admission.RefusalLogEvery),
 		uplink:  newUplink(cfg.Join.MaxUploadRate, cfg.Join.MaxUploadSlots, cfg.Join.SlotShareWindow)}
+	if content.Share != nil {
+		gateContent(content.Share, srv.uplink)
+	}
 	sess.lastID = &srv.nextID
 	sess.uplink = srv.uplink
 	sess.pub.sent = &srv.sent

@@ -9,7 +9,11 @@
 // each in a file of its own with one dispatch table (packet ID to
 // handler; phase.go): handshake.go, download.go, catchup.go and play.go.
 // A Reconnector (reconnect.go) keeps a player in the session over
-// dropped connections.
+// dropped connections. FetchContent (content.go) speaks the start of the
+// handshake only, to fetch the host's shared content over the session
+// connection (docs/protocol.md section 17.4) before a join: its
+// ContentConn is a modsync.Source, so modsync.Fetcher checks every size
+// and hash.
 //
 // One goroutine reads frames; the goroutine that called Join (and later
 // Run) owns the simulation.

@@ -125,19 +125,9 @@ func dial(ctx context.Context, cfg Config) (net.Conn, error) {
 	return cfg.Dial(dctx, cfg.Addr)
 }
 
-// attempt is what a Reconnector learns of a failed join: whether the
-// host answered (sent its first packet).
-type attempt struct{ answered bool }
-
-// joinWith is Join, noting in att (if not nil) how far the join came.
-func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
-	cfg = cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("join config: %w", err)
-	}
-	start := time.Now()
-	report(cfg, PhaseConnect, 0, 0)
-	opt := jointest.From(ctx)
+// connect dials cfg.Addr and speaks TLS over the connection when
+// cfg.TLS is set.
+func connect(ctx context.Context, cfg Config) (net.Conn, error) {
 	nc, err := dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
@@ -152,6 +142,26 @@ func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
 			return nil, fmt.Errorf("TLS with %s: %w", cfg.Addr, err)
 		}
 		nc = tc
+	}
+	return nc, nil
+}
+
+// attempt is what a Reconnector learns of a failed join: whether the
+// host answered (sent its first packet).
+type attempt struct{ answered bool }
+
+// joinWith is Join, noting in att (if not nil) how far the join came.
+func joinWith(ctx context.Context, cfg Config, att *attempt) (*Session, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("join config: %w", err)
+	}
+	start := time.Now()
+	report(cfg, PhaseConnect, 0, 0)
+	opt := jointest.From(ctx)
+	nc, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	s := &Session{cfg: cfg, opt: opt, att: att, tok: &sessionToken{}, nc: nc, in: make(chan inbound, 1024), closed: make(chan struct{}), do: make(chan func(lockstep.Sim), 64),
 		checks: &checkLog{}}

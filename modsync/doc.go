@@ -52,10 +52,14 @@
 // again on request. A whole text file, or an image or sound format that
 // is not compressed itself, is sent gzip-compressed to a client that
 // accepts it; a range never is. GET /content/manifest serves the
-// manifest.
+// manifest. A host hands the same Handler's [Handler.Manifest] and
+// [Handler.Open] to its session connections, which send the manifest and
+// files in Server_Content chunks (section 17.4 of the protocol);
+// [Handler.Gate] and [Handler.Pace] let it share its upload slots and
+// cap with HTTP.
 //
 // [Fetcher] downloads the files a joiner lacks from a [Source]
-// ([HTTPSource], or the session connection once it carries files): it
+// ([HTTPSource], or the session connection: join.ContentConn): it
 // checks the count, each size and the total against its limits first,
 // resumes a partial download with Range, refuses a body longer than the
 // manifest declares (decompressed, and a compressed stream longer than

@@ -16,7 +16,7 @@ import (
 )
 
 // Source gives a file's bytes to a Fetcher, from a host's HTTP listener
-// (HTTPSource) or, once wired, the session connection. Get returns the
+// (HTTPSource) or the session connection (join.ContentConn). Get returns the
 // bytes of f from offset from on, or from its start: it says which. The
 // Fetcher bounds and checks what the body holds; a source checks what
 // its carrier says (statuses, announced lengths).

@@ -2,6 +2,8 @@ package modsync
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,9 +43,21 @@ type Handler struct {
 	Gate func(r *http.Request) (release func(), ok bool)
 	// streams holds a token per file being served when Gate is nil.
 	streams chan struct{}
+	// Pace, when set, is called before each piece of at most PaceChunk
+	// bytes of a response body is written, and returns once it may go
+	// (the host's upload cap, shared with world transfer).
+	Pace func(n int)
 	// Sent counts the bytes of file bodies written.
 	Sent atomic.Int64
+	// budget is the bytes of the manifest and of every shared file.
+	budget int64
 }
+
+// PaceChunk is the most a paced Handler writes at once.
+const PaceChunk = 16 << 10
+
+// ErrNotPublished is the error of a hash the manifest does not share.
+var ErrNotPublished = errors.New("not a file the host shares")
 
 // NewHandler returns the handler for a manifest made by Build. A
 // manifest that was decoded rather than built has no files to serve.
@@ -55,14 +69,49 @@ func NewHandler(m *Manifest) (*Handler, error) {
 	h := &Handler{manifest: b, files: map[Sum]source{}, streams: make(chan struct{}, DefaultStreams)}
 	sum, _ := m.Hash()
 	h.etag = `"` + sum.String() + `"`
+	h.budget = int64(len(b))
 	for _, d := range m.Mods {
 		for _, f := range d.Files {
 			if src, ok := m.sources[f.Hash]; ok {
+				if _, dup := h.files[f.Hash]; !dup {
+					h.budget += src.size
+				}
 				h.files[f.Hash] = src
 			}
 		}
 	}
 	return h, nil
+}
+
+// Manifest is the encoded manifest the handler publishes.
+func (h *Handler) Manifest() []byte { return h.manifest }
+
+// ManifestHash is the SHA-256 of Manifest.
+func (h *Handler) ManifestHash() Sum { return sha256.Sum256(h.manifest) }
+
+// Bytes is the size of the manifest and of every distinct shared file,
+// all together: what one joiner may need at most.
+func (h *Handler) Bytes() int64 { return h.budget }
+
+// Open opens a shared file by its hash, as GET /content/<sha256> does:
+// only a file the manifest publishes, inside its mod folder, whose size
+// is still the manifest's (else ErrNotPublished, or an error saying it
+// changed). It says whether the file is worth compressing (text, and
+// image and sound formats not compressed themselves).
+func (h *Handler) Open(s Sum) (f *os.File, size int64, compress bool, err error) {
+	src, ok := h.files[s]
+	if !ok {
+		return nil, 0, false, ErrNotPublished
+	}
+	f, err = os.OpenInRoot(src.root, src.rel)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("shared file %s: %w", src.rel, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() != src.size {
+		f.Close()
+		return nil, 0, false, fmt.Errorf("shared file %s changed since it was published", src.rel)
+	}
+	return f, src.size, compressible(src.rel), nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -108,7 +157,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	cw := &countingWriter{ResponseWriter: w, n: &h.Sent}
+	cw := &countingWriter{ResponseWriter: w, n: &h.Sent, pace: h.Pace}
 	if compressible(src.rel) {
 		w.Header().Set("Vary", "Accept-Encoding")
 		if r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
@@ -177,17 +226,32 @@ func (h *Handler) stream(*http.Request) (func(), bool) {
 	}
 }
 
-// countingWriter counts body bytes written.
+// countingWriter counts body bytes written, paced when pace is set.
 type countingWriter struct {
 	http.ResponseWriter
-	n *atomic.Int64
+	n    *atomic.Int64
+	pace func(n int)
 }
 
-// Write counts what the response took.
+// Write counts what the response took, PaceChunk at a time when paced.
 func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(b)
-	c.n.Add(int64(n))
-	return n, err
+	if c.pace == nil {
+		n, err := c.ResponseWriter.Write(b)
+		c.n.Add(int64(n))
+		return n, err
+	}
+	done := 0
+	for done < len(b) {
+		piece := b[done:min(len(b), done+PaceChunk)]
+		c.pace(len(piece))
+		n, err := c.ResponseWriter.Write(piece)
+		c.n.Add(int64(n))
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
 }
 
 // URL is the address of the file with hash s on a host whose HTTP

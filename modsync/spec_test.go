@@ -10,7 +10,7 @@ import (
 )
 
 // specExample is the manifest of the spec's example (docs/protocol.md,
-// section 17.4).
+// section 17.6).
 func specExample() *Manifest {
 	data := []byte("<Defs/>")
 	return &Manifest{Format: FormatVersion, GameVersion: "1.5", Mods: []Mod{{
@@ -39,7 +39,7 @@ func hexLines(b []byte) string {
 	return sb.String()
 }
 
-// TestSpecGolden holds section 17.4's example bytes, manifest hash and
+// TestSpecGolden holds section 17.6's example bytes, manifest hash and
 // file URL to the encoder and the decoder.
 func TestSpecGolden(t *testing.T) {
 	spec, err := os.ReadFile("../docs/protocol.md")

@@ -62,7 +62,16 @@ func goldenPackets() []Packet {
 		&ClientUpload{Request: 1, Offset: 0, Total: 3, Data: []byte{0xaa, 0xbb, 0xcc}},
 		&ServerUploadRequest{Request: 1, Kind: UploadJoinPoint, Tick: 600, Limit: DefaultUploadLimit},
 		&ServerUploadResult{Request: 1, Result: UploadAccepted},
+		&ClientContentGet{Hash: contentHash(), Offset: 4},
+		&ServerContent{Hash: contentHash(), Offset: 4, Total: 7, Length: 3, Data: []byte("fs/")},
 	}
+}
+
+// contentHash is the SHA-256 of the 7 bytes "<Defs/>", the file of
+// section 17.6's example manifest.
+func contentHash() []byte {
+	h, _ := hex.DecodeString("46398173c1e2cd29e590650800a103344fc9cd5b29ad0328112c6caedc0c9609")
+	return h
 }
 
 // specExample matches an example in the spec: a line "Example <name>:"

@@ -26,6 +26,7 @@ const (
 	IDClientLeave      ID = 11
 	IDClientChat       ID = 12
 	IDClientUpload     ID = 13
+	IDClientContentGet ID = 14
 
 	IDServerModList       ID = 16
 	IDServerDefsOK        ID = 17
@@ -42,6 +43,7 @@ const (
 	IDServerChat          ID = 28
 	IDServerUploadRequest ID = 29
 	IDServerUploadResult  ID = 30
+	IDServerContent       ID = 31
 )
 
 // String returns the packet's protocol name.

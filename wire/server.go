@@ -45,6 +45,11 @@ type ServerModList struct {
 	// client proves the arbiter secret over (docs/protocol.md, section
 	// 14). Left out when empty.
 	ArbiterChallenge []byte `codec:"a,omitempty"`
+	// ContentHash and ContentSize offer the host's content manifest
+	// (docs/protocol.md, section 17.4): its SHA-256 and its size in
+	// bytes. Both are left out when the host does not share its content.
+	ContentHash []byte `codec:"s,omitempty"`
+	ContentSize uint32 `codec:"l,omitempty"`
 }
 
 // MaxPuzzleBits bounds a password puzzle's difficulty.
@@ -71,6 +76,10 @@ func (p *ServerModList) Validate() error {
 	}
 	if len(p.ArbiterChallenge) > MaxProofBytes {
 		return fmt.Errorf("arbiter challenge of %d bytes", len(p.ArbiterChallenge))
+	}
+	if (len(p.ContentHash) != 0 && len(p.ContentHash) != ContentHashSize) || (len(p.ContentHash) == 0) != (p.ContentSize == 0) ||
+		p.ContentSize > MaxContentManifest {
+		return fmt.Errorf("content offer of a %d-byte hash and %d bytes", len(p.ContentHash), p.ContentSize)
 	}
 	if len(p.Databases) > MaxDatabases {
 		return ErrTooManyDatabases

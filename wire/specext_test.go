@@ -105,6 +105,7 @@ func TestSpecLimits(t *testing.T) {
 		"MaxTickPayloadBytes":     lockstep.MaxBatchBytes,
 		"MaxManifestSize":         defs.MaxManifestSize,
 		"DefaultUploadLimit":      wire.DefaultUploadLimit,
+		"MaxContentManifest":      wire.MaxContentManifest,
 		"DefaultWorldRawLimit":    int(host.DefaultConfig().Relay.WorldRawLimit),
 		"MaxTick":                 lockstep.MaxTick,
 	}

@@ -65,6 +65,11 @@ func samplePackets() []Packet {
 		&ServerUploadRequest{Request: 3, Kind: UploadJoinPoint, Tick: 6000, Applied: 2, Limit: 1 << 30},
 		&ServerUploadRequest{Request: 4, Kind: UploadMaps, Tick: 6060, Maps: []int32{0, 7}, Limit: 1 << 30},
 		&ServerUploadResult{Request: 3, Result: UploadRefused, Message: "blob 2's hash differs"},
+		&ServerModList{GameVersion: "1.6", ContentHash: bytes.Repeat([]byte{7}, ContentHashSize), ContentSize: 4096},
+		&ClientContentGet{},
+		&ClientContentGet{Hash: bytes.Repeat([]byte{8}, ContentHashSize), Offset: 1 << 20},
+		&ServerContent{Hash: bytes.Repeat([]byte{8}, ContentHashSize), Offset: 100, Total: 300, Length: 3, Data: []byte{1, 2, 3}},
+		&ServerContent{Offset: 0, Total: 5000, Length: 5000, Coding: ContentZstd, Data: []byte{9, 9}},
 		&ServerTick{Tick: 77, Granted: 78, Speed: 2, Commands: []lockstep.Command{
 			{Tick: 77, Seq: 0, MapID: 0, Kind: 1, Player: 3, Payload: []byte{1}},
 			{Tick: 77, Seq: 1, MapID: -1, Kind: lockstep.KindSetSpeed, Player: 4, Payload: []byte{2}},
@@ -281,7 +286,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{14, 15, 31, 255} {
+	for _, id := range []ID{15, 32, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -324,6 +329,15 @@ func TestValidateLimits(t *testing.T) {
 		{"upload chunk at limit", &ClientUpload{Request: 1, Total: MaxChunkData, Data: make([]byte, MaxChunkData)}, true, nil},
 		{"upload chunk over limit", &ClientUpload{Request: 1, Total: MaxChunkData + 1, Data: make([]byte, MaxChunkData+1)}, false, nil},
 		{"upload chunk past total", &ClientUpload{Request: 1, Offset: 10, Total: 12, Data: make([]byte, 3)}, false, nil},
+		{"content get of a short hash", &ClientContentGet{Hash: make([]byte, 31)}, false, nil},
+		{"content chunk past total", &ServerContent{Offset: 10, Total: 12, Length: 3, Data: make([]byte, 3)}, false, nil},
+		{"content chunk over limit", &ServerContent{Total: MaxChunkData + 1, Length: MaxChunkData + 1, Data: make([]byte, MaxChunkData+1)}, false, nil},
+		{"stored content chunk of another length", &ServerContent{Total: 12, Length: 4, Data: make([]byte, 3)}, false, nil},
+		{"compressed content chunk with no data", &ServerContent{Total: 12, Length: 4, Coding: ContentGzip}, false, nil},
+		{"content chunk of an unknown coding", &ServerContent{Total: 12, Length: 1, Coding: 3, Data: []byte{1}}, false, nil},
+		{"content offer without a size", &ServerModList{ContentHash: make([]byte, 32)}, false, nil},
+		{"content offer over the limit", &ServerModList{ContentHash: make([]byte, 32), ContentSize: MaxContentManifest + 1}, false, nil},
+		{"content offer at the limit", &ServerModList{ContentHash: make([]byte, 32), ContentSize: MaxContentManifest}, true, nil},
 		{"upload offset past total", &ClientUpload{Request: 1, Offset: 13, Total: 12}, false, nil},
 		{"upload for request 0", &ClientUpload{Total: 1, Data: []byte{1}}, false, nil},
 		{"request 0", &ServerUploadRequest{Kind: UploadJoinPoint}, false, nil},
@@ -577,7 +591,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("New(%s) returned the same packet twice", s)
 		}
 	}
-	for _, id := range []ID{14, 15, 31, 99, 255} {
+	for _, id := range []ID{15, 32, 99, 255} {
 		if got := id.String(); got != fmt.Sprintf("packet(%d)", id) {
 			t.Errorf("ID(%d).String() = %q", id, got)
 		}

@@ -28,6 +28,7 @@ DEFAULT_PORT = 30502  # section 2
 # Section 3, the limits a client applies.
 DEFAULT_MAX_FRAME = 1 << 20
 MAX_CHUNK_DATA = 256 << 10
+CONTENT_HASH_SIZE = 32  # section 17.4: a SHA-256
 MAX_COMMAND_PAYLOAD = 64 << 10
 MAX_CLIENT_COMMAND_PAYLOAD = 256 << 10
 MAX_DETAIL_BYTES = 512 << 10
@@ -242,10 +243,13 @@ PACKETS = {
     12: ("Client_Chat", MAP(t=("text", STR(MAX_CHAT_BYTES)))),
     13: ("Client_Upload", MAP(q=("request", U(32)), o=("offset", U(64)), t=("total", U(64)),
                               d=("data", BIN(MAX_CHUNK_DATA)))),
+    # Section 17.4: content sync over the session connection.
+    14: ("Client_ContentGet", MAP(h=("hash", BIN(CONTENT_HASH_SIZE)), o=("offset", U(64)))),
     16: ("Server_ModList", MAP(
         v=("gameVersion", STR(MAX_GAME_STRING_BYTES)), m=("mods", ARR(STR(MAX_MOD_ID_BYTES), MAX_MODS)),
         c=("passwordChallenge", BIN(MAX_PROOF_BYTES)), d=("databases", ARR(DATABASE, MAX_DATABASES)),
-        a=("arbiterChallenge", OPT(BIN(MAX_PROOF_BYTES))))),
+        a=("arbiterChallenge", OPT(BIN(MAX_PROOF_BYTES))),
+        s=("contentHash", OPT(BIN(CONTENT_HASH_SIZE))), l=("contentSize", OPT(U(32))))),
     17: ("Server_DefsOK", MAP(g=("gameName", STR(MAX_GAME_STRING_BYTES)), p=("playerID", I(32)))),
     18: ("Server_WorldData", MAP(o=("offset", U(64)), t=("total", U(64)), d=("data", BIN(MAX_CHUNK_DATA)))),
     19: ("Server_PlayerList", MAP(
@@ -277,6 +281,8 @@ PACKETS = {
                                      a=("applied", U(32)), m=("maps", ARR(I(32), MAX_HASH_MAPS)),
                                      l=("limit", U(64)))),
     30: ("Server_UploadResult", MAP(q=("request", U(32)), r=("result", U(8)), m=("message", STR(MAX_TEXT_BYTES)))),
+    31: ("Server_Content", MAP(h=("hash", BIN(CONTENT_HASH_SIZE)), o=("offset", U(64)), t=("total", U(64)),
+                               n=("length", U(32)), z=("coding", U(8)), d=("data", BIN(MAX_CHUNK_DATA)))),
 }
 IDS = {name: pid for pid, (name, _) in PACKETS.items()}
 

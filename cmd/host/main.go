@@ -185,6 +185,9 @@ func (s *serving) check() error {
 	if s.httpToken, err = statusToken(c); err != nil {
 		return err
 	}
+	if err := checkShareFlags(c); err != nil {
+		return err
+	}
 	if s.agones, err = agonesClient(c); err != nil {
 		return err
 	}
@@ -320,7 +323,7 @@ func (s *serving) startWeb(ctx context.Context) (<-chan error, *ws.Listener, err
 	// this session's (--record) and earlier ones.
 	playing := play.Handler(play.Config{Replays: filepath.Join(data, replayDirName)})
 	h := web.Handler(s.srv, web.Config{Gatherer: reg, Logger: s.log, Token: s.httpToken, Players: players, Play: playing, Agones: s.agonesStatus(),
-		PortMapping: s.portMappingView})
+		PortMapping: s.portMappingView, Content: s.srv.ContentHandler()})
 	logJoinURLs(s.log, webLn.Addr(), machineInterfaces())
 	go func() { done <- web.Serve(ctx, webLn, h, s.log) }()
 	return done, players, nil

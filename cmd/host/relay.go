@@ -65,6 +65,9 @@ func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gameco
 		}
 		if bundle != nil {
 			content = hostcontent.Content(bundle, log)
+			if content.Share, err = shareContent(c, bundle, log); err != nil {
+				return nil, nil, host.Content{}, false, err
+			}
 		} else if content, err = relayContent(c, saved, log); err != nil {
 			return nil, nil, host.Content{}, false, err
 		}
@@ -72,6 +75,9 @@ func newServer(c *cli.Context, cfg host.Config, start *saveStart, bundle *gameco
 		return srv, nil, content, saved != nil, err
 	}
 	content = hostcontent.Content(bundle, log)
+	if content.Share, err = shareContent(c, bundle, log); err != nil {
+		return nil, nil, host.Content{}, false, err
+	}
 	world, resumed, err := startWorld(c, start, bundle, log)
 	if err != nil {
 		return nil, nil, host.Content{}, false, err

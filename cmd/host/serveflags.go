@@ -72,6 +72,7 @@ func serveFlags() []cli.Flag {
 	flags = append(flags, recordFlags()...)
 	flags = append(flags, worldFlags()...)
 	flags = append(flags, contentcli.Flags()...)
+	flags = append(flags, shareFlags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	return withRanges(flags)
 }

@@ -21,7 +21,7 @@ var notConfig = map[string]bool{
 	"idle-maps": true, "world-mib": true, "content": true, "game-version": true, "mods-config": true,
 	"log-level": true, "log-format": true, "relay": true, "arbiter-secret-file": true, "relay-world-mib": true,
 	"defs-manifest": true, "defs-from-arbiter": true, "agones": true, "agones-idle": true, "agones-first-player": true, "port-mapping": true, "coordinator": true,
-	"record": true, "record-segment-mib": true, "record-keep": true,
+	"record": true, "record-segment-mib": true, "record-keep": true, "share-content": true, "share-content-except": true,
 }
 
 // TestServeFlagDefaults holds the default of every serve option that sets

@@ -46,6 +46,8 @@ func TestBinaryUsageMistakes(t *testing.T) {
 		{"upload rate too low", []string{"serve", "--max-upload-rate", "10", "--data-dir", data}, cliutil.ExitUsage, "--max-upload-rate 10 is refused"},
 		{"upload rate not a rate", []string{"serve", "--max-upload-rate", "fast", "--data-dir", data}, cliutil.ExitUsage, `"fast" is not a rate`},
 		{"no upload slots", []string{"serve", "--max-upload-slots", "0", "--data-dir", data}, cliutil.ExitUsage, "max-upload-slots"},
+		{"holding back without sharing", []string{"serve", "--share-content-except", "a.mod", "--data-dir", data}, cliutil.ExitUsage, "--share-content-except needs --share-content"},
+		{"sharing the embedded content", []string{"serve", "--listen", "127.0.0.1:0", "--share-content", "--data-dir", data}, cliutil.ExitUsage, "--share-content shares mods loaded from folders"},
 		{"version", []string{"--version"}, cliutil.ExitOK, "protocol " + strconv.Itoa(int(wire.ProtocolVersion))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

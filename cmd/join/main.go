@@ -112,6 +112,7 @@ func newApp() *cli.App {
 	flags = append(flags, discoveryFlags()...)
 	flags = append(flags, inviteFlags()...)
 	flags = append(flags, contentcli.Flags()...)
+	flags = append(flags, contentFlags()...)
 	flags = append(flags, cliutil.LogFlags()...)
 	app := &cli.App{
 		Writer:    stdout,
@@ -226,6 +227,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if bundle, err = fetchContent(ctx, c, tgt.reach(log), bundle, log); err != nil {
+		return err
+	}
 	bar := newProgressBar(stderr, c.Bool("quiet"))
 	typed := &typedLog{out: stdout}
 	cfg := joinConfig(c, tgt, bundle, bar, typed)
@@ -254,12 +258,18 @@ func run(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("exit-after-ready") {
-		if err := sess.Leave("exit after ready"); err != nil {
-			log.Debug("leave", "err", err)
-		}
-		return nil
+		return leaveNow(sess, log)
 	}
 	return play(ctx, c, rc, sess, typed, bundle)
+}
+
+// leaveNow leaves the session right after WorldReady
+// (--exit-after-ready).
+func leaveNow(sess *join.Session, log *slog.Logger) error {
+	if err := sess.Leave("exit after ready"); err != nil {
+		log.Debug("leave", "err", err)
+	}
+	return nil
 }
 
 // checkJoinArgs checks the command line names one host, well formed, and
@@ -433,6 +443,13 @@ type target struct {
 	inv     *byInvite
 }
 
+// reach is how to reach the target, for content sync before the join.
+func (t target) reach(log *slog.Logger) join.Config {
+	cfg := join.Config{Addr: hostAddr(t.addr), Dial: dialFor(t.addr), TLS: t.tls, Logger: log}
+	t.inv.configure(&cfg)
+	return cfg
+}
+
 // joinTarget finds the host to join.
 func joinTarget(ctx context.Context, c *cli.Context) (target, error) {
 	arg := c.Args().First()
@@ -570,7 +587,8 @@ func (r *refusal) advice() string {
 		}
 		return "The password from " + r.password + " is not the host's: ask the host for it."
 	case wire.ReasonDefs:
-		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs)."
+		return "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order (the report above says what differs), " +
+			"or, when the host shares its content, join with --fetch-content to fetch what you lack."
 	case wire.ReasonUsernameLength, wire.ReasonUsernameChars, wire.ReasonUsernameAlreadyOnline:
 		return "Choose another name with --name."
 	}

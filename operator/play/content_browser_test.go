@@ -109,7 +109,7 @@ func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWrit
 // does, the test serves modsync.Handler for the same content beside the
 // host; once it does, set this to true: the host is started with
 // --share-content and the test's origin passes /content/ to it as well.
-const hostSharesContent = false
+const hostSharesContent = true
 
 // frontHost is the origin the page is loaded from: it passes /play, /ws
 // and /api to the host's --http listener at hostHTTP, and counts the

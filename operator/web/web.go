@@ -61,6 +61,10 @@ type Config struct {
 	// token does not guard it: a player is admitted by the game's own
 	// admission (its password, limits and puzzle), as on the game port.
 	Players http.Handler
+	// Content, if set, is served under /content/ (the host's shared
+	// content, docs/protocol.md section 17.3). The token does not guard
+	// it: a joiner fetches the content it lacks before it is admitted.
+	Content http.Handler
 	// Play, if set, is served at /play and under it (the browser player,
 	// package operator/play), guarded by the token like the page.
 	Play http.Handler
@@ -194,6 +198,9 @@ func Handler(src Source, cfg Config) http.Handler {
 	mux.HandleFunc("GET /healthz", h.healthz) // open: it tells only ok or not
 	if cfg.Players != nil {
 		mux.Handle("GET "+ws.Path, cfg.Players) // open: the game admits players
+	}
+	if cfg.Content != nil {
+		mux.Handle("GET /content/", cfg.Content) // open: what the host shares with every joiner
 	}
 	if cfg.Play != nil {
 		mux.Handle("GET /play", guard(cfg.Play))
