@@ -65,15 +65,19 @@ func TestRecordReplays(t *testing.T) {
 		return len(segments(t, dir)) >= 3 && lastSegment(t, dir) >= 4
 	})
 	// The bot stops; the session goes on long enough for the newest
-	// segment to hold checkpoints.
-	testkit.WaitFor(t, "100 quiet ticks into the newest segment", func() bool {
+	// segment to hold checkpoints. That segment must begin after the bot
+	// stopped: one begun while it played may be nearly full, and the
+	// checkpoints alone would cut a new one, with none yet, just before
+	// the host stops.
+	botLast := lastSegment(t, dir)
+	testkit.WaitFor(t, "100 quiet ticks into a segment begun after the bot stopped", func() bool {
 		segs := segments(t, dir)
 		r, err := replay.Open(segs[len(segs)-1])
 		if err != nil {
 			return false
 		}
 		defer r.Close()
-		return h.Server.Overview().Tick >= r.Header().StartTick+100
+		return r.Header().Segment > botLast && h.Server.Overview().Tick >= r.Header().StartTick+100
 	})
 	cancel()
 	h.Stop(t)
