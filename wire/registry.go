@@ -51,6 +51,7 @@ var registry = [...]entry{
 	{IDClientLeave, "Client_Leave", ClientToHost, func() Packet { return new(ClientLeave) }},
 	{IDClientChat, "Client_Chat", ClientToHost, func() Packet { return new(ClientChat) }},
 	{IDClientUpload, "Client_Upload", ClientToHost, func() Packet { return new(ClientUpload) }},
+	{IDClientExplainReply, "Client_ExplainReply", ClientToHost, func() Packet { return new(ClientExplainReply) }},
 
 	{IDServerModList, "Server_ModList", HostToClient, func() Packet { return new(ServerModList) }},
 	{IDServerDefsOK, "Server_DefsOK", HostToClient, func() Packet { return new(ServerDefsOK) }},
@@ -67,6 +68,7 @@ var registry = [...]entry{
 	{IDServerChat, "Server_Chat", HostToClient, func() Packet { return new(ServerChat) }},
 	{IDServerUploadRequest, "Server_UploadRequest", HostToClient, func() Packet { return new(ServerUploadRequest) }},
 	{IDServerUploadResult, "Server_UploadResult", HostToClient, func() Packet { return new(ServerUploadResult) }},
+	{IDServerExplainRequest, "Server_ExplainRequest", HostToClient, func() Packet { return new(ServerExplainRequest) }},
 }
 
 // byID indexes the registry by packet ID.
