@@ -93,6 +93,9 @@ func (l *explainLog) keptAt(tick uint64) lockstep.Sim {
 // explainRequested answers a Server_ExplainRequest: it gathers its side
 // of the window here and works the answer out on another goroutine.
 func (s *Session) explainRequested(r *wire.ServerExplainRequest) error {
+	if s.opt.SilentExplain {
+		return nil
+	}
 	side, req, err := s.explainSide(r)
 	if err != nil {
 		s.cfg.Logger.Info("cannot explain the desync", "from", r.From, "to", r.To, "err", err)

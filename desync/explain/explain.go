@@ -41,30 +41,37 @@
 // Reply comes back); Explain puts them together in one process (as the
 // tests do, where the "player" is a world with a planted fault).
 //
-// # In a session (not wired yet)
+// # In a session
 //
-// Always on, each player keeps a lockstep.TraceLog (its trace and the
-// commands it applied, a few checkpoint intervals long); nothing else.
-// When a checkpoint To differs and the last matching one was From, the
-// host, off its session goroutine:
+// Always on, each player whose game can copy itself keeps a
+// lockstep.TraceLog (its trace and the commands it applied, three
+// checkpoint intervals long) and a copy of its state at its last four
+// checkpoints (package join); the host keeps copies at its own last four
+// checkpoints (package host). When a checkpoint To differs and the last
+// one at which the player matched was From, the host, off its session
+// goroutine:
 //
-//  1. gets its state at From (re-simulated from its join point with its
-//     command queues, or a Clone kept at the checkpoint) and re-simulates
-//     From..To with its commands (HostRun);
-//  2. sends the player a request: From, To, the differing maps, its
-//     per-tick hashes and trace hashes, and its encoding of the world at
-//     From (the hashes matched there, so it is the player's state too);
-//  3. the player, off its own simulation's goroutine (Answer), decodes
-//     that with its own code, re-simulates with its logged commands,
-//     finds the first tick whose hashes differ from the host's (T) and
-//     answers: its per-tick hashes, its live trace records and applied
-//     commands of the window, its encoding at T of the maps that differ
-//     there, and, for a divergence the re-simulation does not show, its
-//     differing maps as they stand at the repair's hold point, taken
-//     before the repair is swapped in (the host's End is its state at
-//     the same point);
-//  4. the host compares and diffs (Combine), and puts the Explanation
-//     into the desync report, the status page and a second desync notice.
+//  1. re-simulates From..To from its copy at From with its commands
+//     (HostRun);
+//  2. sends the player a Server_ExplainRequest: From, To, the differing
+//     maps and its per-tick hashes (RequestFromWire on the player's
+//     side, FlatHashes on the host's);
+//  3. the player, off its own simulation's goroutine (Answer),
+//     re-simulates from its own copy at From with its own code and
+//     logged commands, finds the first tick whose hashes differ from the
+//     host's (T) and answers in Client_ExplainReply chunks with the
+//     answer document (EncodeReply): its per-tick hashes and trace, its
+//     live trace records and applied commands of the window, its
+//     encoding at T of the maps that differ there, and its encodings at
+//     To from its copy there (End);
+//  4. the host reads the answer against its request (DecodeReply),
+//     compares and diffs (Combine), and puts the Explanation into the
+//     desync report, the status page and a notice.
+//
+// The wire form is docs/protocol.md section 10.1. The player starts from
+// its own copy rather than from the host's encoding of the state at From
+// (which would spare it the copy at every checkpoint but cost a world's
+// worth of bytes on the wire per explanation).
 package explain
 
 import (
