@@ -13,6 +13,7 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/join/jointest"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/testing/hosttest"
 	"github.com/lockhost/lockhost/testing/testkit"
 )
@@ -26,11 +27,19 @@ type explainRig struct {
 	notices chan string
 }
 
-// startExplainRig starts the host and the joiner (with opt), and plants
-// the fault 45 ticks after the joiner's first step: outside any step, a
-// steel stack appears in the joiner's map 1, as memory changed behind
+// explainGame is the game of an explainRig: the host's world, what a
+// joiner needs to load it, and the fault the joiner plants.
+type explainGame struct {
+	sim     lockstep.Sim
+	content host.Content
+	join    join.Config // Addr, Name, OnStep and Notice are set by the rig
+	plant   func(sim lockstep.Sim) error
+}
+
+// colonyGame is the colony's default world; its fault: outside any step,
+// a steel stack appears in the joiner's map 1, as memory changed behind
 // the simulation's back would.
-func startExplainRig(t *testing.T, opt jointest.Options) *explainRig {
+func colonyGame(t *testing.T) explainGame {
 	content, set, err := colony.DefaultContent()
 	if err != nil {
 		t.Fatal(err)
@@ -39,40 +48,53 @@ func startExplainRig(t *testing.T, opt jointest.Options) *explainRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return explainGame{
+		sim:     world,
+		content: host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()},
+		join:    join.Config{Databases: set.Summary(), MapLoader: colony.MapLoader(content), Logger: testkit.Quiet()},
+		plant: func(sim lockstep.Sim) error {
+			c := colony.SpawnThing(1, "Steel", 10, 12, 25)
+			c.Tick = sim.Tick()
+			return sim.Apply(c)
+		},
+	}
+}
+
+// startExplainRig starts the host and the joiner (with opt), which plants
+// the game's fault 45 ticks after its first step.
+func startExplainRig(t *testing.T, opt jointest.Options, game explainGame) *explainRig {
 	r := &explainRig{dir: t.TempDir(), notices: make(chan string, 64)}
 	cfg := host.Config{TickRate: 60}
 	cfg.Desync.HashEvery = 30
 	cfg.Desync.Dir = r.dir
-	r.h = hosttest.Start(t, cfg, host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()}, world)
+	r.h = hosttest.Start(t, cfg, game.content, game.sim)
 	var armed atomic.Bool
 	var at uint64 // the simulation goroutine's own
 	ctx, cancel := context.WithCancel(jointest.With(context.Background(), opt))
 	t.Cleanup(cancel)
-	s, err := join.Join(ctx, join.Config{
-		Addr: r.h.Addr, Name: "Alice", Databases: set.Summary(), MapLoader: colony.MapLoader(content), Logger: testkit.Quiet(),
-		OnStep: func(sim lockstep.Sim) {
-			if !armed.Load() || r.planted.Load() != 0 {
-				return
+	jc := game.join
+	jc.Addr, jc.Name = r.h.Addr, "Alice"
+	jc.OnStep = func(sim lockstep.Sim) {
+		if !armed.Load() || r.planted.Load() != 0 {
+			return
+		}
+		if at == 0 {
+			at = sim.Tick() + 45
+		}
+		if sim.Tick() == at {
+			if err := game.plant(sim); err != nil {
+				t.Errorf("plant the fault: %v", err)
 			}
-			if at == 0 {
-				at = sim.Tick() + 45
-			}
-			if sim.Tick() == at {
-				c := colony.SpawnThing(1, "Steel", 10, 12, 25)
-				c.Tick = sim.Tick()
-				if err := sim.Apply(c); err != nil {
-					t.Errorf("plant the fault: %v", err)
-				}
-				r.planted.Store(at)
-			}
-		},
-		Notice: func(text string) {
-			select {
-			case r.notices <- text:
-			default:
-			}
-		},
-	})
+			r.planted.Store(at)
+		}
+	}
+	jc.Notice = func(text string) {
+		select {
+		case r.notices <- text:
+		default:
+		}
+	}
+	s, err := join.Join(ctx, jc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +128,7 @@ func (r *explainRig) report(t *testing.T, what string, ok func(*desync.Report) b
 // it writes names the planted tick and the fields the change touched;
 // the status page's history and the notice carry it too.
 func TestExplainDesyncEndToEnd(t *testing.T) {
-	r := startExplainRig(t, jointest.Options{})
+	r := startExplainRig(t, jointest.Options{}, colonyGame(t))
 	rep := r.report(t, "an explained desync report", func(rep *desync.Report) bool { return rep.Explanation != nil })
 	ex := rep.Explanation
 	t.Logf("planted at tick %d; report at checkpoint %d:\n%s", r.planted.Load(), rep.Tick, ex)
@@ -152,7 +174,7 @@ func TestExplainDesyncEndToEnd(t *testing.T) {
 // and once the host gives up the report is written without an
 // explanation.
 func TestExplainSilentPlayer(t *testing.T) {
-	r := startExplainRig(t, jointest.Options{SilentExplain: true})
+	r := startExplainRig(t, jointest.Options{SilentExplain: true}, colonyGame(t))
 	var detected uint64
 	testkit.WaitFor(t, "the desync", func() bool {
 		o := r.h.Server.Overview()
@@ -167,5 +189,28 @@ func TestExplainSilentPlayer(t *testing.T) {
 	rep := r.report(t, "the report, once the host gives up", func(*desync.Report) bool { return true })
 	if rep.Explanation != nil || r.h.Server.Overview().Stats.Explained != 0 {
 		t.Errorf("an explanation without the player's answer: %v", rep.Explanation)
+	}
+}
+
+// TestExplainWithoutDiffer explains a desync of a game that neither
+// traces nor diffs its state (the counter game): the host still bounds
+// the tick and names the map whose hash differs. The fault: map 1's
+// counter changes outside any step.
+func TestExplainWithoutDiffer(t *testing.T) {
+	game := explainGame{
+		sim:     locksteptest.New(3, 16),
+		content: host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: testDefs},
+		join:    join.Config{Databases: testDefs, Loader: locksteptest.Load, Logger: testkit.Quiet()},
+		plant:   func(sim lockstep.Sim) error { return sim.(*locksteptest.Counters).Perturb(1) },
+	}
+	r := startExplainRig(t, jointest.Options{}, game)
+	rep := r.report(t, "an explained desync report", func(rep *desync.Report) bool { return rep.Explanation != nil })
+	ex := rep.Explanation
+	t.Logf("planted at tick %d; report at checkpoint %d:\n%s", r.planted.Load(), rep.Tick, ex)
+	if ex.Exact || ex.From > r.planted.Load() || ex.FirstTick < r.planted.Load() || ex.FirstTick >= rep.Tick {
+		t.Errorf("window %d..%d (exact %v) does not bound the planted tick %d below checkpoint %d", ex.From, ex.FirstTick, ex.Exact, r.planted.Load(), rep.Tick)
+	}
+	if len(ex.Differences) != 1 || ex.Differences[0].Path != "map 1 / hash" {
+		t.Errorf("differences %+v, want map 1's hash", ex.Differences)
 	}
 }
