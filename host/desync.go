@@ -83,7 +83,9 @@ func (s *session) checkpoint() {
 	if ok {
 		s.addCheckpoint(cp)
 	}
-	s.desync.keepCheckpoint(s.auth.Sim(), s.cfg.Desync.HashEvery)
+	if s.anyReady() { // a recorded session takes checkpoints for nobody
+		s.desync.keepCheckpoint(s.auth.Sim(), s.cfg.Desync.HashEvery)
+	}
 }
 
 // addCheckpoint records a checkpoint and compares the reports that were
