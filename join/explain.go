@@ -22,8 +22,9 @@ import (
 
 // explainKeep is how many checkpoints' copies a client keeps: the window
 // starts at the one before the checkpoint that differed, and the host's
-// request comes a little after the client has passed the next one.
-const explainKeep = 4
+// request comes a round trip after the client reported that one, so
+// perhaps after it has passed the next.
+const explainKeep = 3
 
 // explainLog is what a client keeps for explanations; the goroutine that
 // owns the simulation feeds it.
@@ -61,7 +62,10 @@ func (s *Session) traceStep(sim lockstep.Sim) {
 		if _, ok := sim.(lockstep.Cloner); !ok {
 			return
 		}
-		s.explain = &explainLog{trace: lockstep.NewTraceLog(int(3 * s.hashEvery))}
+		// Two intervals: the window, and one more for the host's request
+		// to come in (a round trip and its re-simulation). A longer log
+		// costs more than memory (see lockstep.NewTraceLog).
+		s.explain = &explainLog{trace: lockstep.NewTraceLog(int(2 * s.hashEvery))}
 	}
 	s.explain.trace.Stepped(sim)
 }

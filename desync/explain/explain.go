@@ -44,8 +44,8 @@
 // # In a session
 //
 // Always on, each player whose game can copy itself keeps a
-// lockstep.TraceLog (its trace and the commands it applied, three
-// checkpoint intervals long) and a copy of its state at its last four
+// lockstep.TraceLog (its trace and the commands it applied, two
+// checkpoint intervals long) and a copy of its state at its last three
 // checkpoints (package join); the host keeps copies at its own last four
 // checkpoints (package host). When a checkpoint To differs and the last
 // one at which the player matched was From, the host, off its session
