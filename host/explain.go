@@ -9,6 +9,7 @@ import (
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/desync/explain"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/resim"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -102,7 +103,7 @@ func (s *session) startExplain(m *member, to uint64, differ []int32, report *des
 	cmds := append([]lockstep.Command(nil), live[firstAt(live, from):firstAt(live, to)]...)
 	maps := differ[:min(len(differ), wire.MaxExplainMaps)]
 	job := &explainJob{
-		in: explain.Input{From: from, To: to, Maps: maps, Host: explain.Side{
+		in: explain.Input{From: from, To: to, Maps: maps, Host: resim.Side{
 			Start:    func() (lockstep.Sim, error) { return start.Clone(), nil },
 			Commands: cmds, End: end.(lockstep.Sim),
 		}},
@@ -147,7 +148,7 @@ func (s *session) explainWithPlayer(job *explainJob) (*desync.Explanation, error
 	w := &explainWait{q: job.conn.explainSeq.Add(1), limit: explainLimit, done: make(chan struct{})}
 	job.conn.explain.Store(w)
 	defer job.conn.explain.CompareAndSwap(w, nil)
-	flat := explain.FlatHashes(hr)
+	flat := resim.FlatHashes(hr)
 	req := &wire.ServerExplainRequest{Request: w.q, From: job.in.From, To: job.in.To, Maps: job.in.Maps, Hashes: flat, Limit: w.limit}
 	if !job.conn.sendPacket(req) {
 		return nil, errors.New("the player's connection is closing")
@@ -166,11 +167,11 @@ func (s *session) explainWithPlayer(job *explainJob) (*desync.Explanation, error
 	if w.errText != "" {
 		return nil, fmt.Errorf("the player could not answer: %s", w.errText)
 	}
-	r, err := explain.RequestFromWire(job.in.From, job.in.To, job.in.Maps, flat)
+	r, err := resim.RequestFromWire(job.in.From, job.in.To, job.in.Maps, flat)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := explain.DecodeReply(w.buf, r)
+	rep, err := resim.DecodeReply(w.buf, r)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/lockhost/lockhost/desync/explain"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/resim"
 	"github.com/lockhost/lockhost/wire"
 )
 
@@ -120,22 +120,22 @@ func (s *Session) explainRequested(r *wire.ServerExplainRequest) error {
 
 // explainSide is this client's side of the request's window, from what it
 // kept.
-func (s *Session) explainSide(r *wire.ServerExplainRequest) (explain.Side, explain.Request, error) {
+func (s *Session) explainSide(r *wire.ServerExplainRequest) (resim.Side, resim.Request, error) {
 	l := s.explain
 	if l == nil {
-		return explain.Side{}, explain.Request{}, errors.New("this client keeps nothing to explain desyncs with")
+		return resim.Side{}, resim.Request{}, errors.New("this client keeps nothing to explain desyncs with")
 	}
-	req, err := explain.RequestFromWire(r.From, r.To, r.Maps, r.Hashes)
+	req, err := resim.RequestFromWire(r.From, r.To, r.Maps, r.Hashes)
 	if err != nil {
-		return explain.Side{}, explain.Request{}, err
+		return resim.Side{}, resim.Request{}, err
 	}
 	start, end := l.keptAt(r.From), l.keptAt(r.To)
 	if start == nil || end == nil {
-		return explain.Side{}, explain.Request{}, fmt.Errorf("no copy of the state at tick %d or %d", r.From, r.To)
+		return resim.Side{}, resim.Request{}, fmt.Errorf("no copy of the state at tick %d or %d", r.From, r.To)
 	}
 	live := l.trace.Since(r.From)
 	if len(live) == 0 || live[0].Tick != r.From {
-		return explain.Side{}, explain.Request{}, fmt.Errorf("the trace no longer reaches back to tick %d", r.From)
+		return resim.Side{}, resim.Request{}, fmt.Errorf("the trace no longer reaches back to tick %d", r.From)
 	}
 	for len(live) > 0 && live[len(live)-1].Tick >= r.To {
 		live = live[:len(live)-1]
@@ -147,7 +147,7 @@ func (s *Session) explainSide(r *wire.ServerExplainRequest) (explain.Side, expla
 		}
 	}
 	copyOf := start.(lockstep.Cloner)
-	side := explain.Side{
+	side := resim.Side{
 		Start:    func() (lockstep.Sim, error) { return copyOf.Clone(), nil },
 		Commands: cmds, Live: live, End: end,
 	}
@@ -155,12 +155,12 @@ func (s *Session) explainSide(r *wire.ServerExplainRequest) (explain.Side, expla
 }
 
 // answerExplain works the answer out and sends it in chunks.
-func (s *Session) answerExplain(r *wire.ServerExplainRequest, req explain.Request, side explain.Side) error {
-	rep, err := explain.Answer(req, side)
+func (s *Session) answerExplain(r *wire.ServerExplainRequest, req resim.Request, side resim.Side) error {
+	rep, err := resim.Answer(req, side)
 	if err != nil {
 		return err
 	}
-	doc, err := explain.EncodeReply(rep)
+	doc, err := resim.EncodeReply(rep)
 	if err != nil {
 		return err
 	}

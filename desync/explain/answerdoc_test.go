@@ -2,6 +2,7 @@ package explain
 
 import (
 	"github.com/lockhost/lockhost/lockstep/locksteptest"
+	"github.com/lockhost/lockhost/resim"
 	"reflect"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestAnswerDocumentRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := RequestFromWire(0, 10, []int32{1}, FlatHashes(hr))
+	req, err := resim.RequestFromWire(0, 10, []int32{1}, resim.FlatHashes(hr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +30,11 @@ func TestAnswerDocumentRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := EncodeReply(rep)
+	b, err := resim.EncodeReply(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeReply(b, req)
+	got, err := resim.DecodeReply(b, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,8 @@ func TestAnswerDocumentRoundTrip(t *testing.T) {
 		t.Errorf("tick %d kind %s, want 3 command", ex.FirstTick, ex.Kind)
 	}
 	// An answer for another window is refused.
-	other, _ := RequestFromWire(0, 9, []int32{1}, FlatHashes(hr)[:9*2])
-	if _, err := DecodeReply(b, other); err == nil {
+	other, _ := resim.RequestFromWire(0, 9, []int32{1}, resim.FlatHashes(hr)[:9*2])
+	if _, err := resim.DecodeReply(b, other); err == nil {
 		t.Error("an answer for 10 ticks was read against a 9-tick request")
 	}
 }
@@ -65,16 +66,16 @@ func FuzzDecodeReply(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	req, _ := RequestFromWire(0, 10, []int32{1}, FlatHashes(hr))
+	req, _ := resim.RequestFromWire(0, 10, []int32{1}, resim.FlatHashes(hr))
 	rep, err := Answer(req, side(p))
 	if err != nil {
 		f.Fatal(err)
 	}
-	b, _ := EncodeReply(rep)
+	b, _ := resim.EncodeReply(rep)
 	f.Add(b)
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rep, err := DecodeReply(b, req)
+		rep, err := resim.DecodeReply(b, req)
 		if err != nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package explain
+package resim
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ type blobDoc struct {
 // RequestFromWire is the Request the host's Server_ExplainRequest makes:
 // its window, maps and hashes (flat, tick by tick, the world first).
 func RequestFromWire(from, to uint64, maps []int32, flat []uint64) (Request, error) {
-	ids := withWorld(maps)
+	ids := WithWorld(maps)
 	if len(ids) != 1+len(maps) {
 		return Request{}, errors.New("explain: the request names the world or a map twice")
 	}
@@ -147,7 +147,7 @@ func blobs(m map[int32][]byte) []blobDoc {
 		return nil
 	}
 	out := make([]blobDoc, 0, len(m))
-	for _, id := range withWorld(keys(m)) {
+	for _, id := range WithWorld(keys(m)) {
 		if b, ok := m[id]; ok {
 			out = append(out, blobDoc{ID: id, Data: b})
 		}
