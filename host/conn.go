@@ -41,6 +41,11 @@ type conn struct {
 	// compressed with: the host's codec if the client reads it, else
 	// gzip. Set in the handshake, before admission.
 	codec snapshot.Codec
+	// explain is the explanation waiting for this client's answer, if
+	// any (explain.go): set by the explaining goroutine, filled by the
+	// reader. explainSeq numbers the requests.
+	explain    atomic.Pointer[explainWait]
+	explainSeq atomic.Uint32
 }
 
 func newConn(nc net.Conn, queue int, maxBytes int64, writeTimeout time.Duration, log *slog.Logger) *conn {

@@ -83,6 +83,9 @@ func (s *session) checkpoint() {
 	if ok {
 		s.addCheckpoint(cp)
 	}
+	if s.anyReady() { // a recorded session takes checkpoints for nobody
+		s.desync.keepCheckpoint(s.auth.Sim(), s.cfg.Desync.HashEvery)
+	}
 }
 
 // addCheckpoint records a checkpoint and compares the reports that were
@@ -190,7 +193,9 @@ func (s *session) desynced(m *member, rep *wire.ClientHashes, cp *lockstep.Check
 		"maps", differ, "world_differs", worldDiffers, "repair", repair, "count", count, "reference", ref)
 	report := s.report(m, rep, cp, differ, repair)
 	report.Reference = ref
-	s.desync.writeReport(report)
+	if drop || !s.startExplain(m, rep.Tick, differ, report, now) {
+		s.desync.writeReport(report)
+	}
 	ev := &wire.ServerDesync{PlayerID: m.id, Name: m.name, Tick: rep.Tick, Maps: differ, World: worldDiffers}
 	rec := DesyncRecord{At: now, Player: m.id, Name: m.name, Event: DesyncDetected, Tick: rep.Tick, Maps: differ, Reference: ref}
 	if drop {

@@ -27,13 +27,16 @@ type desyncTracker struct {
 
 	checkpointer *lockstep.Checkpointer // hashes clones off the session goroutine, reusing unchanged maps' hashes
 	cps          chan lockstep.Checkpoint
-	ring         *lockstep.HashRing // checkpoints of the last HashWindow ticks
-	pending      []hashReq          // reports for a checkpoint still being hashed
-	recent       []lockstep.Command // commands of the last HashWindow ticks from recentHead on, for desync reports
-	recentHead   int                // where the live part of recent starts; before it, commands past the window
-	partNames    []string           // the simulation's map part names, if it has parts
-	mapChecks    map[int32]mapCheck // the last hash comparison of each map
-	reports      sync.WaitGroup     // desync reports being written
+	ring         *lockstep.HashRing     // checkpoints of the last HashWindow ticks
+	pending      []hashReq              // reports for a checkpoint still being hashed
+	recent       []lockstep.Command     // commands of the last HashWindow ticks from recentHead on, for desync reports
+	recentHead   int                    // where the live part of recent starts; before it, commands past the window
+	partNames    []string               // the simulation's map part names, if it has parts
+	mapChecks    map[int32]mapCheck     // the last hash comparison of each map
+	reports      sync.WaitGroup         // desync reports being written, and explanations being worked out
+	kept         [explainKeep]keptState // copies of the state at the last checkpoints (explain.go)
+	keptNext     int
+	explaining   int // explanations under way
 }
 
 func newDesyncTracker(cfg Config, sim lockstep.Sim) *desyncTracker {
@@ -137,6 +140,20 @@ func (d *desyncTracker) noteChecks(rep *wire.ClientHashes, differ []int32) {
 		}
 		d.mapChecks[rm.MapID] = c
 	}
+}
+
+// writeReportNow writes a desync report on the calling goroutine (not the
+// session's).
+func (d *desyncTracker) writeReportNow(r *desync.Report) {
+	if d.dir == "" {
+		return
+	}
+	path, err := desync.Write(d.dir, r)
+	if err != nil {
+		d.log.Error("write desync report", "err", err)
+		return
+	}
+	d.log.Info("desync report written", "path", path)
 }
 
 // writeReport writes a desync report off the session goroutine.

@@ -101,7 +101,13 @@
 // its tick (a join point being prepared, an autosave being written, a
 // repair's world hash once known), a channel (checkpoints being hashed),
 // or a call on its calls channel (a held-world rejoin's replay, whose
-// join request the session keeps, unanswered, until it comes).
+// join request the session keeps, unanswered, until it comes; a desync's
+// explanation, explain.go). An explanation's goroutine owns the copies
+// of the state it was handed (the session keeps copies at its last
+// checkpoints and never changes one) and the report it writes; the
+// player's answer comes into a bounded buffer (explainWait) that the
+// explanation publishes on the player's conn and the reader alone fills,
+// under the buffer's lock, never through the session goroutine.
 //
 // Where the two kinds of host differ, the session asks its mode
 // (mode.go): simulating, for a host that runs the game, or the relay

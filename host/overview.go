@@ -182,6 +182,9 @@ const (
 	DesyncDetected = "detected"
 	DesyncRepaired = "repaired"
 	DesyncDropped  = "dropped"
+	// DesyncExplained: the host worked out where the desync began
+	// (DesyncRecord.Explanation).
+	DesyncExplained = "explained"
 )
 
 // DesyncRecord is one desync event.
@@ -200,6 +203,11 @@ type DesyncRecord struct {
 	// only): desync.ReferenceHost, desync.ReferenceArbiter or a relay
 	// session's majority of players (desync.ReferenceMajority).
 	Reference string
+	// Explanation is the explanation's summary (explained only):
+	// desync.Explanation.Summary. Explain is the time from detection to
+	// the explanation stored.
+	Explanation string
+	Explain     time.Duration
 }
 
 // SaveRecord is one save attempt.

@@ -677,7 +677,7 @@ func (p *peer) pastFinish() bool {
 func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 	cfg := p.srv.cfg
 	_ = p.nc.SetReadDeadline(time.Now().Add(p.srv.pending.Timeout(cfg.Timeouts.Handshake)))
-	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
+	rtt, err := p.syncClock(func(pkt wire.Packet) error { return p.playing(pkt, m) }, wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced, wire.IDClientExplainReply)
 	if err != nil {
 		return err
 	}
@@ -702,7 +702,7 @@ func (p *peer) settle(m *member, pl *snapshot.Payload) error {
 // connection ends.
 func (p *peer) play(m *member) error {
 	for {
-		pkt, err := p.read(wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced)
+		pkt, err := p.read(wire.IDClientCommand, wire.IDClientTickAck, wire.IDClientHashes, wire.IDClientResynced, wire.IDClientExplainReply)
 		if err != nil {
 			return err
 		}
@@ -725,6 +725,15 @@ func (p *peer) playing(pkt wire.Packet, m *member) error {
 		return p.command(pkt, m.spectator)
 	case *wire.ClientHashes:
 		return p.hashes(pkt)
+	case *wire.ClientExplainReply:
+		// Straight into the waiting explanation's bounded buffer, never
+		// through the session goroutine (explain.go).
+		if w := p.conn.explain.Load(); w != nil && w.q == pkt.Request {
+			if err := w.add(pkt); err != nil {
+				return refuse(wire.ReasonBadPacket, "%v", err)
+			}
+		}
+		return nil
 	case *wire.ClientResynced:
 		select {
 		case p.srv.sess.hashes <- hashReq{id: p.id, conn: p.conn, resynced: pkt}:

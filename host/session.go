@@ -46,7 +46,8 @@ type member struct {
 	point           *joinPoint   // the join point it is being sent, until WorldReady
 	good            heldCheck    // the last hash report accepted (checked: there is one)
 	checked         bool
-	heldRun         int // held-world rejoins in a row without WorldReady, this one included (heldrejoin.go)
+	explaining      bool // its last desync is being explained (explain.go)
+	heldRun         int  // held-world rejoins in a row without WorldReady, this one included (heldrejoin.go)
 }
 
 type joinReq struct {

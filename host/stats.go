@@ -55,6 +55,11 @@ type Stats struct {
 	// matching hashes.
 	ResyncBytes, LastResyncBytes uint64
 	LastRepair                   time.Duration
+	// Explained counts desyncs the host explained (the first differing
+	// tick worked out with the player's answer); LastExplain is the last
+	// one's time from detection to the explanation stored.
+	Explained   int
+	LastExplain time.Duration
 	// BytesSent counts bytes written to every connection; Commands the
 	// commands the session accepted from players, CommandsRefused those
 	// it refused.

@@ -100,9 +100,7 @@ func (s *Session) uploadWorld(ctx context.Context, start time.Time, req *wire.Se
 		return err
 	}
 	f.OnStep(s.stepped)
-	if s.cfg.OnApply != nil {
-		f.OnApply(s.cfg.OnApply)
-	}
+	f.OnApply(s.applied)
 	f.Grant(sim.Tick())
 	s.follower = f
 	for _, t := range ticks {

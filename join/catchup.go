@@ -65,9 +65,7 @@ func (s *Session) follow(w *loaded) error {
 		return protoErr("queued commands: %w", err)
 	}
 	f.OnStep(s.stepped)
-	if s.cfg.OnApply != nil {
-		f.OnApply(s.cfg.OnApply)
-	}
+	f.OnApply(s.applied)
 	f.Grant(w.header.Granted)
 	s.follower = f
 	for _, t := range w.ticks {

@@ -122,7 +122,7 @@ func (s *Session) takeReplay(p *wire.ServerSession) error {
 func (s *Session) catchUpHeld(ctx context.Context, start time.Time) error {
 	f := s.cfg.held.follower
 	f.OnStep(s.stepped)
-	f.OnApply(s.cfg.OnApply)
+	f.OnApply(s.applied)
 	s.follower = f
 	s.timings.SnapshotTick = f.Sim().Tick()
 	ph := s.afterHandshake("unexpected %s while catching up", map[wire.ID]handler{

@@ -23,6 +23,8 @@ func (s *Session) playPhase() *phase {
 		wire.IDServerTick:      on(s.applyTick),
 		wire.IDServerResync:    on(s.startResync),
 		wire.IDServerWorldData: on(s.resyncData),
+		// A desync's explanation (explain.go).
+		wire.IDServerExplainRequest: on(s.explainRequested),
 		// Relay mode: the host's requests of its arbiter (arbiter.go).
 		wire.IDServerUploadRequest: on(s.uploadRequested),
 		wire.IDServerUploadResult:  on(s.uploadResult),

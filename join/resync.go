@@ -44,6 +44,7 @@ type resyncRecv struct {
 // stepped runs after every simulated tick: the checkpoint hashes, once the
 // session is live.
 func (s *Session) stepped(sim lockstep.Sim) {
+	s.traceStep(sim)
 	if s.cfg.OnStep != nil {
 		s.cfg.OnStep(sim)
 	}
@@ -68,6 +69,7 @@ func (s *Session) stepped(sim lockstep.Sim) {
 	if cp, ok := cpr.Take(sim); ok {
 		s.outHashes = append(s.outHashes, hashReport(cp))
 	}
+	s.keepCheckpoint(sim)
 }
 
 func hashReport(cp lockstep.Checkpoint) *wire.ClientHashes {

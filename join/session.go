@@ -91,6 +91,7 @@ type Session struct {
 	replayTo     uint64             // a held-world rejoin catches up to this grant
 	replay       []*wire.ServerTick // the ticks it missed, from Server_Session
 	sections     *sectionMaker      // the regenerable sections being made, or nil (sections.go)
+	explain      *explainLog        // what it keeps to explain a desync, or nil (explain.go)
 }
 
 // Info is what the host said about the session during the handshake.

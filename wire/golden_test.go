@@ -64,6 +64,9 @@ func goldenPackets() []Packet {
 		&ServerUploadResult{Request: 1, Result: UploadAccepted},
 		&ClientContentGet{Hash: contentHash(), Offset: 4},
 		&ServerContent{Hash: contentHash(), Offset: 4, Total: 7, Length: 3, Data: []byte("fs/")},
+		&ClientExplainReply{Request: 1, Offset: 0, Total: 3, Data: []byte{0xaa, 0xbb, 0xcc}},
+		&ServerExplainRequest{Request: 1, From: 600, To: 602, Maps: []int32{1},
+			Hashes: []uint64{0x11, 0x22, 0x33, 0x44}, Limit: 1 << 20},
 	}
 }
 

@@ -12,38 +12,40 @@ type ID uint8
 // registered once, with its name, direction and body, in the registry
 // table (registry.go).
 const (
-	IDClientProtocol   ID = 0
-	IDClientDefs       ID = 1
-	IDClientUsername   ID = 2
-	IDClientWorldReady ID = 3
-	IDClientCommand    ID = 4
-	IDClientClock      ID = 5
-	IDClientAck        ID = 6
-	IDClientTickAck    ID = 7
-	IDClientKeepalive  ID = 8
-	IDClientHashes     ID = 9
-	IDClientResynced   ID = 10
-	IDClientLeave      ID = 11
-	IDClientChat       ID = 12
-	IDClientUpload     ID = 13
-	IDClientContentGet ID = 14
+	IDClientProtocol     ID = 0
+	IDClientDefs         ID = 1
+	IDClientUsername     ID = 2
+	IDClientWorldReady   ID = 3
+	IDClientCommand      ID = 4
+	IDClientClock        ID = 5
+	IDClientAck          ID = 6
+	IDClientTickAck      ID = 7
+	IDClientKeepalive    ID = 8
+	IDClientHashes       ID = 9
+	IDClientResynced     ID = 10
+	IDClientLeave        ID = 11
+	IDClientChat         ID = 12
+	IDClientUpload       ID = 13
+	IDClientContentGet   ID = 14
+	IDClientExplainReply ID = 15
 
-	IDServerModList       ID = 16
-	IDServerDefsOK        ID = 17
-	IDServerWorldData     ID = 18
-	IDServerPlayerList    ID = 19
-	IDServerDisconnect    ID = 20
-	IDServerNotice        ID = 21
-	IDServerTick          ID = 22
-	IDServerClock         ID = 23
-	IDServerKeepalive     ID = 24
-	IDServerSession       ID = 25
-	IDServerResync        ID = 26
-	IDServerDesync        ID = 27
-	IDServerChat          ID = 28
-	IDServerUploadRequest ID = 29
-	IDServerUploadResult  ID = 30
-	IDServerContent       ID = 31
+	IDServerModList        ID = 16
+	IDServerDefsOK         ID = 17
+	IDServerWorldData      ID = 18
+	IDServerPlayerList     ID = 19
+	IDServerDisconnect     ID = 20
+	IDServerNotice         ID = 21
+	IDServerTick           ID = 22
+	IDServerClock          ID = 23
+	IDServerKeepalive      ID = 24
+	IDServerSession        ID = 25
+	IDServerResync         ID = 26
+	IDServerDesync         ID = 27
+	IDServerChat           ID = 28
+	IDServerUploadRequest  ID = 29
+	IDServerUploadResult   ID = 30
+	IDServerContent        ID = 31
+	IDServerExplainRequest ID = 32
 )
 
 // String returns the packet's protocol name.

@@ -52,6 +52,7 @@ var registry = [...]entry{
 	{IDClientChat, "Client_Chat", ClientToHost, func() Packet { return new(ClientChat) }},
 	{IDClientUpload, "Client_Upload", ClientToHost, func() Packet { return new(ClientUpload) }},
 	{IDClientContentGet, "Client_ContentGet", ClientToHost, func() Packet { return new(ClientContentGet) }},
+	{IDClientExplainReply, "Client_ExplainReply", ClientToHost, func() Packet { return new(ClientExplainReply) }},
 
 	{IDServerModList, "Server_ModList", HostToClient, func() Packet { return new(ServerModList) }},
 	{IDServerDefsOK, "Server_DefsOK", HostToClient, func() Packet { return new(ServerDefsOK) }},
@@ -69,6 +70,7 @@ var registry = [...]entry{
 	{IDServerUploadRequest, "Server_UploadRequest", HostToClient, func() Packet { return new(ServerUploadRequest) }},
 	{IDServerUploadResult, "Server_UploadResult", HostToClient, func() Packet { return new(ServerUploadResult) }},
 	{IDServerContent, "Server_Content", HostToClient, func() Packet { return new(ServerContent) }},
+	{IDServerExplainRequest, "Server_ExplainRequest", HostToClient, func() Packet { return new(ServerExplainRequest) }},
 }
 
 // byID indexes the registry by packet ID.

@@ -46,6 +46,9 @@ func samplePackets() []Packet {
 		&ServerResync{Tick: 1260, Full: true},
 		&ServerDesync{State: DesyncRepaired, PlayerID: 3, Name: "Bob", Tick: 600, Maps: []int32{2}, World: true, RepairMs: 850},
 		&ClientWorldReady{Tick: 123456789, WorldHash: 0xffffffffffffffff},
+		&ServerExplainRequest{Request: 2, From: 540, To: 600, Maps: []int32{0, 2}, Hashes: make([]uint64, 60*3), Limit: MaxExplainReply},
+		&ClientExplainReply{Request: 2, Offset: 4096, Total: 9000, Data: bytes.Repeat([]byte{0xcd}, 300)},
+		&ClientExplainReply{Request: 3, Error: "no copy of the state at tick 540"},
 		&ClientCommand{MapID: -1, Kind: 0xff00, Payload: []byte{9, 8, 7}},
 		&ServerModList{GameVersion: "1.5.4104", Mods: []string{"ludeon.rimworld", "some.mod"}, PasswordChallenge: []byte("nonce-123")},
 		&ServerDefsOK{GameName: "Colony", PlayerID: 42},
@@ -286,7 +289,7 @@ func TestTrailingBytesRejected(t *testing.T) {
 
 func TestUnknownPacket(t *testing.T) {
 	body := MustMarshal(&ClientProtocol{Protocol: 1})[5:]
-	for _, id := range []ID{15, 32, 255} {
+	for _, id := range []ID{33, 255} {
 		if _, err := Decode(id, body); !errors.Is(err, ErrUnknownPacket) {
 			t.Errorf("Decode(%d): %v, want ErrUnknownPacket", id, err)
 		}
@@ -591,7 +594,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("New(%s) returned the same packet twice", s)
 		}
 	}
-	for _, id := range []ID{15, 32, 99, 255} {
+	for _, id := range []ID{33, 99, 255} {
 		if got := id.String(); got != fmt.Sprintf("packet(%d)", id) {
 			t.Errorf("ID(%d).String() = %q", id, got)
 		}

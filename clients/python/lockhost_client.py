@@ -61,6 +61,9 @@ SILENCE_LIMIT = 30.0
 PASSWORD_DOMAIN = b"lockhost session password v1\x00"  # section 6.3
 ARBITER_DOMAIN = b"lockhost arbiter secret v1\x00"  # section 14.2
 DEFAULT_UPLOAD_LIMIT = 1 << 30  # section 3
+MAX_EXPLAIN_TICKS = 1024  # section 3
+MAX_EXPLAIN_MAPS = 16
+MAX_EXPLAIN_CHUNK = 64 << 10
 
 # ---------------------------------------------------------------- XXH64
 
@@ -245,6 +248,9 @@ PACKETS = {
                               d=("data", BIN(MAX_CHUNK_DATA)))),
     # Section 17.4: content sync over the session connection.
     14: ("Client_ContentGet", MAP(h=("hash", BIN(CONTENT_HASH_SIZE)), o=("offset", U(64)))),
+    # Section 10.1: explaining a desync.
+    15: ("Client_ExplainReply", MAP(q=("request", U(32)), o=("offset", U(64)), t=("total", U(64)),
+                                    d=("data", BIN(MAX_EXPLAIN_CHUNK)), e=("error", STR(MAX_TEXT_BYTES)))),
     16: ("Server_ModList", MAP(
         v=("gameVersion", STR(MAX_GAME_STRING_BYTES)), m=("mods", ARR(STR(MAX_MOD_ID_BYTES), MAX_MODS)),
         c=("passwordChallenge", BIN(MAX_PROOF_BYTES)), d=("databases", ARR(DATABASE, MAX_DATABASES)),
@@ -283,6 +289,10 @@ PACKETS = {
     30: ("Server_UploadResult", MAP(q=("request", U(32)), r=("result", U(8)), m=("message", STR(MAX_TEXT_BYTES)))),
     31: ("Server_Content", MAP(h=("hash", BIN(CONTENT_HASH_SIZE)), o=("offset", U(64)), t=("total", U(64)),
                                n=("length", U(32)), z=("coding", U(8)), d=("data", BIN(MAX_CHUNK_DATA)))),
+    32: ("Server_ExplainRequest", MAP(q=("request", U(32)), f=("from", U(64)), t=("to", U(64)),
+                                      m=("maps", ARR(I(32), MAX_EXPLAIN_MAPS)),
+                                      h=("hashes", ARR(U(64), MAX_EXPLAIN_TICKS * (1 + MAX_EXPLAIN_MAPS))),
+                                      l=("limit", U(64)))),
 }
 IDS = {name: pid for pid, (name, _) in PACKETS.items()}
 

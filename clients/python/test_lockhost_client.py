@@ -199,7 +199,7 @@ class DecoderTest(unittest.TestCase):
             "chat over 256 bytes": (28, b"\x81\xa1\x74\xda\x01\x01" + b"x" * 257, "257 bytes, allowed 0 to 256"),
             "a str longer than its frame": (28, b"\x81\xa1\x74\xdb\x7f\xff\xff\xff" + b"x" * 8, "does not decode"),
             "token of 15 bytes": (25, b"\x81\xa1\x6b\xc4\x0f" + b"\0" * 15, "exactly 16"),
-            "unknown packet": (15, b"\x80", "unknown packet ID"),
+            "unknown packet": (33, b"\x80", "unknown packet ID"),
         }
         for what, (pid, body, want) in cases.items():
             with self.subTest(what):

@@ -8,38 +8,12 @@ import (
 
 	"github.com/lockhost/lockhost/desync"
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/resim"
 )
 
 // DefaultMaxDifferences is how many differences an Explanation lists when
 // Input.MaxDifferences is 0.
 const DefaultMaxDifferences = 64
-
-// Side is one machine's account of the window.
-type Side struct {
-	// Start returns a fresh copy of the machine's state at the window's
-	// first tick (Input.From), one Explain may step and command; Explain
-	// calls it more than once. A Clone kept at every checkpoint does, but
-	// costs a copy of the world every interval (the default colony world:
-	// about 18 µs a copy, some 4% of the 60 steps between two
-	// checkpoints). Cheaper and as good: the hashes matched at
-	// From, so the player's state there is the host's, and the player can
-	// start from the host's encoding of it, decoded by the player's own
-	// code; the host gets its own by re-simulating from its join point.
-	Start func() (lockstep.Sim, error)
-	// Commands are the commands the machine applied at ticks From..To-1,
-	// in the order it applied them (a command applied twice appears
-	// twice).
-	Commands []lockstep.Command
-	// Live is the machine's live trace of ticks From..To-1
-	// (lockstep.TraceLog.Since). The player's is what tells a live run
-	// apart from its re-simulation; the host's may be nil: its
-	// re-simulation stands in for it.
-	Live []lockstep.TickTrace
-	// End is the machine's live state at To (the clone taken at that
-	// checkpoint), only read; optional. When the divergence shows in
-	// neither the re-simulation nor the trace, the two ends are diffed.
-	End lockstep.Sim
-}
 
 // Input is a desync to explain.
 type Input struct {
@@ -70,7 +44,7 @@ type Input struct {
 // one process.
 func Explain(in Input) (*desync.Explanation, error) {
 	if in.Host.Start == nil || in.Player.Start == nil {
-		return nil, errNoStart
+		return nil, resim.ErrNoStart
 	}
 	hr, err := HostRun(in)
 	if err != nil {
@@ -87,9 +61,9 @@ func Explain(in Input) (*desync.Explanation, error) {
 // to the player in a Request and to Combine with the player's Reply.
 func HostRun(in Input) (*Run, error) {
 	if in.Host.Start == nil {
-		return nil, errNoStart
+		return nil, resim.ErrNoStart
 	}
-	hr, err := resim(in.Host, in.From, in.To, in.Maps)
+	hr, err := resim.RunSide(in.Host, in.From, in.To, in.Maps)
 	if err != nil {
 		return nil, fmt.Errorf("host's side: %w", err)
 	}
@@ -100,22 +74,14 @@ func HostRun(in Input) (*Run, error) {
 // window (in.Host; in.Player is not used), its re-simulation host
 // (HostRun) and the player's Reply to a Request made of them.
 func Combine(in Input, host *Run, rep *Reply) (*desync.Explanation, error) {
-	if rep == nil || rep.Run == nil || !sameShape(host, rep.Run) {
+	if rep == nil || rep.Run == nil || !resim.SameShape(host, rep.Run) {
 		return nil, errors.New("explain: the player's reply does not cover the host's window")
 	}
 	if in.Differ == nil {
-		in.Differ = host.differ
+		in.Differ = host.Differ
 	}
 	ex := &explainer{in: in, hr: host, pr: rep.Run, rep: rep}
 	return ex.explain()
-}
-
-func resim(s Side, from, to uint64, maps []int32) (*Run, error) {
-	sim, err := s.Start()
-	if err != nil {
-		return nil, err
-	}
-	return Resimulate(sim, s.Commands, from, to, maps)
 }
 
 // explainer holds the two re-simulations while an Explanation is made.
@@ -129,7 +95,7 @@ type explainer struct {
 func (ex *explainer) explain() (*desync.Explanation, error) {
 	in := ex.in
 	ex.out = desync.Explanation{From: in.From, Differences: []desync.Difference{}}
-	simTick, simIDs, simOK := firstHashDiff(ex.hr, ex.pr)
+	simTick, simIDs, simOK := resim.FirstHashDiff(ex.hr, ex.pr)
 	cmdTick, cmdOK := firstCommandDiff(in.Host.Commands, ex.rep.Commands)
 	hostLive := in.Host.Live
 	if hostLive == nil {
@@ -207,7 +173,7 @@ func (ex *explainer) stateDiffs(tick uint64, ids []int32) error {
 	if err != nil {
 		return err
 	}
-	host, err := StateAt(sim, ex.in.Host.Commands, tick, ids)
+	host, err := resim.StateAt(sim, ex.in.Host.Commands, tick, ids)
 	if err != nil {
 		return err
 	}
@@ -239,8 +205,8 @@ func (ex *explainer) endDiffs() error {
 	if h == nil || ps == nil {
 		return nil
 	}
-	ids := withWorld(ex.in.Maps)
-	hs, err := encode(h, ids)
+	ids := resim.WithWorld(ex.in.Maps)
+	hs, err := resim.Encode(h, ids)
 	if err != nil {
 		return err
 	}

@@ -39,201 +39,70 @@
 // player's must run the player's code. HostRun and Combine are the
 // host's halves, Answer the player's (a Request goes to the player, a
 // Reply comes back); Explain puts them together in one process (as the
-// tests do, where the "player" is a world with a planted fault).
+// tests do, where the "player" is a world with a planted fault). The
+// player's half, and the runs, requests and replies both halves share,
+// are package resim's, which links nothing of the host's: Run, Side,
+// Request, Reply and Answer here are its.
 //
-// # In a session (not wired yet)
+// # In a session
 //
-// Always on, each player keeps a lockstep.TraceLog (its trace and the
-// commands it applied, a few checkpoint intervals long); nothing else.
-// When a checkpoint To differs and the last matching one was From, the
-// host, off its session goroutine:
+// Always on, each player whose game can copy itself keeps a
+// lockstep.TraceLog (its trace and the commands it applied, two
+// checkpoint intervals long) and a copy of its state at its last three
+// checkpoints (package join); the host keeps copies at its own last four
+// checkpoints (package host). When a checkpoint To differs and the last
+// one at which the player matched was From, the host, off its session
+// goroutine:
 //
-//  1. gets its state at From (re-simulated from its join point with its
-//     command queues, or a Clone kept at the checkpoint) and re-simulates
-//     From..To with its commands (HostRun);
-//  2. sends the player a request: From, To, the differing maps, its
-//     per-tick hashes and trace hashes, and its encoding of the world at
-//     From (the hashes matched there, so it is the player's state too);
-//  3. the player, off its own simulation's goroutine (Answer), decodes
-//     that with its own code, re-simulates with its logged commands,
-//     finds the first tick whose hashes differ from the host's (T) and
-//     answers: its per-tick hashes, its live trace records and applied
-//     commands of the window, its encoding at T of the maps that differ
-//     there, and, for a divergence the re-simulation does not show, its
-//     differing maps as they stand at the repair's hold point, taken
-//     before the repair is swapped in (the host's End is its state at
-//     the same point);
-//  4. the host compares and diffs (Combine), and puts the Explanation
-//     into the desync report, the status page and a second desync notice.
+//  1. re-simulates From..To from its copy at From with its commands
+//     (HostRun);
+//  2. sends the player a Server_ExplainRequest: From, To, the differing
+//     maps and its per-tick hashes (RequestFromWire on the player's
+//     side, FlatHashes on the host's);
+//  3. the player, off its own simulation's goroutine (Answer),
+//     re-simulates from its own copy at From with its own code and
+//     logged commands, finds the first tick whose hashes differ from the
+//     host's (T) and answers in Client_ExplainReply chunks with the
+//     answer document (EncodeReply): its per-tick hashes and trace, its
+//     live trace records and applied commands of the window, its
+//     encoding at T of the maps that differ there, and its encodings at
+//     To from its copy there (End);
+//  4. the host reads the answer against its request (DecodeReply),
+//     compares and diffs (Combine), and puts the Explanation into the
+//     desync report, the status page and a notice.
+//
+// The wire form is docs/protocol.md section 10.1. The player starts from
+// its own copy rather than from the host's encoding of the state at From
+// (which would spare it the copy at every checkpoint but cost a world's
+// worth of bytes on the wire per explanation).
 package explain
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"hash/fnv"
 
 	"github.com/lockhost/lockhost/lockstep"
+	"github.com/lockhost/lockhost/resim"
 )
 
-// Run is one side's re-simulation of the window From..To.
-type Run struct {
-	From, To uint64
-	// IDs are the maps hashed, lockstep.WorldScope first for the
-	// world-level state.
-	IDs []int32
-	// Hashes holds, per tick From..To-1, the hashes of IDs after the
-	// tick: MapHash for a map, a hash of MarshalWorld for WorldScope.
-	Hashes [][]uint64
-	// Trace is the re-simulation's own trace, per tick From..To-1.
-	Trace []lockstep.TickTrace
+// The parts both halves share, package resim's.
+type (
+	// Run is one side's re-simulation of the window (resim.Run).
+	Run = resim.Run
+	// Side is one machine's account of the window (resim.Side).
+	Side = resim.Side
+	// Request is what the host asks of the player (resim.Request).
+	Request = resim.Request
+	// Reply is the player's side of the window (resim.Reply).
+	Reply = resim.Reply
+)
 
-	differ lockstep.StateDiffer // the simulation, if it is one
-}
+// Answer is the player's half of an explanation (resim.Answer).
+func Answer(req Request, player Side) (*Reply, error) { return resim.Answer(req, player) }
 
-// Resimulate steps sim, which stands at tick from, to tick to, applying
-// cmds (the commands one side applied in the window, in order) at their
-// ticks, and hashes the maps ids and the world-level state after every
-// tick. It consumes sim: hand it a copy. Commands of the engine's kinds
-// are traced but not applied; a command the simulation refuses is
-// skipped, as it was in the live run.
+// Resimulate re-simulates a window (resim.Resimulate).
 func Resimulate(sim lockstep.Sim, cmds []lockstep.Command, from, to uint64, ids []int32) (*Run, error) {
-	if sim.Tick() != from {
-		return nil, fmt.Errorf("explain: the state to re-simulate is at tick %d, the window starts at %d", sim.Tick(), from)
-	}
-	if to < from {
-		return nil, fmt.Errorf("explain: window %d..%d", from, to)
-	}
-	run := &Run{From: from, To: to, IDs: withWorld(ids)}
-	run.differ, _ = sim.(lockstep.StateDiffer)
-	log := lockstep.NewTraceLog(int(to - from))
-	err := replay(sim, cmds, to, log, func(s lockstep.Sim) error {
-		h, err := hashes(s, run.IDs)
-		run.Hashes = append(run.Hashes, h)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	run.Trace = log.Since(from)
-	return run, nil
-}
-
-// StateAt steps sim (at the window's first tick) through tick, applying
-// cmds as Resimulate does, and returns the encodings of the maps ids and,
-// for lockstep.WorldScope, of the world-level state, right after tick.
-// It consumes sim.
-func StateAt(sim lockstep.Sim, cmds []lockstep.Command, tick uint64, ids []int32) (map[int32][]byte, error) {
-	if sim.Tick() > tick {
-		return nil, fmt.Errorf("explain: the state is at tick %d, past tick %d", sim.Tick(), tick)
-	}
-	if err := replay(sim, cmds, tick+1, nil, nil); err != nil {
-		return nil, err
-	}
-	return encode(sim, ids)
-}
-
-// replay runs sim to tick to, applying cmds at their ticks; after each
-// step it feeds log (if any) and calls after (if any).
-func replay(sim lockstep.Sim, cmds []lockstep.Command, to uint64, log *lockstep.TraceLog, after func(lockstep.Sim) error) error {
-	i := 0
-	for i < len(cmds) && cmds[i].Tick < sim.Tick() {
-		i++
-	}
-	for sim.Tick() < to {
-		t := sim.Tick()
-		for ; i < len(cmds) && cmds[i].Tick == t; i++ {
-			c := cmds[i]
-			if c.Kind < lockstep.KindReserved {
-				if sim.Apply(c) != nil {
-					continue // refused in the live run too: not traced there
-				}
-			}
-			if log != nil {
-				log.Applied(c)
-			}
-		}
-		if i < len(cmds) && cmds[i].Tick < t {
-			return fmt.Errorf("explain: command for tick %d after tick %d's", cmds[i].Tick, t)
-		}
-		sim.Step()
-		if log != nil {
-			log.Stepped(sim)
-		}
-		if after != nil {
-			if err := after(sim); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// withWorld is ids with lockstep.WorldScope first, once.
-func withWorld(ids []int32) []int32 {
-	out := []int32{lockstep.WorldScope}
-	for _, id := range ids {
-		if id != lockstep.WorldScope {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-func hashes(sim lockstep.Sim, ids []int32) ([]uint64, error) {
-	out := make([]uint64, len(ids))
-	for k, id := range ids {
-		if id == lockstep.WorldScope {
-			b, err := sim.MarshalWorld()
-			if err != nil {
-				return nil, err
-			}
-			h := fnv.New64a()
-			_, _ = h.Write(b)
-			out[k] = h.Sum64()
-			continue
-		}
-		h, ok := sim.MapHash(id)
-		if !ok {
-			return nil, fmt.Errorf("explain: no map %d", id)
-		}
-		out[k] = h
-	}
-	return out, nil
-}
-
-func encode(sim lockstep.Sim, ids []int32) (map[int32][]byte, error) {
-	out := make(map[int32][]byte, len(ids))
-	for _, id := range ids {
-		var b []byte
-		var err error
-		if id == lockstep.WorldScope {
-			b, err = sim.MarshalWorld()
-		} else {
-			b, err = sim.MarshalMap(id)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("explain: encode map %d: %w", id, err)
-		}
-		out[id] = b
-	}
-	return out, nil
-}
-
-// firstHashDiff is the first tick at which the two runs' hashes differ,
-// with the IDs that differ there.
-func firstHashDiff(a, b *Run) (tick uint64, ids []int32, ok bool) {
-	for k := range min(len(a.Hashes), len(b.Hashes)) {
-		for j, id := range a.IDs {
-			if a.Hashes[k][j] != b.Hashes[k][j] {
-				ids = append(ids, id)
-			}
-		}
-		if len(ids) > 0 {
-			return a.From + uint64(k), ids, true
-		}
-	}
-	return 0, nil, false
+	return resim.Resimulate(sim, cmds, from, to, ids)
 }
 
 // firstTraceDiff is the first tick at which two traces of the same ticks
@@ -250,7 +119,7 @@ func firstTraceDiff(a, b []lockstep.TickTrace, ids []int32) (tick uint64, diff [
 		if o == nil {
 			continue
 		}
-		for _, id := range withWorld(ids) {
+		for _, id := range resim.WithWorld(ids) {
 			x, _ := a[i].Map(id)
 			y, _ := o.Map(id)
 			if !bytes.Equal(x, y) {
@@ -264,5 +133,10 @@ func firstTraceDiff(a, b []lockstep.TickTrace, ids []int32) (tick uint64, diff [
 	return 0, nil, false
 }
 
-// errNoStart is a Side without a way to copy its starting state.
-var errNoStart = errors.New("explain: a side has no starting state")
+// blobHash is a hash of an encoding, to name a map whose encodings differ
+// when the game cannot say how.
+func blobHash(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
+}

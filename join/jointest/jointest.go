@@ -22,6 +22,9 @@ type Options struct {
 	// them, as a client that never reports (the host then cannot detect
 	// its desyncs).
 	NoHashReports bool
+	// SilentExplain leaves the host's Server_ExplainRequest unanswered,
+	// as a slow or hostile player would.
+	SilentExplain bool
 	// SectionHashSkew, if not 0, is added to the hash of every section
 	// named in Client_Username as made: the host must then send those
 	// maps whole.

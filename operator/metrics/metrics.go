@@ -79,7 +79,7 @@ func New() *Host {
 		}),
 		desyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockhost_desync_events_total",
-			Help: "Desync events by kind: detected, repaired, dropped.",
+			Help: "Desync events by kind: detected, repaired, dropped, explained (the host worked out where it began).",
 		}, []string{"event"}),
 		repairTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "lockhost_desync_repair_duration_seconds",
@@ -109,7 +109,7 @@ func New() *Host {
 	for _, p := range host.JoinPhases {
 		h.phaseTime.WithLabelValues(p)
 	}
-	for _, e := range []string{host.DesyncDetected, host.DesyncRepaired, host.DesyncDropped} {
+	for _, e := range []string{host.DesyncDetected, host.DesyncRepaired, host.DesyncDropped, host.DesyncExplained} {
 		h.desyncs.WithLabelValues(e)
 	}
 	return h

@@ -188,6 +188,9 @@ type desyncJSON struct {
 	// Reference says whose hashes a detected desync differed from:
 	// "host", "arbiter" or "majority k of n players".
 	Reference string `json:"reference,omitempty"`
+	// Explanation is where the desync began and what differed
+	// (explained only): "tick 250: map 0 / pawn 615 / x: 12 vs 13".
+	Explanation string `json:"explanation,omitempty"`
 }
 
 // chatJSON is one chat line; a line of the host's own has an empty name
@@ -353,7 +356,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 			maps = []int32{}
 		}
 		v.Desyncs = append(v.Desyncs, desyncJSON{At: stamp(d.At), Player: d.Player, Name: d.Name, Event: d.Event,
-			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair), Reference: d.Reference})
+			Tick: d.Tick, Maps: maps, RepairMs: ms(d.Repair), Reference: d.Reference, Explanation: d.Explanation})
 	}
 	for _, c := range o.Chat {
 		v.Chat = append(v.Chat, chatJSON{At: stamp(c.At), Player: c.PlayerID, Name: c.Name, By: c.By, Text: c.Text})

@@ -76,6 +76,10 @@ var floors = map[string]floor{
 	// re-simulates through the lockstep interface and fills in desync's
 	// Explanation.
 	"desync/explain": domain,
+	// resim re-simulates a desync's window on one machine: the player's
+	// half of an explanation and what both halves share, without the
+	// host's desync reports, so the join tool links it.
+	"resim": domain,
 	// host/relay stands in for the game on a relay host; it links none.
 	// It and host/roster are parts of the host, in its folder but a floor
 	// below package host, which imports them.

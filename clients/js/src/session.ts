@@ -15,8 +15,8 @@ const MAX_FRAME = 1 << 20;
 const CHUNK = 256 * 1024;
 
 // Packet IDs (section 4).
-const C = { Protocol: 0, Defs: 1, Username: 2, WorldReady: 3, Command: 4, Clock: 5, Ack: 6, TickAck: 7, Keepalive: 8, Hashes: 9, Resynced: 10, Leave: 11, Chat: 12, Upload: 13 };
-const S = { ModList: 16, DefsOK: 17, WorldData: 18, PlayerList: 19, Disconnect: 20, Notice: 21, Tick: 22, Clock: 23, Keepalive: 24, Session: 25, Resync: 26, Desync: 27, Chat: 28, UploadRequest: 29, UploadResult: 30 };
+const C = { Protocol: 0, Defs: 1, Username: 2, WorldReady: 3, Command: 4, Clock: 5, Ack: 6, TickAck: 7, Keepalive: 8, Hashes: 9, Resynced: 10, Leave: 11, Chat: 12, Upload: 13, ExplainReply: 15 };
+const S = { ModList: 16, DefsOK: 17, WorldData: 18, PlayerList: 19, Disconnect: 20, Notice: 21, Tick: 22, Clock: 23, Keepalive: 24, Session: 25, Resync: 26, Desync: 27, Chat: 28, UploadRequest: 29, UploadResult: 30, ExplainRequest: 32 };
 
 export interface Player {
   id: number;
@@ -453,6 +453,10 @@ export class Session {
       case S.Resync: return this.onResync(f);
       case S.UploadRequest: return this.onUploadRequest(f);
       case S.UploadResult: return this.onUploadResult(f);
+      // Section 10.1: this client keeps no copies of its state to explain
+      // a desync with; saying so spares the host its wait.
+      case S.ExplainRequest:
+        return this.write(C.ExplainReply, { e: "this client keeps nothing to explain desyncs with", q: num(f.q) });
     }
     throw new ProtocolError(`unknown packet ${id}`);
   }

@@ -1,8 +1,7 @@
-package explain
+package resim
 
 import (
 	"errors"
-	"hash/fnv"
 	"slices"
 
 	"github.com/lockhost/lockhost/lockstep"
@@ -45,17 +44,17 @@ type Reply struct {
 // player.End, so the player runs it off its simulation's goroutine.
 func Answer(req Request, player Side) (*Reply, error) {
 	if player.Start == nil || req.Host == nil {
-		return nil, errNoStart
+		return nil, ErrNoStart
 	}
-	run, err := resim(player, req.From, req.To, req.Maps)
+	run, err := RunSide(player, req.From, req.To, req.Maps)
 	if err != nil {
 		return nil, err
 	}
-	if !sameShape(req.Host, run) {
+	if !SameShape(req.Host, run) {
 		return nil, errors.New("explain: the host's run does not cover the requested window")
 	}
 	rep := &Reply{Run: run, Commands: player.Commands, Live: player.Live}
-	if tick, ids, ok := firstHashDiff(req.Host, run); ok {
+	if tick, ids, ok := FirstHashDiff(req.Host, run); ok {
 		sim, err := player.Start()
 		if err != nil {
 			return nil, err
@@ -66,23 +65,55 @@ func Answer(req Request, player Side) (*Reply, error) {
 		rep.DiffTick = tick
 	}
 	if player.End != nil {
-		if rep.End, err = encode(player.End, withWorld(req.Maps)); err != nil {
+		if rep.End, err = Encode(player.End, WithWorld(req.Maps)); err != nil {
 			return nil, err
 		}
 	}
 	return rep, nil
 }
 
-// sameShape tells whether two runs cover the same window and IDs.
-func sameShape(a, b *Run) bool {
+// SameShape tells whether two runs cover the same window and IDs.
+func SameShape(a, b *Run) bool {
 	return a != nil && b != nil && a.From == b.From && a.To == b.To && slices.Equal(a.IDs, b.IDs) &&
 		len(a.Hashes) == len(b.Hashes)
 }
 
-// blobHash is a hash of an encoding, to name a map whose encodings differ
-// when the game cannot say how.
-func blobHash(b []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
+// Side is one machine's account of the window.
+type Side struct {
+	// Start returns a fresh copy of the machine's state at the window's
+	// first tick (Input.From), one Explain may step and command; Explain
+	// calls it more than once. A Clone kept at every checkpoint does, but
+	// costs a copy of the world every interval (the default colony world:
+	// about 18 µs a copy, some 4% of the 60 steps between two
+	// checkpoints). Cheaper and as good: the hashes matched at
+	// From, so the player's state there is the host's, and the player can
+	// start from the host's encoding of it, decoded by the player's own
+	// code; the host gets its own by re-simulating from its join point.
+	Start func() (lockstep.Sim, error)
+	// Commands are the commands the machine applied at ticks From..To-1,
+	// in the order it applied them (a command applied twice appears
+	// twice).
+	Commands []lockstep.Command
+	// Live is the machine's live trace of ticks From..To-1
+	// (lockstep.TraceLog.Since). The player's is what tells a live run
+	// apart from its re-simulation; the host's may be nil: its
+	// re-simulation stands in for it.
+	Live []lockstep.TickTrace
+	// End is the machine's live state at To (the clone taken at that
+	// checkpoint), only read; optional. When the divergence shows in
+	// neither the re-simulation nor the trace, the two ends are diffed.
+	End lockstep.Sim
+}
+
+// RunSide re-simulates the window from..to of one side: from a fresh copy
+// of its start with its commands (Resimulate).
+func RunSide(s Side, from, to uint64, maps []int32) (*Run, error) {
+	if s.Start == nil {
+		return nil, ErrNoStart
+	}
+	sim, err := s.Start()
+	if err != nil {
+		return nil, err
+	}
+	return Resimulate(sim, s.Commands, from, to, maps)
 }
