@@ -140,6 +140,8 @@ interface PendingSend {
   map: number;
   kind: number;
   payload: Uint8Array;
+  /** Written to the host; a command waits while the session (re)joins. */
+  sent: boolean;
   resolve: (t: number) => void;
   reject: (e: Error) => void;
 }
@@ -170,6 +172,8 @@ export class Session {
   gameName = "";
   /** The arbiter of a relay session: whether the host made it active. */
   activeArbiter = false;
+  /** The password puzzle's difficulty (section 6.3) this connection's handshake solved: 0 when the host set none. */
+  puzzleBits = 0;
   closed = false;
 
   private conn: Conn | null = null;
@@ -178,13 +182,13 @@ export class Session {
   private listeners = new Map<string, Set<Function>>();
   private token: Uint8Array | null = null;
   private pending = new Map<number, Command[]>();
-  private appliedAt = 0; // commands of `tick` applied (game mode)
+  private appliedAt = 0; // commands of `tick` applied (game mode): the `q` of the next one to apply
   private ready = false;
   private readyTick = 0;
   private lastAck = -1;
   private reports: { t: number; w: bigint }[] = [];
   private sends: PendingSend[] = [];
-  private chats: { text: string; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private chats: { text: string; sent: boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
   private hold: { tick: number; applied: number; why: "repair" | "upload" } | null = null;
   private repair: { full: boolean; maps: number[]; buf: Uint8Array | null; got: number; total: number; payload: Uint8Array | null } | null = null;
   private uploads: { q: number; kind: number; tick: number; applied: number; maps: number[]; limit: number }[] = [];
@@ -231,8 +235,8 @@ export class Session {
   send(kind: number, payload: Uint8Array = new Uint8Array(0), map = -1): Promise<number> {
     if (this.closed) return Promise.reject(new ConnectionError("the session is closed"));
     return new Promise((resolve, reject) => {
-      this.sends.push({ map, kind, payload, resolve, reject });
-      this.write(C.Command, { d: payload, k: kind, m: map });
+      this.sends.push({ map, kind, payload, sent: false, resolve, reject });
+      this.flushSends();
     });
   }
 
@@ -240,9 +244,25 @@ export class Session {
   chat(text: string): Promise<void> {
     if (this.closed) return Promise.reject(new ConnectionError("the session is closed"));
     return new Promise((resolve, reject) => {
-      this.chats.push({ text: text.trim(), resolve, reject });
-      this.write(C.Chat, { t: text });
+      this.chats.push({ text: text.trim(), sent: false, resolve, reject });
+      this.flushSends();
     });
+  }
+
+  /**
+   * Writes the commands and chat lines that wait: a command only once the session plays (after
+   * its Client_WorldReady), a chat line once it is admitted. Sent earlier, during a rejoin's
+   * handshake or download, the host takes either as a wrong packet (BadPacket) and drops the
+   * connection; a game's timer sends them whenever it likes, so they wait here instead.
+   */
+  private flushSends(): void {
+    if (!this.conn || this.leaving) return;
+    if (this.phase === "playing") {
+      for (const c of this.sends) if (!c.sent) ((c.sent = true), this.write(C.Command, { d: c.payload, k: c.kind, m: c.map }));
+    }
+    if (this.phase === "playing" || this.phase === "admitted") {
+      for (const c of this.chats) if (!c.sent) ((c.sent = true), this.write(C.Chat, { t: c.text }));
+    }
   }
 
   /** Leaves on purpose (section 6.5): Client_Leave, then waits up to 2 s for the host to close. */
@@ -333,7 +353,8 @@ export class Session {
       } catch (e) {
         return this.bad(new ProtocolError(`packet ${id}: ${(e as Error).message}`));
       }
-      this.chain = this.chain.then(() => this.handle(id, fields)).catch((e) => this.bad(e));
+      // A packet of a connection that is gone by its turn (a drop, a rejoin since) is not handled.
+      this.chain = this.chain.then(() => (conn === this.conn ? this.handle(id, fields) : undefined)).catch((e) => (conn === this.conn ? this.bad(e) : undefined));
     }
     this.inbuf = buf.slice(p);
     this.resetSilence();
@@ -475,9 +496,14 @@ export class Session {
       if (!arbChallenge.length) throw new LockhostError("the host sent no arbiter challenge: it is not a relay host with an arbiter secret");
       aProof = arbiterProof(this.opts.arbiterSecret, arbChallenge);
     }
+    // The puzzle (6.3): solved only for a proof to send; its nonce may be 0, and is sent then too.
     let nonce: bigint | undefined;
-    if (bits > 0 && (proof || aProof)) nonce = solvePuzzle(challenge.length ? challenge : arbChallenge, bits);
-    this.usernameFields = { p: proof, w: nonce || undefined, a: aProof };
+    this.puzzleBits = 0;
+    if (bits > 0 && (proof || aProof)) {
+      nonce = solvePuzzle(challenge.length ? challenge : arbChallenge, bits);
+      this.puzzleBits = bits;
+    }
+    this.usernameFields = { p: proof, w: nonce, a: aProof };
   }
   private usernameFields: Record<string, Value | undefined> = {};
 
@@ -504,7 +530,9 @@ export class Session {
     this.pending.clear();
     this.repair = null;
     this.uploads = [];
-    if (this.hold?.why === "upload") this.hold = null;
+    // A repair or an upload under way went with the connection: the host asks again if it must.
+    this.hold = null;
+    this.flushSends();
     if (r === 1) {
       const raw = await gunzip(bin(f.c), 4 << 20);
       if (num(f.z) !== 0) throw new ProtocolError("a replay in a codec this client did not list");
@@ -513,6 +541,7 @@ export class Session {
       for (const c of commands) {
         if (c.tick > grant) throw new ProtocolError("a replayed command past the grant");
         this.queue(c);
+        if (c.player === this.playerId && this.playerId !== 0) this.matchSend(c);
       }
       this.speed = speed;
       this.granted = Math.max(this.granted, grant);
@@ -654,6 +683,7 @@ export class Session {
     this.write(C.WorldReady, { h: hash, t: this.tick });
     this.phase = "playing";
     this.lastAck = this.tick;
+    this.flushSends();
     if (this.joinWaiter) {
       const w = this.joinWaiter;
       this.joinWaiter = null;
@@ -676,14 +706,17 @@ export class Session {
       cmds.sort((a, b) => a.seq - b.seq);
       const hold = this.hold && this.hold.tick === this.tick ? this.hold : null;
       if (game) {
-        while (cmds.length > this.appliedAt && (!hold || cmds[this.appliedAt].seq < hold.applied)) {
-          game.apply(cmds[this.appliedAt]);
-          this.appliedAt++;
+        // By `q`, not by place in the list: a held rejoin's replay (6.6) starts at the first
+        // command not applied, so the commands before it are not in the list.
+        for (const c of cmds) {
+          if (c.seq < this.appliedAt) continue;
+          if (hold && c.seq >= hold.applied) break;
+          game.apply(c);
+          this.appliedAt = c.seq + 1;
         }
       }
       if (hold) {
-        const have = game ? (this.appliedAt ? cmds[this.appliedAt - 1].seq + 1 : 0) : 0;
-        if (!game || have >= hold.applied || cmds.length === this.appliedAt) {
+        if (!game || this.appliedAt >= hold.applied || !cmds.some((c) => c.seq >= this.appliedAt)) {
           if (this.atCut()) continue;
           break;
         }
@@ -741,8 +774,11 @@ export class Session {
   }
 
   private async swapRepair(payload: Uint8Array, full: boolean, maps: number[], t: number): Promise<void> {
+    const conn = this.conn;
     this.chain = this.chain.then(async () => {
+      if (conn !== this.conn) return; // the connection dropped: the rejoin sends the world or the host repairs again
       const { state } = await readPayload(payload);
+      if (conn !== this.conn) return;
       this.opts.game!.load(state, { full, maps });
       const h = this.opts.game!.hash().world;
       this.write(C.Resynced, { t, w: h });
@@ -755,7 +791,7 @@ export class Session {
   private onResync(f: Record<string, Value>): void {
     const t = num(f.t), a = num(f.a);
     if (!this.opts.game) throw new LockhostError("the host sent a repair, and this session has no game to load it into");
-    if (this.tick > t || (this.tick === t && this.appliedAt > 0 && (this.pending.get(t)?.[this.appliedAt - 1]?.seq ?? -1) >= a))
+    if (this.tick > t || (this.tick === t && this.appliedAt > a))
       throw new ProtocolError("a repair cut behind this client's simulation");
     this.hold = { tick: t, applied: a, why: "repair" };
     this.repair = { full: bool(f.f), maps: arr(f.m).map((x) => num(x)), buf: null, got: 0, total: -1, payload: null };
@@ -798,9 +834,12 @@ export class Session {
     const state = this.opts.game!.save!(up.kind === 2 ? up.maps : undefined);
     if (up.kind === 0) this.state = state;
     const info = { request: up.q, kind: up.kind, tick: state.tick, applied: up.applied, bytes: 0, worldHash: state.hash };
+    const conn = this.conn; // a request belongs to its connection: after a drop, the host asks again
     this.uploadChain = this.uploadChain
       .then(async () => {
+        if (conn !== this.conn) return;
         const payload = await buildPayload(state);
+        if (conn !== this.conn) return;
         if (payload.length > up.limit) throw new LockhostError(`the world payload of ${payload.length} bytes is over the host's limit ${up.limit}`);
         info.bytes = payload.length;
         this.uploadsSent.set(up.q, info);
