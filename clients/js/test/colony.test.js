@@ -2,9 +2,11 @@
 // and over WebSocket, count ticks, send a command and a chat line that a
 // native join tool prints, leave; a password host; typed refusals.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { connect } from "node:net";
 import { test } from "node:test";
-import { join, RefusedError } from "../dist/index.js";
-import { binaries, run, secretFile, smallWorld, startHost, until } from "./helpers.js";
+import { decodeMsgpack, encodeMsgpack, join, Reasons, RefusedError, solvePuzzle } from "../dist/index.js";
+import { binaries, logTail, run, secretFile, smallWorld, startHost, until, within } from "./helpers.js";
 
 const SET_SPEED = 0xff00;
 
@@ -12,7 +14,7 @@ test("a colony host over TCP and WebSocket: ticks, a command, a chat line the jo
   const host = await startHost(t, smallWorld);
   const native = run(binaries().join, [host.addr, "--name", "Native", "--no-input", "--quiet", "--no-reconnect"]);
   t.after(() => native.stop());
-  await until(() => /player ready.*name=Native/.test(host.log()));
+  await until(() => /player ready.*name=Native/.test(host.log()), "the native join tool to be ready", { detail: () => native.output() });
   for (const [via, url] of [["tcp", host.tcp], ["ws", host.ws]]) {
     const name = `Ada_${via}`;
     const s = await join(url, { name });
@@ -24,7 +26,7 @@ test("a colony host over TCP and WebSocket: ticks, a command, a chat line the jo
     const seen2 = [];
     s.on("tick", (tick) => seen.push(tick));
     s.on("tick", (tick) => seen2.push(tick));
-    await until(() => seen.length >= 30);
+    await until(() => seen.length >= 30, `30 ticks over ${via}`, { detail: () => `${seen.length} ticks; session at ${s.tick}, granted ${s.granted}` });
     assert.deepEqual(seen2.slice(0, 30), seen.slice(0, 30), "every listener sees every tick");
     for (let i = 1; i < seen.length; i++) assert.equal(seen[i], seen[i - 1] + 1, "ticks in order, none twice");
     assert.equal(seen[0], s.state.tick, "the first tick is the world's");
@@ -33,10 +35,10 @@ test("a colony host over TCP and WebSocket: ticks, a command, a chat line the jo
     assert.ok(at >= before, `stamped for ${at}, sent at ${before}`);
     const text = `hello over ${via}`;
     await s.chat(text);
-    await until(() => native.output().includes(`chat: <${name}> ${text}`));
+    await until(() => native.output().includes(`chat: <${name}> ${text}`), `the join tool to print ${name}'s chat line`, { detail: () => native.output() });
     await s.leave();
     assert.equal(s.closed, true);
-    await until(() => new RegExp(`msg="player left" player=\\d+ name=${name} `).test(host.log()));
+    await until(() => new RegExp(`msg="player left" player=\\d+ name=${name} `).test(host.log()), `the host to log ${name}'s leave`, { detail: () => logTail(host.log, new RegExp(name)) });
     assert.doesNotMatch(host.log(), new RegExp(`msg="player dropped" player=\\d+ name=${name} `));
   }
 });
@@ -62,22 +64,94 @@ test("a host with a password: none and a wrong one are refused, the right one jo
   assert.ok(me && me.spectator, "joined as a spectator");
   let n = 0;
   s.on("tick", () => n++);
-  await until(() => n >= 10);
+  await until(() => n >= 10, "10 ticks as a spectator");
   await s.leave();
-  await until(() => /msg="player left" player=\d+ name=Watcher /.test(host.log()));
+  await until(() => /msg="player left" player=\d+ name=Watcher /.test(host.log()), "the host to log the spectator's leave", { detail: () => logTail(host.log, /Watcher/) });
+});
+
+/**
+ * One wrong password from localAddress, written frame by frame (section 6.3), the puzzle solved
+ * when the host sets one, so that the host checks it: resolves with the refusal's reason.
+ */
+function guess(addr, localAddress, i) {
+  const at = addr.lastIndexOf(":");
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: addr.slice(0, at), port: Number(addr.slice(at + 1)), localAddress });
+    const send = (id, body) => {
+      const b = encodeMsgpack(body);
+      const head = Buffer.alloc(5);
+      head.writeUInt32BE(b.length + 1);
+      head[4] = id;
+      sock.write(Buffer.concat([head, b]));
+    };
+    let buf = Buffer.alloc(0);
+    let modList;
+    sock.on("connect", () => send(0, { v: 4 }));
+    sock.on("data", (d) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+        const len = buf.readUInt32BE(0);
+        const id = buf[4];
+        const f = decodeMsgpack(buf.subarray(5, 4 + len));
+        buf = buf.subarray(4 + len);
+        if (id === 16) {
+          send(1, { d: f.d });
+          modList = f;
+        } else if (id === 17) {
+          const w = modList.b > 0 ? solvePuzzle(modList.c, modList.b) : undefined;
+          send(2, { n: `Guess${i}`, p: randomBytes(32), r: null, s: false, w });
+        } else if (id === 23) {
+          send(5, { c: BigInt(Date.now()) * 1000n, n: f.n });
+        } else if (id === 20) {
+          sock.destroy();
+          resolve(Reasons[f.r] ?? f.r);
+        }
+      }
+    });
+    sock.on("error", reject);
+    sock.on("close", () => resolve("closed"));
+  });
+}
+
+test("the password puzzle: past the host's budget of password checks, a joiner solves it and gets in, over TCP and WebSocket", { timeout: 180000 }, async (t) => {
+  const first = await startHost(t, smallWorld);
+  const pw = secretFile(first.dir, "pw", "open sesame");
+  await first.stop();
+  const host = await startHost(t, [...smallWorld, "--password-file", pw]);
+  // Wrong passwords from five addresses (each in its own /24, under the per-address burst of 10):
+  // past 20 checks the host sets every joiner a puzzle, a bit harder for every 4 checks more.
+  const refusals = await Promise.all([2, 3, 4, 5, 6].map(async (net) => {
+    const got = [];
+    for (let i = 0; i < 9; i++) got.push(await within(guess(host.addr, `127.0.${net}.2`, net * 10 + i), `wrong password ${i} from 127.0.${net}.2`, 30000));
+    return got;
+  }));
+  const all = refusals.flat();
+  assert.equal(all.filter((r) => r === "BadPassword").length, all.length, `every guess checked and refused: ${all}`);
+  const overview = async () => (await fetch(`${host.web}/api/overview`)).json();
+  const o = await overview();
+  const stats = o.stats ?? o;
+  assert.ok(stats.puzzles_issued > 0, `the host set puzzles: ${JSON.stringify(stats).slice(0, 400)}`);
+  for (const [via, url] of [["tcp", host.tcp], ["ws", host.ws]]) {
+    const s = await join(url, { name: `Solver_${via}`, password: "open sesame" });
+    assert.ok(s.puzzleBits >= 8, `solved a puzzle of ${s.puzzleBits} bits over ${via}`);
+    let n = 0;
+    s.on("tick", () => n++);
+    await until(() => n >= 10, `10 ticks after the puzzle over ${via}`);
+    await s.leave();
+  }
 });
 
 test("examples/count-ticks.mjs, the package alone, joins over TCP and WebSocket and says hello to a native join tool", { timeout: 120000 }, async (t) => {
   const host = await startHost(t, smallWorld);
   const native = run(binaries().join, [host.addr, "--name", "Native", "--no-input", "--quiet", "--no-reconnect"]);
   t.after(() => native.stop());
-  await until(() => /player ready.*name=Native/.test(host.log()));
+  await until(() => /player ready.*name=Native/.test(host.log()), "the native join tool to be ready", { detail: () => native.output() });
   for (const [via, url] of [["tcp", host.tcp], ["ws", host.ws]]) {
     const script = run(process.execPath, [new URL("../examples/count-ticks.mjs", import.meta.url).pathname, url, `Script_${via}`, "1"]);
-    assert.equal(await script.exited, 0, script.output());
+    assert.equal(await within(script.exited, `count-ticks.mjs over ${via} to exit`, 90000), 0, script.output());
     const m = /^(\d+) ticks \(now at \d+\), \d+ commands; said hello$/m.exec(script.output());
     assert.ok(m && Number(m[1]) > 0, script.output());
-    await until(() => native.output().includes(`chat: <Script_${via}> hello from Script_${via}: ${m[1]} ticks`));
+    await until(() => native.output().includes(`chat: <Script_${via}> hello from Script_${via}: ${m[1]} ticks`), `the join tool to print Script_${via}'s hello`, { detail: () => native.output() });
   }
 });
 
@@ -89,9 +163,9 @@ test("a TLS host: the certificate fingerprint it prints joins, another is refuse
   const s = await join(url, { name: "Tls", fingerprint: fp });
   let n = 0;
   s.on("tick", () => n++);
-  await until(() => n >= 10);
+  await until(() => n >= 10, "10 ticks over TLS");
   await s.leave();
-  await until(() => /msg="player left" player=\d+ name=Tls /.test(host.log()));
+  await until(() => /msg="player left" player=\d+ name=Tls /.test(host.log()), "the host to log the TLS player's leave", { detail: () => logTail(host.log, /Tls/) });
 });
 
 test("a dropped connection rejoins with the token: the listeners stay, no tick is delivered twice or missed", { timeout: 120000 }, async (t) => {
@@ -101,11 +175,11 @@ test("a dropped connection rejoins with the token: the listeners stay, no tick i
   const reconnects = [];
   s.on("tick", (tick) => ticks.push(tick));
   s.on("reconnect", (r) => reconnects.push(r));
-  await until(() => ticks.length >= 30);
+  await until(() => ticks.length >= 30, "30 ticks before the drop");
   s.dropConnection();
-  await until(() => reconnects.length);
+  await until(() => reconnects.length, "the rejoin after the drop", { detail: () => logTail(host.log, /Dropper/) });
   const at = ticks.length;
-  await until(() => ticks.length >= at + 60);
+  await until(() => ticks.length >= at + 60, "60 ticks after the rejoin");
   for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i], ticks[i - 1] + 1, `tick ${ticks[i]} after ${ticks[i - 1]}`);
   assert.match(host.log(), /msg="player joined" .*name=Dropper .*rejoin=true/);
   assert.equal(s.closed, false);
