@@ -12,6 +12,8 @@ import { dial, type Conn } from "./transport.js";
 
 export const PROTOCOL_VERSION = 4;
 const MAX_FRAME = 1 << 20;
+/** ServerClosing (section 5.1): the one Server_Disconnect after which the session rejoins. */
+const REJOIN_AFTER = 10;
 const CHUNK = 256 * 1024;
 
 // Packet IDs (section 4).
@@ -74,7 +76,10 @@ export interface JoinOptions {
   hash?: () => Hashes;
   /** The def databases to declare; default: the host's own list, echoed (section 11). */
   defs?: DefDatabase[];
-  /** After a drop, rejoin with the token for this many ms (default 120000; 0: never). */
+  /**
+   * After a drop, or the host's ServerClosing (a host restarting from its save knows the token),
+   * rejoin with the token for this many ms (default 120000; 0: never); then "close".
+   */
   reconnectForMs?: number;
   /** The largest world payload taken (default 2 GiB). */
   maxWorldBytes?: number;
@@ -394,7 +399,7 @@ export class Session {
     this.conn = null;
     clearTimeout(this.silence);
     const forMs = this.opts.reconnectForMs ?? 120000;
-    const refused = err instanceof RefusedError;
+    const refused = err instanceof RefusedError && err.reason !== REJOIN_AFTER;
     if (this.closed || this.leaving || refused || !this.token || forMs <= 0 || this.reconnecting) {
       if (!this.reconnecting) this.finish(err);
       return;
@@ -418,6 +423,8 @@ export class Session {
       }
     }
     this.reconnecting = false;
+    // A host that closed and never came back: its reason, not the last refused connect.
+    if (first instanceof RefusedError && !(last instanceof RefusedError)) last = first;
     this.finish(last instanceof LockhostError ? last : new ConnectionError(last.message));
   }
 
@@ -444,6 +451,14 @@ export class Session {
         const e = new RefusedError(num(f.r), str(f.m), bin(f.s));
         this.lastDisconnect = e;
         if (this.joinWaiter) return this.failJoin(e);
+        if (e.reason === REJOIN_AFTER) {
+          // The host is shutting down: one that restarts from its save knows the token (a restart,
+          // an update), so this is a drop like any other: rejoin with the token while it may come back.
+          const conn = this.conn;
+          this.conn = null;
+          conn?.close();
+          return this.dropped(e);
+        }
         this.leaving = true; // answer nothing more; the host closes
         this.conn?.close();
         this.conn = null;

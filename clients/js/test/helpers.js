@@ -101,11 +101,15 @@ export function run(cmd, args, opts = {}) {
   };
 }
 
-/** Starts host serve on loopback with --http; resolves with its TCP and WebSocket URLs. */
-export async function startHost(t, args = []) {
+/**
+ * Starts host serve on loopback with --http; resolves with its TCP and WebSocket URLs. `at` starts
+ * it again where an earlier one ran: the same ports and data folder (a restart).
+ */
+export async function startHost(t, args = [], at = null) {
   const { host } = binaries();
-  const dir = tempDir(t);
-  const h = run(host, ["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--discovery-port", "-1", "--data-dir", join(dir, "data"), ...args]);
+  const dir = at?.dir ?? tempDir(t);
+  const h = run(host, ["serve", "--listen", at?.addr ?? "127.0.0.1:0", "--http", at ? at.web.replace("http://", "") : "127.0.0.1:0",
+    "--discovery-port", "-1", "--data-dir", join(dir, "data"), ...args]);
   t?.after(() => h.stop());
   const [tcpAddr, web] = await until(() => {
     if (h.proc.exitCode !== null) throw new Error("the host exited:\n" + h.output());

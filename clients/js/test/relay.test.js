@@ -6,6 +6,7 @@
 // player rejoins from the world it holds, the arbiter leaves and a standby
 // takes over; a wrong secret and a player before the world are refused.
 import assert from "node:assert/strict";
+import { join as pathJoin } from "node:path";
 import { test } from "node:test";
 import { join, RefusedError } from "../dist/index.js";
 import { COMMAND_DEFS, databases, DriftGame, DriftWorld, randomCommand } from "../examples/drift/drift.js";
@@ -19,7 +20,7 @@ async function client(url, name, opts = {}) {
   const game = new DriftGame(opts.world ?? null);
   const s = await join(url, { name, game, defs: databases(), ...opts.join });
   open.push(s);
-  const c = { s, game, name, checkpoints: new Map(), ticks: [], uploads: [], desyncs: [], reconnects: [] };
+  const c = { s, game, name, checkpoints: new Map(), ticks: [], uploads: [], desyncs: [], reconnects: [], worlds: [] };
   s.on("tick", (t) => {
     c.ticks.push(t);
     if ((t + 1) % 60 === 0) c.checkpoints.set(t + 1, game.hash().world);
@@ -27,6 +28,7 @@ async function client(url, name, opts = {}) {
   s.on("upload", (u) => c.uploads.push(u));
   s.on("desync", (d) => c.desyncs.push(d));
   s.on("reconnect", (r) => c.reconnects.push(r));
+  s.on("world", (w) => c.worlds.push({ tick: w.tick, hash: w.hash }));
   s.on("close", (err) => (c.closedWith = err?.message ?? "a leave"));
   if (opts.bot) {
     let seed = opts.bot;
@@ -155,4 +157,54 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   for (const o of [a, b, c, d, arbB]) await o.s.leave();
   await es.leave();
   for (const n of ["PlayA", "PlayB", "PlayC", "PlayD", "ArbB"]) await until(() => new RegExp(`msg="player left" player=\\d+ name=${n} `).test(host.log()), `the host to log ${n}'s leave`, { detail: () => logTail(host.log, new RegExp(n)) });
+});
+
+test("a relay host restarts from its save: the arbiter (TCP) and a player (WebSocket) rejoin with their tokens and play on", { timeout: 240000 }, async (t) => {
+  const dir = tempDir(t);
+  const secret = secretFile(dir, "secret", SECRET);
+  const args = ["--relay", "--defs-from-arbiter", "--arbiter-secret-file", secret, "--save", pathJoin(dir, "relay.lhs")];
+  const first = await startHost(t, [...args, "--new"]);
+  t.after(() => open.forEach((s) => s.close()));
+  const arb = await client(first.tcp, "Sav", { world: DriftWorld.create(21), join: { arbiterSecret: SECRET } });
+  const p = await client(first.ws, "PlayS", { bot: 22 });
+  await until(() => p.checkpoints.size >= 2, "two checkpoints on PlayS", { detail: () => state(p) });
+  // Past the join point's age limit (10 s): the next joiner has the arbiter upload a newer point,
+  // the one the save keeps with the commands since.
+  await sleep(10500);
+  const q = await client(first.tcp, "PlayT");
+  await until(() => arb.uploads.some((u) => u.kind === 1 && u.accepted), "the arbiter's join point for PlayT", { detail: () => logTail(first.log, /upload|join point/) });
+  await q.s.leave();
+  await sleep(1000);
+
+  // Stopped, the host tells everyone it is closing (ServerClosing) and saves; the clients keep rejoining.
+  const stoppedAt = p.s.tick;
+  assert.equal(await first.stop(), 0, logTail(first.log));
+  assert.match(first.log(), /msg=saved /, "the host saved at its stop");
+  assert.equal(p.s.closed, false, "a ServerClosing is not the end: the session rejoins");
+  assert.equal(arb.s.closed, false);
+  const second = await startHost(t, args, first);
+  const rejoined = (c) => c.reconnects.length > 0;
+  await until(() => rejoined(arb) && rejoined(p), "the arbiter and PlayS to rejoin the restarted host", { ms: 90000, detail: () => state(arb, p) + "\n" + logTail(second.log) });
+  assert.equal(p.reconnects[0].held, false, "the restarted host sends the world");
+  assert.match(second.log(), /msg="player joined" .*name=PlayS .*rejoin=true/, "PlayS came back as itself, with its token");
+  assert.match(second.log(), /msg="player joined" .*name=Sav .*rejoin=true/);
+  assert.match(second.log(), /msg="save loaded" /);
+  assert.doesNotMatch(second.log(), /declared by the arbiter/, "the def databases came back with the save: no new declaration taken");
+  assert.match(second.log(), new RegExp(`msg="arbiter active" player=${arb.s.playerId}\\b`), "the arbiter is the active arbiter again");
+  // The world PlayS loaded is one the arbiter uploaded before the stop, with the hash it had then.
+  const loaded = p.worlds.at(-1);
+  assert.ok(loaded, "PlayS loaded the restored world");
+  assert.ok(arb.uploads.some((u) => u.accepted && u.tick === loaded.tick && u.worldHash === loaded.hash),
+    `the restored world (tick ${loaded.tick}, ${loaded.hash.toString(16)}) is one the arbiter uploaded: ${arb.uploads.map((u) => `${u.tick}:${u.worldHash.toString(16)}`).join(" ")}`);
+
+  // Both play on in step from the restored world: checkpoints past the stop agree, and no tick came twice.
+  const past = (c) => [...c.checkpoints.keys()].filter((k) => k > stoppedAt + 60).length;
+  await until(() => past(p) >= 2 && past(arb) >= 2, "two checkpoints past the stop on the arbiter and PlayS", { detail: () => state(arb, p) });
+  const compared = [...p.checkpoints.keys()].filter((k) => k > stoppedAt && arb.checkpoints.has(k));
+  assert.ok(compared.length >= 2, `${compared.length} checkpoints past the stop compared`);
+  sameHashes(arb, p);
+  for (const c of [arb, p]) consecutive(c);
+  assert.ok(!p.desyncs.some((d) => d.playerId === p.s.playerId), "PlayS agrees with the arbiter");
+  t.diagnostic(`stopped at tick ${stoppedAt}; the restarted host sent the world of tick ${loaded.tick}; PlayS rejoined: ${p.reconnects[0].why}`);
+  for (const c of [p, arb]) await c.s.leave();
 });
