@@ -5,7 +5,7 @@
 import { ConnectionError, CommandRefusedError, LockhostError, ProtocolError, RefusedError, TimeoutError } from "./errors.js";
 import { gunzip } from "./gzip.js";
 import { arr, asMap, bin, bool, decode, encode, num, str, u64, type Value } from "./msgpack.js";
-import { buildPayload, readCommand, readPayload, type Command, type WorldState } from "./payload.js";
+import { buildPayload, heldBlobs, readCommand, readPayload, type Command, type WorldState } from "./payload.js";
 import { readReplay } from "./replay.js";
 import { arbiterProof, passwordProof, solvePuzzle } from "./sha256.js";
 import { dial, type Conn } from "./transport.js";
@@ -154,7 +154,13 @@ interface PendingSend {
 /** Joins url and resolves at WorldReady (for the arbiter of a new relay session: once its world is accepted). */
 export async function join(url: string, opts: JoinOptions): Promise<Session> {
   const s = new Session(url, opts);
-  await s._connect(false);
+  try {
+    await s._connect(false);
+  } catch (e) {
+    // Admitted and dropped during the download: rejoin with the token and resume it (8.4).
+    const err = await s._rejoinAfterFirst(e as Error);
+    if (err) throw err;
+  }
   return s;
 }
 
@@ -200,6 +206,8 @@ export class Session {
   private uploadChain: Promise<void> = Promise.resolve();
   private uploadsSent = new Map<number, UploadInfo>();
   private download: { buf: Uint8Array | null; got: number; total: number } | null = null;
+  /** A download's blobs kept across a drop: named in the rejoin's Client_Username `r` (section 8.4). */
+  private resume: { list: { i: number; h: bigint }[]; blobs: Map<bigint, Uint8Array> } | null = null;
   private joinWaiter: { resolve: () => void; reject: (e: Error) => void } | null = null;
   private phase: "handshake" | "admitted" | "playing" | "leaving" | "done" = "handshake";
   private leaving = false;
@@ -301,6 +309,10 @@ export class Session {
 
   /** @internal */
   async _connect(rejoin: boolean): Promise<void> {
+    if (rejoin && !this.ready && this.download?.buf) {
+      // A download that dropped: the blobs it got whole and verified are named at the rejoin (8.4).
+      this.resume = heldBlobs(this.download.buf.subarray(0, this.download.got), this.resume?.blobs);
+    }
     const conn = await dial(this.url, { fingerprint: this.opts.fingerprint });
     this.conn = conn;
     this.inbuf = new Uint8Array(0);
@@ -408,24 +420,39 @@ export class Session {
   }
 
   private async reconnect(forMs: number, first: LockhostError): Promise<void> {
+    const err = await this.rejoinLoop(forMs, first);
+    if (err) this.finish(err);
+  }
+
+  /** Rejoins with the token until it works or forMs pass: null, or the error to close with. */
+  private async rejoinLoop(forMs: number, first: Error): Promise<LockhostError | null> {
     this.reconnecting = true;
     const until = Date.now() + forMs;
     let last: Error = first;
-    for (let attempt = 0; Date.now() < until && !this.closed; attempt++) {
-      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
-      try {
-        await this._connect(true);
-        this.reconnecting = false;
-        return;
-      } catch (e) {
-        last = e as Error;
-        if (e instanceof RefusedError && e.reason !== 8 && e.reason !== 14 && e.reason !== 10) break;
+    try {
+      for (let attempt = 0; Date.now() < until && !this.closed; attempt++) {
+        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+        try {
+          await this._connect(true);
+          return null;
+        } catch (e) {
+          last = e as Error;
+          if (e instanceof RefusedError && e.reason !== 8 && e.reason !== 14 && e.reason !== 10) break;
+        }
       }
+    } finally {
+      this.reconnecting = false;
     }
-    this.reconnecting = false;
     // A host that closed and never came back: its reason, not the last refused connect.
     if (first instanceof RefusedError && !(last instanceof RefusedError)) last = first;
-    this.finish(last instanceof LockhostError ? last : new ConnectionError(last.message));
+    return last instanceof LockhostError ? last : new ConnectionError(last.message);
+  }
+
+  /** @internal The first join failed: after an admission (a token), a drop rejoins and resumes; else the error. */
+  async _rejoinAfterFirst(e: Error): Promise<Error | null> {
+    const forMs = this.opts.reconnectForMs ?? 120000;
+    if (!this.token || forMs <= 0 || this.closed || (e instanceof RefusedError && e.reason !== REJOIN_AFTER)) return e;
+    return this.rejoinLoop(forMs, e);
   }
 
   private finish(err?: LockhostError): void {
@@ -525,7 +552,8 @@ export class Session {
   private onDefsOK(f: Record<string, Value>): void {
     this.gameName = str(f.g);
     const body: Record<string, Value | undefined> = {
-      n: this.opts.name, s: !!this.opts.spectate, k: this.token, r: null, ...this.usernameFields,
+      n: this.opts.name, s: !!this.opts.spectate, k: this.token, ...this.usernameFields,
+      r: this.token && !this.ready && this.resume?.list.length ? this.resume.list.map((b) => ({ h: b.h, i: b.i })) : null,
     };
     // A held-world rejoin (6.6): a game we simulate, whole, not under repair or upload.
     if (this.token && this.ready && !this.opts.spectate && this.reports.length && !this.hold && !this.repair) {
@@ -638,7 +666,8 @@ export class Session {
       return this.pump();
     }
     this.download = null;
-    const { header, state } = await readPayload(dl.buf!);
+    const { header, state } = await readPayload(dl.buf!, this.resume?.blobs);
+    this.resume = null;
     this.faction = header.faction;
     if (!this.opts.game && this.heldTick >= header.tick) {
       // A rejoin sent the world, and the tick listeners (who run the game) stand at or past its

@@ -3,7 +3,7 @@
 // native join tool prints, leave; a password host; typed refusals.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { test } from "node:test";
 import { decodeMsgpack, encodeMsgpack, join, Reasons, RefusedError, solvePuzzle } from "../dist/index.js";
 import { binaries, logTail, run, secretFile, sleep, smallWorld, startHost, until, within } from "./helpers.js";
@@ -205,4 +205,59 @@ test("a dropped connection rejoins with the token: the listeners stay, no tick i
   assert.match(host.log(), /msg="player joined" .*name=Dropper .*rejoin=true/);
   assert.equal(s.closed, false);
   await s.leave();
+});
+
+/**
+ * A loopback proxy to addr (HOST:PORT) whose first connection is cut once `cutAt()` bytes have come
+ * from the host (null: not known yet); the connections after it pass whole. Resolves with its port.
+ */
+function cuttingProxy(t, addr, cutAt) {
+  const at = addr.lastIndexOf(":");
+  let first = true;
+  const srv = createServer((c) => {
+    const up = connect({ host: addr.slice(0, at), port: Number(addr.slice(at + 1)) });
+    const cut = first;
+    first = false;
+    let n = 0;
+    const end = () => (c.destroy(), up.destroy());
+    c.on("data", (b) => up.write(b));
+    up.on("data", (b) => {
+      n += b.length;
+      const limit = cut ? cutAt() : null;
+      if (limit !== null && n >= limit) {
+        // What came before the cut reaches the client, then the connection ends.
+        up.destroy();
+        return c.end(b.subarray(0, b.length - (n - limit)));
+      }
+      c.write(b);
+    });
+    for (const s of [c, up]) (s.on("close", end), s.on("error", end));
+  });
+  t.after(() => (srv.close(), srv.unref()));
+  return new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve(srv.address().port)));
+}
+
+test("a download cut short resumes: the rejoin names the blobs it holds and is sent the rest, over TCP and WebSocket", { timeout: 180000 }, async (t) => {
+  const host = await startHost(t, ["--maps", "8", "--map-size", "250", "--things-per-map", "2000", "--pawns-per-map", "3"]);
+  const sending = () => [...host.log().matchAll(/msg="sending world" .*? bytes=(\d+) raw_bytes=\d+ resumed_bytes=(\d+)/g)];
+  for (const [via, target, path] of [["tcp", host.addr, ""], ["ws", host.web.replace("http://", ""), "/ws"]]) {
+    const before = sending().length;
+    // The first connection is cut halfway through the world it is sent.
+    const port = await cuttingProxy(t, target, () => {
+      const m = sending()[before];
+      return m ? Math.floor(Number(m[1]) / 2) : null;
+    });
+    const s = await join(`${via}://127.0.0.1:${port}${path}`, { name: `Resumer_${via}` });
+    const lines = sending().slice(before);
+    assert.equal(lines.length, 2, `sent the world twice: ${lines.map((m) => m[0]).join("\n")}`);
+    const [whole, resumed] = lines.map((m) => ({ bytes: Number(m[1]), resumed: Number(m[2]) }));
+    assert.equal(whole.resumed, 0);
+    assert.ok(resumed.resumed > 0 && resumed.bytes < whole.bytes, `the rejoin was sent ${resumed.bytes} of ${whole.bytes} bytes, resuming ${resumed.resumed}`);
+    await until(() => new RegExp(`msg="player joined" .*name=Resumer_${via} .*rejoin=true`).test(host.log()), `the host to log Resumer_${via}'s join, a rejoin`, { detail: () => logTail(host.log, /Resumer/) });
+    let n = 0;
+    s.on("tick", () => n++);
+    await until(() => n >= 10, `10 ticks after the resumed download over ${via}`);
+    t.diagnostic(`${via}: the world of ${whole.bytes} bytes cut at half; the rejoin resumed ${resumed.resumed} bytes and was sent ${resumed.bytes}`);
+    await s.leave();
+  }
 });

@@ -10,10 +10,15 @@ import { fileURLToPath } from "node:url";
 export const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const repoRoot = resolve(pkgDir, "../..");
 
-/** A fresh temporary folder, removed by cleanup(). */
+const hosts = new Set();
+
+/** A fresh temporary folder, removed after the test once its hosts have stopped (a host saves on its way out). */
 export function tempDir(t) {
   const d = mkdtempSync(join(tmpdir(), "lockhost-js-"));
-  t?.after(() => rmSync(d, { recursive: true, force: true }));
+  t?.after(async () => {
+    await Promise.all([...hosts].map((h) => h.stop()));
+    rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
   return d;
 }
 
@@ -110,6 +115,8 @@ export async function startHost(t, args = [], at = null) {
   const dir = at?.dir ?? tempDir(t);
   const h = run(host, ["serve", "--listen", at?.addr ?? "127.0.0.1:0", "--http", at ? at.web.replace("http://", "") : "127.0.0.1:0",
     "--discovery-port", "-1", "--data-dir", join(dir, "data"), ...args]);
+  hosts.add(h);
+  h.exited.then(() => hosts.delete(h));
   t?.after(() => h.stop());
   const [tcpAddr, web] = await until(() => {
     if (h.proc.exitCode !== null) throw new Error("the host exited:\n" + h.output());

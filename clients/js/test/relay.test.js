@@ -186,11 +186,12 @@ test("a relay host restarts from its save: the arbiter (TCP) and a player (WebSo
   const rejoined = (c) => c.reconnects.length > 0;
   await until(() => rejoined(arb) && rejoined(p), "the arbiter and PlayS to rejoin the restarted host", { ms: 90000, detail: () => state(arb, p) + "\n" + logTail(second.log) });
   assert.equal(p.reconnects[0].held, false, "the restarted host sends the world");
-  assert.match(second.log(), /msg="player joined" .*name=PlayS .*rejoin=true/, "PlayS came back as itself, with its token");
-  assert.match(second.log(), /msg="player joined" .*name=Sav .*rejoin=true/);
+  for (const n of ["PlayS", "Sav"]) {
+    await until(() => new RegExp(`msg="player joined" .*name=${n} .*rejoin=true`).test(second.log()), `the restarted host to log ${n}'s rejoin, as itself with its token`, { detail: () => logTail(second.log) });
+  }
   assert.match(second.log(), /msg="save loaded" /);
   assert.doesNotMatch(second.log(), /declared by the arbiter/, "the def databases came back with the save: no new declaration taken");
-  assert.match(second.log(), new RegExp(`msg="arbiter active" player=${arb.s.playerId}\\b`), "the arbiter is the active arbiter again");
+  await until(() => new RegExp(`msg="arbiter active" player=${arb.s.playerId}\\b`).test(second.log()), "the arbiter to be the active arbiter again", { detail: () => logTail(second.log) });
   // The world PlayS loaded is one the arbiter uploaded before the stop, with the hash it had then.
   const loaded = p.worlds.at(-1);
   assert.ok(loaded, "PlayS loaded the restored world");
