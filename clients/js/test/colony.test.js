@@ -261,3 +261,29 @@ test("a download cut short resumes: the rejoin names the blobs it holds and is s
     await s.leave();
   }
 });
+
+test("the heartbeat: a host silent for 30 s is given up on, and the session rejoins once it answers again", { timeout: 180000 }, async (t) => {
+  const host = await startHost(t, smallWorld);
+  const s = await join(host.tcp, { name: "Patient" });
+  const ticks = [];
+  const reconnects = [];
+  s.on("tick", (tick) => ticks.push(tick));
+  s.on("reconnect", (r) => reconnects.push(r));
+  await until(() => ticks.length >= 30, "30 ticks before the host stops");
+  // The host stops answering (its process is stopped): no keepalive, no tick, no close.
+  host.proc.kill("SIGSTOP");
+  t.after(() => host.proc.kill("SIGCONT"));
+  const stopped = ticks.length;
+  await sleep(33000);
+  assert.equal(reconnects.length, 0, "nothing to rejoin while the host is stopped");
+  assert.ok(ticks.length - stopped <= 2, `${ticks.length - stopped} ticks while the host was stopped`);
+  host.proc.kill("SIGCONT");
+  // The session gave up the silent connection at 30 s: its rejoin goes through once the host runs again.
+  await until(() => reconnects.length, "the rejoin once the host answers again", { detail: () => logTail(host.log, /Patient/) });
+  await until(() => new RegExp("msg=\"player joined\" .*name=Patient .*rejoin=true").test(host.log()), "the host to log Patient's rejoin", { detail: () => logTail(host.log, /Patient/) });
+  const at = ticks.length;
+  await until(() => ticks.length >= at + 30, "30 ticks after the rejoin");
+  for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i], ticks[i - 1] + 1, `tick ${ticks[i]} after ${ticks[i - 1]}`);
+  assert.equal(s.closed, false);
+  await s.leave();
+});
