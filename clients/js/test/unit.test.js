@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { test } from "node:test";
-import { arbiterProof, decodeMsgpack, encodeMsgpack, readReplay, sha256, solvePuzzle, xxh64, buildPayload, readPayload } from "../dist/index.js";
+import { arbiterProof, decodeMsgpack, encodeMsgpack, readReplay, sha256, solvePuzzle, xxh64, buildPayload, readPayload, Session } from "../dist/index.js";
 import { COMMAND_DEFS, databases, DriftGame, DriftWorld, KICK, POKE, SCORE, SPAWN } from "../examples/drift/drift.js";
 import { repoRoot } from "./helpers.js";
 
@@ -104,4 +104,30 @@ test("drift's def databases hash as section 7.1 says, as the Python drift declar
   assert.deepEqual([db.type, db.count, db.hash.toString(16)], ["DriftCommandDef", 4, "63658b488147605f"]);
   const [older] = databases(COMMAND_DEFS.slice(0, 3));
   assert.deepEqual([older.count, older.hash.toString(16)], [3, "fabd92b2bda194f0"]);
+});
+
+test("a held rejoin (section 6.6, steps H2 to H6): the replay applies from the first command not applied, catches up to the grant without a hash report, and sends H6 byte for byte", async () => {
+  // Ann's simulation stands at tick 700, the first of its commands (q 0) applied; the host's
+  // H2 replays (700, 1) and (710, 0) up to its grant 720, a multiple of e (60).
+  const applied = [];
+  const game = {
+    load() {},
+    apply: (c) => applied.push(`${c.tick}:${c.seq}`),
+    step() {},
+    hash: () => ({ world: 0x6666666666666666n, maps: [] }),
+  };
+  const s = new Session("tcp://127.0.0.1:1", { name: "ann", game });
+  const written = [];
+  // The session's private state as it stands after its drop (the fields a real join would have set).
+  Object.assign(s, { conn: { write: (b) => written.push(b), close() {} }, tick: 700, appliedAt: 1, ready: true, readyTick: 600, rejoining: true });
+  const reconnects = [];
+  s.on("reconnect", (r) => reconnects.push(r));
+  const h2 = specFrames().find(([l]) => l === "Held step H2")[1];
+  await s["handle"](h2[4], decodeMsgpack(h2.subarray(5)));
+  assert.deepEqual(applied, ["700:1", "710:0"], "(700, 0) was applied before the drop; the replay's two commands once each");
+  assert.equal(s.tick, 720);
+  const h6 = specFrames().find(([l]) => l === "Held step H6")[1];
+  assert.deepEqual(written.map(toHex), [toHex(h6)], "only Client_WorldReady, as H6: no Client_Hashes at 720 and no Client_TickAck while catching up");
+  assert.deepEqual(reconnects, [{ held: true, why: "held" }]);
+  s.close();
 });
