@@ -270,7 +270,8 @@ export class Session {
    */
   private flushSends(): void {
     if (!this.conn || this.leaving) return;
-    if (this.phase === "playing") {
+    // Not while a held rejoin catches up: its tick listeners may send, and Client_WorldReady is not out yet.
+    if (this.phase === "playing" && !this.catchingUp) {
       for (const c of this.sends) if (!c.sent) ((c.sent = true), this.write(C.Command, { d: c.payload, k: c.kind, m: c.map }));
     }
     if (this.phase === "playing" || this.phase === "admitted") {
