@@ -202,7 +202,7 @@ test("a dropped connection rejoins with the token: the listeners stay, no tick i
   const at = ticks.length;
   await until(() => ticks.length >= at + 60, "60 ticks after the rejoin");
   for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i], ticks[i - 1] + 1, `tick ${ticks[i]} after ${ticks[i - 1]}`);
-  assert.match(host.log(), /msg="player joined" .*name=Dropper .*rejoin=true/);
+  await until(() => /msg="player joined" .*name=Dropper .*rejoin=true/.test(host.log()), "the host to log Dropper's rejoin", { ms: 10000, detail: () => logTail(host.log, /Dropper/) });
   assert.equal(s.closed, false);
   await s.leave();
 });

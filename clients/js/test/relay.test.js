@@ -74,10 +74,11 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
     (e) => e instanceof RefusedError && e.reasonName === "BadArbiterSecret");
 
   const arb = await client(host.tcp, "Arb", { world: DriftWorld.create(7), join: { arbiterSecret: SECRET } });
-  assert.match(host.log(), /msg="world uploaded" tick=0 maps=3 /, "join resolved once the world upload was taken");
+  // The join resolved at the UploadResult; the host's log line about it comes through another pipe.
+  await until(() => /msg="world uploaded" tick=0 maps=3 /.test(host.log()), "the host to log the arbiter's world upload", { ms: 10000, detail: () => logTail(host.log) });
   assert.equal(arb.s.activeArbiter, true);
 
-  assert.match(host.log(), /msg="def databases declared by the arbiter" .*name=Arb databases=1 /);
+  await until(() => /msg="def databases declared by the arbiter" .*name=Arb databases=1 /.test(host.log()), "the host to log the arbiter's def databases", { ms: 10000, detail: () => logTail(host.log) });
   await assert.rejects(join(host.tcp, { name: "Older", game: new DriftGame(), defs: databases(COMMAND_DEFS.slice(0, 3)) }),
     (e) => e instanceof RefusedError && e.reasonName === "Defs" && e.defStatuses[0] === 2, "a drift without Score: count differs");
 
@@ -128,7 +129,7 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   a.s.dropConnection();
   await until(() => a.reconnects.length, "PlayA's rejoin after its drop", { detail: () => state(a) + "\n" + logTail(host.log, /PlayA|rejoin|held/) });
   assert.equal(a.reconnects[0].held, true, `rejoined from the held world (${a.reconnects[0].why})`);
-  assert.match(host.log(), /msg="rejoin from the held world" player=\d+ name=PlayA /);
+  await until(() => /msg="rejoin from the held world" player=\d+ name=PlayA /.test(host.log()), "the host to log PlayA's held-world rejoin", { ms: 10000, detail: () => logTail(host.log, /PlayA/) });
   const after = a.s.tick;
   await until(() => [...a.checkpoints.keys()].some((k) => k > after + 60), "a checkpoint on PlayA 60 ticks past its rejoin", { detail: () => state(a) + "\n" + logTail(host.log, /PlayA/) });
 
