@@ -94,8 +94,9 @@ test("relay mode with the drift game over TCP and WebSocket", { timeout: 300000 
   await until(() => b.desyncs.some((d) => d.state === 1 && d.playerId === b.s.playerId), "PlayB's corrupted map to be found and repaired", { detail: () => state(b, arb) + "\n" + logTail(host.log, /desync|resync|upload|PlayB/) });
   const found = b.desyncs.find((d) => d.state === 0 && d.playerId === b.s.playerId);
   assert.deepEqual(found.maps, [1], "the host names the corrupted map");
-  assert.ok(arb.uploads.some((u) => u.kind === 2 && u.accepted), "the arbiter uploaded the maps");
-  assert.ok(a.desyncs.some((d) => d.state === 1 && d.playerId === b.s.playerId), "everyone is told");
+  // The arbiter's upload result and the others' Server_Desync travel on their own connections.
+  await until(() => arb.uploads.some((u) => u.kind === 2 && u.accepted), "the arbiter's maps upload to be accepted", { ms: 10000, detail: () => JSON.stringify(arb.uploads.map((u) => [u.kind, u.accepted])) });
+  await until(() => a.desyncs.some((d) => d.state === 1 && d.playerId === b.s.playerId), "PlayA to be told PlayB was repaired", { ms: 10000, detail: () => JSON.stringify(a.desyncs.map((d) => [d.state, d.playerId])) });
   await until(() => [...b.checkpoints.keys()].some((k) => k > found.tick + 120), "a checkpoint on PlayB 120 ticks past the repair", { detail: () => state(b) });
 
   // A joiner after the join point's age limit (10 s): the host asks the arbiter for a fresh one.
