@@ -45,35 +45,101 @@ export interface Header {
   commands: Command[];
 }
 
-/** Reads a whole payload: checks the header hash, every blob's size and XXH64, and inflates each within its declared size. */
-export async function readPayload(p: Uint8Array): Promise<{ header: Header; state: WorldState }> {
-  if (p.length < 12) throw new ProtocolError("a world payload under 12 bytes");
+/** A payload's header, read and checked (8.1), and where its blobs start. */
+function readHeader(p: Uint8Array): { h: Record<string, Value>; off: number } | null {
+  if (p.length < 12) return null;
   const dv = new DataView(p.buffer, p.byteOffset, p.byteLength);
   const hdrLen = dv.getUint32(0);
   if (hdrLen > MAX_HEADER) throw new ProtocolError("a world header over 64 MiB");
-  if (12 + hdrLen > p.length) throw new ProtocolError("a world header past the payload's end");
+  if (12 + hdrLen > p.length) return null;
   const hdrBytes = p.subarray(12, 12 + hdrLen);
   if (xxh64(hdrBytes) !== dv.getBigUint64(4)) throw new ProtocolError("the world header's hash does not match");
-  const h = asMap(decode(hdrBytes));
-  if (arr(h.k).length) throw new ProtocolError("the header lists held blobs, and this client resumed nothing");
+  return { h: asMap(decode(hdrBytes)), off: 12 + hdrLen };
+}
+
+interface BlobEntry {
+  /** The blob's index: 0 the world, 1 + i the header's map i. */
+  index: number;
+  id: number;
+  b: { s: number; r: number; h: bigint; z: number };
+  x: bigint;
+}
+
+function blobEntries(h: Record<string, Value>): BlobEntry[] {
   const blob = (v: Value) => {
     const b = asMap(v);
     return { s: num(b.s), r: num(b.r), h: u64(b.h), z: num(b.z) };
   };
-  const blobs = [{ id: -1, b: blob(h.w), x: 0n }];
+  const blobs: BlobEntry[] = [{ index: 0, id: -1, b: blob(h.w), x: 0n }];
   const maps = arr(h.m);
   if (maps.length > 4096) throw new ProtocolError("a header of more than 4096 maps");
   for (const mv of maps) {
     const m = asMap(mv);
-    if (num(m.o)) throw new ProtocolError("a thin map blob, and this client named no section");
-    blobs.push({ id: num(m.i), b: blob(m.b), x: u64(m.x) });
+    if (m.o !== undefined && m.o !== null) throw new ProtocolError("a thin map blob, and this client named no section");
+    blobs.push({ index: blobs.length, id: num(m.i), b: blob(m.b), x: u64(m.x) });
   }
-  let off = 12 + hdrLen;
-  if (blobs.reduce((n, x) => n + x.b.s, 0) !== p.length - off) throw new ProtocolError("the blobs' sizes do not add up to the payload");
+  return blobs;
+}
+
+/**
+ * The blobs of a download cut short that arrived whole and match their XXH64 (section 8.4), with
+ * those the header left out as held (`k`) and the client holds: what a rejoin names in
+ * Client_Username's `r`, by their index in this header, and their bytes by hash.
+ */
+export function heldBlobs(p: Uint8Array, before?: Map<bigint, Uint8Array>): { list: { i: number; h: bigint }[]; blobs: Map<bigint, Uint8Array> } {
+  const out = { list: [] as { i: number; h: bigint }[], blobs: new Map<bigint, Uint8Array>() };
+  let hdr;
+  try {
+    hdr = readHeader(p);
+  } catch {
+    return out;
+  }
+  if (!hdr) return out;
+  const held = new Set(arr(hdr.h.k).map((v) => num(v)));
+  let off = hdr.off;
+  for (const e of blobEntries(hdr.h)) {
+    let bytes: Uint8Array | undefined;
+    if (held.has(e.index)) bytes = before?.get(e.b.h);
+    else if (off + e.b.s <= p.length) {
+      bytes = p.slice(off, off + e.b.s);
+      off += e.b.s;
+      if (xxh64(bytes) !== e.b.h) bytes = undefined;
+    } else break;
+    if (!bytes) continue;
+    out.list.push({ i: e.index, h: e.b.h });
+    out.blobs.set(e.b.h, bytes);
+  }
+  return out;
+}
+
+/**
+ * Reads a whole payload: checks the header hash, every blob's size and XXH64, and inflates each
+ * within its declared size. `held`: the blobs a resume named, by hash, for those the header lists in `k`.
+ */
+export async function readPayload(p: Uint8Array, held?: Map<bigint, Uint8Array>): Promise<{ header: Header; state: WorldState }> {
+  if (p.length < 12) throw new ProtocolError("a world payload under 12 bytes");
+  const hdr = readHeader(p);
+  if (!hdr) throw new ProtocolError("a world header past the payload's end");
+  const { h } = hdr;
+  const k = arr(h.k).map((v) => num(v));
+  if (k.length && !held) throw new ProtocolError("the header lists held blobs, and this client resumed nothing");
+  for (let i = 1; i < k.length; i++) if (k[i] <= k[i - 1]) throw new ProtocolError("the header's held blobs are not ascending");
+  const blobs = blobEntries(h);
+  const left = new Set(k);
+  if (k.some((i) => i >= blobs.length)) throw new ProtocolError("the header lists a held blob it does not have");
+  let off = hdr.off;
+  if (blobs.reduce((n, x) => n + (left.has(x.index) ? 0 : x.b.s), 0) !== p.length - off) throw new ProtocolError("the blobs' sizes do not add up to the payload");
   const out: WorldState = { tick: num(h.t), world: null, maps: [], hash: u64(h.h) };
-  for (const { id, b, x } of blobs) {
-    const bytes = p.subarray(off, off + b.s);
-    off += b.s;
+  for (const { index, id, b, x } of blobs) {
+    let bytes: Uint8Array;
+    if (left.has(index)) {
+      const kept = held!.get(b.h);
+      if (!kept) throw new ProtocolError(`the header lists blob ${index} as held, and this client holds no blob of its hash`);
+      bytes = kept;
+    } else {
+      bytes = p.subarray(off, off + b.s);
+      off += b.s;
+    }
     if (xxh64(bytes) !== b.h) throw new ProtocolError(`blob ${id < 0 ? "world" : "map " + id}: its XXH64 does not match`);
     if (b.z !== 0) throw new ProtocolError(`blob codec ${b.z}, and this client listed gzip only`);
     const raw = await gunzip(bytes, b.r);

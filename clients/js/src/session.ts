@@ -5,13 +5,15 @@
 import { ConnectionError, CommandRefusedError, LockhostError, ProtocolError, RefusedError, TimeoutError } from "./errors.js";
 import { gunzip } from "./gzip.js";
 import { arr, asMap, bin, bool, decode, encode, num, str, u64, type Value } from "./msgpack.js";
-import { buildPayload, readCommand, readPayload, type Command, type WorldState } from "./payload.js";
+import { buildPayload, heldBlobs, readCommand, readPayload, type Command, type WorldState } from "./payload.js";
 import { readReplay } from "./replay.js";
 import { arbiterProof, passwordProof, solvePuzzle } from "./sha256.js";
 import { dial, type Conn } from "./transport.js";
 
 export const PROTOCOL_VERSION = 4;
 const MAX_FRAME = 1 << 20;
+/** ServerClosing (section 5.1): the one Server_Disconnect after which the session rejoins. */
+const REJOIN_AFTER = 10;
 const CHUNK = 256 * 1024;
 
 // Packet IDs (section 4).
@@ -74,7 +76,10 @@ export interface JoinOptions {
   hash?: () => Hashes;
   /** The def databases to declare; default: the host's own list, echoed (section 11). */
   defs?: DefDatabase[];
-  /** After a drop, rejoin with the token for this many ms (default 120000; 0: never). */
+  /**
+   * After a drop, or the host's ServerClosing (a host restarting from its save knows the token),
+   * rejoin with the token for this many ms (default 120000; 0: never); then "close".
+   */
   reconnectForMs?: number;
   /** The largest world payload taken (default 2 GiB). */
   maxWorldBytes?: number;
@@ -140,6 +145,8 @@ interface PendingSend {
   map: number;
   kind: number;
   payload: Uint8Array;
+  /** Written to the host; a command waits while the session (re)joins. */
+  sent: boolean;
   resolve: (t: number) => void;
   reject: (e: Error) => void;
 }
@@ -147,7 +154,13 @@ interface PendingSend {
 /** Joins url and resolves at WorldReady (for the arbiter of a new relay session: once its world is accepted). */
 export async function join(url: string, opts: JoinOptions): Promise<Session> {
   const s = new Session(url, opts);
-  await s._connect(false);
+  try {
+    await s._connect(false);
+  } catch (e) {
+    // Admitted and dropped during the download: rejoin with the token and resume it (8.4).
+    const err = await s._rejoinAfterFirst(e as Error);
+    if (err) throw err;
+  }
   return s;
 }
 
@@ -170,6 +183,8 @@ export class Session {
   gameName = "";
   /** The arbiter of a relay session: whether the host made it active. */
   activeArbiter = false;
+  /** The password puzzle's difficulty (section 6.3) this connection's handshake solved: 0 when the host set none. */
+  puzzleBits = 0;
   closed = false;
 
   private conn: Conn | null = null;
@@ -178,19 +193,21 @@ export class Session {
   private listeners = new Map<string, Set<Function>>();
   private token: Uint8Array | null = null;
   private pending = new Map<number, Command[]>();
-  private appliedAt = 0; // commands of `tick` applied (game mode)
+  private appliedAt = 0; // commands of `tick` applied (game mode): the `q` of the next one to apply
   private ready = false;
   private readyTick = 0;
   private lastAck = -1;
   private reports: { t: number; w: bigint }[] = [];
   private sends: PendingSend[] = [];
-  private chats: { text: string; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private chats: { text: string; sent: boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
   private hold: { tick: number; applied: number; why: "repair" | "upload" } | null = null;
   private repair: { full: boolean; maps: number[]; buf: Uint8Array | null; got: number; total: number; payload: Uint8Array | null } | null = null;
   private uploads: { q: number; kind: number; tick: number; applied: number; maps: number[]; limit: number }[] = [];
   private uploadChain: Promise<void> = Promise.resolve();
   private uploadsSent = new Map<number, UploadInfo>();
   private download: { buf: Uint8Array | null; got: number; total: number } | null = null;
+  /** A download's blobs kept across a drop: named in the rejoin's Client_Username `r` (section 8.4). */
+  private resume: { list: { i: number; h: bigint }[]; blobs: Map<bigint, Uint8Array> } | null = null;
   private joinWaiter: { resolve: () => void; reject: (e: Error) => void } | null = null;
   private phase: "handshake" | "admitted" | "playing" | "leaving" | "done" = "handshake";
   private leaving = false;
@@ -231,8 +248,8 @@ export class Session {
   send(kind: number, payload: Uint8Array = new Uint8Array(0), map = -1): Promise<number> {
     if (this.closed) return Promise.reject(new ConnectionError("the session is closed"));
     return new Promise((resolve, reject) => {
-      this.sends.push({ map, kind, payload, resolve, reject });
-      this.write(C.Command, { d: payload, k: kind, m: map });
+      this.sends.push({ map, kind, payload, sent: false, resolve, reject });
+      this.flushSends();
     });
   }
 
@@ -240,9 +257,26 @@ export class Session {
   chat(text: string): Promise<void> {
     if (this.closed) return Promise.reject(new ConnectionError("the session is closed"));
     return new Promise((resolve, reject) => {
-      this.chats.push({ text: text.trim(), resolve, reject });
-      this.write(C.Chat, { t: text });
+      this.chats.push({ text: text.trim(), sent: false, resolve, reject });
+      this.flushSends();
     });
+  }
+
+  /**
+   * Writes the commands and chat lines that wait: a command only once the session plays (after
+   * its Client_WorldReady), a chat line once it is admitted. Sent earlier, during a rejoin's
+   * handshake or download, the host takes either as a wrong packet (BadPacket) and drops the
+   * connection; a game's timer sends them whenever it likes, so they wait here instead.
+   */
+  private flushSends(): void {
+    if (!this.conn || this.leaving) return;
+    // Not while a held rejoin catches up: its tick listeners may send, and Client_WorldReady is not out yet.
+    if (this.phase === "playing" && !this.catchingUp) {
+      for (const c of this.sends) if (!c.sent) ((c.sent = true), this.write(C.Command, { d: c.payload, k: c.kind, m: c.map }));
+    }
+    if (this.phase === "playing" || this.phase === "admitted") {
+      for (const c of this.chats) if (!c.sent) ((c.sent = true), this.write(C.Chat, { t: c.text }));
+    }
   }
 
   /** Leaves on purpose (section 6.5): Client_Leave, then waits up to 2 s for the host to close. */
@@ -276,6 +310,10 @@ export class Session {
 
   /** @internal */
   async _connect(rejoin: boolean): Promise<void> {
+    if (rejoin && !this.ready && this.download?.buf) {
+      // A download that dropped: the blobs it got whole and verified are named at the rejoin (8.4).
+      this.resume = heldBlobs(this.download.buf.subarray(0, this.download.got), this.resume?.blobs);
+    }
     const conn = await dial(this.url, { fingerprint: this.opts.fingerprint });
     this.conn = conn;
     this.inbuf = new Uint8Array(0);
@@ -333,7 +371,8 @@ export class Session {
       } catch (e) {
         return this.bad(new ProtocolError(`packet ${id}: ${(e as Error).message}`));
       }
-      this.chain = this.chain.then(() => this.handle(id, fields)).catch((e) => this.bad(e));
+      // A packet of a connection that is gone by its turn (a drop, a rejoin since) is not handled.
+      this.chain = this.chain.then(() => (conn === this.conn ? this.handle(id, fields) : undefined)).catch((e) => (conn === this.conn ? this.bad(e) : undefined));
     }
     this.inbuf = buf.slice(p);
     this.resetSilence();
@@ -373,7 +412,7 @@ export class Session {
     this.conn = null;
     clearTimeout(this.silence);
     const forMs = this.opts.reconnectForMs ?? 120000;
-    const refused = err instanceof RefusedError;
+    const refused = err instanceof RefusedError && err.reason !== REJOIN_AFTER;
     if (this.closed || this.leaving || refused || !this.token || forMs <= 0 || this.reconnecting) {
       if (!this.reconnecting) this.finish(err);
       return;
@@ -382,22 +421,39 @@ export class Session {
   }
 
   private async reconnect(forMs: number, first: LockhostError): Promise<void> {
+    const err = await this.rejoinLoop(forMs, first);
+    if (err) this.finish(err);
+  }
+
+  /** Rejoins with the token until it works or forMs pass: null, or the error to close with. */
+  private async rejoinLoop(forMs: number, first: Error): Promise<LockhostError | null> {
     this.reconnecting = true;
     const until = Date.now() + forMs;
     let last: Error = first;
-    for (let attempt = 0; Date.now() < until && !this.closed; attempt++) {
-      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
-      try {
-        await this._connect(true);
-        this.reconnecting = false;
-        return;
-      } catch (e) {
-        last = e as Error;
-        if (e instanceof RefusedError && e.reason !== 8 && e.reason !== 14 && e.reason !== 10) break;
+    try {
+      for (let attempt = 0; Date.now() < until && !this.closed; attempt++) {
+        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+        try {
+          await this._connect(true);
+          return null;
+        } catch (e) {
+          last = e as Error;
+          if (e instanceof RefusedError && e.reason !== 8 && e.reason !== 14 && e.reason !== 10) break;
+        }
       }
+    } finally {
+      this.reconnecting = false;
     }
-    this.reconnecting = false;
-    this.finish(last instanceof LockhostError ? last : new ConnectionError(last.message));
+    // A host that closed and never came back: its reason, not the last refused connect.
+    if (first instanceof RefusedError && !(last instanceof RefusedError)) last = first;
+    return last instanceof LockhostError ? last : new ConnectionError(last.message);
+  }
+
+  /** @internal The first join failed: after an admission (a token), a drop rejoins and resumes; else the error. */
+  async _rejoinAfterFirst(e: Error): Promise<Error | null> {
+    const forMs = this.opts.reconnectForMs ?? 120000;
+    if (!this.token || forMs <= 0 || this.closed || (e instanceof RefusedError && e.reason !== REJOIN_AFTER)) return e;
+    return this.rejoinLoop(forMs, e);
   }
 
   private finish(err?: LockhostError): void {
@@ -423,6 +479,14 @@ export class Session {
         const e = new RefusedError(num(f.r), str(f.m), bin(f.s));
         this.lastDisconnect = e;
         if (this.joinWaiter) return this.failJoin(e);
+        if (e.reason === REJOIN_AFTER) {
+          // The host is shutting down: one that restarts from its save knows the token (a restart,
+          // an update), so this is a drop like any other: rejoin with the token while it may come back.
+          const conn = this.conn;
+          this.conn = null;
+          conn?.close();
+          return this.dropped(e);
+        }
         this.leaving = true; // answer nothing more; the host closes
         this.conn?.close();
         this.conn = null;
@@ -479,16 +543,22 @@ export class Session {
       if (!arbChallenge.length) throw new LockhostError("the host sent no arbiter challenge: it is not a relay host with an arbiter secret");
       aProof = arbiterProof(this.opts.arbiterSecret, arbChallenge);
     }
+    // The puzzle (6.3): solved only for a proof to send; its nonce may be 0, and is sent then too.
     let nonce: bigint | undefined;
-    if (bits > 0 && (proof || aProof)) nonce = solvePuzzle(challenge.length ? challenge : arbChallenge, bits);
-    this.usernameFields = { p: proof, w: nonce || undefined, a: aProof };
+    this.puzzleBits = 0;
+    if (bits > 0 && (proof || aProof)) {
+      nonce = solvePuzzle(challenge.length ? challenge : arbChallenge, bits);
+      this.puzzleBits = bits;
+    }
+    this.usernameFields = { p: proof, w: nonce, a: aProof };
   }
   private usernameFields: Record<string, Value | undefined> = {};
 
   private onDefsOK(f: Record<string, Value>): void {
     this.gameName = str(f.g);
     const body: Record<string, Value | undefined> = {
-      n: this.opts.name, s: !!this.opts.spectate, k: this.token, r: null, ...this.usernameFields,
+      n: this.opts.name, s: !!this.opts.spectate, k: this.token, ...this.usernameFields,
+      r: this.token && !this.ready && this.resume?.list.length ? this.resume.list.map((b) => ({ h: b.h, i: b.i })) : null,
     };
     // A held-world rejoin (6.6): a game we simulate, whole, not under repair or upload.
     if (this.token && this.ready && !this.opts.spectate && this.reports.length && !this.hold && !this.repair) {
@@ -508,7 +578,9 @@ export class Session {
     this.pending.clear();
     this.repair = null;
     this.uploads = [];
-    if (this.hold?.why === "upload") this.hold = null;
+    // A repair or an upload under way went with the connection: the host asks again if it must.
+    this.hold = null;
+    this.flushSends();
     if (r === 1) {
       const raw = await gunzip(bin(f.c), 4 << 20);
       if (num(f.z) !== 0) throw new ProtocolError("a replay in a codec this client did not list");
@@ -517,6 +589,7 @@ export class Session {
       for (const c of commands) {
         if (c.tick > grant) throw new ProtocolError("a replayed command past the grant");
         this.queue(c);
+        if (c.player === this.playerId && this.playerId !== 0) this.matchSend(c);
       }
       this.speed = speed;
       this.granted = Math.max(this.granted, grant);
@@ -598,7 +671,8 @@ export class Session {
       return this.pump();
     }
     this.download = null;
-    const { header, state } = await readPayload(dl.buf!);
+    const { header, state } = await readPayload(dl.buf!, this.resume?.blobs);
+    this.resume = null;
     this.faction = header.faction;
     if (!this.opts.game && this.heldTick >= header.tick) {
       // A rejoin sent the world, and the tick listeners (who run the game) stand at or past its
@@ -658,6 +732,7 @@ export class Session {
     this.write(C.WorldReady, { h: hash, t: this.tick });
     this.phase = "playing";
     this.lastAck = this.tick;
+    this.flushSends();
     if (this.joinWaiter) {
       const w = this.joinWaiter;
       this.joinWaiter = null;
@@ -680,14 +755,17 @@ export class Session {
       cmds.sort((a, b) => a.seq - b.seq);
       const hold = this.hold && this.hold.tick === this.tick ? this.hold : null;
       if (game) {
-        while (cmds.length > this.appliedAt && (!hold || cmds[this.appliedAt].seq < hold.applied)) {
-          game.apply(cmds[this.appliedAt]);
-          this.appliedAt++;
+        // By `q`, not by place in the list: a held rejoin's replay (6.6) starts at the first
+        // command not applied, so the commands before it are not in the list.
+        for (const c of cmds) {
+          if (c.seq < this.appliedAt) continue;
+          if (hold && c.seq >= hold.applied) break;
+          game.apply(c);
+          this.appliedAt = c.seq + 1;
         }
       }
       if (hold) {
-        const have = game ? (this.appliedAt ? cmds[this.appliedAt - 1].seq + 1 : 0) : 0;
-        if (!game || have >= hold.applied || cmds.length === this.appliedAt) {
+        if (!game || this.appliedAt >= hold.applied || !cmds.some((c) => c.seq >= this.appliedAt)) {
           if (this.atCut()) continue;
           break;
         }
@@ -745,8 +823,11 @@ export class Session {
   }
 
   private async swapRepair(payload: Uint8Array, full: boolean, maps: number[], t: number): Promise<void> {
+    const conn = this.conn;
     this.chain = this.chain.then(async () => {
+      if (conn !== this.conn) return; // the connection dropped: the rejoin sends the world or the host repairs again
       const { state } = await readPayload(payload);
+      if (conn !== this.conn) return;
       this.opts.game!.load(state, { full, maps });
       const h = this.opts.game!.hash().world;
       this.write(C.Resynced, { t, w: h });
@@ -759,7 +840,7 @@ export class Session {
   private onResync(f: Record<string, Value>): void {
     const t = num(f.t), a = num(f.a);
     if (!this.opts.game) throw new LockhostError("the host sent a repair, and this session has no game to load it into");
-    if (this.tick > t || (this.tick === t && this.appliedAt > 0 && (this.pending.get(t)?.[this.appliedAt - 1]?.seq ?? -1) >= a))
+    if (this.tick > t || (this.tick === t && this.appliedAt > a))
       throw new ProtocolError("a repair cut behind this client's simulation");
     this.hold = { tick: t, applied: a, why: "repair" };
     this.repair = { full: bool(f.f), maps: arr(f.m).map((x) => num(x)), buf: null, got: 0, total: -1, payload: null };
@@ -802,9 +883,12 @@ export class Session {
     const state = this.opts.game!.save!(up.kind === 2 ? up.maps : undefined);
     if (up.kind === 0) this.state = state;
     const info = { request: up.q, kind: up.kind, tick: state.tick, applied: up.applied, bytes: 0, worldHash: state.hash };
+    const conn = this.conn; // a request belongs to its connection: after a drop, the host asks again
     this.uploadChain = this.uploadChain
       .then(async () => {
+        if (conn !== this.conn) return;
         const payload = await buildPayload(state);
+        if (conn !== this.conn) return;
         if (payload.length > up.limit) throw new LockhostError(`the world payload of ${payload.length} bytes is over the host's limit ${up.limit}`);
         info.bytes = payload.length;
         this.uploadsSent.set(up.q, info);

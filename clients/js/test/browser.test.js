@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 import { extname, join, normalize } from "node:path";
 import { test } from "node:test";
 import { chromiumPath, launch } from "./cdp.js";
-import { pkgDir, secretFile, startHost, tempDir, until } from "./helpers.js";
+import { logTail, pkgDir, secretFile, startHost, tempDir, until } from "./helpers.js";
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css" };
 
@@ -43,23 +43,23 @@ test("the drift example in two headless-Chromium pages: arbiter and player in st
   const base = `http://127.0.0.1:${srv.address().port}/examples/drift/?host=${encodeURIComponent(host.ws)}&secret=${encodeURIComponent("correct horse battery")}&bot=150`;
 
   const first = await browser.newPage(`${base}&name=Ann&seed=7`);
-  await until(() => first.eval("window.drift?.ready || window.drift?.error").then((v) => v));
+  await until(() => first.eval("window.drift?.ready || window.drift?.error").then((v) => v), "the first page to upload its world or fail", { ms: 90000, detail: () => logTail(host.log) });
   assert.equal(await first.eval("window.drift.error"), "");
   assert.equal(await first.eval("window.drift.role"), "arbiter", "the first page is the arbiter");
   const second = await browser.newPage(`${base}&name=Bob`);
-  await until(() => second.eval("window.drift?.ready || window.drift?.error").then((v) => v));
+  await until(() => second.eval("window.drift?.ready || window.drift?.error").then((v) => v), "the second page to join or fail", { ms: 90000, detail: () => logTail(host.log) });
   assert.equal(await second.eval("window.drift.error"), "");
   assert.equal(await second.eval("window.drift.role"), "player", "the second page joins the arbiter's world");
 
   const checkpoints = (p) => p.eval("JSON.stringify(window.drift.checkpoints)").then(JSON.parse);
-  await until(async () => Object.keys(await checkpoints(second)).length >= 4);
+  await until(async () => Object.keys(await checkpoints(second)).length >= 4, "four checkpoints on the second page");
   const corruptedAt = await second.eval("window.drift.corrupt()");
-  await until(() => second.eval("window.drift.desyncs.some((d) => d.mine && d.state === 1)"));
+  await until(() => second.eval("window.drift.desyncs.some((d) => d.mine && d.state === 1)"), "the corrupted page to be repaired", { detail: () => logTail(host.log, /desync|resync|upload|Bob/) });
   const desyncs = await second.eval("JSON.stringify(window.drift.desyncs)").then(JSON.parse);
   const found = desyncs.find((d) => d.mine && d.state === 0);
   assert.deepEqual(found.maps, [1]);
   assert.ok(found.tick > corruptedAt);
-  await until(async () => Object.keys(await checkpoints(second)).some((k) => Number(k) > found.tick + 180));
+  await until(async () => Object.keys(await checkpoints(second)).some((k) => Number(k) > found.tick + 180), "a checkpoint 180 ticks past the repair");
 
   const a = await checkpoints(first), b = await checkpoints(second);
   let n = 0;

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { until } from "./helpers.js";
+import { until, within } from "./helpers.js";
 
 export function chromiumPath() {
   for (const p of [process.env.CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]) if (p && existsSync(p)) return p;
@@ -27,8 +27,8 @@ export async function launch(profileDir) {
     if (!existsSync(portFile)) return null;
     const lines = readFileSync(portFile, "utf8").split("\n");
     return lines.length >= 2 && lines[1] ? lines : null;
-  });
-  const ws = await wsConnect("127.0.0.1", Number(port), path.trim());
+  }, "Chromium to write its DevTools port", { detail: () => err });
+  const ws = await within(wsConnect("127.0.0.1", Number(port), path.trim()), "Chromium's DevTools WebSocket to open", 30000);
   const browser = new Browser(ws, proc);
   return browser;
 }
@@ -50,8 +50,14 @@ class Browser {
   }
   send(method, params = {}, sessionId) {
     const id = ++this.id;
+    // Every call is bounded: a page that stops answering names the call it did not answer.
     return new Promise((resolve, reject) => {
-      this.calls.set(id, { resolve, reject });
+      const timer = setTimeout(() => {
+        this.calls.delete(id);
+        reject(new Error(`waited 30 s for Chromium to answer ${method}`));
+      }, 30000);
+      const settle = (fn) => (v) => (clearTimeout(timer), fn(v));
+      this.calls.set(id, { resolve: settle(resolve), reject: settle(reject) });
       this.ws.send(JSON.stringify({ id, method, params, sessionId }));
     });
   }

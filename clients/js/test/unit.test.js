@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { test } from "node:test";
-import { arbiterProof, decodeMsgpack, encodeMsgpack, readReplay, sha256, solvePuzzle, xxh64, buildPayload, readPayload } from "../dist/index.js";
+import { arbiterProof, decodeMsgpack, encodeMsgpack, readReplay, sha256, solvePuzzle, xxh64, buildPayload, readPayload, Session } from "../dist/index.js";
 import { COMMAND_DEFS, databases, DriftGame, DriftWorld, KICK, POKE, SCORE, SPAWN } from "../examples/drift/drift.js";
 import { repoRoot } from "./helpers.js";
 
@@ -23,6 +23,42 @@ test("XXH64 vectors", () => {
   assert.equal(xxh64(new TextEncoder().encode("abc")).toString(16), "44bc2cf5ad770999");
   const long = Uint8Array.from({ length: 1000 }, (_, i) => (i * 7 + 3) & 0xff);
   assert.notEqual(xxh64(long), xxh64(long.subarray(1)));
+});
+
+/** XXH64 on BigInt, straight from the algorithm: the reference the package's 32-bit halves are held to. */
+function xxh64Reference(b) {
+  const M = (1n << 64n) - 1n, P1 = 11400714785074694791n, P2 = 14029467366897019727n, P3 = 1609587929392839161n, P4 = 9650029242287828579n, P5 = 2870177450012600261n;
+  const rotl = (x, r) => ((x << r) | (x >> (64n - r))) & M;
+  const round = (acc, lane) => (rotl((acc + lane * P2) & M, 31n) * P1) & M;
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let p = 0, h;
+  if (b.length >= 32) {
+    const v = [(P1 + P2) & M, P2, 0n, (M + 1n - P1) & M];
+    for (; p + 32 <= b.length; p += 32) for (let i = 0; i < 4; i++) v[i] = round(v[i], dv.getBigUint64(p + 8 * i, true));
+    h = (rotl(v[0], 1n) + rotl(v[1], 7n) + rotl(v[2], 12n) + rotl(v[3], 18n)) & M;
+    for (const x of v) h = (((h ^ round(0n, x)) * P1) + P4) & M;
+  } else h = P5;
+  h = (h + BigInt(b.length)) & M;
+  for (; p + 8 <= b.length; p += 8) h = (rotl(h ^ round(0n, dv.getBigUint64(p, true)), 27n) * P1 + P4) & M;
+  if (p + 4 <= b.length) (h = (rotl(h ^ ((BigInt(dv.getUint32(p, true)) * P1) & M), 23n) * P2 + P3) & M), (p += 4);
+  for (; p < b.length; p++) h = (rotl(h ^ ((BigInt(b[p]) * P5) & M), 11n) * P1) & M;
+  h ^= h >> 33n;
+  h = (h * P2) & M;
+  h ^= h >> 29n;
+  h = (h * P3) & M;
+  return h ^ (h >> 32n);
+}
+
+test("XXH64 agrees with the BigInt reference at every length to 300 and on 1 MiB", () => {
+  let seed = 12345;
+  const bytes = (n) => Uint8Array.from({ length: n }, () => ((seed = (seed * 1103515245 + 12345) % 2147483648) >>> 16) & 0xff);
+  for (let n = 0; n <= 300; n++) {
+    const b = bytes(n);
+    assert.equal(xxh64(b).toString(16), xxh64Reference(b).toString(16), `length ${n}`);
+  }
+  const big = bytes(1 << 20);
+  assert.equal(xxh64(big), xxh64Reference(big));
+  assert.equal(xxh64(big.subarray(3, 1000)), xxh64Reference(big.subarray(3, 1000)), "a view at an offset");
 });
 
 test("every example frame of the spec reads, and writes back as the same value", () => {
@@ -104,4 +140,39 @@ test("drift's def databases hash as section 7.1 says, as the Python drift declar
   assert.deepEqual([db.type, db.count, db.hash.toString(16)], ["DriftCommandDef", 4, "63658b488147605f"]);
   const [older] = databases(COMMAND_DEFS.slice(0, 3));
   assert.deepEqual([older.count, older.hash.toString(16)], [3, "fabd92b2bda194f0"]);
+});
+
+test("a held rejoin (section 6.6, steps H2 to H6): the replay applies from the first command not applied, catches up to the grant without a hash report, and sends H6 byte for byte", async () => {
+  // Ann's simulation stands at tick 700, the first of its commands (q 0) applied; the host's
+  // H2 replays (700, 1) and (710, 0) up to its grant 720, a multiple of e (60).
+  const applied = [];
+  const game = {
+    load() {},
+    apply: (c) => applied.push(`${c.tick}:${c.seq}`),
+    step() {},
+    hash: () => ({ world: 0x6666666666666666n, maps: [] }),
+  };
+  const s = new Session("tcp://127.0.0.1:1", { name: "ann", game });
+  const written = [];
+  // The session's private state as it stands after its drop (the fields a real join would have set).
+  Object.assign(s, { conn: { write: (b) => written.push(b), close() {} }, tick: 700, appliedAt: 1, ready: true, readyTick: 600, rejoining: true });
+  const reconnects = [];
+  s.on("reconnect", (r) => reconnects.push(r));
+  // A game that sends a command from its tick listener, as games do: it waits for Client_WorldReady.
+  let sent = null;
+  s.on("tick", (tick) => {
+    if (tick === 710) sent = s.send(3, new Uint8Array([1, 2]), 1);
+  });
+  const h2 = specFrames().find(([l]) => l === "Held step H2")[1];
+  await s["handle"](h2[4], decodeMsgpack(h2.subarray(5)));
+  assert.deepEqual(applied, ["700:1", "710:0"], "(700, 0) was applied before the drop; the replay's two commands once each");
+  assert.equal(s.tick, 720);
+  const h6 = specFrames().find(([l]) => l === "Held step H6")[1];
+  const command = specFrames().find(([l]) => l === "Example Client_Command")[1];
+  assert.ok(sent, "the tick listener ran while catching up");
+  assert.deepEqual(written.map(toHex), [toHex(h6), toHex(command)],
+    "Client_WorldReady as H6, then the listener's command: no Client_Hashes at 720, no Client_TickAck and no command while catching up");
+  sent.catch(() => {});
+  assert.deepEqual(reconnects, [{ held: true, why: "held" }]);
+  s.close();
 });
