@@ -39,6 +39,18 @@ func runHelper(args []string) (ok bool, code int) {
 		}
 		fmt.Print(body)
 		return true, 0
+	case helperNATServers:
+		if err := serveNATProbe(); err != nil {
+			fmt.Fprintln(os.Stderr, "nat probe servers:", err)
+			return true, 1
+		}
+		return true, 0
+	case helperNATProbe:
+		if err := runNATProbe(); err != nil {
+			fmt.Fprintln(os.Stderr, "nat probe:", err)
+			return true, 1
+		}
+		return true, 0
 	case helperProbe:
 		if err := probeTCP(args[1]); err != nil {
 			fmt.Println("unreachable:", err)
