@@ -25,8 +25,13 @@
 //     behaves as its kind: full-cone, address-restricted, port-restricted
 //     or symmetric NAT (RFC 4787's mapping and filtering), UDP blocked,
 //     only TCP 443;
-//  6. with a coordinator (host coordinator) and Debian's coturn on that
-//     internet, every host serve --coordinator is joined by join +CODE
+//  6. with Debian's coturn on that internet (STUN, TURN over UDP, TCP and
+//     TLS on 443), the ICE transport alone (transport/ice, with a
+//     signalling relay of the lab's own) connects every host site to
+//     every joiner site by the path the pair allows: the network and the
+//     library hold before the tools are judged;
+//  7. with a coordinator (host coordinator) beside coturn, every
+//     host serve --coordinator is joined by join +CODE
 //     from every joiner site: each reaches WorldReady and plays, by a
 //     path its pair of NATs allows (punched where hole punching can work,
 //     relayed through TURN where it cannot, TURN over TCP or TLS on 443
@@ -67,12 +72,12 @@ func main() {
 func run() int {
 	hostBin := flag.String("host", "", "the host binary")
 	joinBin := flag.String("join", "", "the join binary")
-	stepList := flag.String("steps", "1,2,3,4,5,6", "the steps to run, comma-separated")
+	stepList := flag.String("steps", "1,2,3,4,5,6,7", "the steps to run, comma-separated")
 	verbose := flag.Bool("v", false, "print the router's daemon log at the end")
 	flag.Parse()
 	steps, err := parseSteps(*stepList)
 	if err != nil || *hostBin == "" || *joinBin == "" {
-		fmt.Fprintln(os.Stderr, "usage: nat-lab -host BIN -join BIN [-steps 1,2,3,4,5,6]", err)
+		fmt.Fprintln(os.Stderr, "usage: nat-lab -host BIN -join BIN [-steps 1,2,3,4,5,6,7]", err)
 		return 2
 	}
 	if os.Geteuid() != 0 {
@@ -107,8 +112,8 @@ func parseSteps(s string) ([]int, error) {
 	var steps []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 6 {
-			return nil, fmt.Errorf("-steps %q: steps are 1 to 6", s)
+		if err != nil || n < 1 || n > 7 {
+			return nil, fmt.Errorf("-steps %q: steps are 1 to 7", s)
 		}
 		steps = append(steps, n)
 	}
@@ -127,7 +132,7 @@ func (l *lab) runSteps(steps []int) int {
 		fmt.Printf("nat-lab: setup ok (%.1f s): LAN %s%s behind router %s, outside %s; miniupnpd (UPnP-IGD, NAT-PMP) on the router\n",
 			time.Since(t0).Seconds(), routerLAN, lanPrefix, routerWAN, outAddr)
 	}
-	fns := map[int]func() (string, error){1: l.step1, 2: l.step2, 3: l.step3, 4: l.step4, 5: l.step5, 6: l.step6}
+	fns := map[int]func() (string, error){1: l.step1, 2: l.step2, 3: l.step3, 4: l.step4, 5: l.step5, 6: l.step6, 7: l.step7}
 	failed := 0
 	for _, n := range steps {
 		start := time.Now()

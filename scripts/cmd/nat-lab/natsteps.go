@@ -16,6 +16,7 @@ type natLab struct {
 	probes   *proc
 	coord    *proc
 	turn     *proc
+	signal   *proc  // the ICE check's signalling relay
 	coordURL string // as host coordinator printed it, with its pin
 	certFile string // the TURN server's self-signed certificate, the lab's only root
 }
