@@ -180,6 +180,9 @@ func (l *lab) cleanup() {
 	if l.verbose && l.miniupnpd != nil {
 		fmt.Println("miniupnpd's log:\n" + tail(l.miniupnpd.out.String(), 60))
 	}
+	if l.verbose && l.nat.turn != nil {
+		fmt.Println("turnserver's log:\n" + tail(l.nat.turn.out.String(), 100000))
+	}
 	stopAll()
 	removeNamespaces()
 	removeNATNamespaces()

@@ -125,7 +125,7 @@ func runICE(host bool, id string) error {
 	if _, err := fmt.Fprintf(sc, "%s %s\n", role, id); err != nil {
 		return err
 	}
-	cfg := ice.Config{Servers: iceServers(), Timeout: iceTimeout}
+	cfg := ice.Config{Servers: iceServers(), Timeout: iceTimeout, RelayOnly: !host && os.Getenv("NATLAB_RELAY_ONLY") != ""}
 	t0 := time.Now()
 	var conn net.Conn
 	var path ice.Path
@@ -139,17 +139,34 @@ func runICE(host bool, id string) error {
 	}
 	defer conn.Close()
 	took := time.Since(t0)
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := fmt.Fprintf(conn, "hello from the %s\n", role); err != nil {
+	if err := greet(conn, host); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	fmt.Printf("path %s connect %.3f\n", path, took.Seconds())
+	return nil
+}
+
+// greet exchanges a line each way over conn: the joiner speaks first (as
+// in the game's protocol), the host answers once it has read it, and the
+// host waits a moment before its process ends (Close sends what was
+// written in the background).
+func greet(conn net.Conn, host bool) error {
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(conn)
+	if !host {
+		if _, err := fmt.Fprintln(conn, "hello from the joiner"); err != nil {
+			return err
+		}
+	}
+	line, err := r.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "hello from the ") {
 		return errors.Join(errors.New("no greeting over the channel"), err)
 	}
-	fmt.Printf("path %s connect %.3f\n", path, took.Seconds())
-	if host { // the joiner reads the host's greeting before the channel goes
-		time.Sleep(500 * time.Millisecond)
+	if host {
+		if _, err := fmt.Fprintln(conn, "hello from the host"); err != nil {
+			return err
+		}
+		time.Sleep(time.Second)
 	}
 	return nil
 }

@@ -71,10 +71,14 @@ func (l *lab) startTURN() error {
 		return err
 	}
 	l.nat.certFile = cert
-	p, err := start("turnserver", nsInet, false, nil, "turnserver", "-n", "--listening-ip="+turnAddr, "--relay-ip="+turnAddr,
-		"--listening-port=3478", "--tls-listening-port=443", "--cert="+cert, "--pkey="+key, "--no-dtls", "--no-cli",
-		"--use-auth-secret", "--static-auth-secret="+turnSecret, "--realm="+turnRealm, "--no-multicast-peers",
-		"--log-file=stdout", "--simple-log", "--pidfile="+filepath.Join(l.dir, "turnserver.pid"))
+	args := []string{"turnserver", "-n", "--listening-ip=" + turnAddr, "--relay-ip=" + turnAddr,
+		"--listening-port=3478", "--tls-listening-port=443", "--cert=" + cert, "--pkey=" + key, "--no-dtls", "--no-cli",
+		"--use-auth-secret", "--static-auth-secret=" + turnSecret, "--realm=" + turnRealm, "--no-multicast-peers",
+		"--log-file=stdout", "--simple-log", "--pidfile=" + filepath.Join(l.dir, "turnserver.pid")}
+	if l.verbose {
+		args = append(args, "--verbose")
+	}
+	p, err := start("turnserver", nsInet, false, nil, args...)
 	if err != nil {
 		return err
 	}
