@@ -125,7 +125,7 @@ func runICE(host bool, id string) error {
 	if _, err := fmt.Fprintf(sc, "%s %s\n", role, id); err != nil {
 		return err
 	}
-	cfg := ice.Config{Servers: iceServers(), Timeout: iceTimeout, RelayOnly: !host && os.Getenv("NATLAB_RELAY_ONLY") != ""}
+	cfg := ice.Config{Servers: iceServers(), Timeout: iceTimeout}
 	t0 := time.Now()
 	var conn net.Conn
 	var path ice.Path
