@@ -120,6 +120,16 @@ func buildNATNetwork() error {
 		{"ip", "-n", nsInet, "link", "set", "lo", "up"},
 		{"ip", "-n", nsInet, "link", "add", inetLink, "type", "bridge"},
 		{"ip", "-n", nsInet, "link", "set", inetLink, "up"},
+		// The rest of the internet: a link to nowhere that the default
+		// route points at, so that what the servers send to an address
+		// no one here has (a home's private address, which ICE offers as
+		// a candidate) vanishes as it would out there. Without a route
+		// the sender hears "network unreachable" at once, and coturn
+		// stops relaying for an allocation that met it.
+		{"ip", "-n", nsInet, "link", "add", "nowhere", "type", "veth", "peer", "name", "nowhere1"},
+		{"ip", "-n", nsInet, "link", "set", "nowhere", "up"},
+		{"ip", "-n", nsInet, "link", "set", "nowhere1", "up"},
+		{"ip", "-n", nsInet, "route", "add", "default", "dev", "nowhere"},
 	}
 	for _, a := range []string{inetISP, coordAddr, turnAddr, probeAddr, probeAlt} {
 		cmds = append(cmds, []string{"ip", "-n", nsInet, "addr", "add", a + inetBits, "dev", inetLink})
