@@ -235,6 +235,9 @@ func (l *lab) icePair(h, j site, id string) pairResult {
 		hostOut, hostErr = inWithinEnv(iceTimeout+10*time.Second, h.machine(), env, l.self, helperICEHost, id)
 	}()
 	joinOut, joinErr := inWithinEnv(iceTimeout+10*time.Second, j.machine(), env, l.self, helperICEJoin, id)
+	if joinErr != nil && joinOut == "" {
+		joinOut = fmt.Sprintf("(no answer within %v, though the ICE attempt's own bound is %v)", iceTimeout+10*time.Second, iceTimeout)
+	}
 	<-done
 	jm, hm := reICEOut.FindStringSubmatch(joinOut), reICEOut.FindStringSubmatch(hostOut)
 	if joinErr != nil || hostErr != nil || jm == nil || hm == nil {
