@@ -3,8 +3,10 @@
 // (as root) and removes on exit: a home LAN with the host and a second
 // machine, a router that NATs the LAN with nftables and runs Debian's
 // miniupnpd (UPnP-IGD and NAT-PMP), and an outside namespace for the
-// friend. Every address is in a documentation range; the namespaces have
-// no link to the machine's network, so nothing leaves the machine.
+// friend. Every address is in a documentation range, but for the homes
+// behind the NAT matrix's routers (steps 5 to 7), which have private ones
+// as homes do; the namespaces have no link to the machine's network, so
+// nothing leaves the machine.
 //
 // It prints one line per step with its time and exits 1 unless every step
 // it ran held:
@@ -30,9 +32,9 @@
 //     signalling relay of the lab's own) connects every host site to
 //     every joiner site by the path the pair allows: the network and the
 //     library hold before the tools are judged;
-//  7. with a coordinator (host coordinator) beside coturn, every
-//     host serve --coordinator is joined by join +CODE
-//     from every joiner site: each reaches WorldReady and plays, by a
+//  7. with a coordinator (host coordinator) beside coturn, every host
+//     serve --coordinator is joined by join +CODE from every joiner
+//     site: each reaches WorldReady and plays, by a
 //     path its pair of NATs allows (punched where hole punching can work,
 //     relayed through TURN where it cannot, TURN over TCP or TLS on 443
 //     from the hostile networks); one line per pair with its path and
