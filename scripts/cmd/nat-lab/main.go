@@ -3,8 +3,10 @@
 // (as root) and removes on exit: a home LAN with the host and a second
 // machine, a router that NATs the LAN with nftables and runs Debian's
 // miniupnpd (UPnP-IGD and NAT-PMP), and an outside namespace for the
-// friend. Every address is in a documentation range; the namespaces have
-// no link to the machine's network, so nothing leaves the machine.
+// friend. Every address is in a documentation range, but for the homes
+// behind the NAT matrix's routers (steps 5 to 7), which have private ones
+// as homes do; the namespaces have no link to the machine's network, so
+// nothing leaves the machine.
 //
 // It prints one line per step with its time and exits 1 unless every step
 // it ran held:
@@ -18,7 +20,25 @@
 //     64 MiB world while a player outside plays: the router's uplink
 //     never queues more than 100 ms of data (read from its shaper), and
 //     the player's command round trips during the download stay within
-//     100 ms of the median before it at the 90th percentile.
+//     100 ms of the median before it at the 90th percentile;
+//  5. in a second small internet (the NAT matrix: a host behind each of
+//     four routers, a joiner behind each of four more and behind two
+//     networks hostile to UDP), a probe of its own shows each router
+//     behaves as its kind: full-cone, address-restricted, port-restricted
+//     or symmetric NAT (RFC 4787's mapping and filtering), UDP blocked,
+//     only TCP 443;
+//  6. with Debian's coturn on that internet (STUN, TURN over UDP, TCP and
+//     TLS on 443), the ICE transport alone (transport/ice, with a
+//     signalling relay of the lab's own) connects every host site to
+//     every joiner site by the path the pair allows: the network and the
+//     library hold before the tools are judged;
+//  7. with a coordinator (host coordinator) beside coturn, every host
+//     serve --coordinator is joined by join +CODE from every joiner
+//     site: each reaches WorldReady and plays, by a
+//     path its pair of NATs allows (punched where hole punching can work,
+//     relayed through TURN where it cannot, TURN over TCP or TLS on 443
+//     from the hostile networks); one line per pair with its path and
+//     time to connect, and the median connect times direct and relayed.
 //
 // scripts/nat-lab builds the tools, installs what is missing and runs it.
 package main
@@ -41,6 +61,7 @@ type lab struct {
 	hostBin, joinBin, self, dir string
 	miniupnpd                   *proc
 	verbose                     bool
+	nat                         natLab
 }
 
 func main() {
@@ -53,12 +74,12 @@ func main() {
 func run() int {
 	hostBin := flag.String("host", "", "the host binary")
 	joinBin := flag.String("join", "", "the join binary")
-	stepList := flag.String("steps", "1,2,3,4", "the steps to run, comma-separated")
+	stepList := flag.String("steps", "1,2,3,4,5,6,7", "the steps to run, comma-separated")
 	verbose := flag.Bool("v", false, "print the router's daemon log at the end")
 	flag.Parse()
 	steps, err := parseSteps(*stepList)
 	if err != nil || *hostBin == "" || *joinBin == "" {
-		fmt.Fprintln(os.Stderr, "usage: nat-lab -host BIN -join BIN [-steps 1,2,3,4]", err)
+		fmt.Fprintln(os.Stderr, "usage: nat-lab -host BIN -join BIN [-steps 1,2,3,4,5,6,7]", err)
 		return 2
 	}
 	if os.Geteuid() != 0 {
@@ -93,8 +114,8 @@ func parseSteps(s string) ([]int, error) {
 	var steps []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 4 {
-			return nil, fmt.Errorf("-steps %q: steps are 1 to 4", s)
+		if err != nil || n < 1 || n > 7 {
+			return nil, fmt.Errorf("-steps %q: steps are 1 to 7", s)
 		}
 		steps = append(steps, n)
 	}
@@ -105,13 +126,15 @@ func parseSteps(s string) ([]int, error) {
 // runSteps builds the lab and runs the steps; 0 when all held.
 func (l *lab) runSteps(steps []int) int {
 	t0 := time.Now()
-	if err := l.setup(); err != nil {
-		fmt.Printf("nat-lab: setup FAILED (%.1f s): %v\n", time.Since(t0).Seconds(), err)
-		return 1
+	if steps[0] <= 4 { // the home lab serves steps 1 to 4; the NAT matrix builds its own
+		if err := l.setup(); err != nil {
+			fmt.Printf("nat-lab: setup FAILED (%.1f s): %v\n", time.Since(t0).Seconds(), err)
+			return 1
+		}
+		fmt.Printf("nat-lab: setup ok (%.1f s): LAN %s%s behind router %s, outside %s; miniupnpd (UPnP-IGD, NAT-PMP) on the router\n",
+			time.Since(t0).Seconds(), routerLAN, lanPrefix, routerWAN, outAddr)
 	}
-	fmt.Printf("nat-lab: setup ok (%.1f s): LAN %s%s behind router %s, outside %s; miniupnpd (UPnP-IGD, NAT-PMP) on the router\n",
-		time.Since(t0).Seconds(), routerLAN, lanPrefix, routerWAN, outAddr)
-	fns := map[int]func() (string, error){1: l.step1, 2: l.step2, 3: l.step3, 4: l.step4}
+	fns := map[int]func() (string, error){1: l.step1, 2: l.step2, 3: l.step3, 4: l.step4, 5: l.step5, 6: l.step6, 7: l.step7}
 	failed := 0
 	for _, n := range steps {
 		start := time.Now()
@@ -159,7 +182,11 @@ func (l *lab) cleanup() {
 	if l.verbose && l.miniupnpd != nil {
 		fmt.Println("miniupnpd's log:\n" + tail(l.miniupnpd.out.String(), 60))
 	}
+	if l.verbose && l.nat.turn != nil {
+		fmt.Println("turnserver's log:\n" + tail(l.nat.turn.out.String(), 100000))
+	}
 	stopAll()
 	removeNamespaces()
+	removeNATNamespaces()
 	_ = os.RemoveAll(l.dir)
 }
