@@ -94,7 +94,9 @@ func connect(ctx context.Context, sig Signaller, cfg Config, joiner bool) (*Conn
 		return nil, err
 	}
 	ok = true
-	return newConn(p.pc, p.dc, rw, path, local, remote), nil
+	c := newConn(p.pc, p.dc, rw, path, local, remote)
+	c.peerRelayed = p.peerRelayed()
+	return c, nil
 }
 
 // timedOut says so in a sentence when the attempt's bound ended err.
@@ -256,6 +258,13 @@ func (p *peer) selected() (Path, net.Addr, net.Addr, error) {
 	}
 	path := classify(local, endpoint{typ: pair.Remote.Typ})
 	return path, candidateAddr(pair.Local), candidateAddr(pair.Remote), nil
+}
+
+// peerRelayed says the selected pair's remote end is a relay candidate:
+// the peer's packets come through its TURN server.
+func (p *peer) peerRelayed() bool {
+	pair, err := p.pc.SCTP().Transport().ICETransport().GetSelectedCandidatePair()
+	return err == nil && pair != nil && pair.Remote.Typ == webrtc.ICECandidateTypeRelay
 }
 
 // relayProtocol is how this side reaches the TURN server of its relay
