@@ -105,6 +105,9 @@ type playerJSON struct {
 	// compared and accepted from the player (0: none yet).
 	AcceptedTick uint64     `json:"accepted_tick"`
 	Since        *time.Time `json:"since"`
+	// Path is the way the player's connection came: lan, direct,
+	// punched, turn-udp, turn-tcp, turn-tls or turn.
+	Path string `json:"path"`
 }
 
 // uploadsJSON is the world transfers: the cap on all of them together in
@@ -332,6 +335,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		v.Players = append(v.Players, playerJSON{
 			ID: p.ID, Name: p.Name, Spectator: p.Spectator, Status: p.Status, Faction: p.Faction,
 			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, AcceptedTick: p.Accepted, Since: stamp(p.Since),
+			Path: p.Path,
 		})
 	}
 	for _, m := range o.Maps {
