@@ -201,12 +201,31 @@ func (inv *byInvite) explain(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		within = " within " + inv.timeout.String()
 	}
-	tried := "no address it registered answered and the connection through the coordinator " +
-		"(hole punching, then its TURN relay if it offers one) failed too"
-	if inv.relay {
-		tried = "the connection through the coordinator's TURN relay failed (--relay-only)"
+	return fmt.Errorf("could not reach the host of %s%s: %s (%w)", inv.code, within, inv.tried(err), err)
+}
+
+// tried says in words which ways err says failed.
+func (inv *byInvite) tried(err error) string {
+	var ce *coord.ConnectError
+	if !errors.As(err, &ce) {
+		return "the coordinator did not answer"
 	}
-	return fmt.Errorf("could not reach the host of %s%s: %s (%w)", inv.code, within, tried, err)
+	addrs := "none of the addresses it registered answered"
+	switch {
+	case inv.relay:
+		addrs = "with --relay-only no address is tried"
+	case ce.Addrs == nil:
+		addrs = "the addresses it registered were still being tried"
+	}
+	switch {
+	case ce.Fallback == nil:
+		return addrs
+	case errors.Is(ce.Fallback, coord.ErrSignalClosed):
+		return addrs + ", and the host ended the connection attempt through the coordinator (it takes none, or is busy)"
+	case inv.relay:
+		return addrs + ", and the connection through the coordinator's TURN relay failed"
+	}
+	return addrs + ", and the connection through the coordinator (hole punching, then its TURN relay if it offers one) failed"
 }
 
 // ready (a no-op on nil) pins a fingerprint the coordinator gave once the join has

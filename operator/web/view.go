@@ -178,6 +178,8 @@ type joinJSON struct {
 	// again because the joiner held it.
 	Retries      int    `json:"retries"`
 	ResumedBytes uint64 `json:"resumed_bytes"`
+	// Path is the way the connection came, as a player's path says it.
+	Path string `json:"path"`
 }
 
 type desyncJSON struct {
@@ -349,7 +351,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		}
 		v.Joins = append(v.Joins, joinJSON{At: stamp(j.At), Remote: j.Remote, Name: j.Name, Spectator: j.Spectator,
 			Rejoin: j.Rejoin, Outcome: j.Outcome, Reason: j.Reason, Phases: phases, TotalMs: ms(j.Total), Bytes: j.Bytes,
-			Retries: j.Retries, ResumedBytes: j.Resumed})
+			Retries: j.Retries, ResumedBytes: j.Resumed, Path: j.Path})
 	}
 	for _, d := range o.Desyncs {
 		maps := d.Maps

@@ -27,12 +27,14 @@ type Server struct {
 	log  *lockedBuffer
 }
 
-// URLs are the server's TURN URLs over UDP and over TCP, as a
-// coordinator hands them out (--turn-url).
-func (s *Server) URLs() []string {
-	hp := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
-	return []string{"turn:" + hp + "?transport=udp", "turn:" + hp + "?transport=tcp"}
+// URL is the server's TURN URL over transport ("udp" or "tcp"), as a
+// coordinator hands it out (--turn-url).
+func (s *Server) URL(transport string) string {
+	return "turn:" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) + "?transport=" + transport
 }
+
+// URLs are the server's TURN URLs over UDP and over TCP.
+func (s *Server) URLs() []string { return []string{s.URL("udp"), s.URL("tcp")} }
 
 // Log is the server's output so far, for a failure message.
 func (s *Server) Log() string { return s.log.String() }

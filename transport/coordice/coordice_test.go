@@ -117,20 +117,26 @@ func TestDirectOverICE(t *testing.T) {
 
 // TestRelayedOverICE: with coturn and the coordinator's short-lived
 // credentials, a joiner and a host that both use only relay candidates
-// connect through TURN over UDP, and the host sees the joiner relayed.
+// connect through TURN over UDP, or over TCP when that is the only
+// transport the coordinator names, and the host sees the joiner relayed.
 func TestRelayedOverICE(t *testing.T) {
 	ts := turntest.Start(t)
-	l := newLab(t, coordserver.ServerConfig{TURNURLs: ts.URLs(), TURNSecret: []byte(turntest.Secret)},
-		ice.Config{LoopbackOnly: true, RelayOnly: true})
-	c, hc, path, took := l.join(t, ice.Config{LoopbackOnly: true, RelayOnly: true})
-	t.Logf("connected over ICE (%s) in %v", path, took.Round(time.Millisecond))
-	if path != "turn-udp" || hc.(*Conn).Path() != "turn-udp" || !hc.(*Conn).Relayed() {
-		t.Fatalf("path %q, the host's %q (relayed %v)\n%s", path, hc.(*Conn).Path(), hc.(*Conn).Relayed(), ts.Log())
+	for _, transport := range []string{"udp", "tcp"} {
+		t.Run(transport, func(t *testing.T) {
+			l := newLab(t, coordserver.ServerConfig{TURNURLs: []string{ts.URL(transport)}, TURNSecret: []byte(turntest.Secret)},
+				ice.Config{LoopbackOnly: true, RelayOnly: true})
+			c, hc, path, took := l.join(t, ice.Config{LoopbackOnly: true, RelayOnly: true})
+			t.Logf("connected over ICE (%s) in %v", path, took.Round(time.Millisecond))
+			want := "turn-" + transport
+			if path != want || hc.(*Conn).Path() != want || !hc.(*Conn).Relayed() {
+				t.Fatalf("path %q, the host's %q (relayed %v), want %s\n%s", path, hc.(*Conn).Path(), hc.(*Conn).Relayed(), want, ts.Log())
+			}
+			if _, ok := c.(*Conn); !ok {
+				t.Fatalf("the joiner's connection is a %T", c)
+			}
+			waitCount(t, l.ans, want, 1)
+		})
 	}
-	if _, ok := c.(*Conn); !ok {
-		t.Fatalf("the joiner's connection is a %T", c)
-	}
-	waitCount(t, l.ans, "turn-udp", 1)
 }
 
 // TestRelayOnlyWithoutTURN: asking for a relayed path from a coordinator
