@@ -139,6 +139,32 @@ func TestRelayedOverICE(t *testing.T) {
 	}
 }
 
+// TestHeadStart: an address that swallows the connection (a dial that
+// hangs) does not hold the ICE path back beyond its head start.
+func TestHeadStart(t *testing.T) {
+	l := newLab(t, coordserver.ServerConfig{}, ice.Config{LoopbackOnly: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := l.co.Lookup(ctx, l.code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.LAN = []string{"192.0.2.1:30502"} // documentation range; the dial below hangs
+	hang := func(ctx context.Context, _ string) (net.Conn, error) { <-ctx.Done(); return nil, ctx.Err() }
+	start := time.Now()
+	c, path, err := l.co.Connect(ctx, r, coord.ConnectOptions{Dial: hang, HeadStart: 200 * time.Millisecond,
+		Fallback: Fallback(ice.Config{LoopbackOnly: true}), NoReport: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	took := time.Since(start)
+	t.Logf("connected over %s in %v beside an address that hangs", path, took.Round(time.Millisecond))
+	if path != "direct" || took < 200*time.Millisecond || took > 10*time.Second {
+		t.Fatalf("path %q after %v, want direct after the 200 ms head start", path, took)
+	}
+}
+
 // TestRelayOnlyWithoutTURN: asking for a relayed path from a coordinator
 // that offers no TURN server fails at once with a sentence saying so.
 func TestRelayOnlyWithoutTURN(t *testing.T) {
