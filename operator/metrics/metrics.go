@@ -112,8 +112,8 @@ func New() *Host {
 		}),
 		byPath: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockhost_joins_by_path_total",
-			Help: "Joins that succeeded, by the way the connection came: lan, direct (TCP or WebSocket, by the joiner's address), or the ICE path: direct, punched, turn-udp, turn-tcp, turn-tls, turn.",
-		}, []string{"path"}),
+			Help: "Finished join attempts by the way the connection came (lan, direct over TCP or WebSocket by the joiner's address, or the ICE path: direct, punched, turn-udp, turn-tcp, turn-tls, turn) and outcome (as lockhost_joins_total's).",
+		}, []string{"path", "outcome"}),
 		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockhost_connect_attempts_total",
 			Help: "Joiners' connection attempts through the coordinator the host answered, by outcome: the path taken (direct, punched, turn-udp, turn-tcp, turn-tls, turn), failed, or busy.",
@@ -137,8 +137,8 @@ func New() *Host {
 // observes its phases and total time.
 func (h *Host) JoinFinished(r host.JoinRecord) {
 	h.joins.WithLabelValues(r.Outcome, r.Reason).Inc()
-	if r.Outcome == host.JoinOK && r.Path != "" {
-		h.byPath.WithLabelValues(r.Path).Inc()
+	if r.Path != "" {
+		h.byPath.WithLabelValues(r.Path, r.Outcome).Inc()
 	}
 	h.joinTime.WithLabelValues(r.Outcome).Observe(r.Total.Seconds())
 	for _, p := range r.Phases {
