@@ -19,6 +19,7 @@ import (
 // downloading client keeps receiving ticks and notices.
 type conn struct {
 	nc           net.Conn
+	path         string // the way it came (connPath); set before it is shared
 	log          *slog.Logger
 	writeTimeout time.Duration
 

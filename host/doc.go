@@ -50,7 +50,9 @@
 //     a frame or close it; the writer goroutine alone writes to the socket.
 //     Its queued byte count is an atomic because senders add and the
 //     writer subtracts; its close runs once, and what it records is read
-//     only after it.
+//     only after it. Its path (the way the connection came, for the
+//     status page) is set by the reader before the conn is shared and
+//     never changes.
 //   - member (session.go) is the client as the session sees it, made at
 //     admission and handed to the reader in the join reply. The session
 //     goroutine owns all of it except three atomics, which only the reader

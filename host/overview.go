@@ -108,6 +108,11 @@ type PlayerView struct {
 	Accepted uint64
 	// Since is when the player was admitted.
 	Since time.Time
+	// Path is the way its connection came: "lan" or "direct" over TCP or
+	// WebSocket (by its address), or the ICE path through a coordinator:
+	// "direct", "punched", "turn-udp", "turn-tcp", "turn-tls", "turn"
+	// (docs/protocol.md, section 2).
+	Path string
 }
 
 // MapView is one map in an Overview.
@@ -175,6 +180,8 @@ type JoinRecord struct {
 	// this attempt was one of them.
 	Retries int
 	Retry   bool
+	// Path is the way the connection came, as PlayerView.Path says it.
+	Path string
 }
 
 // Desync events in a DesyncRecord.
@@ -411,7 +418,7 @@ func (s *session) publishOverview(now time.Time) {
 		}
 		v := PlayerView{ID: id, Name: p.Name, Spectator: p.Spectator, Status: p.Status.String(), Faction: p.Faction,
 			Latency: time.Duration(m.rtt.Load()) * time.Microsecond, Repairing: m.resync != nil, Since: m.since,
-			Unverified: m.unverified}
+			Unverified: m.unverified, Path: m.conn.path}
 		if m.checked {
 			v.Accepted = m.good.tick
 		}

@@ -89,7 +89,7 @@ func (p *peer) record(outcome, reason string) {
 	p.joined = true
 	r := JoinRecord{At: time.Now(), Remote: p.nc.RemoteAddr().String(), Name: p.name,
 		Spectator: p.spectator, Rejoin: p.rejoin, Outcome: outcome, Reason: reason, Phases: p.phases,
-		Total: time.Since(p.start), Resumed: p.resumed}
+		Total: time.Since(p.start), Resumed: p.resumed, Path: p.conn.path}
 	if p.world != nil {
 		r.Bytes = p.world.written.Load()
 	}
@@ -112,6 +112,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, pend *gate.Conn) {
 		pend.Progress(time.Now())
 	}
 	p := s.newPeer(ctx, nc, pend, start, log)
+	p.conn.path = connPath(raw) // before the session or a record reads it
 	admitted, err := p.run()
 	if p.puzzleDone != nil {
 		p.puzzleDone() // a free pass not used is given back

@@ -142,7 +142,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 0
 		s.conns.Add(1)
-		key := addrKey(remoteIP(nc)) // an IPv6 address counts by its /64
+		key, prefix := limitKeys(nc) // an IPv6 address counts by its /64
 		if !s.limiter.Allow(key, time.Now()) {
 			go func() {
 				defer s.conns.Done()
@@ -153,7 +153,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// A full pending table makes room by closing the connection that
 		// has done least for longest (package gate); an address penalized
 		// for stalling is refused.
-		pc := s.pending.Acquire(remoteIP(nc), time.Now(), func() { nc.Close() })
+		pc := s.pending.AcquireKeyed(key, prefix, time.Now(), func() { nc.Close() })
 		if pc == nil {
 			go func() {
 				defer s.conns.Done()
@@ -317,6 +317,50 @@ func remoteIP(nc net.Conn) string {
 		return nc.RemoteAddr().String()
 	}
 	return host
+}
+
+// Relayed is what the host asks of a connection that may have come
+// through a relay shared by many joiners (a TURN server, through
+// transport/coordice): Relayed says its RemoteAddr is the relay's
+// address and a port that is this joiner's alone.
+type Relayed interface {
+	Relayed() bool
+}
+
+// Pathed is what the host asks of a connection that knows the way it
+// came (transport/coordice's: "direct", "punched", "turn-udp", ...).
+type Pathed interface {
+	Path() string
+}
+
+// limitKeys are the keys a connection's per-address limits (connection
+// rate, pending connections) and per-network cap count it under: its
+// address (an IPv6 one by its /64) and its network. A relayed
+// connection counts under the relay's address and port, one per joiner,
+// and the relay's network, which caps them together.
+func limitKeys(nc net.Conn) (addr, prefix string) {
+	ip := remoteIP(nc)
+	if r, ok := nc.(Relayed); ok && r.Relayed() {
+		return "relay " + nc.RemoteAddr().String(), addrkey.Prefix(ip)
+	}
+	return addrKey(ip), addrkey.Prefix(ip)
+}
+
+// connPath names the way nc came, as the status page shows it: its own
+// Path where it has one, else "lan" from a private, loopback or
+// link-local address and "direct" from any other.
+func connPath(nc net.Conn) string {
+	if p, ok := nc.(Pathed); ok {
+		return p.Path()
+	}
+	a, err := netip.ParseAddr(remoteIP(nc))
+	if err != nil {
+		return "direct"
+	}
+	if a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return "lan"
+	}
+	return "direct"
 }
 
 // secure runs the TLS handshake on a new connection when the host speaks

@@ -12,6 +12,8 @@ import (
 	"github.com/lockhost/lockhost/operator/play"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
+	"github.com/lockhost/lockhost/transport/coordice"
+	"github.com/lockhost/lockhost/transport/ice"
 	"github.com/lockhost/lockhost/transport/portmap"
 	"github.com/urfave/cli/v2"
 )
@@ -40,13 +42,31 @@ func checkCoordinator(c *cli.Context) (*coord.Coordinator, error) {
 	return co, nil
 }
 
-// iceAnswer takes a joiner's signalling attempt on the host's side: nil
-// until the ICE path (hole punching, TURN) plugs in here, as a
-// coord.HostConfig.OnSignal whose connections join the session as the
-// WebSocket listener's do (host.Listeners.Extra). Without it the host
-// closes every attempt at once and joiners hear that no relayed path is
-// available.
-var iceAnswer func(ctx context.Context, s coord.Signal, turn *coord.TURN)
+// iceFlags are serve's options for the ICE path of --coordinator.
+func iceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "relay-only", Usage: "with --coordinator: connect joiners who come by invite code only through the coordinator's " +
+			"TURN relay and register no address with it, so that they never learn this machine's address (the game port " +
+			"still takes whoever reaches it)"},
+		&cli.BoolFlag{Name: "debug-invite-no-addrs", Hidden: true, Usage: "debugging: register no address with the coordinator, " +
+			"so that joiners by invite code connect through ICE"},
+	}
+}
+
+// iceAnswerer is the host's side of the ICE path: it answers joiners'
+// signalling attempts through the coordinator (coord.HostConfig.OnSignal)
+// with the TURN credentials of the registration, and its listener joins
+// the session beside the game port (host.Listeners.Extra). Attempts are
+// counted by outcome in the metrics, when there are metrics.
+func (s *serving) iceAnswerer() *coordice.Answerer {
+	cfg := ice.Config{RelayOnly: s.c.Bool("relay-only"), Logger: s.log}
+	return coordice.NewAnswerer(cfg, func(outcome string) {
+		s.log.Info("a joiner's connection through the coordinator", "outcome", outcome)
+		if s.observer != nil {
+			s.observer.ConnectAttempt(outcome)
+		}
+	})
+}
 
 // invite is the host's registration with a coordinator.
 type invite struct {
@@ -56,6 +76,9 @@ type invite struct {
 	fp   string
 	pm   *portMapping
 	log  *slog.Logger
+	// noAddrs registers no game address: joiners by code come through
+	// ICE (--relay-only, --debug-invite-no-addrs).
+	noAddrs bool
 }
 
 // startInvite registers the host with --coordinator, if given, until ctx
@@ -76,7 +99,7 @@ func (s *serving) startInvite(ctx context.Context) error {
 	if created {
 		s.log.Info("made a new invite code", "file", coord.SecretFile, "dir", data)
 	}
-	inv := &invite{co: co, pm: s.portMap, log: s.log}
+	inv := &invite{co: co, pm: s.portMap, log: s.log, noAddrs: s.c.Bool("relay-only") || s.c.Bool("debug-invite-no-addrs")}
 	inv.game, _ = netip.ParseAddrPort(s.pre.game.Addr().String())
 	if s.pre.web != nil {
 		inv.web, _ = netip.ParseAddrPort(s.pre.web.Addr().String())
@@ -84,10 +107,14 @@ func (s *serving) startInvite(ctx context.Context) error {
 	if t := s.cfg.Admission.TLS; t != nil && len(t.Certificates) > 0 {
 		inv.fp = tlsid.Fingerprint(t.Certificates[0])
 	}
+	s.ice = s.iceAnswerer()
 	printed := false
-	h := coord.Register(ctx, coord.HostConfig{Coordinator: co, Secret: secret, Reach: inv.reach, Logger: s.log, OnSignal: iceAnswer,
-		OnRegistered: func(code coord.Code, _ *coord.TURN) {
-			s.log.Info("registered with the coordinator", "code", code, "coordinator", co.String())
+	h := coord.Register(ctx, coord.HostConfig{Coordinator: co, Secret: secret, Reach: inv.reach, Logger: s.log, OnSignal: s.ice.Answer,
+		OnRegistered: func(code coord.Code, turn *coord.TURN) {
+			s.log.Info("registered with the coordinator", "code", code, "coordinator", co.String(), "turn", turn != nil)
+			if turn == nil && s.c.Bool("relay-only") {
+				s.log.Warn("--relay-only, but the coordinator offers no TURN relay: joiners by invite code cannot connect")
+			}
 			if !printed {
 				printed = true
 				fmt.Fprintf(os.Stderr, "invite code %s; a friend joins with:\n  join %s --coordinator %s\nor opens in a browser:\n  %s\n",
@@ -133,6 +160,9 @@ func (inv *invite) reach() coord.Reach {
 		if ext.IsValid() && !inv.web.Addr().IsLoopback() {
 			r.Play = append([]string{"http://" + netip.AddrPortFrom(ext, inv.web.Port()).String() + play.Path}, r.Play...)
 		}
+	}
+	if inv.noAddrs {
+		r.Addrs, r.LAN = nil, nil
 	}
 	r.Addrs = trim(slices.Compact(r.Addrs), coord.MaxAddrs)
 	r.LAN = trim(r.LAN, coord.MaxAddrs)

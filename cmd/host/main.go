@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/lockhost/lockhost/transport/coordice"
 	"log/slog"
 	"net"
 	"os"
@@ -126,6 +127,9 @@ type serving struct {
 	// portMap is the router's forwarding of the game port (nil when the
 	// host asks no router).
 	portMap *portMapping
+	// ice answers joiners who come through the coordinator (nil without
+	// --coordinator).
+	ice *coordice.Answerer
 }
 
 // serve hosts a session until interrupted. The configuration is checked,
@@ -277,6 +281,9 @@ func (s *serving) run() error {
 	s.pre.game = nil // ServeListeners closes it, players included
 	if players != nil {
 		game.Extra = append(game.Extra, players)
+	}
+	if s.ice != nil {
+		game.Extra = append(game.Extra, s.ice.Listener())
 	}
 	agonesDone := s.startAgones(ctx)
 	err = s.srv.ServeListeners(ctx, game)

@@ -65,6 +65,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-cert", Usage: "with --tls: use this certificate `FILE` (PEM) instead of the self-signed one"},
 		&cli.StringFlag{Name: "tls-key", Usage: "with --tls: the key `FILE` (PEM) of --tls-cert"},
 	}
+	flags = append(flags, iceFlags()...)
 	flags = append(flags, relayFlags()...)
 	flags = append(flags, relayDefsFlags()...)
 	flags = append(flags, adminFlags()...)

@@ -20,7 +20,7 @@ var notConfig = map[string]bool{
 	"maps": true, "map-size": true, "seed": true, "things-per-map": true, "pawns-per-map": true,
 	"idle-maps": true, "world-mib": true, "content": true, "game-version": true, "mods-config": true,
 	"log-level": true, "log-format": true, "relay": true, "arbiter-secret-file": true, "relay-world-mib": true,
-	"defs-manifest": true, "defs-from-arbiter": true, "agones": true, "agones-idle": true, "agones-first-player": true, "port-mapping": true, "coordinator": true,
+	"defs-manifest": true, "defs-from-arbiter": true, "agones": true, "agones-idle": true, "agones-first-player": true, "port-mapping": true, "coordinator": true, "relay-only": true, "debug-invite-no-addrs": true,
 	"record": true, "record-segment-mib": true, "record-keep": true, "share-content": true, "share-content-except": true,
 }
 

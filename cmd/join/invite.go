@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/lockhost/lockhost/join"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
+	"github.com/lockhost/lockhost/transport/coordice"
+	"github.com/lockhost/lockhost/transport/ice"
 	"github.com/urfave/cli/v2"
 )
 
@@ -25,14 +28,19 @@ func inviteFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "coordinator", EnvVars: []string{coord.URLEnv}, Usage: "with +CODE: the coordinator `URL` the host registered with " +
 			"(as the host prints it: https://HOST[:PORT], #sha256:... after it pins a self-signed one)"},
-		&cli.DurationFlag{Name: "connect-timeout", Value: defaultInviteTimeout, Usage: "with +CODE: give up reaching the host after this long (more than 0)"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: defaultInviteTimeout, Usage: "with +CODE: give up reaching the host after this long, every way together (more than 0)"},
+		&cli.BoolFlag{Name: "relay-only", Usage: "with +CODE: reach the host only through the coordinator's TURN relay, trying none of its addresses, " +
+			"so that the host never learns yours"},
 	}
 }
 
-// iceFallback is the way to the host tried after every registered
-// address failed: nil until the ICE path (hole punching, TURN) plugs in
-// here, as a coord.Fallback.
-var iceFallback coord.Fallback
+// iceFallback is the way to the host tried beside the registered
+// addresses once they have had their head start (coord.HeadStart), or
+// at once when they all failed: an ICE connection through the
+// coordinator's signalling, with the TURN servers of the lookup.
+func iceFallback(relayOnly bool, timeout time.Duration) coord.Fallback {
+	return coordice.Fallback(ice.Config{RelayOnly: relayOnly, Timeout: timeout, Logger: slog.New(slog.DiscardHandler)})
+}
 
 // inviteKey is the known hosts entry of a code: the code and "invite" in
 // place of a port, so that it never matches an address.
@@ -44,6 +52,7 @@ type byInvite struct {
 	code    coord.Code
 	co      *coord.Coordinator
 	timeout time.Duration
+	relay   bool   // --relay-only
 	pin     string // the fingerprint the host must present; "": no TLS
 	local   bool   // pin came from --fingerprint or the known hosts file
 	known   *tlsid.KnownHosts
@@ -52,7 +61,8 @@ type byInvite struct {
 	mu    sync.Mutex
 	reply coord.LookupReply
 	calls int
-	path  string // how the last connection went: lan, direct, ...
+	path  string        // how the last connection went: lan, direct, ...
+	took  time.Duration // how long it took to connect
 }
 
 // lookupInvite looks the code up and works out the pin: the joiner's own
@@ -70,7 +80,7 @@ func lookupInvite(ctx context.Context, c *cli.Context, arg string) (*byInvite, e
 	if err != nil {
 		return nil, cliutil.Usagef("--coordinator: %v", err)
 	}
-	inv := &byInvite{code: code, co: co, timeout: c.Duration("connect-timeout")}
+	inv := &byInvite{code: code, co: co, timeout: c.Duration("connect-timeout"), relay: c.Bool("relay-only")}
 	local, known, err := invitePin(c, code)
 	if err != nil {
 		return nil, err
@@ -145,12 +155,14 @@ func (inv *byInvite) dial(ctx context.Context, _ string) (net.Conn, error) {
 			reply = r
 		}
 	}
-	conn, path, err := inv.co.Connect(ctx, reply, coord.ConnectOptions{Dial: inv.dialAddr, Fallback: iceFallback, Wrap: inv.handshake})
+	start := time.Now()
+	conn, path, err := inv.co.Connect(ctx, reply, coord.ConnectOptions{Dial: inv.dialAddr, Fallback: iceFallback(inv.relay, inv.timeout),
+		FallbackOnly: inv.relay, Wrap: inv.handshake})
 	if err != nil {
 		return nil, inv.explain(err)
 	}
 	inv.mu.Lock()
-	inv.path = path
+	inv.path, inv.took = path, time.Since(start)
 	inv.mu.Unlock()
 	return conn, nil
 }
@@ -185,15 +197,35 @@ func (inv *byInvite) explain(err error) error {
 	if errors.As(err, &me) {
 		return me
 	}
-	relay := "no relayed path is available yet, so the host must be reachable directly (a forwarded port, or a shared LAN or VPN)"
-	if iceFallback != nil {
-		relay = "the relayed path failed too"
-	}
 	within := ""
 	if errors.Is(err, context.DeadlineExceeded) {
 		within = " within " + inv.timeout.String()
 	}
-	return fmt.Errorf("could not reach the host of %s%s; %s: %w", inv.code, within, relay, err)
+	return fmt.Errorf("could not reach the host of %s%s: %s (%w)", inv.code, within, inv.tried(err), err)
+}
+
+// tried says in words which ways err says failed.
+func (inv *byInvite) tried(err error) string {
+	var ce *coord.ConnectError
+	if !errors.As(err, &ce) {
+		return "the coordinator did not answer"
+	}
+	addrs := "none of the addresses it registered answered"
+	switch {
+	case inv.relay:
+		addrs = "with --relay-only no address is tried"
+	case ce.Addrs == nil:
+		addrs = "the addresses it registered were still being tried"
+	}
+	switch {
+	case ce.Fallback == nil:
+		return addrs
+	case errors.Is(ce.Fallback, coord.ErrSignalClosed):
+		return addrs + ", and the host ended the connection attempt through the coordinator (it takes none, or is busy)"
+	case inv.relay:
+		return addrs + ", and the connection through the coordinator's TURN relay failed"
+	}
+	return addrs + ", and the connection through the coordinator (hole punching, then its TURN relay if it offers one) failed"
 }
 
 // ready (a no-op on nil) pins a fingerprint the coordinator gave once the join has
@@ -204,9 +236,9 @@ func (inv *byInvite) ready() {
 		return
 	}
 	inv.mu.Lock()
-	path := inv.path
+	path, took := inv.path, inv.took
 	inv.mu.Unlock()
-	fmt.Fprintf(stderr, "reached the host of %s: %s\n", inv.code, path)
+	fmt.Fprintf(stderr, "reached the host of %s: %s, connected in %v\n", inv.code, path, took.Round(time.Millisecond))
 	if inv.local || inv.pin == "" {
 		return
 	}

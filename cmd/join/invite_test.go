@@ -96,9 +96,9 @@ func TestJoinByInvite(t *testing.T) {
 		{"bad code", []string{"+K7QF2M0", "--coordinator", ts.URL, "--name", "Alice", "-q"}, cliutil.ExitUsage, "", "is not one of its letters"},
 		{"unknown code", []string{unknown, "--coordinator", ts.URL, "--name", "Alice", "-q"}, cliutil.ExitNetwork, "", "no host is registered as " + unknown},
 		{"unreachable", []string{dead, "--coordinator", ts.URL, "--name", "Alice", "-q", "--connect-timeout", "2s", "--no-reconnect"}, cliutil.ExitNetwork, "",
-			"could not reach the host of " + dead + "; no relayed path is available yet"},
+			"could not reach the host of " + dead + ": none of the addresses it registered answered, and the host ended the connection attempt through the coordinator"},
 		{"silent", []string{silent, "--coordinator", ts.URL, "--name", "Alice", "-q", "--connect-timeout", "1s", "--no-reconnect", "--known-hosts", known}, cliutil.ExitNetwork, "",
-			"could not reach the host of " + silent + " within 1s; no relayed path is available yet"},
+			"could not reach the host of " + silent + " within 1s: none of the addresses it registered answered"},
 		{"zero connect timeout", []string{code, "--coordinator", ts.URL, "--name", "Alice", "--connect-timeout", "0s"}, cliutil.ExitUsage, "", "--connect-timeout 0s is refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

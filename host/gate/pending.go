@@ -114,7 +114,15 @@ func addrKey(ip string) string { return addrkey.Of(ip) }
 // table at least half full. kill
 // runs without the table's lock held; it must not block for long.
 func (p *Pending) Acquire(ip string, now time.Time, kill func()) *Conn {
-	c := &Conn{t: p, addr: addrKey(ip), prefix: addrkey.Prefix(ip), opened: now, last: now, kill: kill}
+	return p.AcquireKeyed(addrKey(ip), addrkey.Prefix(ip), now, kill)
+}
+
+// AcquireKeyed is Acquire for a connection counted under the address key
+// addr and the network key prefix given, rather than those of its IP
+// address: a relayed connection, counted per relay allocation
+// (address and port) and under the relay's network.
+func (p *Pending) AcquireKeyed(addr, prefix string, now time.Time, kill func()) *Conn {
+	c := &Conn{t: p, addr: addr, prefix: prefix, opened: now, last: now, kill: kill}
 	p.mu.Lock()
 	if pen := p.penalties[c.addr]; pen != nil {
 		if now.Before(pen.until) && p.pressed() {

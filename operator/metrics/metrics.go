@@ -41,7 +41,14 @@ type Host struct {
 	saveFails   prometheus.Counter
 	lastSave    prometheus.Gauge
 	lastSaveLen prometheus.Gauge
+	byPath      *prometheus.CounterVec
+	connects    *prometheus.CounterVec
 }
+
+// ConnectOutcomes are the outcomes of a joiner's connection attempt
+// through a coordinator as the host answers it: the path it took, or
+// failed, or busy (too many attempts under way).
+var ConnectOutcomes = []string{"direct", "punched", "turn-udp", "turn-tcp", "turn-tls", "turn", "failed", "busy"}
 
 var _ host.Observer = (*Host)(nil)
 
@@ -103,6 +110,17 @@ func New() *Host {
 			Name: "lockhost_autosave_last_bytes",
 			Help: "Size in bytes of the last successful save.",
 		}),
+		byPath: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockhost_joins_by_path_total",
+			Help: "Finished join attempts by the way the connection came (lan, direct over TCP or WebSocket by the joiner's address, or the ICE path: direct, punched, turn-udp, turn-tcp, turn-tls, turn) and outcome (as lockhost_joins_total's).",
+		}, []string{"path", "outcome"}),
+		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockhost_connect_attempts_total",
+			Help: "Joiners' connection attempts through the coordinator the host answered, by outcome: the path taken (direct, punched, turn-udp, turn-tcp, turn-tls, turn), failed, or busy.",
+		}, []string{"outcome"}),
+	}
+	for _, o := range ConnectOutcomes {
+		h.connects.WithLabelValues(o)
 	}
 	h.joins.WithLabelValues(host.JoinOK, "")
 	h.joinTime.WithLabelValues(host.JoinOK)
@@ -119,6 +137,9 @@ func New() *Host {
 // observes its phases and total time.
 func (h *Host) JoinFinished(r host.JoinRecord) {
 	h.joins.WithLabelValues(r.Outcome, r.Reason).Inc()
+	if r.Path != "" {
+		h.byPath.WithLabelValues(r.Path, r.Outcome).Inc()
+	}
 	h.joinTime.WithLabelValues(r.Outcome).Observe(r.Total.Seconds())
 	for _, p := range r.Phases {
 		h.phaseTime.WithLabelValues(p.Phase).Observe(p.D.Seconds())
@@ -132,6 +153,12 @@ func (h *Host) JoinFinished(r host.JoinRecord) {
 	if r.Retry {
 		h.resumes.Inc()
 	}
+}
+
+// ConnectAttempt counts one joiner's connection attempt through a
+// coordinator, by outcome (one of ConnectOutcomes).
+func (h *Host) ConnectAttempt(outcome string) {
+	h.connects.WithLabelValues(outcome).Inc()
 }
 
 // Desync implements host.Observer: it counts the event and observes a
@@ -164,7 +191,7 @@ func (h *Host) Saved(r host.SaveRecord) {
 // players online and how far behind they are, and the host's counters.
 func (h *Host) Register(reg prometheus.Registerer, src Source) error {
 	cs := []prometheus.Collector{h.joins, h.joinTime, h.phaseTime, h.joinBytes, h.resumed, h.resumes, h.desyncs,
-		h.repairTime, h.saveTime, h.saveFails, h.lastSave, h.lastSaveLen}
+		h.repairTime, h.saveTime, h.saveFails, h.lastSave, h.lastSaveLen, h.byPath, h.connects}
 	if src != nil {
 		cs = append(cs, newStateCollector(src))
 	}

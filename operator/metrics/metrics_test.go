@@ -119,8 +119,11 @@ func TestEventsAndState(t *testing.T) {
 		}
 		return ps
 	}
-	m.JoinFinished(host.JoinRecord{Name: "Alice", Outcome: host.JoinOK, Phases: phases(1, 2, 3, 400, 50, 6), Total: 462 * time.Millisecond, Bytes: 1000})
-	m.JoinFinished(host.JoinRecord{Name: "Bob", Outcome: host.JoinOK, Phases: phases(1, 2, 3, 4, 5, 6), Total: 21 * time.Millisecond, Bytes: 500})
+	m.JoinFinished(host.JoinRecord{Name: "Alice", Outcome: host.JoinOK, Phases: phases(1, 2, 3, 400, 50, 6), Total: 462 * time.Millisecond, Bytes: 1000, Path: "lan"})
+	m.JoinFinished(host.JoinRecord{Name: "Bob", Outcome: host.JoinOK, Phases: phases(1, 2, 3, 4, 5, 6), Total: 21 * time.Millisecond, Bytes: 500, Path: "turn-udp"})
+	m.ConnectAttempt("turn-udp")
+	m.ConnectAttempt("failed")
+	m.ConnectAttempt("failed")
 	m.JoinFinished(host.JoinRecord{Name: "alice", Outcome: host.JoinRefused, Reason: "UsernameAlreadyOnline", Phases: phases(1, 2), Total: 3 * time.Millisecond})
 	m.JoinFinished(host.JoinRecord{Name: "Cy", Outcome: host.JoinDropped, Join: 3, Bytes: 900})
 	m.JoinFinished(host.JoinRecord{Name: "Cy", Outcome: host.JoinOK, Join: 3, Retries: 1, Retry: true, Bytes: 100, Resumed: 800})
@@ -138,6 +141,11 @@ func TestEventsAndState(t *testing.T) {
 		{"lockhost_joins_total", []string{"outcome", "joined", "reason", ""}, 3},
 		{"lockhost_joins_total", []string{"outcome", "refused", "reason", "UsernameAlreadyOnline"}, 1},
 		{"lockhost_join_world_bytes_total", nil, 2500},
+		{"lockhost_joins_by_path_total", []string{"path", "lan", "outcome", "joined"}, 1},
+		{"lockhost_joins_by_path_total", []string{"path", "turn-udp", "outcome", "joined"}, 1},
+		{"lockhost_connect_attempts_total", []string{"outcome", "turn-udp"}, 1},
+		{"lockhost_connect_attempts_total", []string{"outcome", "failed"}, 2},
+		{"lockhost_connect_attempts_total", []string{"outcome", "punched"}, 0},
 		{"lockhost_resumed_bytes_total", nil, 800},
 		{"lockhost_join_retries_total", nil, 1},
 		{"lockhost_desync_events_total", []string{"event", "detected"}, 1},

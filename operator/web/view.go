@@ -105,6 +105,9 @@ type playerJSON struct {
 	// compared and accepted from the player (0: none yet).
 	AcceptedTick uint64     `json:"accepted_tick"`
 	Since        *time.Time `json:"since"`
+	// Path is the way the player's connection came: lan, direct,
+	// punched, turn-udp, turn-tcp, turn-tls or turn.
+	Path string `json:"path"`
 }
 
 // uploadsJSON is the world transfers: the cap on all of them together in
@@ -175,6 +178,8 @@ type joinJSON struct {
 	// again because the joiner held it.
 	Retries      int    `json:"retries"`
 	ResumedBytes uint64 `json:"resumed_bytes"`
+	// Path is the way the connection came, as a player's path says it.
+	Path string `json:"path"`
 }
 
 type desyncJSON struct {
@@ -335,6 +340,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		v.Players = append(v.Players, playerJSON{
 			ID: p.ID, Name: p.Name, Spectator: p.Spectator, Status: p.Status, Faction: p.Faction,
 			LatencyMs: ms(p.Latency), TicksBehind: p.TicksBehind, Repairing: p.Repairing, Unverified: p.Unverified, AcceptedTick: p.Accepted, Since: stamp(p.Since),
+			Path: p.Path,
 		})
 	}
 	for _, m := range o.Maps {
@@ -348,7 +354,7 @@ func view(o host.Overview, now time.Time, staleAfter time.Duration) overviewJSON
 		}
 		v.Joins = append(v.Joins, joinJSON{At: stamp(j.At), Remote: j.Remote, Name: j.Name, Spectator: j.Spectator,
 			Rejoin: j.Rejoin, Outcome: j.Outcome, Reason: j.Reason, Phases: phases, TotalMs: ms(j.Total), Bytes: j.Bytes,
-			Retries: j.Retries, ResumedBytes: j.Resumed})
+			Retries: j.Retries, ResumedBytes: j.Resumed, Path: j.Path})
 	}
 	for _, d := range o.Desyncs {
 		maps := d.Maps

@@ -106,6 +106,10 @@ var floors = map[string]floor{
 	// transport/coord/coordserver is the coordinator's server side, apart
 	// so that the join tool links none of it.
 	"transport/coord/coordserver": domain,
+	// transport/coordice joins the coordinator's signalling and TURN
+	// credentials to the ICE transport: the joiner's fallback, the host's
+	// answerer.
+	"transport/coordice": domain,
 	// transport/ice carries it over a WebRTC data channel through ICE
 	// (direct, hole punched or relayed by TURN).
 	"transport/ice": domain,
@@ -155,6 +159,7 @@ var floors = map[string]floor{
 	"testing/syncbuf":       testTooling,
 	"testing/agonestest":    testTooling,
 	"testing/browsertest":   testTooling,
+	"testing/turntest":      testTooling,
 	"lockstep/locksteptest": testTooling,
 	"saves/savestest":       testTooling,
 	// archtest has tests only; nothing imports it.

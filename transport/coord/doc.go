@@ -13,7 +13,9 @@
 // addresses it got (Race, happy-eyeballs style) and, when none answers,
 // may open a signalling channel (OpenSignal) through which opaque blobs
 // (an ICE offer, answer and candidates) reach the host for one attempt;
-// ICE itself lives elsewhere. The coordinator also hands out short-lived
+// ICE itself lives elsewhere (package transport/coordice joins the two).
+// Connect races the addresses and, after their head start, runs such a
+// fallback beside them. The coordinator also hands out short-lived
 // TURN credentials (the TURN REST API convention, TURNCredentials) for a
 // standard TURN server, and counts connection attempts by outcome
 // (Report).

@@ -85,6 +85,14 @@ func Register(ctx context.Context, cfg HostConfig) *Host {
 // Code is the host's invite code (derived from its secret).
 func (h *Host) Code() Code { return h.code }
 
+// TURN is the TURN servers and credentials of the coordinator's last
+// registered reply (nil: none), as each signalling attempt gets them.
+func (h *Host) TURN() *TURN {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.turn
+}
+
 // Done is closed when the registration has stopped.
 func (h *Host) Done() <-chan struct{} { return h.done }
 
@@ -170,15 +178,32 @@ func (h *Host) session(ctx context.Context) (registered bool, err error) {
 	if h.cfg.OnRegistered != nil {
 		h.cfg.OnRegistered(h.code, first.TURN)
 	}
-	go h.keepalive(sctx)
+	go h.keepalive(sctx, renewEvery(first.TURN))
 	return true, closeErr(h.read(sctx, c))
 }
 
+// renewEvery is how often a host registers again to renew the TURN
+// credentials t (half their lifetime, at least a minute), or 0 when there
+// are none.
+func renewEvery(t *TURN) time.Duration {
+	if t == nil || t.TTL <= 0 {
+		return 0
+	}
+	return max(time.Duration(t.TTL)*time.Second/2, time.Minute)
+}
+
 // keepalive pings the coordinator and sends the reach again after
-// Update, until ctx ends.
-func (h *Host) keepalive(ctx context.Context) {
+// Update, and every renew (0: never) to renew its TURN credentials,
+// until ctx ends.
+func (h *Host) keepalive(ctx context.Context, renew time.Duration) {
 	t := time.NewTicker(h.cfg.Ping)
 	defer t.Stop()
+	var renewC <-chan time.Time
+	if renew > 0 {
+		r := time.NewTicker(renew)
+		defer r.Stop()
+		renewC = r.C
+	}
 	for {
 		var m Msg
 		select {
@@ -186,6 +211,11 @@ func (h *Host) keepalive(ctx context.Context) {
 			return
 		case <-t.C:
 			m = Msg{Type: TypePing}
+		case <-renewC:
+			h.mu.Lock()
+			nonce := h.nonce
+			h.mu.Unlock()
+			m = h.registerMsg(nonce)
 		case <-h.update:
 			h.mu.Lock()
 			nonce := h.nonce
@@ -208,6 +238,12 @@ func (h *Host) read(ctx context.Context, c *websocket.Conn) error {
 		}
 		switch m.Type {
 		case TypePong:
+		case TypeRegistered: // the reply to a register again: fresh TURN credentials
+			if m.Code == h.code {
+				h.mu.Lock()
+				h.turn = m.TURN
+				h.mu.Unlock()
+			}
 		case TypeSignal:
 			h.deliver(ctx, m.Attempt, m.Blob)
 		case TypeClose:

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"testing"
+	"time"
 )
 
 // TestOwners: a code belongs to the first key that registers it, across
@@ -25,5 +26,23 @@ func TestRegisterSignature(t *testing.T) {
 	m.Key = base64.RawURLEncoding.EncodeToString(KeyOf(other).Public().(ed25519.PublicKey))
 	if _, err := VerifyRegister(m, "bm9uY2Ux"); err == nil {
 		t.Fatal("a register whose key did not sign it was taken")
+	}
+}
+
+// TestRenewEvery: a host registers again at half its TURN credentials'
+// lifetime, at most once a minute, and not at all without them.
+func TestRenewEvery(t *testing.T) {
+	for _, c := range []struct {
+		turn *TURN
+		want time.Duration
+	}{
+		{nil, 0},
+		{&TURN{TTL: 0}, 0},
+		{&TURN{TTL: 3600}, 30 * time.Minute},
+		{&TURN{TTL: 10}, time.Minute},
+	} {
+		if got := renewEvery(c.turn); got != c.want {
+			t.Errorf("renewEvery(%+v) = %v, want %v", c.turn, got, c.want)
+		}
 	}
 }

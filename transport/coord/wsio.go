@@ -81,9 +81,10 @@ func VerifyRegister(m Msg, nonce string) (ed25519.PublicKey, error) {
 	return key, nil
 }
 
-// Outcomes a joiner reports, the paths of issue's design: lan, direct,
-// punched, turn-udp, turn-tls, or failed.
-var Outcomes = []string{"lan", "direct", "punched", "turn-udp", "turn-tls", "failed"}
+// Outcomes a joiner reports: the path that worked (lan, direct, or one
+// of the ICE paths: punched, turn-udp, turn-tcp, turn-tls, and turn when
+// only the host's side was relayed), or failed.
+var Outcomes = []string{"lan", "direct", "punched", "turn-udp", "turn-tcp", "turn-tls", "turn", "failed"}
 
 // Report is what a joiner tells the coordinator after an attempt.
 type Report struct {

@@ -49,6 +49,9 @@ type Conn struct {
 	path   Path
 	local  net.Addr
 	remote net.Addr
+	// peerRelayed: remote is the peer's relay candidate, an address of
+	// its TURN server, not the peer's own.
+	peerRelayed bool
 
 	msgs chan []byte // read by the reader goroutine, not yet by Read
 	free chan []byte // buffers Read is done with
@@ -94,6 +97,11 @@ func newConn(pc *webrtc.PeerConnection, dc *webrtc.DataChannel, rw datachannel.R
 
 // Path is the way the connection took.
 func (c *Conn) Path() Path { return c.path }
+
+// PeerRelayed says the peer's end of the connection is a TURN relay:
+// RemoteAddr is then an address of the relay, shared by every peer it
+// relays (one port per peer), not the peer's own.
+func (c *Conn) PeerRelayed() bool { return c.peerRelayed }
 
 // readLoop reads the channel's messages for Read until the channel ends.
 func (c *Conn) readLoop() {

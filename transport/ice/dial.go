@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"strings"
 
 	"github.com/pion/datachannel"
 	pice "github.com/pion/ice/v4"
@@ -94,7 +96,9 @@ func connect(ctx context.Context, sig Signaller, cfg Config, joiner bool) (*Conn
 		return nil, err
 	}
 	ok = true
-	return newConn(p.pc, p.dc, rw, path, local, remote), nil
+	c := newConn(p.pc, p.dc, rw, path, local, remote)
+	c.peerRelayed = p.peerRelayed()
+	return c, nil
 }
 
 // timedOut says so in a sentence when the attempt's bound ended err.
@@ -254,8 +258,53 @@ func (p *peer) selected() (Path, net.Addr, net.Addr, error) {
 	if local.typ == webrtc.ICECandidateTypeRelay {
 		local.relay = p.relayProtocol(pair.Local)
 	}
-	path := classify(local, endpoint{typ: pair.Remote.Typ})
+	path := classify(local, endpoint{typ: p.signalledType(pair.Remote)})
 	return path, candidateAddr(pair.Local), candidateAddr(pair.Remote), nil
+}
+
+// peerRelayed says the selected pair's remote end is a relay candidate:
+// the peer's packets come through its TURN server.
+func (p *peer) peerRelayed() bool {
+	pair, err := p.pc.SCTP().Transport().ICETransport().GetSelectedCandidatePair()
+	return err == nil && pair != nil && p.signalledType(pair.Remote) == webrtc.ICECandidateTypeRelay
+}
+
+// signalledType is the type of the remote candidate c as the peer's
+// description gives it. A connectivity check that arrives before this
+// side's agent has taken the signalled candidate at its address makes
+// that candidate peer-reflexive; the description says what it is (a host
+// candidate on a LAN, a relay one). So is one at a link-local address,
+// which no router forwards, let alone maps: the peer is on this link,
+// checking from an address it did not signal (an IPv6 link-local one).
+// Any other peer-reflexive candidate that the description does not list
+// is one indeed.
+func (p *peer) signalledType(c *webrtc.ICECandidate) webrtc.ICECandidateType {
+	rd := p.pc.RemoteDescription()
+	if c.Typ != webrtc.ICECandidateTypePrflx || rd == nil {
+		return c.Typ
+	}
+	if a, err := netip.ParseAddr(c.Address); err == nil && a.IsLinkLocalUnicast() {
+		return webrtc.ICECandidateTypeHost
+	}
+	for _, line := range strings.Split(rd.SDP, "\n") {
+		raw, ok := strings.CutPrefix(strings.TrimSpace(line), "a=candidate:")
+		if !ok {
+			continue
+		}
+		sc, err := pice.UnmarshalCandidate(raw)
+		if err != nil || sc.Address() != c.Address || sc.Port() != int(c.Port) || sc.NetworkType().IsTCP() != (c.Protocol == webrtc.ICEProtocolTCP) {
+			continue
+		}
+		switch sc.Type() {
+		case pice.CandidateTypeHost:
+			return webrtc.ICECandidateTypeHost
+		case pice.CandidateTypeServerReflexive:
+			return webrtc.ICECandidateTypeSrflx
+		case pice.CandidateTypeRelay:
+			return webrtc.ICECandidateTypeRelay
+		}
+	}
+	return c.Typ
 }
 
 // relayProtocol is how this side reaches the TURN server of its relay

@@ -35,12 +35,21 @@ func NewListener(cfg Config) *Listener {
 // connection for Accept, returning the path it took. It refuses at once
 // (ErrBusy) beyond the backlog.
 func (l *Listener) Answer(ctx context.Context, sig Signaller) (Path, error) {
+	return l.AnswerWith(ctx, sig, l.cfg.Servers)
+}
+
+// AnswerWith is Answer with servers in place of the listener's
+// Config.Servers, for STUN and TURN credentials that change between
+// attempts (short-lived ones a coordinator hands out).
+func (l *Listener) AnswerWith(ctx context.Context, sig Signaller, servers []Server) (Path, error) {
 	select {
 	case l.slots <- struct{}{}:
 	default:
 		return "", ErrBusy
 	}
-	c, path, err := Accept(ctx, sig, l.cfg)
+	cfg := l.cfg
+	cfg.Servers = servers
+	c, path, err := Accept(ctx, sig, cfg)
 	if err != nil {
 		<-l.slots
 		l.cfg.Logger.Debug("ice attempt failed", "err", err)

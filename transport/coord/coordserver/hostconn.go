@@ -139,6 +139,9 @@ func (s *Server) readHost(ctx context.Context, c *websocket.Conn, h *hostConn) e
 			h.mu.Lock()
 			h.reach = m.Reach
 			h.mu.Unlock()
+			// Fresh TURN credentials: a host that stays registered longer
+			// than they last registers again to renew them.
+			h.send(coord.Msg{Type: coord.TypeRegistered, Code: h.code, TURN: turnFor(&s.cfg, string(h.code[1:]), time.Now())})
 		case coord.TypeSignal:
 			h.toJoiner(m.Attempt, coord.Msg{Type: coord.TypeSignal, Blob: m.Blob})
 		case coord.TypeClose:

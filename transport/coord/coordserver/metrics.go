@@ -29,7 +29,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 		signals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lockhost_coordinator_signal_attempts_total",
 			Help: "Signalling attempts by result: opened, busy (the host has too many open), limited (rate limit)."}, []string{"result"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lockhost_coordinator_connect_attempts_total",
-			Help: "Connection attempts joiners reported, by outcome: the path that worked (lan, direct, punched, turn-udp, turn-tls) or failed."}, []string{"outcome"}),
+			Help: "Connection attempts joiners reported, by outcome: the path that worked (lan, direct, punched, turn-udp, turn-tcp, turn-tls, turn) or failed."}, []string{"outcome"}),
 		connectTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lockhost_coordinator_connect_seconds",
 			Help:    "Time from lookup to connection (or to giving up) joiners reported, by outcome.",
 			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30}}, []string{"outcome"}),

@@ -88,6 +88,14 @@ func TestRegisterLookupUpdate(t *testing.T) {
 	if r.Addrs[0] != "198.51.100.9:40000" || len(r.LAN) != 0 {
 		t.Fatalf("after Update the lookup gives %+v", r)
 	}
+	// The register again is answered with fresh TURN credentials, which
+	// the host keeps for its next attempts.
+	for deadline := time.Now().Add(5 * time.Second); h.TURN() == turn && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h.TURN() == turn || h.TURN() == nil || h.TURN().Username[strings.Index(h.TURN().Username, ":"):] != ":"+string(h.Code()[1:]) {
+		t.Fatalf("after registering again the host's TURN is %+v, was %+v", h.TURN(), turn)
+	}
 	other, _ := coord.NewSecret()
 	var se *coord.StatusError
 	if _, err := c.Lookup(ctx, coord.CodeOfSecret(other)); !errors.As(err, &se) || se.Status != http.StatusNotFound {
