@@ -166,7 +166,7 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, hc *hostCo
 	}
 	defer stop()
 
-	s := &session{ctx: ctx, addr: ln.Addr().String(), bundle: hc.bundle, content: hc, dir: dir, log: log}
+	s := &session{ctx: ctx, srv: srv, addr: ln.Addr().String(), bundle: hc.bundle, content: hc, dir: dir, log: log}
 	if err := s.play(tl, pc.LocalAddr().String()); err != nil {
 		s.close()
 		return err
@@ -237,6 +237,7 @@ func desyncReports(dir string) ([][]byte, error) {
 // session is the clients of a recorded session.
 type session struct {
 	ctx     context.Context
+	srv     *host.Server
 	addr    string
 	bundle  *gamecontent.Bundle // the host's content, which the players join with
 	content *hostContent
@@ -294,8 +295,10 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	if err := alice.sess.Chat("good morning"); err != nil {
 		return fmt.Errorf("record: chat: %w", err)
 	}
-	err = s.waitFor("the repair and the commands", func() bool {
-		return s.repaired.Load() && s.resynced.Load() && s.applied.Load() >= botCommands
+	// The host explains Bob's desync while it repairs it, each on its own
+	// time: Bob stays until the host has his answer.
+	err = s.waitFor("the repair, its explanation and the commands", func() bool {
+		return s.repaired.Load() && s.resynced.Load() && s.applied.Load() >= botCommands && s.srv.Overview().Stats.Explained > 0
 	})
 	if err != nil {
 		return err
