@@ -2,17 +2,22 @@
 // from real traffic, so that fuzzing starts from what a session really
 // carries rather than from hand-made inputs alone.
 //
-// Record runs a session over loopback TCP: a host of the embedded default
-// content (a small world of two 64x64 maps, built as "host serve" builds
-// it) with a wrapped listener that copies every byte the host reads and
-// writes, one client that joins, sends random valid commands and a line of
-// chat, one whose map is corrupted on its side so the host detects the
-// desync and repairs it and which then leaves, and one refused for
-// differing defs (every packet of the wire registry crosses it); UDP
-// status queries before and after; the save and desync report the host writes; a known hosts file
-// tlsid writes after pinning two TLS hosts; and the def XML files and
-// manifests of the embedded content (and of the real mods beside the
-// repository, when they are there).
+// Record runs a session over loopback TCP: a host of the default content
+// and a small mod of the recorder's own, read from folders and shared as
+// "host serve --share-content" does (a small world of two 64x64 maps,
+// built as "host serve" builds it), with a wrapped listener that copies
+// every byte the host reads and writes; one client that joins, sends
+// random valid commands and a line of chat; one whose map is corrupted on
+// its side two checkpoint intervals after it joined, so the host detects
+// the desync, explains it with the client's answer and repairs it, and
+// which then leaves; one refused for differing defs; one that lacks the
+// mod and fetches the host's manifest and the mod's files over the
+// session connection (every packet of the wire registry but relay mode's
+// crosses it); UDP status queries before and after; the save and desync
+// report the host writes; a known hosts file tlsid writes after pinning
+// two TLS hosts; and the def XML files and manifests of the host's
+// content (and of the real mods beside the repository, when they are
+// there).
 //
 // Analyze splits the recording into frames, world payloads, commands and
 // inflated blobs, and Targets says how each fuzz target's seeds are cut

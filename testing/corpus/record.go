@@ -32,8 +32,8 @@ import (
 	"github.com/lockhost/lockhost/wire"
 )
 
-// The recorded session's world: the embedded default content, kept small
-// so that the seeds made from it stay small.
+// The recorded session's world, of the host's content (content.go), kept
+// small so that the seeds made from it stay small.
 var worldConfig = colony.Config{Maps: 2, Width: 64, Height: 64, Seed: 1, ThingsPerMap: 60, PawnsPerMap: 4}
 
 const (
@@ -63,7 +63,8 @@ type Options struct {
 type Recording struct {
 	// Conns are the host's TCP connections in accept order: a client that
 	// joins and plays commands, a client whose map diverges and is
-	// repaired, and a client refused for differing defs.
+	// explained and repaired, a client refused for differing defs, and a
+	// client that fetches the host's content.
 	Conns []Conn
 	// StatusRequests and StatusReplies are the UDP status datagrams the
 	// host read and wrote, in order.
@@ -74,20 +75,22 @@ type Recording struct {
 	DesyncReports [][]byte
 	// KnownHosts is a known hosts file tlsid wrote after pinning two hosts.
 	KnownHosts []byte
-	// DefFiles are def XML files: the embedded content's and the real
+	// DefFiles are def XML files: the host's content's and the real
 	// mods'.
 	DefFiles [][]byte
-	// Manifests are def manifests written for the embedded content and the
+	// Manifests are def manifests written for the host's content and the
 	// real mods.
 	Manifests [][]byte
 }
 
 // Record runs a real session over loopback TCP and records what crossed
-// it: a host of the embedded default content, one client that joins,
-// plays random valid commands and chats, one whose map is corrupted so the
-// host detects the desync and repairs it and that then leaves, one refused
-// for its defs, and two status queries: every packet of the wire registry
-// but Server_Disconnect. It also collects the save, the desync report, a
+// it: a host of the default content and a small mod, which it shares,
+// one client that joins, plays random valid commands and chats, one whose
+// map is corrupted so the host detects the desync, explains it with the
+// client's help and repairs it and that then leaves, one refused for its
+// defs, one that lacks the mod and fetches it over the session connection,
+// and two status queries: every packet of the wire registry but
+// Server_Disconnect and relay mode's three. It also collects the save, the desync report, a
 // known hosts file and def files (see Recording).
 func Record(ctx context.Context, opts Options) (*Recording, error) {
 	log := opts.Logger
@@ -106,18 +109,18 @@ func Record(ctx context.Context, opts Options) (*Recording, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	bundle, err := gamecontent.Load(nil, "")
+	hc, err := writeContent(filepath.Join(dir, "content"))
 	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+		return nil, err
 	}
 	rec := &Recording{}
-	if err := recordSession(ctx, log, dir, bundle, rec); err != nil {
+	if err := recordSession(ctx, log, dir, hc, rec); err != nil {
 		return nil, err
 	}
 	if rec.KnownHosts, err = knownHosts(ctx, filepath.Join(dir, "tls")); err != nil {
 		return nil, err
 	}
-	if rec.DefFiles, rec.Manifests, err = defFiles(bundle, opts.RealMods); err != nil {
+	if rec.DefFiles, rec.Manifests, err = defFiles(hc, opts.RealMods); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -125,10 +128,10 @@ func Record(ctx context.Context, opts Options) (*Recording, error) {
 
 // recordSession runs the host and its clients and fills rec's traffic,
 // save and desync reports.
-func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *gamecontent.Bundle, rec *Recording) error {
+func recordSession(ctx context.Context, log *slog.Logger, dir string, hc *hostContent, rec *Recording) error {
 	savePath := filepath.Join(dir, "world"+saves.Ext)
 	desyncDir := filepath.Join(dir, desync.DirName)
-	srv, err := newHost(log, bundle, savePath, desyncDir)
+	srv, err := newHost(log, hc, savePath, desyncDir)
 	if err != nil {
 		return err
 	}
@@ -163,7 +166,7 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 	}
 	defer stop()
 
-	s := &session{ctx: ctx, addr: ln.Addr().String(), bundle: bundle, log: log}
+	s := &session{ctx: ctx, srv: srv, addr: ln.Addr().String(), bundle: hc.bundle, content: hc, dir: dir, log: log}
 	if err := s.play(tl, pc.LocalAddr().String()); err != nil {
 		s.close()
 		return err
@@ -185,10 +188,11 @@ func recordSession(ctx context.Context, log *slog.Logger, dir string, bundle *ga
 	return err
 }
 
-// newHost is the recorded session's host: a new world of the bundle's
-// content, saved to savePath when it stops (only then), its desync
-// reports written to desyncDir.
-func newHost(log *slog.Logger, bundle *gamecontent.Bundle, savePath, desyncDir string) (*host.Server, error) {
+// newHost is the recorded session's host: a new world of hc's content,
+// which it shares, saved to savePath when it stops (only then), its
+// desync reports written to desyncDir.
+func newHost(log *slog.Logger, hc *hostContent, savePath, desyncDir string) (*host.Server, error) {
+	bundle := hc.bundle
 	world, err := colony.New(bundle.Content, worldConfig)
 	if err != nil {
 		return nil, fmt.Errorf("record: generate world: %w", err)
@@ -200,7 +204,9 @@ func newHost(log *slog.Logger, bundle *gamecontent.Bundle, savePath, desyncDir s
 		Logger:   log,
 		Desync:   host.DesyncConfig{HashEvery: hashEvery, Dir: desyncDir},
 	}
-	srv, err := host.New(cfg, hostcontent.Content(bundle, log), world)
+	content := hostcontent.Content(bundle, log)
+	content.Share = hc.share
+	srv, err := host.New(cfg, content, world)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
@@ -230,10 +236,13 @@ func desyncReports(dir string) ([][]byte, error) {
 
 // session is the clients of a recorded session.
 type session struct {
-	ctx    context.Context
-	addr   string
-	bundle *gamecontent.Bundle
-	log    *slog.Logger
+	ctx     context.Context
+	srv     *host.Server
+	addr    string
+	bundle  *gamecontent.Bundle // the host's content, which the players join with
+	content *hostContent
+	dir     string // for the fetching joiner's content cache
+	log     *slog.Logger
 
 	players []*player
 
@@ -268,7 +277,11 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	if err != nil {
 		return err
 	}
-	s.corruptAt.Store(bob.sess.Timings().ReadyTick + hashEvery/2)
+	// Two checkpoint intervals after Bob's ready tick, at least one of
+	// Bob's checkpoints matched and both sides kept their copies of it:
+	// the host can explain the desync (Server_ExplainRequest, and Bob's
+	// Client_ExplainReply).
+	s.corruptAt.Store(bob.sess.Timings().ReadyTick + 2*hashEvery + hashEvery/2)
 	if err := s.playCommands(alice); err != nil {
 		return err
 	}
@@ -276,11 +289,16 @@ func (s *session) play(tl *tapListener, statusAddr string) error {
 	if err := s.refused(); err != nil {
 		return err
 	}
+	if err := s.fetchContent(s.dir); err != nil {
+		return err
+	}
 	if err := alice.sess.Chat("good morning"); err != nil {
 		return fmt.Errorf("record: chat: %w", err)
 	}
-	err = s.waitFor("the repair and the commands", func() bool {
-		return s.repaired.Load() && s.resynced.Load() && s.applied.Load() >= botCommands
+	// The host explains Bob's desync while it repairs it, each on its own
+	// time: Bob stays until the host has his answer.
+	err = s.waitFor("the repair, its explanation and the commands", func() bool {
+		return s.repaired.Load() && s.resynced.Load() && s.applied.Load() >= botCommands && s.srv.Overview().Stats.Explained > 0
 	})
 	if err != nil {
 		return err
@@ -542,10 +560,11 @@ func knownHosts(ctx context.Context, dir string) ([]byte, error) {
 	return b, nil
 }
 
-// defFiles returns the def XML files of the embedded content and of the
-// mod folders in realMods (if it exists), each once, and the def
-// manifests of the embedded content (bundle) and of each real mod.
-func defFiles(bundle *gamecontent.Bundle, realMods string) (xmls, manifests [][]byte, err error) {
+// defFiles returns the def XML files of the host's content (the default
+// content and recordMod) and of the mod folders in realMods (if it
+// exists), each once, and the def manifests of the host's content and of
+// each real mod.
+func defFiles(hc *hostContent, realMods string) (xmls, manifests [][]byte, err error) {
 	seen := map[string]bool{}
 	addXML := func(b []byte) {
 		if !seen[string(b)] {
@@ -561,11 +580,12 @@ func defFiles(bundle *gamecontent.Bundle, realMods string) (xmls, manifests [][]
 		manifests = append(manifests, buf.Bytes())
 		return nil
 	}
-	embedded := colony.DefaultContentFS()
-	if err := collectDefXML(embedded, addXML); err != nil {
-		return nil, nil, err
+	for _, fsys := range []fs.FS{colony.DefaultContentFS(), os.DirFS(hc.mod)} {
+		if err := collectDefXML(fsys, addXML); err != nil {
+			return nil, nil, err
+		}
 	}
-	if err := addManifest(bundle.Set); err != nil {
+	if err := addManifest(hc.bundle.Set); err != nil {
 		return nil, nil, err
 	}
 	if realMods == "" {
