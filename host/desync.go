@@ -97,10 +97,12 @@ func (s *session) addCheckpoint(cp lockstep.Checkpoint) {
 	}
 }
 
-// checkHashes compares a client's report with the host's checkpoint.
+// checkHashes compares a client's report with the host's checkpoint. A
+// connection the host is closing (dropped for its desyncs, say) has its
+// later reports ignored: they would count its drop again.
 func (s *session) checkHashes(r hashReq) {
 	m := s.members[r.id]
-	if m == nil || m.conn != r.conn || s.mode.report(m, r) {
+	if m == nil || m.conn != r.conn || m.conn.isClosing() || s.mode.report(m, r) {
 		return
 	}
 	if r.resynced != nil {
