@@ -22,7 +22,7 @@ const (
 var (
 	reInvite    = regexp.MustCompile(`invite code (\+\S+); a friend joins with:\n  (join [^\n]+)\n`)
 	reReadyConn = regexp.MustCompile(`WorldReady tick=\d+[^\n]* connect=(\S+) [^\n]*total=(\S+)`)
-	rePath      = regexp.MustCompile(`reached the host of \+\S+: (\S+)`)
+	rePath      = regexp.MustCompile(`reached the host of \+\S+: ([a-z-]+)(?:,|\n)`)
 )
 
 // matrixHost is a host serve --coordinator behind one of the routers.
