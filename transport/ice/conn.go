@@ -1,6 +1,7 @@
 package ice
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -265,8 +266,35 @@ func (c *Conn) end(why error) {
 		c.why = why
 		c.mu.Unlock()
 		close(c.closed)
-		go c.teardown(errors.Is(why, net.ErrClosed))
+		tearing.Add(1)
+		go func() {
+			defer tearing.Done()
+			c.teardown(errors.Is(why, net.ErrClosed))
+		}()
 	})
+}
+
+// tearing counts the connections of this process still being torn down.
+var tearing sync.WaitGroup
+
+// Drain waits until every connection this process has ended has been
+// torn down: what was written before Close sent and the channel closed
+// (each within closeLinger), or until ctx ends. Close returns at once and
+// sends the rest in the background, as a kernel goes on sending a closed
+// TCP socket's data; but nothing sends once the process has exited, so a
+// program calls Drain before it exits, or its last words may be lost.
+func Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		tearing.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("ice: connections still closing: %w", ctx.Err())
+	}
 }
 
 // closeLinger bounds how long a closed connection goes on sending what
@@ -290,7 +318,7 @@ func (c *Conn) teardown(flush bool) {
 		}
 	}
 	c.rw.Close()
-	c.pc.Close()
+	c.pc.GracefulClose() // waits for a close begun elsewhere, and for the agent's goroutines
 }
 
 // reason is why the connection ended: io.EOF when the peer closed it,

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pion/webrtc/v4"
 )
 
 // loopback is the configuration of every test: candidates on the
@@ -213,6 +215,38 @@ func TestClose(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestDrain: once Drain returns, what was written before Close has been
+// sent and the connection is closed, so a program may exit.
+func TestDrain(t *testing.T) {
+	j, h := connectPair(t, loopback, loopback)
+	read := make(chan error, 1)
+	var got [32]byte
+	go func() {
+		var err error
+		got, err = drain(h, 1<<20)
+		read <- err
+	}()
+	sent, err := pump(j, 9, 1<<20, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*closeLinger)
+	defer cancel()
+	if err := Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := j.dc.BufferedAmount(); n != 0 {
+		t.Errorf("after Drain %d bytes are still queued", n)
+	}
+	if s := j.pc.ConnectionState(); s != webrtc.PeerConnectionStateClosed {
+		t.Errorf("after Drain the connection is %s, want closed", s)
+	}
+	if err := <-read; err != nil || got != sent {
+		t.Fatalf("the peer read %x, %v; sent %x", got[:4], err, sent[:4])
 	}
 }
 
