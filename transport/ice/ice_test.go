@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/pion/webrtc/v4"
 )
 
 // loopback is the configuration of every test: candidates on the
@@ -225,6 +223,7 @@ func TestDrain(t *testing.T) {
 	read := make(chan error, 1)
 	var got [32]byte
 	go func() {
+		time.Sleep(300 * time.Millisecond) // a slow reader: the tail waits in the queue
 		var err error
 		got, err = drain(h, 1<<20)
 		read <- err
@@ -240,10 +239,7 @@ func TestDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := j.dc.BufferedAmount(); n != 0 {
-		t.Errorf("after Drain %d bytes are still queued", n)
-	}
-	if s := j.pc.ConnectionState(); s != webrtc.PeerConnectionStateClosed {
-		t.Errorf("after Drain the connection is %s, want closed", s)
+		t.Errorf("after Drain %d bytes are still unacknowledged", n)
 	}
 	if err := <-read; err != nil || got != sent {
 		t.Fatalf("the peer read %x, %v; sent %x", got[:4], err, sent[:4])
