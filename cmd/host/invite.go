@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
 	"github.com/lockhost/lockhost/operator/play"
@@ -176,4 +177,14 @@ func trim(list []string, n int) []string {
 		return list[:n]
 	}
 	return list
+}
+
+// drainICE lets the connections through ICE that this process closed
+// send what was written before their close (a player's leaving, the
+// host's goodbye): they send in the background, and nothing does once the
+// process has exited. A process that used none returns at once.
+func drainICE() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ice.Drain(ctx)
 }

@@ -39,7 +39,9 @@ import (
 
 func main() {
 	gcpolicy.ApplyHost()
-	os.Exit(cliutil.Run(newApp(), os.Args, os.Stderr, nil))
+	code := cliutil.Run(newApp(), os.Args, os.Stderr, nil)
+	drainICE()
+	os.Exit(code)
 }
 
 func newApp() *cli.App {

@@ -258,3 +258,13 @@ func explainLookup(err error) error {
 	}
 	return err
 }
+
+// drainICE lets the connections through ICE that this process closed
+// send what was written before their close (a player's leaving, the
+// host's goodbye): they send in the background, and nothing does once the
+// process has exited. A process that used none returns at once.
+func drainICE() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ice.Drain(ctx)
+}

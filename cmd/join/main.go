@@ -43,7 +43,9 @@ var (
 
 func main() {
 	gcpolicy.ApplyJoin()
-	os.Exit(cliutil.Run(newApp(), os.Args, stderr, classify))
+	code := cliutil.Run(newApp(), os.Args, stderr, classify)
+	drainICE()
+	os.Exit(code)
 }
 
 // classify maps join errors to exit codes: 3 when the host refused or

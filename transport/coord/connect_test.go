@@ -90,6 +90,24 @@ func TestRace(t *testing.T) {
 	}
 }
 
+// TestRaceAddrBound: each address's dial has its own bound, AddrTimeout,
+// well inside a longer attempt's.
+func TestRaceAddrBound(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var left time.Duration
+	_, _, err := Race(ctx, []Candidate{{"192.0.2.1:30502", PathLAN}}, Stagger, func(dctx context.Context, _ string) (net.Conn, error) {
+		d, ok := dctx.Deadline()
+		if ok {
+			left = time.Until(d)
+		}
+		return nil, errors.New("refused")
+	})
+	if err == nil || left <= 0 || left > AddrTimeout {
+		t.Fatalf("the dial's bound was %v (%v), want at most %v", left, err, AddrTimeout)
+	}
+}
+
 // hostileCoordinator answers every lookup with reply.
 func hostileCoordinator(t *testing.T, reply LookupReply) *Coordinator {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -43,10 +43,17 @@ func Candidates(r Reach) []Candidate {
 // next as well (RFC 8305 suggests 250 ms).
 const Stagger = 250 * time.Millisecond
 
+// AddrTimeout bounds one candidate's dial in Race, the TLS handshake
+// included: an address whose packets are dropped without a word (a
+// host's private address seen from another network) gives up on its own
+// instead of lasting as long as the whole attempt.
+const AddrTimeout = 5 * time.Second
+
 // Race tries the candidates in order, starting the next one Stagger
 // after the last (or at once when one fails), and returns the first
 // connection that dial (which may run TLS and check the host's
-// certificate) completes; the others are cancelled or closed.
+// certificate) completes within AddrTimeout; the others are cancelled or
+// closed.
 func Race(ctx context.Context, cands []Candidate, stagger time.Duration, dial func(context.Context, string) (net.Conn, error)) (net.Conn, Candidate, error) {
 	if len(cands) == 0 {
 		return nil, Candidate{}, errors.New("the host registered no address")
@@ -60,7 +67,9 @@ func Race(ctx context.Context, cands []Candidate, stagger time.Duration, dial fu
 		next++
 		pending++
 		go func() {
-			c, err := dial(ctx, cands[i].Addr)
+			dctx, cancel := context.WithTimeout(ctx, AddrTimeout)
+			c, err := dial(dctx, cands[i].Addr)
+			cancel()
 			results <- raceResult{i, c, err}
 		}()
 	}

@@ -1,6 +1,7 @@
 package ice
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -265,8 +266,34 @@ func (c *Conn) end(why error) {
 		c.why = why
 		c.mu.Unlock()
 		close(c.closed)
-		go c.teardown(errors.Is(why, net.ErrClosed))
+		tearing.Add(1)
+		go c.teardown(errors.Is(why, net.ErrClosed), tearing.Done)
 	})
+}
+
+// tearing counts the connections of this process whose teardown has
+// not yet sent what was written before Close.
+var tearing sync.WaitGroup
+
+// Drain waits until every connection this process has ended has sent
+// what was written before Close, acknowledged by the peer (each within
+// closeLinger), or until ctx ends. The rest of a close (the channel's
+// closing handshake, the ICE agent's) may go on after. Close returns at once and
+// sends the rest in the background, as a kernel goes on sending a closed
+// TCP socket's data; but nothing sends once the process has exited, so a
+// program calls Drain before it exits, or its last words may be lost.
+func Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		tearing.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("ice: connections still closing: %w", ctx.Err())
+	}
 }
 
 // closeLinger bounds how long a closed connection goes on sending what
@@ -275,22 +302,33 @@ func (c *Conn) end(why error) {
 const closeLinger = 5 * time.Second
 
 // teardown closes the channel and the peer connection; when this side
-// closed (flush), after the queue has drained and the peer has answered
-// the channel's close, within closeLinger.
-func (c *Conn) teardown(flush bool) {
+// closed (flush), after the queue has drained (the peer acknowledged
+// every byte) and the peer has answered the channel's close, within
+// closeLinger. It calls sent once nothing written is left to send.
+func (c *Conn) teardown(flush bool, sent func()) {
 	if flush {
 		give := time.Now().Add(closeLinger)
-		for c.dc.BufferedAmount() > 0 && time.Now().Before(give) {
+		for c.dc.BufferedAmount() > 0 && time.Now().Before(give) && !c.peerGone() {
 			time.Sleep(5 * time.Millisecond)
 		}
 		c.rw.Close()
+		sent()
 		select {
 		case <-c.readDone:
 		case <-time.After(time.Until(give)):
 		}
+	} else {
+		sent()
 	}
 	c.rw.Close()
 	c.pc.Close()
+}
+
+// peerGone says the peer connection has closed or failed: nothing more
+// can be sent.
+func (c *Conn) peerGone() bool {
+	s := c.pc.ConnectionState()
+	return s == webrtc.PeerConnectionStateClosed || s == webrtc.PeerConnectionStateFailed
 }
 
 // reason is why the connection ended: io.EOF when the peer closed it,

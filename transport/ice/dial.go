@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/pion/datachannel"
 	pice "github.com/pion/ice/v4"
@@ -48,12 +50,29 @@ func Accept(ctx context.Context, sig Signaller, cfg Config) (net.Conn, Path, err
 	return c, c.path, nil
 }
 
+// How long an attempt waits for the kinds of candidate pairs. Gathering
+// ends RelayGrace after the first relay candidate came, whatever is still
+// outstanding: a STUN or TURN request over UDP from a network that drops
+// UDP waits seconds for an answer that never comes, while the relay over
+// TCP or TLS is there. Once checks run, a pair through a NAT's mapping
+// (server- or peer-reflexive) is taken as soon as it works, and a relayed
+// one only after RelayWait, so that a hole still being punched wins over
+// the relay it would otherwise lose to.
+const (
+	RelayGrace = 500 * time.Millisecond
+	RelayWait  = time.Second
+	mappedWait = 200 * time.Millisecond
+)
+
 // peer is one side of an attempt.
 type peer struct {
 	pc     *webrtc.PeerConnection
 	dc     *webrtc.DataChannel
 	opened chan datachannel.ReadWriteCloser
 	failed chan error
+	// relay is closed when the first relay candidate is gathered.
+	relay     chan struct{}
+	relayOnce sync.Once
 }
 
 // connect runs one attempt, as the joiner (offer) or the host.
@@ -124,6 +143,12 @@ func newPeer(cfg Config) (*peer, error) {
 	for _, s := range cfg.Servers {
 		rc.ICEServers = append(rc.ICEServers, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
 	}
+	if d := newTURNDialer(cfg.Servers); d != nil {
+		se.SetICEProxyDialer(d)
+	}
+	se.SetSrflxAcceptanceMinWait(mappedWait)
+	se.SetPrflxAcceptanceMinWait(mappedWait)
+	se.SetRelayAcceptanceMinWait(RelayWait)
 	if cfg.RelayOnly {
 		rc.ICETransportPolicy = webrtc.ICETransportPolicyRelay
 		// Only relay pairs will come: nominate the first that works
@@ -140,7 +165,12 @@ func newPeer(cfg Config) (*peer, error) {
 		pc.Close()
 		return nil, fmt.Errorf("ice: data channel: %w", err)
 	}
-	p := &peer{pc: pc, dc: dc, opened: make(chan datachannel.ReadWriteCloser, 1), failed: make(chan error, 1)}
+	p := &peer{pc: pc, dc: dc, opened: make(chan datachannel.ReadWriteCloser, 1), failed: make(chan error, 1), relay: make(chan struct{})}
+	pc.OnICECandidate(func(c *webrtc.ICECandidate) {
+		if c != nil && c.Typ == webrtc.ICECandidateTypeRelay {
+			p.relayOnce.Do(func() { close(p.relay) })
+		}
+	})
 	dc.OnOpen(func() {
 		rw, err := dc.Detach()
 		if err != nil {
@@ -208,17 +238,30 @@ func (p *peer) answer(ctx context.Context, sig Signaller, limit int) error {
 }
 
 // gather sets desc as the local description and waits until every
-// candidate is in it.
+// candidate is in it, or for RelayGrace after the first relay candidate:
+// the description sent (LocalDescription) holds the candidates gathered
+// by then, and those that come later are still paired with the peer's.
 func (p *peer) gather(ctx context.Context, desc webrtc.SessionDescription) error {
 	done := webrtc.GatheringCompletePromise(p.pc)
 	if err := p.pc.SetLocalDescription(desc); err != nil {
 		return fmt.Errorf("ice: %w", err)
 	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("ice: gathering candidates: %w", ctx.Err())
+	var grace <-chan time.Time
+	relay := p.relay
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-relay:
+			relay = nil
+			t := time.NewTimer(RelayGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("ice: gathering candidates: %w", ctx.Err())
+		}
 	}
 }
 

@@ -13,7 +13,8 @@
 //
 // Signalling is two blobs, carried by a Signaller the caller provides (a
 // coordinator, or Pipe in tests): the joiner's offer and the host's
-// answer, each a session description with every candidate gathered,
+// answer, each a session description with the candidates gathered
+// (every one, or those there RelayGrace after the first relay candidate),
 // encoded as a browser's RTCSessionDescriptionInit in JSON, so a
 // browser's RTCPeerConnection can be either side. A blob larger than
 // Config.MaxBlob or not such a description is refused before it is used.

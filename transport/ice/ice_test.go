@@ -216,6 +216,36 @@ func TestClose(t *testing.T) {
 	}
 }
 
+// TestDrain: once Drain returns, what was written before Close has been
+// sent and the connection is closed, so a program may exit.
+func TestDrain(t *testing.T) {
+	j, h := connectPair(t, loopback, loopback)
+	read := make(chan error, 1)
+	var got [32]byte
+	go func() {
+		time.Sleep(300 * time.Millisecond) // a slow reader: the tail waits in the queue
+		var err error
+		got, err = drain(h, 1<<20)
+		read <- err
+	}()
+	sent, err := pump(j, 9, 1<<20, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*closeLinger)
+	defer cancel()
+	if err := Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := j.dc.BufferedAmount(); n != 0 {
+		t.Errorf("after Drain %d bytes are still unacknowledged", n)
+	}
+	if err := <-read; err != nil || got != sent {
+		t.Fatalf("the peer read %x, %v; sent %x", got[:4], err, sent[:4])
+	}
+}
+
 // hostileSignaller answers every Recv with one blob, and takes any Send.
 type hostileSignaller struct{ blob []byte }
 

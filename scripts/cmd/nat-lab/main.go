@@ -34,8 +34,8 @@
 //     library hold before the tools are judged;
 //  7. with a coordinator (host coordinator) beside coturn, every host
 //     serve --coordinator is joined by join +CODE from every joiner
-//     site: each reaches WorldReady and plays, by a
-//     path its pair of NATs allows (punched where hole punching can work,
+//     site: each reaches WorldReady, plays and leaves (its host logs
+//     the leave), by a path its pair of NATs allows (punched where hole punching can work,
 //     relayed through TURN where it cannot, TURN over TCP or TLS on 443
 //     from the hostile networks); one line per pair with its path and
 //     time to connect, and the median connect times direct and relayed.

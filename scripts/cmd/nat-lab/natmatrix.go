@@ -22,7 +22,7 @@ const (
 var (
 	reInvite    = regexp.MustCompile(`invite code (\+\S+); a friend joins with:\n  (join [^\n]+)\n`)
 	reReadyConn = regexp.MustCompile(`WorldReady tick=\d+[^\n]* connect=(\S+) [^\n]*total=(\S+)`)
-	rePath      = regexp.MustCompile(`reached the host of \+\S+: (\S+)`)
+	rePath      = regexp.MustCompile(`reached the host of \+\S+: ([a-z-]+)(?:,|\n)`)
 )
 
 // matrixHost is a host serve --coordinator behind one of the routers.
@@ -100,7 +100,42 @@ func (l *lab) step7() (string, error) {
 	})
 	fmt.Printf("nat-lab:   %d joins in %.1f s, %d at a time; the coordinator counted: %s\n", len(results), time.Since(t0).Seconds(),
 		matrixParallel, l.coordCounts())
-	return judgeMatrix(results, "reached WorldReady and played", true)
+	what, err := judgeMatrix(results, "reached WorldReady, played and left (each host logged each leave)", true)
+	if err != nil {
+		return "", err
+	}
+	if err := checkLeaves(hosts, len(joinerSites)); err != nil {
+		return "", err
+	}
+	return what, nil
+}
+
+var reLeft = regexp.MustCompile(`msg="player left"`)
+
+// checkLeaves says whether every host logged each of its joiners'
+// leaves: a joiner stopped by an interrupt says Client_Leave before it
+// exits, and over ICE that message is still being sent when its
+// connection is closed (the join tool waits for it before it exits).
+func checkLeaves(hosts []*matrixHost, joiners int) error {
+	var short []string
+	for _, h := range hosts {
+		deadline := time.Now().Add(5 * time.Second)
+		n := 0
+		for {
+			n = len(reLeft.FindAllString(h.proc.out.String(), -1))
+			if n >= joiners || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n != joiners {
+			short = append(short, fmt.Sprintf("the host behind %s logged %d leaves of %d joiners", h.site, n, joiners))
+		}
+	}
+	if len(short) > 0 {
+		return fmt.Errorf("joiners' leaves were lost: %s", strings.Join(short, "; "))
+	}
+	return nil
 }
 
 // eachPair runs every host index against every joiner index, parallel at

@@ -18,7 +18,7 @@ var printMu sync.Mutex
 // matrixCommands commands and leave.
 func (l *lab) runPair(h *matrixHost, j site) pairResult {
 	r := pairResult{host: h.site, joiner: j, want: expectedPath(h.site.kind, j.kind)}
-	name := "J-" + j.kind.short()
+	name := "J_" + j.kind.short() // a player name: letters, digits and underscores
 	known := filepath.Join(l.dir, "known-"+h.site.kind.short()+"-"+j.kind.short())
 	args := append([]string{l.joinBin}, strings.Fields(h.line)[1:]...)
 	args = append(args, "--name", name, "--quiet", "--no-reconnect", "--known-hosts", known)
