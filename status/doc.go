@@ -56,6 +56,18 @@
 // such a request, so Ping sends a version 1 request beside it and takes
 // the first reply to either.
 //
+// # Version 3: the players' paths
+//
+// A request of PathsVersion (3) asks also the way each player's
+// connection came: its reply is a version 2 reply with version byte 3
+// and a paths trailer (Info.Paths): k, the number of counts (0 to
+// MaxPathCodes, 16), then k uint16 counts, the i-th the players whose
+// path has code i (PathCode: 0 other, 1 lan, 2 direct, 3 punched, 4
+// turn-udp, 5 turn-tcp, 6 turn-tls, 7 turn); the last count is never 0.
+// At most MaxPathsReplySize (225) bytes, still within MaxAmplification
+// of the request. Ping sends a version 3, a version 2 and a version 1
+// request at once and takes the first reply to any.
+//
 // # Amplification and abuse
 //
 // The largest reply is 42 + 1 + 64 + 1 + 64 = 172 bytes, so a reply is

@@ -23,6 +23,14 @@ func FuzzDecodeReply(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
+	paths := Info{GameName: "Colony", Players: 3, Reach: reach, Paths: Paths{1: 1, 3: 2}}
+	for _, info := range []Info{paths, {Paths: Paths{15: 0xffff}}, {}} {
+		b, err := AppendReplyVersion(nil, 11, info, PathsVersion)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte("LHPR"))
 	f.Add(AppendRequest(nil, 1))
 	f.Fuzz(func(t *testing.T, p []byte) {
@@ -51,6 +59,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add(AppendRequest(nil, 0xffffffff), strings.Repeat("é", 40), "\xff\xfe", int32(-1))
 	f.Add([]byte("LHPQ\x01"), "", "", int32(0))
 	f.Add(AppendRequestVersion(nil, 7, ReachVersion), "Colony", "1.5", int32(3))
+	f.Add(AppendRequestVersion(nil, 8, PathsVersion), "Colony", "1.5", int32(3))
 	f.Fuzz(func(t *testing.T, p []byte, name, version string, players int32) {
 		id, v, ok := ParseRequestVersion(p)
 		if !ok {
@@ -62,24 +71,32 @@ func FuzzRequest(f *testing.F) {
 		if _, ok1 := ParseRequest(p); ok1 != (v == Version) {
 			t.Fatalf("ParseRequest took a version %d request: %v", v, ok1)
 		}
-		// The largest reach: an IPv6 address.
+		// The largest reach: an IPv6 address; the largest paths: every
+		// count, the players' number as it comes.
 		reach := Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("[2001:db8::1]:30502")}
+		var paths Paths
+		for c := range paths {
+			paths[c] = uint16(players) + uint16(c)
+		}
 		s := NewServer(nil, func() Info {
-			return Info{GameName: name, GameVersion: version, Players: players, MaxPlayers: players, Databases: players, Reach: reach}
+			return Info{GameName: name, GameVersion: version, Players: players, MaxPlayers: players, Databases: players, Reach: reach, Paths: paths}
 		}, Options{Logger: testkit.Quiet()})
 		reply, ok := s.reply(nil, id, v)
 		if !ok {
 			t.Fatal("no reply to a valid request")
 		}
-		if len(reply) > MaxReachReplySize || len(reply) > MaxAmplification*len(p) {
+		if len(reply) > MaxPathsReplySize || len(reply) > MaxAmplification*len(p) {
 			t.Fatalf("reply of %d bytes to a %d-byte request", len(reply), len(p))
 		}
 		got, info, err := DecodeReply(reply)
 		if err != nil || got != id {
 			t.Fatalf("reply does not decode: %v (id %d, want %d)", err, got, id)
 		}
-		if want := map[byte]Reach{Version: {}, ReachVersion: reach}[v]; info.Reach != want {
+		if want := map[byte]Reach{Version: {}, ReachVersion: reach, PathsVersion: reach}[v]; info.Reach != want {
 			t.Fatalf("version %d reply carries reach %+v, want %+v", v, info.Reach, want)
+		}
+		if want := map[byte]Paths{PathsVersion: paths}[v]; info.Paths != want {
+			t.Fatalf("version %d reply carries paths %v, want %v", v, info.Paths, want)
 		}
 	})
 }

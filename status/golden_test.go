@@ -116,3 +116,41 @@ func TestGoldenReachReply(t *testing.T) {
 		t.Errorf("the spec's version 2 reply decodes as %#x, %+v, %v", id, dec, err)
 	}
 }
+
+// specPathsReply matches the specification's version 3 reply.
+var specPathsReply = regexp.MustCompile("(?m)^Version 3 reply datagram[^\\n]*\\n[^`]*```hex\\n([0-9a-f \\n]+)```")
+
+// TestGoldenPathsReply holds the version 3 reply to the bytes the
+// specification quotes (section 13.3), both ways.
+func TestGoldenPathsReply(t *testing.T) {
+	spec, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := specPathsReply.FindStringSubmatch(string(spec))
+	if m == nil {
+		t.Fatal("the specification shows no version 3 reply datagram")
+	}
+	want, err := hex.DecodeString(strings.Join(strings.Fields(m[1]), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := goldenInfo
+	info.Reach = Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("198.51.100.1:30502")}
+	info.Paths[PathCode("punched")] = 1
+	info.Paths[PathCode("turn-udp")] = 1
+	got, err := AppendReplyVersion(nil, goldenPingID, info, PathsVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the version 3 reply encodes as %x; the spec says %x", got, want)
+	}
+	id, dec, err := DecodeReply(want)
+	if err != nil || id != goldenPingID || dec != info {
+		t.Errorf("the spec's version 3 reply decodes as %#x, %+v, %v", id, dec, err)
+	}
+	if dec.Paths.Total() != int(dec.Players) || dec.Paths.String() != "1 punched, 1 turn-udp" {
+		t.Errorf("the spec's paths %q count %d players of %d", dec.Paths, dec.Paths.Total(), dec.Players)
+	}
+}

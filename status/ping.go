@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -14,10 +15,11 @@ import (
 // until ctx is done. It returns the reply's Info and the round-trip time
 // from sending the request to receiving the reply.
 //
-// It sends two requests at once, a ReachVersion one and then a version 1
-// one (each with its own ID), and takes the first reply to either: a host
-// that speaks version 2 answers the first first, with Info.Reach; an older
-// host drops it and answers the second.
+// It sends three requests at once, a PathsVersion one, a ReachVersion one
+// and then a version 1 one (each with its own ID), and takes the first
+// reply to any: a host that speaks version 3 answers the first first, with
+// Info.Reach and Info.Paths; an older host drops what it does not speak
+// and answers the next it does.
 //
 // Ping reads from a connected socket, so it only sees datagrams from addr;
 // it skips datagrams that are malformed or carry another ping ID. If
@@ -41,20 +43,16 @@ func Ping(ctx context.Context, addr string, timeout time.Duration) (Info, time.D
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
-	id := rand.Uint32()
-	id1 := rand.Uint32() // the version 1 request's
-	for id1 == id {
-		id1 = rand.Uint32()
-	}
+	ids := pingIDs() // the version 3, 2 and 1 requests'
 	sent := time.Now()
-	for _, req := range [][]byte{AppendRequestVersion(nil, id, ReachVersion), AppendRequest(nil, id1)} {
-		if _, err := conn.Write(req); err != nil {
+	for i, v := range []byte{PathsVersion, ReachVersion, Version} {
+		if _, err := conn.Write(AppendRequestVersion(nil, ids[i], v)); err != nil {
 			return Info{}, 0, fmt.Errorf("status: ping %s: %w", addr, err)
 		}
 	}
 	// Room for one byte more than the largest reply, so a longer datagram
 	// is seen as too long rather than truncated into a valid one.
-	buf := make([]byte, MaxReachReplySize+1)
+	buf := make([]byte, MaxPathsReplySize+1)
 	var skipped error
 	for {
 		n, err := conn.Read(buf)
@@ -77,10 +75,21 @@ func Ping(ctx context.Context, addr string, timeout time.Duration) (Info, time.D
 			skipped = err
 			continue
 		}
-		if got != id && got != id1 {
+		if !slices.Contains(ids[:], got) {
 			skipped = errors.New("status: reply to another ping ID")
 			continue
 		}
 		return info, rtt, nil
 	}
+}
+
+// pingIDs draws three distinct random ping IDs.
+func pingIDs() [3]uint32 {
+	var ids [3]uint32
+	for i := range ids {
+		for ids[i] = rand.Uint32(); slices.Contains(ids[:i], ids[i]); {
+			ids[i] = rand.Uint32()
+		}
+	}
+	return ids
 }

@@ -95,27 +95,28 @@ func appendReach(b []byte, r Reach) []byte {
 	return binary.BigEndian.AppendUint16(b, r.External.Port())
 }
 
-// readReach reads a version 2 reply's trailer, which must end the reply.
-func readReach(p []byte) (Reach, error) {
+// readReach reads a version 2 or 3 reply's reach trailer and returns the
+// bytes after it.
+func readReach(p []byte) (Reach, []byte, error) {
 	if len(p) < 2 {
-		return Reach{}, fmt.Errorf("%w: reach trailer of %d bytes", ErrMalformed, len(p))
+		return Reach{}, nil, fmt.Errorf("%w: reach trailer of %d bytes", ErrMalformed, len(p))
 	}
 	r := Reach{Mapping: Mapping(p[0])}
 	if r.Mapping >= mappingEnd {
-		return Reach{}, fmt.Errorf("%w: mapping state %d", ErrMalformed, p[0])
+		return Reach{}, nil, fmt.Errorf("%w: mapping state %d", ErrMalformed, p[0])
 	}
 	n := int(p[1])
 	rest := p[2:]
 	switch {
-	case n == 0 && len(rest) == 0:
-		return r, nil
-	case (n == 4 || n == 16) && len(rest) == n+2:
+	case n == 0:
+		return r, rest, nil
+	case (n == 4 || n == 16) && len(rest) >= n+2:
 		a, _ := netip.AddrFromSlice(rest[:n])
 		if a.Is4In6() {
-			return Reach{}, fmt.Errorf("%w: an IPv4 address sent as IPv6", ErrMalformed)
+			return Reach{}, nil, fmt.Errorf("%w: an IPv4 address sent as IPv6", ErrMalformed)
 		}
 		r.External = netip.AddrPortFrom(a, binary.BigEndian.Uint16(rest[n:]))
-		return r, nil
+		return r, rest[n+2:], nil
 	}
-	return Reach{}, fmt.Errorf("%w: reach address of %d bytes with %d left", ErrMalformed, n, len(rest))
+	return Reach{}, nil, fmt.Errorf("%w: reach address of %d bytes with %d left", ErrMalformed, n, len(rest))
 }

@@ -82,7 +82,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	// One byte more than a request: a longer datagram is truncated to
 	// RequestSize+1 bytes and so still has the wrong size.
 	in := make([]byte, RequestSize+1)
-	out := make([]byte, 0, MaxReachReplySize)
+	out := make([]byte, 0, MaxPathsReplySize)
 	for {
 		n, addr, err := s.pc.ReadFrom(in)
 		if err != nil {
@@ -125,7 +125,8 @@ func (s *Server) reply(dst []byte, id uint32, version byte) ([]byte, bool) {
 }
 
 // Sanitize clamps info into what AppendReply accepts: negative counts to
-// 0, strings cut to MaxString bytes of valid UTF-8.
+// 0, strings cut to MaxString bytes of valid UTF-8. (Every Paths is
+// encodable as it is.)
 func Sanitize(i Info) Info {
 	i.Players = max(i.Players, 0)
 	i.MaxPlayers = max(i.MaxPlayers, 0)

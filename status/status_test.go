@@ -86,6 +86,8 @@ func expectNoReply(t *testing.T, c net.PacketConn, d time.Duration) {
 func TestPingRoundTrip(t *testing.T) {
 	want := sampleInfo()
 	want.Reach = Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("203.0.113.7:30502")}
+	want.Paths.Add("punched")
+	want.Paths.Add("lan")
 	s, addr := startServer(t, func() Info { return want }, Options{})
 	got, rtt, err := Ping(context.Background(), addr, 20*time.Second)
 	if err != nil {
@@ -97,9 +99,9 @@ func TestPingRoundTrip(t *testing.T) {
 	if rtt <= 0 {
 		t.Fatalf("rtt %v, want > 0", rtt)
 	}
-	// Ping asks in both versions; the server answers both.
-	if r, d := waitStats(t, s, 2); r != 2 || d != 0 {
-		t.Fatalf("stats %d replies %d dropped, want 2, 0", r, d)
+	// Ping asks in all three versions; the server answers each.
+	if r, d := waitStats(t, s, 3); r != 3 || d != 0 {
+		t.Fatalf("stats %d replies %d dropped, want 3, 0", r, d)
 	}
 	t.Logf("rtt %v", rtt)
 }
@@ -130,7 +132,7 @@ func junkDatagrams(rng *rand.Rand) [][]byte {
 		append(bytes.Clone(valid), make([]byte, 9000)...),  // jumbo
 		append(bytes.Clone(valid), make([]byte, 60000)...), // near max UDP
 		with(func(b []byte) []byte { b[4] = 0; return b }),
-		with(func(b []byte) []byte { b[4] = 3; return b }), // 2 is ReachVersion
+		with(func(b []byte) []byte { b[4] = 4; return b }), // 2 is ReachVersion, 3 PathsVersion
 		with(func(b []byte) []byte { b[4] = 255; return b }),
 		with(func(b []byte) []byte { copy(b, "LHPR"); return b }), // a reply's magic
 		with(func(b []byte) []byte { copy(b, "lhpq"); return b }),
@@ -358,6 +360,15 @@ func TestReplySizeBound(t *testing.T) {
 	if b, _ := AppendReply(nil, 0, Info{}); len(b) != MinReplySize {
 		t.Fatalf("smallest reply %d bytes, want %d", len(b), MinReplySize)
 	}
+	// The largest reply of all: version 3 with an IPv6 address and every
+	// path count.
+	max.Reach = Reach{Mapping: MappingMapped, External: netip.MustParseAddrPort("[2001:db8::1]:30502")}
+	for c := range max.Paths {
+		max.Paths[c] = 0xffff
+	}
+	if b, err := AppendReplyVersion(nil, ^uint32(0), max, PathsVersion); err != nil || len(b) != MaxPathsReplySize || len(b) > MaxAmplification*RequestSize {
+		t.Fatalf("largest version 3 reply %d bytes (%v), MaxPathsReplySize %d, bound %d", len(b), err, MaxPathsReplySize, MaxAmplification*RequestSize)
+	}
 
 	// AppendReply refuses what would not fit.
 	over := max
@@ -391,8 +402,8 @@ func TestReplySizeBound(t *testing.T) {
 	if len(got.GameVersion) > MaxString || !strings.HasPrefix(got.GameVersion, "\uFFFD") {
 		t.Fatalf("version clamped to %q", got.GameVersion)
 	}
-	if r, _ := waitStats(t, s, 2); r != 2 {
-		t.Fatalf("%d replies; want 2, one per version Ping asks in", r)
+	if r, _ := waitStats(t, s, 3); r != 3 {
+		t.Fatalf("%d replies; want 3, one per version Ping asks in", r)
 	}
 	// A multi-byte rune straddling the limit is dropped whole.
 	if c := clampString(strings.Repeat("x", 63) + "é"); c != strings.Repeat("x", 63) {

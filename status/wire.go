@@ -63,6 +63,9 @@ type Info struct {
 	// ReachVersion reply carries it (a version 1 reply decodes as the
 	// zero Reach, MappingUnknown).
 	Reach Reach
+	// Paths counts the players by the way their connection came; only a
+	// PathsVersion reply carries it (other replies decode as all zero).
+	Paths Paths
 }
 
 // Validate reports whether i can be encoded as is.
@@ -135,8 +138,8 @@ func AppendRequest(b []byte, pingID uint32) []byte {
 	return AppendRequestVersion(b, pingID, Version)
 }
 
-// AppendRequestVersion appends a request of version v (Version or
-// ReachVersion) carrying pingID to b.
+// AppendRequestVersion appends a request of version v (Version,
+// ReachVersion or PathsVersion) carrying pingID to b.
 func AppendRequestVersion(b []byte, pingID uint32, v byte) []byte {
 	b = append(b, requestMagic...)
 	b = append(b, v)
@@ -153,9 +156,10 @@ func ParseRequest(p []byte) (pingID uint32, ok bool) {
 }
 
 // ParseRequestVersion returns the ping ID and version of a well-formed
-// request of either version this package speaks (Version, ReachVersion).
+// request of any version this package speaks (Version, ReachVersion,
+// PathsVersion).
 func ParseRequestVersion(p []byte) (pingID uint32, version byte, ok bool) {
-	if len(p) != RequestSize || string(p[:4]) != requestMagic || (p[4] != Version && p[4] != ReachVersion) {
+	if len(p) != RequestSize || string(p[:4]) != requestMagic || !knownVersion(p[4]) {
 		return 0, 0, false
 	}
 	for _, c := range p[9:] {
@@ -173,14 +177,20 @@ func AppendReply(b []byte, pingID uint32, info Info) ([]byte, error) {
 	return AppendReplyVersion(b, pingID, info, Version)
 }
 
-// AppendReplyVersion appends a reply of version v to pingID: version 1,
-// or ReachVersion, which adds info.Reach (at most MaxReachReplySize
-// bytes in all).
+// knownVersion says whether v is a version this package speaks.
+func knownVersion(v byte) bool {
+	return v == Version || v == ReachVersion || v == PathsVersion
+}
+
+// AppendReplyVersion appends a reply of version v to pingID: version 1;
+// ReachVersion, which adds info.Reach (at most MaxReachReplySize bytes in
+// all); or PathsVersion, which adds info.Reach and then info.Paths (at
+// most MaxPathsReplySize bytes).
 func AppendReplyVersion(b []byte, pingID uint32, info Info, v byte) ([]byte, error) {
 	if err := info.Validate(); err != nil {
 		return b, err
 	}
-	if v != Version && v != ReachVersion {
+	if !knownVersion(v) {
 		return b, fmt.Errorf("status: reply version %d", v)
 	}
 	b = append(b, replyMagic...)
@@ -204,8 +214,11 @@ func AppendReplyVersion(b []byte, pingID uint32, info Info, v byte) ([]byte, err
 	b = append(b, info.GameName...)
 	b = append(b, byte(len(info.GameVersion)))
 	b = append(b, info.GameVersion...)
-	if v == ReachVersion {
+	if v >= ReachVersion {
 		b = appendReach(b, info.Reach)
+	}
+	if v >= PathsVersion {
+		b = appendPaths(b, info.Paths)
 	}
 	return b, nil
 }
@@ -216,15 +229,15 @@ func DecodeReply(p []byte) (pingID uint32, info Info, err error) {
 	bad := func(format string, args ...any) (uint32, Info, error) {
 		return 0, Info{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 	}
-	if len(p) < MinReplySize || len(p) > MaxReachReplySize {
-		return bad("%d bytes, want %d to %d", len(p), MinReplySize, MaxReachReplySize)
+	if len(p) < MinReplySize || len(p) > MaxPathsReplySize {
+		return bad("%d bytes, want %d to %d", len(p), MinReplySize, MaxPathsReplySize)
 	}
 	if string(p[:4]) != replyMagic {
 		return bad("wrong magic %q", p[:4])
 	}
 	version := p[4]
-	if version != Version && version != ReachVersion {
-		return bad("version %d, want %d or %d", version, Version, ReachVersion)
+	if !knownVersion(version) {
+		return bad("version %d, want %d to %d", version, Version, PathsVersion)
 	}
 	be := binary.BigEndian
 	pingID = be.Uint32(p[5:])
@@ -249,8 +262,13 @@ func DecodeReply(p []byte) (pingID uint32, info Info, err error) {
 	if info.GameVersion, rest, ok = readString(rest); !ok {
 		return bad("game version length")
 	}
-	if version == ReachVersion {
-		if info.Reach, err = readReach(rest); err != nil {
+	if version >= ReachVersion {
+		if info.Reach, rest, err = readReach(rest); err != nil {
+			return 0, Info{}, err
+		}
+	}
+	if version >= PathsVersion {
+		if info.Paths, err = readPaths(rest); err != nil {
 			return 0, Info{}, err
 		}
 		rest = nil
