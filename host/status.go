@@ -13,16 +13,18 @@ import (
 )
 
 // statusInfo builds a status reply's content: the host's static facts
-// (the content hash computed once by New) and the players and tick of the
-// session's latest published Overview.
+// (the content hash computed once by New) and the players, their paths
+// and the tick of the session's latest published Overview.
 func (s *Server) statusInfo() status.Info {
 	var players int32
 	var tick uint64
+	var paths status.Paths
 	if o := s.sess.pub.overview.Load(); o != nil {
 		tick = o.Tick
 		for _, p := range o.Players {
 			if !p.Spectator {
 				players++
+				paths.Add(p.Path)
 			}
 		}
 	}
@@ -33,6 +35,7 @@ func (s *Server) statusInfo() status.Info {
 	}
 	return status.Info{
 		Reach:       reach,
+		Paths:       paths,
 		Players:     players,
 		MaxPlayers:  int32(s.cfg.Limits.MaxPlayers),
 		GameName:    s.cfg.GameName,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,5 +122,104 @@ func TestStatusReachUnknownWithoutReach(t *testing.T) {
 	}
 	if buf[4] != status.ReachVersion || buf[n-2] != 0 || buf[n-1] != 0 {
 		t.Fatalf("reply version %d ends % x; want version 2 ending 00 00 (mapping unknown, no address)", buf[4], buf[n-2:n])
+	}
+}
+
+// pathListener hands out TCP connections that say they came by the next
+// of paths, in the order accepted ("" or none left: a plain connection,
+// which the host names by its address).
+type pathListener struct {
+	net.Listener
+	mu    sync.Mutex
+	paths []string
+}
+
+// pathConn is a connection that knows the way it came (host.Pathed).
+type pathConn struct {
+	net.Conn
+	path string
+}
+
+func (c pathConn) Path() string { return c.path }
+
+func (l *pathListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.paths) == 0 {
+		return c, nil
+	}
+	p := l.paths[0]
+	l.paths = l.paths[1:]
+	if p == "" {
+		return c, nil
+	}
+	return pathConn{c, p}, nil
+}
+
+// TestStatusPaths: real players through the host, over loopback TCP
+// connections that say the ways they came; a version 3 status query
+// counts them by path (spectators not), and version 1 and 2 replies say
+// nothing of paths.
+func TestStatusPaths(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", tcp.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	ln := &pathListener{Listener: tcp, paths: []string{"punched", "turn-udp", "", "punched", "turn-tls"}}
+	srv := hosttest.StartOn(t, ln, host.Config{}, host.Content{GameVersion: "1.5", Databases: testDefs}, locksteptest.New(1, 64)).Server
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.ServeStatus(ctx, pc)
+
+	// One at a time, so each takes the next path.
+	for i, name := range []string{"Ann", "Bob", "Cat", "Dan"} {
+		startJoiner(t, ln.Addr().String(), name)
+		testkit.WaitFor(t, name+" in the Overview", func() bool { return len(srv.Overview().Players) == i+1 })
+	}
+	startJoiner(t, ln.Addr().String(), "Watcher", spectate)
+	testkit.WaitFor(t, "the Overview to show the spectator", func() bool { return len(srv.Overview().Players) == 5 })
+	got := map[string]string{}
+	for _, p := range srv.Overview().Players {
+		got[p.Name] = p.Path
+	}
+	t.Logf("the status page's paths: %v", got)
+
+	info, _, err := status.Ping(ctx, pc.LocalAddr().String(), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Players != 4 || info.Paths.Total() != 4 || info.Paths.String() != "2 punched, 1 lan, 1 turn-udp" {
+		t.Fatalf("status says %d players, paths %q (%d); want 4: 2 punched, 1 lan, 1 turn-udp", info.Players, info.Paths, info.Paths.Total())
+	}
+
+	// Asked in version 1 or 2, the host leaves the paths out.
+	c, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, v := range []byte{status.Version, status.ReachVersion} {
+		if _, err := c.Write(status.AppendRequestVersion(nil, 9, v)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, status.MaxPathsReplySize+1)
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, info, err := status.DecodeReply(buf[:n])
+		if err != nil || buf[4] != v || info.Players != 4 || info.Paths != (status.Paths{}) {
+			t.Fatalf("version %d: reply version %d, %d players, paths %v (%v)", v, buf[4], info.Players, info.Paths, err)
+		}
 	}
 }
