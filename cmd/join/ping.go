@@ -25,8 +25,10 @@ func pingCommand() *cli.Command {
 		Name:      "ping",
 		Usage:     "ask a host for its status over UDP without joining",
 		ArgsUsage: "HOST[:PORT]",
-		Description: "Prints the latency, players, game, tick, whether a password is needed and whether your\n" +
-			"content matches the host's. Exit 0 when the host answered, 4 when it did not.",
+		Description: "Prints the latency, players, game, tick, whether a password is needed, whether your\n" +
+			"content matches the host's, and the way each player's connection came (paths: lan, direct,\n" +
+			"punched, turn-udp, turn-tcp, turn-tls, turn) when the host says. Exit 0 when the host answered,\n" +
+			"4 when it did not.",
 		Flags:  flags,
 		Action: ping,
 	}
@@ -51,6 +53,12 @@ type pingResult struct {
 	// not say.
 	PortMapping string `json:"port_mapping,omitempty"`
 	External    string `json:"external,omitempty"`
+	// Paths counts the players by the way their connection came ("lan",
+	// "direct", "punched", "turn-udp", ...); absent from a host that
+	// does not say, or with no player online.
+	Paths map[string]int `json:"paths,omitempty"`
+	// paths is Paths in words, for the line without --json.
+	paths string
 }
 
 func ping(c *cli.Context) error {
@@ -96,6 +104,9 @@ func ping(c *cli.Context) error {
 		if info.Reach.External.IsValid() {
 			r.External = info.Reach.External.String()
 		}
+		if info.Paths.Total() > 0 {
+			r.Paths, r.paths = info.Paths.Map(), info.Paths.String()
+		}
 		if c.Bool("json") {
 			b, _ := json.Marshal(r)
 			fmt.Fprintln(stdout, string(b))
@@ -111,8 +122,8 @@ func ping(c *cli.Context) error {
 		if !r.ContentMatches {
 			content = "your content DIFFERS (run join to see which defs)"
 		}
-		fmt.Fprintf(stdout, "%s: %.1f ms, %q %d/%d players, tick %d, game %s, protocol %d, %s, %s%s\n",
-			addr, r.LatencyMs, r.GameName, r.Players, r.MaxPlayers, r.Tick, r.GameVersion, r.Protocol, pw, content, reachText(r))
+		fmt.Fprintf(stdout, "%s: %.1f ms, %q %d/%d players, tick %d, game %s, protocol %d, %s, %s%s%s\n",
+			addr, r.LatencyMs, r.GameName, r.Players, r.MaxPlayers, r.Tick, r.GameVersion, r.Protocol, pw, content, reachText(r), pathsText(r))
 	}
 	if len(rtts) == 0 {
 		return &noAnswer{addr: addr, err: errors.New("no answers")}
@@ -150,4 +161,13 @@ func reachText(r pingResult) string {
 		return ", port mapping " + r.PortMapping + " at " + r.External
 	}
 	return ", port mapping " + r.PortMapping
+}
+
+// pathsText says how many players came by each path, as the host's reply
+// told: nothing from a host that does not say or with nobody online.
+func pathsText(r pingResult) string {
+	if r.paths == "" {
+		return ""
+	}
+	return ", paths: " + r.paths
 }
