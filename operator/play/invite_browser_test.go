@@ -1,0 +1,97 @@
+package play_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/lockhost/lockhost/testing/browsertest"
+)
+
+// TestBrowserInvite: a coordinator, and a host that registers with it no
+// address (--debug-invite-no-addrs): a joiner by code can reach it only
+// through the coordinator's signalling and WebRTC. Headless Chromium
+// opens the invite link on the coordinator (/+CODE): the coordinator
+// serves the browser player's page, which looks the code up, sends the
+// browser's offer, takes the host's answer and plays over the data
+// channel to WorldReady; the host's status page shows the join by
+// "direct" (host candidates; a join over its WebSocket from this machine
+// would show "lan"), and the coordinator counts the attempt.
+func TestBrowserInvite(t *testing.T) {
+	hostBin, _ := tools(t)
+	bctx := browsertest.Start(t, "the browser player's invite test", append(browsertest.Foreground,
+		// The browser's own addresses as they are, not hidden behind
+		// mDNS names, so that both ends' host candidates pair directly.
+		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"))...)
+	dir := t.TempDir()
+	coLog, _ := start(t, hostBin, `(coordinator ready)`, "coordinator", "--listen", "127.0.0.1:0", "--plain-http",
+		"--data-dir", filepath.Join(dir, "coord"))
+	m := regexp.MustCompile(`url=(http://\S+)`).FindStringSubmatch(coLog.String())
+	if m == nil {
+		t.Fatalf("the coordinator logs no URL:\n%s", coLog.String())
+	}
+	coURL := m[1]
+	hostLog, code := start(t, hostBin, `invite code (\+\w+)`, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--coordinator", coURL, "--debug-invite-no-addrs", "--maps", "2", "--map-size", "64", "--conn-rate", "-1",
+		"--data-dir", filepath.Join(dir, "data"))
+	sm := regexp.MustCompile(`msg="status page" url=(http://\S+)/`).FindStringSubmatch(hostLog.String())
+	if sm == nil {
+		t.Fatalf("the host logs no status page:\n%s", hostLog.String())
+	}
+
+	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+	link := coURL + "/" + code
+	if err := chromedp.Do(ctx, chromedp.Navigate(link+"?name=Browser")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	browsertest.Poll(t, ctx, "the browser's WorldReady by invite",
+		`window.lockhostPage && ["ready", "error"].includes(lockhostPage.state().phase)`, 2*time.Minute)
+	st := browsertest.Eval[string](t, ctx, `JSON.stringify(lockhostPage.state())`)
+	var got struct {
+		Phase, Error, Path string
+	}
+	json.Unmarshal([]byte(st), &got)
+	if got.Phase != "ready" {
+		t.Fatalf("the page at %s: %s (%s)\nhost:\n%s", link, got.Phase, got.Error, hostLog.String())
+	}
+	t.Logf("the page at %s reached WorldReady over the data channel (%s) in %v", link, got.Path, time.Since(start).Round(time.Millisecond))
+	if got.Path != "direct" {
+		t.Errorf("the page says its path is %q, want direct", got.Path)
+	}
+	if p := hostJoinPath(t, sm[1], "Browser"); p != "direct" {
+		t.Errorf("the host's status page shows Browser's join by %q, want direct (over the data channel)", p)
+	}
+}
+
+// hostJoinPath is the path of name's latest join on the host's status
+// page, waiting up to 10 s for it to be listed.
+func hostJoinPath(t *testing.T, base, name string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/overview")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o struct {
+			Joins []struct{ Name, Path string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&o)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range o.Joins {
+			if j.Name == name {
+				return j.Path
+			}
+		}
+	}
+	return "no join"
+}
