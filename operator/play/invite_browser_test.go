@@ -3,9 +3,12 @@ package play_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +71,27 @@ func TestBrowserInvite(t *testing.T) {
 	if p := hostJoinPath(t, sm[1], "Browser"); p != "direct" {
 		t.Errorf("the host's status page shows Browser's join by %q, want direct (over the data channel)", p)
 	}
+	const sample = `lockhost_coordinator_connect_attempts_total{outcome="direct"} 1`
+	if !waitBody(t, coURL+"/metrics", sample) {
+		t.Errorf("the coordinator's metrics lack %s", sample)
+	}
+}
+
+// waitBody says whether url's body has a line line within 10 s.
+func waitBody(t *testing.T, url, line string) bool {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if slices.Contains(strings.Split(string(b), "\n"), line) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostJoinPath is the path of name's latest join on the host's status
