@@ -58,6 +58,12 @@ func runHelper(args []string) (ok bool, code int) {
 			return true, 1
 		}
 		return true, 0
+	case helperBrowser:
+		if err := runBrowser(args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "browser:", err)
+			return true, 1
+		}
+		return true, 0
 	case helperProbe:
 		if err := probeTCP(args[1]); err != nil {
 			fmt.Println("unreachable:", err)

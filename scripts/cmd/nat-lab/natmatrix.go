@@ -174,7 +174,7 @@ func (l *lab) startMatrixHosts(sites []site) ([]*matrixHost, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hosts[i], errs[i] = l.startMatrixHost(s)
+			hosts[i], errs[i] = l.startMatrixHost(s, "")
 		}()
 	}
 	wg.Wait()
@@ -192,10 +192,11 @@ func (l *lab) startMatrixHosts(sites []site) ([]*matrixHost, error) {
 }
 
 // startMatrixHost runs host serve --coordinator (with TLS, no port
-// mapping) behind s's router and waits for its world and its invite.
-func (l *lab) startMatrixHost(s site) (*matrixHost, error) {
-	args := []string{l.hostBin, "serve", "--listen", ":" + gamePort, "--data-dir", filepath.Join(l.dir, "host-"+s.kind.short()),
-		"--game-name", "Lab-" + s.kind.short(), "--conn-rate", "-1", "--maps", "1", "--map-size", "64",
+// mapping) behind s's router and waits for its world and its invite; a
+// prefix names a second host's data folder (its own code) and game.
+func (l *lab) startMatrixHost(s site, prefix string) (*matrixHost, error) {
+	args := []string{l.hostBin, "serve", "--listen", ":" + gamePort, "--data-dir", filepath.Join(l.dir, prefix+"host-"+s.kind.short()),
+		"--game-name", "Lab-" + prefix + s.kind.short(), "--conn-rate", "-1", "--maps", "1", "--map-size", "64",
 		"--port-mapping", "off", "--tls", "--coordinator", l.nat.coordURL}
 	p, err := start("host behind "+s.String(), s.machine(), false, []string{"SSL_CERT_FILE=" + l.nat.certFile}, args...)
 	if err != nil {
