@@ -24,7 +24,8 @@ import (
 // browser's offer, takes the host's answer and plays over the data
 // channel to WorldReady; the host's status page shows the join by
 // "direct" (host candidates; a join over its WebSocket from this machine
-// would show "lan"), and the coordinator counts the attempt.
+// would show "lan"), and the coordinator counts the attempt. Leaving the
+// page is a leave on the host, as over the WebSocket.
 func TestBrowserInvite(t *testing.T) {
 	hostBin, _ := tools(t)
 	bctx := browsertest.Start(t, "the browser player's invite test", append(browsertest.Foreground,
@@ -74,6 +75,22 @@ func TestBrowserInvite(t *testing.T) {
 	const sample = `lockhost_coordinator_connect_attempts_total{outcome="direct"} 1`
 	if !waitBody(t, coURL+"/metrics", sample) {
 		t.Errorf("the coordinator's metrics lack %s", sample)
+	}
+
+	// Away to another page: Client_Leave goes out on the channel before
+	// it closes, so the host counts a leave, not a lost connection.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	gone := regexp.MustCompile(`msg="player (left|dropped)" player=\d+ name=Browser.*`)
+	var how []string
+	for deadline := time.Now().Add(90 * time.Second); how == nil; time.Sleep(100 * time.Millisecond) {
+		if how = gone.FindStringSubmatch(hostLog.String()); how == nil && time.Now().After(deadline) {
+			t.Fatalf("the host never noted Browser gone:\n%s", hostLog.String())
+		}
+	}
+	if how[1] != "left" {
+		t.Errorf("the page went away and the host counted a drop, not a leave: %s", how[0])
 	}
 }
 

@@ -23,14 +23,21 @@ const (
 	dcLow  = 256 << 10
 )
 
+// dcLinger bounds how long a closed channel's peer connection stays
+// open for the channel's closing (what was written still going out).
+const dcLinger = 5 * time.Second
+
 // dcConn is a WebRTC data channel as the join library's net.Conn: the
 // channel's messages in order are the byte stream (section 2), as over
 // the WebSocket. One reader and one writer, as the join library uses it.
 type dcConn struct {
 	pc, dc js.Value
 	path   string
-	funcs  []js.Func
+	funcs  []listener
 	once   sync.Once // Close's teardown
+	// chClosed is closed when the channel's close event comes.
+	chClosed  chan struct{}
+	closeOnce sync.Once
 
 	mu       sync.Mutex
 	buf      []byte
@@ -44,7 +51,8 @@ type dcConn struct {
 
 // newDCConn takes over the open channel dc of pc.
 func newDCConn(pc, dc js.Value, path string) *dcConn {
-	c := &dcConn{pc: pc, dc: dc, path: path, readable: make(chan struct{}, 1), drained: make(chan struct{}, 1)}
+	c := &dcConn{pc: pc, dc: dc, path: path, readable: make(chan struct{}, 1), drained: make(chan struct{}, 1),
+		chClosed: make(chan struct{})}
 	dc.Set("bufferedAmountLowThreshold", dcLow)
 	c.on("message", func(ev js.Value) {
 		data := js.Global().Get("Uint8Array").New(ev.Get("data"))
@@ -56,15 +64,24 @@ func newDCConn(pc, dc js.Value, path string) *dcConn {
 		poke(c.readable)
 	})
 	c.on("bufferedamountlow", func(js.Value) { poke(c.drained) })
-	c.on("close", func(js.Value) { c.shut(io.EOF) })
+	c.on("close", func(js.Value) {
+		c.shut(io.EOF)
+		c.closeOnce.Do(func() { close(c.chClosed) })
+	})
 	return c
 }
 
 // on handles the channel's event name with f, released on Close.
 func (c *dcConn) on(name string, f func(ev js.Value)) {
 	fn := js.FuncOf(func(_ js.Value, a []js.Value) any { f(arg(a, 0)); return nil })
-	c.funcs = append(c.funcs, fn)
+	c.funcs = append(c.funcs, listener{name, fn})
 	c.dc.Call("addEventListener", name, fn)
+}
+
+// listener is an event listener added to the channel.
+type listener struct {
+	name string
+	fn   js.Func
 }
 
 // poke wakes a waiter on ch without blocking.
@@ -172,15 +189,28 @@ func send(dc, a js.Value) (err error) {
 	return nil
 }
 
-// Close closes the channel and its peer connection.
+// Close closes the channel, and its peer connection once the channel's
+// closing is done (at most dcLinger): the browser sends what was
+// written before it closes a channel (a Client_Leave), not once its
+// peer connection is closed. It does not wait for either: a page going
+// away has no time to.
 func (c *dcConn) Close() error {
 	c.shut(net.ErrClosed)
 	c.once.Do(func() {
 		c.dc.Call("close")
-		c.pc.Call("close")
-		for _, f := range c.funcs {
-			f.Release()
-		}
+		go func() {
+			t := time.NewTimer(dcLinger)
+			defer t.Stop()
+			select {
+			case <-c.chClosed:
+			case <-t.C:
+			}
+			c.pc.Call("close")
+			for _, l := range c.funcs {
+				c.dc.Call("removeEventListener", l.name, l.fn)
+				l.fn.Release()
+			}
+		}()
 	})
 	return nil
 }

@@ -140,7 +140,7 @@ func browserICE(ctx context.Context, sig coord.Signal, t *coord.TURN) (net.Conn,
 // negotiate runs the offer and answer over sig and waits for dc to open.
 func negotiate(ctx context.Context, sig coord.Signal, pc, dc js.Value) (net.Conn, string, error) {
 	events := make(chan string, 16)
-	var funcs []js.Func
+	var undo []func()
 	on := func(target js.Value, name string, f func() string) {
 		fn := js.FuncOf(func(js.Value, []js.Value) any {
 			select {
@@ -149,12 +149,12 @@ func negotiate(ctx context.Context, sig coord.Signal, pc, dc js.Value) (net.Conn
 			}
 			return nil
 		})
-		funcs = append(funcs, fn)
 		target.Call("addEventListener", name, fn)
+		undo = append(undo, func() { target.Call("removeEventListener", name, fn); fn.Release() })
 	}
 	defer func() {
-		for _, f := range funcs {
-			f.Release()
+		for _, u := range undo {
+			u()
 		}
 	}()
 	on(pc, "icegatheringstatechange", func() string { return "gathering " + pc.Get("iceGatheringState").String() })
