@@ -32,6 +32,20 @@ func TestBrowserInvite(t *testing.T) {
 		// The browser's own addresses as they are, not hidden behind
 		// mDNS names, so that both ends' host candidates pair directly.
 		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"))...)
+	// A host with --tls: the page runs TLS inside the data channel,
+	// pinned to the fingerprint the coordinator gave.
+	for _, hostTLS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "tls"}[hostTLS], func(t *testing.T) {
+			tab, cancel := chromedp.NewContext(bctx)
+			defer cancel()
+			inviteJoin(t, hostBin, tab, hostTLS)
+		})
+	}
+}
+
+// inviteJoin runs a coordinator and a host registered with no address,
+// and joins it from the page at its invite link in tab bctx.
+func inviteJoin(t *testing.T, hostBin string, bctx context.Context, hostTLS bool) {
 	dir := t.TempDir()
 	coLog, _ := start(t, hostBin, `(coordinator ready)`, "coordinator", "--listen", "127.0.0.1:0", "--plain-http",
 		"--data-dir", filepath.Join(dir, "coord"))
@@ -40,12 +54,19 @@ func TestBrowserInvite(t *testing.T) {
 		t.Fatalf("the coordinator logs no URL:\n%s", coLog.String())
 	}
 	coURL := m[1]
-	hostLog, code := start(t, hostBin, `invite code (\+\w+)`, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+	serve := []string{"serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
 		"--coordinator", coURL, "--debug-invite-no-addrs", "--maps", "2", "--map-size", "64", "--conn-rate", "-1",
-		"--data-dir", filepath.Join(dir, "data"))
-	sm := regexp.MustCompile(`msg="status page" url=(http://\S+)/`).FindStringSubmatch(hostLog.String())
-	if sm == nil {
-		t.Fatalf("the host logs no status page:\n%s", hostLog.String())
+		"--data-dir", filepath.Join(dir, "data")}
+	if hostTLS {
+		serve = append(serve, "--tls")
+	}
+	hostLog, code := start(t, hostBin, `invite code (\+\w+)`, serve...)
+	statusRe := regexp.MustCompile(`msg="status page" url=(http://\S+)/`)
+	var sm []string
+	for deadline := time.Now().Add(30 * time.Second); sm == nil; time.Sleep(50 * time.Millisecond) {
+		if sm = statusRe.FindStringSubmatch(hostLog.String()); sm == nil && time.Now().After(deadline) {
+			t.Fatalf("the host logs no status page:\n%s", hostLog.String())
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
