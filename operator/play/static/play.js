@@ -14,7 +14,7 @@
 		name: q.get("name") || "", password: "", spectate: q.get("spectate") === "1",
 		bot: Number(q.get("bot") || 0), debug: q.get("debug") === "1", canvas: $("map"),
 	};
-	const invite = /^\/\+[2-9A-Z]{7}$/.test(location.pathname) ? location.pathname.slice(1) : "";
+	const invite = /^\/\+[2-9A-Z]{7}$/i.test(location.pathname) ? location.pathname.slice(1) : "";
 	if (invite) { opts.invite = invite; opts.coordinator = location.origin; }
 	const replayName = invite ? null : q.get("replay");
 	let loaded = null, logSeq = 0, st = {}, shownMaps = "", shownThings = "";
