@@ -105,8 +105,7 @@ func (l *lab) step8() (string, error) {
 		out, err := inWithin(browserTimeout+30*time.Second, js.machine(), l.self, helperBrowser, link)
 		var r browserResult
 		if err == nil {
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			err = json.Unmarshal([]byte(lines[len(lines)-1]), &r)
+			err = lastJSON(out, &r)
 		}
 		if err != nil {
 			return "", fmt.Errorf("the browser behind %s: %v: %s", js, err, strings.TrimSpace(out))
@@ -122,4 +121,16 @@ func (l *lab) step8() (string, error) {
 	}
 	return fmt.Sprintf("headless Chromium opened the coordinator's link %s and reached WorldReady over its data channel with the host behind %s: %s",
 		code, hs.kind, strings.Join(done, ", ")), nil
+}
+
+// lastJSON decodes the last line of out that is a JSON object (the
+// browser's own log may come around it).
+func lastJSON(out string, v any) error {
+	lines := strings.Split(out, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "{") {
+			return json.Unmarshal([]byte(l), v)
+		}
+	}
+	return fmt.Errorf("no result")
 }
