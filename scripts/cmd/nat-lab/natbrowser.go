@@ -36,8 +36,8 @@ type browserResult struct {
 }
 
 // runBrowser (in a joiner's namespace) opens link in a headless
-// Chromium and prints the page's outcome as JSON.
-func runBrowser(link string) error {
+// Chromium, joining as name, and prints the page's outcome as JSON.
+func runBrowser(link, name string) error {
 	exe, err := browsertest.Find()
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func runBrowser(link string) error {
 	ctx, cancel := context.WithTimeout(bctx, browserTimeout)
 	defer cancel()
 	t0 := time.Now()
-	if err := chromedp.Do(ctx, chromedp.Navigate(link+"?name=Browser")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(link+"?name="+name)); err != nil {
 		return err
 	}
 	var r browserResult
@@ -102,7 +102,9 @@ func (l *lab) step8() (string, error) {
 	for _, k := range browserJoiners {
 		js := joiners[slices.IndexFunc(joiners, func(s site) bool { return s.kind == k })]
 		want := expectedPath(symmetric, k)
-		out, err := inWithin(browserTimeout+30*time.Second, js.machine(), l.self, helperBrowser, link)
+		// A name of its own: the browser before may not have left yet
+		// (its Chromium was stopped, not its page closed).
+		out, err := inWithin(browserTimeout+30*time.Second, js.machine(), l.self, helperBrowser, link, "Web_"+js.kind.short())
 		var r browserResult
 		if err == nil {
 			err = lastJSON(out, &r)
