@@ -20,6 +20,9 @@ import (
 const (
 	helperBrowser  = "lab-browser"
 	browserTimeout = 2 * time.Minute
+	// browserGamePort is its host's port: step 7's host may still hold
+	// gamePort behind the same router.
+	browserGamePort = "30503"
 )
 
 // browserJoiners are the joiner kinds step 8 runs a browser behind: one
@@ -91,7 +94,7 @@ func (l *lab) step8() (string, error) {
 	}
 	hosts, joiners := labSites()
 	hs := hosts[slices.IndexFunc(hosts, func(s site) bool { return s.kind == symmetric })]
-	h, err := l.startMatrixHost(hs, "browser-")
+	h, err := l.startMatrixHost(hs, "browser-", browserGamePort)
 	if err != nil {
 		return "", fmt.Errorf("the host behind %s: %w", hs, err)
 	}
