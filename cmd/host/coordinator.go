@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockhost/lockhost/cmd/internal/cliutil"
+	"github.com/lockhost/lockhost/operator/play"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/lockhost/lockhost/transport/coord/coordserver"
@@ -72,7 +73,8 @@ func coordinatorCommand() *cli.Command {
 func coordinatorConfig(c *cli.Context) (coordserver.ServerConfig, error) {
 	cfg := coordserver.ServerConfig{TURNURLs: c.StringSlice("turn-url"), TURNTTL: c.Duration("turn-ttl"),
 		LookupRate: c.Float64("lookup-rate"), LookupBurst: c.Int("lookup-burst"),
-		RegisterRate: c.Float64("register-rate"), RegisterBurst: c.Int("register-burst"), MaxHosts: c.Int("max-hosts")}
+		RegisterRate: c.Float64("register-rate"), RegisterBurst: c.Int("register-burst"), MaxHosts: c.Int("max-hosts"),
+		Player: play.Handler(play.Config{})} // invite links open the browser player, which joins through WebRTC
 	secret := os.Getenv(turnSecretEnv)
 	if f := c.String("turn-secret-file"); f != "" {
 		b, err := os.ReadFile(f)

@@ -8,6 +8,17 @@
 // the browser's Cache Storage and loads them before it joins; a second
 // visit fetches nothing. Or it plays back a recording of the host's.
 //
+// A coordinator (`host coordinator`) serves the same page at its invite
+// links, /+CODE: there the page reaches the host registered as CODE
+// through the coordinator instead of /ws: a lookup, a signalling
+// attempt (docs/protocol.md section 18.5), and the browser's own
+// RTCPeerConnection with the TURN servers the lookup gives and one
+// negotiated data channel (label and protocol lockhost, id 0, ordered,
+// reliable), which carries the byte stream of section 2 unchanged; so a
+// friend plays from a link even when the host's own HTTP is out of
+// reach. Joined so, the page uses its built-in content (the host's
+// content manifest is on the host's HTTP).
+//
 // The WebAssembly binary is built by go generate (./internal/genwasm:
 // reproducibly, gzipped) and embedded with Go's wasm_exec.js, so a host
 // built from the repository serves it with nothing but Go. CI regenerates

@@ -91,8 +91,7 @@ func (c *Coordinator) endpoint(path string, websocket bool) string {
 
 // dialWS opens a WebSocket to path.
 func (c *Coordinator) dialWS(ctx context.Context, path string) (*websocket.Conn, error) {
-	conn, resp, err := websocket.Dial(ctx, c.endpoint(path, true), &websocket.DialOptions{HTTPClient: c.client,
-		CompressionMode: websocket.CompressionDisabled})
+	conn, resp, err := websocket.Dial(ctx, c.endpoint(path, true), c.wsOptions())
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", c.base.Host, withStatus(resp, err))
 	}

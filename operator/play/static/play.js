@@ -2,6 +2,9 @@
 // over WebSocket and draws the colony, and shows what it reports. With
 // ?replay=NAME it watches the host's recording NAME instead, with play,
 // pause and speed; with ?replay and no name it lists the recordings.
+// Opened at a coordinator's invite link (/+CODE) it joins the host
+// registered as that code through the coordinator: WebRTC, with the
+// browser's own RTCPeerConnection, for a host whose HTTP is out of reach.
 "use strict";
 (() => {
 	const $ = (id) => document.getElementById(id);
@@ -11,7 +14,9 @@
 		name: q.get("name") || "", password: "", spectate: q.get("spectate") === "1",
 		bot: Number(q.get("bot") || 0), debug: q.get("debug") === "1", canvas: $("map"),
 	};
-	const replayName = q.get("replay");
+	const invite = /^\/\+[2-9A-Z]{7}$/i.test(location.pathname) ? location.pathname.slice(1) : "";
+	if (invite) { opts.invite = invite; opts.coordinator = location.origin; }
+	const replayName = invite ? null : q.get("replay");
 	let loaded = null, logSeq = 0, st = {}, shownMaps = "", shownThings = "";
 
 	// page is what the page knows, for scripts and tests (window.lockhostPage).
@@ -249,5 +254,5 @@
 	if (replayName) watch(replayName);
 	else if (replayName !== null) { status("choose a recording"); listReplays(); }
 	else if (opts.name) join();
-	else { $("joinform").hidden = false; status("choose a name"); $("name").focus(); listReplays(); }
+	else { $("joinform").hidden = false; status("choose a name"); $("name").focus(); if (!invite) listReplays(); }
 })();

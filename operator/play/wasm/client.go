@@ -66,6 +66,7 @@ type state struct {
 	Frames       uint64       `json:"frames"`
 	Replay       *replayJSON  `json:"replay,omitempty"` // watching a recording
 	LogSeq       int          `json:"log_seq"`
+	Path         string       `json:"path,omitempty"` // by invite: the path the data channel took (direct, punched, turn-udp, ...)
 }
 
 // timingJSON is the join's timings, for the page and the benchmark.
@@ -186,16 +187,37 @@ func (c *client) failed(err error) {
 // run joins and follows the session until it ends for good, and says
 // why it ended.
 func (c *client) run(ctx context.Context, o options) error {
-	bundle, err := c.loadContent(ctx, o.url)
+	var inv *inviteDialer
+	var bundle *gamecontent.Bundle
+	var err error
+	if o.invite != "" {
+		// The host's HTTP (its content manifest) may be out of reach:
+		// the built-in content, as for a host that shares none.
+		if inv, err = newInviteDialer(o.coordinator, o.invite); err != nil {
+			return err
+		}
+		c.update(func(s *state) { s.Content = &contentJSON{} })
+		bundle, err = gamecontent.Load(nil, "")
+	} else {
+		bundle, err = c.loadContent(ctx, o.url)
+	}
 	if err != nil {
 		return fmt.Errorf("content: %w", err)
 	}
 	c.things = spawnableThings(bundle.Content)
 	c.canvas = newCanvasView(o.canvas)
-	rc := &join.Reconnector{Config: c.config(o, bundle), Event: c.reconnectEvent}
+	cfg := c.config(o, bundle)
+	if inv != nil {
+		cfg.Addr, cfg.Dial = o.invite, inv.dial
+	}
+	rc := &join.Reconnector{Config: cfg, Event: c.reconnectEvent}
 	sess, err := rc.Join(ctx)
 	if err != nil {
 		return err
+	}
+	if inv != nil {
+		c.update(func(s *state) { s.Path = inv.path })
+		c.say("info", "", "connected to "+o.invite+" through the coordinator: "+inv.path)
 	}
 	c.ready(sess)
 	go c.bot(o.bot, uint64(sess.Info().PlayerID))

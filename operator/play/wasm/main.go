@@ -8,7 +8,11 @@
 //
 //	join(opts)          join the session: opts.url (the host's /ws URL),
 //	                    name, password, spectate, bot (commands a second),
-//	                    canvas (the element to draw on), debug (adds corrupt)
+//	                    canvas (the element to draw on), debug (adds corrupt);
+//	                    or, with opts.invite (+CODE) and opts.coordinator
+//	                    (its URL), the host registered as that code,
+//	                    through the coordinator's signalling and the
+//	                    browser's RTCPeerConnection (invite.go)
 //	state()             the player's state as JSON: phase, progress, timings,
 //	                    maps, players, desync counters, and where the host's
 //	                    mods came from (content: built in, Cache Storage,
@@ -102,6 +106,10 @@ func arg(a []js.Value, i int) js.Value {
 // options are what the page passes to join.
 type options struct {
 	url, name, password string
+	// coordinator and invite, when set, reach the host by its invite
+	// code through the coordinator at that URL (the page's origin)
+	// instead of url: WebRTC, for a host whose own HTTP is out of reach.
+	coordinator, invite string
 	spectate, debug     bool
 	bot                 float64
 	canvas              js.Value
@@ -120,6 +128,6 @@ func optionsOf(o js.Value) options {
 		}
 		return 0
 	}
-	return options{url: str("url"), name: str("name"), password: str("password"),
+	return options{url: str("url"), coordinator: str("coordinator"), invite: str("invite"), name: str("name"), password: str("password"),
 		spectate: o.Get("spectate").Truthy(), debug: o.Get("debug").Truthy(), bot: num("bot"), canvas: o.Get("canvas")}
 }

@@ -58,6 +58,16 @@ func runHelper(args []string) (ok bool, code int) {
 			return true, 1
 		}
 		return true, 0
+	case helperBrowser:
+		if len(args) < 3 {
+			fmt.Fprintln(os.Stderr, "browser: give the link and a name")
+			return true, 2
+		}
+		if err := runBrowser(args[1], args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "browser:", err)
+			return true, 1
+		}
+		return true, 0
 	case helperProbe:
 		if err := probeTCP(args[1]); err != nil {
 			fmt.Println("unreachable:", err)

@@ -4,7 +4,7 @@
 // machine, a router that NATs the LAN with nftables and runs Debian's
 // miniupnpd (UPnP-IGD and NAT-PMP), and an outside namespace for the
 // friend. Every address is in a documentation range, but for the homes
-// behind the NAT matrix's routers (steps 5 to 7), which have private ones
+// behind the NAT matrix's routers (steps 5 to 8), which have private ones
 // as homes do; the namespaces have no link to the machine's network, so
 // nothing leaves the machine.
 //
@@ -38,7 +38,12 @@
 //     the leave), by a path its pair of NATs allows (punched where hole punching can work,
 //     relayed through TURN where it cannot, TURN over TCP or TLS on 443
 //     from the hostile networks); one line per pair with its path and
-//     time to connect, and the median connect times direct and relayed.
+//     time to connect, and the median connect times direct and relayed;
+//  8. headless Chromium (Debian's chromium) in a joiner's namespace opens
+//     the coordinator's invite link of a host behind symmetric NAT: the
+//     page the coordinator serves joins through its signalling and the
+//     browser's own RTCPeerConnection and reaches WorldReady, punched
+//     from behind full-cone NAT, relayed from behind symmetric NAT.
 //
 // scripts/nat-lab builds the tools, installs what is missing and runs it.
 package main
@@ -74,12 +79,12 @@ func main() {
 func run() int {
 	hostBin := flag.String("host", "", "the host binary")
 	joinBin := flag.String("join", "", "the join binary")
-	stepList := flag.String("steps", "1,2,3,4,5,6,7", "the steps to run, comma-separated")
+	stepList := flag.String("steps", "1,2,3,4,5,6,7,8", "the steps to run, comma-separated")
 	verbose := flag.Bool("v", false, "print the router's daemon log at the end")
 	flag.Parse()
 	steps, err := parseSteps(*stepList)
 	if err != nil || *hostBin == "" || *joinBin == "" {
-		fmt.Fprintln(os.Stderr, "usage: nat-lab -host BIN -join BIN [-steps 1,2,3,4,5,6,7]", err)
+		fmt.Fprintln(os.Stderr, "usage: nat-lab -host BIN -join BIN [-steps 1,2,3,4,5,6,7,8]", err)
 		return 2
 	}
 	if os.Geteuid() != 0 {
@@ -114,8 +119,8 @@ func parseSteps(s string) ([]int, error) {
 	var steps []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 7 {
-			return nil, fmt.Errorf("-steps %q: steps are 1 to 7", s)
+		if err != nil || n < 1 || n > 8 {
+			return nil, fmt.Errorf("-steps %q: steps are 1 to 8", s)
 		}
 		steps = append(steps, n)
 	}
@@ -134,7 +139,7 @@ func (l *lab) runSteps(steps []int) int {
 		fmt.Printf("nat-lab: setup ok (%.1f s): LAN %s%s behind router %s, outside %s; miniupnpd (UPnP-IGD, NAT-PMP) on the router\n",
 			time.Since(t0).Seconds(), routerLAN, lanPrefix, routerWAN, outAddr)
 	}
-	fns := map[int]func() (string, error){1: l.step1, 2: l.step2, 3: l.step3, 4: l.step4, 5: l.step5, 6: l.step6, 7: l.step7}
+	fns := map[int]func() (string, error){1: l.step1, 2: l.step2, 3: l.step3, 4: l.step4, 5: l.step5, 6: l.step6, 7: l.step7, 8: l.step8}
 	failed := 0
 	for _, n := range steps {
 		start := time.Now()

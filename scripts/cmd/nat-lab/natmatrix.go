@@ -174,7 +174,7 @@ func (l *lab) startMatrixHosts(sites []site) ([]*matrixHost, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hosts[i], errs[i] = l.startMatrixHost(s)
+			hosts[i], errs[i] = l.startMatrixHost(s, "", gamePort)
 		}()
 	}
 	wg.Wait()
@@ -192,10 +192,13 @@ func (l *lab) startMatrixHosts(sites []site) ([]*matrixHost, error) {
 }
 
 // startMatrixHost runs host serve --coordinator (with TLS, no port
-// mapping) behind s's router and waits for its world and its invite.
-func (l *lab) startMatrixHost(s site) (*matrixHost, error) {
-	args := []string{l.hostBin, "serve", "--listen", ":" + gamePort, "--data-dir", filepath.Join(l.dir, "host-"+s.kind.short()),
-		"--game-name", "Lab-" + s.kind.short(), "--conn-rate", "-1", "--maps", "1", "--map-size", "64",
+// mapping) behind s's router on port and waits for its world and its
+// invite; a second host behind the same router (step 8's, beside step
+// 7's) has a prefix for its data folder (its own code) and game, and a
+// port of its own.
+func (l *lab) startMatrixHost(s site, prefix, port string) (*matrixHost, error) {
+	args := []string{l.hostBin, "serve", "--listen", ":" + port, "--data-dir", filepath.Join(l.dir, prefix+"host-"+s.kind.short()),
+		"--game-name", "Lab-" + prefix + s.kind.short(), "--conn-rate", "-1", "--maps", "1", "--map-size", "64",
 		"--port-mapping", "off", "--tls", "--coordinator", l.nat.coordURL}
 	p, err := start("host behind "+s.String(), s.machine(), false, []string{"SSL_CERT_FILE=" + l.nat.certFile}, args...)
 	if err != nil {

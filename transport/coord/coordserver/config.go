@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/lockhost/lockhost/transport/coord"
 	"log/slog"
+	"net/http"
 	"time"
 )
 
@@ -50,6 +51,13 @@ type ServerConfig struct {
 	// MaxAttempts bounds the signalling attempts open to one host at once
 	// (default 8).
 	MaxAttempts int
+	// Player, if set, is the browser player (operator/play's handler,
+	// serving /play and its files): the coordinator serves it under /play
+	// and, for an invite link /+CODE, its page, which reaches the host by
+	// the code through this coordinator (WebRTC) even when the host's own
+	// HTTP is out of reach. Without it the invite page links to the
+	// host's own browser player.
+	Player http.Handler
 }
 
 // withDefaults fills every unset field.

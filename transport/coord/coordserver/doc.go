@@ -2,7 +2,9 @@
 // table of registered hosts and which key holds each invite code, lookups
 // rate-limited per source address and /24 or /64, the signalling relay
 // between one joiner and one host per attempt, TURN REST credentials, the
-// invite link's page and the counters of connection attempts by outcome.
+// invite link's page (the browser player, ServerConfig.Player, when it
+// has one: the page then joins through the coordinator itself, WebRTC)
+// and the counters of connection attempts by outcome.
 // The wire it speaks is package coord's (docs/protocol.md, section 18);
 // hosts and joiners use coord alone, so the join tool links none of this.
 //

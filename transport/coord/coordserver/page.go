@@ -29,7 +29,9 @@ type pageData struct {
 	Play []string
 }
 
-// servePage serves the invite link /+CODE.
+// servePage serves the invite link /+CODE: the browser player's page
+// when the coordinator has one (ServerConfig.Player), else links to the
+// host's own.
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.PathValue("page"), "+") {
 		http.NotFound(w, r)
@@ -53,6 +55,13 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.m.lookups.WithLabelValues("found").Inc()
+	if s.cfg.Player != nil {
+		// The player's own page: it reads the code from the link's path.
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = "/play", ""
+		s.cfg.Player.ServeHTTP(w, r2)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'")

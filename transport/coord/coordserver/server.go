@@ -50,6 +50,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s.mux.Handle("GET /metrics", s.m.handler())
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	s.mux.HandleFunc("GET /{page}", s.servePage)
+	if cfg.Player != nil {
+		s.mux.Handle("GET /play", cfg.Player)
+		s.mux.Handle("GET /play/", cfg.Player)
+	}
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
 	return s, nil
 }

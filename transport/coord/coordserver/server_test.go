@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -363,6 +364,53 @@ func TestInvitePage(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("invite page of an unknown code: %d", resp.StatusCode)
+	}
+}
+
+// TestInvitePagePlayer: with a browser player the invite link is the
+// player's page (asked for at /play, the code left in the link for the
+// page to read), its files are served under /play, and an unknown code
+// is still 404 without reaching the player.
+func TestInvitePagePlayer(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	player := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path)
+		mu.Unlock()
+		io.WriteString(w, "player page")
+	})
+	_, ts, c := coordinator(t, ServerConfig{Player: player})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	secret, _ := coord.NewSecret()
+	h, _ := register(t, ctx, coord.HostConfig{Coordinator: c, Secret: secret,
+		Reach: func() coord.Reach { return coord.Reach{Play: []string{"http://203.0.113.7:8080/play"}} }})
+	client := ts.Client()
+	other, _ := coord.NewSecret()
+	for _, tc := range []struct {
+		url    string
+		status int
+		body   string
+	}{
+		{c.InviteLink(h.Code()), 200, "player page"},
+		{ts.URL + "/play/play.js", 200, "player page"},
+		{c.InviteLink(coord.CodeOfSecret(other)), http.StatusNotFound, "No host is registered"},
+	} {
+		resp, err := client.Get(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(raw), tc.body) {
+			t.Errorf("GET %s: %d %q, want %d %q", tc.url, resp.StatusCode, raw, tc.status, tc.body)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"/play", "/play/play.js"}; strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("the player was asked for %q, want %q", seen, want)
 	}
 }
 
