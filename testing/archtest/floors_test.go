@@ -106,6 +106,9 @@ var floors = map[string]floor{
 	// transport/coord/coordserver is the coordinator's server side, apart
 	// so that the join tool links none of it.
 	"transport/coord/coordserver": domain,
+	// transport/coord/turnserver is the TURN relay the coordinator can
+	// run in its own process (pion/turn); it knows no protocol of the host's.
+	"transport/coord/turnserver": domain,
 	// transport/coordice joins the coordinator's signalling and TURN
 	// credentials to the ICE transport: the joiner's fallback, the host's
 	// answerer.
