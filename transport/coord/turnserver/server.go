@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/logging"
@@ -29,6 +30,11 @@ type Config struct {
 	// AllocationLifetime is the longest a relay lives without a refresh
 	// (default 10 min; clients refresh well before).
 	AllocationLifetime time.Duration
+	// AllowPrivatePeers lets relays reach loopback, private, link-local
+	// and unspecified addresses, which are refused by default so that
+	// the relay cannot reach into the network it stands in (coturn's
+	// denied-peer-ip); for tests on one machine or a relay on a LAN.
+	AllowPrivatePeers bool
 }
 
 // withDefaults fills every unset field.
@@ -71,10 +77,14 @@ func (c Config) Validate() error {
 		return errors.New("a negative bound")
 	}
 	if d := c.withDefaults(); d.RelayIP == nil || d.RelayIP.IsUnspecified() {
-		return fmt.Errorf("listening on all interfaces (%s): give the relay address peers reach this machine at", c.Addr)
+		return fmt.Errorf("%s: %w", c.Addr, ErrNoRelayIP)
 	}
 	return nil
 }
+
+// ErrNoRelayIP is Validate's error for a server that listens on all
+// interfaces without a RelayIP.
+var ErrNoRelayIP = errors.New("listening on all interfaces, it needs the relay address peers reach this machine at")
 
 // Server is a running embedded TURN server.
 type Server struct {
@@ -102,16 +112,22 @@ func Start(cfg Config) (*Server, error) {
 		return &turn.RelayAddressGeneratorStatic{RelayAddress: cfg.RelayIP, Address: host}
 	}
 	s := &Server{port: udp.LocalAddr().(*net.UDPAddr).Port, relayIP: cfg.RelayIP}
+	var running atomic.Pointer[turn.Server] // set once NewServer returns; requests may come sooner
+	quota := func(string, string, net.Addr) bool {
+		srv := running.Load()
+		return srv != nil && srv.AllocationCount() < cfg.MaxAllocations
+	}
+	permit := func(_ net.Addr, peer net.IP) bool { return cfg.AllowPrivatePeers || publicPeer(peer) }
 	logs := logging.NewDefaultLoggerFactory()
 	logs.DefaultLogLevel = logging.LogLevelDisabled
 	srv, err := turn.NewServer(turn.ServerConfig{
 		Realm:              cfg.Realm,
 		AuthHandler:        turn.LongTermTURNRESTAuthHandler(string(cfg.Secret), logs.NewLogger("turn")),
-		QuotaHandler:       func(string, string, net.Addr) bool { return s.srv.AllocationCount() < cfg.MaxAllocations },
+		QuotaHandler:       quota,
 		AllocationLifetime: cfg.AllocationLifetime,
 		LoggerFactory:      logs,
-		PacketConnConfigs:  []turn.PacketConnConfig{{PacketConn: udp, RelayAddressGenerator: relay()}},
-		ListenerConfigs:    []turn.ListenerConfig{{Listener: tcp, RelayAddressGenerator: relay()}},
+		PacketConnConfigs:  []turn.PacketConnConfig{{PacketConn: udp, RelayAddressGenerator: relay(), PermissionHandler: permit}},
+		ListenerConfigs:    []turn.ListenerConfig{{Listener: tcp, RelayAddressGenerator: relay(), PermissionHandler: permit}},
 	})
 	if err != nil {
 		udp.Close()
@@ -119,7 +135,15 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("TURN server: %w", err)
 	}
 	s.srv = srv
+	running.Store(srv)
 	return s, nil
+}
+
+// publicPeer reports whether a relay may send to ip by default: not
+// loopback, private, link-local, multicast or unspecified.
+func publicPeer(ip net.IP) bool {
+	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsMulticast() || ip.IsUnspecified() || ip.IsInterfaceLocalMulticast())
 }
 
 // listenBoth listens on UDP at addr and on TCP at the same port; for

@@ -17,10 +17,10 @@ import (
 var secret = []byte("embedded-test-secret")
 
 // startLoopback starts an embedded server on a free loopback port until
-// the test ends.
-func startLoopback(t *testing.T) *turnserver.Server {
+// the test ends, relaying to loopback peers if allowLoopback.
+func startLoopback(t *testing.T, allowLoopback bool) *turnserver.Server {
 	t.Helper()
-	s, err := turnserver.Start(turnserver.Config{Addr: "127.0.0.1:0", Secret: secret})
+	s, err := turnserver.Start(turnserver.Config{Addr: "127.0.0.1:0", Secret: secret, AllowPrivatePeers: allowLoopback})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func connect(t *testing.T, url, user, pass string, timeout time.Duration) (net.C
 // the coordinator issues, names its path turn-udp or turn-tcp, and bytes
 // cross both ways; the relay holds an allocation meanwhile.
 func TestRelayed(t *testing.T) {
-	s := startLoopback(t)
+	s := startLoopback(t, true)
 	urls := s.URLs()
 	for i, tc := range []struct {
 		url  string
@@ -102,7 +102,7 @@ func TestRelayed(t *testing.T) {
 // TestWrongCredential: a credential that is not the HMAC of the username
 // under the secret, or one that has expired, gets no relay.
 func TestWrongCredential(t *testing.T) {
-	s := startLoopback(t)
+	s := startLoopback(t, true)
 	good, _ := coord.TURNCredentials(secret, "joiner", time.Now().Add(time.Hour))
 	expired, expiredPass := coord.TURNCredentials(secret, "joiner", time.Now().Add(-time.Minute))
 	_, otherPass := coord.TURNCredentials([]byte("another secret"), "joiner", time.Now().Add(time.Hour))
@@ -115,6 +115,17 @@ func TestWrongCredential(t *testing.T) {
 				t.Fatal("connected relay-only with a credential the relay must refuse")
 			}
 		})
+	}
+}
+
+// TestPrivatePeersRefused: by default a relay does not reach a loopback
+// peer, so a relay-only joiner on one machine does not connect even with
+// a good credential.
+func TestPrivatePeersRefused(t *testing.T) {
+	s := startLoopback(t, false)
+	user, pass := coord.TURNCredentials(secret, "joiner", time.Now().Add(time.Hour))
+	if _, _, _, _, err := connect(t, s.URLs()[0], user, pass, 3*time.Second); err == nil {
+		t.Fatal("a relay reached a loopback peer with private peers not allowed")
 	}
 }
 
