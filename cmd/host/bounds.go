@@ -79,12 +79,13 @@ var numberRules = sync.OnceValue(func() map[string]numberRule {
 		"record-segment-mib":   {min: 1, max: 4095},
 		"record-keep":          {min: 1, max: 100000},
 		// host coordinator's
-		"turn-ttl":       {min: 60, max: 7 * 24 * 3600},
-		"lookup-rate":    {min: math.SmallestNonzeroFloat64, means: off("no limit")},
-		"lookup-burst":   {min: 1, max: 1 << 20},
-		"register-rate":  {min: math.SmallestNonzeroFloat64, means: off("no limit")},
-		"register-burst": {min: 1, max: 1 << 20},
-		"max-hosts":      {min: 1, max: 1 << 24},
+		"turn-ttl":             {min: 60, max: 7 * 24 * 3600},
+		"lookup-rate":          {min: math.SmallestNonzeroFloat64, means: off("no limit")},
+		"lookup-burst":         {min: 1, max: 1 << 20},
+		"register-rate":        {min: math.SmallestNonzeroFloat64, means: off("no limit")},
+		"register-burst":       {min: 1, max: 1 << 20},
+		"max-hosts":            {min: 1, max: 1 << 24},
+		"turn-max-allocations": {min: 1, max: 1 << 20},
 	}
 })
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/lockhost/lockhost/transport/coord/coordserver"
+	"github.com/lockhost/lockhost/transport/coord/turnserver"
 	"github.com/urfave/cli/v2"
 )
 
@@ -43,6 +45,10 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "turn-url", Usage: "a TURN server `URL` handed to hosts and joiners with short-lived credentials, for example " +
 			"turn:turn.example.org:3478?transport=udp or turns:turn.example.org:443?transport=tcp (repeat for several)"},
 		&cli.StringFlag{Name: "turn-secret-file", Usage: "the `FILE` holding the secret shared with the TURN server (coturn's static-auth-secret); or set " + turnSecretEnv},
+		&cli.StringFlag{Name: "turn-embedded", Usage: "also run a TURN server in this process at `HOST:PORT` (UDP and TCP, for example :3478), " +
+			"checking the credentials this coordinator hands out; without --turn-url it is the TURN server handed out (default: none; coturn is the tested one)"},
+		&cli.StringFlag{Name: "turn-relay-ip", Usage: "the `IP` peers reach --turn-embedded's relays at (default: its listen IP; needed when it listens on all interfaces)"},
+		&cli.IntFlag{Name: "turn-max-allocations", Value: 1000, Usage: "the most relays --turn-embedded holds open at once"},
 		&cli.DurationFlag{Name: "turn-ttl", Value: time.Hour, Usage: "how long TURN credentials stay valid"},
 		&cli.Float64Flag{Name: "lookup-rate", Value: 1, Usage: "invite lookups, signalling attempts and invite pages per second per source address (the /24 or /64 gets four times as many)"},
 		&cli.IntFlag{Name: "lookup-burst", Value: 20, Usage: "lookups one address may make at once before --lookup-rate applies"},
@@ -59,9 +65,11 @@ func coordinatorCommand() *cli.Command {
 			"secret in the host's data folder, so it stays the same across restarts. Joiners look the code up,\n" +
 			"try the host's LAN and internet addresses, and can exchange connection offers with the host through\n" +
 			"the coordinator. It hands out short-lived credentials for a TURN server (coturn with use-auth-secret)\n" +
-			"when --turn-url and the shared secret are given. It never carries game traffic; one coordinator can\n" +
-			"serve a whole community. Without --tls-cert it makes a self-signed certificate in --data-dir and\n" +
-			"prints the URL with its fingerprint (https://HOST:PORT#sha256:...), which hosts and joiners pin.\n" +
+			"when --turn-url and the shared secret are given, or runs one itself with --turn-embedded (pion/turn,\n" +
+			"a single-binary option; without a secret it makes one for the run). It never carries game traffic\n" +
+			"(a TURN relay carries only encrypted data channels); one coordinator can serve a whole community.\n" +
+			"Without --tls-cert it makes a self-signed certificate in --data-dir and prints the URL with its\n" +
+			"fingerprint (https://HOST:PORT#sha256:...), which hosts and joiners pin.\n" +
 			"Metrics (lockhost_coordinator_*, connection attempts by outcome among them) are at /metrics.\n" +
 			numbersRule,
 		Flags:  withRanges(append(flags, cliutil.LogFlags()...)),
@@ -156,6 +164,43 @@ func coordinatorURL(c *cli.Context, addr net.Addr, plain bool, pin string) strin
 	return u
 }
 
+// startEmbeddedTURN starts --turn-embedded's TURN server, if given, with
+// cfg's secret (a random one for this run when none is given) and, when
+// no --turn-url is, hands out its URLs.
+func startEmbeddedTURN(c *cli.Context, cfg *coordserver.ServerConfig) (*turnserver.Server, error) {
+	addr := c.String("turn-embedded")
+	if addr == "" {
+		if c.IsSet("turn-relay-ip") || c.IsSet("turn-max-allocations") {
+			return nil, cliutil.Usagef("--turn-relay-ip and --turn-max-allocations need --turn-embedded")
+		}
+		return nil, nil
+	}
+	tcfg := turnserver.Config{Addr: addr, Secret: cfg.TURNSecret, MaxAllocations: c.Int("turn-max-allocations")}
+	if ip := c.String("turn-relay-ip"); ip != "" {
+		if tcfg.RelayIP = net.ParseIP(ip); tcfg.RelayIP == nil || tcfg.RelayIP.IsUnspecified() {
+			return nil, cliutil.Usagef("--turn-relay-ip %q: give the IP address peers reach this machine at", ip)
+		}
+	}
+	if len(tcfg.Secret) == 0 { // no --turn-url either (coordinatorConfig refuses that): the secret stays in this process
+		tcfg.Secret = make([]byte, 32)
+		rand.Read(tcfg.Secret)
+		cfg.TURNSecret = tcfg.Secret
+	}
+	if err := tcfg.Validate(); errors.Is(err, turnserver.ErrNoRelayIP) {
+		return nil, cliutil.Usagef("--turn-embedded %s listens on all interfaces: give --turn-relay-ip, the IP peers reach this machine at", addr)
+	} else if err != nil {
+		return nil, cliutil.Usagef("--turn-embedded: %v", err)
+	}
+	srv, err := turnserver.Start(tcfg)
+	if err != nil {
+		return nil, cliutil.Usagef("--turn-embedded %s: %v", addr, err)
+	}
+	if len(cfg.TURNURLs) == 0 {
+		cfg.TURNURLs = srv.URLs()
+	}
+	return srv, nil
+}
+
 // runCoordinator serves a coordinator until interrupted.
 func runCoordinator(c *cli.Context) error {
 	if c.NArg() > 0 {
@@ -173,6 +218,14 @@ func runCoordinator(c *cli.Context) error {
 		return err
 	}
 	cfg.Logger = log
+	relay, err := startEmbeddedTURN(c, &cfg)
+	if err != nil {
+		return err
+	}
+	if relay != nil {
+		defer relay.Close()
+		log.Info("embedded TURN server ready", "port", relay.Port(), "urls", strings.Join(cfg.TURNURLs, " "))
+	}
 	tlsCfg, pin, err := coordinatorTLS(c, log)
 	if err != nil {
 		return err

@@ -48,6 +48,10 @@ func TestBinaryUsageMistakes(t *testing.T) {
 		{"no upload slots", []string{"serve", "--max-upload-slots", "0", "--data-dir", data}, cliutil.ExitUsage, "max-upload-slots"},
 		{"holding back without sharing", []string{"serve", "--share-content-except", "a.mod", "--data-dir", data}, cliutil.ExitUsage, "--share-content-except needs --share-content"},
 		{"sharing the embedded content", []string{"serve", "--listen", "127.0.0.1:0", "--share-content", "--data-dir", data}, cliutil.ExitUsage, "--share-content shares mods loaded from folders"},
+		{"embedded TURN on all interfaces without a relay IP", []string{"coordinator", "--listen", "127.0.0.1:0", "--turn-embedded", ":0", "--data-dir", data}, cliutil.ExitUsage, "give --turn-relay-ip"},
+		{"embedded TURN relay IP not an IP", []string{"coordinator", "--listen", "127.0.0.1:0", "--turn-embedded", ":0", "--turn-relay-ip", "turn.example.org", "--data-dir", data}, cliutil.ExitUsage, `--turn-relay-ip "turn.example.org"`},
+		{"relay IP without embedded TURN", []string{"coordinator", "--listen", "127.0.0.1:0", "--turn-relay-ip", "198.51.100.7", "--data-dir", data}, cliutil.ExitUsage, "need --turn-embedded"},
+		{"embedded TURN with no allocations", []string{"coordinator", "--turn-embedded", "127.0.0.1:0", "--turn-max-allocations", "0", "--data-dir", data}, cliutil.ExitUsage, "turn-max-allocations"},
 		{"version", []string{"--version"}, cliutil.ExitOK, "protocol " + strconv.Itoa(int(wire.ProtocolVersion))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
