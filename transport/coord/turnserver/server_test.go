@@ -151,3 +151,23 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxAllocations: with room for one relay, a second joiner gets none
+// while the first holds it, and so does not connect relay-only.
+func TestMaxAllocations(t *testing.T) {
+	s, err := turnserver.Start(turnserver.Config{Addr: "127.0.0.1:0", Secret: secret, AllowPrivatePeers: true, MaxAllocations: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	user, pass := coord.TURNCredentials(secret, "joiner", time.Now().Add(time.Hour))
+	if _, _, _, _, err := connect(t, s.URLs()[0], user, pass, 15*time.Second); err != nil {
+		t.Fatalf("the first joiner: %v", err)
+	}
+	if n := s.Allocations(); n != 1 {
+		t.Fatalf("%d allocations with the first joiner connected, want 1", n)
+	}
+	if _, _, _, _, err := connect(t, s.URLs()[0], user, pass, 3*time.Second); err == nil {
+		t.Fatal("a second joiner connected relay-only past a quota of one relay")
+	}
+}
