@@ -48,6 +48,8 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringFlag{Name: "turn-embedded", Usage: "also run a TURN server in this process at `HOST:PORT` (UDP and TCP, for example :3478), " +
 			"checking the credentials this coordinator hands out; without --turn-url it is the TURN server handed out (default: none; coturn is the tested one)"},
 		&cli.StringFlag{Name: "turn-relay-ip", Usage: "the `IP` peers reach --turn-embedded's relays at (default: its listen IP; needed when it listens on all interfaces)"},
+		&cli.BoolFlag{Name: "turn-allow-private-peers", Usage: "let --turn-embedded relay to loopback, private and link-local addresses (refused by default, " +
+			"so that the relay cannot reach into its own network; for a relay on a LAN or a test on one machine)"},
 		&cli.IntFlag{Name: "turn-max-allocations", Value: 1000, Usage: "the most relays --turn-embedded holds open at once"},
 		&cli.DurationFlag{Name: "turn-ttl", Value: time.Hour, Usage: "how long TURN credentials stay valid"},
 		&cli.Float64Flag{Name: "lookup-rate", Value: 1, Usage: "invite lookups, signalling attempts and invite pages per second per source address (the /24 or /64 gets four times as many)"},
@@ -170,12 +172,13 @@ func coordinatorURL(c *cli.Context, addr net.Addr, plain bool, pin string) strin
 func startEmbeddedTURN(c *cli.Context, cfg *coordserver.ServerConfig) (*turnserver.Server, error) {
 	addr := c.String("turn-embedded")
 	if addr == "" {
-		if c.IsSet("turn-relay-ip") || c.IsSet("turn-max-allocations") {
-			return nil, cliutil.Usagef("--turn-relay-ip and --turn-max-allocations need --turn-embedded")
+		if c.IsSet("turn-relay-ip") || c.IsSet("turn-max-allocations") || c.IsSet("turn-allow-private-peers") {
+			return nil, cliutil.Usagef("--turn-relay-ip, --turn-max-allocations and --turn-allow-private-peers need --turn-embedded")
 		}
 		return nil, nil
 	}
-	tcfg := turnserver.Config{Addr: addr, Secret: cfg.TURNSecret, MaxAllocations: c.Int("turn-max-allocations")}
+	tcfg := turnserver.Config{Addr: addr, Secret: cfg.TURNSecret, MaxAllocations: c.Int("turn-max-allocations"),
+		AllowPrivatePeers: c.Bool("turn-allow-private-peers")}
 	if ip := c.String("turn-relay-ip"); ip != "" {
 		if tcfg.RelayIP = net.ParseIP(ip); tcfg.RelayIP == nil || tcfg.RelayIP.IsUnspecified() {
 			return nil, cliutil.Usagef("--turn-relay-ip %q: give the IP address peers reach this machine at", ip)

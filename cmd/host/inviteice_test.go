@@ -20,8 +20,8 @@ import (
 // game port no joiner by code may use: it registers no address with the
 // coordinator, so `join +CODE` reaches WorldReady through the
 // coordinator's signalling and ICE, directly over host candidates; and,
-// with coturn and both tools asked for a relay only, through TURN over
-// UDP. The joiner names the path and its connect time; the host's status
+// with coturn, or the coordinator's own TURN server (--turn-embedded),
+// and both tools asked for a relay only, through TURN over UDP. The joiner names the path and its connect time; the host's status
 // page shows the path of the join and its metrics count the attempt.
 func TestInviteOverICE(t *testing.T) {
 	if testing.Short() {
@@ -33,11 +33,13 @@ func TestInviteOverICE(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		turn  bool     // run coturn and hand it out
+		embed bool     // the coordinator runs its own TURN server and hands it out
 		flags []string // for both tools
 		path  string
 	}{
 		{name: "direct", path: "direct"},
 		{name: "turn-udp", turn: true, flags: []string{"--relay-only"}, path: "turn-udp"},
+		{name: "embedded-turn", embed: true, flags: []string{"--relay-only"}, path: "turn-udp"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -47,6 +49,9 @@ func TestInviteOverICE(t *testing.T) {
 				secret := filepath.Join(dir, "turn.secret")
 				os.WriteFile(secret, []byte(turntest.Secret+"\n"), 0o600)
 				coArgs = append(coArgs, "--turn-url", ts.URL("udp"), "--turn-secret-file", secret)
+			}
+			if c.embed {
+				coArgs = append(coArgs, "--turn-embedded", "127.0.0.1:0", "--turn-allow-private-peers")
 			}
 			co := runHost(t, hostBin, coArgs...)
 			co.waitLog(t, "coordinator ready")
