@@ -227,7 +227,7 @@ func runCoordinator(c *cli.Context) error {
 	}
 	if relay != nil {
 		defer relay.Close()
-		log.Info("embedded TURN server ready", "port", relay.Port(), "urls", strings.Join(cfg.TURNURLs, " "))
+		log.Info("embedded TURN server ready", "port", relay.Port(), "urls", strings.Join(relay.URLs(), " "), "handed_out", strings.Join(cfg.TURNURLs, " "))
 	}
 	tlsCfg, pin, err := coordinatorTLS(c, log)
 	if err != nil {
