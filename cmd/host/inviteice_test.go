@@ -28,8 +28,7 @@ func TestInviteOverICE(t *testing.T) {
 		t.Skip("builds and runs the tools")
 	}
 	dir := t.TempDir()
-	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
-	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	hostBin, joinBin := buildHostAndJoin(t, dir)
 	for _, c := range []struct {
 		name  string
 		turn  bool     // run coturn and hand it out
