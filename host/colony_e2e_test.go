@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/defs"
 	"github.com/lockhost/lockhost/game/colony"
 	"github.com/lockhost/lockhost/host"
 	"github.com/lockhost/lockhost/join"
@@ -14,11 +15,10 @@ import (
 	"github.com/lockhost/lockhost/testing/testkit"
 )
 
-// TestColonyJoinEndToEnd runs the reference simulation's default world over
-// loopback TCP: two joiners reach WorldReady, a command sent by one runs at
-// the same tick on the host and on both, and every map hash agrees with
-// the host's at the same ticks.
-func TestColonyJoinEndToEnd(t *testing.T) {
+// defaultColony is the reference game's default content and its world
+// at seed 7.
+func defaultColony(t *testing.T) (*colony.Content, *defs.Set, *colony.World) {
+	t.Helper()
 	content, set, err := colony.DefaultContent()
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +27,15 @@ func TestColonyJoinEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return content, set, world
+}
+
+// TestColonyJoinEndToEnd runs the reference simulation's default world over
+// loopback TCP: two joiners reach WorldReady, a command sent by one runs at
+// the same tick on the host and on both, and every map hash agrees with
+// the host's at the same ticks.
+func TestColonyJoinEndToEnd(t *testing.T) {
+	content, set, world := defaultColony(t)
 	const every = 10 // hash the default world every 10 ticks, not every tick
 	hl := newHashLog()
 	cfg := host.Config{TickRate: 120, AfterTick: func(res lockstep.TickResult, sim lockstep.Sim) {

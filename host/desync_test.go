@@ -93,14 +93,7 @@ func everyNth(n uint64) func(*join.Config) {
 // and see the joiner's hashes match again, while the other player's ticks
 // keep coming.
 func TestDesyncRepairOneMap(t *testing.T) {
-	content, _, err := colony.DefaultContent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	world, err := colony.New(content, colony.Config{Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	content, _, world := defaultColony(t)
 	const every = 30
 	const badMap = 2
 	dir := t.TempDir()

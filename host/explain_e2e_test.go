@@ -40,14 +40,7 @@ type explainGame struct {
 // a steel stack appears in the joiner's map 1, as memory changed behind
 // the simulation's back would.
 func colonyGame(t *testing.T) explainGame {
-	content, set, err := colony.DefaultContent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	world, err := colony.New(content, colony.Config{Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	content, set, world := defaultColony(t)
 	return explainGame{
 		sim:     world,
 		content: host.Content{GameVersion: "1.5", Mods: []string{"lockhost.core"}, Databases: set.Summary()},

@@ -29,8 +29,7 @@ func TestInviteEndToEnd(t *testing.T) {
 		t.Skip("builds and runs the tools")
 	}
 	dir := t.TempDir()
-	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
-	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	hostBin, joinBin := buildHostAndJoin(t, dir)
 	co := runHost(t, hostBin, "coordinator", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "coord"))
 	co.waitLog(t, "coordinator ready")
 	url := regexp.MustCompile(`url=(https://\S+)`).FindStringSubmatch(co.log.String())[1]

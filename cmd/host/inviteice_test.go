@@ -28,8 +28,7 @@ func TestInviteOverICE(t *testing.T) {
 		t.Skip("builds and runs the tools")
 	}
 	dir := t.TempDir()
-	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
-	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	hostBin, joinBin := buildHostAndJoin(t, dir)
 	for _, c := range []struct {
 		name  string
 		turn  bool     // run coturn and hand it out
@@ -122,22 +121,14 @@ func joinPath(t *testing.T, page, name string) string {
 func hostMetric(t *testing.T, page, sample string) string {
 	t.Helper()
 	got := "none"
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get(page + "metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for _, line := range strings.Split(string(b), "\n") {
+	pollMetrics(t, page, func(lines []string) bool {
+		for _, line := range lines {
 			if v, ok := strings.CutPrefix(line, sample+" "); ok {
 				got = v
 			}
 		}
-		if got != "none" && got != "0" {
-			break
-		}
-	}
+		return got != "none" && got != "0"
+	})
 	return got
 }
 
@@ -146,6 +137,24 @@ func hostMetric(t *testing.T, page, sample string) string {
 func hostMetricSum(t *testing.T, page, name, label string) float64 {
 	t.Helper()
 	var sum float64
+	pollMetrics(t, page, func(lines []string) bool {
+		sum = 0
+		for _, line := range lines {
+			if strings.HasPrefix(line, name+"{") && strings.Contains(line, label) {
+				var v float64
+				fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
+				sum += v
+			}
+		}
+		return sum != 0
+	})
+	return sum
+}
+
+// pollMetrics hands the lines of the host's /metrics to done every 50 ms
+// until done returns true or 10 s have passed.
+func pollMetrics(t *testing.T, page string, done func(lines []string) bool) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		resp, err := http.Get(page + "metrics")
 		if err != nil {
@@ -153,17 +162,8 @@ func hostMetricSum(t *testing.T, page, name, label string) float64 {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		sum = 0
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, name+"{") && strings.Contains(line, label) {
-				var v float64
-				fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
-				sum += v
-			}
-		}
-		if sum != 0 {
-			break
+		if done(strings.Split(string(b), "\n")) {
+			return
 		}
 	}
-	return sum
 }

@@ -81,8 +81,7 @@ func TestHostRealModContent(t *testing.T) {
 		t.Skip("builds and runs the tools")
 	}
 	dir := t.TempDir()
-	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
-	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	hostBin, joinBin := buildHostAndJoin(t, dir)
 	core, mod := writeRealContent(t, dir)
 	content := []string{"--content", core, "--content", mod}
 

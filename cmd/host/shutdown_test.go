@@ -30,6 +30,16 @@ func buildTool(t *testing.T, dir, pkg string) string {
 	return bin
 }
 
+// buildHostAndJoin builds the host and join tools into dir.
+func buildHostAndJoin(t *testing.T, dir string) (hostBin, joinBin string) {
+	t.Helper()
+	hostBin, joinBin, err := procstat.BuildHostAndJoin(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hostBin, joinBin
+}
+
 // TestSIGTERMClosesGracefully runs the real host and join tools: a player
 // joins, the host gets SIGTERM, and then the player must be told the host
 // is closing (exit 3 with that sentence), the host must write its final
@@ -39,8 +49,7 @@ func TestSIGTERMClosesGracefully(t *testing.T) {
 		t.Skip("builds and runs the tools")
 	}
 	dir := t.TempDir()
-	hostBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/host")
-	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
+	hostBin, joinBin := buildHostAndJoin(t, dir)
 	save := filepath.Join(dir, "world.lhsave")
 	h := runHost(t, hostBin, "serve", "--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s",
 		"--maps", "2", "--map-size", "64", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--http", "127.0.0.1:0")

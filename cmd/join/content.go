@@ -97,15 +97,33 @@ type cachedFile struct {
 	Mods     []string  `json:"mods"`
 }
 
-func contentList(c *cli.Context) error {
+// noContentArgs refuses arguments to "join content SUB".
+func noContentArgs(c *cli.Context, sub string) error {
 	if c.NArg() != 0 {
-		return cliutil.Usagef("join content ls takes no arguments, got %q", c.Args().First())
+		return cliutil.Usagef("join content %s takes no arguments, got %q", sub, c.Args().First())
+	}
+	return nil
+}
+
+// listContentCache is what "join content ls" and "verify" start with:
+// no arguments, the cache opened, and its files.
+func listContentCache(c *cli.Context, sub string) (*modsync.Cache, []modsync.Entry, error) {
+	if err := noContentArgs(c, sub); err != nil {
+		return nil, nil, err
 	}
 	cache, err := openContentCache(c)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	list, err := cache.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	return cache, list, nil
+}
+
+func contentList(c *cli.Context) error {
+	cache, list, err := listContentCache(c, "ls")
 	if err != nil {
 		return err
 	}
@@ -153,14 +171,7 @@ func writeCachedFiles(w io.Writer, files []cachedFile) {
 }
 
 func contentVerify(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return cliutil.Usagef("join content verify takes no arguments, got %q", c.Args().First())
-	}
-	cache, err := openContentCache(c)
-	if err != nil {
-		return err
-	}
-	list, err := cache.List()
+	cache, list, err := listContentCache(c, "verify")
 	if err != nil {
 		return err
 	}
@@ -184,8 +195,8 @@ func contentVerify(c *cli.Context) error {
 }
 
 func contentPrune(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return cliutil.Usagef("join content prune takes no arguments, got %q", c.Args().First())
+	if err := noContentArgs(c, "prune"); err != nil {
+		return err
 	}
 	age, err := parseAge(c.String("older-than"))
 	if err != nil {

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"github.com/lockhost/lockhost/lockstep/locksteptest"
 	"github.com/lockhost/lockhost/resim"
 	"reflect"
 	"testing"
@@ -11,17 +10,7 @@ import (
 // form and combines it as the host does: the same explanation as in one
 // process.
 func TestAnswerDocumentRoundTrip(t *testing.T) {
-	h, p := runCounters(10, func(_ *locksteptest.Counters, tick uint64) int {
-		if tick == 3 {
-			return 2
-		}
-		return 1
-	})
-	in := Input{From: 0, To: 10, Maps: []int32{1}, Host: side(h)}
-	hr, err := HostRun(in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, hr, p := twiceAtThree(t)
 	req, err := resim.RequestFromWire(0, 10, []int32{1}, resim.FlatHashes(hr))
 	if err != nil {
 		t.Fatal(err)

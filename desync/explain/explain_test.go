@@ -139,10 +139,12 @@ func TestResimulateHashesEveryTick(t *testing.T) {
 	}
 }
 
-// TestAnswerAndCombine runs the two halves apart, as host and player
-// would: the player answers the host's request, the host combines.
-func TestAnswerAndCombine(t *testing.T) {
-	h, p := runCounters(10, func(c *locksteptest.Counters, tick uint64) int {
+// twiceAtThree is ten ticks of counters where the player applied the
+// command of tick 3 twice: the host's input, its half of the run, and
+// the player's run.
+func twiceAtThree(t *testing.T) (Input, *Run, counterRun) {
+	t.Helper()
+	h, p := runCounters(10, func(_ *locksteptest.Counters, tick uint64) int {
 		if tick == 3 {
 			return 2
 		}
@@ -153,6 +155,13 @@ func TestAnswerAndCombine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return in, hr, p
+}
+
+// TestAnswerAndCombine runs the two halves apart, as host and player
+// would: the player answers the host's request, the host combines.
+func TestAnswerAndCombine(t *testing.T) {
+	in, hr, p := twiceAtThree(t)
 	rep, err := Answer(Request{From: 0, To: 10, Maps: []int32{1}, Host: hr}, side(p))
 	if err != nil {
 		t.Fatal(err)

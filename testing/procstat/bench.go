@@ -50,6 +50,18 @@ func BuildTool(dir, pkg string) (string, error) {
 	return bin, nil
 }
 
+// BuildHostAndJoin builds the two command-line tools, cmd/host and
+// cmd/join, into dir (as BuildTool does), for a benchmark that runs both.
+func BuildHostAndJoin(dir string) (hostBin, joinBin string, err error) {
+	if hostBin, err = BuildTool(dir, "github.com/lockhost/lockhost/cmd/host"); err != nil {
+		return "", "", err
+	}
+	if joinBin, err = BuildTool(dir, "github.com/lockhost/lockhost/cmd/join"); err != nil {
+		return "", "", err
+	}
+	return hostBin, joinBin, nil
+}
+
 // BuildTools builds each command package of pkgs (as for BuildTool) into
 // a temporary folder of t's and returns the binaries' paths in the same
 // order; a failed build fails the test.

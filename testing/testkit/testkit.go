@@ -72,3 +72,16 @@ func (c *CountingReader) Read(p []byte) (int, error) {
 	c.N += n
 	return n, err
 }
+
+// DeadAddr is a loopback address that refuses connections at once: a
+// port listened on and closed again just now.
+func DeadAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ln.Addr().String()
+	ln.Close()
+	return a
+}

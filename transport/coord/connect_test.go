@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/tlsid"
 )
 
@@ -44,17 +45,6 @@ func listen(t *testing.T, greeting string, cert *tls.Certificate) string {
 	return ln.Addr().String()
 }
 
-// deadAddr is an address that refuses connections at once.
-func deadAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ln.Addr().String()
-	ln.Close()
-	return a
-}
-
 func TestRace(t *testing.T) {
 	good := listen(t, "host", nil)
 	stall := "192.0.2.1:30502" // documentation range: a dial hangs until cancelled
@@ -68,7 +58,7 @@ func TestRace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	conn, cand, err := Race(ctx, []Candidate{{stall, PathLAN}, {deadAddr(t), PathLAN}, {good, PathDirect}}, 200*time.Millisecond, hang)
+	conn, cand, err := Race(ctx, []Candidate{{stall, PathLAN}, {testkit.DeadAddr(t), PathLAN}, {good, PathDirect}}, 200*time.Millisecond, hang)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +70,7 @@ func TestRace(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel2()
-	_, _, err = Race(short, []Candidate{{stall, PathLAN}, {deadAddr(t), PathDirect}}, 50*time.Millisecond, hang)
+	_, _, err = Race(short, []Candidate{{stall, PathLAN}, {testkit.DeadAddr(t), PathDirect}}, 50*time.Millisecond, hang)
 	var re *RaceError
 	if !errors.As(err, &re) || len(re.Tried) != 2 || !strings.Contains(err.Error(), "direct") {
 		t.Fatalf("every candidate lost: %v", err)

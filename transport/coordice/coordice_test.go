@@ -139,16 +139,24 @@ func TestRelayedOverICE(t *testing.T) {
 	}
 }
 
-// TestHeadStart: an address that swallows the connection (a dial that
-// hangs) does not hold the ICE path back beyond its head start.
-func TestHeadStart(t *testing.T) {
-	l := newLab(t, coordserver.ServerConfig{}, ice.Config{LoopbackOnly: true})
+// lookup looks the lab's host up, with a context of 20 s that ends with
+// the test at the latest.
+func (l *lab) lookup(t *testing.T) (context.Context, coord.LookupReply) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	r, err := l.co.Lookup(ctx, l.code)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, r
+}
+
+// TestHeadStart: an address that swallows the connection (a dial that
+// hangs) does not hold the ICE path back beyond its head start.
+func TestHeadStart(t *testing.T) {
+	l := newLab(t, coordserver.ServerConfig{}, ice.Config{LoopbackOnly: true})
+	ctx, r := l.lookup(t)
 	r.LAN = []string{"192.0.2.1:30502"} // documentation range; the dial below hangs
 	hang := func(ctx context.Context, _ string) (net.Conn, error) { <-ctx.Done(); return nil, ctx.Err() }
 	start := time.Now()
@@ -169,13 +177,8 @@ func TestHeadStart(t *testing.T) {
 // that offers no TURN server fails at once with a sentence saying so.
 func TestRelayOnlyWithoutTURN(t *testing.T) {
 	l := newLab(t, coordserver.ServerConfig{}, ice.Config{LoopbackOnly: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	r, err := l.co.Lookup(ctx, l.code)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = l.co.Connect(ctx, r, coord.ConnectOptions{Fallback: Fallback(ice.Config{LoopbackOnly: true, RelayOnly: true}), NoReport: true})
+	ctx, r := l.lookup(t)
+	_, _, err := l.co.Connect(ctx, r, coord.ConnectOptions{Fallback: Fallback(ice.Config{LoopbackOnly: true, RelayOnly: true}), NoReport: true})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("offers no TURN server")) {
 		t.Fatalf("relay only without TURN: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"testing"
+
+	"github.com/lockhost/lockhost/testing/turntest"
 )
 
 // BenchmarkConnect: one attempt over loopback, signalling through a Pipe,
@@ -20,13 +22,13 @@ func BenchmarkConnect(b *testing.B) {
 	})
 	for _, transport := range []string{"udp", "tcp", "tls"} {
 		b.Run("turn-"+transport, func(b *testing.B) {
-			ts := startTURN(b)
+			ts := turntest.Start(b)
 			if transport == "tls" {
-				b.Setenv("SSL_CERT_FILE", ts.caFile) // as in TestTURN
+				b.Setenv("SSL_CERT_FILE", ts.CAFile) // as in TestTURN
 			}
 			joiner := loopback
 			joiner.RelayOnly = true
-			joiner.Servers = []Server{ts.server(transport)}
+			joiner.Servers = []Server{turnServer(ts, transport)}
 			b.ResetTimer()
 			for range b.N {
 				j, h := connectPair(b, joiner, loopback)

@@ -50,11 +50,7 @@ func run(worlds []string, runs int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	hostBin, err := procstat.BuildTool(dir, "github.com/lockhost/lockhost/cmd/host")
-	if err != nil {
-		return err
-	}
-	joinBin, err := procstat.BuildTool(dir, "github.com/lockhost/lockhost/cmd/join")
+	hostBin, joinBin, err := procstat.BuildHostAndJoin(dir)
 	if err != nil {
 		return err
 	}

@@ -54,11 +54,7 @@ func run(runs int, rate, allow string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	hostBin, err := procstat.BuildTool(dir, "./cmd/host")
-	if err != nil {
-		return err
-	}
-	joinBin, err := procstat.BuildTool(dir, "./cmd/join")
+	hostBin, joinBin, err := procstat.BuildHostAndJoin(dir)
 	if err != nil {
 		return err
 	}

@@ -49,11 +49,7 @@ func run(minutes, rate float64, speedup int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	hostBin, err := procstat.BuildTool(dir, "./cmd/host")
-	if err != nil {
-		return err
-	}
-	joinBin, err := procstat.BuildTool(dir, "./cmd/join")
+	hostBin, joinBin, err := procstat.BuildHostAndJoin(dir)
 	if err != nil {
 		return err
 	}

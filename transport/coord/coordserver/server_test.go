@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockhost/lockhost/testing/testkit"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -302,7 +303,7 @@ func TestConnectFallbackAndReport(t *testing.T) {
 	defer cancel()
 	secret, _ := coord.NewSecret()
 	h, _ := register(t, ctx, coord.HostConfig{Coordinator: c, Secret: secret,
-		Reach: func() coord.Reach { return coord.Reach{Addrs: []string{deadAddr(t)}} },
+		Reach: func() coord.Reach { return coord.Reach{Addrs: []string{testkit.DeadAddr(t)}} },
 		OnSignal: func(ctx context.Context, s coord.Signal, _ *coord.TURN) {
 			if b, err := s.Recv(ctx); err == nil {
 				s.Send(ctx, append([]byte("answer to "), b...))
@@ -459,17 +460,6 @@ func TestOwners(t *testing.T) {
 	if _, err := loadOwners(file, time.Hour, 2, now); err == nil {
 		t.Fatal("an owners file with a bad code was read")
 	}
-}
-
-// deadAddr is an address that refuses connections at once.
-func deadAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ln.Addr().String()
-	ln.Close()
-	return a
 }
 
 // TestSilentHostDropped: a host that sends nothing for HostTimeout is
