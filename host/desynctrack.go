@@ -37,6 +37,10 @@ type desyncTracker struct {
 	kept         [explainKeep]keptState // copies of the state at the last checkpoints (explain.go)
 	keptNext     int
 	explaining   int // explanations under way
+	// keptClone makes the explanations under way clone the kept copies
+	// one at a time: two desyncs in one window start from the same copy,
+	// and a game's Clone need not be safe to call at once.
+	keptClone sync.Mutex
 }
 
 func newDesyncTracker(cfg Config, sim lockstep.Sim) *desyncTracker {

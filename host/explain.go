@@ -104,7 +104,11 @@ func (s *session) startExplain(m *member, to uint64, differ []int32, report *des
 	maps := differ[:min(len(differ), wire.MaxExplainMaps)]
 	job := &explainJob{
 		in: explain.Input{From: from, To: to, Maps: maps, Host: resim.Side{
-			Start:    func() (lockstep.Sim, error) { return start.Clone(), nil },
+			Start: func() (lockstep.Sim, error) {
+				d.keptClone.Lock()
+				defer d.keptClone.Unlock()
+				return start.Clone(), nil
+			},
 			Commands: cmds, End: end.(lockstep.Sim),
 		}},
 		report: report, detected: detected, conn: m.conn, id: m.id, name: m.name,

@@ -77,7 +77,12 @@ func (w *World) clone() *World {
 }
 
 func (m *gameMap) clone() *gameMap {
-	m.sharedTerr = true
+	// Written only the first time: a clone is itself cloned (the host's
+	// copies at checkpoints, by explanations running at once) without a
+	// write to it.
+	if !m.sharedTerr {
+		m.sharedTerr = true
+	}
 	if m.terrainSum == nil {
 		m.terrainSum = new(terrainSum)
 	}
