@@ -319,7 +319,13 @@ func sendFinal(nc net.Conn, frame []byte) bool {
 	if tc, ok := nc.(interface{ CloseWrite() error }); ok {
 		_ = tc.CloseWrite()
 		_ = nc.SetReadDeadline(time.Now().Add(time.Second))
+		// The deadline alone does not bound the wait: another goroutine
+		// may move it meanwhile (a download's deadline is cleared while
+		// it waits for a slot), and the peer's reader may hold the read
+		// lock. Past the grace, the socket is closed, as it is next anyway.
+		stop := time.AfterFunc(1500*time.Millisecond, func() { _ = nc.Close() })
 		_, _ = io.Copy(io.Discard, io.LimitReader(nc, 4<<20))
+		stop.Stop()
 	}
 	return true
 }
