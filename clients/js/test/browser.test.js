@@ -38,7 +38,13 @@ test("the drift example in two headless-Chromium pages: arbiter and player in st
     await browser.close();
     srv.closeAllConnections();
     srv.close();
-    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    // Chromium's helpers may still write the profile after close: a
+    // folder left in the temp dir is not the test's failure.
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+    } catch (e) {
+      console.log(`# the Chromium profile ${profile} was not removed: ${e.message}`);
+    }
   });
   const base = `http://127.0.0.1:${srv.address().port}/examples/drift/?host=${encodeURIComponent(host.ws)}&secret=${encodeURIComponent("correct horse battery")}&bot=150`;
 
