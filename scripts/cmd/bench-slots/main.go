@@ -201,7 +201,8 @@ func (b *bench) serve(mib int) (*served, error) {
 	logs := &syncbuf.Buffer{}
 	args := []string{"serve", "--listen", game, "--http", web, "--world-mib", strconv.Itoa(mib), "--seed", "1",
 		"--max-upload-slots", strconv.Itoa(b.o.slots), "--max-upload-rate", b.o.rate, "--max-players", "32",
-		"--log-format", "json", "--conn-rate", "-1", "--data-dir", filepath.Join(b.dir, fmt.Sprintf("data%d", b.hosts))}
+		"--log-format", "json", "--log-level", "debug", "--conn-rate", "-1", // debug: the join point built line
+		"--data-dir", filepath.Join(b.dir, fmt.Sprintf("data%d", b.hosts))}
 	if b.o.shareWindow != "" {
 		args = append(args, "--slot-share-window", b.o.shareWindow)
 	}
