@@ -20,6 +20,7 @@
 //
 //	go run ./scripts/cmd/bench-rejoin [-world-mib 64] [-bot 50] [-drops 5s,60s,5m] [-window-drop 20s]
 //	go run ./scripts/cmd/bench-rejoin -storm [-world-mib 2] [-storm-players 6] [-bot 80] [-storm-age 150s] [-storm-for 20s] [-storm-spread]
+//	(either form takes -host-bin OTHER-BUILD to measure another build of the host)
 package main
 
 import (
@@ -48,6 +49,7 @@ func main() {
 	stormPlayers := flag.Int("storm-players", 6, "with -storm: the chains rejoining, and the players flooding commands")
 	stormAge := flag.Duration("storm-age", 150*time.Second, "with -storm: how old the chains' held point is when the storm starts")
 	stormFor := flag.Duration("storm-for", 20*time.Second, "with -storm: how long the storm lasts")
+	flag.StringVar(&hostBin, "host-bin", "", "a host binary to measure instead of building ./cmd/host (another build, for before and after)")
 	stormSpread := flag.Bool("storm-spread", false, "with -storm: each rejoin of a chain names a position a tick past its previous one's, so no two share a replay")
 	flag.Parse()
 	if *stormMode {
@@ -81,6 +83,9 @@ func main() {
 	}
 }
 
+// hostBin is -host-bin: a host binary of another build to measure.
+var hostBin string
+
 // tools are the binaries built for the run.
 type tools struct{ host, joiner, dir string }
 
@@ -92,8 +97,10 @@ func buildTools() (tools, error) {
 		return tools{}, err
 	}
 	tl := tools{dir: dir}
-	if tl.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-		return tl, err
+	if tl.host = hostBin; tl.host == "" {
+		if tl.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
+			return tl, err
+		}
 	}
 	if tl.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
 		return tl, err

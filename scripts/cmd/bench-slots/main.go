@@ -16,7 +16,7 @@
 // still reach WorldReady. Every join gives up after -give-up. It prints
 // figures; it asserts nothing.
 //
-//	go run ./scripts/cmd/bench-slots [-world-mib 64] [-give-up 2m]
+//	go run ./scripts/cmd/bench-slots [-world-mib 64] [-give-up 2m] [-host-bin OTHER-BUILD]
 package main
 
 import (
@@ -53,6 +53,7 @@ type opts struct {
 	slowSettle         time.Duration
 	shareWindow        string
 	readers            []int
+	hostBin            string
 }
 
 func main() {
@@ -67,6 +68,7 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "how long the slow readers run before the honest joiner comes")
 	flag.DurationVar(&o.slowSettle, "slow-settle", 2*time.Second, "how long the slow readers run before the slow honest joiner comes (they must not have finished the smaller world)")
 	flag.StringVar(&o.shareWindow, "share-window", "", "host serve --slot-share-window (empty: the host's default)")
+	flag.StringVar(&o.hostBin, "host-bin", "", "a host binary to measure instead of building ./cmd/host (another build, for before and after)")
 	flag.DurationVar(&o.giveUp, "give-up", 2*time.Minute, "how long a join may take before it counts as failed")
 	flag.Parse()
 	for _, f := range strings.Split(*readers, ",") {
@@ -90,8 +92,10 @@ func run(o opts) error {
 	}
 	defer os.RemoveAll(dir)
 	b := &bench{o: o, dir: dir}
-	if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-		return err
+	if b.host = o.hostBin; b.host == "" {
+		if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
+			return err
+		}
 	}
 	if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
 		return err
