@@ -319,7 +319,8 @@ type LagConfig struct {
 	// (default 120, two seconds at 60 ticks/s). Under LagWait the host
 	// runs at half speed past MaxLag/2 and holds time past MaxLag. A
 	// joiner still catching up after its WorldReady (for up to
-	// Timeouts.CatchUp), a player not heard from for three keepalives and
+	// Timeouts.CatchUp), a player not heard from lately (three quarters of
+	// the time MaxLag takes, between 1.5 and 3 keepalives) and
 	// one whose connection is closing count for neither policy.
 	MaxLag uint64
 	// MaxHold is how long LagWait holds time for one player before

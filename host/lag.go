@@ -136,14 +136,25 @@ type lagRule struct {
 	catchUp time.Duration
 }
 
-// lagQuietKeepalives is how many keepalive intervals a player may go
-// unheard before the lag policy stops waiting for it. A client echoes
-// every keepalive at once (docs/protocol.md, 6.5).
-const lagQuietKeepalives = 3
-
 func (s *session) lagRule() lagRule {
-	return lagRule{maxLag: s.cfg.Lag.MaxLag, quiet: lagQuietKeepalives * s.cfg.Timeouts.KeepaliveEvery,
+	return lagRule{maxLag: s.cfg.Lag.MaxLag, quiet: quietAfter(s.cfg.Timeouts.KeepaliveEvery, s.cfg.Lag.MaxLag, s.cfg.TickRate),
 		catchUp: s.cfg.Timeouts.CatchUp}
+}
+
+// quietAfter is how long a player may go unheard before the lag policy
+// stops waiting for it: three quarters of the time maxLag ticks take at
+// speed 1, so that a silent socket is let go before the host would hold
+// time for it, but never less than one and a half keepalive intervals
+// (a client echoes every keepalive at once, docs/protocol.md 6.5, and
+// reports its tick every 50 ms while it advances, so a live one is
+// heard well within that) and never more than three.
+func quietAfter(keepalive time.Duration, maxLag uint64, tickRate int) time.Duration {
+	q := 3 * keepalive
+	if maxLag > 0 && tickRate > 0 {
+		held := time.Duration(maxLag) * time.Second / time.Duration(tickRate)
+		q = min(q, max(held*3/4, keepalive*3/2))
+	}
+	return q
 }
 
 // lagOf is how far m is behind the host's tick, and whether that counts,

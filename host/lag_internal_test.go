@@ -77,3 +77,34 @@ func TestLagRuleCaughtUpOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietAfter: a silent player stops counting before the time its
+// maxLag ticks take (so, by default, before the host would hold time
+// for it), but never sooner than one and a half keepalives, when a live
+// client that advances nothing is still heard by its echoes.
+func TestQuietAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keepalive time.Duration
+		maxLag    uint64
+		tickRate  int
+		want      time.Duration
+	}{
+		{"the defaults: 120 ticks at 60/s take 2 s", time.Second, 120, 60, 1500 * time.Millisecond},
+		{"a large max lag: three keepalives at most", time.Second, 600, 60, 3 * time.Second},
+		{"a small max lag: one and a half keepalives at least", time.Second, 20, 100, 1500 * time.Millisecond},
+		{"between the bounds", time.Second, 150, 60, 1875 * time.Millisecond},
+		{"a faster keepalive", 200 * time.Millisecond, 120, 60, 600 * time.Millisecond},
+		{"no tick rate: three keepalives", time.Second, 120, 0, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := quietAfter(tc.keepalive, tc.maxLag, tc.tickRate); got != tc.want {
+				t.Errorf("quietAfter(%v, %d, %d) = %v, want %v", tc.keepalive, tc.maxLag, tc.tickRate, got, tc.want)
+			}
+			if held := time.Duration(tc.maxLag) * time.Second / time.Duration(max(tc.tickRate, 1)); tc.tickRate > 0 &&
+				held*3/4 >= tc.keepalive*3/2 && quietAfter(tc.keepalive, tc.maxLag, tc.tickRate) >= held {
+				t.Errorf("a silent player counts for the whole %v its max lag takes", held)
+			}
+		})
+	}
+}

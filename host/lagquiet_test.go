@@ -70,6 +70,28 @@ func TestLagWaitNotForSilentPlayer(t *testing.T) {
 	}
 }
 
+// TestLagNoHoldForSilentPlayer: at the default tick rate and max lag, a
+// player whose socket goes silent stops counting before it is far enough
+// behind to be held for: time never stops for the others.
+func TestLagNoHoldForSilentPlayer(t *testing.T) {
+	h := startHost(t, host.Config{TickRate: 60, Lag: host.LagConfig{MaxHold: -1}, Timeouts: host.TimeoutConfig{Idle: 5 * time.Minute}},
+		locksteptest.New(1, 16))
+	var notices chatLog
+	alice := startJoiner(t, h.addr, "Alice", spectate, notices.hook)
+	c := dialRaw(t, h.addr)
+	c.toPlaying("Quiet")
+	c.clockSynced("Quiet")
+	// Quiet reports the tick it stands at, as a live client does, and
+	// from here reads nothing and sends nothing. 4 s of ticks at 60 a
+	// second is twice the 2 s the default max lag of 120 ticks takes.
+	c.send(&wire.ClientTickAck{Tick: c.nextTick(0)})
+	from := alice.log.latest()
+	testkit.WaitFor(t, "4 s of ticks after Quiet went silent", func() bool { return alice.log.latest() > from+240 })
+	if notices.noticed("Waiting for Quiet") {
+		t.Errorf("the session held time for a silent player")
+	}
+}
+
 // TestLagWaitNotForJoinerCatchingUp: a joiner whose WorldReady is far
 // behind the host (it loaded a join point the host has since moved past)
 // and which still catches up holds nobody: no "Waiting for" notice, and
