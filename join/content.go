@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -136,7 +135,7 @@ func (c *ContentConn) next() (wire.Packet, error) {
 // SHA-256 are the offer's, and it decodes within lim.
 func (c *ContentConn) Manifest(ctx context.Context, lim modsync.Limits) (*modsync.Manifest, modsync.Sum, error) {
 	if c.size > int64(lim.MaxManifestBytes) {
-		return nil, modsync.Sum{}, fmt.Errorf("content manifest of %d bytes: %w (%d)", c.size, modsync.ErrLimit, lim.MaxManifestBytes)
+		return nil, modsync.Sum{}, &ProtocolError{Err: fmt.Errorf("content manifest of %d bytes: %w (%d)", c.size, modsync.ErrLimit, lim.MaxManifestBytes)}
 	}
 	body, _, err := c.get(nil, c.size, 0)
 	if err != nil {
@@ -148,11 +147,11 @@ func (c *ContentConn) Manifest(ctx context.Context, lim modsync.Limits) (*modsyn
 		return nil, modsync.Sum{}, fmt.Errorf("content manifest: %w", err)
 	}
 	if sum := sha256.Sum256(b); int64(len(b)) != c.size || sum != c.hash {
-		return nil, modsync.Sum{}, errors.New("content manifest: not the one the host offered (size or SHA-256)")
+		return nil, modsync.Sum{}, protoErr("content manifest: not the one the host offered (size or SHA-256)")
 	}
 	m, err := modsync.Decode(b, lim)
 	if err != nil {
-		return nil, modsync.Sum{}, err
+		return nil, modsync.Sum{}, &ProtocolError{Err: fmt.Errorf("content manifest: %w", err)}
 	}
 	return m, c.hash, nil
 }

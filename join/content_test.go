@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net"
 	"path/filepath"
 	"strings"
@@ -159,7 +160,8 @@ func TestContentConnHostile(t *testing.T) {
 		_, _, err := cc.Manifest(ctx, modsync.DefaultLimits)
 		return err
 	})
-	if err == nil || !strings.Contains(err.Error(), "not the one the host offered") {
-		t.Errorf("another manifest: %v", err)
+	var pe *join.ProtocolError
+	if err == nil || !strings.Contains(err.Error(), "not the one the host offered") || !errors.As(err, &pe) {
+		t.Errorf("another manifest: %v, want a protocol error saying it is not the one offered", err)
 	}
 }

@@ -32,7 +32,8 @@ func discoverCommand() *cli.Command {
 		Description: "Asks the local network (broadcast and multicast, IPv4 and IPv6) for hosts and prints one\n" +
 			"line per host that answers within a second: its name, address, game, players, whether a\n" +
 			"password or TLS is needed and whether your content matches. Join one with join NAME.\n" +
-			"Exit 0 when a host answered, 4 when none did.",
+			"Exit 0 when a host answered, 4 when none did or the network cannot be asked, 2 for a usage\n" +
+			"error or content (--content) that does not load, 1 for anything else.",
 		Flags:  flags,
 		Action: discover,
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/lockhost/lockhost/internal/gcpolicy"
 	"github.com/lockhost/lockhost/internal/termsafe"
 	"github.com/lockhost/lockhost/join"
+	"github.com/lockhost/lockhost/modsync"
 	"github.com/lockhost/lockhost/tlsid"
 	"github.com/lockhost/lockhost/transport/coord"
 	"github.com/lockhost/lockhost/transport/ws"
@@ -51,7 +52,8 @@ func main() {
 // classify maps join errors to exit codes: 3 when the host refused or
 // ended the session, 4 for network failures (a WebSocket upgrade the
 // host answered busy, 503, after the tries its Retry-After allowed, or
-// answered with another status), timeouts and reconnecting given up,
+// answered with another status), a host's content that breaks its own
+// offer (hostContentFault), timeouts and reconnecting given up,
 // and 1 for anything else (a bug, or this machine failing). A join that
 // cannot start as asked (startError) or was stopped before WorldReady
 // (stoppedError) carries its own code.
@@ -73,6 +75,9 @@ func classify(err error) int {
 	if errors.As(err, &na) || errors.As(err, &tm) || errors.As(err, &gu) || errors.As(err, &se) {
 		return cliutil.ExitNetwork
 	}
+	if hostContentFault(err) {
+		return cliutil.ExitNetwork
+	}
 	var ne net.Error
 	var pe *join.ProtocolError
 	if errors.As(err, &ne) || errors.As(err, &pe) || errors.Is(err, context.DeadlineExceeded) ||
@@ -80,6 +85,14 @@ func classify(err error) int {
 		return cliutil.ExitNetwork
 	}
 	return cliutil.ExitFailure
+}
+
+// hostContentFault reports whether err is content the host sent that
+// breaks its own offer (--fetch-content): a file whose bytes do not hash
+// to what the manifest says, a path the cache refuses or a manifest over
+// a limit. The host is at fault, as for any protocol error.
+func hostContentFault(err error) bool {
+	return errors.Is(err, modsync.ErrHashMismatch) || errors.Is(err, modsync.ErrUnsafePath) || errors.Is(err, modsync.ErrLimit)
 }
 
 func isEOF(err error) bool {

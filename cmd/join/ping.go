@@ -28,7 +28,8 @@ func pingCommand() *cli.Command {
 		Description: "Prints the latency, players, game, tick, whether a password is needed, whether your\n" +
 			"content matches the host's, and the way each player's connection came (paths: lan, direct,\n" +
 			"punched, turn-udp, turn-tcp, turn-tls, turn) when the host says. Exit 0 when the host answered,\n" +
-			"4 when it did not.",
+			"4 when it did not, 2 for a usage error or content (--content) that does not load, 1 for\n" +
+			"anything else.",
 		Flags:  flags,
 		Action: ping,
 	}
