@@ -26,7 +26,7 @@ func machineInterfaces() []ifaceAddrs {
 	}
 	var out []ifaceAddrs
 	for _, ifc := range ifaces {
-		ia := ifaceAddrs{up: ifc.Flags&net.FlagUp != 0, loopback: ifc.Flags&net.FlagLoopback != 0}
+		ia := ifaceAddrs{up: carries(ifc), loopback: ifc.Flags&net.FlagLoopback != 0}
 		addrs, err := ifc.Addrs()
 		if err != nil {
 			continue
@@ -41,6 +41,12 @@ func machineInterfaces() []ifaceAddrs {
 		out = append(out, ia)
 	}
 	return out
+}
+
+// carries reports whether interface ifc is up, so that its addresses
+// are worth naming to a friend.
+func carries(ifc net.Interface) bool {
+	return ifc.Flags&net.FlagUp != 0
 }
 
 // reachableAddrs are the addresses other machines reach a listener on
