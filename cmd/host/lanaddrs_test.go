@@ -73,3 +73,30 @@ func TestJoinURLsNameTheMachine(t *testing.T) {
 		t.Errorf("loopback listener: log lacks %q:\n%s", want, buf.String())
 	}
 }
+
+// TestCarries: the interfaces whose addresses a host names to friends
+// are the ones up and running (carrier, or operationally up). A bridge
+// that is up with nothing on it, such as podman's cni-podman0 (state
+// DOWN, NO-CARRIER, flags UP), is left out: no friend reaches the host
+// through it. Loopback and point-to-point links (a VPN's tun or wg
+// interface) count when running like any other; reachableAddrs keeps
+// loopback for when nothing else is left.
+func TestCarries(t *testing.T) {
+	for _, tc := range []struct {
+		ifc  net.Interface
+		want bool
+	}{
+		{net.Interface{Name: "eth0", Flags: net.FlagUp | net.FlagBroadcast | net.FlagMulticast | net.FlagRunning}, true},
+		{net.Interface{Name: "cni-podman0", Flags: net.FlagUp | net.FlagBroadcast | net.FlagMulticast}, false},
+		{net.Interface{Name: "eth1", Flags: net.FlagBroadcast | net.FlagMulticast}, false},
+		{net.Interface{Name: "eth2", Flags: net.FlagBroadcast | net.FlagRunning}, false},
+		{net.Interface{Name: "lo", Flags: net.FlagUp | net.FlagLoopback | net.FlagRunning}, true},
+		{net.Interface{Name: "lo", Flags: net.FlagLoopback}, false},
+		{net.Interface{Name: "wg0", Flags: net.FlagUp | net.FlagPointToPoint | net.FlagRunning}, true},
+		{net.Interface{Name: "tun0", Flags: net.FlagUp | net.FlagPointToPoint | net.FlagMulticast}, false},
+	} {
+		if got := carries(tc.ifc); got != tc.want {
+			t.Errorf("%s (%v): carries = %v, want %v", tc.ifc.Name, tc.ifc.Flags, got, tc.want)
+		}
+	}
+}
