@@ -110,3 +110,64 @@ func TestIsAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverCannotProbe: join discover that cannot send a single probe
+// (--interface names an interface with no IPv4 address to broadcast
+// from and no multicast) exits 4, the network's code, saying no probe
+// was sent; an interface name the machine does not have is a usage
+// slip, exit 2, naming it. Nothing leaves the machine: the interfaces
+// have no address to send from, and the discovery port is a test's.
+func TestDiscoverCannotProbe(t *testing.T) {
+	port := []string{"--discovery-port", strconv.Itoa(freeUDPPort(t))}
+	check := func(t *testing.T, iface string, wantCode int, wantErr ...string) {
+		t.Helper()
+		code, out, errOut := runJoin(t, append([]string{"discover", "--interface", iface}, port...)...)
+		t.Logf("discover --interface %s: exit %d: %s", iface, code, errOut)
+		if code != wantCode || out != "" {
+			t.Errorf("discover --interface %s: exit %d, want %d\nstdout %q\nstderr %s", iface, code, wantCode, out, errOut)
+		}
+		for _, w := range wantErr {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("discover --interface %s: stderr lacks %q:\n%s", iface, w, errOut)
+			}
+		}
+	}
+	t.Run("no address", func(t *testing.T) {
+		// An interface as net.InterfaceByName returns one that is up
+		// but holds no address (its index is no interface's here).
+		interfaceByName = func(name string) ([]net.Interface, error) {
+			return []net.Interface{{Index: 1 << 30, Name: name, Flags: net.FlagUp | net.FlagBroadcast}}, nil
+		}
+		defer func() { interfaceByName = lan.InterfaceByName }()
+		check(t, "bare0", cliutil.ExitNetwork, "no probe sent", "no interface to probe")
+	})
+	t.Run("this machine's interface without address", func(t *testing.T) {
+		// Such as an ifb device: down, no address, no multicast.
+		ifaces, err := net.Interfaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ifi := range ifaces {
+			addrs, err := ifi.Addrs()
+			if err == nil && len(addrs) == 0 && ifi.Flags&net.FlagMulticast == 0 {
+				check(t, ifi.Name, cliutil.ExitNetwork, "no probe sent", "no interface to probe")
+				return
+			}
+		}
+		t.Skip("this machine has no interface without an address and multicast")
+	})
+	t.Run("no such interface", func(t *testing.T) {
+		check(t, "nosuch0", cliutil.ExitUsage, `--interface: interface "nosuch0"`)
+	})
+}
+
+// freeUDPPort is a UDP port on loopback that nothing listens on.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	return pc.LocalAddr().(*net.UDPAddr).Port
+}
