@@ -167,23 +167,7 @@ func TestRefusalIsNotADownload(t *testing.T) {
 // that def, its type and its mod, says how to load other content, and
 // exits 3.
 func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "Core")
-	if err := os.CopyFS(dir, colony.DefaultContentFS()); err != nil {
-		t.Fatal(err)
-	}
-	foods := filepath.Join(dir, "Defs", "ThingDefs", "Foods.xml")
-	xml, err := os.ReadFile(foods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed := strings.Replace(string(xml), "<label>rice</label>\n    <nutrition>5</nutrition>", "<label>rice</label>\n    <nutrition>6</nutrition>", 1)
-	if changed == string(xml) {
-		t.Fatal("test content edit did not apply")
-	}
-	if err := os.WriteFile(foods, []byte(changed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hb, err := gamecontent.Load([]string{dir}, "")
+	hb, err := gamecontent.Load([]string{riceCore(t)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +185,74 @@ func TestJoinDifferentContentPrintsExactDiff(t *testing.T) {
 		t.Errorf("report names an unchanged def:\n%s", errOut)
 	}
 	t.Logf("join output:\n%s", errOut)
+}
+
+// riceCore is a copy of the base content under a new folder, in which
+// one def value (raw rice's nutrition) differs from the embedded one.
+func riceCore(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "Core")
+	if err := os.CopyFS(dir, colony.DefaultContentFS()); err != nil {
+		t.Fatal(err)
+	}
+	foods := filepath.Join(dir, "Defs", "ThingDefs", "Foods.xml")
+	xml, err := os.ReadFile(foods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(xml), "<label>rice</label>\n    <nutrition>5</nutrition>", "<label>rice</label>\n    <nutrition>6</nutrition>", 1)
+	if changed == string(xml) {
+		t.Fatal("test content edit did not apply")
+	}
+	if err := os.WriteFile(foods, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDefsRefusalAdvisesFetchContent: a content (Defs) refusal ends with
+// the join tool's advice, which names --content and, for a host that
+// shares its content, --fetch-content. The tool gives that sentence for
+// every Defs refusal (it cannot tell whether a host shares before it
+// asks); a host that shares says so in its own message besides, and one
+// that does not never claims to.
+func TestDefsRefusalAdvisesFetchContent(t *testing.T) {
+	const advice = "Load the host's mods, at the host's versions, with --content DIR, once per mod in its load order " +
+		"(the report above says what differs), or, when the host shares its content, join with --fetch-content to fetch what you lack."
+	const shares = "The host shares its mods' data: join again with --fetch-content to fetch what you lack."
+	core := riceCore(t)
+	hb, err := gamecontent.Load([]string{core}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharing, _ := serveShared(t, []string{core})
+	for _, tc := range []struct {
+		name, addr string
+		shares     bool
+	}{
+		{"host that shares its content", sharing, true},
+		{"host that does not", serveBundle(t, hb), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runJoin(t, tc.addr, "--name", "Alice", "-q", "--no-input")
+			if code != cliutil.ExitRejected {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, cliutil.ExitRejected, out, errOut)
+			}
+			var refusal string
+			for line := range strings.Lines(errOut) {
+				if strings.Contains(line, "refused by the host (Defs)") {
+					refusal = line
+				}
+			}
+			t.Logf("refusal: %s", refusal)
+			if !strings.HasSuffix(strings.TrimSpace(refusal), " "+advice) {
+				t.Errorf("the refusal does not end with the advice\n%s\nrefusal: %q\nstderr:\n%s", advice, refusal, errOut)
+			}
+			if got := strings.Contains(refusal, shares); got != tc.shares {
+				t.Errorf("the refusal says the host shares its content: %v, want %v\n%s", got, tc.shares, refusal)
+			}
+		})
+	}
 }
 
 // runJoinInput is runJoin with in as standard input.
