@@ -116,6 +116,46 @@ func TestAgonesAllocatedNobodyComes(t *testing.T) {
 	}
 }
 
+// TestAgonesRelayAllocatedNoArbiter runs the real relay host under
+// Agones' SDK server: Ready before any world, then allocated (by a
+// matchmaker, for an arbiter), and the arbiter never comes: after
+// --agones-first-player the relay host exits 0 without a world to save
+// and the GameServer is Shutdown, not left holding its pod.
+func TestAgonesRelayAllocatedNoArbiter(t *testing.T) {
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	bin := hostBinary(t)
+	dir := t.TempDir()
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "arbiter-secret")
+	if err := os.WriteFile(secret, []byte("an arbiter who never comes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve", "--relay",
+		"--arbiter-secret-file", secret, "--listen", "127.0.0.1:0", "--save", filepath.Join(dir, "relay.lhsave"), "--new",
+		"--autosave", "-1s", "--data-dir", filepath.Join(dir, "data"), "--conn-rate", "-1", "--agones-first-player", "2s")
+	h.waitLog(t, "relay host ready: waiting for the arbiter's world")
+	h.waitLog(t, "agones: game server ready")
+	if err := client.Allocate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog(t, "agones: allocated, waiting for the first player")
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("relay host with no arbiter exited %d after --agones-first-player:\n%s", code, h.log)
+	}
+	for _, want := range []string{"no player came", "agones: game server shut down"} {
+		if !strings.Contains(h.log.String(), want) {
+			t.Errorf("the relay host's log lacks %q:\n%s", want, h.log)
+		}
+	}
+	if s := gameServer(t, client).Status.State; s != "Shutdown" {
+		t.Errorf("state after the relay host with no arbiter stopped = %q, want Shutdown", s)
+	}
+	t.Logf("relay host's log:\n%s", h.log)
+}
+
 // checkIdleShutdown checks how host h (what, in messages) ended once its
 // last player had left for the idle time: exit 0, its final save written
 // and readable, and its GameServer in state Shutdown.
