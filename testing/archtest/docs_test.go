@@ -150,3 +150,48 @@ func headingAnchors(page string) map[string]bool {
 	}
 	return out
 }
+
+// TestDocsLinkEachOther: every link from one page under docs/ to another
+// (NAME.md, NAME.md#anchor) or to a heading of its own (#anchor) names a
+// page that exists and a heading it has, so a renamed section is caught.
+func TestDocsLinkEachOther(t *testing.T) {
+	dir := filepath.Join("..", "..", "docs")
+	pages, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no pages under docs/: %v", err)
+	}
+	anchors := map[string]map[string]bool{}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchors[filepath.Base(p)] = headingAnchors(string(b))
+	}
+	link := regexp.MustCompile(`\]\(([\w.-]+\.md)?(#[\w-]+)?\)`)
+	checked := 0
+	for _, p := range pages {
+		b, _ := os.ReadFile(p)
+		from := filepath.Base(p)
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			page, anchor := m[1], strings.TrimPrefix(m[2], "#")
+			if page == "" && anchor == "" {
+				continue
+			}
+			if page == "" {
+				page = from
+			}
+			checked++
+			heads, ok := anchors[page]
+			switch {
+			case !ok:
+				t.Errorf("docs/%s links %s: no such page under docs/", from, m[0][1:])
+			case anchor != "" && !heads[anchor]:
+				t.Errorf("docs/%s links %s: docs/%s has no heading with the anchor #%s", from, m[0][1:], page, anchor)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no links between the pages under docs/: the test has nothing to check")
+	}
+}
