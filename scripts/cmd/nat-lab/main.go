@@ -66,7 +66,11 @@ type lab struct {
 	hostBin, joinBin, self, dir string
 	miniupnpd                   *proc
 	verbose                     bool
-	nat                         natLab
+	// goals: step 7 fails when its median connect times miss the goals
+	// (-goals: a run by hand on a quiet machine; otherwise they are
+	// printed, since a loaded machine's wall clock is no verdict).
+	goals bool
+	nat   natLab
 }
 
 func main() {
@@ -81,6 +85,7 @@ func run() int {
 	joinBin := flag.String("join", "", "the join binary")
 	stepList := flag.String("steps", "1,2,3,4,5,6,7,8", "the steps to run, comma-separated")
 	verbose := flag.Bool("v", false, "print the router's daemon log at the end")
+	goals := flag.Bool("goals", false, "fail step 7 when its median connect times miss the goals (2 s direct, 4 s relayed); without it they are printed")
 	flag.Parse()
 	steps, err := parseSteps(*stepList)
 	if err != nil || *hostBin == "" || *joinBin == "" {
@@ -101,7 +106,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "nat-lab:", err)
 		return 1
 	}
-	l := &lab{hostBin: *hostBin, joinBin: *joinBin, self: self, dir: dir, verbose: *verbose}
+	l := &lab{hostBin: *hostBin, joinBin: *joinBin, self: self, dir: dir, verbose: *verbose, goals: *goals}
 	defer l.cleanup()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
