@@ -14,14 +14,23 @@
 // before the first honest join. It prints, for each condition, how many
 // joins reached WorldReady, each join's time and the exit codes and last
 // lines of the ones that did not, and how many of the flood's upgrades the
-// host answered 503, upgraded, or failed otherwise.
+// host answered 503, upgraded, or failed otherwise. The join tool asks
+// again while the host answers 503 (a build from before that would exit),
+// so after the joins -probes single upgrades from 127.0.0.1, -probe-every
+// apart and never retried, show how often the host turned an honest
+// address away itself.
 //
 // The browser player's file (-part wasm): it measures the host's tick rate
 // (from the tick of /api/overview over -window, by the host's own clock,
 // and the lowest ticks_per_second the host reported meanwhile) alone, then
 // while -clients clients loop GET /play/lockhost.wasm without taking gzip
 // (Accept-Encoding: identity), then while they loop HEAD of it, and prints
-// the rates and the requests completed in the window.
+// the rates, the host's CPU time a second (procstat.CPU) and the requests
+// completed in the window. With -player a
+// player (the join tool over the game port, from WorldReady on) plays
+// throughout, so the host may also hold time for it when it falls behind;
+// the share of the overview's reads that found the host holding is
+// printed too.
 //
 // The clients run in this process, on the host's cores, as an attacker on
 // the same machine would. -host-bin measures another build's host (from
@@ -60,13 +69,15 @@ import (
 type opts struct {
 	part                 string
 	hostBin              string
-	joins                int
+	joins, probes        int
+	probeEvery           time.Duration
 	oneDialers           int
 	wideAddrs, wideEach  int
 	widePerNet           int
 	warm, giveUp, settle time.Duration
 	clients              int
 	window               time.Duration
+	player               bool
 }
 
 func main() {
@@ -74,6 +85,8 @@ func main() {
 	flag.StringVar(&o.part, "part", "both", "what to measure: ws (the WebSocket backlog), wasm (the browser player's file) or both")
 	flag.StringVar(&o.hostBin, "host-bin", "", "a host binary to measure instead of building ./cmd/host (another build, for before and after)")
 	flag.IntVar(&o.joins, "joins", 5, "honest joins timed in each condition of -part ws")
+	flag.IntVar(&o.probes, "probes", 20, "single honest upgrades (from 127.0.0.1, not retried) in each condition of -part ws, after the joins")
+	flag.DurationVar(&o.probeEvery, "probe-every", 150*time.Millisecond, "the time between two honest upgrades")
 	flag.IntVar(&o.oneDialers, "one-dialers", 48, "flooding dialers from the one address 127.0.0.2")
 	flag.IntVar(&o.wideAddrs, "wide-addrs", 300, "flooding addresses of the wide flood (127.0.1.1 on)")
 	flag.IntVar(&o.wideEach, "wide-each", 2, "flooding dialers from each address of the wide flood")
@@ -83,13 +96,14 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 2*time.Second, "the pause after a flood or the clients stop, before the next condition")
 	flag.IntVar(&o.clients, "clients", 16, "clients looping requests for /play/lockhost.wasm")
 	flag.DurationVar(&o.window, "window", 5*time.Second, "how long the tick rate is measured in each condition of -part wasm")
+	flag.BoolVar(&o.player, "player", false, "in -part wasm, have a player (the join tool) in the session throughout")
 	flag.Parse()
 	if o.part != "ws" && o.part != "wasm" && o.part != "both" {
 		fmt.Fprintf(os.Stderr, "bench-doors: -part %q: want ws, wasm or both\n", o.part)
 		os.Exit(2)
 	}
 	if o.widePerNet < 1 || o.widePerNet > 254 || o.wideAddrs > 254*o.widePerNet {
-		fmt.Fprintln(os.Stderr, "bench-doors: -wide-per-net must be 1 to 254, and -wide-addrs at most 254 of them")
+		fmt.Fprintln(os.Stderr, "bench-doors: -wide-per-net must be 1 to 254, and -wide-addrs at most 254 times it (the /24s 127.0.1.0 to 127.0.254.0)")
 		os.Exit(2)
 	}
 	if err := run(o); err != nil {
@@ -137,6 +151,8 @@ func run(o opts) error {
 
 // served is one host process.
 type served struct {
+	game string // the --listen address
+	pid  int
 	web  string // the --http address
 	stop func()
 }
@@ -164,7 +180,7 @@ func (b *bench) serveWith(discovery string) (*served, string, error) {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	h := &served{web: web, stop: func() {
+	h := &served{game: game, web: web, pid: cmd.Process.Pid, stop: func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		<-done
 	}}
@@ -196,7 +212,7 @@ func (b *bench) backlog() error {
 	nets := (o.wideAddrs + o.widePerNet - 1) / o.widePerNet
 	fmt.Printf("\nA. The WebSocket backlog: %d honest joins (join %s --exit-after-ready) in each condition, from 127.0.0.1, one after another; a flood runs %v before them\n",
 		o.joins, url, o.warm)
-	fmt.Printf("%-44s %7s  %-44s %11s  %s\n", "condition", "ready", "join times, s (exit code of a failed one)", "flood 503", "flood upgraded / other failures / upgrades a second")
+	fmt.Printf("%-44s %7s  %-44s %12s %11s  %s\n", "condition", "ready", "join times, s (exit code of a failed one)", "honest 503", "flood 503", "flood upgraded / other failures / upgrades a second")
 	type condition struct {
 		label   string
 		sources []netip.Addr
@@ -236,6 +252,16 @@ func (b *bench) backlog() error {
 			times = append(times, fmt.Sprintf("%.2f(%s)", r.took.Seconds(), r.exit()))
 			notes = append(notes, fmt.Sprintf("%s, %s: exit %s after %.2f s: %s", c.label, r.name, r.exit(), r.took.Seconds(), r.last))
 		}
+		var pr probeStats
+		for i := range o.probes {
+			if i > 0 {
+				time.Sleep(o.probeEvery)
+			}
+			pr.add(probe(url))
+		}
+		if pr.firstOther != "" {
+			notes = append(notes, fmt.Sprintf("%s: the first honest upgrade that failed otherwise: %s", c.label, pr.firstOther))
+		}
 		floodCol, rest := "-", ""
 		if f != nil {
 			s := f.stop()
@@ -246,7 +272,11 @@ func (b *bench) backlog() error {
 			}
 			time.Sleep(o.settle)
 		}
-		fmt.Printf("%-44s %3d/%-3d  %-44s %11s  %s\n", c.label, ready, o.joins, strings.Join(times, " "), floodCol, rest)
+		honest := fmt.Sprintf("%d of %d", pr.busy, o.probes)
+		if pr.other > 0 {
+			honest += fmt.Sprintf(" (+%d other)", pr.other)
+		}
+		fmt.Printf("%-44s %3d/%-3d  %-44s %12s %11s  %s\n", c.label, ready, o.joins, strings.Join(times, " "), honest, floodCol, rest)
 	}
 	for _, n := range notes {
 		fmt.Println("  " + n)
@@ -387,6 +417,41 @@ func (f *flood) dial(ctx context.Context, url string, src netip.Addr) {
 	}
 }
 
+// probeStats count single honest upgrades.
+type probeStats struct {
+	busy, other int
+	firstOther  string
+}
+
+func (p *probeStats) add(busy bool, err error) {
+	switch {
+	case busy:
+		p.busy++
+	case err != nil:
+		p.other++
+		if p.firstOther == "" {
+			p.firstOther = err.Error()
+		}
+	}
+}
+
+// probe upgrades to url once from 127.0.0.1 and closes what it gets; it
+// reports whether the host answered 503, or another failure.
+func probe(url string) (busy bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client, Subprotocols: []string{ws.Subprotocol}})
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
+			return true, nil
+		}
+		return false, err
+	}
+	c.CloseNow()
+	return false, nil
+}
+
 // wasm is -part wasm.
 func (b *bench) wasm() error {
 	o := b.o
@@ -398,7 +463,15 @@ func (b *bench) wasm() error {
 	wasmURL := "http://" + h.web + "/play/lockhost.wasm"
 	fmt.Printf("\nB. The browser player's file: the host's tick rate over %v alone and while %d clients loop requests for %s with Accept-Encoding: identity\n",
 		o.window, o.clients, wasmURL)
-	fmt.Printf("%-36s %9s %16s %10s %12s %10s\n", "condition", "ticks/s", "lowest reported", "requests", "MB read", "not 200")
+	if o.player {
+		stop, err := b.play(h.game)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Printf("a player (join %s, no --exit-after-ready) plays throughout\n", h.game)
+	}
+	fmt.Printf("%-36s %9s %16s %8s %9s %10s %12s %10s\n", "condition", "ticks/s", "lowest reported", "holding", "host CPU", "requests", "MB read", "not 200")
 	time.Sleep(time.Second) // the first ticks
 	for _, method := range []string{"", http.MethodGet, http.MethodHead} {
 		label := "alone"
@@ -412,7 +485,9 @@ func (b *bench) wasm() error {
 		if l != nil {
 			req0, bytes0, bad0 = l.done.Load(), l.bytes.Load(), l.bad.Load()
 		}
-		rate, lowest, err := tickRate(h.web, o.window)
+		cpu0, t0 := procstat.CPU(h.pid), time.Now()
+		rate, lowest, holding, err := tickRate(h.web, o.window)
+		cpu := (procstat.CPU(h.pid) - cpu0).Seconds() / time.Since(t0).Seconds()
 		var req, read, bad int64
 		if l != nil {
 			req, read, bad = l.done.Load()-req0, l.bytes.Load()-bytes0, l.bad.Load()-bad0
@@ -421,9 +496,9 @@ func (b *bench) wasm() error {
 		if err != nil {
 			fmt.Printf("%-36s   failed: %v\n", label, err)
 		} else if l == nil {
-			fmt.Printf("%-36s %9.1f %16.1f %10s %12s %10s\n", label, rate, lowest, "-", "-", "-")
+			fmt.Printf("%-36s %9.1f %16.1f %7.0f%% %7.2f/s %10s %12s %10s\n", label, rate, lowest, 100*holding, cpu, "-", "-", "-")
 		} else {
-			fmt.Printf("%-36s %9.1f %16.1f %10d %12.1f %10d\n", label, rate, lowest, req, float64(read)/1e6, bad)
+			fmt.Printf("%-36s %9.1f %16.1f %7.0f%% %7.2f/s %10d %12.1f %10d\n", label, rate, lowest, 100*holding, cpu, req, float64(read)/1e6, bad)
 		}
 		time.Sleep(o.settle)
 	}
@@ -435,6 +510,7 @@ type overview struct {
 	At             time.Time `json:"at"`
 	Tick           uint64    `json:"tick"`
 	TicksPerSecond float64   `json:"ticks_per_second"`
+	Holding        bool      `json:"holding"`
 }
 
 func readOverview(web string) (overview, error) {
@@ -452,19 +528,24 @@ func readOverview(web string) (overview, error) {
 
 // tickRate is the host's ticks a second over window, by the tick and time
 // of its overview's snapshots at the two ends, and the lowest
-// ticks_per_second it reported meanwhile (read every 250 ms).
-func tickRate(web string, window time.Duration) (rate, lowest float64, err error) {
+// ticks_per_second it reported meanwhile (read every 250 ms), and the
+// share of those reads that found it holding time for a player.
+func tickRate(web string, window time.Duration) (rate, lowest, holding float64, err error) {
 	first, err := readOverview(web)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	lowest = -1
 	last := first
+	reads, held := 0, 0
 	for end := time.Now().Add(window); time.Now().Before(end); {
 		time.Sleep(250 * time.Millisecond)
 		o, err := readOverview(web)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
+		}
+		if reads++; o.Holding {
+			held++
 		}
 		if lowest < 0 || o.TicksPerSecond < lowest {
 			lowest = o.TicksPerSecond
@@ -473,9 +554,38 @@ func tickRate(web string, window time.Duration) (rate, lowest float64, err error
 	}
 	span := last.At.Sub(first.At).Seconds()
 	if span <= 0 {
-		return 0, 0, fmt.Errorf("the overview's snapshot did not move in %v", window)
+		return 0, 0, 0, fmt.Errorf("the overview's snapshot did not move in %v", window)
 	}
-	return float64(last.Tick-first.Tick) / span, max(lowest, 0), nil
+	return float64(last.Tick-first.Tick) / span, max(lowest, 0), float64(held) / float64(max(reads, 1)), nil
+}
+
+// play runs a player, the join tool over the game port, until stop, and
+// waits for its WorldReady.
+func (b *bench) play(game string) (stop func(), err error) {
+	out := &syncbuf.Buffer{}
+	cmd := exec.Command(b.joiner, game, "--name", "Player", "-q", "--no-input")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	stop = func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-done
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "WorldReady"); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-done:
+			return nil, fmt.Errorf("the player exited before WorldReady:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("the player not ready after a minute:\n%s", out.String())
+		}
+	}
+	return stop, nil
 }
 
 // looper is clients that request a URL again and again.
