@@ -213,22 +213,11 @@ func (b *bench) backlog() error {
 	fmt.Printf("\nA. The WebSocket backlog: %d honest joins (join %s --exit-after-ready) in each condition, from 127.0.0.1, one after another; a flood runs %v before them\n",
 		o.joins, url, o.warm)
 	fmt.Printf("%-44s %7s  %-44s %12s %11s  %s\n", "condition", "ready", "join times, s (exit code of a failed one)", "honest 503", "flood 503", "flood upgraded / other failures / upgrades a second")
-	type condition struct {
+	one, wide := floodSources(o)
+	conds := []struct {
 		label   string
 		sources []netip.Addr
-	}
-	var wide []netip.Addr
-	for i := range o.wideAddrs {
-		a := netip.AddrFrom4([4]byte{127, 0, byte(1 + i/o.widePerNet), byte(1 + i%o.widePerNet)})
-		for range o.wideEach {
-			wide = append(wide, a)
-		}
-	}
-	one := make([]netip.Addr, o.oneDialers)
-	for i := range one {
-		one[i] = netip.MustParseAddr("127.0.0.2")
-	}
-	conds := []condition{
+	}{
 		{"alone", nil},
 		{fmt.Sprintf("%d dialers from 127.0.0.2", o.oneDialers), one},
 		{fmt.Sprintf("%d dialers from %d addresses in %d /24s", len(wide), o.wideAddrs, nets), wide},
@@ -282,6 +271,23 @@ func (b *bench) backlog() error {
 		fmt.Println("  " + n)
 	}
 	return nil
+}
+
+// floodSources are the dialers' addresses, one entry a dialer: -one-dialers
+// from 127.0.0.2, and -wide-each from each of -wide-addrs addresses,
+// -wide-per-net to a /24 (127.0.1.1 on).
+func floodSources(o opts) (one, wide []netip.Addr) {
+	for i := range o.wideAddrs {
+		a := netip.AddrFrom4([4]byte{127, 0, byte(1 + i/o.widePerNet), byte(1 + i%o.widePerNet)})
+		for range o.wideEach {
+			wide = append(wide, a)
+		}
+	}
+	one = make([]netip.Addr, o.oneDialers)
+	for i := range one {
+		one[i] = netip.MustParseAddr("127.0.0.2")
+	}
+	return one, wide
 }
 
 // joinResult is one honest join's outcome.
