@@ -11,7 +11,8 @@
 // upgrades each request and hands the connection, as a net.Conn whose
 // RemoteAddr is the HTTP client's address, to whoever serves the Listener
 // (host.Listeners.Extra); it answers 503 (Retry-After) beyond its backlog
-// or an address's or network's share of it. The joining side is Dial, a
+// or an address's or network's share of it, and keeps a part of it for
+// networks that have nothing waiting. The joining side is Dial, a
 // join.Config.Dial; it builds for GOOS=js GOARCH=wasm too, where the
 // browser's WebSocket carries it. Elsewhere an answer other than the
 // upgrade is a StatusError, and DialRetry asks a busy host again after

@@ -23,6 +23,7 @@ const DefaultBacklog = 16
 const (
 	defaultAddressShare = 4 // a quarter of the backlog per address
 	defaultNetworkShare = 2 // half of it per network
+	defaultReserve      = 4 // a quarter of it kept for networks holding none
 )
 
 // Options configure a Listener. The zero value works.
@@ -50,6 +51,12 @@ type Options struct {
 	// others still get in. The address is the HTTP client's as the
 	// server saw it (no forwarding header is believed).
 	PerAddress, PerNetwork int
+	// Reserve is how much of the backlog only a network that holds none
+	// of it may take (default a quarter of Backlog; negative: none):
+	// networks that already wait fill at most the rest, so a flood from
+	// a few networks, each within its share, still leaves room for a
+	// player from elsewhere.
+	Reserve int
 	// Addr is what Addr returns (default the address "websocket" on port
 	// 0); a host passes its HTTP listener's address.
 	Addr net.Addr
@@ -98,6 +105,10 @@ func NewListener(opts Options) *Listener {
 	if opts.PerNetwork <= 0 {
 		opts.PerNetwork = max(opts.PerAddress, opts.Backlog/defaultNetworkShare)
 	}
+	if opts.Reserve == 0 {
+		opts.Reserve = opts.Backlog / defaultReserve
+	}
+	opts.Reserve = min(max(opts.Reserve, 0), opts.Backlog-1)
 	if opts.Addr == nil {
 		opts.Addr = Addr{}
 	}
@@ -136,7 +147,8 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // take takes a slot of the backlog for a request from remote (its
-// RemoteAddr), within its address's and network's shares.
+// RemoteAddr), within its address's and network's shares and, for a
+// network that already holds a slot, outside the reserve.
 func (l *Listener) take(remote string) (share, bool) {
 	sh := share{addr: addrkey.OfHostPort(remote), network: remote}
 	if host, _, err := net.SplitHostPort(remote); err == nil {
@@ -144,7 +156,9 @@ func (l *Listener) take(remote string) (share, bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byAddr[sh.addr] >= l.opts.PerAddress || l.byNetwork[sh.network] >= l.opts.PerNetwork {
+	held := l.byNetwork[sh.network]
+	if l.byAddr[sh.addr] >= l.opts.PerAddress || held >= l.opts.PerNetwork ||
+		(held > 0 && len(l.slots) >= l.opts.Backlog-l.opts.Reserve) {
 		return share{}, false
 	}
 	select {

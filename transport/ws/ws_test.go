@@ -423,6 +423,50 @@ func TestBacklogShares(t *testing.T) {
 	}
 }
 
+// TestBacklogReserve: networks that already hold upgrades fill at most
+// three quarters of the backlog, each within its share, so a player from
+// a network holding none still gets in while they flood; once every
+// network waits, the backlog is full.
+func TestBacklogReserve(t *testing.T) {
+	ctx := testCtx(t)
+	_, url := serve(t, ws.Options{})
+	count := func(from string, n int) (upgraded int) {
+		for range n {
+			switch code := dialFrom(t, ctx, url, from); code {
+			case http.StatusSwitchingProtocols:
+				upgraded++
+			case http.StatusServiceUnavailable:
+			default:
+				t.Fatalf("from %s: status %d", from, code)
+			}
+		}
+		return upgraded
+	}
+	// Two networks flood from two addresses each, every address within
+	// its share of 4 and every network within its 8.
+	flood := 0
+	for _, a := range []string{"127.0.10.1", "127.0.10.2", "127.0.11.1", "127.0.11.2"} {
+		flood += count(a, 8)
+	}
+	if want := ws.DefaultBacklog * 3 / 4; flood != want {
+		t.Fatalf("two flooding networks got %d upgrades, want the backlog less its reserve, %d", flood, want)
+	}
+	if got := count("127.0.99.1", 1); got != 1 {
+		t.Fatal("a player from a network holding none was refused while two networks flooded")
+	}
+	if got := count("127.0.99.2", 1); got != 0 {
+		t.Fatal("a second upgrade from the player's network took the reserve")
+	}
+	for i, a := range []string{"127.0.98.1", "127.0.97.1", "127.0.96.1"} {
+		if got := count(a, 1); got != 1 {
+			t.Fatalf("new network %d of the reserve refused", i+2)
+		}
+	}
+	if got := count("127.0.95.1", 1); got != 0 {
+		t.Fatal("an upgrade past the full backlog")
+	}
+}
+
 // statusCounter counts the answers of h by status code.
 type statusCounter struct {
 	h    http.Handler
