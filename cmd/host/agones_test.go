@@ -34,14 +34,9 @@ import (
 // and marks the GameServer Shutdown. (That a stalled session stops the
 // pings is TestAgentHealthStopsWhenSessionStalls in operator/agones.)
 func TestAgonesLifeOfAHost(t *testing.T) {
-	sdk := agonestest.Start(t, agonestest.GameServer)
-	bin := hostBinary(t)
-	dir := t.TempDir()
+	sdk, client := agonesSDK(t)
+	bin, dir := hostBinary(t), t.TempDir()
 	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
-	client, err := agones.NewClient(sdk.Port)
-	if err != nil {
-		t.Fatal(err)
-	}
 	save := filepath.Join(dir, "world.lhsave")
 	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
 		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "2", "--map-size", "64",
@@ -94,13 +89,8 @@ func TestAgonesLifeOfAHost(t *testing.T) {
 // --agones-first-player the host shuts down with its final save and the
 // GameServer is Shutdown.
 func TestAgonesAllocatedNobodyComes(t *testing.T) {
-	sdk := agonestest.Start(t, agonestest.GameServer)
-	bin := hostBinary(t)
-	dir := t.TempDir()
-	client, err := agones.NewClient(sdk.Port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdk, client := agonesSDK(t)
+	bin, dir := hostBinary(t), t.TempDir()
 	save := filepath.Join(dir, "world.lhsave")
 	h := runHostEnv(t, []string{agones.PortEnv + "=" + strconv.Itoa(sdk.Port)}, bin, "serve",
 		"--listen", "127.0.0.1:0", "--save", save, "--new", "--autosave", "-1s", "--maps", "1", "--map-size", "64",
@@ -122,13 +112,8 @@ func TestAgonesAllocatedNobodyComes(t *testing.T) {
 // --agones-first-player the relay host exits 0 without a world to save
 // and the GameServer is Shutdown, not left holding its pod.
 func TestAgonesRelayAllocatedNoArbiter(t *testing.T) {
-	sdk := agonestest.Start(t, agonestest.GameServer)
-	bin := hostBinary(t)
-	dir := t.TempDir()
-	client, err := agones.NewClient(sdk.Port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdk, client := agonesSDK(t)
+	bin, dir := hostBinary(t), t.TempDir()
 	secret := filepath.Join(dir, "arbiter-secret")
 	if err := os.WriteFile(secret, []byte("an arbiter who never comes\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -184,14 +169,9 @@ func checkIdleShutdown(t *testing.T, h *hostRun, client *agones.Client, save, wh
 // once both have left, the idle shutdown follows with the final save and
 // the GameServer is Shutdown.
 func TestAgonesRelayHost(t *testing.T) {
-	sdk := agonestest.Start(t, agonestest.GameServer)
-	bin := hostBinary(t)
-	dir := t.TempDir()
+	sdk, client := agonesSDK(t)
+	bin, dir := hostBinary(t), t.TempDir()
 	joinBin := buildTool(t, dir, "github.com/lockhost/lockhost/cmd/join")
-	client, err := agones.NewClient(sdk.Port)
-	if err != nil {
-		t.Fatal(err)
-	}
 	secret := filepath.Join(dir, "arbiter-secret")
 	if err := os.WriteFile(secret, []byte("relay under agones\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -440,4 +420,16 @@ func TestAgonesSIGTERMSavesThenShutsDown(t *testing.T) {
 	if s := gameServer(t, client).Status.State; s != "Shutdown" {
 		t.Errorf("state after SIGTERM = %q, want Shutdown", s)
 	}
+}
+
+// agonesSDK starts Agones' own SDK server for the test's GameServer and
+// returns it with a client of it, as a matchmaker would allocate through.
+func agonesSDK(t *testing.T) (*agonestest.SDK, *agones.Client) {
+	t.Helper()
+	sdk := agonestest.Start(t, agonestest.GameServer)
+	client, err := agones.NewClient(sdk.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdk, client
 }

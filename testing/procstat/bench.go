@@ -53,10 +53,21 @@ func BuildTool(dir, pkg string) (string, error) {
 // BuildHostAndJoin builds the two command-line tools, cmd/host and
 // cmd/join, into dir (as BuildTool does), for a benchmark that runs both.
 func BuildHostAndJoin(dir string) (hostBin, joinBin string, err error) {
-	if hostBin, err = BuildTool(dir, "github.com/lockhost/lockhost/cmd/host"); err != nil {
-		return "", "", err
+	return HostAndJoin(dir, "")
+}
+
+// HostAndJoin is BuildHostAndJoin for a benchmark that may measure
+// another build of the host (its -host-bin): hostBin, when not empty, is
+// returned as it is and only cmd/join is built.
+func HostAndJoin(dir, hostBin string) (string, string, error) {
+	var err error
+	if hostBin == "" {
+		if hostBin, err = BuildTool(dir, "github.com/lockhost/lockhost/cmd/host"); err != nil {
+			return "", "", err
+		}
 	}
-	if joinBin, err = BuildTool(dir, "github.com/lockhost/lockhost/cmd/join"); err != nil {
+	joinBin, err := BuildTool(dir, "github.com/lockhost/lockhost/cmd/join")
+	if err != nil {
 		return "", "", err
 	}
 	return hostBin, joinBin, nil

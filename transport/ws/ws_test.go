@@ -386,18 +386,7 @@ func dialFrom(t *testing.T, ctx context.Context, url, from string) int {
 func TestBacklogShares(t *testing.T) {
 	ctx := testCtx(t)
 	ln, url := serve(t, ws.Options{})
-	count := func(from string, n int) (upgraded int) {
-		for range n {
-			switch code := dialFrom(t, ctx, url, from); code {
-			case http.StatusSwitchingProtocols:
-				upgraded++
-			case http.StatusServiceUnavailable:
-			default:
-				t.Fatalf("from %s: status %d", from, code)
-			}
-		}
-		return upgraded
-	}
+	count := func(from string, n int) int { return upgrades(t, ctx, url, from, n) }
 	if got := count("127.0.0.5", 48); got != ws.DefaultBacklog/4 {
 		t.Fatalf("48 upgrades from one address: %d upgraded, want its share %d", got, ws.DefaultBacklog/4)
 	}
@@ -430,18 +419,7 @@ func TestBacklogShares(t *testing.T) {
 func TestBacklogReserve(t *testing.T) {
 	ctx := testCtx(t)
 	_, url := serve(t, ws.Options{})
-	count := func(from string, n int) (upgraded int) {
-		for range n {
-			switch code := dialFrom(t, ctx, url, from); code {
-			case http.StatusSwitchingProtocols:
-				upgraded++
-			case http.StatusServiceUnavailable:
-			default:
-				t.Fatalf("from %s: status %d", from, code)
-			}
-		}
-		return upgraded
-	}
+	count := func(from string, n int) int { return upgrades(t, ctx, url, from, n) }
 	// Two networks flood from two addresses each, every address within
 	// its share of 4 and every network within its 8.
 	flood := 0
@@ -465,6 +443,22 @@ func TestBacklogReserve(t *testing.T) {
 	if got := count("127.0.95.1", 1); got != 0 {
 		t.Fatal("an upgrade past the full backlog")
 	}
+}
+
+// upgrades asks for n upgrades from the address from and counts those
+// upgraded; any answer but 101 or 503 fails the test.
+func upgrades(t *testing.T, ctx context.Context, url, from string, n int) (upgraded int) {
+	t.Helper()
+	for range n {
+		switch code := dialFrom(t, ctx, url, from); code {
+		case http.StatusSwitchingProtocols:
+			upgraded++
+		case http.StatusServiceUnavailable:
+		default:
+			t.Fatalf("from %s: status %d", from, code)
+		}
+	}
+	return upgraded
 }
 
 // statusCounter counts the answers of h by status code.

@@ -127,12 +127,7 @@ func run(o opts) error {
 	}
 	defer os.RemoveAll(dir)
 	b := &bench{o: o, dir: dir}
-	if b.host = o.hostBin; b.host == "" {
-		if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-			return err
-		}
-	}
-	if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+	if b.host, b.joiner, err = procstat.HostAndJoin(dir, o.hostBin); err != nil {
 		return err
 	}
 	fmt.Printf("bench-doors: GOMAXPROCS=%d NumCPU=%d; host %s\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), b.host)

@@ -97,12 +97,7 @@ func buildTools() (tools, error) {
 		return tools{}, err
 	}
 	tl := tools{dir: dir}
-	if tl.host = hostBin; tl.host == "" {
-		if tl.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-			return tl, err
-		}
-	}
-	if tl.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+	if tl.host, tl.joiner, err = procstat.HostAndJoin(dir, hostBin); err != nil {
 		return tl, err
 	}
 	return tl, nil

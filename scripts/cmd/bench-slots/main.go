@@ -92,12 +92,7 @@ func run(o opts) error {
 	}
 	defer os.RemoveAll(dir)
 	b := &bench{o: o, dir: dir}
-	if b.host = o.hostBin; b.host == "" {
-		if b.host, err = procstat.BuildTool(dir, "./cmd/host"); err != nil {
-			return err
-		}
-	}
-	if b.joiner, err = procstat.BuildTool(dir, "./cmd/join"); err != nil {
+	if b.host, b.joiner, err = procstat.HostAndJoin(dir, o.hostBin); err != nil {
 		return err
 	}
 	bundle, err := gamecontent.Load(nil, "")
