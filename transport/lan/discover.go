@@ -260,11 +260,12 @@ func broadcast(p netip.Prefix) (netip.Addr, bool) {
 	return netip.AddrFrom4(a), true
 }
 
-// upInterfaces keeps the interfaces that are up.
+// upInterfaces keeps the interfaces that are up and running: one with no
+// carrier (a cable out, a bridge with nothing on it) reaches no host.
 func upInterfaces(all []net.Interface) []net.Interface {
 	var out []net.Interface
 	for _, ifi := range all {
-		if ifi.Flags&net.FlagUp != 0 {
+		if ifi.Flags&(net.FlagUp|net.FlagRunning) == net.FlagUp|net.FlagRunning {
 			out = append(out, ifi)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -467,5 +468,24 @@ func TestNewSourceWindow(t *testing.T) {
 	defer r.mu.Unlock()
 	if _, ok := r.answered[netip.MustParseAddrPort("192.0.2.2:1")]; ok || len(r.answered) != 1 {
 		t.Fatalf("after the window the responder remembers %d sources, want only the one just answered", len(r.answered))
+	}
+}
+
+// TestUpInterfaces: discovery probes the interfaces that are up and
+// running; one administratively up without a carrier (a bridge with
+// nothing on it) or down is left out.
+func TestUpInterfaces(t *testing.T) {
+	all := []net.Interface{
+		{Name: "lo", Flags: net.FlagUp | net.FlagRunning | net.FlagLoopback},
+		{Name: "eth0", Flags: net.FlagUp | net.FlagRunning | net.FlagBroadcast | net.FlagMulticast},
+		{Name: "cni-podman0", Flags: net.FlagUp | net.FlagBroadcast | net.FlagMulticast},
+		{Name: "eth1", Flags: net.FlagBroadcast | net.FlagMulticast},
+	}
+	var got []string
+	for _, ifi := range upInterfaces(all) {
+		got = append(got, ifi.Name)
+	}
+	if want := []string{"lo", "eth0"}; !slices.Equal(got, want) {
+		t.Errorf("probed %v, want %v", got, want)
 	}
 }
