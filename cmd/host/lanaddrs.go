@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lockhost/lockhost/operator/play"
+	"github.com/lockhost/lockhost/transport/lan"
 	"github.com/lockhost/lockhost/transport/ws"
 )
 
@@ -26,7 +27,7 @@ func machineInterfaces() []ifaceAddrs {
 	}
 	var out []ifaceAddrs
 	for _, ifc := range ifaces {
-		ia := ifaceAddrs{up: carries(ifc), loopback: ifc.Flags&net.FlagLoopback != 0}
+		ia := ifaceAddrs{up: lan.Carries(ifc), loopback: ifc.Flags&net.FlagLoopback != 0}
 		addrs, err := ifc.Addrs()
 		if err != nil {
 			continue
@@ -43,18 +44,10 @@ func machineInterfaces() []ifaceAddrs {
 	return out
 }
 
-// carries reports whether interface ifc is up and running, so that its
-// addresses are worth naming to a friend. Up alone is not enough: a
-// bridge with nothing on it (podman's cni-podman0: flags UP, state DOWN,
-// NO-CARRIER) is up, and no friend reaches the host through it.
-func carries(ifc net.Interface) bool {
-	return ifc.Flags&net.FlagUp != 0 && ifc.Flags&net.FlagRunning != 0
-}
-
 // reachableAddrs are the addresses other machines reach a listener on
 // listen by: listen itself when it names one address; for every
 // interface (0.0.0.0 or ::, which Go serves on IPv4 and IPv6 alike), the
-// unicast addresses of the interfaces that are up and running (carries),
+// unicast addresses of the interfaces that are up and running (lan.Carries),
 // IPv4 first, leaving out loopback (unless there is nothing else) and
 // link-local addresses, which a browser cannot use without a zone.
 func reachableAddrs(listen netip.Addr, ifaces []ifaceAddrs) []netip.Addr {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockhost/lockhost/transport/lan"
 )
 
 func addrs(s ...string) []netip.Addr {
@@ -95,7 +97,7 @@ func TestCarries(t *testing.T) {
 		{net.Interface{Name: "wg0", Flags: net.FlagUp | net.FlagPointToPoint | net.FlagRunning}, true},
 		{net.Interface{Name: "tun0", Flags: net.FlagUp | net.FlagPointToPoint | net.FlagMulticast}, false},
 	} {
-		if got := carries(tc.ifc); got != tc.want {
+		if got := lan.Carries(tc.ifc); got != tc.want {
 			t.Errorf("%s (%v): carries = %v, want %v", tc.ifc.Name, tc.ifc.Flags, got, tc.want)
 		}
 	}

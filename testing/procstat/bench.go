@@ -7,6 +7,7 @@ package procstat
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -88,4 +89,16 @@ func BuildTools(t testing.TB, pkgs ...string) []string {
 		bins = append(bins, bin)
 	}
 	return bins
+}
+
+// MustFreeAddr is a loopback TCP address free just now (a port listened
+// on and closed again), for a benchmark to give a tool it starts. It
+// panics if none can be had: a benchmark cannot run without one.
+func MustFreeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

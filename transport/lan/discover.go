@@ -260,12 +260,19 @@ func broadcast(p netip.Prefix) (netip.Addr, bool) {
 	return netip.AddrFrom4(a), true
 }
 
-// upInterfaces keeps the interfaces that are up and running: one with no
-// carrier (a cable out, a bridge with nothing on it) reaches no host.
+// Carries reports whether interface ifi is up and running, so that it
+// can reach another machine. Up alone is not enough: one with no carrier
+// (a cable out, a bridge with nothing on it, such as podman's
+// cni-podman0 with flags UP and state DOWN) reaches no host.
+func Carries(ifi net.Interface) bool {
+	return ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0
+}
+
+// upInterfaces keeps the interfaces that carry (Carries).
 func upInterfaces(all []net.Interface) []net.Interface {
 	var out []net.Interface
 	for _, ifi := range all {
-		if ifi.Flags&(net.FlagUp|net.FlagRunning) == net.FlagUp|net.FlagRunning {
+		if Carries(ifi) {
 			out = append(out, ifi)
 		}
 	}

@@ -165,7 +165,7 @@ func (b *bench) serve() (*served, error) {
 
 func (b *bench) serveWith(discovery string) (*served, string, error) {
 	b.hosts++
-	game, web := freeAddr(), freeAddr()
+	game, web := procstat.MustFreeAddr(), procstat.MustFreeAddr()
 	logs := &syncbuf.Buffer{}
 	cmd := exec.Command(b.host, "serve", "--listen", game, "--http", web, "--discovery-port", discovery,
 		"--data-dir", filepath.Join(b.dir, fmt.Sprintf("data%d", b.hosts)))
@@ -638,15 +638,6 @@ func startLoopers(url, method string, n int) *looper {
 func (l *looper) stop() {
 	l.cancel()
 	l.wg.Wait()
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func freeUDPPort() int {

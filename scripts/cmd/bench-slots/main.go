@@ -25,7 +25,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -196,7 +195,7 @@ type served struct {
 // point.
 func (b *bench) serve(mib int) (*served, error) {
 	b.hosts++
-	game, web := freeAddr(), freeAddr()
+	game, web := procstat.MustFreeAddr(), procstat.MustFreeAddr()
 	logs := &syncbuf.Buffer{}
 	args := []string{"serve", "--listen", game, "--http", web, "--world-mib", strconv.Itoa(mib), "--seed", "1",
 		"--max-upload-slots", strconv.Itoa(b.o.slots), "--max-upload-rate", b.o.rate, "--max-players", "32",
@@ -309,15 +308,6 @@ func waitIdle(web string) {
 			return
 		}
 	}
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func lastLine(s string) string {
