@@ -206,6 +206,24 @@ func (st *stream) due() <-chan time.Time {
 	return st.timer.C
 }
 
+// writeFailGrace is how long a failed write waits for the reader's word
+// before the connection counts as lost.
+const writeFailGrace = 500 * time.Millisecond
+
+// awaitReader gives the reader, after a write failed, up to
+// writeFailGrace to end the connection itself: what the peer sent before
+// it went (a leave) may still be unread. A WebSocket fails writes as soon
+// as its reader has taken the peer's close frame, while the leave before
+// that frame still waits for the host's reader.
+func (c *conn) awaitReader() {
+	t := time.NewTimer(writeFailGrace)
+	defer t.Stop()
+	select {
+	case <-c.closing:
+	case <-t.C:
+	}
+}
+
 func (c *conn) writeLoop() {
 	defer close(c.done)
 	defer c.nc.Close()
@@ -217,6 +235,7 @@ func (c *conn) writeLoop() {
 	}()
 	fail := func(err error) {
 		c.log.Debug("write failed", "err", err)
+		c.awaitReader()
 		c.closeWith(nil, "connection lost")
 	}
 	for {
