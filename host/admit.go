@@ -45,7 +45,20 @@ var admitRules = []admitRule{
 		}
 		return s.conducts.cooling(a.r.id, time.Now())
 	},
-	func(s *session, a *admission) error { return s.roster.Check(a.r.name, a.r.spectator) },
+	(*session).rosterRule,
+}
+
+// rosterRule is the roster's rules (name online, room). A name held by a
+// connection the host has already closed is free: that player's leave is
+// taken now rather than when its connection's goroutine gets to it, so a
+// player told to go who joins again at once is not refused as online.
+func (s *session) rosterRule(a *admission) error {
+	if p := s.roster.Named(a.r.name); p != nil {
+		if m := s.members[p.ID]; m != nil && m.conn.isClosing() {
+			s.leave(leaveReq{id: m.id, conn: m.conn, why: m.conn.why, left: m.conn.left.Load()})
+		}
+	}
+	return s.roster.Check(a.r.name, a.r.spectator)
 }
 
 func passwordRule(r joinReq) error {

@@ -34,6 +34,7 @@ type conn struct {
 	done      chan struct{}  // closed when the writer has exited
 	final     []byte         // disconnect frame to send before closing
 	why       string         // why it closed, for the other players
+	left      atomic.Bool    // the client sent Client_Leave: set before the close
 	sent      *atomic.Uint64 // counts bytes written, if set
 	// up is the host's uplink, which paces every connection's world
 	// chunks together; nil: no pacing.

@@ -184,6 +184,7 @@ func (p *peer) ended(raw net.Conn, admitted bool, err error) (outcome, reason st
 		if !admitted {
 			s.refusal.Gone(time.Now(), addrKey(remoteIP(raw)), "client left before admission", "remote", raw.RemoteAddr().String(), "player", p.id)
 		}
+		c.left.Store(true)
 		c.closeWith(nil, "")
 		return JoinLeft, "", true
 	case pend.WasEvicted():

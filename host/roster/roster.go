@@ -167,6 +167,9 @@ func (r *Roster) Get(id int32) *Player {
 	return r.players[i]
 }
 
+// Named returns the player online under name (case-insensitive), or nil.
+func (r *Roster) Named(name string) *Player { return r.byName[foldName(name)] }
+
 // SetStatus changes a player's status.
 func (r *Roster) SetStatus(id int32, s wire.PlayerStatus) error {
 	p := r.Get(id)
