@@ -74,8 +74,8 @@ func ExampleNewRelay() {
 		fmt.Println(err)
 		return
 	}
-	go alice.Run(ctx)
 	fmt.Println("Alice joined", alice.Info().GameName, "with", len(alice.Sim().MapIDs()), "maps")
+	go alice.Run(ctx) // the world is Run's from here on
 	if err := alice.Send(0, locksteptest.KindAdd, []byte{5}); err != nil {
 		fmt.Println(err)
 		return

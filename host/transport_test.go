@@ -104,10 +104,11 @@ func TestCustomTransport(t *testing.T) {
 		t.Fatalf("join through the pipe transport: %v", err)
 	}
 	defer alice.Close()
-	go alice.Run(ctx)
+	// The world is read before Run, which owns it from then on.
 	if alice.Sim().Tick() == 0 && alice.Timings().Connect <= 0 {
 		t.Fatalf("joined without a world or a connect time: tick %d, %+v", alice.Sim().Tick(), alice.Timings())
 	}
+	go alice.Run(ctx)
 	players, err := srv.Players()
 	if err != nil {
 		t.Fatal(err)
