@@ -36,7 +36,12 @@ type run struct {
 	procs                 []*proc
 	hostProc              *proc
 	play                  time.Duration
+	uploaded              time.Time // when the arbiter's world was in: its join point's age
 }
+
+// pointAge is the host's age limit of a join point (host serve's
+// default): the third player joins once the world's point is older.
+const pointAge = 10 * time.Second
 
 // proc is one started process and its combined output.
 type proc struct {
@@ -149,7 +154,11 @@ func (r *run) arbiter() error {
 	if err := r.waitLog(p, "WorldReady", 1, 30*time.Second); err != nil {
 		return err
 	}
-	return r.waitLog(r.hostProc, `msg="world uploaded"`, 1, 5*time.Second)
+	if err := r.waitLog(r.hostProc, `msg="world uploaded"`, 1, 5*time.Second); err != nil {
+		return err
+	}
+	r.uploaded = time.Now()
+	return nil
 }
 
 func (r *run) standby() error {
@@ -178,6 +187,10 @@ func (r *run) players() error {
 // so the host asks the arbiter for one; it stays three hash intervals,
 // and no desync is found.
 func (r *run) third() error {
+	// A short -play leaves the world's point young: wait out the limit.
+	if wait := pointAge + 500*time.Millisecond - time.Since(r.uploaded); wait > 0 {
+		time.Sleep(wait)
+	}
 	asked := r.count(r.hostProc, "join point asked of the arbiter")
 	before := r.lastTick()
 	p, err := r.start("Carol", r.joinBin, r.addr, "--name", "Carol", "--no-input", "-q")
