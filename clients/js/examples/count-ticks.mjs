@@ -10,8 +10,9 @@ try {
   let ticks = 0, commands = 0;
   s.on("tick", (tick, cmds) => ((ticks += 1), (commands += cmds.length)));
   await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
-  await s.chat(`hello from ${name}: ${ticks} ticks, ${commands} commands`);
-  console.log(`${ticks} ticks (now at ${s.tick}), ${commands} commands; said hello`);
+  const [counted, applied] = [ticks, commands]; // ticks go on arriving while the chat is sent
+  await s.chat(`hello from ${name}: ${counted} ticks, ${applied} commands`);
+  console.log(`${counted} ticks (now at ${s.tick}), ${applied} commands; said hello`);
   await s.leave();
 } catch (e) {
   console.error(e instanceof RefusedError ? `refused (${e.reasonName}): ${e.hostMessage}` : String(e));
