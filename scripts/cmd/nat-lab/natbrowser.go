@@ -119,7 +119,10 @@ func (l *lab) step8() (string, error) {
 		if r.Phase != "ready" {
 			return "", fmt.Errorf("the browser behind %s did not join %s: %s", js, code, r.Error)
 		}
-		if !slices.Contains(want.paths, r.Path) {
+		// Which of its relay candidates Chromium nominates (TURN over UDP
+		// or TCP) is its own timing: on a slow machine TCP's may win.
+		relayedAny := want.name == classRelayed.name && strings.HasPrefix(r.Path, "turn")
+		if !slices.Contains(want.paths, r.Path) && !relayedAny {
 			return "", fmt.Errorf("the browser behind %s joined by %s, want %s", js, r.Path, want.name)
 		}
 		done = append(done, fmt.Sprintf("from %s by %s", js.kind, r.Path))
